@@ -1,0 +1,25 @@
+#!/usr/bin/env node
+import { main } from "./main.js";
+import { describeError } from "../common/errors.js";
+
+const controller = new AbortController();
+let signals = 0;
+const onSignal = (signal: NodeJS.Signals) => {
+  signals += 1;
+  // A second Ctrl-C means "now": skip the graceful path.
+  if (signals > 1) process.exit(130);
+  controller.abort(new Error(`received ${signal}`));
+};
+process.on("SIGINT", onSignal);
+process.on("SIGTERM", onSignal);
+
+main(process.argv.slice(2), { stdout: process.stdout, stderr: process.stderr, env: process.env, signal: controller.signal })
+  .then((code) => {
+    process.exitCode = code;
+  })
+  .catch((error: unknown) => {
+    // Only bugs reach here: user mistakes are reported by the commands themselves.
+    process.stderr.write(`kaiawatch: internal error: ${describeError(error)}\n`);
+    if (error instanceof Error && error.stack) process.stderr.write(`${error.stack}\n`);
+    process.exitCode = 1;
+  });

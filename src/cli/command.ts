@@ -1,0 +1,23 @@
+/**
+ * A CLI subcommand. `run` returns the exit code: 0 fine, 2 bad config or usage,
+ * 1 runtime failure. Output for the user goes to the given streams, never to the logger.
+ */
+export interface Command {
+  name: string;
+  summary: string;
+  /** The full text of `kaiawatch NAME --help`. */
+  help: string;
+  run(args: string[], io: CommandIO): Promise<number>;
+}
+
+export interface CommandIO {
+  stdout: NodeJS.WritableStream;
+  stderr: NodeJS.WritableStream;
+  env: NodeJS.ProcessEnv;
+  /** Aborted on SIGINT/SIGTERM. */
+  signal: AbortSignal;
+}
+
+export const EXIT_OK = 0;
+export const EXIT_RUNTIME = 1;
+export const EXIT_USAGE = 2;

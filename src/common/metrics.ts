@@ -1,0 +1,52 @@
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+
+/**
+ * Every metric kaiawatch exports, defined in one place (as Ponder does) so that names and
+ * labels stay consistent and `/metrics` documents itself. Each process (and each test)
+ * creates its own registry; nothing is global.
+ */
+export function createMetrics(options: { defaultMetrics?: boolean } = {}) {
+  const registry = new Registry();
+  if (options.defaultMetrics) collectDefaultMetrics({ register: registry, prefix: "kaiawatch_process_" });
+  const registers = [registry];
+  const counter = <L extends string>(name: string, help: string, labelNames: readonly L[]) =>
+    new Counter<L>({ name, help, labelNames, registers });
+  const gauge = <L extends string>(name: string, help: string, labelNames: readonly L[]) =>
+    new Gauge<L>({ name, help, labelNames, registers });
+  const histogram = <L extends string>(name: string, help: string, labelNames: readonly L[], buckets: number[]) =>
+    new Histogram<L>({ name, help, labelNames, registers, buckets });
+  const seconds = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+
+  return {
+    registry,
+    // explorer client
+    explorerRequests: counter("kaiawatch_explorer_requests_total", "Explorer API requests by operation and HTTP status (or error code).", ["operation", "status"] as const),
+    explorerRetries: counter("kaiawatch_explorer_retries_total", "Explorer API requests retried.", ["operation"] as const),
+    explorerRequestDuration: histogram("kaiawatch_explorer_request_duration_seconds", "Explorer API request duration.", ["operation"] as const, seconds),
+    explorerCredits: counter("kaiawatch_explorer_credits_spent_total", "Credits charged by the explorer, by operation.", ["operation"] as const),
+    explorerCreditsToday: gauge("kaiawatch_explorer_credits_today", "Credits spent in the current UTC day.", [] as const),
+    explorerCreditBudget: gauge("kaiawatch_explorer_credit_budget", "The configured daily credit budget (0 when unlimited).", [] as const),
+    // chain head and sources
+    headBlock: gauge("kaiawatch_head_block", "The chain head used for the last tick (after lag_blocks).", [] as const),
+    sourceCursor: gauge("kaiawatch_source_cursor_block", "Last fully processed block of a source.", ["watch", "source"] as const),
+    sourceLag: gauge("kaiawatch_source_lag_blocks", "Blocks between a source's cursor and the head.", ["watch", "source"] as const),
+    sourceTicks: counter("kaiawatch_source_ticks_total", "Ticks of a source by outcome (ok, error).", ["watch", "source", "outcome"] as const),
+    sourceTicksSkipped: counter("kaiawatch_source_ticks_skipped_total", "Ticks skipped because the previous tick of the source was still running.", ["watch", "source"] as const),
+    sourceTickDuration: histogram("kaiawatch_source_tick_duration_seconds", "Duration of a source's tick.", ["watch", "source"] as const, seconds),
+    sourceRecords: counter("kaiawatch_source_records_total", "Records fetched and evaluated by a source.", ["watch", "source"] as const),
+    // rules and delivery
+    ruleMatches: counter("kaiawatch_rule_matches_total", "Records that matched a rule.", ["rule"] as const),
+    alertsQueued: counter("kaiawatch_alerts_queued_total", "Alerts put into the outbox, per sink.", ["sink"] as const),
+    alertsDelivered: counter("kaiawatch_alerts_delivered_total", "Alerts a sink accepted.", ["sink"] as const),
+    alertsRetried: counter("kaiawatch_alerts_retried_total", "Delivery attempts that failed and will be retried.", ["sink"] as const),
+    alertsDead: counter("kaiawatch_alerts_dead_total", "Alerts that became dead letters.", ["sink"] as const),
+    alertsSuppressed: counter("kaiawatch_alerts_suppressed_total", "Alerts not sent because of a cooldown or a silence.", ["rule", "reason"] as const),
+    outboxPending: gauge("kaiawatch_outbox_pending", "Alerts waiting in the outbox, per sink and state.", ["sink", "state"] as const),
+    deliveryLatency: histogram("kaiawatch_delivery_latency_seconds", "From an alert entering the outbox to its sink accepting it.", ["sink"] as const, seconds),
+    // store
+    storeWriteDuration: histogram("kaiawatch_store_write_duration_seconds", "Duration of one atomic store write.", [] as const, [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1]),
+    storeSize: gauge("kaiawatch_store_size_bytes", "Size of the store file after the last write.", [] as const),
+  };
+}
+
+export type Metrics = ReturnType<typeof createMetrics>;

@@ -1,0 +1,41 @@
+import { KaiawatchError } from "../common/errors.js";
+import type { AlertDocument } from "../rules/alert.js";
+
+/**
+ * One message to a sink: a single alert, or a digest of a rule's alerts gathered by
+ * `group`. `id` is stable across retries and becomes the Standard Webhooks `webhook-id`
+ * and the email Message-ID, so a receiver can drop the rare duplicate after a crash.
+ */
+export interface Delivery {
+  id: string;
+  rule: string;
+  alerts: AlertDocument[];
+  /** 1 for the first try. */
+  attempt: number;
+}
+
+/**
+ * A sink turns a delivery into the message of its channel and sends it. It never retries
+ * by itself: the dispatcher owns retries, backoff and dead letters, and decides from the
+ * SinkError what to do.
+ */
+export interface Sink {
+  readonly name: string;
+  readonly type: string;
+  send(delivery: Delivery, signal: AbortSignal): Promise<void>;
+  close?(): Promise<void>;
+}
+
+export class SinkError extends KaiawatchError {
+  override name = "SinkError";
+  /** A retry cannot succeed (4xx other than 408/429, SMTP 5xx, bad credentials): dead letter now. */
+  readonly permanent: boolean;
+  /** The receiver asked for this pause (Retry-After). */
+  readonly retryAfterMs: number | undefined;
+
+  constructor(code: string, message: string, options: { permanent: boolean; retryAfterMs?: number; cause?: unknown; details?: string }) {
+    super(code, message, options);
+    this.permanent = options.permanent;
+    this.retryAfterMs = options.retryAfterMs;
+  }
+}
