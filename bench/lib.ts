@@ -1,5 +1,5 @@
 import { mkdirSync, writeFileSync } from "node:fs";
-import os from "node:os";
+import * as os from "node:os";
 
 /** The machine a benchmark ran on: results from shared, noisy machines mean little without it. */
 export function machineInfo() {
