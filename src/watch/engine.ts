@@ -1,0 +1,162 @@
+import { setTimeout as sleep } from "node:timers/promises";
+import { Cron } from "croner";
+import type { Common } from "../common/common.js";
+import { describeError, isAbortError } from "../common/errors.js";
+import type { SourcePoller, TickResult } from "./poller.js";
+
+/** What `/status` and the CLI show of a source. */
+export interface SourceState {
+  key: string;
+  watch: string;
+  description: string;
+  running: boolean;
+  last_tick_at: string | null;
+  last_outcome: "ok" | "error" | null;
+  last_error: string | null;
+  ticks: number;
+  skipped: number;
+  cursor: number | null;
+}
+
+export interface WatchEngineOptions {
+  pollers: SourcePoller[];
+  /** The head to scan up to: the RPC head minus `lag_blocks`. */
+  readHead: (signal: AbortSignal) => Promise<number>;
+  /** Each source's tick starts after a random delay up to this, so that many sources do not fire in the same millisecond. */
+  jitterMs: number;
+}
+
+export interface OnceResult {
+  head: number;
+  results: Array<{ key: string; result?: TickResult; error?: string }>;
+}
+
+export interface WatchEngine {
+  /** Schedule every source; returns at once. */
+  start(): void;
+  /** One pass over every source up to the head (for `kaiawatch once`). */
+  runOnce(): Promise<OnceResult>;
+  /** Stop scheduling, abort running ticks and wait for their writes in flight. */
+  stop(): Promise<void>;
+  states(): SourceState[];
+  lastHead(): number | null;
+}
+
+export function createWatchEngine(common: Common, options: WatchEngineOptions): WatchEngine {
+  const controller = new AbortController();
+  const signal = AbortSignal.any([common.signal, controller.signal]);
+  const jobs: Cron[] = [];
+  const running = new Map<string, Promise<void>>();
+  let head: number | null = null;
+  const states = new Map<string, SourceState>(
+    options.pollers.map(({ source }) => [source.key, { key: source.key, watch: source.watch, description: source.description, running: false, last_tick_at: null, last_outcome: null, last_error: null, ticks: 0, skipped: 0, cursor: null }]),
+  );
+
+  async function readHead(): Promise<number> {
+    const value = await options.readHead(signal);
+    head = value;
+    common.metrics.headBlock.set(value);
+    return value;
+  }
+
+  async function tick(poller: SourcePoller, currentHead: number): Promise<TickResult> {
+    const { source } = poller;
+    const state = states.get(source.key)!;
+    const labels = { watch: source.watch, source: source.key };
+    const end = common.metrics.sourceTickDuration.startTimer(labels);
+    state.running = true;
+    try {
+      const result = await poller.tick(currentHead, signal);
+      state.cursor = result.cursor;
+      state.last_outcome = "ok";
+      state.last_error = null;
+      common.metrics.sourceTicks.inc({ ...labels, outcome: "ok" });
+      return result;
+    } catch (error) {
+      if (!isAbortError(error) || !signal.aborted) {
+        state.last_outcome = "error";
+        state.last_error = describeError(error);
+        common.metrics.sourceTicks.inc({ ...labels, outcome: "error" });
+        common.logger.error({ watch: source.watch, source: source.key, err: describeError(error) }, "tick failed; the cursor stays and the next tick retries");
+      }
+      throw error;
+    } finally {
+      state.running = false;
+      state.ticks += 1;
+      state.last_tick_at = new Date(common.now()).toISOString();
+      end();
+    }
+  }
+
+  function scheduleTick(poller: SourcePoller, currentHead: number): void {
+    const { source } = poller;
+    if (running.has(source.key)) {
+      // A tick still running (a long catch-up, a slow API) skips this one: ticks of a source never overlap.
+      states.get(source.key)!.skipped += 1;
+      common.metrics.sourceTicksSkipped.inc({ watch: source.watch, source: source.key });
+      return;
+    }
+    const delay = options.jitterMs > 0 ? Math.floor(Math.random() * options.jitterMs) : 0;
+    const run = (async () => {
+      if (delay > 0) await sleep(delay, undefined, { signal });
+      await tick(poller, currentHead);
+    })()
+      .catch(() => {
+        // Already logged and counted in tick(); an abort during the jitter wait is a normal stop.
+      })
+      .finally(() => running.delete(source.key));
+    running.set(source.key, run);
+  }
+
+  return {
+    start() {
+      // One cron job per distinct schedule: its sources share one head read per firing.
+      const groups = new Map<string, SourcePoller[]>();
+      for (const poller of options.pollers) {
+        const group = groups.get(poller.source.schedule) ?? [];
+        group.push(poller);
+        groups.set(poller.source.schedule, group);
+      }
+      for (const [pattern, pollers] of groups) {
+        let reading = false;
+        const job = new Cron(pattern, { timezone: "UTC" }, async () => {
+          if (reading || signal.aborted) return;
+          reading = true;
+          try {
+            const currentHead = await readHead();
+            for (const poller of pollers) scheduleTick(poller, currentHead);
+          } catch (error) {
+            if (!signal.aborted) common.logger.error({ err: describeError(error) }, "cannot read the chain head; sources wait for the next tick");
+          } finally {
+            reading = false;
+          }
+        });
+        jobs.push(job);
+      }
+      common.logger.info({ sources: options.pollers.length, schedules: groups.size }, "watching");
+    },
+
+    async runOnce() {
+      const currentHead = await readHead();
+      const results = await Promise.all(
+        options.pollers.map(async (poller) => {
+          try {
+            return { key: poller.source.key, result: await tick(poller, currentHead) };
+          } catch (error) {
+            return { key: poller.source.key, error: describeError(error) };
+          }
+        }),
+      );
+      return { head: currentHead, results };
+    },
+
+    async stop() {
+      for (const job of jobs) job.stop();
+      controller.abort(new Error("stopping"));
+      await Promise.allSettled(running.values());
+    },
+
+    states: () => [...states.values()].map((s) => ({ ...s })),
+    lastHead: () => head,
+  };
+}

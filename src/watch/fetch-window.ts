@@ -1,0 +1,72 @@
+import type { ListResponse } from "../explorer/types.js";
+import { API_LIMITS } from "../explorer/operations.js";
+import type { WatchedRecord } from "./record.js";
+import { prepareWindow } from "./normalize.js";
+import { BlockTooDenseError } from "./errors.js";
+
+/** Every page of one source's records in [from, to], in whatever order the API answers. */
+export type Paginate = (range: { from: number; to: number }, signal: AbortSignal) => AsyncIterable<ListResponse<unknown>>;
+
+export interface WindowChunk {
+  from: number;
+  to: number;
+  /** Sorted ascending, deduplicated, all inside [from, to]. */
+  records: WatchedRecord[];
+  pages: number;
+  duplicates: number;
+  outside: number;
+}
+
+export interface FetchWindowOptions {
+  paginate: Paginate;
+  normalize: (data: never) => WatchedRecord;
+  pageSize: number;
+  /** Pages one chunk may take before it is split instead (default: what the API can count). */
+  maxPagesPerChunk?: number;
+  /** Operation 8 answers per block: one chunk a block. */
+  perBlock: boolean;
+  signal: AbortSignal;
+}
+
+/**
+ * The records of the window [from, to], as chunks in ascending block order. A chunk is
+ * the unit of commit: its records are complete for its block range. A range holding more
+ * records than the API can count (total_count is capped at 40,000) or than the page budget
+ * allows is split in half, again and again, because paging deeper cannot reach the rest.
+ */
+export async function* fetchWindow(from: number, to: number, options: FetchWindowOptions): AsyncGenerator<WindowChunk> {
+  if (options.perBlock) {
+    for (let block = from; block <= to; block++) yield* fetchRange(block, block, options);
+    return;
+  }
+  yield* fetchRange(from, to, options);
+}
+
+async function* fetchRange(from: number, to: number, options: FetchWindowOptions): AsyncGenerator<WindowChunk> {
+  const maxPages = options.maxPagesPerChunk ?? Math.ceil(API_LIMITS.maxTotalCount / options.pageSize);
+  const pages: ListResponse<unknown>[] = [];
+  let tooMany = false;
+  for await (const page of options.paginate({ from, to }, options.signal)) {
+    if (pages.length === 0 && exceeds(page, options.pageSize, maxPages)) {
+      tooMany = true;
+      break;
+    }
+    pages.push(page);
+  }
+  if (tooMany) {
+    if (from === to) throw new BlockTooDenseError(from, API_LIMITS.maxTotalCount);
+    const middle = Math.floor((from + to) / 2);
+    yield* fetchRange(from, middle, options);
+    yield* fetchRange(middle + 1, to, options);
+    return;
+  }
+  const records: WatchedRecord[] = [];
+  for (const page of pages) for (const data of page.results) records.push(options.normalize(data as never));
+  const prepared = prepareWindow(records, from, to);
+  yield { from, to, records: prepared.records, pages: pages.length, duplicates: prepared.duplicates, outside: prepared.outside };
+}
+
+function exceeds(page: ListResponse<unknown>, pageSize: number, maxPages: number): boolean {
+  const { total_count } = page.paging;
+  return total_count >= API_LIMITS.maxTotalCount || Math.ceil(total_count / pageSize) > maxPages;
+}

@@ -1,0 +1,68 @@
+import type { EventLog, InternalTransactionListItem, NftTransfer } from "../explorer/types.js";
+import type { RecordFamily, WatchedRecord } from "./record.js";
+
+const lower = (value: string | undefined) => (value === undefined ? "" : value.toLowerCase());
+
+export function normalizeEventLog(data: EventLog): WatchedRecord {
+  const tx = lower(data.transaction_hash);
+  return { family: "event_logs", block: data.block_number, transactionHash: data.transaction_hash, key: `${data.block_number}:${tx}:${data.log_index}`, order: [data.log_index], data };
+}
+
+export function normalizeNftTransfer(data: NftTransfer): WatchedRecord {
+  const tx = lower(data.transaction_hash);
+  // Transfers carry no log index: the identity is everything that tells two transfers apart.
+  const key = [data.block_id, tx, lower(data.contract.contract_address), data.token_id, lower(data.from), lower(data.to), data.token_count].join(":");
+  return { family: "nft_transfers", block: data.block_id, transactionHash: data.transaction_hash, key, order: [data.transaction_index ?? 0], data };
+}
+
+export function normalizeInternalTransaction(data: InternalTransactionListItem): WatchedRecord {
+  const tx = data.transaction_hash === undefined ? `#${data.transaction_index}` : lower(data.transaction_hash);
+  return { family: "internal_transactions", block: data.block_id, transactionHash: data.transaction_hash, key: `${data.block_id}:${tx}:${data.call_id}`, order: [data.transaction_index, data.call_id], data };
+}
+
+export const NORMALIZERS = {
+  event_logs: normalizeEventLog,
+  nft_transfers: normalizeNftTransfer,
+  internal_transactions: normalizeInternalTransaction,
+} as const satisfies Record<RecordFamily, (data: never) => WatchedRecord>;
+
+/** Ascending chain order: block, then the in-block position, then the identity key as a tie-break. */
+export function compareRecords(a: WatchedRecord, b: WatchedRecord): number {
+  if (a.block !== b.block) return a.block - b.block;
+  const length = Math.max(a.order.length, b.order.length);
+  for (let i = 0; i < length; i++) {
+    const diff = (a.order[i] ?? 0) - (b.order[i] ?? 0);
+    if (diff !== 0) return diff;
+  }
+  return a.key < b.key ? -1 : a.key > b.key ? 1 : 0;
+}
+
+export interface PreparedWindow {
+  records: WatchedRecord[];
+  /** Records the API returned twice (page drift while paging). */
+  duplicates: number;
+  /** Records outside the requested block range: the API ignored our bounds; they belong to another window. */
+  outside: number;
+}
+
+/**
+ * Never trust the API's order or its bounds (guarantee 2): keep what lies in [from, to],
+ * sort ascending and drop repeated identities.
+ */
+export function prepareWindow(records: WatchedRecord[], from: number, to: number): PreparedWindow {
+  let outside = 0;
+  const inside = records.filter((r) => {
+    const ok = r.block >= from && r.block <= to;
+    if (!ok) outside += 1;
+    return ok;
+  });
+  inside.sort(compareRecords);
+  const seen = new Set<string>();
+  const unique: WatchedRecord[] = [];
+  for (const record of inside) {
+    if (seen.has(record.key)) continue;
+    seen.add(record.key);
+    unique.push(record);
+  }
+  return { records: unique, duplicates: inside.length - unique.length, outside };
+}

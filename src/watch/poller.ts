@@ -1,0 +1,112 @@
+import type { Common } from "../common/common.js";
+import type { Logger } from "../common/logger.js";
+import type { Store, OutboxEntry } from "../store/types.js";
+import type { WatchedRecord } from "./record.js";
+import type { SourceDefinition } from "./source.js";
+import type { StartPosition } from "./start.js";
+import { initialCursor } from "./start.js";
+import { fetchWindow, type Paginate } from "./fetch-window.js";
+import { matchRecords, type Match, type SourceRule } from "./source-rule.js";
+
+/** A source as the engine runs it: one poll and one cursor, shared by its rules. */
+export interface PlannedSource {
+  key: string;
+  definition: SourceDefinition;
+  description: string;
+  /** The watch whose schedule and start the source follows (the first, when several share it). */
+  watch: string;
+  family: WatchedRecord["family"];
+  rules: SourceRule[];
+  schedule: string;
+  start: StartPosition;
+  maxWindowBlocks: number;
+}
+
+export interface SourcePollerOptions {
+  source: PlannedSource;
+  store: Store;
+  paginate: Paginate;
+  normalize: (data: never) => WatchedRecord;
+  pageSize: number;
+  /** Extra lookups for matched records, before they are committed (enrichment). */
+  enrich?: (matches: Match[], signal: AbortSignal) => Promise<void>;
+}
+
+export interface TickResult {
+  /** The cursor after the tick. */
+  cursor: number;
+  windows: number;
+  records: number;
+  alerts: number;
+}
+
+export interface SourcePoller {
+  readonly source: PlannedSource;
+  /** Process every block up to `head`, window after window, committing each. */
+  tick(head: number, signal: AbortSignal): Promise<TickResult>;
+}
+
+export function createSourcePoller(common: Common, options: SourcePollerOptions): SourcePoller {
+  const { source, store } = options;
+  const labels = { watch: source.watch, source: source.key };
+  const logger: Logger = common.logger.child({ watch: source.watch, source: source.key });
+  const perBlock = source.definition.operation === "blockInternalTransactions";
+
+  async function ensureCursor(head: number): Promise<number> {
+    const existing = store.getCursor(source.key);
+    if (existing) return existing.block;
+    const block = initialCursor(source.start, head);
+    // Persist the starting point at once: a crash before the first window must not move it to a later head.
+    await store.setCursor({ key: source.key, watch: source.watch, source: source.family, description: source.description, block, updated_at: new Date(common.now()).toISOString() });
+    logger.info({ block_range: [block + 1, head] }, "source starts");
+    return block;
+  }
+
+  async function tick(head: number, signal: AbortSignal): Promise<TickResult> {
+    let cursor = await ensureCursor(head);
+    const result: TickResult = { cursor, windows: 0, records: 0, alerts: 0 };
+    const behind = head - cursor;
+    if (behind > source.maxWindowBlocks) logger.info({ block_range: [cursor + 1, head], blocks: behind }, "catching up");
+
+    while (cursor < head) {
+      signal.throwIfAborted();
+      const from = cursor + 1;
+      const to = Math.min(head, cursor + source.maxWindowBlocks);
+      const started = common.now();
+      const chunks = fetchWindow(from, to, { paginate: options.paginate, normalize: options.normalize, pageSize: options.pageSize, perBlock, signal });
+      for await (const chunk of chunks) {
+        if (chunk.outside > 0) logger.warn({ block_range: [chunk.from, chunk.to], count: chunk.outside }, "explorer returned records outside the requested range; ignored");
+        const now = new Date(common.now());
+        const matches = matchRecords(chunk.records, source.rules, now);
+        if (matches.length > 0 && options.enrich) await options.enrich(matches, signal);
+        const entries = matches.flatMap(({ rule, alert }) => rule.notify.map((sink): OutboxEntry => ({
+          id: `${alert.id}:${sink}`,
+          alert,
+          sink,
+          rule: rule.name,
+          state: "pending",
+          attempts: 0,
+          created_at: now.toISOString(),
+          next_attempt_at: now.toISOString(),
+        })));
+        // Guarantee 1: the cursor moves only together with the alerts of the blocks it passes.
+        await store.commitWindow({ cursor: { key: source.key, watch: source.watch, source: source.family, description: source.description, block: chunk.to, updated_at: now.toISOString() }, entries });
+        cursor = chunk.to;
+        result.records += chunk.records.length;
+        result.alerts += matches.length;
+        common.metrics.sourceRecords.inc(labels, chunk.records.length);
+        for (const { rule } of matches) common.metrics.ruleMatches.inc({ rule: rule.name });
+        common.metrics.sourceCursor.set(labels, cursor);
+        common.metrics.sourceLag.set(labels, head - cursor);
+      }
+      result.windows += 1;
+      logger.debug({ block_range: [from, to], duration_ms: common.now() - started, head }, "window done");
+    }
+    common.metrics.sourceCursor.set(labels, cursor);
+    common.metrics.sourceLag.set(labels, head - cursor);
+    result.cursor = cursor;
+    return result;
+  }
+
+  return { source, tick };
+}
