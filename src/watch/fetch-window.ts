@@ -21,6 +21,8 @@ export interface FetchWindowOptions {
   paginate: Paginate;
   normalize: (data: never) => WatchedRecord;
   pageSize: number;
+  /** Where the API stops counting (`total_count` is capped there); API_LIMITS.maxTotalCount by default. */
+  countCap?: number;
   /** Pages one chunk may take before it is split instead (default: what the API can count). */
   maxPagesPerChunk?: number;
   /** Operation 8 answers per block: one chunk a block. */
@@ -43,18 +45,19 @@ export async function* fetchWindow(from: number, to: number, options: FetchWindo
 }
 
 async function* fetchRange(from: number, to: number, options: FetchWindowOptions): AsyncGenerator<WindowChunk> {
-  const maxPages = options.maxPagesPerChunk ?? Math.ceil(API_LIMITS.maxTotalCount / options.pageSize);
+  const countCap = options.countCap ?? API_LIMITS.maxTotalCount;
+  const maxPages = options.maxPagesPerChunk ?? Math.ceil(countCap / options.pageSize);
   const pages: ListResponse<unknown>[] = [];
   let tooMany = false;
   for await (const page of options.paginate({ from, to }, options.signal)) {
-    if (pages.length === 0 && exceeds(page, options.pageSize, maxPages)) {
+    if (pages.length === 0 && exceeds(page, countCap, options.pageSize, maxPages)) {
       tooMany = true;
       break;
     }
     pages.push(page);
   }
   if (tooMany) {
-    if (from === to) throw new BlockTooDenseError(from, API_LIMITS.maxTotalCount);
+    if (from === to) throw new BlockTooDenseError(from, countCap);
     const middle = Math.floor((from + to) / 2);
     yield* fetchRange(from, middle, options);
     yield* fetchRange(middle + 1, to, options);
@@ -66,7 +69,7 @@ async function* fetchRange(from: number, to: number, options: FetchWindowOptions
   yield { from, to, records: prepared.records, pages: pages.length, duplicates: prepared.duplicates, outside: prepared.outside };
 }
 
-function exceeds(page: ListResponse<unknown>, pageSize: number, maxPages: number): boolean {
+function exceeds(page: ListResponse<unknown>, countCap: number, pageSize: number, maxPages: number): boolean {
   const { total_count } = page.paging;
-  return total_count >= API_LIMITS.maxTotalCount || Math.ceil(total_count / pageSize) > maxPages;
+  return total_count >= countCap || Math.ceil(total_count / pageSize) > maxPages;
 }

@@ -1,0 +1,105 @@
+import { describe, expect, it } from "vitest";
+import fc from "fast-check";
+import type { InternalTransactionListItem, ListResponse } from "../../src/explorer/types.js";
+import { fetchWindow, type Paginate, type WindowChunk } from "../../src/watch/fetch-window.js";
+import { normalizeInternalTransaction, prepareWindow } from "../../src/watch/normalize.js";
+
+/**
+ * The window planner's properties, over an in-memory model of the API's paging contract
+ * (newest first, total_count capped, pages that may repeat records): whatever the density,
+ * the chunks cover the window contiguously and hold every record of it exactly once, in
+ * ascending order. The same code runs against the simulator in the engine's tests.
+ */
+function record(block: number, txIndex: number, callId: number): InternalTransactionListItem {
+  return { block_id: block, transaction_index: txIndex, call_id: callId, transaction_hash: `0x${block.toString(16).padStart(8, "0")}${txIndex.toString(16).padStart(56, "0")}`, type: "CALL", from: "0x" + "1".repeat(40), amount: "1" };
+}
+
+function modelApi(records: InternalTransactionListItem[], options: { cap: number; pageSize: number; repeatEvery?: number }): { paginate: Paginate; requests: () => number } {
+  let requests = 0;
+  const paginate: Paginate = (range) => {
+    const matching = records
+      .filter((r) => r.block_id >= range.from && r.block_id <= range.to)
+      .sort((a, b) => b.block_id - a.block_id || b.transaction_index - a.transaction_index || a.call_id - b.call_id);
+    const total = Math.min(matching.length, options.cap);
+    const pages = Math.max(1, Math.ceil(total / options.pageSize));
+    return (async function* () {
+      for (let page = 1; page <= pages; page++) {
+        requests += 1;
+        let results = matching.slice((page - 1) * options.pageSize, page * options.pageSize);
+        // Page drift: a record of the previous page shows up again.
+        if (options.repeatEvery && page > 1 && page % options.repeatEvery === 0) results = [matching[(page - 1) * options.pageSize - 1]!, ...results];
+        const response: ListResponse<unknown> = { results, paging: { total_count: total, current_page: page, last: page === pages, total_page: pages } };
+        yield response;
+      }
+    })();
+  };
+  return { paginate, requests: () => requests };
+}
+
+async function collect(from: number, to: number, paginate: Paginate, pageSize: number, countCap?: number): Promise<WindowChunk[]> {
+  const chunks: WindowChunk[] = [];
+  for await (const chunk of fetchWindow(from, to, { paginate, normalize: normalizeInternalTransaction as (data: never) => never, pageSize, countCap, perBlock: false, signal: new AbortController().signal })) chunks.push(chunk);
+  return chunks;
+}
+
+describe("fetchWindow", () => {
+  it("covers the window contiguously with every record exactly once, ascending, whatever the density", async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.record({ block: fc.integer({ min: 1, max: 60 }), tx: fc.integer({ min: 0, max: 5 }), call: fc.integer({ min: 0, max: 3 }) }), { maxLength: 400 }),
+        fc.integer({ min: 1, max: 60 }),
+        fc.integer({ min: 0, max: 60 }),
+        fc.integer({ min: 2, max: 50 }),
+        fc.integer({ min: 1, max: 7 }),
+        async (raw, from, span, cap, pageSize) => {
+          const to = Math.min(60, from + span);
+          const unique = new Map(raw.map((r) => [`${r.block}:${r.tx}:${r.call}`, record(r.block, r.tx, r.call)]));
+          // Blocks denser than the cap cannot be split: keep the model within what the API can count per block.
+          const perBlock = new Map<number, number>();
+          const records = [...unique.values()].filter((r) => {
+            const n = (perBlock.get(r.block_id) ?? 0) + 1;
+            perBlock.set(r.block_id, n);
+            return n < cap;
+          });
+          const api = modelApi(records, { cap, pageSize: Math.min(pageSize, cap), repeatEvery: 2 });
+          const chunks = await collect(from, to, api.paginate, Math.min(pageSize, cap), cap);
+
+          expect(chunks[0]?.from).toBe(from);
+          expect(chunks.at(-1)?.to).toBe(to);
+          for (let i = 1; i < chunks.length; i++) expect(chunks[i]!.from).toBe(chunks[i - 1]!.to + 1);
+          const seen = chunks.flatMap((c) => c.records.map((r) => r.key));
+          const expected = prepareWindow(records.map(normalizeInternalTransaction), from, to).records.map((r) => r.key);
+          expect(seen).toEqual(expected);
+        },
+      ),
+      { numRuns: 200 },
+    );
+  });
+
+  it("splits a window that holds 40,000 records or more instead of paging past the count", async () => {
+    const records: InternalTransactionListItem[] = [];
+    for (let block = 1; block <= 100; block++) for (let i = 0; i < 500; i++) records.push(record(block, i, 0));
+    const api = modelApi(records, { cap: 40_000, pageSize: 2000 });
+    const chunks = await collect(1, 100, api.paginate, 2000);
+    expect(chunks.length).toBeGreaterThan(1);
+    expect(chunks.reduce((n, c) => n + c.records.length, 0)).toBe(50_000);
+    expect(chunks.every((c) => c.records.length < 40_000)).toBe(true);
+  });
+
+  it("reports a single block the API cannot count instead of skipping it", async () => {
+    const records = Array.from({ length: 30 }, (_, i) => record(5, i, 0));
+    const api = modelApi(records, { cap: 20, pageSize: 10 });
+    await expect(collect(5, 5, api.paginate, 10, 20)).rejects.toMatchObject({ code: "KW_WATCH_BLOCK_TOO_DENSE" });
+  });
+});
+
+describe("prepareWindow", () => {
+  it("drops records outside the window and repeated identities, and sorts ascending", () => {
+    const inside = [record(12, 1, 0), record(10, 0, 1), record(10, 0, 0), record(12, 0, 0)];
+    const prepared = prepareWindow([...inside, record(9, 0, 0), record(13, 0, 0), record(10, 0, 0)].map(normalizeInternalTransaction), 10, 12);
+    expect(prepared.records.map((r) => r.key.split(":").slice(0, 1).concat(r.key.split(":").slice(2)).join(":"))).toEqual(["10:0", "10:1", "12:0", "12:0"]);
+    expect(prepared.records.map((r) => r.order)).toEqual([[0, 0], [0, 1], [0, 0], [1, 0]]);
+    expect(prepared.outside).toBe(2);
+    expect(prepared.duplicates).toBe(1);
+  });
+});
