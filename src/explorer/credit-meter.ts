@@ -1,0 +1,125 @@
+import type { Common } from "../common/common.js";
+import { ExplorerBudgetExhaustedError } from "./errors.js";
+import { OPERATIONS, type OperationName } from "./operations.js";
+
+/** What the daemon persists in its store so that a restart does not forget today's spending. */
+export interface CreditMeterState {
+  /** The UTC day, YYYY-MM-DD. */
+  day: string;
+  spent: number;
+  byOperation: Partial<Record<OperationName, number>>;
+}
+
+/** Credits set aside for a request in flight: committed on a 2xx answer, released otherwise. */
+export interface CreditReservation {
+  commit(): void;
+  release(): void;
+}
+
+export interface CreditMeter {
+  /** The daily budget, or undefined when unlimited. */
+  readonly dailyBudget: number | undefined;
+  /**
+   * Sets the operation's cost aside before a request is sent; throws
+   * ExplorerBudgetExhaustedError (nothing sent) when it does not fit in what is left today.
+   */
+  reserve(operation: OperationName): CreditReservation;
+  /** Credits charged today (UTC). */
+  spentToday(): number;
+  /** Budget minus today's spending; Infinity without a budget. */
+  remainingToday(): number;
+  /** Today's credits per operation. */
+  byOperation(): Partial<Record<OperationName, number>>;
+  snapshot(): CreditMeterState;
+  /** Adopts a persisted state if it is of today (UTC); a state of another day is ignored. */
+  restore(state: CreditMeterState): void;
+}
+
+export function utcDay(ms: number): string {
+  return new Date(ms).toISOString().slice(0, 10);
+}
+
+/**
+ * Counts the credits the explorer charges (an operation's cost per 2xx answer, nothing for
+ * errors) per operation and per UTC day, and enforces an optional daily budget. Concurrent
+ * requests reserve their cost first, so several in flight cannot overshoot the budget together.
+ */
+export function createCreditMeter(common: Common, options: { dailyBudget?: number } = {}): CreditMeter {
+  const { metrics } = common;
+  const budget = options.dailyBudget;
+  let state: CreditMeterState = { day: utcDay(common.now()), spent: 0, byOperation: {} };
+  let pending = 0;
+  metrics.explorerCreditBudget.set(budget ?? 0);
+  metrics.explorerCreditsToday.set(0);
+
+  const roll = () => {
+    const today = utcDay(common.now());
+    if (today !== state.day) {
+      state = { day: today, spent: 0, byOperation: {} };
+      metrics.explorerCreditsToday.set(0);
+    }
+  };
+
+  return {
+    dailyBudget: budget,
+    reserve(operation) {
+      roll();
+      const cost = OPERATIONS[operation].cost;
+      if (budget !== undefined) {
+        const remaining = budget - state.spent - pending;
+        if (cost > remaining) throw new ExplorerBudgetExhaustedError(operation, cost, Math.max(0, remaining), budget);
+      }
+      pending += cost;
+      let open = true;
+      return {
+        commit() {
+          if (!open) return;
+          open = false;
+          pending -= cost;
+          roll();
+          state.spent += cost;
+          state.byOperation[operation] = (state.byOperation[operation] ?? 0) + cost;
+          metrics.explorerCredits.inc({ operation }, cost);
+          metrics.explorerCreditsToday.set(state.spent);
+        },
+        release() {
+          if (!open) return;
+          open = false;
+          pending -= cost;
+        },
+      };
+    },
+    spentToday() {
+      roll();
+      return state.spent;
+    },
+    remainingToday() {
+      roll();
+      return budget === undefined ? Infinity : Math.max(0, budget - state.spent);
+    },
+    byOperation() {
+      roll();
+      return { ...state.byOperation };
+    },
+    snapshot() {
+      roll();
+      return { day: state.day, spent: state.spent, byOperation: { ...state.byOperation } };
+    },
+    restore(saved) {
+      roll();
+      // The state comes from a file on disk: take only what is well-formed.
+      if (saved == null || saved.day !== state.day || !isCount(saved.spent)) return;
+      const byOperation: Partial<Record<OperationName, number>> = {};
+      for (const name of Object.keys(OPERATIONS) as OperationName[]) {
+        const value = saved.byOperation?.[name];
+        if (isCount(value)) byOperation[name] = value;
+      }
+      state = { day: state.day, spent: saved.spent, byOperation };
+      metrics.explorerCreditsToday.set(state.spent);
+    },
+  };
+}
+
+function isCount(value: unknown): value is number {
+  return typeof value === "number" && Number.isSafeInteger(value) && value >= 0;
+}

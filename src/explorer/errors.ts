@@ -1,0 +1,128 @@
+import { KaiawatchError } from "../common/errors.js";
+import type { ApiErrorBody } from "./types.js";
+
+/**
+ * The explorer client's errors. Every one has a stable `code`; callers (and `shouldRetry`)
+ * decide from the class, never from message text.
+ */
+export class ExplorerError extends KaiawatchError {
+  override name = "ExplorerError";
+  /** The operation (a key of OPERATIONS) the error belongs to, when there is one. */
+  readonly operation: string | undefined;
+
+  constructor(code: string, message: string, options: { operation?: string; cause?: unknown; details?: string } = {}) {
+    super(code, message, options);
+    this.operation = options.operation;
+  }
+}
+
+/** A non-2xx answer. Carries the API's `{code,title,message}` body when it sent one. */
+export class ExplorerHttpError extends ExplorerError {
+  override name = "ExplorerHttpError";
+  readonly status: number;
+  readonly body: ApiErrorBody | undefined;
+  /** The server's Retry-After, converted to milliseconds from now. */
+  readonly retryAfterMs: number | undefined;
+
+  constructor(options: { operation: string; status: number; body?: ApiErrorBody; retryAfterMs?: number; excerpt?: string }) {
+    const { operation, status, body } = options;
+    const what = body ? [body.code, body.message].filter(Boolean).join(": ") : options.excerpt || "no body";
+    super("KW_EXPLORER_HTTP", `${operation}: HTTP ${status} (${what})`, { operation });
+    this.status = status;
+    this.body = body;
+    this.retryAfterMs = options.retryAfterMs;
+  }
+
+  /** The API's error code, e.g. API_REQUEST_QUOTA_EXCEEDED, INVALID_REQUEST, UNAUTHORIZED_ACCESS. */
+  get apiCode(): string | undefined {
+    return this.body?.code;
+  }
+
+  get apiMessage(): string | undefined {
+    return this.body?.message;
+  }
+}
+
+/** The connection failed, was reset or refused before a complete answer arrived. */
+export class ExplorerNetworkError extends ExplorerError {
+  override name = "ExplorerNetworkError";
+  constructor(operation: string, cause: unknown) {
+    super("KW_EXPLORER_NETWORK", `${operation}: network error (${causeText(cause)})`, { operation, cause });
+  }
+}
+
+/** Connecting, waiting for the headers or reading the body took too long. */
+export class ExplorerTimeoutError extends ExplorerError {
+  override name = "ExplorerTimeoutError";
+  constructor(operation: string, phase: "connect" | "headers" | "body", cause: unknown) {
+    super("KW_EXPLORER_TIMEOUT", `${operation}: timed out waiting for the ${phase}`, { operation, cause });
+  }
+}
+
+/** A 2xx answer whose body is not JSON of the documented shape. */
+export class ExplorerBadResponseError extends ExplorerError {
+  override name = "ExplorerBadResponseError";
+  /** The first characters of the body, for the log line. */
+  readonly excerpt: string;
+  constructor(operation: string, problem: string, excerpt: string, cause?: unknown) {
+    super("KW_EXPLORER_BAD_RESPONSE", `${operation}: unexpected response: ${problem}`, { operation, cause, details: `body starts with: ${excerpt}` });
+    this.excerpt = excerpt;
+  }
+}
+
+/** The answer was larger than maxResponseBytes; reading stopped there. */
+export class ExplorerResponseTooLargeError extends ExplorerError {
+  override name = "ExplorerResponseTooLargeError";
+  readonly limit: number;
+  /** The HTTP status of the oversized answer. */
+  readonly status: number;
+  constructor(operation: string, limit: number, status: number) {
+    super("KW_EXPLORER_RESPONSE_TOO_LARGE", `${operation}: response larger than ${limit} bytes (HTTP ${status})`, { operation });
+    this.limit = limit;
+    this.status = status;
+  }
+}
+
+/** A call's input is invalid; nothing was sent. */
+export class ExplorerInvalidParameterError extends ExplorerError {
+  override name = "ExplorerInvalidParameterError";
+  readonly parameter: string;
+  constructor(operation: string, parameter: string, problem: string) {
+    super("KW_EXPLORER_INVALID_PARAMETER", `${operation}: invalid parameter ${parameter}: ${problem}`, { operation });
+    this.parameter = parameter;
+  }
+}
+
+/** The call would spend more than what is left of the daily credit budget; nothing was sent. */
+export class ExplorerBudgetExhaustedError extends ExplorerError {
+  override name = "ExplorerBudgetExhaustedError";
+  readonly cost: number;
+  readonly remaining: number;
+  constructor(operation: string, cost: number, remaining: number, budget: number) {
+    super("KW_EXPLORER_BUDGET_EXHAUSTED", `${operation}: daily credit budget exhausted (costs ${cost}, ${remaining} of ${budget} left today, UTC)`, { operation });
+    this.cost = cost;
+    this.remaining = remaining;
+  }
+}
+
+/** HTTP statuses worth asking again: the server is busy, rate limiting, or briefly down. */
+const RETRYABLE_STATUSES = new Set([408, 429, 500, 502, 503, 504]);
+
+/**
+ * The one place that decides whether a failed request is worth another attempt, from the
+ * error's type: network failures, timeouts and the transient statuses. Other 4xx (bad
+ * input, auth, not found) would fail the same way again, and an abort is a request to stop.
+ */
+export function shouldRetry(error: unknown): boolean {
+  if (error instanceof ExplorerNetworkError || error instanceof ExplorerTimeoutError) return true;
+  if (error instanceof ExplorerHttpError) return RETRYABLE_STATUSES.has(error.status);
+  return false;
+}
+
+function causeText(cause: unknown): string {
+  if (cause instanceof Error) {
+    const code = (cause as { code?: unknown }).code;
+    return typeof code === "string" ? `${code}: ${cause.message}` : cause.message;
+  }
+  return String(cause);
+}

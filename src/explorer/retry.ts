@@ -1,0 +1,104 @@
+import { ExplorerHttpError, shouldRetry } from "./errors.js";
+
+export interface RetryPolicy {
+  /** Attempts after the first one. */
+  maxRetries: number;
+  baseMs: number;
+  maxMs: number;
+}
+
+export interface RetryOptions extends RetryPolicy {
+  signal: AbortSignal;
+  /** Called before each wait; `attempt` is the number of the retry about to happen (1-based). */
+  onRetry?: (error: unknown, attempt: number, delayMs: number) => void;
+  /** Replaceable in tests; Math.random by default. */
+  random?: () => number;
+}
+
+/** Exponential backoff with full jitter: uniform in [0, min(maxMs, baseMs * 2^attempt)]. */
+export function backoffDelay(attempt: number, policy: Pick<RetryPolicy, "baseMs" | "maxMs">, random: () => number = Math.random): number {
+  const ceiling = Math.min(policy.maxMs, policy.baseMs * 2 ** attempt);
+  return Math.floor(random() * ceiling);
+}
+
+/**
+ * The wait before retry number `attempt + 1`, or undefined when the server asked for a pause
+ * longer than `maxMs`: holding a request that long helps nobody (a daily quota answers with
+ * hours), so the error goes back to the caller, whose next tick will try again.
+ */
+export function retryDelay(error: unknown, attempt: number, policy: Pick<RetryPolicy, "baseMs" | "maxMs">, random: () => number = Math.random): number | undefined {
+  const backoff = backoffDelay(attempt, policy, random);
+  const retryAfter = error instanceof ExplorerHttpError ? error.retryAfterMs : undefined;
+  if (retryAfter === undefined) return backoff;
+  if (retryAfter > policy.maxMs) return undefined;
+  return Math.max(retryAfter, backoff);
+}
+
+/** Retry-After as milliseconds from `nowMs`: delta seconds or an HTTP date (RFC 9110 §10.2.3). */
+export function parseRetryAfter(value: string | string[] | undefined, nowMs: number): number | undefined {
+  const text = (Array.isArray(value) ? value[0] : value)?.trim();
+  if (!text) return undefined;
+  if (/^\d+$/.test(text)) return Number(text) * 1000;
+  const at = Date.parse(text);
+  if (Number.isNaN(at)) return undefined;
+  return Math.max(0, at - nowMs);
+}
+
+/** A timer that the signal cancels: rejects with the signal's reason. */
+export function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    if (signal.aborted) {
+      reject(signal.reason);
+      return;
+    }
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal.reason);
+    };
+    const timer = setTimeout(() => {
+      signal.removeEventListener("abort", onAbort);
+      resolve();
+    }, ms);
+    signal.addEventListener("abort", onAbort, { once: true });
+  });
+}
+
+/**
+ * Runs `attempt` until it succeeds, `shouldRetry` says no, or the retries are used up;
+ * waits (abortably) between attempts. Used by the explorer client and the chain head reader.
+ */
+export async function withRetries<T>(run: (attempt: number) => Promise<T>, options: RetryOptions): Promise<T> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await run(attempt);
+    } catch (error) {
+      if (attempt >= options.maxRetries || options.signal.aborted || !shouldRetry(error)) throw error;
+      const delay = retryDelay(error, attempt, options, options.random);
+      if (delay === undefined) throw error;
+      options.onRetry?.(error, attempt + 1, delay);
+      await sleep(delay, options.signal);
+    }
+  }
+}
+
+/**
+ * A signal aborted when any of the given ones is. Unlike AbortSignal.any, its listeners
+ * are removed by `dispose()` as soon as the call ends, so long-lived signals (the process
+ * shutdown signal) do not collect one listener per request.
+ */
+export function linkSignals(...signals: (AbortSignal | undefined)[]): { signal: AbortSignal; dispose: () => void } {
+  const present = signals.filter((s): s is AbortSignal => s !== undefined);
+  if (present.length === 1) return { signal: present[0] as AbortSignal, dispose: () => {} };
+  const controller = new AbortController();
+  const aborted = present.find((s) => s.aborted);
+  if (aborted) {
+    controller.abort(aborted.reason);
+    return { signal: controller.signal, dispose: () => {} };
+  }
+  const listeners = present.map((s) => {
+    const listener = () => controller.abort(s.reason);
+    s.addEventListener("abort", listener, { once: true });
+    return () => s.removeEventListener("abort", listener);
+  });
+  return { signal: controller.signal, dispose: () => listeners.forEach((remove) => remove()) };
+}
