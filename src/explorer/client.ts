@@ -1,0 +1,221 @@
+import { Pool } from "undici";
+import type { Common } from "../common/common.js";
+import { describeError, isAbortError } from "../common/errors.js";
+import { createCreditMeter, type CreditMeter } from "./credit-meter.js";
+import { ExplorerBadResponseError, ExplorerError, ExplorerHttpError, ExplorerResponseTooLargeError } from "./errors.js";
+import { ExactNumberError, parseExactJson } from "./exact-json.js";
+import { excerptOf, httpErrorOf, sendRequest } from "./http.js";
+import { API_LIMITS, OPERATIONS, type OperationName } from "./operations.js";
+import { buildRequestPath, type OperationParams } from "./params.js";
+import { createRateLimiter } from "./rate-limiter.js";
+import { RESPONSE_CHECKERS, ShapeError, type OperationResults } from "./response-checkers.js";
+import { linkSignals, withRetries } from "./retry.js";
+import { USER_AGENT } from "./user-agent.js";
+
+export type { OperationParams } from "./params.js";
+export type { OperationResults } from "./response-checkers.js";
+
+export interface ExplorerClientOptions {
+  /** e.g. https://mainnet-oapi.kaiascan.io (a path prefix is kept). */
+  baseUrl: string;
+  /** Sent as `Authorization: Bearer <key>`; never logged. */
+  apiKey?: string;
+  /** Shared by every call of the client. Default 5. */
+  requestsPerSecond?: number;
+  /** Credits per UTC day; calls that would exceed it fail before sending. Unlimited by default. */
+  dailyCreditBudget?: number;
+  /** Default 5. */
+  maxRetries?: number;
+  /** Default 500. */
+  retryBaseMs?: number;
+  /** Longest wait between attempts, and the longest Retry-After honoured. Default 30,000. */
+  retryMaxMs?: number;
+  /** Default 10,000. */
+  connectTimeoutMs?: number;
+  /** Default 30,000. */
+  headersTimeoutMs?: number;
+  /** Default 30,000. */
+  bodyTimeoutMs?: number;
+  /** Default 32 MiB. */
+  maxResponseBytes?: number;
+  /** Default kaiawatch/<version>. */
+  userAgent?: string;
+}
+
+export interface CallOptions {
+  signal?: AbortSignal;
+}
+
+/** The operations that answer with a paged list. */
+export type ListOperationName = { [K in OperationName]: (typeof OPERATIONS)[K]["list"] extends true ? K : never }[OperationName];
+
+type OperationMethods = { [K in OperationName]: (params: OperationParams[K], options?: CallOptions) => Promise<OperationResults[K]> };
+
+export interface ExplorerClient extends OperationMethods {
+  /**
+   * Every page of a list operation, from `params.page` (default 1) with `params.size`
+   * (default 20). Stops after a page with `paging.last`, a short page, `current_page >=
+   * total_page`, or a 400 "totalPage is over.".
+   */
+  paginate<K extends ListOperationName>(operation: K, params: OperationParams[K], options?: CallOptions): AsyncGenerator<OperationResults[K], void, undefined>;
+  readonly meter: CreditMeter;
+  /** Waits for requests in flight, then closes the connections. */
+  close(): Promise<void>;
+}
+
+const DEFAULTS = {
+  requestsPerSecond: 5,
+  maxRetries: 5,
+  retryBaseMs: 500,
+  retryMaxMs: 30_000,
+  connectTimeoutMs: 10_000,
+  headersTimeoutMs: 30_000,
+  bodyTimeoutMs: 30_000,
+  maxResponseBytes: 32 * 1024 * 1024,
+};
+
+export function createExplorerClient(common: Common, options: ExplorerClientOptions): ExplorerClient {
+  const { logger, metrics } = common;
+  const settings = { ...DEFAULTS, ...definedOnly(options) };
+  const base = parseBaseUrl(options.baseUrl);
+  common.secrets.add(options.apiKey);
+
+  const pool = new Pool(base.origin, {
+    connect: { timeout: settings.connectTimeoutMs },
+    headersTimeout: settings.headersTimeoutMs,
+    bodyTimeout: settings.bodyTimeoutMs,
+    // Ticks come every few seconds; keep the connection across them (server hints still win).
+    keepAliveTimeout: 15_000,
+  });
+  const headers: Record<string, string> = {
+    accept: "application/json",
+    "user-agent": options.userAgent ?? USER_AGENT,
+    ...(options.apiKey ? { authorization: `Bearer ${options.apiKey}` } : {}),
+  };
+  const limiter = createRateLimiter(settings.requestsPerSecond);
+  const meter = createCreditMeter(common, options.dailyCreditBudget === undefined ? {} : { dailyBudget: options.dailyCreditBudget });
+  let closed = false;
+
+  function decode<K extends OperationName>(operation: K, text: string): OperationResults[K] {
+    const excerpt = () => common.secrets.redact(excerptOf(text));
+    let value: unknown;
+    try {
+      value = parseExactJson(text);
+    } catch (error) {
+      const problem = text.trim() === "" ? "empty body" : error instanceof ExactNumberError ? error.message : "not valid JSON (cut short?)";
+      throw new ExplorerBadResponseError(operation, problem, excerpt(), error);
+    }
+    try {
+      return RESPONSE_CHECKERS[operation](value);
+    } catch (error) {
+      if (error instanceof ShapeError) throw new ExplorerBadResponseError(operation, `${error.where}: ${error.problem}`, excerpt());
+      throw error;
+    }
+  }
+
+  async function attempt<K extends OperationName>(operation: K, path: string, signal: AbortSignal): Promise<OperationResults[K]> {
+    signal.throwIfAborted();
+    // Reserved before waiting for the rate limiter, so concurrent calls cannot together overshoot the budget.
+    const reservation = meter.reserve(operation);
+    let status = "error";
+    let started = 0;
+    try {
+      await limiter.acquire(signal);
+      started = performance.now();
+      const response = await sendRequest(pool, { operation, method: "GET", path, headers, signal, maxBytes: settings.maxResponseBytes });
+      status = String(response.status);
+      if (response.status < 200 || response.status > 299) throw httpErrorOf(operation, response, Date.now());
+      // The explorer charges every 2xx answer, whether or not its body is usable.
+      reservation.commit();
+      return decode(operation, response.text);
+    } catch (error) {
+      if (error instanceof ExplorerResponseTooLargeError) {
+        status = String(error.status);
+        if (error.status >= 200 && error.status <= 299) reservation.commit();
+      }
+      if (status === "error") status = isAbortError(error) ? "aborted" : error instanceof ExplorerError ? error.code : "error";
+      throw error;
+    } finally {
+      reservation.release();
+      if (started > 0) {
+        metrics.explorerRequests.inc({ operation, status });
+        metrics.explorerRequestDuration.observe({ operation }, (performance.now() - started) / 1000);
+      }
+    }
+  }
+
+  async function call<K extends OperationName>(operation: K, params: OperationParams[K], callOptions: CallOptions = {}): Promise<OperationResults[K]> {
+    if (closed) throw new ExplorerError("KW_EXPLORER_CLOSED", `${operation}: the explorer client is closed`, { operation });
+    const path = base.prefix + buildRequestPath(operation, params);
+    const { signal, dispose } = linkSignals(common.signal, callOptions.signal);
+    try {
+      return await withRetries((_n) => attempt(operation, path, signal), {
+        maxRetries: settings.maxRetries,
+        baseMs: settings.retryBaseMs,
+        maxMs: settings.retryMaxMs,
+        signal,
+        onRetry(error, n, delayMs) {
+          metrics.explorerRetries.inc({ operation });
+          const fields = { operation, attempt: n, delay_ms: delayMs, error: describeError(error) };
+          if (n === 1) logger.debug(fields, "explorer request failed; retrying");
+          else logger.warn(fields, "explorer request failed again; retrying");
+        },
+      });
+    } finally {
+      dispose();
+    }
+  }
+
+  async function* paginate<K extends ListOperationName>(operation: K, params: OperationParams[K], callOptions: CallOptions = {}): AsyncGenerator<OperationResults[K], void, undefined> {
+    const first = params as OperationParams[K] & { page?: number; size?: number };
+    const size = first.size ?? API_LIMITS.defaultPageSize;
+    for (let page = first.page ?? 1; ; page++) {
+      let response: OperationResults[K];
+      try {
+        response = await call(operation, { ...params, page, size }, callOptions);
+      } catch (error) {
+        if (isPastLastPage(error)) return;
+        throw error;
+      }
+      yield response;
+      const { results, paging } = response as OperationResults[ListOperationName];
+      if (paging.last || results.length < size || paging.current_page >= paging.total_page) return;
+    }
+  }
+
+  const methods = Object.fromEntries(
+    (Object.keys(OPERATIONS) as OperationName[]).map((name) => [name, (params: never, callOptions?: CallOptions) => call(name, params, callOptions)]),
+  ) as unknown as OperationMethods;
+
+  return {
+    ...methods,
+    paginate,
+    meter,
+    async close() {
+      if (closed) return;
+      closed = true;
+      await pool.close();
+    },
+  };
+}
+
+/** The API's way of saying "no such page": a 400 with message "totalPage is over.". */
+function isPastLastPage(error: unknown): boolean {
+  return error instanceof ExplorerHttpError && error.status === 400 && (error.apiMessage ?? "").includes("totalPage is over");
+}
+
+function parseBaseUrl(baseUrl: string): { origin: string; prefix: string } {
+  let url: URL;
+  try {
+    url = new URL(baseUrl);
+  } catch {
+    throw new ExplorerError("KW_EXPLORER_INVALID_OPTION", `explorer base URL is not a URL: ${JSON.stringify(baseUrl)}`);
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") throw new ExplorerError("KW_EXPLORER_INVALID_OPTION", `explorer base URL must be http or https, not ${url.protocol}`);
+  if (url.search || url.hash) throw new ExplorerError("KW_EXPLORER_INVALID_OPTION", "explorer base URL must not carry a query or fragment");
+  return { origin: url.origin, prefix: url.pathname.replace(/\/+$/, "") };
+}
+
+function definedOnly<T extends object>(value: T): Partial<T> {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
+}

@@ -1,0 +1,111 @@
+import type { IncomingHttpHeaders } from "node:http";
+import type { Dispatcher } from "undici";
+import { ExplorerHttpError, ExplorerNetworkError, ExplorerResponseTooLargeError, ExplorerTimeoutError } from "./errors.js";
+import { parseRetryAfter } from "./retry.js";
+import type { ApiErrorBody } from "./types.js";
+
+export interface HttpRequest {
+  /** Names the request in errors (an operation, or "eth_blockNumber"). */
+  operation: string;
+  method: "GET" | "POST";
+  /** Path and query, relative to the dispatcher's origin. */
+  path: string;
+  headers: Record<string, string>;
+  body?: string;
+  signal: AbortSignal;
+  maxBytes: number;
+}
+
+export interface HttpResponse {
+  status: number;
+  headers: IncomingHttpHeaders;
+  text: string;
+}
+
+const TIMEOUT_PHASES: Record<string, "connect" | "headers" | "body"> = {
+  UND_ERR_CONNECT_TIMEOUT: "connect",
+  UND_ERR_HEADERS_TIMEOUT: "headers",
+  UND_ERR_BODY_TIMEOUT: "body",
+};
+
+/**
+ * One request on an undici dispatcher (a Pool: keep-alive and timeouts are set there). Reads
+ * the body up to `maxBytes` and gives up past it. Transport failures become typed errors; an
+ * abort rethrows the signal's reason untouched so that callers recognise a shutdown. Any
+ * status is returned: the caller decides what a non-2xx means.
+ */
+export async function sendRequest(dispatcher: Dispatcher, request: HttpRequest): Promise<HttpResponse> {
+  const { operation, signal, maxBytes } = request;
+  try {
+    const response = await dispatcher.request({
+      path: request.path,
+      method: request.method,
+      headers: request.headers,
+      body: request.body ?? null,
+      signal,
+    });
+    const { body } = response;
+    const declared = Number(response.headers["content-length"]);
+    if (declared > maxBytes) {
+      body.destroy();
+      throw new ExplorerResponseTooLargeError(operation, maxBytes, response.statusCode);
+    }
+    const chunks: Buffer[] = [];
+    let total = 0;
+    for await (const chunk of body as AsyncIterable<Buffer>) {
+      total += chunk.length;
+      if (total > maxBytes) {
+        body.destroy();
+        throw new ExplorerResponseTooLargeError(operation, maxBytes, response.statusCode);
+      }
+      chunks.push(chunk);
+    }
+    const text = chunks.length === 1 ? (chunks[0] as Buffer).toString("utf8") : Buffer.concat(chunks, total).toString("utf8");
+    return { status: response.statusCode, headers: response.headers, text };
+  } catch (error) {
+    if (signal.aborted) throw signal.reason;
+    if (error instanceof ExplorerResponseTooLargeError) throw error;
+    const code = (error as { code?: unknown } | null)?.code;
+    const phase = typeof code === "string" ? TIMEOUT_PHASES[code] : undefined;
+    if (phase) throw new ExplorerTimeoutError(operation, phase, error);
+    throw new ExplorerNetworkError(operation, error);
+  }
+}
+
+/** A non-2xx answer as an ExplorerHttpError, with the API's `{code,title,message}` when the body is one. */
+export function httpErrorOf(operation: string, response: HttpResponse, nowMs: number): ExplorerHttpError {
+  const body = apiErrorBody(response.text);
+  return new ExplorerHttpError({
+    operation,
+    status: response.status,
+    ...(body ? { body } : { excerpt: excerptOf(response.text, 120) }),
+    ...retryAfterOf(response, nowMs),
+  });
+}
+
+function retryAfterOf(response: HttpResponse, nowMs: number): { retryAfterMs?: number } {
+  const ms = parseRetryAfter(response.headers["retry-after"], nowMs);
+  return ms === undefined ? {} : { retryAfterMs: ms };
+}
+
+function apiErrorBody(text: string): ApiErrorBody | undefined {
+  if (!text.startsWith("{")) return undefined;
+  try {
+    const value: unknown = JSON.parse(text);
+    if (typeof value !== "object" || value === null) return undefined;
+    const { code, title, message } = value as Record<string, unknown>;
+    if (typeof code !== "string") return undefined;
+    const body: ApiErrorBody = { code: code.slice(0, 100) };
+    if (typeof title === "string") body.title = title.slice(0, 200);
+    if (typeof message === "string") body.message = message.slice(0, 500);
+    return body;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The start of a body for an error message: one line, short. */
+export function excerptOf(text: string, length = 200): string {
+  const cut = text.length > length ? `${text.slice(0, length)}…` : text;
+  return cut.replace(/[\r\n\t]+/g, " ");
+}

@@ -1,0 +1,169 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { createTestCommon } from "../../src/common/common.js";
+import { createExplorerClient, type ExplorerClient } from "../../src/explorer/client.js";
+import { OPERATIONS } from "../../src/explorer/operations.js";
+import { startFixtureServer, type FixtureServer } from "./fixture-server.js";
+import * as s from "./samples.js";
+
+let server: FixtureServer;
+let client: ExplorerClient;
+
+beforeAll(async () => {
+  server = await startFixtureServer();
+  client = createExplorerClient(createTestCommon(), { baseUrl: server.url, apiKey: "test-key-123456", requestsPerSecond: 1000, retryBaseMs: 1 });
+});
+afterAll(async () => {
+  await client.close();
+  await server.close();
+});
+beforeEach(() => {
+  server.requests.length = 0;
+});
+
+/** Each case: the call, the path and query the spec prescribes, and the answer. */
+const cases = [
+  {
+    name: "transactionInternalTransactions",
+    call: () => client.transactionInternalTransactions({ transactionHash: s.TX, page: 2, size: 50 }),
+    path: `/api/v1/transactions/${s.TX}/internal-transactions`,
+    query: { page: "2", size: "50" },
+    body: s.list(s.internalTransactionOfTransaction),
+  },
+  {
+    name: "nftItem",
+    call: () => client.nftItem({ tokenAddress: s.TOKEN, tokenId: "42" }),
+    path: `/api/v1/nfts/${s.TOKEN}/tokenids/42`,
+    query: {},
+    body: s.nftItem,
+  },
+  {
+    name: "accountNftTransfers",
+    call: () => client.accountNftTransfers({ accountAddress: s.ADDR_A, contractAddress: s.TOKEN, blockNumberStart: 100, blockNumberEnd: 1099, page: 1, size: 2000 }),
+    path: `/api/v1/accounts/${s.ADDR_A}/nft-transfers`,
+    query: { contractAddress: s.TOKEN, blockNumberStart: "100", blockNumberEnd: "1099", page: "1", size: "2000" },
+    body: s.list(s.nftTransfer),
+  },
+  {
+    name: "nftTransfers",
+    call: () => client.nftTransfers({ tokenAddress: s.TOKEN, tokenId: 123456789012345678901234567890n, blockNumberStart: 5, blockNumberEnd: 5 }),
+    path: `/api/v1/nfts/${s.TOKEN}/transfers`,
+    query: { tokenId: "123456789012345678901234567890", blockNumberStart: "5", blockNumberEnd: "5" },
+    body: s.list(s.nftTransfer),
+  },
+  {
+    name: "transactionNftTransfers",
+    call: () => client.transactionNftTransfers({ transactionHash: s.TX, size: 1 }),
+    path: `/api/v1/transactions/${s.TX}/nft-transfers`,
+    query: { size: "1" },
+    body: s.list(s.nftTransfer),
+  },
+  {
+    name: "nftInventoryDetails",
+    call: () => client.nftInventoryDetails({ tokenAddress: s.TOKEN, keyword: s.ADDR_A }),
+    path: `/api/v1/nfts/${s.TOKEN}/inventory-details`,
+    query: { keyword: s.ADDR_A },
+    body: s.list(s.nftInventoryDetail),
+  },
+  {
+    name: "accountInternalTransactions",
+    call: () => client.accountInternalTransactions({ accountAddress: s.ADDR_A, blockNumberStart: 0, blockNumberEnd: 999 }),
+    path: `/api/v1/accounts/${s.ADDR_A}/internal-transactions`,
+    query: { blockNumberStart: "0", blockNumberEnd: "999" },
+    body: s.list(s.internalTransactionListItem),
+  },
+  {
+    name: "blockInternalTransactions",
+    call: () => client.blockInternalTransactions({ blockNumber: 150_000_123, page: 3 }),
+    path: "/api/v1/blocks/150000123/internal-transactions",
+    query: { page: "3" },
+    body: s.list(s.internalTransactionListItem),
+  },
+  {
+    name: "accountNftInventories",
+    call: () => client.accountNftInventories({ accountAddress: s.ADDR_A, excludeIfTokenUriIsEmpty: false }),
+    path: `/api/v1/accounts/${s.ADDR_A}/nft-inventories`,
+    query: { excludeIfTokenUriIsEmpty: "false" },
+    body: s.list(s.accountNftInventory),
+  },
+  {
+    name: "transactionEventLogs",
+    call: () => client.transactionEventLogs({ transactionHash: s.TX, signature: s.TOPIC }),
+    path: `/api/v1/transactions/${s.TX}/event-logs`,
+    query: { signature: s.TOPIC },
+    body: s.list(s.eventLog),
+  },
+  {
+    name: "accountEventLogs",
+    call: () => client.accountEventLogs({ accountAddress: s.TOKEN, signature: s.TOPIC, blockNumberStart: 10, blockNumberEnd: 20, page: 1, size: 100 }),
+    path: `/api/v1/accounts/${s.TOKEN}/event-logs`,
+    query: { signature: s.TOPIC, blockNumberStart: "10", blockNumberEnd: "20", page: "1", size: "100" },
+    body: s.list(s.eventLog),
+  },
+] as const;
+
+describe("every operation", () => {
+  it("has a case here", () => {
+    expect(cases.map((c) => c.name).sort()).toEqual(Object.keys(OPERATIONS).sort());
+  });
+
+  for (const c of cases) {
+    it(`${c.name}: sends the spec's path and query, returns every documented field`, async () => {
+      server.enqueue({ body: c.body });
+      const result = await c.call();
+      expect(result).toEqual(c.body);
+      expect(server.requests).toHaveLength(1);
+      const request = server.requests[0]!;
+      expect(request.method).toBe("GET");
+      expect(request.path).toBe(c.path);
+      expect(Object.fromEntries(request.query)).toEqual(c.query);
+    });
+  }
+
+  it("sends the bearer token, Accept and User-Agent headers", async () => {
+    server.enqueue({ body: s.nftItem });
+    await client.nftItem({ tokenAddress: s.TOKEN, tokenId: "1" });
+    const { headers } = server.requests[0]!;
+    expect(headers.authorization).toBe("Bearer test-key-123456");
+    expect(headers.accept).toBe("application/json");
+    const { version } = (await import("../../package.json", { with: { type: "json" } })).default;
+    expect(headers["user-agent"]).toBe(`kaiawatch/${version}`);
+  });
+
+  it("sends no Authorization header without a key, and keeps a base URL path prefix", async () => {
+    const bare = createExplorerClient(createTestCommon(), { baseUrl: `${server.url}/proxy/`, requestsPerSecond: 1000 });
+    try {
+      server.enqueue({ body: s.list(s.eventLog) });
+      await bare.transactionEventLogs({ transactionHash: s.TX });
+      expect(server.requests[0]!.headers.authorization).toBeUndefined();
+      expect(server.requests[0]!.path).toBe(`/proxy/api/v1/transactions/${s.TX}/event-logs`);
+    } finally {
+      await bare.close();
+    }
+  });
+
+  it("accepts token_id/token_uri/token_count inside `nft` and holds them beside it", async () => {
+    const { token_id, token_uri, token_count, nft } = s.accountNftInventory;
+    server.enqueue({ body: s.list({ nft: { ...nft, token_id, token_uri, token_count } }) });
+    const page = await client.accountNftInventories({ accountAddress: s.ADDR_A });
+    expect(page.results[0]).toMatchObject({ token_id, token_uri, token_count });
+  });
+
+  it("treats null optional fields as omitted and keeps unknown fields", async () => {
+    server.enqueue({ body: s.list({ ...s.internalTransactionListItem, to: null, error: null, transaction_status: null, extra_field: "kept" }) });
+    const page = await client.accountInternalTransactions({ accountAddress: s.ADDR_A });
+    const record = page.results[0]!;
+    expect("to" in record).toBe(false);
+    expect("error" in record).toBe(false);
+    expect("transaction_status" in record).toBe(false);
+    expect((record as unknown as Record<string, unknown>).extra_field).toBe("kept");
+    expect(record.amount).toBe(s.internalTransactionListItem.amount);
+  });
+
+  it("accepts a minimal record with only the required fields", async () => {
+    const minimal = { log_index: 0, contract_address: s.TOKEN, topics: [], data: "0x", items: [], block_number: 1 };
+    server.enqueue({ body: { results: [minimal], paging: s.paging() } });
+    const page = await client.accountEventLogs({ accountAddress: s.TOKEN });
+    expect(page.results).toEqual([minimal]);
+    expect(page.property).toBeUndefined();
+  });
+});
