@@ -1,0 +1,164 @@
+import type { AlertDocument } from "../rules/alert.js";
+import type { Delivery } from "./sink.js";
+import { cleanLine, safeUrl } from "./escape.js";
+
+/**
+ * What every chat and email sink shows of an alert, as plain text that is already
+ * sanitized (one line each, invisible and bidi characters handled) and cut to a sane size.
+ * Sinks only have to escape it for their markup and fit it to their limits.
+ */
+export interface AlertView {
+  rule: string;
+  summary: string;
+  fields: { label: string; value: string }[];
+  links: { label: string; url: string }[];
+  /** ISO-8601, when the record carries it. */
+  datetime: string | undefined;
+}
+
+/** On-chain free text (names, messages) is cut here; hashes and addresses fit easily. */
+const TEXT_MAX = 200;
+const SUMMARY_MAX = 300;
+const MAX_EVENT_ITEMS = 8;
+const MAX_ENRICHMENT = 6;
+
+function get(obj: unknown, key: string): unknown {
+  return typeof obj === "object" && obj !== null && Object.hasOwn(obj, key) ? (obj as Record<string, unknown>)[key] : undefined;
+}
+
+function text(value: unknown): string | undefined {
+  if (typeof value === "string") return value;
+  if (typeof value === "number" || typeof value === "bigint" || typeof value === "boolean") return String(value);
+  return undefined;
+}
+
+/** The contract a record is about, when it has one (NFT collection, event emitter). */
+export function recordContract(alert: AlertDocument): string | undefined {
+  const r = alert.record;
+  if (alert.source === "nft_transfers") return text(get(get(r, "contract"), "contract_address"));
+  if (alert.source === "event_logs") return text(get(r, "contract_address"));
+  return undefined;
+}
+
+const NOUNS: Record<string, [string, string]> = {
+  nft_transfers: ["NFT transfer", "NFT transfers"],
+  internal_transactions: ["internal transaction", "internal transactions"],
+  event_logs: ["event", "events"],
+};
+
+export function alertView(alert: AlertDocument): AlertView {
+  const fields: AlertView["fields"] = [];
+  const add = (label: string, value: unknown, max = TEXT_MAX) => {
+    const t = text(value);
+    if (t !== undefined && t !== "") fields.push({ label, value: cleanLine(t, max) });
+  };
+  const r = alert.record;
+  if (alert.source === "nft_transfers") {
+    add("Collection", get(get(r, "contract"), "contract_address"));
+    add("Token ID", get(r, "token_id"), 100);
+    add("From", get(r, "from"));
+    add("To", get(r, "to"));
+    add("Count", get(r, "token_count"), 100);
+  } else if (alert.source === "internal_transactions") {
+    add("From", get(r, "from"));
+    add("To", get(r, "to"));
+    const amount = text(get(r, "amount"));
+    if (amount !== undefined) add("Amount", `${amount} KAIA`, 100);
+    add("Type", get(r, "type"), 40);
+    const status = get(r, "transaction_status");
+    const fail = text(get(status, "fail_message"));
+    add("Status", [text(get(status, "status")), fail].filter((x) => x !== undefined && x !== "").join(": "));
+    add("Error", get(r, "error"));
+    add("Method", text(get(r, "signature")) ?? text(get(r, "method_id")));
+  } else if (alert.source === "event_logs") {
+    add("Contract", get(r, "contract_address"));
+    const type = text(get(r, "type"));
+    if (type !== undefined) add("Event", get(r, "estimated_event_log") === true ? `${type} (estimated)` : type, 100);
+    const items = get(r, "items");
+    if (Array.isArray(items)) {
+      for (const item of items.slice(0, MAX_EVENT_ITEMS)) {
+        const name = text(get(item, "name")) ?? "?";
+        add(cleanLine(name, 40), get(item, "value"));
+      }
+    }
+  }
+  const contract = recordContract(alert);
+  for (const [key, value] of Object.entries(alert.enrichment ?? {}).slice(0, MAX_ENRICHMENT)) {
+    add(cleanLine(key, 40), describeEnrichment(value, contract));
+  }
+  add("Block", alert.block);
+  add("Transaction", alert.transaction_hash ?? undefined);
+
+  const links: AlertView["links"] = [];
+  const link = (label: string, url: string | undefined) => {
+    const safe = safeUrl(url);
+    if (safe !== undefined) links.push({ label, url: safe });
+  };
+  link("Transaction", alert.links.transaction);
+  link("Block", alert.links.block);
+  link("Account", alert.links.account);
+  link("Contract", alert.links.contract);
+  link("Token", alert.links.token);
+
+  return {
+    rule: cleanLine(alert.rule, 100),
+    summary: cleanLine(alert.summary, SUMMARY_MAX),
+    fields,
+    links,
+    datetime: alert.datetime ?? undefined,
+  };
+}
+
+/**
+ * One enrichment value on one line. A token or NFT name is always shown with the contract
+ * address beside it, because a stranger can name a token anything ("USDT", "Tether").
+ */
+export function describeEnrichment(value: unknown, recordContractAddress: string | undefined): string {
+  const err = text(get(value, "error"));
+  if (err !== undefined) return `lookup failed: ${err}`;
+  for (const candidate of [value, get(value, "info"), get(value, "nft"), get(value, "contract")]) {
+    const name = text(get(candidate, "name"));
+    const symbol = text(get(candidate, "symbol"));
+    const address = text(get(candidate, "contract_address")) ?? text(get(candidate, "address"));
+    if ((name !== undefined || symbol !== undefined) && (address ?? recordContractAddress) !== undefined) {
+      const label = [name, symbol === undefined ? undefined : `(${symbol})`].filter((x) => x !== undefined).join(" ");
+      const tokenName = text(get(get(value, "metadata"), "name"));
+      const nft = tokenName === undefined ? "" : ` — "${cleanLine(tokenName, 60)}"`;
+      return `${cleanLine(label, 80)}${nft} — ${address ?? recordContractAddress}`;
+    }
+  }
+  const json = typeof value === "string" ? value : JSON.stringify(value) ?? "";
+  const line = cleanLine(json, 150);
+  return recordContractAddress === undefined ? line : `${line} (contract ${recordContractAddress})`;
+}
+
+/** "500 NFT transfers for rule X of collection 0x…; first 20 shown". */
+export function digestHeadline(delivery: Delivery, shown: number): string {
+  const count = delivery.alerts.length;
+  const sources = new Set(delivery.alerts.map((a) => a.source));
+  const first = delivery.alerts[0];
+  const nouns = sources.size === 1 && first !== undefined ? NOUNS[first.source] : undefined;
+  const noun = nouns === undefined ? (count === 1 ? "alert" : "alerts") : count === 1 ? nouns[0] : nouns[1];
+  const contracts = new Set(delivery.alerts.map((a) => recordContract(a)?.toLowerCase()));
+  const [contract] = contracts;
+  let about = "";
+  if (contracts.size === 1 && contract !== undefined) about = first?.source === "nft_transfers" ? ` of collection ${contract}` : ` of contract ${contract}`;
+  else if (first !== undefined && new Set(delivery.alerts.map((a) => a.watch)).size === 1) about = ` on watch ${cleanLine(first.watch, 60)}`;
+  const tail = shown < count ? `; first ${shown} shown` : "";
+  return `${count} ${noun} for rule ${cleanLine(delivery.rule, 100)}${about}${tail}`;
+}
+
+/** One line of a digest: the alert's summary and its best link. */
+export function digestLine(alert: AlertDocument): { text: string; url: string | undefined } {
+  return {
+    text: cleanLine(alert.summary, TEXT_MAX),
+    url: safeUrl(alert.links.transaction) ?? safeUrl(alert.links.block),
+  };
+}
+
+export function isDigest(delivery: Delivery): boolean {
+  return delivery.alerts.length !== 1;
+}
+
+/** A digest lists at most this many alerts in chat messages; the headline says how many were left out. */
+export const DIGEST_SHOWN = 20;

@@ -1,0 +1,103 @@
+import type { Common } from "../../common/common.js";
+import type { Delivery, Sink } from "../sink.js";
+import type { SinkConfigProblem } from "../errors.js";
+import { cleanLine, escapeDiscord, truncateUnits } from "../escape.js";
+import { DIGEST_SHOWN, alertView, digestHeadline, digestLine, isDigest } from "../alert-view.js";
+import { takeLines } from "../fit.js";
+import { createHttpSender, type HttpSender } from "../http-sender.js";
+import { checkTimeout, checkUrl, throwIfProblems } from "../sink-checks.js";
+
+export interface DiscordOptions {
+  /** The channel webhook URL: a secret. */
+  url: string;
+  /** Milliseconds; 10 s by default. */
+  timeout?: number;
+}
+
+export const DISCORD_LIMITS = { content: 2000, title: 256, description: 4096, fields: 25, fieldName: 256, fieldValue: 1024, footer: 2048, embeds: 10, total: 6000 } as const;
+
+export interface DiscordEmbed {
+  title: string;
+  description?: string;
+  url?: string;
+  fields?: { name: string; value: string; inline: boolean }[];
+  footer?: { text: string };
+  timestamp?: string;
+}
+
+export interface DiscordMessage {
+  embeds: DiscordEmbed[];
+  /** Nothing in a kaiawatch message may ping anyone, whatever the text says. */
+  allowed_mentions: { parse: [] };
+}
+
+const DEFAULT_TIMEOUT_MS = 10_000;
+
+export function validateDiscordOptions(options: DiscordOptions): SinkConfigProblem[] {
+  const problems: SinkConfigProblem[] = [];
+  checkUrl(problems, "url", options.url, { allowLoopbackHttp: true });
+  checkTimeout(problems, "timeout", options.timeout);
+  return problems;
+}
+
+/** The characters Discord counts against the 6000 total of a message's embeds. */
+export function embedSize(embed: DiscordEmbed): number {
+  return embed.title.length + (embed.description?.length ?? 0) + (embed.footer?.text.length ?? 0) + (embed.fields ?? []).reduce((n, f) => n + f.name.length + f.value.length, 0);
+}
+
+function validTimestamp(datetime: string | null | undefined): string | undefined {
+  return datetime != null && !Number.isNaN(Date.parse(datetime)) ? new Date(datetime).toISOString() : undefined;
+}
+
+/** The webhook payload of a delivery: pure, so that its escaping and limits are testable. */
+export function buildDiscordMessage(delivery: Delivery): DiscordMessage {
+  // Titles are operator text (the rule name); Discord renders little markdown there.
+  const title = truncateUnits(`🔔 ${cleanLine(delivery.rule, 200)}`, DISCORD_LIMITS.title);
+  let embed: DiscordEmbed;
+  if (!isDigest(delivery)) {
+    const alert = delivery.alerts[0]!;
+    const view = alertView(alert);
+    const links = view.links.map((l) => `[${l.label}](${l.url})`).join(" · ");
+    const description = truncateUnits([escapeDiscord(view.summary), links].filter((s) => s !== "").join("\n"), DISCORD_LIMITS.description);
+    const footer = { text: truncateUnits([alert.watch, alert.source, alert.network].join(" · "), DISCORD_LIMITS.footer) };
+    embed = { title, description, footer };
+    if (view.links[0] !== undefined) embed.url = view.links[0].url;
+    const timestamp = validTimestamp(view.datetime);
+    if (timestamp !== undefined) embed.timestamp = timestamp;
+    const fields: NonNullable<DiscordEmbed["fields"]> = [];
+    let size = embedSize(embed);
+    for (const f of view.fields.slice(0, DISCORD_LIMITS.fields)) {
+      const field = { name: truncateUnits(escapeDiscord(f.label), DISCORD_LIMITS.fieldName), value: truncateUnits(escapeDiscord(f.value), DISCORD_LIMITS.fieldValue), inline: f.value.length <= 48 };
+      if (size + field.name.length + field.value.length > DISCORD_LIMITS.total) break;
+      size += field.name.length + field.value.length;
+      fields.push(field);
+    }
+    if (fields.length > 0) embed.fields = fields;
+  } else {
+    const lines = delivery.alerts.slice(0, DIGEST_SHOWN).map((alert) => {
+      const line = digestLine(alert);
+      return `• ${escapeDiscord(line.text)}${line.url === undefined ? "" : ` [tx](${line.url})`}`;
+    });
+    // The headline is at most ~400 units; whole lines fill the rest of both limits.
+    const budget = Math.min(DISCORD_LIMITS.description, DISCORD_LIMITS.total - title.length) - 2;
+    const headlineReserve = 450;
+    const shown = takeLines(lines, budget, headlineReserve);
+    const headline = truncateUnits(`**${escapeDiscord(digestHeadline(delivery, shown.length))}**`, headlineReserve);
+    embed = { title, description: [headline, "", ...shown].join("\n") };
+  }
+  return { embeds: [embed], allowed_mentions: { parse: [] } };
+}
+
+export function createDiscordSink(common: Common, name: string, options: DiscordOptions, sender: HttpSender = createHttpSender(common)): Sink {
+  throwIfProblems(name, validateDiscordOptions(options));
+  common.secrets.add(options.url);
+  const target = `sink ${name} (discord)`;
+  return {
+    name,
+    type: "discord",
+    async send(delivery, signal) {
+      const body = JSON.stringify(buildDiscordMessage(delivery));
+      await sender.postJson({ url: options.url, body, timeoutMs: options.timeout ?? DEFAULT_TIMEOUT_MS, target }, signal);
+    },
+  };
+}

@@ -1,0 +1,116 @@
+import type { Common } from "../../common/common.js";
+import type { Delivery, Sink } from "../sink.js";
+import type { SinkConfigProblem } from "../errors.js";
+import type { Template } from "../template.js";
+import { templateContext } from "../template.js";
+import { escapeSlack, truncateUnits } from "../escape.js";
+import { DIGEST_SHOWN, alertView, digestHeadline, digestLine, isDigest } from "../alert-view.js";
+import { packLines } from "../fit.js";
+import { createHttpSender, type HttpSender } from "../http-sender.js";
+import { checkTemplate, checkTimeout, checkUrl, throwIfProblems } from "../sink-checks.js";
+
+export interface SlackOptions {
+  /** The incoming webhook URL: a secret. */
+  url: string;
+  /** A template for the message text (mrkdwn); the built-in layout when absent. */
+  text?: string;
+  /** Milliseconds; 10 s by default. */
+  timeout?: number;
+}
+
+export const SLACK_LIMITS = { text: 40_000, section: 3000, blocks: 50, header: 150, fieldsPerSection: 10, field: 2000, contextElements: 10 } as const;
+
+type Mrkdwn = { type: "mrkdwn"; text: string };
+export type SlackBlock =
+  | { type: "header"; text: { type: "plain_text"; text: string; emoji: true } }
+  | { type: "section"; text: Mrkdwn }
+  | { type: "section"; fields: Mrkdwn[] }
+  | { type: "context"; elements: Mrkdwn[] };
+
+export interface SlackMessage {
+  text: string;
+  blocks: SlackBlock[];
+  unfurl_links: false;
+  unfurl_media: false;
+}
+
+const DEFAULT_TIMEOUT_MS = 10_000;
+
+export function validateSlackOptions(options: SlackOptions): SinkConfigProblem[] {
+  const problems: SinkConfigProblem[] = [];
+  checkUrl(problems, "url", options.url, { allowLoopbackHttp: true });
+  checkTemplate(problems, "text", options.text);
+  checkTimeout(problems, "timeout", options.timeout);
+  return problems;
+}
+
+/** A link whose URL is ours (checked by safeUrl) and whose text is escaped. */
+function link(url: string, text: string): string {
+  return `<${url.replace(/&/g, "&amp;")}|${escapeSlack(text)}>`;
+}
+
+function header(text: string): SlackBlock {
+  return { type: "header", text: { type: "plain_text", text: truncateUnits(escapeSlack(text), SLACK_LIMITS.header), emoji: true } };
+}
+
+function section(text: string): SlackBlock {
+  return { type: "section", text: { type: "mrkdwn", text: truncateUnits(text, SLACK_LIMITS.section) } };
+}
+
+/** Links of a single alert and where it came from, as one context block. */
+function contextBlock(delivery: Delivery): SlackBlock | undefined {
+  const alert = delivery.alerts[0];
+  if (alert === undefined || isDigest(delivery)) return undefined;
+  const view = alertView(alert);
+  const parts = view.links.map((l) => link(l.url, l.label));
+  parts.push(escapeSlack([alert.watch, alert.source, alert.network, view.datetime].filter((x) => x != null).join(" · ")));
+  return { type: "context", elements: [{ type: "mrkdwn", text: truncateUnits(parts.join(" · "), SLACK_LIMITS.section) }] };
+}
+
+/** The Block Kit message of a delivery: pure, so that its escaping and limits are testable. */
+export function buildSlackMessage(delivery: Delivery, template?: Template): SlackMessage {
+  const blocks: SlackBlock[] = [];
+  let text: string;
+  const context = contextBlock(delivery);
+  const rendered = template?.render(templateContext(delivery), escapeSlack).trim();
+
+  if (rendered !== undefined && rendered !== "") {
+    text = rendered;
+    for (const chunk of packLines(rendered.split("\n"), SLACK_LIMITS.section, SLACK_LIMITS.blocks - 1)) blocks.push(section(chunk));
+  } else if (!isDigest(delivery)) {
+    const view = alertView(delivery.alerts[0]!);
+    text = `${escapeSlack(view.rule)}: ${escapeSlack(view.summary)}`;
+    blocks.push(header(`🔔 ${view.rule}`));
+    if (view.summary !== "") blocks.push(section(escapeSlack(view.summary)));
+    const fields = view.fields.map((f) => ({ type: "mrkdwn" as const, text: truncateUnits(`*${escapeSlack(f.label)}*\n${escapeSlack(f.value)}`, SLACK_LIMITS.field) }));
+    for (let i = 0; i < fields.length; i += SLACK_LIMITS.fieldsPerSection) blocks.push({ type: "section", fields: fields.slice(i, i + SLACK_LIMITS.fieldsPerSection) });
+  } else {
+    const shown = delivery.alerts.slice(0, DIGEST_SHOWN);
+    const headline = digestHeadline(delivery, shown.length);
+    text = escapeSlack(headline);
+    blocks.push(header(`🔔 ${delivery.rule}`));
+    blocks.push(section(`*${escapeSlack(headline)}*`));
+    const lines = shown.map((alert) => {
+      const line = digestLine(alert);
+      return `• ${escapeSlack(line.text)}${line.url === undefined ? "" : ` ${link(line.url, "tx")}`}`;
+    });
+    for (const chunk of packLines(lines, SLACK_LIMITS.section, SLACK_LIMITS.blocks - 3)) blocks.push(section(chunk));
+  }
+  if (context !== undefined) blocks.push(context);
+  return { text: truncateUnits(text, SLACK_LIMITS.text), blocks: blocks.slice(0, SLACK_LIMITS.blocks), unfurl_links: false, unfurl_media: false };
+}
+
+export function createSlackSink(common: Common, name: string, options: SlackOptions, sender: HttpSender = createHttpSender(common)): Sink {
+  throwIfProblems(name, validateSlackOptions(options));
+  common.secrets.add(options.url);
+  const template = checkTemplate([], "text", options.text);
+  const target = `sink ${name} (slack)`;
+  return {
+    name,
+    type: "slack",
+    async send(delivery, signal) {
+      const body = JSON.stringify(buildSlackMessage(delivery, template));
+      await sender.postJson({ url: options.url, body, timeoutMs: options.timeout ?? DEFAULT_TIMEOUT_MS, target }, signal);
+    },
+  };
+}

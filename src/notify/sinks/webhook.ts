@@ -1,0 +1,81 @@
+import type { Common } from "../../common/common.js";
+import type { Delivery, Sink } from "../sink.js";
+import type { SinkConfigProblem } from "../errors.js";
+import type { AlertDocument } from "../../rules/alert.js";
+import { ALERT_DOCUMENT_VERSION } from "../../rules/alert.js";
+import { createHttpSender, type HttpSender } from "../http-sender.js";
+import { decodeWebhookSecret, standardWebhookHeaders } from "../standard-webhooks.js";
+import { checkTimeout, checkUrl, throwIfProblems } from "../sink-checks.js";
+
+export interface WebhookOptions {
+  url: string;
+  /** A Standard Webhooks secret (`whsec_` + base64); requests are signed when set. */
+  secret?: string;
+  /** Extra request headers (e.g. Authorization). */
+  headers?: Record<string, string>;
+  /** Milliseconds; 10 s by default. */
+  timeout?: number;
+  /** Permit plain http (otherwise https is required). */
+  allow_http?: boolean;
+}
+
+/** The body of a digest: several alerts of one rule in one request. */
+export interface DigestDocument {
+  version: typeof ALERT_DOCUMENT_VERSION;
+  type: "digest";
+  /** The delivery id, also sent as `webhook-id`. */
+  id: string;
+  rule: string;
+  count: number;
+  alerts: AlertDocument[];
+}
+
+const DEFAULT_TIMEOUT_MS = 10_000;
+/** Headers the sink owns: a custom header may not replace the body type or the signature. */
+const RESERVED = new Set(["content-type", "content-length", "host", "transfer-encoding", "connection", "webhook-id", "webhook-timestamp", "webhook-signature"]);
+const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+const SECRET_HEADER = /auth|token|key|secret|signature|cookie|password/i;
+
+export function validateWebhookOptions(options: WebhookOptions): SinkConfigProblem[] {
+  const problems: SinkConfigProblem[] = [];
+  checkUrl(problems, "url", options.url, { allowHttp: options.allow_http === true });
+  if (options.secret !== undefined && (typeof options.secret !== "string" || decodeWebhookSecret(options.secret) === undefined)) {
+    problems.push({ key: "secret", message: "must be a Standard Webhooks secret: whsec_ followed by base64 (e.g. from `openssl rand -base64 32`)" });
+  }
+  for (const [header, value] of Object.entries(options.headers ?? {})) {
+    if (!TOKEN.test(header)) problems.push({ key: `headers.${header}`, message: "is not a valid header name" });
+    else if (RESERVED.has(header.toLowerCase())) problems.push({ key: `headers.${header}`, message: "is set by kaiawatch and cannot be replaced" });
+    if (typeof value !== "string" || /[\r\n\0]/.test(value)) problems.push({ key: `headers.${header}`, message: "must be a one-line string" });
+  }
+  checkTimeout(problems, "timeout", options.timeout);
+  return problems;
+}
+
+/** The JSON body of a delivery: the alert document itself, or a digest document. */
+export function buildWebhookBody(delivery: Delivery): string {
+  const first = delivery.alerts[0];
+  if (delivery.alerts.length === 1 && first !== undefined) return JSON.stringify(first);
+  const digest: DigestDocument = { version: ALERT_DOCUMENT_VERSION, type: "digest", id: delivery.id, rule: delivery.rule, count: delivery.alerts.length, alerts: delivery.alerts };
+  return JSON.stringify(digest);
+}
+
+export function createWebhookSink(common: Common, name: string, options: WebhookOptions, sender: HttpSender = createHttpSender(common)): Sink {
+  throwIfProblems(name, validateWebhookOptions(options));
+  common.secrets.add(options.secret);
+  for (const [header, value] of Object.entries(options.headers ?? {})) if (SECRET_HEADER.test(header)) common.secrets.add(value);
+  const key = options.secret === undefined ? undefined : decodeWebhookSecret(options.secret);
+  const target = `sink ${name} (webhook)`;
+  return {
+    name,
+    type: "webhook",
+    async send(delivery, signal) {
+      const body = buildWebhookBody(delivery);
+      // The id is the delivery's, the same on every retry, so the receiver can drop a duplicate.
+      // Unsigned requests carry the id and timestamp too: deduplication needs no secret.
+      const timestamp = Math.floor(common.now() / 1000);
+      const signature = key === undefined ? { "webhook-id": delivery.id, "webhook-timestamp": String(timestamp) } : standardWebhookHeaders(key, delivery.id, timestamp, body);
+      const headers = { ...options.headers, ...signature };
+      await sender.postJson({ url: options.url, body, headers, timeoutMs: options.timeout ?? DEFAULT_TIMEOUT_MS, target, secrets: options.secret === undefined ? [] : [options.secret] }, signal);
+    },
+  };
+}
