@@ -1,0 +1,255 @@
+import type { RecordFamily, WatchedRecord } from "../watch/record.js";
+import type { FieldSpec } from "./fields.js";
+import type { ArgValue, Scalar } from "./operand.js";
+import type { ConditionContext, ConditionIssue, ConditionNode, TestNode } from "./parse-condition.js";
+import { parseCondition } from "./parse-condition.js";
+import type { PreparedRecord } from "./prepared-record.js";
+import { prepareRecord } from "./prepared-record.js";
+
+export type PreparedTest = (record: PreparedRecord) => boolean;
+
+export interface CompiledCondition {
+  ok: true;
+  /** True when the record matches. A record of another family never matches. */
+  test: (record: WatchedRecord) => boolean;
+  /** The same on a record prepared once with prepareRecord() and shared by every rule. */
+  testPrepared: PreparedTest;
+  /** The checked tree, for explain and the reference evaluator. */
+  node: ConditionNode;
+}
+
+export type CompileResult = CompiledCondition | { ok: false; issues: ConditionIssue[] };
+
+/**
+ * Checks a `when` against the rule's source and compiles it, once, into closures that
+ * only compare precomputed values: no parsing, lowercasing or unit conversion happens per
+ * record. `and`/`or` short-circuit in the order written.
+ */
+export function compileCondition(when: unknown, context: ConditionContext): CompileResult {
+  const parsed = parseCondition(when, context);
+  if (!parsed.ok) return parsed;
+  const testPrepared = compileNode(parsed.node);
+  const family: RecordFamily = context.family;
+  const test = (record: WatchedRecord): boolean => record.family === family && testPrepared(prepareRecord(record));
+  return { ok: true, test, testPrepared, node: parsed.node };
+}
+
+function compileNode(node: ConditionNode): PreparedTest {
+  switch (node.type) {
+    case "always":
+      return () => true;
+    case "not": {
+      const child = compileNode(node.child);
+      return (p) => !child(p);
+    }
+    case "all":
+    case "any": {
+      const children = node.children.map(compileNode);
+      if (children.length === 1) return children[0] as PreparedTest;
+      if (children.length === 2) {
+        const [a, b] = children as [PreparedTest, PreparedTest];
+        return node.type === "all" ? (p) => a(p) && b(p) : (p) => a(p) || b(p);
+      }
+      if (node.type === "all") {
+        return (p) => {
+          for (let i = 0; i < children.length; i++) if (!(children[i] as PreparedTest)(p)) return false;
+          return true;
+        };
+      }
+      return (p) => {
+        for (let i = 0; i < children.length; i++) if ((children[i] as PreparedTest)(p)) return true;
+        return false;
+      };
+    }
+    case "test":
+      return node.field.kind === "arg" ? compileArgTest(node) : compileValueTest(node);
+  }
+}
+
+type Getter = (p: PreparedRecord) => string | bigint | boolean | undefined;
+
+/** Reads a prepared field; each is a direct property read (direction compares two). */
+function getter(field: FieldSpec): Getter {
+  switch (field.id) {
+    case "contract":
+      return (p) => p.contract;
+    case "signature":
+      // Same name, two meanings: topic0 of a log, the function name of a call.
+      return field.kind === "hash" ? (p) => p.topics[0] : (p) => p.signature;
+    case "event":
+      return (p) => p.event;
+    case "topics": {
+      const i = field.index ?? 0;
+      return (p) => p.topics[i];
+    }
+    case "block":
+      return (p) => p.block;
+    case "transaction":
+      return (p) => p.transaction;
+    case "log_index":
+      return (p) => p.logIndex;
+    case "estimated":
+      return (p) => p.estimated;
+    case "contract_type":
+      return (p) => p.contractType;
+    case "token_id":
+      return (p) => p.tokenId;
+    case "from":
+      return (p) => p.from;
+    case "to":
+      return (p) => p.to;
+    case "token_count":
+      return (p) => p.tokenCount;
+    case "direction": {
+      const account = field.account;
+      return (p) => (p.from === account ? (p.to === account ? "self" : "out") : p.to === account ? "in" : undefined);
+    }
+    case "mint":
+      return (p) => p.mint;
+    case "burn":
+      return (p) => p.burn;
+    case "type":
+      return (p) => p.type;
+    case "amount":
+      return (p) => p.amount;
+    case "status":
+      return (p) => p.status;
+    case "failed":
+      return (p) => p.failed;
+    case "error":
+      return (p) => p.error;
+    case "fail_message":
+      return (p) => p.failMessage;
+    case "method_id":
+      return (p) => p.methodId;
+    case "call_id":
+      return (p) => p.callId;
+    default:
+      throw new Error(`no getter for field ${field.name}`);
+  }
+}
+
+function compileValueTest(node: TestNode): PreparedTest {
+  const get = getter(node.field);
+  switch (node.op) {
+    case "eq": {
+      const x = node.value;
+      return (p) => get(p) === x;
+    }
+    case "ne": {
+      const x = node.value;
+      return (p) => get(p) !== x;
+    }
+    case "in": {
+      const set = new Set(node.value);
+      return (p) => set.has(get(p) as Scalar);
+    }
+    case "not_in": {
+      const set = new Set(node.value);
+      return (p) => !set.has(get(p) as Scalar);
+    }
+    // undefined compares false with a bigint, so a missing value never passes a bound.
+    case "gt": {
+      const x = node.value;
+      return (p) => (get(p) as bigint) > x;
+    }
+    case "gte": {
+      const x = node.value;
+      return (p) => (get(p) as bigint) >= x;
+    }
+    case "lt": {
+      const x = node.value;
+      return (p) => (get(p) as bigint) < x;
+    }
+    case "lte": {
+      const x = node.value;
+      return (p) => (get(p) as bigint) <= x;
+    }
+    case "contains": {
+      const x = node.value;
+      return (p) => {
+        const v = get(p);
+        return typeof v === "string" && v.includes(x);
+      };
+    }
+    case "starts_with": {
+      const x = node.value;
+      return (p) => {
+        const v = get(p);
+        return typeof v === "string" && v.startsWith(x);
+      };
+    }
+    case "matches": {
+      const re = node.value;
+      return (p) => {
+        const v = get(p);
+        return typeof v === "string" && re.test(v);
+      };
+    }
+    case "exists":
+      return node.value ? (p) => get(p) !== undefined : (p) => get(p) === undefined;
+  }
+}
+
+function argEquals(a: ArgValue, b: ArgValue): boolean {
+  if (a.int !== undefined && b.int !== undefined) return a.int === b.int;
+  if (a.hex !== undefined && b.hex !== undefined) return a.hex === b.hex;
+  return a.text === b.text;
+}
+
+function compileArgTest(node: TestNode): PreparedTest {
+  const name = node.field.arg as string;
+  const eqAny = (values: ArgValue[]) => (p: PreparedRecord) => {
+    const v = p.arg(name);
+    if (v === undefined) return false;
+    for (let i = 0; i < values.length; i++) if (argEquals(v, values[i] as ArgValue)) return true;
+    return false;
+  };
+  switch (node.op) {
+    case "eq":
+      return eqAny([node.value as ArgValue]);
+    case "in":
+      return eqAny(node.value as ArgValue[]);
+    case "ne": {
+      const eq = eqAny([node.value as ArgValue]);
+      return (p) => !eq(p);
+    }
+    case "not_in": {
+      const eq = eqAny(node.value as ArgValue[]);
+      return (p) => !eq(p);
+    }
+    case "gt": {
+      const x = node.value;
+      return (p) => (p.arg(name)?.int as bigint) > x;
+    }
+    case "gte": {
+      const x = node.value;
+      return (p) => (p.arg(name)?.int as bigint) >= x;
+    }
+    case "lt": {
+      const x = node.value;
+      return (p) => (p.arg(name)?.int as bigint) < x;
+    }
+    case "lte": {
+      const x = node.value;
+      return (p) => (p.arg(name)?.int as bigint) <= x;
+    }
+    case "contains": {
+      const x = node.value;
+      return (p) => p.arg(name)?.text.includes(x) === true;
+    }
+    case "starts_with": {
+      const x = node.value;
+      return (p) => p.arg(name)?.text.startsWith(x) === true;
+    }
+    case "matches": {
+      const re = node.value;
+      return (p) => {
+        const v = p.arg(name);
+        return v !== undefined && re.test(v.text);
+      };
+    }
+    case "exists":
+      return node.value ? (p) => p.arg(name) !== undefined : (p) => p.arg(name) === undefined;
+  }
+}

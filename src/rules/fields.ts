@@ -1,0 +1,159 @@
+import type { RecordFamily } from "../watch/record.js";
+
+/**
+ * How a field's values compare:
+ * - address: 0x + 40 hex, case-insensitive;
+ * - hash: 0x-hex (transaction hash, topic, selector), case-insensitive;
+ * - keyword: a short word from a known set (CALL, Fail, KIP17, in), case-insensitive;
+ * - text: free text written on chain (error messages, names), case-sensitive;
+ * - integer: whole numbers of any size (bigint);
+ * - amount: native KAIA amounts, compared as bigint kei;
+ * - boolean: true / false;
+ * - arg: a decoded event argument (text): compared as integers when both sides are
+ *   integers, case-insensitively when both are 0x-hex, else as exact text.
+ */
+export type FieldKind = "address" | "hash" | "keyword" | "text" | "integer" | "amount" | "boolean" | "arg";
+
+export const OPERATORS = ["eq", "ne", "in", "not_in", "gt", "gte", "lt", "lte", "contains", "starts_with", "matches", "exists"] as const;
+export type Operator = (typeof OPERATORS)[number];
+
+const EQUALITY = ["eq", "ne", "in", "not_in", "exists"] as const;
+const ORDER = ["gt", "gte", "lt", "lte"] as const;
+const TEXT = ["contains", "starts_with", "matches"] as const;
+
+export const OPERATORS_BY_KIND: Readonly<Record<FieldKind, readonly Operator[]>> = {
+  address: EQUALITY,
+  hash: EQUALITY,
+  keyword: EQUALITY,
+  text: [...EQUALITY, ...TEXT],
+  integer: [...EQUALITY, ...ORDER],
+  amount: [...EQUALITY, ...ORDER],
+  boolean: ["eq", "ne", "exists"],
+  arg: [...EQUALITY, ...ORDER, ...TEXT],
+};
+
+/** What a field is, after its name was resolved against a rule's source. */
+export interface FieldSpec {
+  /** As written in the rule: "amount", "topics[1]", "args.value". */
+  name: string;
+  /** The field without its index or argument name: "topics", "args". */
+  id: string;
+  kind: FieldKind;
+  /** topics[i]: the index. */
+  index?: number;
+  /** args.NAME: the argument name. */
+  arg?: string;
+  /** Closed keyword fields: the lowercase values that exist. */
+  values?: readonly string[];
+  /** How a written value turns into what the field holds, beyond the kind's rule. */
+  operand?: "event_topic" | "topic" | "selector" | "transaction";
+  /** direction: the lowercase watched account it is relative to. */
+  account?: string;
+}
+
+type FieldTemplate = Omit<FieldSpec, "name" | "id" | "index" | "arg" | "account"> & { doc: string; example: string };
+
+const BLOCK: FieldTemplate = { kind: "integer", doc: "block number", example: "block: { gte: 150000000 }" };
+const TRANSACTION: FieldTemplate = { kind: "hash", operand: "transaction", doc: "transaction hash", example: 'transaction: "0x…64 hex"' };
+
+/** Every field a condition may name, per record family, with a line of documentation. */
+export const FIELDS: Readonly<Record<RecordFamily, Readonly<Record<string, FieldTemplate>>>> = {
+  event_logs: {
+    contract: { kind: "address", doc: "the contract that emitted the log", example: 'contract: "0x…"' },
+    signature: {
+      kind: "hash",
+      operand: "event_topic",
+      doc: "topic0; write the event signature (hashed with keccak-256) or the 0x hash",
+      example: 'signature: "Transfer(address,address,uint256)"',
+    },
+    event: { kind: "text", doc: "the decoded event name (\"Unknown\" when the explorer could not decode it)", example: "event: Transfer" },
+    "topics[i]": {
+      kind: "hash",
+      operand: "topic",
+      doc: "topic i (0–3); an address value is compared in its 32-byte topic form",
+      example: 'topics[1]: "0x…sender address or 32-byte topic"',
+    },
+    "args.NAME": {
+      kind: "arg",
+      doc: "a decoded argument by name; integers compare as numbers (base units), 0x-hex case-insensitively",
+      example: 'args.value: { gt: "1000 * 10^18" }',
+    },
+    block: BLOCK,
+    transaction: TRANSACTION,
+    log_index: { kind: "integer", doc: "position of the log in its block", example: "log_index: 0" },
+    estimated: { kind: "boolean", doc: "the event name was guessed from a signature database", example: "estimated: false" },
+  },
+  nft_transfers: {
+    contract: { kind: "address", doc: "the NFT contract", example: 'contract: "0x…"' },
+    contract_type: { kind: "keyword", doc: "KIP17, KIP37, ERC721, ERC1155, …", example: "contract_type: KIP37" },
+    token_id: { kind: "integer", doc: "the token id (any size)", example: 'token_id: { in: [1, 2, "115792089237316195423570985008687907853269984665640564039457584007913129639935"] }' },
+    from: { kind: "address", doc: "sender", example: 'from: "0x…"' },
+    to: { kind: "address", doc: "recipient", example: 'to: { not_in: ["0x…", "0x…"] }' },
+    token_count: { kind: "integer", doc: "number of tokens moved (KIP37/ERC1155 amounts)", example: "token_count: { gte: 10 }" },
+    direction: {
+      kind: "keyword",
+      values: ["in", "out", "self"],
+      doc: "relative to the watched account: in (to it), out (from it), self (both); account watches only",
+      example: "direction: in",
+    },
+    mint: { kind: "boolean", doc: "sent from the zero address", example: "mint: true" },
+    burn: { kind: "boolean", doc: "sent to the zero address, 0x…dEaD or 0xdEaD…42069 (or to no one)", example: "burn: true" },
+    block: BLOCK,
+    transaction: TRANSACTION,
+  },
+  internal_transactions: {
+    type: { kind: "keyword", doc: "CALL, CREATE, CREATE2, DELEGATECALL, STATICCALL, CALLCODE, SELFDESTRUCT, …", example: "type: { in: [CREATE, CREATE2] }" },
+    from: { kind: "address", doc: "caller", example: 'from: "0x…"' },
+    to: { kind: "address", doc: "callee (absent for some creations)", example: "to: { exists: false }" },
+    amount: { kind: "amount", doc: "native value moved, with a unit (KAIA when none)", example: 'amount: { gte: "1000 KAIA" }' },
+    status: { kind: "keyword", values: ["success", "fail"], doc: "status of the enclosing transaction: Success or Fail", example: "status: Fail" },
+    failed: { kind: "boolean", doc: "the call has an error or its transaction failed", example: "failed: true" },
+    error: { kind: "text", doc: "the call's error text", example: 'error: { contains: "out of gas" }' },
+    fail_message: { kind: "text", doc: "the failed transaction's message", example: 'fail_message: { matches: "/insufficient/i" }' },
+    method_id: {
+      kind: "hash",
+      operand: "selector",
+      doc: "the 4-byte function selector; write the function signature or 0x + 8 hex",
+      example: 'method_id: "transfer(address,uint256)"',
+    },
+    signature: { kind: "text", doc: "the decoded function name as the explorer shows it", example: 'signature: { starts_with: "withdraw" }' },
+    call_id: { kind: "integer", doc: "position of the call in its transaction's call tree", example: "call_id: 0" },
+    block: BLOCK,
+    transaction: TRANSACTION,
+  },
+};
+
+export type FieldResolution = { ok: true; field: FieldSpec } | { ok: false; message: string };
+
+const TOPIC_FIELD = /^topics\[(\d+)\]$/;
+const ARG_FIELD = /^args\.(.+)$/s;
+
+/** Resolves a field name written in a condition against the rule's source. */
+export function resolveField(name: string, context: { family: RecordFamily; watchedAccount?: string }): FieldResolution {
+  const fields = FIELDS[context.family];
+  const known = () => Object.keys(fields).join(", ");
+  const topic = TOPIC_FIELD.exec(name);
+  const arg = ARG_FIELD.exec(name);
+  const id = topic ? "topics[i]" : arg ? "args.NAME" : name;
+  const template = Object.hasOwn(fields, id) ? fields[id] : undefined;
+  if (!template || name === "topics[i]" || name === "args.NAME") {
+    const elsewhere = (Object.keys(FIELDS) as RecordFamily[]).filter((f) => f !== context.family && Object.hasOwn(FIELDS[f], id));
+    const hint = elsewhere.length ? ` (it is a field of ${elsewhere.join(" and ")})` : "";
+    return { ok: false, message: `unknown field "${name}" for ${context.family} records${hint}; fields: ${known()}` };
+  }
+  const { doc: _doc, example: _example, ...spec } = template;
+  const field: FieldSpec = { ...spec, name, id: id.replace(/\[i\]$|\.NAME$/, "") };
+  if (topic) {
+    const index = Number(topic[1]);
+    if (index > 3) return { ok: false, message: `"${name}": a log has at most 4 topics, topics[0] to topics[3]` };
+    field.index = index;
+  }
+  if (arg) field.arg = arg[1] as string;
+  if (name === "direction") {
+    if (context.watchedAccount === undefined) {
+      return { ok: false, message: `"direction" needs a watch of an account (it says whether the NFT came in or went out of that account)` };
+    }
+    field.account = context.watchedAccount.toLowerCase();
+  }
+  return { ok: true, field };
+}

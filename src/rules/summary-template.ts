@@ -1,0 +1,115 @@
+import type { RecordFamily } from "../watch/record.js";
+import type { ConditionIssue } from "./parse-condition.js";
+
+/**
+ * A rule's `summary` template: plain text with `{{name}}` placeholders, nothing else (no
+ * conditions, loops or helpers). Values are inserted as plain text on one line; each sink
+ * escapes the result for its own format later. Templates come only from the operator's
+ * config; on-chain values are only ever substituted, never interpreted.
+ */
+
+/** Variables every alert offers. */
+export const COMMON_TEMPLATE_VARIABLES = [
+  "id", "rule", "watch", "network", "source", "block", "transaction_hash", "datetime", "summary",
+  "link.transaction", "link.block", "link.account", "link.contract", "link.token",
+] as const;
+
+/** Variables per source; besides these, `record.PATH` reads any field of the record as received. */
+export const FAMILY_TEMPLATE_VARIABLES: Readonly<Record<RecordFamily, readonly string[]>> = {
+  event_logs: ["contract", "event", "signature", "log_index", "estimated", "topics[i]", "args.NAME"],
+  nft_transfers: ["contract", "contract_type", "token_id", "from", "to", "token_count", "direction", "mint", "burn"],
+  internal_transactions: ["type", "from", "to", "amount_kaia", "amount_kei", "status", "failed", "error", "fail_message", "method_id", "signature", "call_id"],
+};
+
+/** The longest a summary may be: one short line; sinks cut further to their own limits. */
+export const MAX_SUMMARY_LENGTH = 500;
+
+type Part = string | { name: string };
+
+const PLACEHOLDER = /\{\{\s*([^{}]*?)\s*\}\}/g;
+const NAME = /^[A-Za-z_][\w]*(?:(?:\.[\w$]+)|(?:\[\d+\]))*$/;
+
+/** Splits a template into text and placeholders; problems are reported, not thrown. */
+function parseTemplate(template: string, issues: ConditionIssue[]): Part[] {
+  const parts: Part[] = [];
+  let last = 0;
+  for (const m of template.matchAll(PLACEHOLDER)) {
+    const index = m.index;
+    if (index > last) parts.push(template.slice(last, index));
+    const name = m[1] as string;
+    if (!NAME.test(name)) issues.push({ path: [], message: `"{{${name}}}" is not a variable name` });
+    parts.push({ name });
+    last = index + m[0].length;
+  }
+  if (last < template.length) parts.push(template.slice(last));
+  for (const part of parts) {
+    if (typeof part === "string" && part.includes("{{")) issues.push({ path: [], message: `an unclosed "{{" in ${JSON.stringify(template)}` });
+  }
+  return parts;
+}
+
+/** Whether a variable exists for the source. */
+export function isTemplateVariable(name: string, family: RecordFamily): boolean {
+  if ((COMMON_TEMPLATE_VARIABLES as readonly string[]).includes(name)) return true;
+  if (/^record(\.|\[|$)/.test(name)) return true;
+  const own = FAMILY_TEMPLATE_VARIABLES[family];
+  if (own.includes(name)) return true;
+  if (family === "event_logs") return /^topics\[[0-3]\]$/.test(name) || /^args\.[\w$]+$/.test(name);
+  return false;
+}
+
+/**
+ * Config-time check of a `summary` template for a rule of the given source: every
+ * variable must exist. Paths are relative to the template (empty); the caller prefixes them.
+ */
+export function validateSummaryTemplate(template: unknown, family: RecordFamily): ConditionIssue[] {
+  if (typeof template !== "string") return [{ path: [], message: "summary is a text template, e.g. \"{{amount_kaia}} KAIA left {{from}}\"" }];
+  const issues: ConditionIssue[] = [];
+  for (const part of parseTemplate(template, issues)) {
+    if (typeof part !== "string" && NAME.test(part.name) && !isTemplateVariable(part.name, family)) {
+      const names = [...COMMON_TEMPLATE_VARIABLES, ...FAMILY_TEMPLATE_VARIABLES[family], "record.PATH"].join(", ");
+      issues.push({ path: [], message: `unknown variable "{{${part.name}}}" for ${family}; variables: ${names}` });
+    }
+  }
+  return issues;
+}
+
+const parsedCache = new Map<string, Part[]>();
+
+/**
+ * Renders a template with `lookup(name)` for each placeholder. Absent values render as
+ * nothing; objects as compact JSON; every value is flattened to one line.
+ */
+export function renderTemplate(template: string, lookup: (name: string) => unknown): string {
+  let parts = parsedCache.get(template);
+  if (parts === undefined) {
+    parts = parseTemplate(template, []);
+    if (parsedCache.size < 1000) parsedCache.set(template, parts);
+  }
+  let out = "";
+  for (const part of parts) out += typeof part === "string" ? part : oneLine(stringify(lookup(part.name)));
+  return cut(out, MAX_SUMMARY_LENGTH);
+}
+
+function stringify(value: unknown): string {
+  if (value === undefined || value === null) return "";
+  if (typeof value === "string") return value;
+  if (typeof value === "number" || typeof value === "boolean" || typeof value === "bigint") return String(value);
+  return JSON.stringify(value) ?? "";
+}
+
+/**
+ * On-chain text on one line: line breaks, tabs and other control characters become
+ * spaces, so a revert message cannot start a new line in a log, header or chat message.
+ */
+export function oneLine(text: string): string {
+  // eslint-disable-next-line no-control-regex
+  return text.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]+/g, " ");
+}
+
+/** Shortens text to at most max characters (code points), ending with "…" when cut. */
+export function cut(text: string, max: number): string {
+  if (text.length <= max) return text;
+  const chars = Array.from(text);
+  return chars.length <= max ? text : `${chars.slice(0, max - 1).join("")}…`;
+}

@@ -1,0 +1,70 @@
+import type { RecordFamily } from "../watch/record.js";
+import type { ConditionIssue, ConditionPath } from "./parse-condition.js";
+import { parseCondition } from "./parse-condition.js";
+
+const FAMILIES: readonly string[] = ["event_logs", "nft_transfers", "internal_transactions"];
+
+export interface RuleConditionInput {
+  name: string;
+  family: RecordFamily;
+  when: unknown;
+  watchedAccount?: string;
+  /** Where this rule's `when` sits in the config; default [...basePath, index, "when"]. */
+  path?: ConditionPath;
+}
+
+/**
+ * Checks the `when` of many rules at once and returns every problem with its full path
+ * in the config (e.g. ["rules", 3, "when", "all", 1, "amount", "gte"]) and a message that
+ * names the rule and the place inside `when`.
+ */
+export function validateRuleConditions(rules: readonly RuleConditionInput[], basePath: ConditionPath = ["rules"]): ConditionIssue[] {
+  const issues: ConditionIssue[] = [];
+  rules.forEach((rule, index) => {
+    const parsed = parseCondition(rule.when, { family: rule.family, ...(rule.watchedAccount === undefined ? {} : { watchedAccount: rule.watchedAccount }) });
+    if (parsed.ok) return;
+    const at = rule.path ?? [...basePath, index, "when"];
+    for (const issue of parsed.issues) {
+      const inside = issue.path.length ? `when.${formatPath(issue.path)}` : "when";
+      issues.push({ path: [...at, ...issue.path], message: `rule "${rule.name}", ${inside}: ${issue.message}` });
+    }
+  });
+  return issues;
+}
+
+/** The least a config must look like for checkRuleConditions; the loader's type fits it. */
+export interface RulesConfigShape {
+  watches?: ReadonlyArray<{ name?: unknown; account?: unknown }>;
+  rules?: ReadonlyArray<{ name?: unknown; watch?: unknown; source?: unknown; when?: unknown }>;
+}
+
+/**
+ * A config check of the shape the loader runs, `(config) => issues`: every rule's `when`
+ * against its source, with `direction` allowed for account watches. Rules whose watch or
+ * source is itself wrong are skipped here: the loader reports those.
+ */
+export function checkRuleConditions(config: RulesConfigShape): ConditionIssue[] {
+  const accounts = new Map<string, string | undefined>();
+  for (const watch of config.watches ?? []) {
+    if (typeof watch.name === "string") accounts.set(watch.name, typeof watch.account === "string" ? watch.account : undefined);
+  }
+  const inputs: RuleConditionInput[] = [];
+  (config.rules ?? []).forEach((rule, index) => {
+    if (typeof rule.watch !== "string" || !accounts.has(rule.watch)) return;
+    if (typeof rule.source !== "string" || !FAMILIES.includes(rule.source)) return;
+    const account = accounts.get(rule.watch);
+    inputs.push({
+      name: typeof rule.name === "string" ? rule.name : `#${index + 1}`,
+      family: rule.source as RecordFamily,
+      when: rule.when,
+      path: ["rules", index, "when"],
+      ...(account === undefined ? {} : { watchedAccount: account }),
+    });
+  });
+  return validateRuleConditions(inputs);
+}
+
+/** all.1.amount.gte → all[1].amount.gte, as a person reads it next to the YAML. */
+export function formatPath(path: ConditionPath): string {
+  return path.map((p, i) => (typeof p === "number" ? `[${p}]` : i === 0 ? p : `.${p}`)).join("");
+}
