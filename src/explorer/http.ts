@@ -47,7 +47,7 @@ export async function sendRequest(dispatcher: Dispatcher, request: HttpRequest):
     const { body } = response;
     const declared = Number(response.headers["content-length"]);
     if (declared > maxBytes) {
-      body.destroy();
+      discard(body);
       throw new ExplorerResponseTooLargeError(operation, maxBytes, response.statusCode);
     }
     const chunks: Buffer[] = [];
@@ -55,7 +55,7 @@ export async function sendRequest(dispatcher: Dispatcher, request: HttpRequest):
     for await (const chunk of body as AsyncIterable<Buffer>) {
       total += chunk.length;
       if (total > maxBytes) {
-        body.destroy();
+        discard(body);
         throw new ExplorerResponseTooLargeError(operation, maxBytes, response.statusCode);
       }
       chunks.push(chunk);
@@ -70,6 +70,12 @@ export async function sendRequest(dispatcher: Dispatcher, request: HttpRequest):
     if (phase) throw new ExplorerTimeoutError(operation, phase, error);
     throw new ExplorerNetworkError(operation, error);
   }
+}
+
+/** Stops reading a body; undici reports the abort as an 'error' event that nobody else would handle. */
+function discard(body: Dispatcher.ResponseData["body"]): void {
+  body.on("error", () => {});
+  body.destroy();
 }
 
 /** A non-2xx answer as an ExplorerHttpError, with the API's `{code,title,message}` when the body is one. */

@@ -24,6 +24,8 @@ export interface Reply {
   destroy?: boolean;
   /** Send the headers and this many bytes of the body, then destroy the connection. */
   cutAfterBytes?: number;
+  /** Send the body in chunks of this size without a Content-Length. */
+  chunkBytes?: number;
 }
 
 export type Responder = Reply | ((request: SeenRequest) => Reply);
@@ -101,6 +103,12 @@ function answer(res: ServerResponse, reply: Reply): void {
   if (reply.cutAfterBytes !== undefined) {
     res.writeHead(reply.status ?? 200, { ...headers, "content-length": String(bytes.length) });
     res.write(bytes.subarray(0, reply.cutAfterBytes), () => res.socket?.destroy());
+    return;
+  }
+  if (reply.chunkBytes !== undefined) {
+    res.writeHead(reply.status ?? 200, headers);
+    for (let i = 0; i < bytes.length; i += reply.chunkBytes) res.write(bytes.subarray(i, i + reply.chunkBytes));
+    res.end();
     return;
   }
   res.writeHead(reply.status ?? 200, { ...headers, "content-length": String(bytes.length) });

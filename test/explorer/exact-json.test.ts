@@ -1,0 +1,85 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { parseExactJson, quoteExactNumbers, toPlainDecimal } from "../../src/explorer/exact-json.js";
+
+/** The exact value of a plain decimal string, as a scaled bigint pair, for comparisons. */
+function scaled(text: string, scale: number): bigint {
+  const negative = text.startsWith("-");
+  const [whole = "0", fraction = ""] = text.replace(/^-/, "").split(".");
+  const value = BigInt(whole + fraction.padEnd(scale, "0").slice(0, scale));
+  return negative ? -value : value;
+}
+
+describe("toPlainDecimal", () => {
+  it("returns plain decimals unchanged", () => {
+    for (const text of ["0", "1", "1.5", "123456789012345678901.123456789012345678", "-3.25", "0.000000000000000001"]) expect(toPlainDecimal(text)).toBe(text);
+  });
+
+  it("writes exponent notation out exactly", () => {
+    expect(toPlainDecimal("1e21")).toBe("1000000000000000000000");
+    expect(toPlainDecimal("1E+21")).toBe("1000000000000000000000");
+    expect(toPlainDecimal("1.5e-3")).toBe("0.0015");
+    expect(toPlainDecimal("-2.50e1")).toBe("-25");
+    expect(toPlainDecimal("1e-18")).toBe("0.000000000000000001");
+    expect(toPlainDecimal("123.456e2")).toBe("12345.6");
+    expect(toPlainDecimal("0e10")).toBe("0");
+    expect(toPlainDecimal("-0.0e3")).toBe("0");
+  });
+
+  it("refuses what is not a number, and absurd exponents", () => {
+    for (const text of ["", "abc", "1.", ".5", "0x10", "1e", "1e99999", "NaN", "Infinity", " 1"]) expect(toPlainDecimal(text)).toBeUndefined();
+  });
+
+  it("is exact for any mantissa and exponent (property)", () => {
+    fc.assert(
+      fc.property(fc.bigInt({ min: -(10n ** 40n), max: 10n ** 40n }), fc.integer({ min: -60, max: 60 }), (mantissa, exponent) => {
+        const plain = toPlainDecimal(`${mantissa}e${exponent}`);
+        expect(plain).toMatch(/^-?\d+(\.\d+)?$/);
+        // mantissa * 10^exponent, compared at a scale of 10^60.
+        const expected = exponent >= 0 ? mantissa * 10n ** BigInt(exponent + 60) : mantissa * 10n ** BigInt(60 + exponent);
+        expect(scaled(plain!, 60)).toBe(expected);
+      }),
+    );
+  });
+});
+
+describe("parseExactJson", () => {
+  it("keeps amounts beyond 2^53 and with 18 decimals exact", () => {
+    const text = '{"amount": 123456789012345678901.123456789012345678, "total_supply":9007199254740993,"token_count" : 1e21,"burn_amount":0.000000000000000001,"token_id":115792089237316195423570985008687907853269984665640564039457584007913129639935}';
+    expect(parseExactJson(text)).toEqual({
+      amount: "123456789012345678901.123456789012345678",
+      total_supply: "9007199254740993",
+      token_count: "1000000000000000000000",
+      burn_amount: "0.000000000000000001",
+      token_id: "115792089237316195423570985008687907853269984665640564039457584007913129639935",
+    });
+  });
+
+  it("leaves other keys' numbers and string amounts alone", () => {
+    expect(parseExactJson('{"block_id":12,"amount":"1.5","nested":{"amount":2}}')).toEqual({ block_id: 12, amount: "1.5", nested: { amount: "2" } });
+    expect(parseExactJson('[{"amount":1},{"amount":-2.5}]')).toEqual([{ amount: "1" }, { amount: "-2.5" }]);
+  });
+
+  it("does not touch an `\"amount\": 1` written inside a string value", () => {
+    const hostile = { name: 'evil", "amount": 1, "x": "', note: 'a \\"amount\\": 2 b', ['weird"amount']: 3, amount: "7" };
+    const text = JSON.stringify(hostile);
+    expect(quoteExactNumbers(text)).toBe(text);
+    expect(parseExactJson(text)).toEqual(hostile);
+  });
+
+  it("never changes what JSON.parse reads for strings holding key-like text (property)", () => {
+    const keyish = fc.constantFrom('"amount": 1', '"token_id":2', ',"amount":3', '{"total_supply": 4}', "\\", '"', ",", "{", " ", "amount", ":5");
+    const text = fc.array(fc.oneof(keyish, fc.string({ maxLength: 4 })), { maxLength: 8 }).map((parts) => parts.join(""));
+    fc.assert(
+      fc.property(fc.dictionary(text, text, { maxKeys: 4 }), (object) => {
+        const json = JSON.stringify({ data: object, list: Object.values(object) });
+        expect(parseExactJson(json)).toEqual(JSON.parse(json));
+      }),
+    );
+  });
+
+  it("leaves invalid JSON invalid", () => {
+    expect(() => parseExactJson('{"results":[{"amount": 1')).toThrow(SyntaxError);
+    expect(() => parseExactJson('{"a":"x,"amount": 1}')).toThrow(SyntaxError);
+  });
+});
