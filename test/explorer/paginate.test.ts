@@ -1,0 +1,89 @@
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { createTestCommon } from "../../src/common/common.js";
+import { createExplorerClient, type ExplorerClient } from "../../src/explorer/client.js";
+import { ExplorerHttpError } from "../../src/explorer/errors.js";
+import type { EventLog, ListResponse } from "../../src/explorer/types.js";
+import { startFixtureServer, type FixtureServer, type SeenRequest } from "./fixture-server.js";
+import * as s from "./samples.js";
+
+let server: FixtureServer;
+let client: ExplorerClient;
+
+beforeEach(async () => {
+  server = await startFixtureServer();
+  client = createExplorerClient(createTestCommon(), { baseUrl: server.url, requestsPerSecond: 1000, retryBaseMs: 1 });
+});
+afterEach(async () => {
+  await client.close();
+  await server.close();
+});
+
+/** A page of `count` logs numbered from the page position, with the given paging. */
+function page(request: SeenRequest, count: number, paging: { total_count: number; last: boolean; total_page: number }) {
+  const current = Number(request.query.get("page"));
+  const size = Number(request.query.get("size"));
+  const results = Array.from({ length: count }, (_, i) => ({ ...s.eventLog, log_index: (current - 1) * size + i }));
+  return { body: { results, paging: { ...paging, current_page: current } } };
+}
+
+async function collect(iterator: AsyncIterable<ListResponse<EventLog>>): Promise<number[]> {
+  const seen: number[] = [];
+  for await (const response of iterator) seen.push(...response.results.map((r) => r.log_index));
+  return seen;
+}
+
+const params = { accountAddress: s.TOKEN, blockNumberStart: 1, blockNumberEnd: 100, size: 3 };
+
+describe("paginate", () => {
+  it("stops on paging.last", async () => {
+    // total_page says 10, but the server says page 2 is the last: trust `last`.
+    server.setDefault((r) => page(r, 3, { total_count: 30, total_page: 10, last: r.query.get("page") === "2" }));
+    expect(await collect(client.paginate("accountEventLogs", params))).toEqual([0, 1, 2, 3, 4, 5]);
+    expect(server.requests.map((r) => r.query.get("page"))).toEqual(["1", "2"]);
+    // Every page carries the caller's filters and the page size.
+    for (const r of server.requests) expect(Object.fromEntries(r.query)).toMatchObject({ blockNumberStart: "1", blockNumberEnd: "100", size: "3" });
+  });
+
+  it("stops on a short page", async () => {
+    server.setDefault((r) => page(r, r.query.get("page") === "3" ? 2 : 3, { total_count: 99, total_page: 99, last: false }));
+    expect(await collect(client.paginate("accountEventLogs", params))).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
+    expect(server.requests).toHaveLength(3);
+  });
+
+  it("stops when current_page reaches total_page", async () => {
+    server.setDefault((r) => page(r, 3, { total_count: 6, total_page: 2, last: false }));
+    expect(await collect(client.paginate("accountEventLogs", params))).toEqual([0, 1, 2, 3, 4, 5]);
+    expect(server.requests).toHaveLength(2);
+  });
+
+  it('treats a 400 "totalPage is over." as the end', async () => {
+    server.setDefault((r) =>
+      r.query.get("page") === "3"
+        ? { status: 400, body: { code: "INVALID_REQUEST", title: "Bad Request", message: "totalPage is over." } }
+        : page(r, 3, { total_count: 6, total_page: 99, last: false }),
+    );
+    expect(await collect(client.paginate("accountEventLogs", params))).toEqual([0, 1, 2, 3, 4, 5]);
+    expect(server.requests).toHaveLength(3);
+  });
+
+  it("any other 400 is an error", async () => {
+    server.setDefault({ status: 400, body: { code: "INVALID_REQUEST", title: "Bad Request", message: "size must be <= 2000" } });
+    await expect(collect(client.paginate("accountEventLogs", params))).rejects.toBeInstanceOf(ExplorerHttpError);
+  });
+
+  it("starts at params.page and uses the default size 20 when none is given", async () => {
+    server.setDefault((r) => page(r, 20, { total_count: 100, total_page: 5, last: r.query.get("page") === "5" }));
+    const pages: number[] = [];
+    for await (const response of client.paginate("accountEventLogs", { accountAddress: s.TOKEN, page: 4 })) pages.push(response.paging.current_page);
+    expect(pages).toEqual([4, 5]);
+    expect(server.requests.map((r) => r.query.get("size"))).toEqual(["20", "20"]);
+  });
+
+  it("breaking out of the loop sends no further request", async () => {
+    server.setDefault((r) => page(r, 3, { total_count: 300, total_page: 100, last: false }));
+    for await (const response of client.paginate("accountEventLogs", params)) {
+      if (response.paging.current_page === 2) break;
+    }
+    expect(server.requests).toHaveLength(2);
+  });
+});

@@ -1,0 +1,202 @@
+import { Writable } from "node:stream";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { createTestCommon, type Common } from "../../src/common/common.js";
+import { isAbortError } from "../../src/common/errors.js";
+import { createLogger } from "../../src/common/logger.js";
+import { createSecretRedactor } from "../../src/common/secrets.js";
+import { createExplorerClient, type ExplorerClient, type ExplorerClientOptions } from "../../src/explorer/client.js";
+import { ExplorerHttpError, ExplorerNetworkError, shouldRetry } from "../../src/explorer/errors.js";
+import { backoffDelay, parseRetryAfter } from "../../src/explorer/retry.js";
+import { startFixtureServer, type FixtureServer } from "./fixture-server.js";
+import * as s from "./samples.js";
+
+let server: FixtureServer;
+let client: ExplorerClient | undefined;
+let common: Common;
+let logLines: Record<string, unknown>[];
+
+function makeClient(options: Partial<ExplorerClientOptions> = {}): ExplorerClient {
+  client = createExplorerClient(common, { baseUrl: server.url, requestsPerSecond: 1000, retryBaseMs: 5, retryMaxMs: 5000, ...options });
+  return client;
+}
+
+const ok = { body: s.list(s.eventLog) };
+const call = () => client!.accountEventLogs({ accountAddress: s.TOKEN });
+
+beforeEach(async () => {
+  server = await startFixtureServer();
+  logLines = [];
+  const redactor = createSecretRedactor();
+  const destination = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      for (const line of chunk.toString().split("\n").filter(Boolean)) logLines.push(JSON.parse(line) as Record<string, unknown>);
+      done();
+    },
+  });
+  common = createTestCommon({ logger: createLogger({ level: "debug", redactor, destination }), secrets: redactor });
+});
+afterEach(async () => {
+  await client?.close();
+  client = undefined;
+  await server.close();
+});
+
+async function metricValue(metric: { get(): Promise<{ values: { labels: Record<string, unknown>; value: number }[] }> }, labels: Record<string, string>): Promise<number> {
+  const { values } = await metric.get();
+  return values.filter((v) => Object.entries(labels).every(([k, x]) => v.labels[k] === x)).reduce((sum, v) => sum + v.value, 0);
+}
+
+describe("retries", () => {
+  for (const status of [429, 500, 502, 503, 504, 408]) {
+    it(`retries after HTTP ${status}, then succeeds`, async () => {
+      makeClient();
+      server.enqueue({ status, body: { code: "SOME_CODE", title: "t", message: "m" } }, { status, body: "oops" }, ok);
+      const page = await call();
+      expect(page.results).toHaveLength(1);
+      expect(server.requests).toHaveLength(3);
+      expect(await metricValue(common.metrics.explorerRetries, { operation: "accountEventLogs" })).toBe(2);
+      expect(await metricValue(common.metrics.explorerRequests, { operation: "accountEventLogs", status: String(status) })).toBe(2);
+      expect(await metricValue(common.metrics.explorerRequests, { operation: "accountEventLogs", status: "200" })).toBe(1);
+      const retryLogs = logLines.filter((l) => l.operation === "accountEventLogs" && typeof l.attempt === "number");
+      expect(retryLogs.map((l) => l.attempt)).toEqual([1, 2]);
+    });
+  }
+
+  it("retries a connection reset", async () => {
+    makeClient();
+    server.enqueue({ destroy: true }, { destroy: true }, ok);
+    await call();
+    expect(server.requests).toHaveLength(3);
+    expect(await metricValue(common.metrics.explorerRequests, { operation: "accountEventLogs", status: "KW_EXPLORER_NETWORK" })).toBe(2);
+  });
+
+  it("gives up after maxRetries with the last error, carrying the API's error body", async () => {
+    makeClient({ maxRetries: 2 });
+    server.setDefault({ status: 429, body: { code: "API_REQUEST_QUOTA_EXCEEDED", title: "Too Many Requests", message: "quota exceeded" } });
+    const error = (await call().catch((e: unknown) => e)) as ExplorerHttpError;
+    expect(error).toBeInstanceOf(ExplorerHttpError);
+    expect(error.code).toBe("KW_EXPLORER_HTTP");
+    expect(error.status).toBe(429);
+    expect(error.apiCode).toBe("API_REQUEST_QUOTA_EXCEEDED");
+    expect(error.body).toEqual({ code: "API_REQUEST_QUOTA_EXCEEDED", title: "Too Many Requests", message: "quota exceeded" });
+    expect(server.requests).toHaveLength(3);
+  });
+
+  for (const [status, code] of [[400, "INVALID_REQUEST"], [401, "UNAUTHORIZED_ACCESS"], [404, "NOT_FOUND_TRANSACTION"], [403, "FORBIDDEN"]] as const) {
+    it(`does not retry HTTP ${status}`, async () => {
+      makeClient();
+      server.setDefault({ status, body: { code, title: "no", message: "no" } });
+      const error = (await call().catch((e: unknown) => e)) as ExplorerHttpError;
+      expect(error).toBeInstanceOf(ExplorerHttpError);
+      expect(error.status).toBe(status);
+      expect(error.apiCode).toBe(code);
+      expect(server.requests).toHaveLength(1);
+    });
+  }
+
+  it("honours Retry-After in seconds", async () => {
+    makeClient();
+    server.enqueue({ status: 429, headers: { "retry-after": "1" }, body: { code: "API_REQUEST_QUOTA_EXCEEDED" } }, ok);
+    await call();
+    expect(server.requests).toHaveLength(2);
+    expect(server.requests[1]!.at - server.requests[0]!.at).toBeGreaterThanOrEqual(900);
+  });
+
+  it("honours Retry-After as an HTTP date", async () => {
+    makeClient();
+    server.enqueue(() => ({ status: 503, headers: { "retry-after": new Date(Date.now() + 2000).toUTCString() }, body: "maintenance" }), ok);
+    await call();
+    expect(server.requests).toHaveLength(2);
+    // The date has whole seconds, so the wait is between 1 and 2 seconds.
+    expect(server.requests[1]!.at - server.requests[0]!.at).toBeGreaterThanOrEqual(900);
+  });
+
+  it("does not hold a request for a Retry-After longer than retryMaxMs; the error says how long", async () => {
+    makeClient({ retryMaxMs: 1000 });
+    server.enqueue({ status: 429, headers: { "retry-after": "3600" }, body: { code: "API_REQUEST_QUOTA_EXCEEDED" } }, ok);
+    const error = (await call().catch((e: unknown) => e)) as ExplorerHttpError;
+    expect(error.status).toBe(429);
+    expect(error.retryAfterMs).toBe(3_600_000);
+    expect(server.requests).toHaveLength(1);
+  });
+
+  // The backoff it cancels is 30 s, longer than this test's timeout: without the abort it cannot pass.
+  it("an abort cancels a pending backoff wait", { timeout: 20_000 }, async () => {
+    makeClient({ retryBaseMs: 60_000, retryMaxMs: 60_000 });
+    server.setDefault({ status: 503, headers: { "retry-after": "30" }, body: "down" });
+    const controller = new AbortController();
+    const pending = client!.accountEventLogs({ accountAddress: s.TOKEN }, { signal: controller.signal });
+    while (server.requests.length === 0) await new Promise((r) => setTimeout(r, 5));
+    await new Promise((r) => setTimeout(r, 50));
+    controller.abort();
+    const error = await pending.catch((e: unknown) => e);
+    expect(isAbortError(error)).toBe(true);
+    expect(server.requests).toHaveLength(1);
+  });
+
+  it("the shutdown signal of common aborts calls too", { timeout: 20_000 }, async () => {
+    const shutdown = new AbortController();
+    common = { ...common, signal: shutdown.signal };
+    makeClient({ retryBaseMs: 60_000, retryMaxMs: 60_000 });
+    server.setDefault({ status: 503, headers: { "retry-after": "30" }, body: "down" });
+    const pending = call();
+    while (server.requests.length === 0) await new Promise((r) => setTimeout(r, 5));
+    shutdown.abort();
+    expect(isAbortError(await pending.catch((e: unknown) => e))).toBe(true);
+  });
+
+  it("an aborted signal sends nothing", async () => {
+    makeClient();
+    const error = await client!.accountEventLogs({ accountAddress: s.TOKEN }, { signal: AbortSignal.abort() }).catch((e: unknown) => e);
+    expect(isAbortError(error)).toBe(true);
+    expect(server.requests).toHaveLength(0);
+  });
+});
+
+describe("rate limiter", () => {
+  it("spaces requests across concurrent calls of one client", async () => {
+    makeClient({ requestsPerSecond: 10 });
+    server.setDefault(ok);
+    await Promise.all(Array.from({ length: 6 }, () => call()));
+    const times = server.requests.map((r) => r.at).sort((a, b) => a - b);
+    // Six requests at 10/s need at least 500 ms between the first and the last.
+    expect(times.at(-1)! - times[0]!).toBeGreaterThanOrEqual(450);
+  });
+
+  it("an abort cancels a rate-limit wait", async () => {
+    makeClient({ requestsPerSecond: 0.01 });
+    server.setDefault(ok);
+    await call();
+    const controller = new AbortController();
+    const pending = client!.accountEventLogs({ accountAddress: s.TOKEN }, { signal: controller.signal });
+    setTimeout(() => controller.abort(), 20);
+    expect(isAbortError(await pending.catch((e: unknown) => e))).toBe(true);
+    expect(server.requests).toHaveLength(1);
+  });
+});
+
+describe("retry policy pieces", () => {
+  it("shouldRetry decides from the error type", () => {
+    const http = (status: number) => new ExplorerHttpError({ operation: "nftItem", status });
+    for (const status of [408, 429, 500, 502, 503, 504]) expect(shouldRetry(http(status))).toBe(true);
+    for (const status of [400, 401, 403, 404, 409, 422, 501]) expect(shouldRetry(http(status))).toBe(false);
+    expect(shouldRetry(new ExplorerNetworkError("nftItem", new Error("ECONNRESET")))).toBe(true);
+    expect(shouldRetry(new Error("something"))).toBe(false);
+    expect(shouldRetry(new DOMException("aborted", "AbortError"))).toBe(false);
+  });
+
+  it("backoff is full jitter under min(max, base * 2^attempt)", () => {
+    expect(backoffDelay(3, { baseMs: 100, maxMs: 10_000 }, () => 0.999999)).toBe(799);
+    expect(backoffDelay(3, { baseMs: 100, maxMs: 10_000 }, () => 0)).toBe(0);
+    expect(backoffDelay(20, { baseMs: 100, maxMs: 10_000 }, () => 0.5)).toBe(5000);
+  });
+
+  it("parses Retry-After seconds and dates", () => {
+    const now = Date.parse("2024-05-01T12:00:00Z");
+    expect(parseRetryAfter("7", now)).toBe(7000);
+    expect(parseRetryAfter("Wed, 01 May 2024 12:00:30 GMT", now)).toBe(30_000);
+    expect(parseRetryAfter("Wed, 01 May 2024 11:00:00 GMT", now)).toBe(0);
+    expect(parseRetryAfter("soon", now)).toBeUndefined();
+    expect(parseRetryAfter(undefined, now)).toBeUndefined();
+  });
+});
