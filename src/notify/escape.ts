@@ -91,11 +91,15 @@ export function escapeSlack(s: string): string {
 /**
  * Discord markdown: every markdown-significant character gets a backslash (Discord drops the
  * backslash when rendering), which defuses masked links `[x](y)`, `<@id>`/`<#id>`/`<t:…>`
- * syntax, headings, quotes, spoilers and code; `@` is escaped too so that `@everyone` and
- * `@here` show as text. Messages also carry `allowed_mentions: { parse: [] }`.
+ * syntax, emphasis, spoilers and code; `@` is escaped too so that `@everyone` and `@here`
+ * show as text. Heading, list and subtext markers (`#`, `-`, `+`, `1.`) only mean something
+ * at the start of a line, so only there are they escaped. Messages also carry
+ * `allowed_mentions: { parse: [] }`.
  */
 export function escapeDiscord(s: string): string {
-  return sanitizeText(s).replace(/[\\*_~`|>[\]()<#\-@]/g, "\\$&");
+  return sanitizeText(s)
+    .replace(/[\\*_~`|>[\]()<@]/g, "\\$&")
+    .replace(/^([ \t]*)([#+-]|\d+\.)/gm, (_m, space: string, marker: string) => `${space}${marker.replace(/[#+.-]/, "\\$&")}`);
 }
 
 /** Telegram HTML parse mode: the four entities Telegram knows. */

@@ -70,7 +70,7 @@ export function createHttpSender(common: Common, options: HttpSenderOptions = {}
       }
       if (status >= 200 && status < 300) return { status, text };
 
-      const excerpt = responseExcerpt(text, [post.url, ...(post.secrets ?? [])]);
+      const excerpt = responseExcerpt(text, [...urlSecrets(post.url), ...(post.secrets ?? [])]);
       const details = excerpt === "" ? undefined : `receiver said: ${excerpt}`;
       if (status >= 300 && status < 400) {
         throw new SinkError("KW_NOTIFY_REDIRECT", `${post.target}: answered HTTP ${status}, a redirect, which is not followed (configure the final URL)`, { permanent: true, ...(details === undefined ? {} : { details }) });
@@ -118,6 +118,20 @@ function errorCode(error: unknown): string {
     e = e instanceof Error ? e.cause : undefined;
   }
   return found;
+}
+
+/**
+ * The parts of a URL a receiver might echo back: the whole URL, its path, and each long path
+ * segment (Slack's and Discord's webhook secrets are path segments).
+ */
+function urlSecrets(url: string): string[] {
+  try {
+    const u = new URL(url);
+    const path = `${u.pathname}${u.search}`;
+    return [url, path, ...u.pathname.split("/").filter((segment) => segment.length >= 8)].sort((a, b) => b.length - a.length);
+  } catch {
+    return [url];
+  }
 }
 
 /** A short, sanitized quote of a receiver's error answer with secrets removed. */

@@ -36,8 +36,9 @@ describe("escapers (properties)", () => {
     fc.assert(fc.property(hostileString, (s) => {
       const out = escapeDiscord(s);
       // Remove escaped pairs; what is left must hold no special character at all.
-      const rest = out.replace(/\\[\\*_~`|>[\]()<#\-@]/g, "");
-      expect(rest).not.toMatch(/[\\*_~`|>[\]()<#@-]/);
+      const rest = out.replace(/\\[\\*_~`|>[\]()<#+.@-]/g, "");
+      expect(rest).not.toMatch(/[\\*_~`|>[\]()<@]/);
+      expect(rest).not.toMatch(/^[ \t]*([#+-]|\d+\.)/m);
     }), runs);
   });
 
@@ -97,6 +98,7 @@ describe("escapers (examples)", () => {
 
   it("defuse Discord mentions and masked links", () => {
     expect(escapeDiscord("@everyone [x](http://e)")).toBe("\\@everyone \\[x\\]\\(http://e\\)");
+    expect(escapeDiscord("# big\n- item\n 2. x a-b #c")).toBe("\\# big\n\\- item\n 2\\. x a-b #c");
   });
 
   it("escape HTML fully", () => {

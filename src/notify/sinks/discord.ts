@@ -51,8 +51,7 @@ function validTimestamp(datetime: string | null | undefined): string | undefined
 
 /** The webhook payload of a delivery: pure, so that its escaping and limits are testable. */
 export function buildDiscordMessage(delivery: Delivery): DiscordMessage {
-  // Titles are operator text (the rule name); Discord renders little markdown there.
-  const title = truncateUnits(`🔔 ${cleanLine(delivery.rule, 200)}`, DISCORD_LIMITS.title);
+  const title = truncateUnits(`🔔 ${escapeDiscord(cleanLine(delivery.rule, 200))}`, DISCORD_LIMITS.title);
   let embed: DiscordEmbed;
   if (!isDigest(delivery)) {
     const alert = delivery.alerts[0]!;
