@@ -1,0 +1,294 @@
+import type { ListResponse } from "../explorer/types.js";
+import { API_LIMITS, OPERATIONS, type OperationName } from "../explorer/operations.js";
+import type { BlockIndex, Chain } from "./chain.js";
+import type { NftState } from "./nft-state.js";
+import { compareIds } from "./nft-state.js";
+import {
+  accountInventoryJson,
+  callOfTransactionJson,
+  eventLogJson,
+  internalTxJson,
+  inventoryDetailJson,
+  nftItemJson,
+  nftTransferJson,
+} from "./serialize.js";
+import type { Collection, World } from "./world.js";
+
+/** An answer other than 200, in the service's `{code,title,message}` form. */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    readonly title: string,
+    message: string,
+  ) {
+    super(message);
+  }
+
+  body(): { code: string; title: string; message: string } {
+    return { code: this.code, title: this.title, message: this.message };
+  }
+}
+
+export const invalid = (message: string) => new ApiError(400, "INVALID_REQUEST", "invalid request", message);
+
+export interface Route {
+  op: OperationName;
+  params: Record<string, string>;
+}
+
+const ROUTES = (Object.entries(OPERATIONS) as [OperationName, (typeof OPERATIONS)[OperationName]][]).map(([op, def]) => ({
+  op,
+  regex: new RegExp(`^${def.path.replace(/:[A-Za-z]+/g, "([^/]+)")}$`),
+  names: [...def.path.matchAll(/:([A-Za-z]+)/g)].map((m) => m[1] as string),
+}));
+
+export function matchRoute(pathname: string): Route | undefined {
+  for (const route of ROUTES) {
+    const m = route.regex.exec(pathname);
+    if (!m) continue;
+    const params: Record<string, string> = {};
+    route.names.forEach((name, i) => (params[name] = decodeURIComponent(m[i + 1] as string)));
+    return { op: route.op, params };
+  }
+  return undefined;
+}
+
+export interface ApiContext {
+  world: World;
+  chain: Chain;
+  nft: NftState;
+  /** The newest block the (lagging) indexer has reached. */
+  visibleHead: number;
+}
+
+const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
+const HASH = /^0x[0-9a-fA-F]{64}$/;
+const INTEGER = /^[0-9]{1,18}$/;
+
+function address(value: string | null | undefined, name: string): string {
+  if (value == null || !ADDRESS.test(value)) throw invalid(`Requested parameter is not valid. (${name})`);
+  return value.toLowerCase();
+}
+
+function hash(value: string | undefined, name: string): string {
+  if (value == null || !HASH.test(value)) throw invalid(`Requested parameter is not valid. (${name})`);
+  return value.toLowerCase();
+}
+
+function integer(value: string, name: string): number {
+  if (!INTEGER.test(value)) throw invalid(`Requested parameter is not valid. (${name})`);
+  return Number(value);
+}
+
+function tokenId(value: string, name: string): string {
+  if (/^[0-9]{1,78}$/.test(value)) return BigInt(value).toString();
+  if (/^0x[0-9a-fA-F]{1,64}$/.test(value)) return BigInt(value).toString();
+  throw invalid(`Requested parameter is not valid. (${name})`);
+}
+
+interface Paging {
+  page: number;
+  size: number;
+}
+
+function paging(query: URLSearchParams): Paging {
+  const pageText = query.get("page");
+  const sizeText = query.get("size");
+  const page = pageText === null ? 1 : integer(pageText, "page");
+  const size = sizeText === null ? API_LIMITS.defaultPageSize : integer(sizeText, "size");
+  if (page < 1) throw invalid("Requested parameter is not valid. (page must be at least 1)");
+  if (size < 1 || size > API_LIMITS.maxPageSize) throw invalid(`Requested parameter is not valid. (size must be between 1 and ${API_LIMITS.maxPageSize})`);
+  return { page, size };
+}
+
+/** Total pages over the capped count; a page past the last is refused (page 1 of nothing is an empty answer). */
+function pageWindow(count: number, p: Paging): { total: number; totalPage: number; offset: number; take: number } {
+  const total = Math.min(count, API_LIMITS.maxTotalCount);
+  const totalPage = Math.ceil(total / p.size);
+  if (p.page > Math.max(totalPage, 1)) throw invalid("totalPage is over.");
+  const offset = (p.page - 1) * p.size;
+  return { total, totalPage, offset, take: Math.max(0, Math.min(p.size, total - offset)) };
+}
+
+function envelope<T>(results: T[], p: Paging, total: number, totalPage: number): ListResponse<T> {
+  return { results, paging: { total_count: total, current_page: p.page, last: p.page >= totalPage, total_page: totalPage }, property: {} };
+}
+
+/** A newest-first page of the records in [lo, hi) of an ascending index. */
+function descPage<R extends { block: number }, T>(index: BlockIndex<R> | undefined, lo: number, hi: number, p: Paging, map: (r: R) => T): ListResponse<T> {
+  const w = pageWindow(hi - lo, p);
+  const results: T[] = [];
+  const items = index?.items ?? [];
+  for (let i = 0; i < w.take; i++) results.push(map(items[hi - 1 - w.offset - i] as R));
+  return envelope(results, p, w.total, w.totalPage);
+}
+
+/** A page of a list already in the API's order. */
+function arrayPage<R, T>(items: readonly R[], p: Paging, map: (r: R) => T): ListResponse<T> {
+  const w = pageWindow(items.length, p);
+  return envelope(items.slice(w.offset, w.offset + w.take).map(map), p, w.total, w.totalPage);
+}
+
+/**
+ * The block bounds of a listing. A bound left out is open; when both are given they must
+ * satisfy start <= end and span at most 1,000 blocks. The indexer's lag caps the top.
+ */
+function blockRange(query: URLSearchParams, visibleHead: number): { from: number; to: number } {
+  const startText = query.get("blockNumberStart");
+  const endText = query.get("blockNumberEnd");
+  const start = startText === null ? undefined : integer(startText, "blockNumberStart");
+  const end = endText === null ? undefined : integer(endText, "blockNumberEnd");
+  if (start !== undefined && end !== undefined) {
+    if (start > end) throw invalid("Requested parameter is not valid. (blockNumberStart must not be greater than blockNumberEnd)");
+    if (end - start + 1 > API_LIMITS.maxBlockRange) throw invalid(`Requested parameter is not valid. (block range must not exceed ${API_LIMITS.maxBlockRange} blocks)`);
+  }
+  return { from: start ?? 0, to: Math.min(end ?? Number.MAX_SAFE_INTEGER, visibleHead) };
+}
+
+function signature(query: URLSearchParams): string | undefined {
+  const value = query.get("signature");
+  if (value === null || value === "") return undefined;
+  return hash(value, "signature");
+}
+
+function ranged<R extends { block: number }, T>(index: BlockIndex<R> | undefined, query: URLSearchParams, ctx: ApiContext, p: Paging, map: (r: R) => T): ListResponse<T> {
+  const { from, to } = blockRange(query, ctx.visibleHead);
+  const [lo, hi] = index ? index.range(from, to) : [0, 0];
+  return descPage(index, lo, hi, p, map);
+}
+
+function collectionOf(ctx: ApiContext, contract: string): Collection | undefined {
+  return ctx.world.collections.find((c) => c.address === contract);
+}
+
+interface InventoryRow {
+  collection: Collection;
+  tokenId: string;
+  holder: string;
+  count: bigint;
+}
+
+const inventoryCache = new WeakMap<NftState, Map<string, { version: number; rows: InventoryRow[] }>>();
+
+/** Every (token id, holder) of a collection, by token id then holder; rebuilt only after the collection changed. */
+function inventoryRows(ctx: ApiContext, collection: Collection): InventoryRow[] {
+  let cache = inventoryCache.get(ctx.nft);
+  if (!cache) inventoryCache.set(ctx.nft, (cache = new Map()));
+  const version = ctx.nft.version(collection.address);
+  const hit = cache.get(collection.address);
+  if (hit && hit.version === version) return hit.rows;
+  const rows: InventoryRow[] = [];
+  for (const id of ctx.nft.tokenIds(collection.address)) {
+    const token = ctx.nft.token(collection.address, id);
+    if (!token) continue;
+    for (const [holder, count] of [...token.holders].sort((a, b) => (a[0] < b[0] ? -1 : 1))) rows.push({ collection, tokenId: id, holder, count });
+  }
+  cache.set(collection.address, { version, rows });
+  return rows;
+}
+
+/** Answers one operation with its 200 body, or throws ApiError. */
+export function answer(ctx: ApiContext, route: Route, query: URLSearchParams): unknown {
+  const { chain, world, nft } = ctx;
+  const params = route.params;
+  const visibleTx = (h: string) => {
+    const tx = chain.tx(h);
+    return tx && tx.block <= ctx.visibleHead ? tx : undefined;
+  };
+  switch (route.op) {
+    case "transactionInternalTransactions": {
+      const h = hash(params.transactionHash, "transactionHash");
+      const p = paging(query);
+      const tx = visibleTx(h);
+      if (!tx) throw new ApiError(404, "NOT_FOUND_TRANSACTION", "not found transaction", "Transaction does not exist.");
+      return arrayPage(tx.calls, p, (r) => callOfTransactionJson(world, r));
+    }
+    case "nftItem": {
+      const contract = address(params.tokenAddress, "tokenAddress");
+      const id = tokenId(params.tokenId ?? "", "tokenId");
+      const collection = collectionOf(ctx, contract);
+      if (!collection) throw new ApiError(404, "NOT_FOUND_NFT", "not found nft", "Nft does not exist.");
+      const token = nft.token(contract, id);
+      if (!token) throw new ApiError(404, "NOT_FOUND_NFT_ITEM", "not found nft token item", "Nft token item does not exist.");
+      return nftItemJson(world, nft, collection, token);
+    }
+    case "accountNftTransfers": {
+      const account = address(params.accountAddress, "accountAddress");
+      const contractText = query.get("contractAddress");
+      const p = paging(query);
+      const index = contractText ? chain.nftsByAccountContract.get(`${account}|${address(contractText, "contractAddress")}`) : chain.nftsByAccount.get(account);
+      return ranged(index, query, ctx, p, nftTransferJson);
+    }
+    case "nftTransfers": {
+      const contract = address(params.tokenAddress, "tokenAddress");
+      const idText = query.get("tokenId");
+      const p = paging(query);
+      const index = idText ? chain.nftsByContractToken.get(`${contract}|${tokenId(idText, "tokenId")}`) : chain.nftsByContract.get(contract);
+      return ranged(index, query, ctx, p, nftTransferJson);
+    }
+    case "transactionNftTransfers": {
+      const h = hash(params.transactionHash, "transactionHash");
+      const p = paging(query);
+      return arrayPage(visibleTx(h)?.nfts ?? [], p, nftTransferJson);
+    }
+    case "nftInventoryDetails": {
+      const contract = address(params.tokenAddress, "tokenAddress");
+      const keyword = query.get("keyword");
+      const p = paging(query);
+      const collection = collectionOf(ctx, contract);
+      let rows = collection ? inventoryRows(ctx, collection) : [];
+      if (keyword) {
+        if (ADDRESS.test(keyword)) rows = rows.filter((r) => r.holder === keyword.toLowerCase());
+        else {
+          const id = tokenId(keyword, "keyword");
+          rows = rows.filter((r) => r.tokenId === id);
+        }
+      }
+      return arrayPage(rows, p, (r) => inventoryDetailJson(world, r.collection, nft.token(contract, r.tokenId)!, r.holder, r.count));
+    }
+    case "accountInternalTransactions": {
+      const account = address(params.accountAddress, "accountAddress");
+      const p = paging(query);
+      return ranged(chain.callsByAccount.get(account), query, ctx, p, internalTxJson);
+    }
+    case "blockInternalTransactions": {
+      const number = integer(params.blockNumber ?? "", "blockNumber");
+      const p = paging(query);
+      const block = number <= ctx.visibleHead ? chain.block(number) : undefined;
+      return arrayPage(block?.calls ?? [], p, internalTxJson);
+    }
+    case "accountNftInventories": {
+      const account = address(params.accountAddress, "accountAddress");
+      const excludeText = query.get("excludeIfTokenUriIsEmpty");
+      if (excludeText !== null && excludeText !== "true" && excludeText !== "false") throw invalid("Requested parameter is not valid. (excludeIfTokenUriIsEmpty)");
+      const exclude = excludeText !== "false";
+      const p = paging(query);
+      const rows: { collection: Collection; tokenId: string; count: bigint; uri: string }[] = [];
+      for (const key of nft.held(account)) {
+        const [contract, id] = key.split("|") as [string, string];
+        const collection = collectionOf(ctx, contract);
+        const token = nft.token(contract, id);
+        if (!collection || !token) continue;
+        if (exclude && token.meta.uri === "") continue;
+        rows.push({ collection, tokenId: id, count: token.holders.get(account) ?? 0n, uri: token.meta.uri });
+      }
+      rows.sort((a, b) => a.collection.index - b.collection.index || compareIds(a.tokenId, b.tokenId));
+      return arrayPage(rows, p, (r) => accountInventoryJson(nft, r.collection, nft.token(r.collection.address, r.tokenId)!, r.count));
+    }
+    case "transactionEventLogs": {
+      const h = hash(params.transactionHash, "transactionHash");
+      const sig = signature(query);
+      const p = paging(query);
+      const logs = visibleTx(h)?.logs ?? [];
+      return arrayPage(sig ? logs.filter((l) => l.topic0 === sig) : logs, p, eventLogJson);
+    }
+    case "accountEventLogs": {
+      const account = address(params.accountAddress, "accountAddress");
+      const sig = signature(query);
+      const p = paging(query);
+      const index = sig ? chain.logsByContractTopic.get(`${account}|${sig}`) : chain.logsByContract.get(account);
+      return ranged(index, query, ctx, p, eventLogJson);
+    }
+  }
+}

@@ -1,0 +1,362 @@
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { KaiawatchError } from "../common/errors.js";
+import { OPERATIONS } from "../explorer/operations.js";
+import type { EventLog, InternalTransactionListItem, NftTransfer } from "../explorer/types.js";
+import { ApiError, answer, matchRoute } from "./api.js";
+import { Chain, type BlockIndex, type CallRec, type TxInfo } from "./chain.js";
+import { buildChosenBlock, type ChosenRecords } from "./custom-block.js";
+import { DEFAULT_DENSITY, generateBlock, type Density } from "./generate.js";
+import { createMeter, type SimulatorStats } from "./meter.js";
+import { NftState } from "./nft-state.js";
+import { createPrng } from "./prng.js";
+import { eventLogJson, internalTxJson, nftTransferJson } from "./serialize.js";
+import { createWorld } from "./world.js";
+
+export type { ChosenRecords } from "./custom-block.js";
+export type { SimulatorStats } from "./meter.js";
+
+/** Faults injected into explorer API answers (never into JSON-RPC). Rates are fractions of requests, 0..1. */
+export interface SimulatorFaults {
+  /** Answer 500, 502 or 503 instead. */
+  serverErrorRate?: number;
+  /** Delay every answer by this many milliseconds. */
+  latencyMs?: number;
+  /** A 200 whose JSON body is cut short. */
+  truncateRate?: number;
+  /** A 200 whose body is not JSON, or JSON of the wrong shape. */
+  malformedRate?: number;
+  /** Drop the connection without an answer. */
+  resetRate?: number;
+  /** Answer every API request 503 MAINTENANCE. */
+  maintenance?: boolean;
+}
+
+/** The service's own limits; like the faults they can be changed while running. */
+export interface SimulatorLimits {
+  /** Require `Authorization: Bearer <apiKey>` (401 otherwise). */
+  apiKey?: string;
+  requestsPerSecond?: number;
+  dailyCreditQuota?: number;
+  /** The API serves only blocks <= head - lag; JSON-RPC reports the true head. */
+  indexingLagBlocks?: number;
+}
+
+export interface SimulatorOptions extends SimulatorLimits {
+  /** Same seed, same chain, same faults (default 1). */
+  seed?: number;
+  /** Milliseconds between new blocks; 0 = frozen (the default in-process). */
+  blockTime?: number;
+  /** The first block's number (default 100,000,000). */
+  startBlock?: number;
+  /** Blocks generated before serving (default 100). */
+  initialBlocks?: number;
+  /** Records per block on average (default eventLogs 8, nftTransfers 4, internalTransactions 12). */
+  density?: Partial<Density>;
+  /** Names, metadata and revert messages full of markup, mentions, CR/LF, bidi and zero-width characters, and 100 KB strings. */
+  hostile?: boolean;
+  faults?: SimulatorFaults;
+  /** 0 = any free port (default). */
+  port?: number;
+  host?: string;
+  /** Clock for the rate limit and the daily quota (default Date.now). */
+  now?: () => number;
+}
+
+export interface BlockRange {
+  from: number;
+  to: number;
+}
+
+/** The chain as it is, oldest first: what a complete, gap-free scan must have seen. */
+export interface SimulatorTruth {
+  accountEventLogs(address: string, range: BlockRange & { signature?: string }): EventLog[];
+  accountNftTransfers(address: string, range: BlockRange & { contractAddress?: string }): NftTransfer[];
+  nftTransfers(token: string, range: BlockRange & { tokenId?: string }): NftTransfer[];
+  accountInternalTransactions(address: string, range: BlockRange): InternalTransactionListItem[];
+  blockInternalTransactions(block: number): InternalTransactionListItem[];
+  /** The transactions of a block, by index. */
+  blockTransactions(block: number): { hash: string; index: number; from: string; to: string; status: "Success" | "Fail" }[];
+  /** Every record of the chain (event logs + NFT transfers + internal transactions). */
+  recordCount(): number;
+}
+
+export interface SimulatorAddresses {
+  wallets: string[];
+  /** Fungible tokens (KIP7/ERC20): watch their event logs. */
+  tokens: string[];
+  /** KIP17/ERC721 and KIP37/ERC1155 collections. */
+  nftCollections: string[];
+  /** Routers, a multisig proxy and its implementation, a factory: the makers of internal calls. */
+  contracts: string[];
+  /** The wallet in the most NFT transfers and internal transactions. */
+  busyWallet: string;
+  /** The token emitting the most event logs. */
+  busyToken: string;
+  /** The collection with the most transfers. */
+  busyCollection: string;
+}
+
+export interface Simulator {
+  /** Base URL of the explorer API (paths under /api/v1). */
+  url: string;
+  /** JSON-RPC endpoint (the same server): eth_blockNumber, kaia_blockNumber. */
+  rpcUrl: string;
+  head(): number;
+  /** Adds `count` blocks (default 1) of generated records. */
+  mine(count?: number): void;
+  /** Appends one block holding exactly these records (none generated); returns its number. */
+  addBlock(records?: ChosenRecords): number;
+  setFaults(faults: SimulatorFaults & SimulatorLimits): void;
+  stats(): SimulatorStats;
+  resetStats(): void;
+  truth: SimulatorTruth;
+  addresses: SimulatorAddresses;
+  close(): Promise<void>;
+}
+
+const GENESIS_MS = Date.UTC(2025, 0, 1);
+const MAX_RPC_BODY = 1 << 20;
+
+function check(condition: boolean, message: string): void {
+  if (!condition) throw new KaiawatchError("KW_SIMULATOR_OPTIONS", message);
+}
+
+/**
+ * A real HTTP server of the explorer API (the eleven operations, with the real service's
+ * errors, ordering, limits and defaults) and JSON-RPC head lookups, over a deterministic
+ * synthetic chain that grows on a timer or on demand and can be made to misbehave.
+ */
+export async function createSimulator(options: SimulatorOptions = {}): Promise<Simulator> {
+  const seed = options.seed ?? 1;
+  const startBlock = options.startBlock ?? 100_000_000;
+  const initialBlocks = options.initialBlocks ?? 100;
+  const blockTime = options.blockTime ?? 0;
+  check(Number.isSafeInteger(seed), "seed must be an integer");
+  check(Number.isSafeInteger(startBlock) && startBlock >= 0, "startBlock must be a non-negative integer");
+  check(Number.isSafeInteger(initialBlocks) && initialBlocks >= 0, "initialBlocks must be a non-negative integer");
+  check(Number.isFinite(blockTime) && blockTime >= 0, "blockTime must be 0 (frozen) or a positive number of milliseconds");
+  const density: Density = { ...DEFAULT_DENSITY, ...options.density };
+  for (const [k, v] of Object.entries(density)) check(Number.isFinite(v) && v >= 0, `density.${k} must be a non-negative number`);
+  const now = options.now ?? Date.now;
+
+  const world = createWorld(seed, options.hostile ?? false);
+  const chain = new Chain(startBlock);
+  const nft = new NftState(world);
+  const datetimeOf = (n: number) => new Date(GENESIS_MS + (n - startBlock) * 1000).toISOString();
+  const mineOne = () => {
+    const n = chain.head + 1;
+    const datetime = datetimeOf(n);
+    chain.append(datetime, generateBlock(world, nft, createPrng(seed, n), n, datetime, density));
+  };
+  for (let i = 0; i < initialBlocks; i++) mineOne();
+
+  let faults: SimulatorFaults = { ...options.faults };
+  const limits: SimulatorLimits = { apiKey: options.apiKey, requestsPerSecond: options.requestsPerSecond, dailyCreditQuota: options.dailyCreditQuota, indexingLagBlocks: options.indexingLagBlocks };
+  const meter = createMeter(now);
+  // Faults come from their own stream, drawn the same way for every request, so that
+  // changing one rate does not reshuffle the others.
+  const faultPrng = createPrng(seed, 0xfa17);
+  const pending = new Set<{ timer: NodeJS.Timeout; resolve: () => void }>();
+  let closing = false;
+
+  const sleep = (ms: number) =>
+    new Promise<void>((resolve) => {
+      const entry = { timer: setTimeout(() => (pending.delete(entry), resolve()), ms), resolve };
+      pending.add(entry);
+    });
+
+  const send = (res: ServerResponse, op: string, status: number, body: string, headers: Record<string, string> = {}) => {
+    meter.request(op, String(status));
+    res.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(body), ...headers });
+    res.end(body);
+  };
+  const sendError = (res: ServerResponse, op: string, error: ApiError, headers: Record<string, string> = {}) => send(res, op, error.status, JSON.stringify(error.body()), headers);
+
+  async function handleApi(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
+    const draws = [faultPrng.next(), faultPrng.next(), faultPrng.next(), faultPrng.next(), faultPrng.next()] as [number, number, number, number, number];
+    const route = matchRoute(url.pathname);
+    const op = route && req.method === "GET" ? route.op : "unknown";
+    const f = faults;
+    if ((f.latencyMs ?? 0) > 0) {
+      meter.fault("latency");
+      await sleep(f.latencyMs as number);
+      if (closing) return void req.socket.destroy();
+    }
+    if (draws[0] < (f.resetRate ?? 0)) {
+      meter.fault("reset");
+      meter.request(op, "reset");
+      req.socket.destroy();
+      return;
+    }
+    if (draws[1] < (f.serverErrorRate ?? 0)) {
+      meter.fault("serverError");
+      const status = ([500, 502, 503] as const)[Math.floor(draws[4] * 3)] ?? 500;
+      // A gateway in front of the service answers 502 in HTML, not in the API's JSON.
+      if (status === 502) return send(res, op, 502, "<html><head><title>502 Bad Gateway</title></head><body><center><h1>502 Bad Gateway</h1></center></body></html>", { "content-type": "text/html" });
+      if (status === 503) return sendError(res, op, new ApiError(503, "SERVICE_UNAVAILABLE", "temporary overloading or maintenance of the server", "The service is temporarily unavailable. Please try again in a moment."));
+      return sendError(res, op, new ApiError(500, "INTERNAL_SERVER_ERROR", "internal server error", "An error occurred inside the server."));
+    }
+    if (f.maintenance) {
+      meter.fault("maintenance");
+      return sendError(res, op, new ApiError(503, "MAINTENANCE", "maintenance of the server", "The service is temporarily unavailable. Please try again in a moment."), { "retry-after": "60" });
+    }
+    if (!route || req.method !== "GET") return sendError(res, op, new ApiError(404, "NOT_FOUND_URL", "invalid request", `The url(${url.pathname}) does not exist.`));
+    if (limits.apiKey !== undefined && req.headers.authorization !== `Bearer ${limits.apiKey}`) {
+      meter.fault("unauthorized");
+      return sendError(res, op, new ApiError(401, "UNAUTHORIZED_ACCESS", "unauthorized access", "Please confirm your authority."));
+    }
+    const rateWait = meter.rateRetryAfter(limits.requestsPerSecond);
+    if (rateWait !== undefined) {
+      meter.fault("rateLimit");
+      return sendError(res, op, new ApiError(429, "API_REQUEST_QUOTA_EXCEEDED", "request limited", `Request quota exceeded. (type:RPS, quotas:${limits.requestsPerSecond})`), { "retry-after": String(rateWait) });
+    }
+    const cost = OPERATIONS[route.op].cost;
+    const quotaWait = meter.quotaRetryAfter(limits.dailyCreditQuota, cost);
+    if (quotaWait !== undefined) {
+      meter.fault("quota");
+      return sendError(res, op, new ApiError(429, "API_REQUEST_QUOTA_EXCEEDED", "request limited", `Request quota exceeded. (type:DAILY_CREDIT, quotas:${limits.dailyCreditQuota})`), { "retry-after": String(quotaWait) });
+    }
+    let body: unknown;
+    try {
+      body = answer({ world, chain, nft, visibleHead: chain.head - Math.max(0, limits.indexingLagBlocks ?? 0) }, route, url.searchParams);
+    } catch (error) {
+      if (error instanceof ApiError) return sendError(res, op, error);
+      throw error;
+    }
+    meter.charge(route.op, cost);
+    let text = JSON.stringify(body);
+    if (draws[2] < (f.truncateRate ?? 0)) {
+      meter.fault("truncate");
+      text = text.slice(0, Math.max(1, Math.floor(text.length * (0.2 + 0.6 * draws[4]))));
+    } else if (draws[3] < (f.malformedRate ?? 0)) {
+      meter.fault("malformed");
+      text = draws[4] < 0.5 ? "<html><body><h1>Service temporarily degraded</h1></body></html>" : '{"results":"unavailable","paging":{"total_count":"many"}}';
+    }
+    send(res, op, 200, text);
+  }
+
+  function rpcResult(request: unknown): unknown {
+    const r = request as { jsonrpc?: unknown; id?: unknown; method?: unknown };
+    const id = r && typeof r === "object" && "id" in r ? r.id : null;
+    if (!r || typeof r !== "object" || typeof r.method !== "string") return { jsonrpc: "2.0", id, error: { code: -32600, message: "invalid request" } };
+    switch (r.method) {
+      case "eth_blockNumber":
+      case "kaia_blockNumber":
+      case "klay_blockNumber":
+        return { jsonrpc: "2.0", id, result: `0x${chain.head.toString(16)}` };
+      case "eth_chainId":
+      case "kaia_chainId":
+        return { jsonrpc: "2.0", id, result: "0x3e9" };
+      default:
+        return { jsonrpc: "2.0", id, error: { code: -32601, message: `the method ${r.method} does not exist/is not available` } };
+    }
+  }
+
+  async function handleRpc(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    for await (const chunk of req as AsyncIterable<Buffer>) {
+      size += chunk.length;
+      if (size > MAX_RPC_BODY) return send(res, "rpc", 413, JSON.stringify({ jsonrpc: "2.0", id: null, error: { code: -32600, message: "request too large" } }));
+      chunks.push(chunk);
+    }
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(Buffer.concat(chunks).toString("utf8"));
+    } catch {
+      return send(res, "rpc", 200, JSON.stringify({ jsonrpc: "2.0", id: null, error: { code: -32700, message: "parse error" } }));
+    }
+    const out = Array.isArray(parsed) ? parsed.map(rpcResult) : rpcResult(parsed);
+    send(res, "rpc", 200, JSON.stringify(out));
+  }
+
+  const server = createServer((req, res) => {
+    const url = new URL(req.url ?? "/", "http://simulator.invalid");
+    const work = req.method === "POST" && url.pathname === "/" ? handleRpc(req, res) : handleApi(req, res, url);
+    work.catch(() => {
+      // A bug here must still answer, not hang the client.
+      if (!res.headersSent) send(res, "unknown", 500, JSON.stringify({ code: "INTERNAL_SERVER_ERROR", title: "internal server error", message: "An error occurred inside the server." }));
+      else res.destroy();
+    });
+  });
+  const host = options.host ?? "127.0.0.1";
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(options.port ?? 0, host, () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
+  const port = (server.address() as AddressInfo).port;
+  const base = `http://${host.includes(":") ? `[${host}]` : host}:${port}`;
+
+  const timer = blockTime > 0 ? setInterval(mineOne, blockTime) : undefined;
+  timer?.unref();
+
+  const slice = <R extends { block: number }>(index: BlockIndex<R> | undefined, range: BlockRange): R[] => {
+    if (!index) return [];
+    const [lo, hi] = index.range(range.from, range.to);
+    return index.items.slice(lo, hi);
+  };
+  const ascendingCalls = (calls: CallRec[]) => [...calls].sort((a, b) => a.block - b.block || a.tx.index - b.tx.index || a.callId - b.callId);
+  const lc = (s: string) => s.toLowerCase();
+
+  const truth: SimulatorTruth = {
+    accountEventLogs: (address, r) => slice(r.signature ? chain.logsByContractTopic.get(`${lc(address)}|${lc(r.signature)}`) : chain.logsByContract.get(lc(address)), r).map(eventLogJson),
+    accountNftTransfers: (address, r) => slice(r.contractAddress ? chain.nftsByAccountContract.get(`${lc(address)}|${lc(r.contractAddress)}`) : chain.nftsByAccount.get(lc(address)), r).map(nftTransferJson),
+    nftTransfers: (token, r) => slice(r.tokenId !== undefined ? chain.nftsByContractToken.get(`${lc(token)}|${r.tokenId}`) : chain.nftsByContract.get(lc(token)), r).map(nftTransferJson),
+    accountInternalTransactions: (address, r) => ascendingCalls(slice(chain.callsByAccount.get(lc(address)), r)).map(internalTxJson),
+    blockInternalTransactions: (block) => ascendingCalls(chain.block(block)?.calls ?? []).map(internalTxJson),
+    blockTransactions: (block) => (chain.block(block)?.txs ?? []).map((tx: TxInfo) => ({ hash: tx.hash, index: tx.index, from: tx.from, to: tx.to, status: tx.status })),
+    recordCount: () => chain.recordCount,
+  };
+
+  return {
+    url: base,
+    rpcUrl: base,
+    head: () => chain.head,
+    mine(count = 1) {
+      for (let i = 0; i < count; i++) mineOne();
+    },
+    addBlock(records = {}) {
+      const n = chain.head + 1;
+      const datetime = datetimeOf(n);
+      return chain.append(datetime, buildChosenBlock(world, nft, createPrng(seed, n, 0xadd), n, datetime, records));
+    },
+    setFaults(f) {
+      const { apiKey, requestsPerSecond, dailyCreditQuota, indexingLagBlocks, ...rest } = f;
+      faults = { ...faults, ...rest };
+      if ("apiKey" in f) limits.apiKey = apiKey;
+      if ("requestsPerSecond" in f) limits.requestsPerSecond = requestsPerSecond;
+      if ("dailyCreditQuota" in f) limits.dailyCreditQuota = dailyCreditQuota;
+      if ("indexingLagBlocks" in f) limits.indexingLagBlocks = indexingLagBlocks;
+    },
+    stats: () => meter.stats(),
+    resetStats: () => meter.reset(),
+    truth,
+    addresses: {
+      wallets: [...world.wallets],
+      tokens: world.tokens.map((t) => t.address),
+      nftCollections: world.collections.map((c) => c.address),
+      contracts: [...world.routers, world.proxy, world.implementation, world.factory],
+      busyWallet: world.wallets[0] as string,
+      busyToken: (world.tokens[0] as (typeof world.tokens)[number]).address,
+      busyCollection: (world.collections[0] as (typeof world.collections)[number]).address,
+    },
+    async close() {
+      if (closing) return;
+      closing = true;
+      if (timer) clearInterval(timer);
+      for (const entry of pending) {
+        clearTimeout(entry.timer);
+        entry.resolve();
+      }
+      pending.clear();
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+    },
+  };
+}
