@@ -1,0 +1,603 @@
+import type { Common } from "../common/common.js";
+import { describeError } from "../common/errors.js";
+import type { OutboxChange, OutboxEntry, Store } from "../store/types.js";
+import { DEFAULT_BACKOFF, retryDelayMs, type BackoffPolicy } from "./backoff.js";
+import { createCooldownBook } from "./cooldown.js";
+import { closeGroups, readRecordField, type GroupPolicy } from "./grouping.js";
+import { SinkError, type Delivery, type Sink } from "./sink.js";
+import { createSinkRateLimiter, type SinkRateLimiter } from "./sink-rate-limiter.js";
+import { createWaker, sleep, type Waker } from "./waker.js";
+
+export interface DispatcherSink {
+  sink: Sink;
+  /** Sends of this sink in flight at once. */
+  concurrency: number;
+  /** Starts of sends per second (Slack: 1 per webhook); unlimited when absent. */
+  ratePerSecond?: number;
+  /** Failed attempts after which an alert becomes a dead letter. */
+  maxAttempts: number;
+  /** Age (since the alert entered the outbox) after which a failed alert becomes a dead letter. */
+  maxAgeMs: number;
+}
+
+export interface DispatcherRule {
+  name: string;
+  group?: GroupPolicy;
+  /** Repeats of the rule (and cooldown key) within this period are suppressed. */
+  cooldownMs?: number;
+  /** A field of the alert's record (read like `group.by`); the whole rule when absent. */
+  cooldownKey?: string;
+}
+
+export interface DispatcherOptions {
+  store: Store;
+  sinks: DispatcherSink[];
+  rules: DispatcherRule[];
+  /** Delivered entries are pruned this long after delivery. Default 7 days. */
+  retentionMs?: number;
+  /** How often a sink's worker looks at the outbox when nothing wakes it. Default 1 s. */
+  idlePollMs?: number;
+  backoff?: BackoffPolicy;
+  /** A send still running after this long is abandoned and counts as a failed attempt. Default 60 s. */
+  sendTimeoutMs?: number;
+  /** How long `stop()` waits for sends in flight before abandoning them. Default 10 s. */
+  stopTimeoutMs?: number;
+  /** How often delivered entries are pruned. Default 10 min. */
+  pruneIntervalMs?: number;
+  /** Replaceable in tests; Math.random by default. */
+  random?: () => number;
+}
+
+export interface SinkStatus {
+  type: string;
+  /** Waiting for their first attempt. */
+  pending: number;
+  /** Waiting after a failed attempt. */
+  retrying: number;
+  dead: number;
+  in_flight: number;
+  /** Entries this sink accepted since the dispatcher was created. */
+  delivered_total: number;
+  last_error: string | null;
+  last_error_at: string | null;
+}
+
+export interface DrainResult {
+  /** Entries delivered, suppressed by a cooldown, failed (to be retried) and dead-lettered during the drain. */
+  delivered: number;
+  suppressed: number;
+  retried: number;
+  dead: number;
+  /** Entries of configured sinks still pending afterwards. */
+  pending: number;
+  /** True when the timeout ended the drain while something was still due. */
+  timedOut: boolean;
+}
+
+/** Which dead letters `retry` sends again: entry ids, alert ids or group ids, or all of them. */
+export type DeadLetterSelector = { all: true } | { ids: readonly string[] };
+
+export interface RequeueResult {
+  requeued: number;
+  /** Given ids that matched no dead letter. */
+  unmatched: string[];
+}
+
+export interface Dispatcher {
+  start(): void;
+  /** Stops the workers and waits (bounded) for the sends in flight. */
+  stop(): Promise<void>;
+  /** New entries were committed: look now instead of at the next idle poll. */
+  kick(): void;
+  /**
+   * Delivers everything due now, waiting out backoffs that end before the timeout, then
+   * resolves. Open digests are sent at once unless `flushGroups` is false. Used by
+   * `kaiawatch once` and tests; works with or without `start()`.
+   */
+  drain(options?: { timeoutMs?: number; flushGroups?: boolean }): Promise<DrainResult>;
+  /** Requeues dead letters and wakes the workers. */
+  retry(selector: DeadLetterSelector): Promise<RequeueResult>;
+  /** Removes delivered entries older than the retention; returns how many. */
+  prune(): Promise<number>;
+  states(): Record<string, SinkStatus>;
+}
+
+const DEFAULT_RETENTION_MS = 7 * 24 * 3600_000;
+
+interface Planned {
+  /** The Delivery id: the alert id for one alert, the group id for a digest. */
+  id: string;
+  rule: string;
+  entries: OutboxEntry[];
+}
+
+interface Worker {
+  name: string;
+  options: DispatcherSink;
+  limiter: SinkRateLimiter;
+  waker: Waker;
+  logger: Common["logger"];
+  inFlight: Set<string>;
+  inFlightCount: number;
+  tasks: Set<Promise<void>>;
+  sendControllers: Set<AbortController>;
+  /** Something changed since the last pass began (a kick, a finished send). */
+  dirty: boolean;
+  passing: boolean;
+  /** When the last pass expects something to become due (a backoff ending, a digest closing). */
+  nextAt: number | undefined;
+  deliveredTotal: number;
+  lastError: string | null;
+  lastErrorAt: string | null;
+}
+
+interface Run {
+  controller: AbortController;
+  loops: Promise<void>[];
+}
+
+/**
+ * The delivery side of guarantee 3: entries leave the outbox only when their sink accepted
+ * them, under a Delivery id that is the same on every retry and after a restart. Each sink
+ * has its own worker loop, concurrency, rate limit and backoff, so a slow or dead sink never
+ * delays another; the watch engine never awaits the dispatcher (it calls `kick()`).
+ */
+export function createDispatcher(common: Common, options: DispatcherOptions): Dispatcher {
+  const { store } = options;
+  const retentionMs = options.retentionMs ?? DEFAULT_RETENTION_MS;
+  const idlePollMs = options.idlePollMs ?? 1000;
+  const backoff = options.backoff ?? DEFAULT_BACKOFF;
+  const sendTimeoutMs = options.sendTimeoutMs ?? 60_000;
+  const stopTimeoutMs = options.stopTimeoutMs ?? 10_000;
+  const pruneIntervalMs = options.pruneIntervalMs ?? 10 * 60_000;
+  const random = options.random ?? Math.random;
+  const rules = new Map(options.rules.map((rule) => [rule.name, rule]));
+  const longestCooldownMs = Math.max(0, ...options.rules.map((rule) => rule.cooldownMs ?? 0));
+  const book = createCooldownBook(store);
+  const baseLogger = common.logger.child({ component: "dispatcher" });
+  const warnedSinks = new Set<string>();
+  const totals = { delivered: 0, suppressed: 0, retried: 0, dead: 0 };
+  let draining = 0;
+  let run: Run | undefined;
+
+  const workers: Worker[] = options.sinks.map((sinkOptions) => ({
+    name: sinkOptions.sink.name,
+    options: sinkOptions,
+    limiter: createSinkRateLimiter(sinkOptions.ratePerSecond),
+    waker: createWaker(),
+    logger: baseLogger.child({ sink: sinkOptions.sink.name }),
+    inFlight: new Set(),
+    inFlightCount: 0,
+    tasks: new Set(),
+    sendControllers: new Set(),
+    dirty: true,
+    passing: false,
+    nextAt: undefined,
+    deliveredTotal: 0,
+    lastError: null,
+    lastErrorAt: null,
+  }));
+  const configuredSinks = new Set(workers.map((w) => w.name));
+
+  function cooldownKeyOf(rule: DispatcherRule, entry: OutboxEntry): string {
+    return rule.cooldownKey === undefined ? "" : readRecordField(entry.alert.record, rule.cooldownKey);
+  }
+
+  async function pass(w: Worker, signal: AbortSignal): Promise<number | undefined> {
+    const now = common.now();
+    const at = new Date(now).toISOString();
+    const pending = store.listOutbox({ sink: w.name, state: "pending" });
+    let nextAt: number | undefined;
+    const soonest = (time: number) => {
+      nextAt = nextAt === undefined ? time : Math.min(nextAt, time);
+    };
+    const order = new Map(pending.map((entry, index) => [entry.id, index]));
+    const digests = new Map<string, OutboxEntry[]>();
+    const singles: OutboxEntry[] = [];
+    const buckets = new Map<string, { policy: GroupPolicy; rule: DispatcherRule; entries: OutboxEntry[] }>();
+    const suppressed: OutboxEntry[] = [];
+
+    for (const entry of pending) {
+      if (w.inFlight.has(entry.id)) continue;
+      if (entry.group_id !== undefined) {
+        // Already part of a persisted digest: it is sent as that digest, whatever the config says now.
+        const members = digests.get(entry.group_id) ?? [];
+        members.push(entry);
+        digests.set(entry.group_id, members);
+        continue;
+      }
+      const dueAt = Date.parse(entry.next_attempt_at);
+      if (dueAt > now) {
+        soonest(dueAt);
+        continue;
+      }
+      const rule = rules.get(entry.rule);
+      // The cooldown decides once per alert, before its first attempt; a retry is never suppressed.
+      if (rule?.cooldownMs !== undefined && rule.cooldownMs > 0 && entry.attempts === 0 && !book.isAdmitted(entry.id)) {
+        const key = cooldownKeyOf(rule, entry);
+        if (book.isActive(w.name, rule.name, key, rule.cooldownMs, now)) {
+          suppressed.push(entry);
+          continue;
+        }
+        if (!rule.group) book.admit(w.name, rule.name, [key], [entry.id], now);
+      }
+      if (rule?.group) {
+        const by = rule.group.by === undefined ? "" : readRecordField(entry.alert.record, rule.group.by);
+        const bucketKey = `${rule.name}\u0000${by}`;
+        const bucket = buckets.get(bucketKey) ?? { policy: rule.group, rule, entries: [] };
+        bucket.entries.push(entry);
+        buckets.set(bucketKey, bucket);
+      } else {
+        singles.push(entry);
+      }
+    }
+
+    if (suppressed.length > 0) {
+      // The store has no "suppressed" state: delivered (never dead, which `retry` would resend),
+      // with a note in the cooldown book that `kaiawatch outbox` shows.
+      await store.updateOutbox(suppressed.map((entry): OutboxChange => ({ id: entry.id, kind: "delivered", at })));
+      book.noteSuppressed(suppressed.map((entry) => entry.id), now);
+      for (const entry of suppressed) common.metrics.alertsSuppressed.inc({ rule: entry.rule, reason: "cooldown" });
+      totals.suppressed += suppressed.length;
+      w.logger.info({ rule: suppressed[0]?.rule, count: suppressed.length }, "alerts suppressed by cooldown");
+    }
+
+    const groupChanges: OutboxChange[] = [];
+    for (const bucket of buckets.values()) {
+      const { closed, readyAt } = closeGroups(bucket.entries, bucket.policy, now, draining > 0);
+      if (readyAt !== undefined) soonest(readyAt);
+      for (const group of closed) {
+        digests.set(group.id, group.entries);
+        for (const entry of group.entries) groupChanges.push({ id: entry.id, kind: "group", group_id: group.id });
+        const rule = bucket.rule;
+        if (rule.cooldownMs !== undefined && rule.cooldownMs > 0) {
+          book.admit(w.name, rule.name, new Set(group.entries.map((entry) => cooldownKeyOf(rule, entry))), [], now);
+        }
+      }
+    }
+    // The group id is durable before the first send: a retry or a restart resends the same
+    // digest under the same Delivery id.
+    if (groupChanges.length > 0) await store.updateOutbox(groupChanges);
+    await book.persist();
+    signal.throwIfAborted();
+
+    const planned: Array<Planned & { index: number }> = [];
+    for (const [id, members] of digests) {
+      const dueAt = Math.max(...members.map((entry) => Date.parse(entry.next_attempt_at)));
+      if (dueAt > now) {
+        soonest(dueAt);
+        continue;
+      }
+      const first = members[0];
+      if (first) planned.push({ id, rule: first.rule, entries: members, index: order.get(first.id) ?? 0 });
+    }
+    for (const entry of singles) planned.push({ id: entry.alert.id, rule: entry.rule, entries: [entry], index: order.get(entry.id) ?? 0 });
+    planned.sort((a, b) => a.index - b.index);
+    for (const delivery of planned) {
+      // A full worker is woken by the send that finishes; nothing to schedule for the rest.
+      if (w.inFlightCount >= Math.max(1, w.options.concurrency)) break;
+      launch(w, delivery);
+    }
+
+    updateGauges(w, pending);
+    return nextAt;
+  }
+
+  function updateGauges(w: Worker, pending: OutboxEntry[]): void {
+    const retrying = pending.filter((entry) => entry.attempts > 0).length;
+    common.metrics.outboxPending.set({ sink: w.name, state: "pending" }, pending.length - retrying);
+    common.metrics.outboxPending.set({ sink: w.name, state: "retrying" }, retrying);
+  }
+
+  /** Listing dead letters walks the whole outbox: done when their number can change, not every pass. */
+  function countDead(w: Worker): number {
+    const dead = store.listOutbox({ sink: w.name, state: "dead" }).length;
+    common.metrics.outboxPending.set({ sink: w.name, state: "dead" }, dead);
+    return dead;
+  }
+
+  function launch(w: Worker, delivery: Planned): void {
+    const current = run;
+    if (!current) return;
+    w.inFlightCount += 1;
+    for (const entry of delivery.entries) w.inFlight.add(entry.id);
+    const task = deliver(w, delivery, current.controller.signal)
+      .catch((error: unknown) => {
+        w.logger.error({ delivery_id: delivery.id, error: describeError(error) }, "recording a delivery's outcome failed");
+      })
+      .finally(() => {
+        w.inFlightCount -= 1;
+        for (const entry of delivery.entries) w.inFlight.delete(entry.id);
+        w.tasks.delete(task);
+        w.dirty = true;
+        w.waker.wake();
+      });
+    w.tasks.add(task);
+  }
+
+  async function deliver(w: Worker, planned: Planned, runSignal: AbortSignal): Promise<void> {
+    try {
+      await w.limiter.acquire(runSignal);
+    } catch {
+      return; // stopping before the send began: the entries stay pending
+    }
+    const attempt = 1 + Math.max(...planned.entries.map((entry) => entry.attempts));
+    const delivery: Delivery = { id: planned.id, rule: planned.rule, alerts: planned.entries.map((entry) => entry.alert), attempt };
+    const controller = new AbortController();
+    w.sendControllers.add(controller);
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      controller.abort(new SinkError("KW_NOTIFY_SEND_TIMEOUT", `the send did not finish within ${sendTimeoutMs} ms`, { permanent: false }));
+    }, sendTimeoutMs);
+    let failure: { error: unknown } | undefined;
+    try {
+      await raceAbort(w.options.sink.send(delivery, controller.signal), controller.signal);
+    } catch (error) {
+      failure = { error };
+    } finally {
+      clearTimeout(timer);
+      w.sendControllers.delete(controller);
+    }
+    // Abandoned by stop(): whether the receiver got it is unknown, so the entries stay pending
+    // and go again (same id) after the restart; receivers drop the duplicate by id.
+    if (failure && controller.signal.aborted && !timedOut) return;
+
+    const now = common.now();
+    const at = new Date(now).toISOString();
+    const ids = planned.entries.map((entry) => entry.id);
+    const count = planned.entries.length;
+    if (!failure) {
+      await store.updateOutbox(ids.map((id): OutboxChange => ({ id, kind: "delivered", at })));
+      book.settle(ids);
+      common.metrics.alertsDelivered.inc({ sink: w.name }, count);
+      for (const entry of planned.entries) common.metrics.deliveryLatency.observe({ sink: w.name }, Math.max(0, now - Date.parse(entry.created_at)) / 1000);
+      w.deliveredTotal += count;
+      totals.delivered += count;
+      w.logger.debug({ delivery_id: planned.id, rule: planned.rule, alerts: count, attempt }, "delivered");
+      await book.persist().catch(() => undefined);
+      return;
+    }
+
+    const error = timedOut ? controller.signal.reason : failure.error;
+    const message = common.secrets.redact(describeError(error));
+    const sinkError = error instanceof SinkError ? error : undefined;
+    const oldest = Math.min(...planned.entries.map((entry) => Date.parse(entry.created_at)));
+    w.lastError = message;
+    w.lastErrorAt = at;
+    let reason: string | undefined;
+    if (sinkError?.permanent) reason = `permanent error: ${message}`;
+    else if (attempt >= w.options.maxAttempts) reason = `gave up after ${attempt} attempts: ${message}`;
+    else if (now - oldest >= w.options.maxAgeMs) reason = `gave up after ${attempt} attempts over ${formatDuration(now - oldest)} (max age ${formatDuration(w.options.maxAgeMs)}): ${message}`;
+
+    if (reason !== undefined) {
+      await store.updateOutbox(ids.map((id): OutboxChange => ({ id, kind: "dead", at, reason })));
+      common.metrics.alertsDead.inc({ sink: w.name }, count);
+      totals.dead += count;
+      countDead(w);
+      w.logger.warn({ delivery_id: planned.id, rule: planned.rule, alerts: count, attempt, reason }, "delivery failed for good: dead letter");
+    } else {
+      const retryAfterMs = sinkError?.retryAfterMs;
+      // Retry-After speaks for the receiver, not for one message: the whole sink waits.
+      if (retryAfterMs !== undefined && retryAfterMs > 0) w.limiter.pause(retryAfterMs);
+      const delayMs = retryDelayMs(attempt, backoff, retryAfterMs, random);
+      const next = new Date(now + delayMs).toISOString();
+      await store.updateOutbox(ids.map((id): OutboxChange => ({ id, kind: "failed", at, error: message, next_attempt_at: next })));
+      common.metrics.alertsRetried.inc({ sink: w.name }, count);
+      totals.retried += count;
+      w.logger.warn({ delivery_id: planned.id, rule: planned.rule, alerts: count, attempt, retry_in_ms: delayMs, error: message }, "delivery failed; will retry");
+    }
+    book.settle(ids);
+    await book.persist().catch(() => undefined);
+  }
+
+  async function workerLoop(w: Worker, signal: AbortSignal): Promise<void> {
+    while (!signal.aborted) {
+      w.dirty = false;
+      w.passing = true;
+      let nextAt: number | undefined;
+      try {
+        nextAt = await pass(w, signal);
+      } catch (error) {
+        if (signal.aborted) break;
+        w.logger.error({ error: describeError(error) }, "dispatcher pass failed; trying again");
+        nextAt = common.now() + idlePollMs;
+      } finally {
+        w.passing = false;
+      }
+      w.nextAt = nextAt;
+      const delay = nextAt === undefined ? idlePollMs : Math.min(idlePollMs, Math.max(0, nextAt - common.now()));
+      await w.waker.wait(delay, signal);
+    }
+  }
+
+  async function maintenanceLoop(signal: AbortSignal): Promise<void> {
+    while (!signal.aborted) {
+      try {
+        await prune();
+        warnUnknownSinks();
+        for (const w of workers) countDead(w);
+      } catch (error) {
+        if (signal.aborted) break;
+        baseLogger.error({ error: describeError(error) }, "outbox maintenance failed");
+      }
+      await sleep(pruneIntervalMs, signal).catch(() => undefined);
+    }
+  }
+
+  function warnUnknownSinks(): void {
+    for (const entry of store.listOutbox({ state: "pending" })) {
+      if (configuredSinks.has(entry.sink) || warnedSinks.has(entry.sink)) continue;
+      warnedSinks.add(entry.sink);
+      baseLogger.warn({ sink: entry.sink }, "pending alerts for a sink that is not configured; they stay in the outbox until it is configured again");
+    }
+  }
+
+  async function prune(): Promise<number> {
+    const now = common.now();
+    const removed = await store.pruneDelivered(new Date(now - retentionMs).toISOString());
+    book.prune(now - longestCooldownMs, now - retentionMs);
+    await book.persist();
+    if (removed > 0) baseLogger.info({ count: removed }, "pruned delivered alerts past retention");
+    return removed;
+  }
+
+  function start(): void {
+    if (run) return;
+    const controller = new AbortController();
+    const onAbort = () => controller.abort(common.signal.reason);
+    if (common.signal.aborted) onAbort();
+    else common.signal.addEventListener("abort", onAbort, { once: true });
+    controller.signal.addEventListener("abort", () => common.signal.removeEventListener("abort", onAbort), { once: true });
+    for (const w of workers) w.dirty = true;
+    run = { controller, loops: [...workers.map((w) => workerLoop(w, controller.signal)), maintenanceLoop(controller.signal)] };
+  }
+
+  async function stop(): Promise<void> {
+    const current = run;
+    if (!current) return;
+    current.controller.abort(new Error("dispatcher stopping"));
+    await Promise.all(current.loops);
+    const tasks = () => workers.flatMap((w) => [...w.tasks]);
+    let timer: NodeJS.Timeout | undefined;
+    const waited = await Promise.race([
+      Promise.allSettled(tasks()).then(() => "done" as const),
+      new Promise<"timeout">((resolve) => (timer = setTimeout(() => resolve("timeout"), stopTimeoutMs))),
+    ]);
+    clearTimeout(timer);
+    if (waited === "timeout") {
+      baseLogger.warn({ timeout_ms: stopTimeoutMs }, "sends still in flight at stop; abandoning them (they go again after a restart)");
+      for (const w of workers) for (const controller of w.sendControllers) controller.abort(new Error("dispatcher stopped"));
+      await Promise.allSettled(tasks());
+    }
+    await book.persist().catch((error: unknown) => baseLogger.error({ error: describeError(error) }, "saving the cooldown book failed"));
+    if (run === current) run = undefined;
+  }
+
+  function kick(): void {
+    for (const w of workers) {
+      w.dirty = true;
+      w.waker.wake();
+    }
+  }
+
+  async function drain(drainOptions: { timeoutMs?: number; flushGroups?: boolean } = {}): Promise<DrainResult> {
+    const deadline = common.now() + (drainOptions.timeoutMs ?? 30_000);
+    const flush = drainOptions.flushGroups ?? true;
+    const before = { ...totals };
+    const ownRun = !run;
+    if (flush) draining += 1;
+    let timedOut = false;
+    try {
+      start();
+      kick();
+      const idle = (w: Worker) => !w.passing && !w.dirty && w.inFlightCount === 0 && (w.nextAt === undefined || w.nextAt > deadline);
+      // Polling the workers' state is simpler than a completion protocol, and cheap at this rate.
+      while (!workers.every(idle)) {
+        if (common.now() >= deadline) {
+          timedOut = true;
+          break;
+        }
+        await delay(10);
+      }
+    } finally {
+      if (flush) draining -= 1;
+      if (ownRun) await stop();
+    }
+    const pending = store.listOutbox({ state: "pending" }).filter((entry) => configuredSinks.has(entry.sink)).length;
+    return {
+      delivered: totals.delivered - before.delivered,
+      suppressed: totals.suppressed - before.suppressed,
+      retried: totals.retried - before.retried,
+      dead: totals.dead - before.dead,
+      pending,
+      timedOut,
+    };
+  }
+
+  async function retry(selector: DeadLetterSelector): Promise<RequeueResult> {
+    const result = await requeueDeadLetters(store, selector, common.now());
+    if (result.requeued > 0) {
+      for (const w of workers) countDead(w);
+      kick();
+    }
+    return result;
+  }
+
+  function states(): Record<string, SinkStatus> {
+    const out: Record<string, SinkStatus> = {};
+    for (const w of workers) {
+      const pending = store.listOutbox({ sink: w.name, state: "pending" });
+      const retrying = pending.filter((entry) => entry.attempts > 0).length;
+      out[w.name] = {
+        type: w.options.sink.type,
+        pending: pending.length - retrying,
+        retrying,
+        dead: countDead(w),
+        in_flight: w.inFlightCount,
+        delivered_total: w.deliveredTotal,
+        last_error: w.lastError,
+        last_error_at: w.lastErrorAt,
+      };
+    }
+    return out;
+  }
+
+  return { start, stop, kick, drain, retry, prune, states };
+}
+
+/**
+ * Puts dead letters back into the outbox (attempts reset, digest dissolved so that it is
+ * gathered again). An id may name an entry, an alert (its entries for every sink) or a digest.
+ */
+export async function requeueDeadLetters(store: Store, selector: DeadLetterSelector, now: number): Promise<RequeueResult> {
+  const dead = store.listOutbox({ state: "dead" });
+  let chosen: OutboxEntry[];
+  const unmatched: string[] = [];
+  if ("all" in selector) {
+    chosen = dead;
+  } else {
+    const picked = new Map<string, OutboxEntry>();
+    for (const id of selector.ids) {
+      const matches = dead.filter((entry) => entry.id === id || entry.alert.id === id || entry.group_id === id);
+      if (matches.length === 0) unmatched.push(id);
+      for (const entry of matches) picked.set(entry.id, entry);
+    }
+    chosen = [...picked.values()];
+  }
+  if (chosen.length > 0) {
+    const at = new Date(now).toISOString();
+    await store.updateOutbox(chosen.map((entry): OutboxChange => ({ id: entry.id, kind: "requeue", at })));
+  }
+  return { requeued: chosen.length, unmatched };
+}
+
+/** Rejects when the signal aborts, even if the sink ignores it: a hung send must not hold its slot. */
+function raceAbort<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener("abort", onAbort, { once: true });
+    promise.then(
+      (value) => {
+        signal.removeEventListener("abort", onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener("abort", onAbort);
+        reject(error);
+      },
+    );
+  });
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+function formatDuration(ms: number): string {
+  if (ms >= 3600_000) return `${Math.round(ms / 360_000) / 10} h`;
+  if (ms >= 60_000) return `${Math.round(ms / 6_000) / 10} min`;
+  if (ms >= 1000) return `${Math.round(ms / 100) / 10} s`;
+  return `${Math.round(ms)} ms`;
+}

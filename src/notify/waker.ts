@@ -1,0 +1,56 @@
+/**
+ * A loop's sleep that something else can cut short: `wake()` ends the current wait, or the
+ * next one if the loop is busy, so a wake-up during a pass is never lost.
+ */
+export interface Waker {
+  wait(ms: number, signal: AbortSignal): Promise<void>;
+  wake(): void;
+}
+
+export function createWaker(): Waker {
+  let pending = false;
+  let resolveCurrent: (() => void) | undefined;
+  return {
+    wait(ms, signal) {
+      if (pending || signal.aborted) {
+        pending = false;
+        return Promise.resolve();
+      }
+      return new Promise<void>((resolve) => {
+        const done = () => {
+          clearTimeout(timer);
+          signal.removeEventListener("abort", done);
+          resolveCurrent = undefined;
+          pending = false;
+          resolve();
+        };
+        const timer = setTimeout(done, Math.max(0, ms));
+        signal.addEventListener("abort", done, { once: true });
+        resolveCurrent = done;
+      });
+    },
+    wake() {
+      if (resolveCurrent) resolveCurrent();
+      else pending = true;
+    },
+  };
+}
+
+/** A timer that the signal cancels: rejects with the signal's reason. */
+export function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    if (signal.aborted) {
+      reject(signal.reason);
+      return;
+    }
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal.reason);
+    };
+    const timer = setTimeout(() => {
+      signal.removeEventListener("abort", onAbort);
+      resolve();
+    }, Math.max(0, ms));
+    signal.addEventListener("abort", onAbort, { once: true });
+  });
+}
