@@ -201,6 +201,16 @@ describe("telegram sink", () => {
     expect(message.text).toMatch(/500 NFT transfers .*; first \d+ shown/);
   });
 
+  it("shows the first 20 alerts of a digest of ordinary names", () => {
+    const text = buildTelegramMessage(digest(30, "Kitties"), 1).text;
+    expect(text).toContain("30 NFT transfers for rule collection-feed of collection");
+    expect(text).toContain("; first 20 shown");
+    expect(text.match(/>tx<\/a>/g)).toHaveLength(20);
+    const discord = buildDiscordMessage(digest(30, "Kitties")).embeds[0]!.description!;
+    expect(discord).toContain("first 20 shown");
+    expect(discord.match(/\[tx\]\(/g)).toHaveLength(20);
+  });
+
   it("never puts the bot token in an error, even when the server echoes it", async () => {
     const r = await receiver((res, req) => {
       res.writeHead(401, { "content-type": "application/json" });

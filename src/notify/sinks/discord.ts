@@ -77,11 +77,11 @@ export function buildDiscordMessage(delivery: Delivery): DiscordMessage {
       const line = digestLine(alert);
       return `• ${escapeDiscord(line.text)}${line.url === undefined ? "" : ` [tx](${line.url})`}`;
     });
-    // The headline is at most ~400 units; whole lines fill the rest of both limits.
-    const budget = Math.min(DISCORD_LIMITS.description, DISCORD_LIMITS.total - title.length) - 2;
-    const headlineReserve = 450;
-    const shown = takeLines(lines, budget, headlineReserve);
-    const headline = truncateUnits(`**${escapeDiscord(digestHeadline(delivery, shown.length))}**`, headlineReserve);
+    // Reserve the headline as it reads with every line shown (plus a margin for the count); whole lines fill the rest.
+    const budget = Math.min(DISCORD_LIMITS.description, DISCORD_LIMITS.total - title.length);
+    const headlineMax = Math.min(600, escapeDiscord(digestHeadline(delivery, lines.length)).length + 12);
+    const shown = takeLines(lines, budget, headlineMax + 2);
+    const headline = truncateUnits(`**${escapeDiscord(digestHeadline(delivery, shown.length))}**`, headlineMax);
     embed = { title, description: [headline, "", ...shown].join("\n") };
   }
   return { embeds: [embed], allowed_mentions: { parse: [] } };

@@ -69,9 +69,10 @@ export function buildTelegramMessage(delivery: Delivery, chatId: string | number
       const line = digestLine(alert);
       return `• ${esc(line.text)}${line.url === undefined ? "" : ` ${anchor(line.url, "tx")}`}`;
     });
-    const headlineReserve = 600;
-    const shown = takeLines(lines, max, title.length + 2 + headlineReserve);
-    text = [title, truncateUnits(esc(digestHeadline(delivery, shown.length)), headlineReserve), "", ...shown].join("\n");
+    // Reserve the headline as it reads with every line shown; fewer shown never makes it longer by more than the margin.
+    const headlineMax = Math.min(600, esc(digestHeadline(delivery, lines.length)).length + 8);
+    const shown = takeLines(lines, max, title.length + 3 + headlineMax);
+    text = [title, truncateUnits(esc(digestHeadline(delivery, shown.length)), headlineMax), "", ...shown].join("\n");
   }
   return { chat_id: chatId, text, parse_mode: "HTML", disable_web_page_preview: true, link_preview_options: { is_disabled: true } };
 }
