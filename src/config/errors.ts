@@ -1,0 +1,61 @@
+import { KaiawatchError } from "../common/errors.js";
+
+/**
+ * A problem found by a check, at a key path of the config (`["watches", 1, "account"]`).
+ * Other subsystems pass checks to loadConfig that return these; the path is mapped to the
+ * line and column of config.yaml.
+ */
+export type ConfigIssue = { path: (string | number)[]; message: string };
+
+/** A problem as the user sees it. `path` is formatted: "watches[1].account". */
+export interface LocatedConfigIssue {
+  file: string;
+  line: number;
+  column: number;
+  path: string;
+  message: string;
+}
+
+export function formatIssue(issue: LocatedConfigIssue): string {
+  return `${issue.file}:${issue.line}:${issue.column} ${issue.path === "" ? "" : `${issue.path}: `}${issue.message}`;
+}
+
+/** Every problem of a config file at once (never just the first), each with its position. */
+export class ConfigError extends KaiawatchError {
+  override name = "ConfigError";
+  readonly file: string;
+  readonly issues: LocatedConfigIssue[];
+
+  constructor(file: string, issues: LocatedConfigIssue[]) {
+    const count = issues.length === 1 ? "1 error" : `${issues.length} errors`;
+    super("KW_CONFIG_INVALID", `${file}: ${count} in the configuration`, { details: issues.map(formatIssue).join("\n") });
+    this.file = file;
+    this.issues = issues;
+  }
+
+  /** One line per problem: `config.yaml:14:7 watches[1].account: not an address`. */
+  format(): string {
+    return this.issues.map(formatIssue).join("\n");
+  }
+}
+
+/** The config file cannot be read at all (missing, a directory, no permission). */
+export class ConfigFileError extends KaiawatchError {
+  override name = "ConfigFileError";
+  readonly file: string;
+
+  constructor(file: string, message: string, cause?: unknown) {
+    super("KW_CONFIG_UNREADABLE", message, { cause });
+    this.file = file;
+  }
+}
+
+/**
+ * The text to show a user for a config failure, or undefined when `error` is something
+ * else. Commands print it to stderr and exit 2.
+ */
+export function describeConfigFailure(error: unknown): string | undefined {
+  if (error instanceof ConfigError) return `${error.message}:\n${error.format()}\n`;
+  if (error instanceof ConfigFileError) return `${error.message}\n`;
+  return undefined;
+}

@@ -1,0 +1,11 @@
+export { loadConfig, parseConfigText, type ConfigCheck, type LoadConfigOptions, type LoadedConfig, type ParseConfigOptions } from "./load-config.js";
+export { ConfigError, ConfigFileError, describeConfigFailure, formatIssue, type ConfigIssue, type LocatedConfigIssue } from "./errors.js";
+export { parseDuration, formatDuration, DURATION_PATTERN } from "./duration.js";
+export { expandEnv } from "./env.js";
+export { eventSignatureProblem } from "./event-signature.js";
+export { scheduleProblem } from "./schedule.js";
+export { sourcesOfWatch } from "./sources-of-watch.js";
+export { secretsOfConfig } from "./secrets-of-config.js";
+export { NETWORK_DEFAULTS } from "./resolve-config.js";
+export { configJsonSchema, configJsonSchemaText } from "./json-schema.js";
+export type * from "./types.js";

@@ -1,0 +1,212 @@
+import { readFileSync } from "node:fs";
+import { LineCounter, parseDocument, visit, type Document } from "yaml";
+import { expandEnv } from "./env.js";
+import { ConfigError, ConfigFileError, type ConfigIssue, type LocatedConfigIssue } from "./errors.js";
+import { resolveConfig } from "./resolve-config.js";
+import { configSchema } from "./schema.js";
+import { secretsOfConfig } from "./secrets-of-config.js";
+import { didYouMean } from "./suggest.js";
+import type { Config } from "./types.js";
+import { formatPath, offsetOfPath, pathAtOffset, type ConfigPath } from "./yaml-locate.js";
+import { createErrorMap } from "./zod-messages.js";
+
+/** A check another subsystem adds (e.g. the rules compiler checking `when` per source). */
+export type ConfigCheck = (config: Config) => ConfigIssue[];
+
+export interface LoadedConfig {
+  config: Config;
+  /** Every secret value in the config, to register with the log scrubber. */
+  secrets: string[];
+}
+
+export interface ParseConfigOptions {
+  /** Shown in messages; "config.yaml" when not given. */
+  fileName?: string;
+  /** Where `${VAR}` values come from; nothing is read from process.env implicitly. */
+  env?: NodeJS.ProcessEnv;
+  checks?: ConfigCheck[];
+}
+
+export interface LoadConfigOptions {
+  path: string;
+  env: NodeJS.ProcessEnv;
+  checks?: ConfigCheck[];
+}
+
+/** Reads and validates a config file; throws ConfigFileError or ConfigError (with every problem). */
+export function loadConfig(options: LoadConfigOptions): LoadedConfig {
+  let text: string;
+  try {
+    text = readFileSync(options.path, "utf8");
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    const reason =
+      code === "ENOENT"
+        ? `config file not found: ${options.path} (start from config.example.yaml, or pass --config PATH)`
+        : code === "EISDIR"
+          ? `config file is a directory: ${options.path}`
+          : `cannot read config file ${options.path}: ${code ?? (error as Error).message}`;
+    throw new ConfigFileError(options.path, reason, error);
+  }
+  return parseConfigText(text, { fileName: options.path, env: options.env, checks: options.checks });
+}
+
+interface PendingIssue {
+  path: ConfigPath;
+  message: string;
+  /** Report at the key (unknown keys) rather than at the value. */
+  atKey?: boolean;
+  /** A known offset (YAML and ${VAR} problems), else found from the path. */
+  offset?: number;
+}
+
+const startsWith = (path: ConfigPath, prefix: ConfigPath) => prefix.length <= path.length && prefix.every((s, i) => s === path[i]);
+
+function setIn(root: unknown, path: ConfigPath, value: unknown): void {
+  let node = root as Record<string | number, unknown> | undefined;
+  for (const segment of path.slice(0, -1)) node = node?.[segment] as Record<string | number, unknown> | undefined;
+  const last = path[path.length - 1];
+  if (node && last !== undefined) node[last] = value;
+}
+
+function getIn(root: unknown, path: ConfigPath): unknown {
+  let node = root;
+  for (const segment of path) node = (node as Record<string | number, unknown> | null | undefined)?.[segment];
+  return node;
+}
+
+/**
+ * Substitutes `${VAR}` in every string value after parsing (keys are left alone), so that
+ * positions stay those of the file. Returns the problems and the paths of the values
+ * substituted: where the schema wants a number, "587" from the environment is meant as one.
+ */
+function substituteEnv(doc: Document, text: string, env: NodeJS.ProcessEnv) {
+  const problems: PendingIssue[] = [];
+  const substituted: ConfigPath[] = [];
+  visit(doc, {
+    Scalar(key, node) {
+      if (key === "key" || typeof node.value !== "string" || !node.value.includes("$")) return;
+      const { value, problems: found } = expandEnv(node.value, env);
+      const start = node.range?.[0] ?? 0;
+      const path = pathAtOffset(doc, start);
+      for (const problem of found) {
+        // Point at the reference itself when the source text shows it verbatim.
+        const reference = /^\$\{[^}]*\}?/.exec(node.value.slice(problem.index))?.[0] ?? "${";
+        const inSource = text.slice(start, node.range?.[1] ?? start).indexOf(reference);
+        problems.push({ path, message: problem.message, offset: inSource === -1 ? start : start + inSource });
+      }
+      if (value !== node.value) {
+        node.value = value;
+        substituted.push(path);
+      }
+    },
+  });
+  return { problems, substituted };
+}
+
+/** `${PORT}` that gave "587": the number the user meant, used only where a string was refused. */
+function coerce(value: unknown): unknown {
+  if (typeof value !== "string") return value;
+  if (/^-?[0-9]+(\.[0-9]+)?$/.test(value)) return Number(value);
+  if (value === "true" || value === "false") return value === "true";
+  return value;
+}
+
+function validate(raw: unknown, knownKeys: Map<string, string[]>, errorMap: ReturnType<typeof createErrorMap>["map"]): PendingIssue[] {
+  const result = configSchema.safeParse(raw, { error: errorMap });
+  if (result.success) return [];
+  const pending: PendingIssue[] = [];
+  for (const issue of result.error.issues) {
+    const path = issue.path.filter((s): s is string | number => typeof s !== "symbol");
+    if (issue.code === "unrecognized_keys") {
+      const known = knownKeys.get(JSON.stringify(path)) ?? [];
+      for (const key of issue.keys) pending.push({ path: [...path, key], message: `unknown key${didYouMean(key, known)}`, atKey: true });
+    } else if (issue.code === "invalid_key") {
+      pending.push({ path, message: issue.message, atKey: true });
+    } else {
+      pending.push({ path, message: issue.message });
+    }
+  }
+  return pending;
+}
+
+/**
+ * Validates config text: YAML syntax, `${VAR}` substitution, the schema, the checks that
+ * span several keys, and the caller's `checks`. Every problem is reported in one
+ * ConfigError, each with line, column and key path.
+ */
+export function parseConfigText(text: string, options: ParseConfigOptions = {}): LoadedConfig {
+  const file = options.fileName ?? "config.yaml";
+  const lineCounter = new LineCounter();
+  const doc = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true, merge: true });
+  const pending: PendingIssue[] = [];
+
+  const fail = (): never => {
+    const located = pending.map((issue): LocatedConfigIssue => {
+      const offset = issue.offset ?? offsetOfPath(doc, issue.path, issue.atKey === true);
+      const { line, col } = lineCounter.linePos(offset);
+      return { file, line, column: col, path: formatPath(issue.path), message: issue.message };
+    });
+    const seen = new Set<string>();
+    const unique = located.filter((issue) => {
+      const key = `${issue.line}:${issue.column}:${issue.path}:${issue.message}`;
+      return seen.has(key) ? false : (seen.add(key), true);
+    });
+    unique.sort((a, b) => a.line - b.line || a.column - b.column);
+    throw new ConfigError(file, unique);
+  };
+
+  let syntaxBroken = false;
+  const syntaxLines = new Set<number>();
+  for (const error of doc.errors) {
+    const offset = error.pos[0];
+    if (error.code === "DUPLICATE_KEY") {
+      pending.push({ path: pathAtOffset(doc, offset), message: "duplicate key (a key may appear only once in a map)", offset });
+      continue;
+    }
+    syntaxBroken = true;
+    // The parser reports every token after a mistake; the first one of a line is the useful one.
+    const { line } = lineCounter.linePos(offset);
+    if (syntaxLines.has(line)) continue;
+    syntaxLines.add(line);
+    const hint = text.slice(Math.max(offset - 1, 0), offset + 1).includes("${") ? ' (inside { } or [ ], quote "${…}")' : "";
+    pending.push({ path: pathAtOffset(doc, offset), message: `YAML syntax error: ${error.message.split("\n")[0] ?? ""}${hint}`, offset });
+  }
+  // After a syntax error the tree is a guess; schema messages about it would be noise.
+  if (syntaxBroken) fail();
+
+  const env = substituteEnv(doc, text, options.env ?? {});
+  pending.push(...env.problems);
+  const raw: unknown = doc.toJS({ maxAliasCount: 100 });
+  if (raw === null || raw === undefined || (typeof raw === "object" && !Array.isArray(raw) && Object.keys(raw).length === 0)) {
+    pending.push({ path: [], message: "the configuration is empty: it needs at least a `watches:` list", offset: 0 });
+    fail();
+  }
+
+  const { map, knownKeys } = createErrorMap();
+  let schemaIssues = validate(raw, knownKeys, map);
+  const toCoerce = env.substituted.filter((path) => schemaIssues.some((issue) => startsWith(issue.path, path)));
+  if (toCoerce.length > 0) {
+    for (const path of toCoerce) setIn(raw, path, coerce(getIn(raw, path)));
+    knownKeys.clear();
+    schemaIssues = validate(raw, knownKeys, map);
+  }
+  // A value that could not be substituted is reported once, as such, not again by the schema.
+  const envProblemPaths = env.problems.map((p) => p.path);
+  pending.push(...schemaIssues.filter((issue) => !envProblemPaths.some((p) => startsWith(issue.path, p))));
+
+  const resolved = resolveConfig(raw);
+  pending.push(...resolved.issues.filter((issue) => !envProblemPaths.some((p) => startsWith(issue.path, p))));
+  for (const check of options.checks ?? []) {
+    for (const issue of check(resolved.config)) {
+      const path = [...issue.path];
+      const [section, index] = path;
+      if (section === "watches" && typeof index === "number") path[1] = resolved.watchIndex[index] ?? index;
+      if (section === "rules" && typeof index === "number") path[1] = resolved.ruleIndex[index] ?? index;
+      pending.push({ path, message: issue.message });
+    }
+  }
+
+  if (pending.length > 0) fail();
+  return { config: resolved.config, secrets: secretsOfConfig(resolved.config) };
+}

@@ -1,0 +1,321 @@
+import { z } from "zod";
+import { DURATION_PATTERN, parseDuration } from "./duration.js";
+import { eventSignatureProblem } from "./event-signature.js";
+import { scheduleProblem } from "./schedule.js";
+import type { Condition, StartPosition } from "./types.js";
+
+/*
+ * The zod schema of config.yaml. It validates each key and applies defaults; what needs
+ * several sections at once (a rule's watch, defaults inherited by watches, the network's
+ * URLs) is resolved in resolve-config.ts. The JSON Schema for editors is generated from
+ * this file, so the two never disagree.
+ */
+
+/** A schema-level message that leaves "required" (input undefined) to the shared error map. */
+const unlessMissing = (message: string) => (issue: { input?: unknown }) => (issue.input === undefined ? undefined : message);
+
+export const SLUG_PATTERN = /^[a-z0-9][a-z0-9_-]*$/;
+export const ADDRESS_PATTERN = /^0x[0-9a-fA-F]{40}$/;
+
+const slug = (what: string) =>
+  z.string().regex(SLUG_PATTERN, `${what} must be lowercase letters, digits, "-" or "_", starting with a letter or digit`);
+
+const address = z.string({ error: unlessMissing("not an address (0x followed by 40 hex digits)") }).regex(ADDRESS_PATTERN, "not an address (0x followed by 40 hex digits)");
+
+const httpUrl = z.url({ protocol: /^https?$/, error: unlessMissing("not an http(s) URL") });
+
+/** Trailing slashes are dropped so that joining "/api/v1/…" never gives "//". */
+const baseUrl = httpUrl.transform((url) => url.replace(/\/+$/, ""));
+
+const duration = z
+  .string({ error: (issue) => (typeof issue.input === "number" ? `a duration needs a unit, e.g. "${String(issue.input)}ms" or "${String(issue.input)}s"` : undefined) })
+  .regex(DURATION_PATTERN, 'not a duration: use ms, s, m, h or d, e.g. "500ms", "30s", "5m", "1h30m"')
+  .meta({ description: 'A duration: "500ms", "30s", "5m", "2h", "1d" or a sum such as "1h30m".' })
+  .transform((text) => parseDuration(text));
+
+/** An empty value (e.g. `${VAR:-}`) means "not set", so optional secrets can come from an optional variable. */
+const optionalSecret = z
+  .string()
+  .transform((text) => (text === "" ? undefined : text))
+  .optional();
+
+const text = z.string();
+const fieldName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_.]*$/, "not a field name");
+
+function uniqueItems<T>(list: T[], ctx: z.RefinementCtx) {
+  list.forEach((item, index) => {
+    if (list.indexOf(item) !== index) ctx.addIssue({ code: "custom", path: [index], message: `${JSON.stringify(item)} is listed twice` });
+  });
+}
+
+const schedule = z
+  .string()
+  .superRefine((pattern, ctx) => {
+    const problem = scheduleProblem(pattern);
+    if (problem !== undefined) ctx.addIssue({ code: "custom", message: problem });
+  })
+  .meta({ description: 'A croner pattern with a seconds field, e.g. "*/10 * * * * *" (every 10 seconds).' });
+
+const start = z
+  .union([z.literal("latest"), z.int(), z.string().regex(/^-[1-9][0-9]*$/)], {
+    error: 'expected "latest", a block number, or "-N" (N blocks before the head)',
+  })
+  .meta({ description: 'Where a new source begins: "latest", a block number, or "-N" (N blocks before the head).' })
+  .transform((value): StartPosition => {
+    if (value === "latest") return { kind: "latest" };
+    const n = Number(value);
+    return n < 0 ? { kind: "relative", blocks: -n } : { kind: "block", block: n };
+  });
+
+const maxWindowBlocks = z.int().min(1).max(1000);
+
+const LISTEN_PATTERN = /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+):([0-9]{1,5})$/;
+const listen = z
+  .union([z.literal(false), z.string().regex(LISTEN_PATTERN)], { error: 'expected "host:port" (e.g. "127.0.0.1:9464"), or false to disable' })
+  .transform((value, ctx) => {
+    if (value === false) return false;
+    const match = LISTEN_PATTERN.exec(value);
+    const port = Number(match?.[2]);
+    if (port > 65535) {
+      ctx.addIssue({ code: "custom", message: "port must be 0..65535" });
+      return z.NEVER;
+    }
+    return { host: (match?.[1] ?? "").replace(/^\[(.*)\]$/, "$1"), port };
+  });
+
+// ---- sections ----
+
+export const explorerSchema = z
+  .strictObject({
+    base_url: baseUrl.optional().meta({ description: "Explorer API base URL. Default: the network's KaiaScan Open API (mainnet-oapi / kairos-oapi)." }),
+    api_key: optionalSecret.meta({ description: "KaiaScan API key, sent as a Bearer token. Secret." }),
+    requests_per_second: z.number().positive().default(5),
+    daily_credit_budget: z.int().positive().optional().meta({ description: "Stop polling before this many credits are spent in a UTC day." }),
+    max_retries: z.int().min(0).default(5),
+    timeout: duration.prefault("30s"),
+    page_size: z.int().min(1).max(2000).default(2000),
+  })
+  .prefault({});
+
+export const chainSchema = z
+  .strictObject({
+    network: slug("a network name").default("mainnet"),
+    rpc_url: httpUrl.optional().meta({ description: "JSON-RPC endpoint for eth_blockNumber. Default: the network's public endpoint." }),
+    lag_blocks: z.int().min(0).default(2),
+    explorer_url: baseUrl.optional().meta({ description: "Block explorer for links in messages. Default: the network's KaiaScan." }),
+  })
+  .prefault({});
+
+export const storeSchema = z.strictObject({ path: z.string().min(1).default("./data/kaiawatch.json") }).prefault({});
+
+export const statusSchema = z
+  .strictObject({
+    listen: listen.prefault("127.0.0.1:9464"),
+    token: optionalSecret.meta({ description: "When set, /status and /metrics need `Authorization: Bearer <token>`. Secret." }),
+  })
+  .prefault({});
+
+export const LOG_LEVELS = ["trace", "debug", "info", "warn", "error", "fatal", "silent"] as const;
+export const logSchema = z
+  .strictObject({
+    level: z.enum(LOG_LEVELS).default("info"),
+    format: z.enum(["json", "pretty"]).default("json"),
+  })
+  .prefault({});
+
+export const defaultsSchema = z
+  .strictObject({
+    schedule: schedule.default("*/10 * * * * *"),
+    start: start.prefault("latest"),
+    max_window_blocks: maxWindowBlocks.default(1000),
+    jitter: duration.prefault("1s"),
+  })
+  .prefault({});
+
+// ---- watches ----
+
+export const WATCH_KINDS = ["account", "collection", "contract", "every_block"] as const;
+export const ACCOUNT_SOURCES = ["nft_transfers", "internal_transactions"] as const;
+
+const eventFilter = z.string().superRefine((value, ctx) => {
+  const problem = eventSignatureProblem(value);
+  if (problem !== undefined) ctx.addIssue({ code: "custom", message: problem });
+});
+
+const tokenId = z
+  .union([z.string().regex(/^[0-9]+$/), z.int().min(0)], { error: 'not a token id: write a decimal number, quoted when large ("123")' })
+  .transform((value, ctx) => {
+    if (typeof value === "number" && !Number.isSafeInteger(value)) {
+      ctx.addIssue({ code: "custom", message: 'token id too large for a YAML number: quote it ("…")' });
+      return z.NEVER;
+    }
+    return String(value);
+  });
+
+/**
+ * One flat object: which of account/collection/contract/every_block is set (exactly one)
+ * is checked on the raw data in resolve-config.ts, so that it is reported even when
+ * another key of the same watch is wrong.
+ */
+export const watchSchema = z.strictObject({
+  name: slug("a watch name"),
+  account: address.optional().meta({ description: "Account watch: NFT transfers (op 3) and/or internal transactions (op 7) of this address." }),
+  sources: z.array(z.enum(ACCOUNT_SOURCES)).min(1).superRefine(uniqueItems).optional().meta({ description: "Account watch only. Default: [nft_transfers]." }),
+  nft_contract: address.optional().meta({ description: "Account watch only: NFT transfers of this token contract only." }),
+  collection: address.optional().meta({ description: "Collection watch: NFT transfers of this token contract (op 4)." }),
+  token_id: tokenId.optional().meta({ description: "Collection watch only: transfers of this token id only." }),
+  contract: address.optional().meta({ description: "Contract watch: event logs emitted by this contract (op 11)." }),
+  events: z.array(eventFilter).min(1).superRefine(uniqueItems).optional().meta({ description: "Contract watch only: each signature or topic hash is its own filtered source. Default: every event." }),
+  every_block: z.literal(true, { error: unlessMissing("every_block can only be true (remove it otherwise)") }).optional().meta({ description: "Internal transactions of every block (op 8, 1 credit a block)." }),
+  schedule: schedule.optional(),
+  start: start.optional(),
+  max_window_blocks: maxWindowBlocks.optional(),
+  jitter: duration.optional(),
+});
+
+// ---- rules ----
+
+export const RECORD_FAMILIES = ["event_logs", "nft_transfers", "internal_transactions"] as const;
+export const ENRICHMENTS = ["nft", "tx_internal", "tx_logs", "tx_nft_transfers", "inventory"] as const;
+
+const conditionScalar = z.union([z.string(), z.number(), z.boolean(), z.null()]);
+const conditionOperand = z.union([conditionScalar, z.array(conditionScalar)]);
+const fieldTest = z.union([conditionOperand, z.record(z.string(), conditionOperand)], {
+  error: "expected a value, a list of values, or { operator: value }",
+});
+
+export const conditionSchema: z.ZodType<Condition> = z
+  .object(
+    {
+      get all() {
+        return z.array(conditionSchema).optional();
+      },
+      get any() {
+        return z.array(conditionSchema).optional();
+      },
+      get not() {
+        return conditionSchema.optional();
+      },
+    },
+    { error: unlessMissing("a condition is a map: { field: value }, { all: [...] }, { any: [...] } or { not: {...} }") },
+  )
+  .catchall(fieldTest)
+  .meta({ id: "condition", description: "Field tests (all must hold), combined with all / any / not." });
+
+export const ruleSchema = z.strictObject({
+  name: slug("a rule name"),
+  watch: z.string().meta({ description: "The name of the watch whose records this rule sees." }),
+  source: z.enum(RECORD_FAMILIES).optional().meta({ description: "The record family; optional when the watch produces only one." }),
+  when: conditionSchema.prefault({ all: [] }),
+  notify: z.array(z.string()).min(1).superRefine(uniqueItems).meta({ description: "Sink names." }),
+  group: z
+    .strictObject({
+      window: duration,
+      max: z.int().positive().default(50),
+      by: fieldName.optional(),
+    })
+    .optional()
+    .meta({ description: "Gather alerts for `window` into one digest message (at most `max` alerts), per value of `by`." }),
+  cooldown: duration.optional(),
+  cooldown_key: fieldName.optional().meta({ description: "The field whose value has its own cooldown. Default: the whole rule." }),
+  enrich: z.array(z.enum(ENRICHMENTS)).superRefine(uniqueItems).default([]),
+  summary: text.optional().meta({ description: "Template of the alert's one-line summary, e.g. \"{{amount}} KAIA from {{from}}\"." }),
+});
+
+// ---- sinks ----
+
+function sinkBase(defaultRate: number | undefined) {
+  const rate = z.number().positive();
+  return {
+    concurrency: z.int().min(1).default(1),
+    rate_per_second: defaultRate === undefined ? rate.optional() : rate.default(defaultRate),
+    max_attempts: z.int().min(1).default(10),
+    max_age: duration.prefault("24h"),
+    operational: z.boolean().default(false),
+  };
+}
+
+const EMAIL_ADDRESS = /^[^\s@<>,;]+@[^\s@<>,;]+$/;
+const NAMED_EMAIL_ADDRESS = /^[^\r\n<>]*<[^\s@<>,;]+@[^\s@<>,;]+>$/;
+const emailAddress = z
+  .string()
+  .refine((value) => EMAIL_ADDRESS.test(value) || NAMED_EMAIL_ADDRESS.test(value), 'not an email address ("ops@example.com" or "Ops <ops@example.com>")');
+
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+
+export const SINK_TYPES = ["slack", "discord", "telegram", "email", "webhook", "console", "file"] as const;
+
+export const sinkSchema = z.discriminatedUnion("type", [
+  z.strictObject({ type: z.literal("slack"), url: httpUrl.meta({ description: "Incoming-webhook URL. Secret." }), text: text.optional(), ...sinkBase(1) }),
+  z.strictObject({ type: z.literal("discord"), url: httpUrl.meta({ description: "Discord webhook URL. Secret." }), text: text.optional(), ...sinkBase(0.5) }),
+  z.strictObject({
+    type: z.literal("telegram"),
+    bot_token: z.string().regex(/^[0-9]+:[A-Za-z0-9_-]+$/, 'not a Telegram bot token ("123456:ABC…")').meta({ description: "Secret." }),
+    chat_id: z.union([z.string().min(1), z.int()], { error: 'expected a chat id ("-100123…" or "@channel")' }).transform(String),
+    api_url: baseUrl.default("https://api.telegram.org"),
+    text: text.optional(),
+    ...sinkBase(1),
+  }),
+  z.strictObject({
+    type: z.literal("email"),
+    smtp: z
+      .strictObject({
+        host: z.string().min(1),
+        port: z.int().min(1).max(65535).optional().meta({ description: "Default: 465 when secure, else 587." }),
+        secure: z.boolean().default(false).meta({ description: "Implicit TLS from the first byte (usually port 465)." }),
+        starttls: z.boolean().default(true).meta({ description: "When not secure: refuse to send unless the server upgrades with STARTTLS." }),
+        user: optionalSecret,
+        pass: optionalSecret,
+        timeout: duration.prefault("30s"),
+      })
+      .transform((smtp) => ({ ...smtp, port: smtp.port ?? (smtp.secure ? 465 : 587) })),
+    from: emailAddress,
+    to: z.array(emailAddress).min(1),
+    cc: z.array(emailAddress).default([]),
+    subject: text.optional(),
+    body: text.optional(),
+    ...sinkBase(undefined),
+  }),
+  z.strictObject({
+    type: z.literal("webhook"),
+    url: httpUrl.meta({ description: "Receiver URL; https unless allow_http. Secret." }),
+    secret: z
+      .string()
+      .regex(/^whsec_[A-Za-z0-9+/=]+$/, 'not a Standard Webhooks secret: it starts with "whsec_" followed by base64')
+      .optional()
+      .meta({ description: "Standard Webhooks signing secret (whsec_…). Secret." }),
+    headers: z
+      .record(z.string().regex(HEADER_NAME, "not an HTTP header name"), z.string().regex(/^[^\r\n]*$/, "a header value cannot contain a line break"))
+      .default({}),
+    timeout: duration.prefault("10s"),
+    allow_http: z.boolean().default(false),
+    ...sinkBase(undefined),
+  }),
+  z.strictObject({ type: z.literal("console"), ...sinkBase(undefined) }),
+  z.strictObject({ type: z.literal("file"), path: z.string().min(1).meta({ description: "JSON Lines file, one alert per line." }), ...sinkBase(undefined) }),
+]);
+
+// ---- the whole file ----
+
+export const configSchema = z
+  .strictObject({
+    explorer: explorerSchema,
+    chain: chainSchema,
+    store: storeSchema,
+    status: statusSchema,
+    log: logSchema,
+    defaults: defaultsSchema,
+    watches: z.array(watchSchema, { error: (issue) => (issue.input === undefined ? "required: add at least one watch" : "expected a list of watches") }).min(1, "add at least one watch"),
+    rules: z.array(ruleSchema).default([]),
+    sinks: z.record(slug("a sink name"), sinkSchema).default({}),
+  })
+  .meta({ title: "kaiawatch configuration", description: "config.yaml of kaiawatch, the Kaia blockchain monitoring and alerting daemon." });
+
+export const SECTION_SCHEMAS = {
+  explorer: explorerSchema,
+  chain: chainSchema,
+  store: storeSchema,
+  status: statusSchema,
+  log: logSchema,
+  defaults: defaultsSchema,
+} as const;

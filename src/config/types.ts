@@ -1,0 +1,234 @@
+import type { RecordFamily } from "../watch/record.js";
+
+/**
+ * The typed configuration, complete: every default is applied, durations are numbers of
+ * milliseconds, and the keys are the same snake_case names as in config.yaml so that a
+ * message about `watches[1].start` means the same thing in the file and in the code.
+ */
+export interface Config {
+  explorer: ExplorerConfig;
+  chain: ChainConfig;
+  store: StoreConfig;
+  status: StatusConfig;
+  log: LogConfig;
+  defaults: DefaultsConfig;
+  watches: WatchConfig[];
+  rules: RuleConfig[];
+  /** By sink name (the key in config.yaml, repeated in `name`). */
+  sinks: Record<string, SinkConfig>;
+}
+
+/** Milliseconds. */
+export type Duration = number;
+
+export interface ExplorerConfig {
+  base_url: string;
+  api_key?: string;
+  requests_per_second: number;
+  daily_credit_budget?: number;
+  max_retries: number;
+  timeout: Duration;
+  page_size: number;
+}
+
+export interface ChainConfig {
+  /** A slug used in alerts ("mainnet", "kairos", …). */
+  network: string;
+  rpc_url: string;
+  lag_blocks: number;
+  explorer_url: string;
+}
+
+export interface StoreConfig {
+  path: string;
+}
+
+export interface StatusConfig {
+  /** false: no status server. */
+  listen: { host: string; port: number } | false;
+  token?: string;
+}
+
+export interface LogConfig {
+  level: LogLevel;
+  format: "json" | "pretty";
+}
+
+export type LogLevel = "trace" | "debug" | "info" | "warn" | "error" | "fatal" | "silent";
+
+/** Where a source without a cursor begins (same shape as src/watch/start.ts). */
+export type StartPosition = { kind: "latest" } | { kind: "block"; block: number } | { kind: "relative"; blocks: number };
+
+export interface DefaultsConfig {
+  /** A croner pattern with a seconds field. */
+  schedule: string;
+  start: StartPosition;
+  max_window_blocks: number;
+  jitter: Duration;
+}
+
+/** A watch carries its effective schedule, start, window and jitter (its own or the defaults). */
+interface WatchBase {
+  name: string;
+  schedule: string;
+  start: StartPosition;
+  max_window_blocks: number;
+  jitter: Duration;
+}
+
+export type AccountSource = "nft_transfers" | "internal_transactions";
+
+/** A wallet or contract address: its NFT transfers (op 3) and/or internal transactions (op 7). */
+export interface AccountWatchConfig extends WatchBase {
+  kind: "account";
+  account: string;
+  /** Non-empty, no duplicates. */
+  sources: AccountSource[];
+  /** Only NFT transfers of this token contract (op 3 `contractAddress`). */
+  nft_contract?: string;
+}
+
+/** NFT transfers of a token contract (op 4). */
+export interface CollectionWatchConfig extends WatchBase {
+  kind: "collection";
+  collection: string;
+  /** Decimal token id. */
+  token_id?: string;
+}
+
+/** Event logs emitted by a contract (op 11). */
+export interface ContractWatchConfig extends WatchBase {
+  kind: "contract";
+  contract: string;
+  /**
+   * Each entry is its own server-side filtered source: a canonical signature
+   * ("Transfer(address,address,uint256)") or a 0x topic hash. Empty: every event, one source.
+   */
+  events: string[];
+}
+
+/** Internal transactions of every block (op 8). */
+export interface BlockWatchConfig extends WatchBase {
+  kind: "every_block";
+  every_block: true;
+}
+
+export type WatchConfig = AccountWatchConfig | CollectionWatchConfig | ContractWatchConfig | BlockWatchConfig;
+export type WatchKind = WatchConfig["kind"];
+
+export type ConditionScalar = string | number | boolean | null;
+export type ConditionOperand = ConditionScalar | ConditionScalar[];
+
+/**
+ * A rule condition as written, checked here only for its shape: an object of
+ * field → value, list of values or `{ operator: value }`, combined with
+ * `all: [...]`, `any: [...]` and `not: {...}`. The rules compiler checks fields and operators.
+ */
+export interface Condition {
+  all?: Condition[];
+  any?: Condition[];
+  not?: Condition;
+  [field: string]: ConditionOperand | { [operator: string]: ConditionOperand } | Condition[] | Condition | undefined;
+}
+
+export type Enrichment = "nft" | "tx_internal" | "tx_logs" | "tx_nft_transfers" | "inventory";
+
+export interface RuleConfig {
+  name: string;
+  watch: string;
+  /** Resolved: given, or the only family the watch produces. */
+  source: RecordFamily;
+  /** `{ all: [] }` (match everything) when not given. */
+  when: Condition;
+  /** Sink names, non-empty, each one exists. */
+  notify: string[];
+  group?: { window: Duration; max: number; by?: string };
+  cooldown?: Duration;
+  cooldown_key?: string;
+  enrich: Enrichment[];
+  summary?: string;
+}
+
+/** Options every sink has. */
+export interface SinkBase {
+  name: string;
+  concurrency: number;
+  /** undefined: no limit. */
+  rate_per_second?: number;
+  max_attempts: number;
+  max_age: Duration;
+  /** Also receives kaiawatch's own operational alerts. */
+  operational: boolean;
+}
+
+export interface SlackSinkConfig extends SinkBase {
+  type: "slack";
+  url: string;
+  text?: string;
+}
+
+export interface DiscordSinkConfig extends SinkBase {
+  type: "discord";
+  url: string;
+  text?: string;
+}
+
+export interface TelegramSinkConfig extends SinkBase {
+  type: "telegram";
+  bot_token: string;
+  chat_id: string;
+  api_url: string;
+  text?: string;
+}
+
+export interface SmtpConfig {
+  host: string;
+  /** 465 when `secure`, else 587, unless given. */
+  port: number;
+  /** Implicit TLS from the first byte. */
+  secure: boolean;
+  /** Refuse to send unless the server upgrades with STARTTLS (when not `secure`). */
+  starttls: boolean;
+  user?: string;
+  pass?: string;
+  timeout: Duration;
+}
+
+export interface EmailSinkConfig extends SinkBase {
+  type: "email";
+  smtp: SmtpConfig;
+  from: string;
+  to: string[];
+  cc: string[];
+  subject?: string;
+  body?: string;
+}
+
+export interface WebhookSinkConfig extends SinkBase {
+  type: "webhook";
+  url: string;
+  /** Standard Webhooks signing secret, `whsec_…`. */
+  secret?: string;
+  headers: Record<string, string>;
+  timeout: Duration;
+  allow_http: boolean;
+}
+
+export interface ConsoleSinkConfig extends SinkBase {
+  type: "console";
+}
+
+export interface FileSinkConfig extends SinkBase {
+  type: "file";
+  path: string;
+}
+
+export type SinkConfig =
+  | SlackSinkConfig
+  | DiscordSinkConfig
+  | TelegramSinkConfig
+  | EmailSinkConfig
+  | WebhookSinkConfig
+  | ConsoleSinkConfig
+  | FileSinkConfig;
+export type SinkType = SinkConfig["type"];
