@@ -1,0 +1,207 @@
+import { existsSync } from "node:fs";
+import { parseArgs } from "node:util";
+import type { Common } from "../../common/common.js";
+import { describeError } from "../../common/errors.js";
+import { createLogger } from "../../common/logger.js";
+import { createMetrics } from "../../common/metrics.js";
+import { createSecretRedactor } from "../../common/secrets.js";
+import { describeConfigFailure, loadConfig } from "../../config/index.js";
+import { readSuppressedNotes } from "../../notify/cooldown.js";
+import { requeueDeadLetters } from "../../notify/dispatcher.js";
+import { isStoreError } from "../../store/errors.js";
+import { openStore } from "../../store/open-store.js";
+import type { OutboxEntry, OutboxState } from "../../store/types.js";
+import { EXIT_OK, EXIT_RUNTIME, EXIT_USAGE, type Command, type CommandIO } from "../command.js";
+
+const STATES: readonly OutboxState[] = ["pending", "dead", "delivered"];
+const VALUE_OPTIONS = new Set(["--config", "--store", "--state", "--sink"]);
+
+const HELP = `Usage:
+  kaiawatch outbox [--config PATH] [--state pending|dead|delivered] [--sink NAME] [--json]
+  kaiawatch outbox retry (ID… | --all) [--config PATH]
+
+List the alerts in the outbox, or send dead letters again.
+
+Listing shows pending and dead alerts unless --state says otherwise (delivered alerts are
+kept for the retention period, 7 days by default). It only reads the store, so it works
+while the daemon runs.
+
+retry puts dead letters back into the outbox with their attempts reset; they are sent the
+next time kaiawatch runs. An ID names an outbox entry (ALERT_ID:SINK), an alert (all its
+sinks) or a digest (grp_…). retry needs the store's lock: while the daemon runs, stop it
+first or retry from the status page.
+
+Options:
+  --config PATH     the config file (default ./config.yaml); its store.path is used
+  --store PATH      the store file, instead of reading the config
+  --state STATE     only entries in this state: pending, dead or delivered
+  --sink NAME       only entries of this sink
+  --json            one JSON object per line instead of a table
+  --all             (retry) every dead letter
+`;
+
+export const outboxCommand: Command = {
+  name: "outbox",
+  summary: "list pending and dead alerts; `outbox retry` sends dead letters again",
+  help: HELP,
+  async run(args, io) {
+    // `retry` may follow options (`outbox --config x.yaml retry 1`), but not as an option's value.
+    const at = args.findIndex((arg, i) => arg === "retry" && !VALUE_OPTIONS.has(args[i - 1] ?? ""));
+    if (at >= 0) return retry([...args.slice(0, at), ...args.slice(at + 1)], io);
+    return list(args, io);
+  },
+};
+
+function usageError(io: CommandIO, message: string): number {
+  io.stderr.write(`kaiawatch outbox: ${message}\nRun \`kaiawatch outbox --help\` for the options.\n`);
+  return EXIT_USAGE;
+}
+
+type Parsed = { ok: true; values: Record<string, string | boolean | undefined>; positionals: string[] } | { ok: false; code: number };
+
+function parse(args: string[], io: CommandIO, options: Record<string, { type: "string" | "boolean" }>, allowPositionals: boolean): Parsed {
+  try {
+    const { values, positionals } = parseArgs({ args, options, allowPositionals, strict: true });
+    return { ok: true, values: values as Record<string, string | boolean | undefined>, positionals };
+  } catch (error) {
+    return { ok: false, code: usageError(io, (error as Error).message) };
+  }
+}
+
+/** The store file from --store, or from the config's store.path. */
+function storePath(values: Record<string, string | boolean | undefined>, io: CommandIO): { path: string; secrets: string[] } | { code: number } {
+  if (typeof values.store === "string") return { path: values.store, secrets: [] };
+  const configPath = typeof values.config === "string" ? values.config : "./config.yaml";
+  try {
+    const loaded = loadConfig({ path: configPath, env: io.env });
+    return { path: loaded.config.store.path, secrets: loaded.secrets };
+  } catch (error) {
+    const text = describeConfigFailure(error);
+    if (text === undefined) throw error;
+    io.stderr.write(text);
+    return { code: EXIT_USAGE };
+  }
+}
+
+function cliCommon(io: CommandIO, secrets: string[]): Common {
+  const redactor = createSecretRedactor();
+  for (const secret of secrets) redactor.add(secret);
+  // The store only logs what a user should see (a stale lock taken over): warnings, on stderr.
+  const logger = createLogger({ level: "warn", pretty: true, redactor, destination: io.stderr });
+  return { logger, metrics: createMetrics(), secrets: redactor, signal: io.signal, now: Date.now };
+}
+
+async function list(args: string[], io: CommandIO): Promise<number> {
+  const parsed = parse(args, io, { config: { type: "string" }, store: { type: "string" }, state: { type: "string" }, sink: { type: "string" }, json: { type: "boolean" } }, false);
+  if (!parsed.ok) return parsed.code;
+  const { values } = parsed;
+  const state = values.state;
+  if (state !== undefined && !STATES.includes(state as OutboxState)) {
+    return usageError(io, `--state must be one of ${STATES.join(", ")}, not "${String(state)}"`);
+  }
+  const location = storePath(values, io);
+  if ("code" in location) return location.code;
+  if (!existsSync(location.path)) {
+    io.stdout.write(`No store at ${location.path} yet: kaiawatch has not run with this store, so the outbox is empty.\n`);
+    return EXIT_OK;
+  }
+  const common = cliCommon(io, location.secrets);
+  let entries: OutboxEntry[];
+  let suppressed: Record<string, string>;
+  try {
+    const store = await openStore(common, { path: location.path, readOnly: true });
+    try {
+      const sink = typeof values.sink === "string" ? values.sink : undefined;
+      entries = state === undefined
+        ? store.listOutbox({ sink }).filter((entry) => entry.state !== "delivered")
+        : store.listOutbox({ sink, state: state as OutboxState });
+      suppressed = readSuppressedNotes(store);
+    } finally {
+      await store.close();
+    }
+  } catch (error) {
+    io.stderr.write(`kaiawatch outbox: ${common.secrets.redact(describeError(error))}\n`);
+    return EXIT_RUNTIME;
+  }
+
+  if (values.json === true) {
+    for (const entry of entries) {
+      const { alert, ...rest } = entry;
+      const line = { ...rest, alert_id: alert.id, summary: alert.summary, suppressed_at: suppressed[entry.id] };
+      io.stdout.write(`${JSON.stringify(line)}\n`);
+    }
+    return EXIT_OK;
+  }
+  if (entries.length === 0) {
+    const what = state === undefined ? "pending or dead alerts" : `${state} alerts`;
+    io.stdout.write(`No ${what}${typeof values.sink === "string" ? ` for sink ${values.sink}` : ""} in the outbox.\n`);
+    return EXIT_OK;
+  }
+  const rows = entries.map((entry) => [entry.id, entry.sink, entry.rule, entry.state, String(entry.attempts), entry.created_at, note(entry, suppressed[entry.id])].map(printable));
+  io.stdout.write(table(["ID", "SINK", "RULE", "STATE", "ATTEMPTS", "CREATED", "LAST ERROR / REASON"], rows));
+  const counts = STATES.map((s) => [s, entries.filter((e) => e.state === s).length] as const).filter(([, n]) => n > 0);
+  io.stdout.write(`\n${counts.map(([s, n]) => `${n} ${s}`).join(", ")}\n`);
+  return EXIT_OK;
+}
+
+function note(entry: OutboxEntry, suppressedAt: string | undefined): string {
+  const digest = entry.group_id === undefined ? "" : ` [digest ${entry.group_id}]`;
+  switch (entry.state) {
+    case "dead":
+      return `${entry.dead_reason ?? "dead"}${digest}`;
+    case "delivered":
+      return suppressedAt !== undefined ? `not sent: suppressed by cooldown${digest}` : `delivered ${entry.delivered_at ?? ""}${digest}`;
+    case "pending":
+      return entry.last_error === undefined ? `waiting${digest}` : `${entry.last_error} (next attempt ${entry.next_attempt_at})${digest}`;
+  }
+}
+
+/** Receiver error texts are strangers' text too: no control or bidi characters reach the terminal. */
+function printable(text: string): string {
+  // eslint-disable-next-line no-control-regex -- matching control characters is the point
+  return text.replace(/[\u0000-\u001f\u007f-\u009f\u200b-\u200f\u202a-\u202e\u2066-\u2069\ufeff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+}
+
+function table(header: string[], rows: string[][]): string {
+  // The last column (the reason) is left unpadded: it is long and the table stays readable.
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]?.length ?? 0)));
+  const line = (cells: string[]) => cells.map((cell, i) => (i === cells.length - 1 ? cell : cell.padEnd(widths[i] ?? 0))).join("  ").trimEnd();
+  return `${[header, ...rows].map(line).join("\n")}\n`;
+}
+
+async function retry(args: string[], io: CommandIO): Promise<number> {
+  const parsed = parse(args, io, { config: { type: "string" }, store: { type: "string" }, all: { type: "boolean" } }, true);
+  if (!parsed.ok) return parsed.code;
+  const { values, positionals } = parsed;
+  const all = values.all === true;
+  if (!all && positionals.length === 0) return usageError(io, "retry needs dead letter ids, or --all");
+  if (all && positionals.length > 0) return usageError(io, "give either ids or --all, not both");
+  const location = storePath(values, io);
+  if ("code" in location) return location.code;
+  if (!existsSync(location.path)) {
+    io.stderr.write(`kaiawatch outbox retry: no store at ${location.path}: there are no dead letters to retry.\n`);
+    return EXIT_RUNTIME;
+  }
+  const common = cliCommon(io, location.secrets);
+  try {
+    const store = await openStore(common, { path: location.path });
+    try {
+      const result = await requeueDeadLetters(store, all ? { all: true } : { ids: positionals }, Date.now());
+      for (const id of result.unmatched) io.stderr.write(`kaiawatch outbox retry: no dead letter matches "${printable(id)}"\n`);
+      const plural = result.requeued === 1 ? "dead letter" : "dead letters";
+      io.stdout.write(
+        result.requeued === 0 ? "Nothing requeued.\n" : `Requeued ${result.requeued} ${plural}; they are sent the next time kaiawatch runs (run or once).\n`,
+      );
+      return result.unmatched.length > 0 ? EXIT_RUNTIME : EXIT_OK;
+    } finally {
+      await store.close();
+    }
+  } catch (error) {
+    if (isStoreError(error, "KW_STORE_LOCKED")) {
+      io.stderr.write(`kaiawatch outbox retry: ${error.message}\nThe running daemon holds the store: stop the daemon or use the status page to retry dead letters.\n`);
+      return EXIT_RUNTIME;
+    }
+    io.stderr.write(`kaiawatch outbox retry: ${common.secrets.redact(describeError(error))}\n`);
+    return EXIT_RUNTIME;
+  }
+}
