@@ -11,8 +11,8 @@ export const KEI_PER_KAIA = 10n ** 18n;
 /** Units a rule may write, case-insensitive, with their number of decimals in kei. */
 export const AMOUNT_UNITS: Readonly<Record<string, number>> = Object.freeze({ kaia: 18, gkei: 9, kei: 0 });
 
-/** No amount on Kaia can exceed a uint256; a bigger number in a rule is a typo. */
-const MAX_UINT256 = 2n ** 256n - 1n;
+/** No amount on Kaia can exceed a uint256; a bigger number in a rule is a typo (2^256 itself is a fine bound). */
+const LIMIT = 2n ** 256n;
 
 export class AmountError extends KaiawatchError {
   override name = "AmountError";
@@ -82,7 +82,7 @@ export function parseAmount(text: string): bigint {
         : `${JSON.stringify(text)}: more than ${decimals} decimals of ${unit} is finer than 1 kei`,
     );
   }
-  if (kei > MAX_UINT256) throw new AmountError(`${JSON.stringify(text)}: larger than any amount on chain (2^256)`);
+  if (kei > LIMIT) throw new AmountError(`${JSON.stringify(text)}: larger than any amount on chain (2^256)`);
   return kei;
 }
 
@@ -95,7 +95,7 @@ export function parseInteger(text: string): bigint {
   const value = parseExact(text.trim(), text);
   const n = toInteger(value, 0);
   if (n === undefined) throw new AmountError(`${JSON.stringify(text)} is not a whole number`);
-  if (n > MAX_UINT256 || n < -MAX_UINT256) throw new AmountError(`${JSON.stringify(text)} is larger than 2^256`);
+  if (n > LIMIT || n < -LIMIT) throw new AmountError(`${JSON.stringify(text)} is larger than 2^256`);
   return n;
 }
 

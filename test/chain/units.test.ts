@@ -59,6 +59,7 @@ describe("parseAmount", () => {
     ["1.2.3 KAIA", /not a number/],
     ["10^9999 kei", /larger than any amount/],
     ["10^78 KAIA", /larger than any amount/],
+    ["2 * 2^256 kei", /larger than any amount/],
   ])("refuses %j", (text, message) => {
     expect(() => parseAmount(text)).toThrow(AmountError);
     expect(() => parseAmount(text)).toThrow(message);
@@ -146,6 +147,7 @@ describe("parseInteger and decimalTextOfNumber", () => {
     expect(parseInteger("1e6")).toBe(1_000_000n);
     expect(() => parseInteger("1.5")).toThrow(/not a whole number/);
     expect(() => parseInteger("2^300")).toThrow(/2\^256/);
+    expect(parseInteger("2^256")).toBe(2n ** 256n);
     expect(() => parseInteger("0x10")).toThrow(AmountError);
   });
 
