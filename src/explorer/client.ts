@@ -113,8 +113,12 @@ export function createExplorerClient(common: Common, options: ExplorerClientOpti
     }
   }
 
+  const closedError = (operation: OperationName) => new ExplorerError("KW_EXPLORER_CLOSED", `${operation}: the explorer client is closed`, { operation });
+
   async function attempt<K extends OperationName>(operation: K, path: string, signal: AbortSignal): Promise<OperationResults[K]> {
     signal.throwIfAborted();
+    // A retry that comes due after close() must not reach the closed pool (a retryable network error).
+    if (closed) throw closedError(operation);
     // Reserved before waiting for the rate limiter, so concurrent calls cannot together overshoot the budget.
     const reservation = meter.reserve(operation);
     let status = "error";
@@ -145,7 +149,7 @@ export function createExplorerClient(common: Common, options: ExplorerClientOpti
   }
 
   async function call<K extends OperationName>(operation: K, params: OperationParams[K], callOptions: CallOptions = {}): Promise<OperationResults[K]> {
-    if (closed) throw new ExplorerError("KW_EXPLORER_CLOSED", `${operation}: the explorer client is closed`, { operation });
+    if (closed) throw closedError(operation);
     const path = base.prefix + buildRequestPath(operation, params);
     const { signal, dispose } = linkSignals(common.signal, callOptions.signal);
     try {

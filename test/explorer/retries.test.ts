@@ -59,8 +59,28 @@ describe("retries", () => {
       expect(await metricValue(common.metrics.explorerRequests, { operation: "accountEventLogs", status: "200" })).toBe(1);
       const retryLogs = logLines.filter((l) => l.operation === "accountEventLogs" && typeof l.attempt === "number");
       expect(retryLogs.map((l) => l.attempt)).toEqual([1, 2]);
+      const durations = await common.metrics.explorerRequestDuration.get();
+      expect(durations.values.find((v) => v.metricName?.endsWith("_count") && v.labels.operation === "accountEventLogs")?.value).toBe(3);
     });
   }
+
+  it("never writes the API key into a log line", async () => {
+    makeClient({ apiKey: "very-secret-api-key" });
+    server.enqueue({ status: 500, body: { code: "E", message: "echo: Bearer very-secret-api-key" } }, ok);
+    await call();
+    expect(logLines.length).toBeGreaterThan(0);
+    expect(JSON.stringify(logLines)).not.toContain("very-secret-api-key");
+  });
+
+  it("a retry that comes due after close() fails with KW_EXPLORER_CLOSED instead of retrying", async () => {
+    makeClient();
+    server.setDefault({ status: 503, headers: { "retry-after": "1" }, body: "" });
+    const pending = call().catch((e: unknown) => e);
+    while (server.requests.length === 0) await new Promise((r) => setTimeout(r, 5));
+    await client!.close();
+    expect(await pending).toMatchObject({ code: "KW_EXPLORER_CLOSED" });
+    expect(server.requests).toHaveLength(1);
+  });
 
   it("retries a connection reset", async () => {
     makeClient();
