@@ -1,0 +1,191 @@
+import { once } from "node:events";
+import { parseArgs } from "node:util";
+import { describeError } from "../../common/errors.js";
+import { createSimulator, type SimulatorOptions } from "../../simulator/index.js";
+import { EXIT_OK, EXIT_RUNTIME, EXIT_USAGE, type Command, type CommandIO } from "../command.js";
+
+const HELP = `Usage: kaiawatch simulate [options]
+
+Serve the explorer API (all eleven operations under /api/v1, with the real service's
+errors, ordering, limits and defaults) and JSON-RPC eth_blockNumber/kaia_blockNumber over
+a synthetic Kaia chain: wallets, fungible tokens, NFT collections, contract calls with
+internal call trees, some reverting. The same seed gives the same chain. Point kaiawatch
+at it (explorer.base_url and chain.rpc_url) to try rules without an API key or credits.
+
+Options:
+  --port N             port to listen on (default 8545; 0 = any free port)
+  --host HOST          address to listen on (default 127.0.0.1)
+  --seed N             seed of the chain and of the faults (default 1)
+  --block-time T       time between new blocks: milliseconds or with a unit, e.g. 500ms,
+                       1s, 2m (default 1s; 0 = frozen)
+  --start-block N      number of the first block (default 100000000)
+  --initial-blocks N   blocks generated before serving (default 100)
+  --hostile            names, NFT metadata and revert messages full of chat mentions,
+                       HTML, CR/LF, bidi and zero-width characters, 100 KB strings
+  --api-key KEY        require "Authorization: Bearer KEY" (401 otherwise)
+  --rps N              requests per second before 429 with Retry-After
+  --daily-quota N      credits per UTC day (charged at the spec's costs, 2xx only)
+                       before 429 with Retry-After
+  --lag N              the API serves only blocks <= head - N; JSON-RPC reports the head
+  --error-rate R       fraction (0..1) of answers that are 500, 502 or 503
+  --latency T          delay added to every answer (milliseconds or with a unit)
+  --truncate-rate R    fraction (0..1) of 200 answers whose JSON is cut short
+  --malformed-rate R   fraction (0..1) of 200 answers that are not JSON or of the wrong shape
+  --reset-rate R       fraction (0..1) of requests whose connection is dropped
+  --help               show this text
+
+Faults are drawn from the seed: the same requests meet the same faults. Stop with Ctrl-C.
+`;
+
+const OPTIONS = {
+  port: { type: "string" },
+  host: { type: "string" },
+  seed: { type: "string" },
+  "block-time": { type: "string" },
+  "start-block": { type: "string" },
+  "initial-blocks": { type: "string" },
+  hostile: { type: "boolean" },
+  "api-key": { type: "string" },
+  rps: { type: "string" },
+  "daily-quota": { type: "string" },
+  lag: { type: "string" },
+  "error-rate": { type: "string" },
+  latency: { type: "string" },
+  "truncate-rate": { type: "string" },
+  "malformed-rate": { type: "string" },
+  "reset-rate": { type: "string" },
+} as const;
+
+class UsageError extends Error {}
+
+function integer(name: string, text: string | undefined, min: number, max = Number.MAX_SAFE_INTEGER): number | undefined {
+  if (text === undefined) return undefined;
+  const value = Number(text);
+  if (!/^-?[0-9]+$/.test(text) || !Number.isSafeInteger(value) || value < min || value > max) throw new UsageError(`--${name} must be an integer from ${min} to ${max}, not "${text}"`);
+  return value;
+}
+
+function positive(name: string, text: string | undefined): number | undefined {
+  if (text === undefined) return undefined;
+  const value = Number(text);
+  if (!/^[0-9]+(\.[0-9]+)?$/.test(text) || !(value > 0)) throw new UsageError(`--${name} must be a positive number, not "${text}"`);
+  return value;
+}
+
+function rate(name: string, text: string | undefined): number | undefined {
+  if (text === undefined) return undefined;
+  const value = Number(text);
+  if (!/^[0-9]*\.?[0-9]+$/.test(text) || value < 0 || value > 1) throw new UsageError(`--${name} must be a fraction from 0 to 1, not "${text}"`);
+  return value;
+}
+
+const UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000 };
+
+/** Milliseconds from "250", "250ms", "1.5s" or "2m". */
+export function parseDuration(name: string, text: string | undefined): number | undefined {
+  if (text === undefined) return undefined;
+  const m = /^([0-9]+(?:\.[0-9]+)?)(ms|s|m)?$/.exec(text.trim());
+  if (!m) throw new UsageError(`--${name} must be a duration such as 500ms, 1s or 2m, not "${text}"`);
+  return Math.round(Number(m[1]) * (UNITS[m[2] ?? "ms"] ?? 1));
+}
+
+function optionsFrom(values: Record<string, string | boolean | undefined>): SimulatorOptions & { port: number } {
+  const str = (k: keyof typeof OPTIONS) => (typeof values[k] === "string" ? (values[k] as string) : undefined);
+  const faults = {
+    serverErrorRate: rate("error-rate", str("error-rate")),
+    latencyMs: parseDuration("latency", str("latency")),
+    truncateRate: rate("truncate-rate", str("truncate-rate")),
+    malformedRate: rate("malformed-rate", str("malformed-rate")),
+    resetRate: rate("reset-rate", str("reset-rate")),
+  };
+  const apiKey = str("api-key");
+  if (apiKey !== undefined && apiKey.trim() === "") throw new UsageError("--api-key must not be empty");
+  return {
+    port: integer("port", str("port"), 0, 65535) ?? 8545,
+    host: str("host") ?? "127.0.0.1",
+    seed: integer("seed", str("seed"), -(2 ** 31), 2 ** 32) ?? 1,
+    blockTime: parseDuration("block-time", str("block-time")) ?? 1000,
+    startBlock: integer("start-block", str("start-block"), 0),
+    initialBlocks: integer("initial-blocks", str("initial-blocks"), 0, 1_000_000),
+    hostile: values.hostile === true,
+    apiKey,
+    requestsPerSecond: positive("rps", str("rps")),
+    dailyCreditQuota: integer("daily-quota", str("daily-quota"), 0),
+    indexingLagBlocks: integer("lag", str("lag"), 0),
+    faults: Object.fromEntries(Object.entries(faults).filter(([, v]) => v !== undefined)),
+  };
+}
+
+function describeFaults(o: SimulatorOptions): string {
+  const f = o.faults ?? {};
+  const parts = [
+    o.requestsPerSecond !== undefined ? `${o.requestsPerSecond} requests/s` : "",
+    o.dailyCreditQuota !== undefined ? `${o.dailyCreditQuota} credits/day` : "",
+    o.indexingLagBlocks ? `indexer ${o.indexingLagBlocks} blocks behind` : "",
+    f.serverErrorRate ? `${f.serverErrorRate} server errors` : "",
+    f.latencyMs ? `${f.latencyMs} ms latency` : "",
+    f.truncateRate ? `${f.truncateRate} truncated` : "",
+    f.malformedRate ? `${f.malformedRate} malformed` : "",
+    f.resetRate ? `${f.resetRate} resets` : "",
+  ].filter(Boolean);
+  return parts.length ? parts.join(", ") : "none";
+}
+
+export const simulateCommand: Command = {
+  name: "simulate",
+  summary: "serve the explorer API and JSON-RPC over a synthetic, deterministic chain",
+  help: HELP,
+  async run(args: string[], io: CommandIO): Promise<number> {
+    let options: SimulatorOptions & { port: number };
+    try {
+      const { values } = parseArgs({ args, options: OPTIONS, allowPositionals: false, strict: true });
+      options = optionsFrom(values);
+    } catch (error) {
+      const message = error instanceof UsageError || (error as { code?: string }).code?.startsWith("ERR_PARSE_ARGS") ? (error as Error).message : describeError(error);
+      io.stderr.write(`kaiawatch simulate: ${message}\nRun \`kaiawatch simulate --help\` for the options.\n`);
+      return EXIT_USAGE;
+    }
+    if (io.signal.aborted) return EXIT_OK;
+    let sim;
+    try {
+      sim = await createSimulator(options);
+    } catch (error) {
+      const code = (error as { code?: string }).code;
+      const reason = code === "EADDRINUSE" ? `port ${options.port} on ${options.host} is already in use (try --port 0)` : code === "EACCES" ? `no permission to listen on port ${options.port}` : describeError(error);
+      io.stderr.write(`kaiawatch simulate: cannot start: ${reason}\n`);
+      return EXIT_RUNTIME;
+    }
+    const a = sim.addresses;
+    io.stdout.write(
+      [
+        `kaiawatch simulate: a synthetic Kaia chain from seed ${options.seed}`,
+        `  explorer API  ${sim.url}  (paths under /api/v1)`,
+        `  JSON-RPC      ${sim.rpcUrl}  (POST eth_blockNumber, kaia_blockNumber)`,
+        `  head          ${sim.head()}, ${options.blockTime ? `a new block every ${options.blockTime} ms` : "frozen"}`,
+        `  auth          ${options.apiKey ? "bearer token required (--api-key)" : "none"}`,
+        `  faults        ${describeFaults(options)}${options.hostile ? "; hostile content on" : ""}`,
+        "",
+        "Addresses with activity to watch:",
+        `  busy wallet      ${a.busyWallet}  (account: nft_transfers, internal_transactions)`,
+        `  second wallet    ${a.wallets[1]}`,
+        `  busy token       ${a.busyToken}  (contract: event logs, Transfer and Approval)`,
+        `  busy collection  ${a.busyCollection}  (collection: NFT transfers)`,
+        `  multi-token NFT  ${a.nftCollections[2]}  (KIP37)`,
+        `  router contract  ${a.contracts[0]}  (contract: internal calls, some reverting)`,
+        "",
+        "In config.yaml:",
+        `  explorer: { base_url: ${sim.url} }`,
+        `  chain: { rpc_url: ${sim.rpcUrl} }`,
+        "",
+        "Stop with Ctrl-C.",
+        "",
+      ].join("\n"),
+    );
+    if (!io.signal.aborted) await once(io.signal, "abort");
+    const stats = sim.stats();
+    await sim.close();
+    const requests = Object.values(stats.requests).reduce((n, byStatus) => n + Object.values(byStatus).reduce((m, k) => m + k, 0), 0);
+    io.stdout.write(`kaiawatch simulate: stopped at block ${sim.head()} after ${requests} requests (${stats.creditsTotal} credits charged)\n`);
+    return EXIT_OK;
+  },
+};

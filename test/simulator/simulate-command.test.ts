@@ -1,0 +1,79 @@
+import { PassThrough } from "node:stream";
+import { describe, expect, it } from "vitest";
+import type { CommandIO } from "../../src/cli/command.js";
+import { simulateCommand } from "../../src/cli/commands/simulate.js";
+import { main } from "../../src/cli/main.js";
+import { get, rpc } from "./http.js";
+import { pathOf } from "./spec-schemas.js";
+
+function captureIO(signal: AbortSignal): { io: CommandIO; out: () => string; err: () => string } {
+  const stdout = new PassThrough();
+  const stderr = new PassThrough();
+  let out = "";
+  let err = "";
+  stdout.on("data", (c: Buffer) => (out += c.toString()));
+  stderr.on("data", (c: Buffer) => (err += c.toString()));
+  return { io: { stdout, stderr, env: {}, signal }, out: () => out, err: () => err };
+}
+
+async function waitFor(predicate: () => boolean, what: string): Promise<void> {
+  const deadline = Date.now() + 20_000;
+  while (!predicate()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+describe("kaiawatch simulate", () => {
+  it("serves until the signal aborts, printing its URLs and addresses to watch", async () => {
+    const controller = new AbortController();
+    const { io, out } = captureIO(controller.signal);
+    const running = simulateCommand.run(["--port", "0", "--seed", "7", "--block-time", "0", "--api-key", "cli-secret-key", "--lag", "2", "--initial-blocks", "30"], io);
+    await waitFor(() => out().includes("Stop with Ctrl-C."), "the banner");
+    const url = /explorer API {2}(http:\/\/127\.0\.0\.1:\d+)/.exec(out())?.[1];
+    const wallet = /busy wallet {6}(0x[0-9a-f]{40})/.exec(out())?.[1];
+    expect(url).toBeDefined();
+    expect(wallet).toBeDefined();
+    expect(out()).not.toContain("cli-secret-key");
+    const head = Number.parseInt(((await rpc(url!, { jsonrpc: "2.0", id: 1, method: "eth_blockNumber" })) as { result: string }).result, 16);
+    expect(head).toBe(100_000_029);
+    const path = pathOf("accountInternalTransactions", { accountAddress: wallet! });
+    expect((await get(url!, path)).status).toBe(401);
+    const answer = await get(url!, path, { size: 2000 }, { authorization: "Bearer cli-secret-key" });
+    expect(answer.status).toBe(200);
+    const blocks = (answer.json as { results: { block_id: number }[] }).results.map((r) => r.block_id);
+    expect(Math.max(...blocks)).toBe(head - 2);
+    controller.abort();
+    expect(await running).toBe(0);
+    expect(out()).toMatch(/stopped at block \d+ after 3 requests \(20 credits charged\)/);
+    await expect(fetch(url!)).rejects.toThrow();
+  });
+
+  it("rejects bad flags with a message and exit code 2", async () => {
+    for (const args of [["--port", "99999"], ["--error-rate", "1.5"], ["--block-time", "soon"], ["--seed", "x"], ["--nope"], ["--rps", "0"], ["stray"]]) {
+      const { io, err } = captureIO(new AbortController().signal);
+      expect(await simulateCommand.run(args, io), args.join(" ")).toBe(2);
+      expect(err()).toMatch(/^kaiawatch simulate: .+\nRun `kaiawatch simulate --help`/);
+      expect(err()).not.toMatch(/\n\s+at /);
+    }
+  });
+
+  it("reports a port in use as a runtime failure", async () => {
+    const controller = new AbortController();
+    const first = captureIO(controller.signal);
+    const running = simulateCommand.run(["--port", "0", "--initial-blocks", "1"], first.io);
+    await waitFor(() => first.out().includes("Stop with Ctrl-C."), "the banner");
+    const port = /127\.0\.0\.1:(\d+)/.exec(first.out())?.[1];
+    const second = captureIO(new AbortController().signal);
+    expect(await simulateCommand.run(["--port", port!, "--initial-blocks", "1"], second.io)).toBe(1);
+    expect(second.err()).toContain("already in use");
+    controller.abort();
+    expect(await running).toBe(0);
+  });
+
+  it("documents every option in --help", async () => {
+    const { io, out } = captureIO(new AbortController().signal);
+    expect(await main(["simulate", "--help"], io)).toBe(0);
+    for (const option of ["--port", "--host", "--seed", "--block-time", "--start-block", "--initial-blocks", "--api-key", "--rps", "--daily-quota", "--lag", "--error-rate", "--latency", "--truncate-rate", "--malformed-rate", "--reset-rate", "--hostile"]) expect(out()).toContain(option);
+  });
+});
