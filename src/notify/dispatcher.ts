@@ -263,7 +263,7 @@ export function createDispatcher(common: Common, options: DispatcherOptions): Di
 
     const planned: Array<Planned & { index: number }> = [];
     for (const [id, members] of digests) {
-      const dueAt = Math.max(...members.map((entry) => Date.parse(entry.next_attempt_at)));
+      const dueAt = extreme(members, (entry) => Date.parse(entry.next_attempt_at), Math.max);
       if (dueAt > now) {
         soonest(dueAt);
         continue;
@@ -321,7 +321,7 @@ export function createDispatcher(common: Common, options: DispatcherOptions): Di
     } catch {
       return; // stopping before the send began: the entries stay pending
     }
-    const attempt = 1 + Math.max(...planned.entries.map((entry) => entry.attempts));
+    const attempt = 1 + extreme(planned.entries, (entry) => entry.attempts, Math.max);
     const delivery: Delivery = { id: planned.id, rule: planned.rule, alerts: planned.entries.map((entry) => entry.alert), attempt };
     const controller = new AbortController();
     w.sendControllers.add(controller);
@@ -362,7 +362,7 @@ export function createDispatcher(common: Common, options: DispatcherOptions): Di
     const error = timedOut ? controller.signal.reason : failure.error;
     const message = common.secrets.redact(describeError(error));
     const sinkError = error instanceof SinkError ? error : undefined;
-    const oldest = Math.min(...planned.entries.map((entry) => Date.parse(entry.created_at)));
+    const oldest = extreme(planned.entries, (entry) => Date.parse(entry.created_at), Math.min);
     w.lastError = message;
     w.lastErrorAt = at;
     let reason: string | undefined;
@@ -589,6 +589,13 @@ function raceAbort<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
       },
     );
   });
+}
+
+/** Math.max/min over a digest without spreading it into arguments (a large digest would overflow the stack). */
+function extreme(entries: readonly OutboxEntry[], value: (entry: OutboxEntry) => number, pick: (a: number, b: number) => number): number {
+  let result: number | undefined;
+  for (const entry of entries) result = result === undefined ? value(entry) : pick(result, value(entry));
+  return result ?? 0;
 }
 
 function delay(ms: number): Promise<void> {

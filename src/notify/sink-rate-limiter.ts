@@ -9,23 +9,33 @@ export interface SinkRateLimiter {
 
 /**
  * Spaces the starts of a sink's sends at least 1/ratePerSecond apart (Slack accepts one
- * message a second per webhook). Each caller reserves the next free slot synchronously, so
- * concurrent sends queue in order without a lock. Monotonic clock: a wall-clock jump must
- * neither stall a sink nor let a burst through.
+ * message a second per webhook). Callers take turns, and each turn is measured from the
+ * moment the previous one actually began, not from a reserved slot: a late timer then makes
+ * the next send later too, never closer. Monotonic clock: a wall-clock jump must neither
+ * stall a sink nor let a burst through.
  */
 export function createSinkRateLimiter(ratePerSecond: number | undefined, clock: () => number = () => performance.now()): SinkRateLimiter {
   const interval = ratePerSecond !== undefined && ratePerSecond > 0 && Number.isFinite(ratePerSecond) ? 1000 / ratePerSecond : 0;
-  let next = -Infinity;
+  let lastStart = -Infinity;
+  let pausedUntil = -Infinity;
+  let tail: Promise<void> = Promise.resolve();
   return {
-    async acquire(signal) {
-      signal.throwIfAborted();
-      const now = clock();
-      const slot = Math.max(now, next);
-      next = slot + interval;
-      if (slot > now) await sleep(slot - now, signal);
+    acquire(signal) {
+      const turn = tail.then(async () => {
+        // Re-checked after every sleep: a pause may arrive while waiting.
+        for (;;) {
+          signal.throwIfAborted();
+          const wait = Math.max(lastStart + interval, pausedUntil) - clock();
+          if (wait <= 0) break;
+          await sleep(wait, signal);
+        }
+        lastStart = clock();
+      });
+      tail = turn.catch(() => undefined);
+      return turn;
     },
     pause(ms) {
-      next = Math.max(next, clock() + ms);
+      pausedUntil = Math.max(pausedUntil, clock() + ms);
     },
   };
 }
