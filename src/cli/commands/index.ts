@@ -1,5 +1,6 @@
 import type { Command } from "../command.js";
+import { outboxCommand } from "./outbox.js";
 import { simulateCommand } from "./simulate.js";
 
 /** Every subcommand, in the order `kaiawatch --help` lists them. */
-export const COMMANDS: Command[] = [simulateCommand];
+export const COMMANDS: Command[] = [outboxCommand, simulateCommand];
