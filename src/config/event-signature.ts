@@ -51,6 +51,7 @@ export function eventSignatureProblem(text: string): string | undefined {
     return TOPIC_HASH.test(text) ? undefined : "not a topic hash (0x followed by 64 hex digits)";
   }
   const open = text.indexOf("(");
+  if (open !== -1 && !text.includes(")")) return 'not an event signature: it has no ")"; in a [ ] list, quote each signature ("Transfer(address,address,uint256)"), as commas separate items';
   if (open === -1 || !text.endsWith(")")) return 'not an event signature: write Name(type,…), e.g. "Transfer(address,address,uint256)", or a 0x topic hash';
   const name = text.slice(0, open);
   if (!EVENT_NAME.test(name)) return `not an event signature: "${name}" is not an event name`;

@@ -56,10 +56,9 @@ const schedule = z
   })
   .meta({ description: 'A croner pattern with a seconds field, e.g. "*/10 * * * * *" (every 10 seconds).' });
 
+const START_MESSAGE = 'expected "latest", a block number, or "-N" (N blocks before the head)';
 const start = z
-  .union([z.literal("latest"), z.int(), z.string().regex(/^-[1-9][0-9]*$/)], {
-    error: 'expected "latest", a block number, or "-N" (N blocks before the head)',
-  })
+  .union([z.literal("latest"), z.int(), z.string().regex(/^-[1-9][0-9]*$/, START_MESSAGE)], { error: START_MESSAGE })
   .meta({ description: 'Where a new source begins: "latest", a block number, or "-N" (N blocks before the head).' })
   .transform((value): StartPosition => {
     if (value === "latest") return { kind: "latest" };
@@ -70,8 +69,9 @@ const start = z
 const maxWindowBlocks = z.int().min(1).max(1000);
 
 const LISTEN_PATTERN = /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+):([0-9]{1,5})$/;
+const LISTEN_MESSAGE = 'expected "host:port" (e.g. "127.0.0.1:9464"), or false to disable';
 const listen = z
-  .union([z.literal(false), z.string().regex(LISTEN_PATTERN)], { error: 'expected "host:port" (e.g. "127.0.0.1:9464"), or false to disable' })
+  .union([z.literal(false), z.string().regex(LISTEN_PATTERN, LISTEN_MESSAGE)], { error: LISTEN_MESSAGE })
   .transform((value, ctx) => {
     if (value === false) return false;
     const match = LISTEN_PATTERN.exec(value);
@@ -142,8 +142,9 @@ const eventFilter = z.string().superRefine((value, ctx) => {
   if (problem !== undefined) ctx.addIssue({ code: "custom", message: problem });
 });
 
+const TOKEN_ID_MESSAGE = 'not a token id: write a decimal number, quoted when large ("123")';
 const tokenId = z
-  .union([z.string().regex(/^[0-9]+$/), z.int().min(0)], { error: 'not a token id: write a decimal number, quoted when large ("123")' })
+  .union([z.string().regex(/^[0-9]+$/, TOKEN_ID_MESSAGE), z.int().min(0, TOKEN_ID_MESSAGE)], { error: TOKEN_ID_MESSAGE })
   .transform((value, ctx) => {
     if (typeof value === "number" && !Number.isSafeInteger(value)) {
       ctx.addIssue({ code: "custom", message: 'token id too large for a YAML number: quote it ("…")' });

@@ -1,0 +1,132 @@
+import { EXIT_OK, EXIT_USAGE, type Command, type CommandIO } from "../command.js";
+import { describeConfigFailure, formatDuration, loadConfig, sourcesOfWatch, type Config, type StartPosition, type WatchConfig } from "../../config/index.js";
+
+const HELP = `Usage: kaiawatch validate [--config PATH]
+
+Checks a config file without contacting anything: YAML syntax, every key and value,
+\${VAR} references (read from the environment), and the references between watches,
+rules and sinks. Prints every problem with its line, column and key path and exits 2,
+or prints a summary of what would run and exits 0.
+
+Options:
+  --config PATH   the config file (default ./config.yaml)
+`;
+
+/** `--config PATH` / `--config=PATH`; anything else is a usage error. */
+function parseArgs(args: string[]): { config: string } | { error: string } {
+  let config = "./config.yaml";
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i] ?? "";
+    if (arg === "--config") {
+      const value = args[i + 1];
+      if (value === undefined || value.startsWith("--")) return { error: "--config needs a path" };
+      config = value;
+      i++;
+    } else if (arg.startsWith("--config=")) {
+      config = arg.slice("--config=".length);
+    } else {
+      return { error: `unexpected argument "${arg}"` };
+    }
+  }
+  return { config };
+}
+
+function describeStart(start: StartPosition): string {
+  if (start.kind === "latest") return "latest";
+  if (start.kind === "block") return `block ${start.block}`;
+  return `${start.blocks} blocks before the head`;
+}
+
+function describeTarget(watch: WatchConfig): string {
+  switch (watch.kind) {
+    case "account":
+      return `account ${watch.account}${watch.nft_contract ? ` (NFTs of ${watch.nft_contract})` : ""}`;
+    case "collection":
+      return `collection ${watch.collection}${watch.token_id ? ` token ${watch.token_id}` : ""}`;
+    case "contract":
+      return `contract ${watch.contract}`;
+    case "every_block":
+      return "every block";
+  }
+}
+
+/** One line per source the watch polls: a contract watch has one per event filter. */
+function describeSources(watch: WatchConfig): string[] {
+  if (watch.kind === "contract" && watch.events.length > 0) return watch.events.map((event) => `event_logs ${event}`);
+  if (watch.kind === "contract") return ["event_logs (every event)"];
+  return sourcesOfWatch(watch);
+}
+
+function table(rows: string[][]): string[] {
+  const widths: number[] = [];
+  for (const row of rows) row.forEach((cell, i) => (widths[i] = Math.max(widths[i] ?? 0, cell.length)));
+  return rows.map((row) => `  ${row.map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i] ?? 0))).join("  ")}`.trimEnd());
+}
+
+/** What will run, without any secret (sink URLs and tokens are credentials). */
+export function summarize(file: string, config: Config): string {
+  const lines: string[] = [];
+  const sourceCount = config.watches.reduce((n, w) => n + describeSources(w).length, 0);
+  lines.push(`${file} is valid: network ${config.chain.network}, explorer ${config.explorer.base_url}`);
+  lines.push("");
+  lines.push(`watches (${config.watches.length}, polling ${sourceCount} source${sourceCount === 1 ? "" : "s"}):`);
+  const watchRows = table(config.watches.map((w) => [w.name, describeTarget(w)]));
+  config.watches.forEach((watch, i) => {
+    lines.push(watchRows[i] ?? "");
+    lines.push(`      schedule "${watch.schedule}", start ${describeStart(watch.start)}, window ${watch.max_window_blocks} blocks`);
+    for (const source of describeSources(watch)) lines.push(`      source ${source}`);
+  });
+  lines.push("");
+  lines.push(`rules (${config.rules.length}):`);
+  lines.push(
+    ...table(
+      config.rules.map((rule) => {
+        const extras = [
+          rule.group ? `group ${formatDuration(rule.group.window)}` : "",
+          rule.cooldown !== undefined ? `cooldown ${formatDuration(rule.cooldown)}` : "",
+          rule.enrich.length > 0 ? `enrich ${rule.enrich.join(", ")}` : "",
+        ].filter((e) => e !== "");
+        return [rule.name, `${rule.watch}/${rule.source}`, `→ ${rule.notify.join(", ")}${extras.length > 0 ? `  (${extras.join("; ")})` : ""}`];
+      }),
+    ),
+  );
+  const used = new Set(config.rules.flatMap((rule) => rule.notify));
+  const sinks = Object.values(config.sinks);
+  lines.push("");
+  lines.push(`sinks (${sinks.length}):`);
+  lines.push(
+    ...table(
+      sinks.map((sink) => {
+        const notes = [sink.operational ? "operational alerts" : "", used.has(sink.name) || sink.operational ? "" : "not used by any rule"].filter((n) => n !== "");
+        const where = sink.type === "email" ? ` via ${sink.smtp.host}:${sink.smtp.port}` : sink.type === "file" ? ` ${sink.path}` : "";
+        return [sink.name, `${sink.type}${where}`, notes.join("; ")];
+      }),
+    ),
+  );
+  return `${lines.join("\n")}\n`;
+}
+
+async function run(args: string[], io: CommandIO): Promise<number> {
+  const parsed = parseArgs(args);
+  if ("error" in parsed) {
+    io.stderr.write(`kaiawatch validate: ${parsed.error}\n\n${HELP}`);
+    return EXIT_USAGE;
+  }
+  try {
+    const { config } = loadConfig({ path: parsed.config, env: io.env });
+    io.stdout.write(summarize(parsed.config, config));
+    return EXIT_OK;
+  } catch (error) {
+    const text = describeConfigFailure(error);
+    if (text === undefined) throw error;
+    io.stderr.write(text);
+    return EXIT_USAGE;
+  }
+}
+
+export const validateCommand: Command = {
+  name: "validate",
+  summary: "check a config file and show what would run",
+  help: HELP,
+  run,
+};

@@ -1,0 +1,108 @@
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Writable } from "node:stream";
+import { afterAll, describe, expect, it } from "vitest";
+import { main } from "../../src/cli/main.js";
+import { positionIn } from "./helpers.js";
+
+function capture() {
+  let text = "";
+  const stream = new Writable({
+    write(chunk: Buffer | string, _encoding, callback) {
+      text += chunk.toString();
+      callback();
+    },
+  });
+  return { stream, text: () => text };
+}
+
+async function runCli(args: string[], env: NodeJS.ProcessEnv = {}) {
+  const stdout = capture();
+  const stderr = capture();
+  const code = await main(args, { stdout: stdout.stream, stderr: stderr.stream, env, signal: new AbortController().signal });
+  return { code, stdout: stdout.text(), stderr: stderr.text() };
+}
+
+const GOOD = `
+watches:
+  - name: hot-wallet
+    account: "0x1111111111111111111111111111111111111111"
+    sources: [nft_transfers, internal_transactions]
+  - name: token
+    contract: "0x3333333333333333333333333333333333333333"
+    events: ["Transfer(address,address,uint256)"]
+rules:
+  - name: big-outflow
+    watch: hot-wallet
+    source: internal_transactions
+    notify: [ops-slack]
+    cooldown: 5m
+sinks:
+  ops-slack: { type: slack, url: "\${SLACK_WEBHOOK_URL}" }
+  spare: { type: console }
+`;
+
+describe("kaiawatch validate", () => {
+  const dir = mkdtempSync(join(tmpdir(), "kaiawatch-validate-"));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  const write = (name: string, text: string) => {
+    const path = join(dir, name);
+    writeFileSync(path, text);
+    return path;
+  };
+
+  it("summarises what will run and exits 0, without printing secrets", async () => {
+    const path = write("good.yaml", GOOD);
+    const url = "https://hooks.slack.com/services/T0/B0/very-secret";
+    const { code, stdout, stderr } = await runCli(["validate", "--config", path], { SLACK_WEBHOOK_URL: url });
+    expect(stderr).toBe("");
+    expect(code).toBe(0);
+    expect(stdout).toContain(`${path} is valid: network mainnet`);
+    expect(stdout).toContain("watches (2, polling 3 sources)");
+    expect(stdout).toMatch(/hot-wallet\s+account 0x1111111111111111111111111111111111111111/);
+    expect(stdout).toContain("source internal_transactions");
+    expect(stdout).toContain("source event_logs Transfer(address,address,uint256)");
+    expect(stdout).toMatch(/big-outflow\s+hot-wallet\/internal_transactions\s+→ ops-slack {2}\(cooldown 5m\)/);
+    expect(stdout).toMatch(/spare\s+console\s+not used by any rule/);
+    expect(stdout).not.toContain("very-secret");
+  });
+
+  it("prints every problem with file, line and column and exits 2", async () => {
+    const text = GOOD.replace("watch: hot-wallet", "watch: hot-walet").replace("cooldown: 5m", "cooldown: 5");
+    const path = write("bad.yaml", text);
+    const { code, stdout, stderr } = await runCli(["validate", `--config=${path}`], {});
+    expect(code).toBe(2);
+    expect(stdout).toBe("");
+    const at = (needle: string) => `${positionIn(text, needle).line}:${positionIn(text, needle).column}`;
+    expect(stderr.split("\n")).toEqual([
+      `${path}: 3 errors in the configuration:`,
+      `${path}:${at("hot-walet")} rules[0].watch: no watch named "hot-walet" (did you mean "hot-wallet"?)`,
+      `${path}:${at("5\nsinks:")} rules[0].cooldown: a duration needs a unit, e.g. "5ms" or "5s"`,
+      `${path}:${at("${SLACK_WEBHOOK_URL}")} sinks.ops-slack.url: environment variable SLACK_WEBHOOK_URL is not set (set it, or write \${SLACK_WEBHOOK_URL:-default})`,
+      "",
+    ]);
+  });
+
+  it("reads ./config.yaml by default and says clearly when it is missing", async () => {
+    const cwd = process.cwd();
+    process.chdir(dir);
+    try {
+      const { code, stderr } = await runCli(["validate"]);
+      expect(code).toBe(2);
+      expect(stderr).toBe("config file not found: ./config.yaml (start from config.example.yaml, or pass --config PATH)\n");
+    } finally {
+      process.chdir(cwd);
+    }
+  });
+
+  it("refuses unknown arguments with its usage", async () => {
+    const { code, stderr } = await runCli(["validate", "--confg", "x.yaml"]);
+    expect(code).toBe(2);
+    expect(stderr).toContain('unexpected argument "--confg"');
+    expect(stderr).toContain("Usage: kaiawatch validate [--config PATH]");
+    const help = await runCli(["validate", "--help"]);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toContain("--config PATH");
+  });
+});
