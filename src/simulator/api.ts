@@ -43,12 +43,21 @@ const ROUTES = (Object.entries(OPERATIONS) as [OperationName, (typeof OPERATIONS
   names: [...def.path.matchAll(/:([A-Za-z]+)/g)].map((m) => m[1] as string),
 }));
 
+/** A malformed escape stays as written, so that validation answers 400 rather than the server failing. */
+function safeDecode(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
+}
+
 export function matchRoute(pathname: string): Route | undefined {
   for (const route of ROUTES) {
     const m = route.regex.exec(pathname);
     if (!m) continue;
     const params: Record<string, string> = {};
-    route.names.forEach((name, i) => (params[name] = decodeURIComponent(m[i + 1] as string)));
+    route.names.forEach((name, i) => (params[name] = safeDecode(m[i + 1] as string)));
     return { op: route.op, params };
   }
   return undefined;

@@ -94,6 +94,7 @@ describe("errors", () => {
 
   it("validates addresses, hashes, block numbers, token ids, signatures and keywords", async () => {
     await expectError(pathOf("accountEventLogs", { accountAddress: "0x1234" }), {}, 400, "INVALID_REQUEST");
+    await expectError("/api/v1/accounts/%zz/event-logs", {}, 400, "INVALID_REQUEST");
     await expectError(pathOf("accountNftTransfers", { accountAddress: "not-an-address" }), {}, 400, "INVALID_REQUEST");
     await expectError(pathOf("accountNftTransfers", { accountAddress: sim.addresses.busyWallet }), { contractAddress: "0xzz" }, 400, "INVALID_REQUEST");
     await expectError(pathOf("transactionEventLogs", { transactionHash: "0xabc" }), {}, 400, "INVALID_REQUEST");
