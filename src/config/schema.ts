@@ -207,7 +207,7 @@ export const ruleSchema = z.strictObject({
   name: slug("a rule name"),
   watch: z.string().meta({ description: "The name of the watch whose records this rule sees." }),
   source: z.enum(RECORD_FAMILIES).optional().meta({ description: "The record family; optional when the watch produces only one." }),
-  when: conditionSchema.prefault({ all: [] }),
+  when: conditionSchema.optional().meta({ description: "The condition. Absent: every record of the source matches." }),
   notify: z.array(z.string()).min(1).superRefine(uniqueItems).meta({ description: "Sink names." }),
   group: z
     .strictObject({

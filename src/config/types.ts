@@ -138,8 +138,8 @@ export interface RuleConfig {
   watch: string;
   /** Resolved: given, or the only family the watch produces. */
   source: RecordFamily;
-  /** `{ all: [] }` (match everything) when not given. */
-  when: Condition;
+  /** Absent: every record of the source matches. */
+  when?: Condition;
   /** Sink names, non-empty, each one exists. */
   notify: string[];
   group?: { window: Duration; max: number; by?: string };

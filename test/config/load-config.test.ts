@@ -59,7 +59,8 @@ sinks:
   m: { type: email, smtp: { host: mail.example, secure: true }, from: "kaiawatch <a@example.com>", to: [ops@example.com] }
   h: { type: webhook, url: "http://10.0.0.1/h", allow_http: true }
 `);
-    expect(config.rules[0]).toMatchObject({ source: "event_logs", when: { all: [] }, enrich: [] });
+    expect(config.rules[0]).toMatchObject({ source: "event_logs", enrich: [] });
+    expect(config.rules[0]?.when).toBeUndefined();
     expect(config.sinks.s).toMatchObject({ name: "s", rate_per_second: 1, concurrency: 1, max_attempts: 10, max_age: 86_400_000, operational: false });
     expect(config.sinks.d?.rate_per_second).toBe(0.5);
     expect(config.sinks.m).toMatchObject({ type: "email", smtp: { port: 465, secure: true, starttls: true, timeout: 30_000 }, cc: [] });
@@ -290,7 +291,7 @@ sinks:
   t: { type: console }
 `;
   const noColour: ConfigCheck = (config) =>
-    config.rules.flatMap((rule, i) => ("colour" in rule.when ? [{ path: ["rules", i, "when", "colour"], message: `unknown field "colour" for ${rule.source}` }] : []));
+    config.rules.flatMap((rule, i) => ("colour" in (rule.when ?? {}) ? [{ path: ["rules", i, "when", "colour"], message: `unknown field "colour" for ${rule.source}` }] : []));
 
   it("run with the valid parts and report at the right line, together with the schema's problems", () => {
     const error = configErrorOf(() => parseConfigText(text, { checks: [noColour] }));
