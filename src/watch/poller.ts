@@ -30,6 +30,8 @@ export interface SourcePollerOptions {
   pageSize: number;
   /** Extra lookups for matched records, before they are committed (enrichment). */
   enrich?: (matches: Match[], signal: AbortSignal) => Promise<void>;
+  /** Called after a commit that added outbox entries (wakes the dispatcher). */
+  onAlerts?: () => void;
 }
 
 export interface TickResult {
@@ -90,7 +92,8 @@ export function createSourcePoller(common: Common, options: SourcePollerOptions)
           next_attempt_at: now.toISOString(),
         })));
         // Guarantee 1: the cursor moves only together with the alerts of the blocks it passes.
-        await store.commitWindow({ cursor: { key: source.key, watch: source.watch, source: source.family, description: source.description, block: chunk.to, updated_at: now.toISOString() }, entries });
+        const { added } = await store.commitWindow({ cursor: { key: source.key, watch: source.watch, source: source.family, description: source.description, block: chunk.to, updated_at: now.toISOString() }, entries });
+        if (added > 0) options.onAlerts?.();
         cursor = chunk.to;
         result.records += chunk.records.length;
         result.alerts += matches.length;

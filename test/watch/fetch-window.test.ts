@@ -3,6 +3,7 @@ import fc from "fast-check";
 import type { InternalTransactionListItem, ListResponse } from "../../src/explorer/types.js";
 import { fetchWindow, type Paginate, type WindowChunk } from "../../src/watch/fetch-window.js";
 import { normalizeInternalTransaction, prepareWindow } from "../../src/watch/normalize.js";
+import type { WatchedRecord } from "../../src/watch/record.js";
 
 /**
  * The window planner's properties, over an in-memory model of the API's paging contract
@@ -38,7 +39,7 @@ function modelApi(records: InternalTransactionListItem[], options: { cap: number
 
 async function collect(from: number, to: number, paginate: Paginate, pageSize: number, countCap?: number): Promise<WindowChunk[]> {
   const chunks: WindowChunk[] = [];
-  for await (const chunk of fetchWindow(from, to, { paginate, normalize: normalizeInternalTransaction as (data: never) => never, pageSize, countCap, perBlock: false, signal: new AbortController().signal })) chunks.push(chunk);
+  for await (const chunk of fetchWindow(from, to, { paginate, normalize: normalizeInternalTransaction as (data: never) => WatchedRecord, pageSize, countCap, perBlock: false, signal: new AbortController().signal })) chunks.push(chunk);
   return chunks;
 }
 

@@ -1,0 +1,64 @@
+import { parseArgs, type ParseArgsConfig } from "node:util";
+import type { Common } from "../common/common.js";
+import { createLogger } from "../common/logger.js";
+import { createMetrics } from "../common/metrics.js";
+import { createSecretRedactor } from "../common/secrets.js";
+import { describeConfigFailure, loadConfig, type Config } from "../config/index.js";
+import { CONFIG_CHECKS } from "../daemon/config-checks.js";
+import { EXIT_USAGE, type CommandIO } from "./command.js";
+
+export const LOG_LEVELS = ["trace", "debug", "info", "warn", "error", "fatal", "silent"] as const;
+type LogLevel = (typeof LOG_LEVELS)[number];
+
+/** Options every config-reading command takes. */
+export const CONFIG_OPTIONS = {
+  config: { type: "string", short: "c", default: "./config.yaml" },
+  "log-level": { type: "string" },
+  "log-format": { type: "string" },
+} as const satisfies ParseArgsConfig["options"];
+
+export const CONFIG_OPTIONS_HELP = [
+  "  -c, --config PATH     the config file (default ./config.yaml)",
+  "  --log-level LEVEL     trace, debug, info, warn, error, fatal or silent (default: log.level, info)",
+  "  --log-format FORMAT   json or pretty (default: log.format; pretty on a terminal)",
+].join("\n");
+
+export class UsageError extends Error {}
+
+/** parseArgs with a usage error instead of a stack trace for unknown or malformed flags. */
+export function parseCommandArgs<O extends NonNullable<ParseArgsConfig["options"]>>(args: string[], options: O, allowPositionals = false) {
+  try {
+    return parseArgs({ args, options, allowPositionals, strict: true });
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+}
+
+/** Loads and checks the config; on failure prints every problem and returns the exit code. */
+export function loadConfigForCommand(io: CommandIO, path: string): { config: Config; secrets: string[] } | number {
+  try {
+    return loadConfig({ path, env: io.env, checks: CONFIG_CHECKS });
+  } catch (error) {
+    const message = describeConfigFailure(error);
+    if (message === undefined) throw error;
+    io.stderr.write(message);
+    return EXIT_USAGE;
+  }
+}
+
+/** The Common of a command: a logger that knows the config's secrets, fresh metrics, the shutdown signal. */
+export function createCommandCommon(io: CommandIO, options: { config?: Config; secrets?: string[]; logLevel?: string; logFormat?: string }): Common {
+  const redactor = createSecretRedactor();
+  for (const secret of options.secrets ?? []) redactor.add(secret);
+  const level = (options.logLevel ?? options.config?.log.level ?? "info") as LogLevel;
+  if (!LOG_LEVELS.includes(level)) throw new UsageError(`--log-level must be one of ${LOG_LEVELS.join(", ")}`);
+  const format = options.logFormat ?? options.config?.log.format ?? ((io.stderr as { isTTY?: boolean }).isTTY ? "pretty" : "json");
+  if (format !== "json" && format !== "pretty") throw new UsageError("--log-format must be json or pretty");
+  return {
+    logger: createLogger({ level, pretty: format === "pretty", redactor, destination: io.stderr }),
+    metrics: createMetrics({ defaultMetrics: true }),
+    secrets: redactor,
+    signal: io.signal,
+    now: Date.now,
+  };
+}

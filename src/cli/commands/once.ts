@@ -1,0 +1,43 @@
+import type { Command } from "../command.js";
+import { EXIT_OK, EXIT_RUNTIME } from "../command.js";
+import { CONFIG_OPTIONS_HELP } from "../bootstrap.js";
+import { withDaemon } from "../run-command.js";
+
+export const onceCommand: Command = {
+  name: "once",
+  summary: "one pass over every source up to the head, deliver, then exit (for cron jobs)",
+  help: `Usage: kaiawatch once [options]
+
+Reads the head once, brings every source's cursor up to it (window after window),
+then delivers what is due in the outbox (waiting up to 30 s for retries) and exits.
+Alerts that still fail stay in the outbox for the next run.
+
+Exit codes: 0 every source reached the head; 1 a source failed (its cursor stays where
+it was and the next run retries); 2 a bad config or usage.
+
+Options:
+${CONFIG_OPTIONS_HELP}
+`,
+  run: (args, io) =>
+    withDaemon(args, io, async (daemon) => {
+      let failed = 0;
+      try {
+        const { scan, delivery } = await daemon.runOnce();
+        io.stdout.write(`head ${scan.head}\n`);
+        const byKey = new Map(daemon.plan.sources.map((s) => [s.key, s]));
+        for (const { key, result, error } of scan.results) {
+          const source = byKey.get(key)!;
+          if (error !== undefined) {
+            failed += 1;
+            io.stdout.write(`  ${source.watch}: ${source.description}: FAILED ${error}\n`);
+          } else if (result) {
+            io.stdout.write(`  ${source.watch}: ${source.description}: cursor ${result.cursor}, ${result.records} records, ${result.alerts} alerts\n`);
+          }
+        }
+        io.stdout.write(`delivered ${delivery.delivered}, suppressed ${delivery.suppressed}, retrying ${delivery.retried}, dead ${delivery.dead}, still pending ${delivery.pending}\n`);
+      } finally {
+        await daemon.stop();
+      }
+      return failed > 0 ? EXIT_RUNTIME : EXIT_OK;
+    }),
+};

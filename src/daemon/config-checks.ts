@@ -1,0 +1,22 @@
+import type { ConfigCheck } from "../config/load-config.js";
+import type { ConfigIssue } from "../config/errors.js";
+import { validateSinkConfig } from "../notify/create-sink.js";
+import { checkRuleConditions } from "../rules/validate-rules.js";
+import { validateSummaryTemplate } from "../rules/summary-template.js";
+
+/**
+ * What only other subsystems can check in a config: rule conditions against their source,
+ * summary templates, and each sink's own options. `validate`, `run` and `once` run the same
+ * list, so a config that validates is a config that starts.
+ */
+export const CONFIG_CHECKS: ConfigCheck[] = [
+  (config) => checkRuleConditions(config),
+  (config) =>
+    config.rules.flatMap((rule, index): ConfigIssue[] =>
+      rule.summary === undefined ? [] : validateSummaryTemplate(rule.summary, rule.source).map((issue) => ({ path: ["rules", index, "summary", ...issue.path], message: issue.message })),
+    ),
+  (config) =>
+    Object.entries(config.sinks).flatMap(([name, sink]): ConfigIssue[] =>
+      validateSinkConfig(sink).map((problem) => ({ path: ["sinks", name, ...problem.key.split(".").filter(Boolean)], message: problem.message })),
+    ),
+];

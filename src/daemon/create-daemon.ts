@@ -1,0 +1,166 @@
+import type { Common } from "../common/common.js";
+import type { Config, WatchConfig } from "../config/types.js";
+import { createHeadReader, type HeadReader } from "../chain/head.js";
+import { createExplorerClient, type ExplorerClient } from "../explorer/client.js";
+import type { CreditMeterState } from "../explorer/credit-meter.js";
+import { createSink } from "../notify/create-sink.js";
+import { createDispatcher, type Dispatcher, type DrainResult } from "../notify/dispatcher.js";
+import type { Sink } from "../notify/sink.js";
+import { buildAlert } from "../rules/build-alert.js";
+import { compileCondition } from "../rules/compile-condition.js";
+import { openStore } from "../store/open-store.js";
+import type { Store } from "../store/types.js";
+import { createWatchEngine, type OnceResult, type WatchEngine } from "../watch/engine.js";
+import { NORMALIZERS } from "../watch/normalize.js";
+import { planSources, type Plan } from "../watch/plan.js";
+import { createSourcePoller } from "../watch/poller.js";
+import type { RecordFamily } from "../watch/record.js";
+import type { SourceRule } from "../watch/source-rule.js";
+import { paginateSource } from "./paginate-source.js";
+import { KaiawatchError } from "../common/errors.js";
+
+const CREDITS_META_KEY = "credits";
+const CREDITS_SAVE_INTERVAL_MS = 10_000;
+
+/** Every subsystem of a running kaiawatch, built from one validated config. */
+export interface Daemon {
+  readonly config: Config;
+  readonly plan: Plan;
+  readonly store: Store;
+  readonly client: ExplorerClient;
+  readonly engine: WatchEngine;
+  readonly dispatcher: Dispatcher;
+  /** Schedule every source and start delivering. */
+  start(): void;
+  /** One pass over every source up to the head, then deliver what is due (`kaiawatch once`). */
+  runOnce(options?: { drainTimeoutMs?: number }): Promise<{ scan: OnceResult; delivery: DrainResult }>;
+  /** Stop ticks and deliveries, finish the write in flight, release the store. */
+  stop(): Promise<void>;
+}
+
+export interface DaemonOptions {
+  config: Config;
+  /** Replaces the built sinks by name (tests and the demo's in-process receivers). */
+  sinks?: Record<string, Sink>;
+}
+
+/** Compiles a rule for one source. Config checks have already proven it compiles. */
+function sourceRule(config: Config, rule: Config["rules"][number], watch: WatchConfig, family: RecordFamily): SourceRule {
+  const watchedAccount = watch.kind === "account" ? watch.account : undefined;
+  const compiled = compileCondition(rule.when, { family, watchedAccount });
+  if (!compiled.ok) throw new KaiawatchError("KW_CONFIG_INVALID", `rule ${rule.name}: ${compiled.issues.map((i) => i.message).join("; ")}`);
+  return {
+    name: rule.name,
+    watch: rule.watch,
+    notify: rule.notify,
+    test: compiled.test,
+    toAlert: (record, now) => buildAlert({ rule: { name: rule.name, summary: rule.summary }, watch: rule.watch, record, network: config.chain.network, explorerUrl: config.chain.explorer_url, now, watchedAccount }),
+  };
+}
+
+export async function createDaemon(common: Common, options: DaemonOptions): Promise<Daemon> {
+  const { config } = options;
+  const logger = common.logger;
+  const store = await openStore(common, { path: config.store.path });
+  const closers: Array<() => Promise<void>> = [];
+  try {
+    const client = createExplorerClient(common, {
+      baseUrl: config.explorer.base_url,
+      apiKey: config.explorer.api_key,
+      requestsPerSecond: config.explorer.requests_per_second,
+      dailyCreditBudget: config.explorer.daily_credit_budget,
+      maxRetries: config.explorer.max_retries,
+      headersTimeoutMs: config.explorer.timeout,
+      bodyTimeoutMs: config.explorer.timeout,
+    });
+    closers.push(() => client.close());
+    // The day's spending survives restarts, or a restart would reset the budget.
+    const savedCredits = store.getMeta<CreditMeterState>(CREDITS_META_KEY);
+    if (savedCredits) client.meter.restore(savedCredits);
+
+    const head: HeadReader = createHeadReader(common, { rpcUrl: config.chain.rpc_url, maxRetries: config.explorer.max_retries });
+    closers.push(() => head.close());
+
+    const sinks = Object.entries(config.sinks).map(([name, sinkConfig]) => {
+      const sink = options.sinks?.[name] ?? createSink(common, name, sinkConfig);
+      return { sink, concurrency: sinkConfig.concurrency, ratePerSecond: sinkConfig.rate_per_second, maxAttempts: sinkConfig.max_attempts, maxAgeMs: sinkConfig.max_age };
+    });
+    closers.push(async () => {
+      await Promise.allSettled(sinks.map(({ sink }) => sink.close?.()));
+    });
+    const dispatcher = createDispatcher(common, {
+      store,
+      sinks,
+      rules: config.rules.map((rule) => ({
+        name: rule.name,
+        group: rule.group && { windowMs: rule.group.window, max: rule.group.max, by: rule.group.by },
+        cooldownMs: rule.cooldown,
+        cooldownKey: rule.cooldown_key,
+      })),
+    });
+
+    const watchesByName = new Map(config.watches.map((watch) => [watch.name, watch]));
+    const plan = planSources({
+      network: config.chain.network,
+      watches: config.watches,
+      rules: config.rules,
+      defaults: config.defaults,
+      compileRule: (rule, watch, family) => sourceRule(config, rule, watchesByName.get(watch.name)!, family),
+    });
+    for (const name of plan.idleWatches) logger.warn({ watch: name }, "no rule reads this watch: it is not polled");
+
+    const pollers = plan.sources.map((source) =>
+      createSourcePoller(common, {
+        source,
+        store,
+        paginate: paginateSource(client, source.definition, config.explorer.page_size),
+        normalize: NORMALIZERS[source.family],
+        pageSize: config.explorer.page_size,
+        onAlerts: () => dispatcher.kick(),
+      }),
+    );
+    const lag = config.chain.lag_blocks;
+    const engine = createWatchEngine(common, {
+      pollers,
+      readHead: async (signal) => Math.max(0, (await head.blockNumber(signal)) - lag),
+      jitterMs: config.defaults.jitter,
+    });
+
+    let creditTimer: NodeJS.Timeout | undefined;
+    const saveCredits = () => store.setMeta(CREDITS_META_KEY, client.meter.snapshot());
+
+    return {
+      config,
+      plan,
+      store,
+      client,
+      engine,
+      dispatcher,
+      start() {
+        dispatcher.start();
+        engine.start();
+        creditTimer = setInterval(() => {
+          saveCredits().catch((error: unknown) => logger.warn({ err: String(error) }, "cannot save the credit meter"));
+        }, CREDITS_SAVE_INTERVAL_MS);
+        creditTimer.unref();
+      },
+      async runOnce(runOptions = {}) {
+        const scan = await engine.runOnce();
+        const delivery = await dispatcher.drain({ timeoutMs: runOptions.drainTimeoutMs ?? 30_000 });
+        return { scan, delivery };
+      },
+      async stop() {
+        clearInterval(creditTimer);
+        await engine.stop();
+        await dispatcher.stop();
+        await saveCredits().catch(() => undefined);
+        for (const close of closers.reverse()) await close().catch(() => undefined);
+        await store.close();
+      },
+    };
+  } catch (error) {
+    for (const close of closers.reverse()) await close().catch(() => undefined);
+    await store.close();
+    throw error;
+  }
+}

@@ -1,0 +1,109 @@
+import { eventTopic } from "../chain/signatures.js";
+import type { RecordFamily } from "./record.js";
+import type { PlannedSource } from "./poller.js";
+import type { SourceRule } from "./source-rule.js";
+import type { StartPosition } from "./start.js";
+import { FAMILY_OF_OPERATION, describeSource, sourceKey, type SourceDefinition } from "./source.js";
+
+/** The parts of a watch the planner reads (the validated config's watch has them all). */
+export interface WatchInput {
+  name: string;
+  account?: string;
+  sources?: readonly RecordFamily[];
+  nft_contract?: string;
+  collection?: string;
+  token_id?: string;
+  contract?: string;
+  events?: readonly string[];
+  every_block?: boolean;
+  schedule?: string;
+  start?: StartPosition;
+  max_window_blocks?: number;
+}
+
+export interface RuleInput {
+  name: string;
+  watch: string;
+  source?: RecordFamily;
+}
+
+export interface PlanInput<R extends RuleInput> {
+  network: string;
+  watches: readonly WatchInput[];
+  rules: readonly R[];
+  defaults: { schedule: string; start: StartPosition; max_window_blocks: number };
+  /** Compiles a rule for one of its sources (the watched account matters for `direction`). */
+  compileRule: (rule: R, watch: WatchInput, family: RecordFamily) => SourceRule;
+}
+
+export interface Plan {
+  sources: PlannedSource[];
+  /** Watches no rule reads: they would spend credits for nothing, so they are not polled. */
+  idleWatches: string[];
+}
+
+/** The server-side queries a watch needs, one per (operation, address, filter). */
+export function definitionsOfWatch(network: string, watch: WatchInput): SourceDefinition[] {
+  const lower = (value: string | undefined) => value?.toLowerCase();
+  if (watch.account !== undefined) {
+    const families = watch.sources ?? ["nft_transfers"];
+    return families.map((family): SourceDefinition => {
+      switch (family) {
+        case "nft_transfers":
+          return { network, operation: "accountNftTransfers", address: lower(watch.account), contractAddress: lower(watch.nft_contract) };
+        case "internal_transactions":
+          return { network, operation: "accountInternalTransactions", address: lower(watch.account) };
+        case "event_logs":
+          return { network, operation: "accountEventLogs", address: lower(watch.account) };
+      }
+    });
+  }
+  if (watch.collection !== undefined) return [{ network, operation: "nftTransfers", address: lower(watch.collection), tokenId: watch.token_id }];
+  if (watch.contract !== undefined) {
+    const address = lower(watch.contract);
+    if (!watch.events || watch.events.length === 0) return [{ network, operation: "accountEventLogs", address }];
+    return watch.events.map((event) => ({ network, operation: "accountEventLogs", address, signature: event.startsWith("0x") ? event.toLowerCase() : eventTopic(event) }));
+  }
+  if (watch.every_block) return [{ network, operation: "blockInternalTransactions" }];
+  return [];
+}
+
+/**
+ * One source per distinct definition. Rules on the same source share its poll and its
+ * cursor; when two watches yield the same definition, the first watch's schedule and start
+ * apply (a source cannot poll on two schedules without polling twice).
+ */
+export function planSources<R extends RuleInput>(input: PlanInput<R>): Plan {
+  const byKey = new Map<string, PlannedSource>();
+  const idleWatches: string[] = [];
+  for (const watch of input.watches) {
+    const rules = input.rules.filter((rule) => rule.watch === watch.name);
+    if (rules.length === 0) {
+      idleWatches.push(watch.name);
+      continue;
+    }
+    for (const definition of definitionsOfWatch(input.network, watch)) {
+      const family = FAMILY_OF_OPERATION[definition.operation];
+      const familyRules = rules.filter((rule) => (rule.source ?? family) === family);
+      if (familyRules.length === 0) continue;
+      const key = sourceKey(definition);
+      let source = byKey.get(key);
+      if (!source) {
+        source = {
+          key,
+          definition,
+          description: describeSource(definition),
+          watch: watch.name,
+          family,
+          rules: [],
+          schedule: watch.schedule ?? input.defaults.schedule,
+          start: watch.start ?? input.defaults.start,
+          maxWindowBlocks: watch.max_window_blocks ?? input.defaults.max_window_blocks,
+        };
+        byKey.set(key, source);
+      }
+      for (const rule of familyRules) source.rules.push(input.compileRule(rule, watch, family));
+    }
+  }
+  return { sources: [...byKey.values()], idleWatches };
+}
