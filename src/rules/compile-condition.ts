@@ -1,10 +1,10 @@
 import type { RecordFamily, WatchedRecord } from "../watch/record.js";
 import type { FieldSpec } from "./fields.js";
-import type { ArgValue, Scalar } from "./operand.js";
+import type { ArgValue } from "./operand.js";
 import type { ConditionContext, ConditionIssue, ConditionNode, TestNode } from "./parse-condition.js";
 import { parseCondition } from "./parse-condition.js";
-import type { PreparedRecord } from "./prepared-record.js";
-import { prepareRecord } from "./prepared-record.js";
+import type { PreparedRecord, PreparedValue } from "./prepared-record.js";
+import { SLOT, prepareRecord } from "./prepared-record.js";
 
 export type PreparedTest = (record: PreparedRecord) => boolean;
 
@@ -66,71 +66,101 @@ function compileNode(node: ConditionNode): PreparedTest {
   }
 }
 
-type Getter = (p: PreparedRecord) => string | bigint | boolean | undefined;
+type Getter = (p: PreparedRecord) => PreparedValue;
 
-/** Reads a prepared field; each is a direct property read (direction compares two). */
+/** The slot of a field whose prepared value is stored, or undefined for computed ones. */
+function slotOf(field: FieldSpec): number | undefined {
+  if (field.id === "signature") return field.kind === "hash" ? SLOT.event_signature : SLOT.function_signature;
+  return Object.hasOwn(SLOT, field.id) ? SLOT[field.id as keyof typeof SLOT] : undefined;
+}
+
+/** Reads a field that is not a plain slot: a topic by index, or direction (relative to the watched account). */
 function getter(field: FieldSpec): Getter {
-  switch (field.id) {
-    case "contract":
-      return (p) => p.contract;
-    case "signature":
-      // Same name, two meanings: topic0 of a log, the function name of a call.
-      return field.kind === "hash" ? (p) => p.topics[0] : (p) => p.signature;
-    case "event":
-      return (p) => p.event;
-    case "topics": {
-      const i = field.index ?? 0;
-      return (p) => p.topics[i];
-    }
-    case "block":
-      return (p) => p.block;
-    case "transaction":
-      return (p) => p.transaction;
-    case "log_index":
-      return (p) => p.logIndex;
-    case "estimated":
-      return (p) => p.estimated;
-    case "contract_type":
-      return (p) => p.contractType;
-    case "token_id":
-      return (p) => p.tokenId;
-    case "from":
-      return (p) => p.from;
-    case "to":
-      return (p) => p.to;
-    case "token_count":
-      return (p) => p.tokenCount;
-    case "direction": {
-      const account = field.account;
-      return (p) => (p.from === account ? (p.to === account ? "self" : "out") : p.to === account ? "in" : undefined);
-    }
-    case "mint":
-      return (p) => p.mint;
-    case "burn":
-      return (p) => p.burn;
-    case "type":
-      return (p) => p.type;
-    case "amount":
-      return (p) => p.amount;
-    case "status":
-      return (p) => p.status;
-    case "failed":
-      return (p) => p.failed;
-    case "error":
-      return (p) => p.error;
-    case "fail_message":
-      return (p) => p.failMessage;
-    case "method_id":
-      return (p) => p.methodId;
-    case "call_id":
-      return (p) => p.callId;
-    default:
-      throw new Error(`no getter for field ${field.name}`);
+  if (field.id === "topics") {
+    const i = field.index ?? 0;
+    return (p) => p.topics[i];
   }
+  if (field.id === "direction") {
+    const account = field.account;
+    return (p) => {
+      const from = p.values[SLOT.from] === account;
+      const to = p.values[SLOT.to] === account;
+      return from ? (to ? "self" : "out") : to ? "in" : undefined;
+    };
+  }
+  throw new Error(`no prepared value for field ${field.name}`);
 }
 
 function compileValueTest(node: TestNode): PreparedTest {
-  const get = getter(node.field);
+  const slot = slotOf(node.field);
+  return slot === undefined ? compileGetterTest(node, getter(node.field)) : compileSlotTest(node, slot);
+}
+
+// The two functions below are the same comparisons; the slot form loads the value inline
+// (one call per comparison), the getter form calls a reader first.
+
+function compileSlotTest(node: TestNode, i: number): PreparedTest {
+  switch (node.op) {
+    case "eq": {
+      const x = node.value;
+      return (p) => p.values[i] === x;
+    }
+    case "ne": {
+      const x = node.value;
+      return (p) => p.values[i] !== x;
+    }
+    case "in": {
+      const set = new Set<unknown>(node.value);
+      return (p) => set.has(p.values[i]);
+    }
+    case "not_in": {
+      const set = new Set<unknown>(node.value);
+      return (p) => !set.has(p.values[i]);
+    }
+    // undefined compares false with a bigint, so a missing value never passes a bound.
+    case "gt": {
+      const x = node.value;
+      return (p) => (p.values[i] as bigint) > x;
+    }
+    case "gte": {
+      const x = node.value;
+      return (p) => (p.values[i] as bigint) >= x;
+    }
+    case "lt": {
+      const x = node.value;
+      return (p) => (p.values[i] as bigint) < x;
+    }
+    case "lte": {
+      const x = node.value;
+      return (p) => (p.values[i] as bigint) <= x;
+    }
+    case "contains": {
+      const x = node.value;
+      return (p) => {
+        const v = p.values[i];
+        return typeof v === "string" && v.includes(x);
+      };
+    }
+    case "starts_with": {
+      const x = node.value;
+      return (p) => {
+        const v = p.values[i];
+        return typeof v === "string" && v.startsWith(x);
+      };
+    }
+    case "matches": {
+      const re = node.value;
+      return (p) => {
+        const v = p.values[i];
+        return typeof v === "string" && re.test(v);
+      };
+    }
+    case "exists":
+      return node.value ? (p) => p.values[i] !== undefined : (p) => p.values[i] === undefined;
+  }
+}
+
+function compileGetterTest(node: TestNode, get: Getter): PreparedTest {
   switch (node.op) {
     case "eq": {
       const x = node.value;
@@ -141,14 +171,13 @@ function compileValueTest(node: TestNode): PreparedTest {
       return (p) => get(p) !== x;
     }
     case "in": {
-      const set = new Set(node.value);
-      return (p) => set.has(get(p) as Scalar);
+      const set = new Set<unknown>(node.value);
+      return (p) => set.has(get(p));
     }
     case "not_in": {
-      const set = new Set(node.value);
-      return (p) => !set.has(get(p) as Scalar);
+      const set = new Set<unknown>(node.value);
+      return (p) => !set.has(get(p));
     }
-    // undefined compares false with a bigint, so a missing value never passes a bound.
     case "gt": {
       const x = node.value;
       return (p) => (get(p) as bigint) > x;

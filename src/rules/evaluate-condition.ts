@@ -45,8 +45,13 @@ export class ConditionError extends KaiawatchError {
 export function evaluateCondition(when: unknown, record: WatchedRecord, context: ConditionContext): Evaluation {
   const parsed = parseCondition(when, context);
   if (!parsed.ok) throw new ConditionError(parsed.issues);
+  return evaluateParsedCondition(parsed.node, record, context);
+}
+
+/** The same on a condition checked once with parseCondition (explain over many records). */
+export function evaluateParsedCondition(node: ConditionNode, record: WatchedRecord, context: ConditionContext): Evaluation {
   const trace: TraceEntry[] = [];
-  const passed = record.family === context.family && evaluateNode(parsed.node, record, trace);
+  const passed = record.family === context.family && evaluateNode(node, record, trace);
   return { passed, trace };
 }
 

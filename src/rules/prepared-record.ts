@@ -4,84 +4,110 @@ import type { ArgValue } from "./operand.js";
 import { argValue } from "./operand.js";
 import { amountKeiOf, integerOf } from "./record-values.js";
 
+/** A prepared value: lowercase text, bigint, boolean, or undefined when absent. */
+export type PreparedValue = string | bigint | boolean | undefined;
+
+/**
+ * Where each field's prepared value sits in PreparedRecord.values. An array slot rather
+ * than a named property because the compiled comparison closures are shared code: an
+ * element load at a captured index stays fast for every field, where a named-property
+ * getter per field would be one more (megamorphic) call per comparison.
+ */
+export const SLOT = {
+  contract: 0,
+  event: 1,
+  block: 2,
+  transaction: 3,
+  log_index: 4,
+  estimated: 5,
+  contract_type: 6,
+  token_id: 7,
+  from: 8,
+  to: 9,
+  token_count: 10,
+  mint: 11,
+  burn: 12,
+  type: 13,
+  amount: 14,
+  status: 15,
+  failed: 16,
+  error: 17,
+  fail_message: 18,
+  method_id: 19,
+  /** internal_transactions: the function name. */
+  function_signature: 20,
+  call_id: 21,
+  /** event_logs: topic0. */
+  event_signature: 22,
+} as const;
+
 const lower = (s: string | undefined): string | undefined => (typeof s === "string" ? s.toLowerCase() : undefined);
 
 /**
  * A record with every value a condition compares already in comparable form (lowercase
  * addresses and hashes, bigint amounts and integers, derived flags). Built once per record
  * and shared by every rule of its source, so fifty rules cost one parse of the amount.
- * Every field exists on every instance (undefined when it does not apply) so that V8 sees
- * one object shape on the hot path.
  */
 export class PreparedRecord {
   readonly record: WatchedRecord;
-  block: bigint;
-  transaction: string | undefined;
-  contract: string | undefined = undefined;
-  event: string | undefined = undefined;
-  topics: readonly string[] = [];
-  logIndex: bigint | undefined = undefined;
-  estimated = false;
-  contractType: string | undefined = undefined;
-  tokenId: bigint | undefined = undefined;
-  from: string | undefined = undefined;
-  to: string | undefined = undefined;
-  tokenCount: bigint | undefined = undefined;
-  mint = false;
-  burn = false;
-  type: string | undefined = undefined;
-  amount: bigint | undefined = undefined;
-  status: string | undefined = undefined;
-  failed = false;
-  error: string | undefined = undefined;
-  failMessage: string | undefined = undefined;
-  methodId: string | undefined = undefined;
-  signature: string | undefined = undefined;
-  callId: bigint | undefined = undefined;
-  private args: Map<string, ArgValue> | undefined = undefined;
+  /** Indexed by SLOT; every slot exists (undefined when it does not apply). */
+  readonly values: PreparedValue[];
+  readonly topics: readonly string[];
+  private args: Map<string, ArgValue> | undefined;
 
   constructor(record: WatchedRecord) {
     this.record = record;
-    this.block = BigInt(record.block);
-    this.transaction = lower(record.transactionHash);
+    this.args = undefined;
+    // A literal of the full length keeps the array packed (no holes) for fast element loads.
+    const v: PreparedValue[] = [undefined, undefined, undefined, undefined, undefined, undefined, undefined, undefined, undefined, undefined, undefined, undefined,
+      undefined, undefined, undefined, undefined, undefined, undefined, undefined, undefined, undefined, undefined, undefined];
+    this.values = v;
+    v[SLOT.block] = BigInt(record.block);
+    v[SLOT.transaction] = lower(record.transactionHash);
+    let topics: readonly string[] = [];
     switch (record.family) {
       case "event_logs": {
         const d = record.data;
-        this.contract = lower(d.contract_address);
-        this.event = d.type;
-        this.topics = d.topics.map((t) => t.toLowerCase());
-        this.logIndex = integerOf(d.log_index);
-        this.estimated = d.estimated_event_log === true;
+        topics = d.topics.map((t) => t.toLowerCase());
+        v[SLOT.contract] = lower(d.contract_address);
+        v[SLOT.event] = d.type;
+        v[SLOT.event_signature] = topics[0];
+        v[SLOT.log_index] = integerOf(d.log_index);
+        v[SLOT.estimated] = d.estimated_event_log === true;
         break;
       }
       case "nft_transfers": {
         const d = record.data;
-        this.contract = lower(d.contract.contract_address);
-        this.contractType = lower(d.contract.contract_type);
-        this.tokenId = integerOf(d.token_id);
-        this.from = lower(d.from);
-        this.to = lower(d.to);
-        this.tokenCount = integerOf(d.token_count);
-        this.mint = this.from === ZERO_ADDRESS;
-        this.burn = this.to === undefined || isBurnAddress(this.to);
+        const from = lower(d.from);
+        const to = lower(d.to);
+        v[SLOT.contract] = lower(d.contract.contract_address);
+        v[SLOT.contract_type] = lower(d.contract.contract_type);
+        v[SLOT.token_id] = integerOf(d.token_id);
+        v[SLOT.from] = from;
+        v[SLOT.to] = to;
+        v[SLOT.token_count] = integerOf(d.token_count);
+        v[SLOT.mint] = from === ZERO_ADDRESS;
+        v[SLOT.burn] = to === undefined || isBurnAddress(to);
         break;
       }
       case "internal_transactions": {
         const d = record.data;
-        this.type = lower(d.type);
-        this.from = lower(d.from);
-        this.to = lower(d.to);
-        this.amount = amountKeiOf(d.amount);
-        this.status = lower(d.transaction_status?.status);
-        this.error = d.error;
-        this.failMessage = d.transaction_status?.fail_message;
-        this.failed = (d.error !== undefined && d.error !== "") || this.status === "fail";
-        this.methodId = lower(d.method_id);
-        this.signature = d.signature;
-        this.callId = integerOf(d.call_id);
+        const status = lower(d.transaction_status?.status);
+        v[SLOT.type] = lower(d.type);
+        v[SLOT.from] = lower(d.from);
+        v[SLOT.to] = lower(d.to);
+        v[SLOT.amount] = amountKeiOf(d.amount);
+        v[SLOT.status] = status;
+        v[SLOT.error] = d.error;
+        v[SLOT.fail_message] = d.transaction_status?.fail_message;
+        v[SLOT.failed] = (d.error !== undefined && d.error !== "") || status === "fail";
+        v[SLOT.method_id] = lower(d.method_id);
+        v[SLOT.function_signature] = d.signature;
+        v[SLOT.call_id] = integerOf(d.call_id);
         break;
       }
     }
+    this.topics = topics;
   }
 
   /** A decoded event argument by name (the first one, should a name repeat). */
@@ -100,21 +126,19 @@ export class PreparedRecord {
 
 let lastRecord: WatchedRecord | undefined;
 let lastPrepared: PreparedRecord | undefined;
-const cache = new WeakMap<WatchedRecord, PreparedRecord>();
 
 /**
- * The prepared form of a record, built once: the last record is checked first because
- * rules are evaluated record by record; the WeakMap serves other orders and lets records
- * be collected. Records are treated as immutable once received.
+ * The prepared form of a record, built once per record when rules are evaluated record
+ * by record (the engine's order): the last record is remembered, so the fifty rules of a
+ * source share one preparation. Another order rebuilds it for each call; callers that
+ * need another order call prepareRecord themselves and use `testPrepared`. A WeakMap
+ * cache was measured instead and rejected: with 100,000 live records its upkeep in the
+ * garbage collector cost more than the evaluations. Records are treated as immutable.
  */
 export function prepareRecord(record: WatchedRecord): PreparedRecord {
-  if (record === lastRecord) return lastPrepared as PreparedRecord;
-  let prepared = cache.get(record);
-  if (prepared === undefined) {
-    prepared = new PreparedRecord(record);
-    cache.set(record, prepared);
+  if (record !== lastRecord) {
+    lastPrepared = new PreparedRecord(record);
+    lastRecord = record;
   }
-  lastRecord = record;
-  lastPrepared = prepared;
-  return prepared;
+  return lastPrepared as PreparedRecord;
 }
