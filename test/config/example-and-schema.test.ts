@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { configJsonSchemaText, parseConfigText } from "../../src/config/index.js";
+import { CONFIG_CHECKS } from "../../src/daemon/config-checks.js";
 
 const root = new URL("../../", import.meta.url);
 const read = (path: string) => readFileSync(new URL(path, root), "utf8");
@@ -18,10 +19,10 @@ describe("config.example.yaml", () => {
     expect(text.split("\n")[0]).toBe("# yaml-language-server: $schema=./schema/kaiawatch.schema.json");
   });
 
-  it("validates with the variables it references set", () => {
+  it("validates, with the checks run and once add, when the variables it references are set", () => {
     expect(names.length).toBeGreaterThanOrEqual(7);
     const env = Object.fromEntries(names.map((name) => [name, name === "WEBHOOK_SECRET" ? "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw" : name.endsWith("_URL") ? `https://hooks.example/${name}` : name === "TELEGRAM_BOT_TOKEN" ? "123456:abcdef" : `value-of-${name}`]));
-    const { config, secrets } = parseConfigText(text, { fileName: "config.example.yaml", env });
+    const { config, secrets } = parseConfigText(text, { fileName: "config.example.yaml", env, checks: CONFIG_CHECKS });
     expect(config.watches.map((w) => w.kind).sort()).toEqual(["account", "collection", "contract", "every_block"]);
     expect(new Set(Object.values(config.sinks).map((s) => s.type))).toEqual(new Set(["slack", "discord", "telegram", "email", "webhook", "console", "file"]));
     expect(secrets).toContain("value-of-KAIASCAN_API_KEY");

@@ -84,6 +84,17 @@ describe("kaiawatch validate", () => {
     ]);
   });
 
+  it("runs the other subsystems' checks too, reporting them with the loader's own", async () => {
+    const text = GOOD.replace("cooldown: 5m", "cooldown: 5m\n    when: { colour: red }").replace("url: \"${SLACK_WEBHOOK_URL}\"", "url: \"${SLACK_WEBHOOK_URL}\", rate_per_secnd: 1");
+    const path = write("checks.yaml", text);
+    const { code, stderr } = await runCli(["validate", "--config", path], { SLACK_WEBHOOK_URL: "https://hooks.example/s" });
+    expect(code).toBe(2);
+    const lines = stderr.trimEnd().split("\n");
+    expect(lines[0]).toBe(`${path}: 2 errors in the configuration:`);
+    expect(lines[1]).toMatch(new RegExp(`^${path}:${positionIn(text, "red").line}:${positionIn(text, "red").column} rules\\[0\\]\\.when\\.colour: .*colour`));
+    expect(lines[2]).toBe(`${path}:${positionIn(text, "rate_per_secnd").line}:${positionIn(text, "rate_per_secnd").column} sinks.ops-slack.rate_per_secnd: unknown key (did you mean "rate_per_second"?)`);
+  });
+
   it("reads ./config.yaml by default and says clearly when it is missing", async () => {
     const cwd = process.cwd();
     process.chdir(dir);

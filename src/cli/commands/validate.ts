@@ -1,12 +1,14 @@
 import { EXIT_OK, EXIT_USAGE, type Command, type CommandIO } from "../command.js";
 import { describeConfigFailure, formatDuration, loadConfig, sourcesOfWatch, type Config, type StartPosition, type WatchConfig } from "../../config/index.js";
+import { CONFIG_CHECKS } from "../../daemon/config-checks.js";
 
 const HELP = `Usage: kaiawatch validate [--config PATH]
 
 Checks a config file without contacting anything: YAML syntax, every key and value,
-\${VAR} references (read from the environment), and the references between watches,
-rules and sinks. Prints every problem with its line, column and key path and exits 2,
-or prints a summary of what would run and exits 0.
+\${VAR} references (read from the environment), the references between watches, rules
+and sinks, rule conditions and templates, and each sink's options. Prints every
+problem with its line, column and key path and exits 2, or prints a summary of what
+would run and exits 0.
 
 Options:
   --config PATH   the config file (default ./config.yaml)
@@ -113,7 +115,8 @@ async function run(args: string[], io: CommandIO): Promise<number> {
     return EXIT_USAGE;
   }
   try {
-    const { config } = loadConfig({ path: parsed.config, env: io.env });
+    // The same checks as run and once: a config that validates is a config that starts.
+    const { config } = loadConfig({ path: parsed.config, env: io.env, checks: CONFIG_CHECKS });
     io.stdout.write(summarize(parsed.config, config));
     return EXIT_OK;
   } catch (error) {
