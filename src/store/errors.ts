@@ -1,0 +1,25 @@
+import { KaiawatchError } from "../common/errors.js";
+
+export type StoreErrorCode =
+  | "KW_STORE_CORRUPT"
+  | "KW_STORE_VERSION"
+  | "KW_STORE_LOCKED"
+  | "KW_STORE_WRITE_FAILED"
+  | "KW_STORE_READ_ONLY"
+  | "KW_STORE_CLOSED"
+  | "KW_STORE_CURSOR_BACKWARDS"
+  | "KW_STORE_OUTBOX_CHANGE";
+
+/** Every failure of the store; `code` says which. */
+export class StoreError extends KaiawatchError {
+  override name = "StoreError";
+  declare readonly code: StoreErrorCode;
+
+  constructor(code: StoreErrorCode, message: string, options: { cause?: unknown; details?: string } = {}) {
+    super(code, message, options);
+  }
+}
+
+export function isStoreError(error: unknown, code?: StoreErrorCode): error is StoreError {
+  return error instanceof StoreError && (code === undefined || error.code === code);
+}

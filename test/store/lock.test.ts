@@ -1,0 +1,123 @@
+import { spawn } from "node:child_process";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { hostname } from "node:os";
+import { join } from "node:path";
+import { PassThrough } from "node:stream";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { createTestCommon } from "../../src/common/common.js";
+import { createLogger } from "../../src/common/logger.js";
+import { createSecretRedactor } from "../../src/common/secrets.js";
+import { openStore } from "../../src/store/open-store.js";
+import type { Store } from "../../src/store/types.js";
+import { cursor } from "./fixtures/sample.js";
+import { makeTempDir } from "./fixtures/temp-dir.js";
+
+const OPEN_FIXTURE = new URL("./fixtures/open.ts", import.meta.url).pathname;
+
+let temp: ReturnType<typeof makeTempDir>;
+let path: string;
+const open: Store[] = [];
+
+beforeEach(() => {
+  temp = makeTempDir();
+  path = join(temp.dir, "kaiawatch.json");
+});
+afterEach(async () => {
+  for (const store of open.splice(0)) await store.close().catch(() => undefined);
+  temp.remove();
+});
+
+/** Runs `open.ts` on the store in a separate node process. */
+function openInChild(...args: string[]): Promise<{ code: number | null; stdout: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ["--import", "tsx", OPEN_FIXTURE, path, ...args], { stdio: ["ignore", "pipe", "inherit"] });
+    let stdout = "";
+    child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
+    child.on("error", reject);
+    child.on("close", (code) => resolve({ code, stdout }));
+  });
+}
+
+/** The pid of a process that has run and been reaped: certainly dead. */
+function deadPid(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ["-e", ""], { stdio: "ignore" });
+    child.on("error", reject);
+    child.on("close", () => resolve(child.pid as number));
+  });
+}
+
+function capturingCommon() {
+  const lines: string[] = [];
+  const destination = new PassThrough();
+  destination.setEncoding("utf8").on("data", (chunk: string) => lines.push(chunk));
+  const common = createTestCommon({ logger: createLogger({ redactor: createSecretRedactor(), destination, level: "warn" }) });
+  return { common, lines };
+}
+
+function writeLock(owner: { pid: number; hostname: string; started_at: string }) {
+  writeFileSync(`${path}.lock`, JSON.stringify(owner));
+}
+
+describe("the store lock", () => {
+  it("writes pid, hostname and start time beside the store and removes it on close", async () => {
+    const store = await openStore(createTestCommon(), { path });
+    const lock = JSON.parse(readFileSync(`${path}.lock`, "utf8")) as Record<string, unknown>;
+    expect(lock).toMatchObject({ pid: process.pid, hostname: hostname() });
+    expect(Date.parse(lock.started_at as string)).toBeLessThanOrEqual(Date.now());
+    await store.close();
+    expect(existsSync(`${path}.lock`)).toBe(false);
+  });
+
+  it("refuses a second process while the store is open, naming the holder's pid", async () => {
+    const store = await openStore(createTestCommon(), { path });
+    open.push(store);
+    await store.setCursor(cursor("s1", 4));
+    const second = await openInChild();
+    expect(second.code).toBe(3);
+    expect(second.stdout).toMatch(new RegExp(`^KW_STORE_LOCKED .*process ${process.pid}\\b`));
+    // The refused process touched nothing; a read-only open still works beside the holder.
+    expect(JSON.parse(readFileSync(`${path}.lock`, "utf8"))).toMatchObject({ pid: process.pid });
+    expect(await openInChild("--read-only")).toEqual({ code: 0, stdout: "opened 1\n" });
+    // Once closed, the other process gets in.
+    await store.close();
+    expect(await openInChild()).toEqual({ code: 0, stdout: "opened 1\n" });
+  });
+
+  it("refuses a second open of the same store within one process", async () => {
+    open.push(await openStore(createTestCommon(), { path }));
+    await expect(openStore(createTestCommon(), { path })).rejects.toMatchObject({ code: "KW_STORE_LOCKED" });
+  });
+
+  it("takes over a stale lock whose process is dead, with a warning", async () => {
+    const pid = await deadPid();
+    writeLock({ pid, hostname: hostname(), started_at: "2025-01-01T00:00:00.000Z" });
+    const { common, lines } = capturingCommon();
+    const store = await openStore(common, { path });
+    open.push(store);
+    expect(JSON.parse(readFileSync(`${path}.lock`, "utf8"))).toMatchObject({ pid: process.pid });
+    const warning = lines.map((line) => JSON.parse(line) as Record<string, unknown>).find((line) => line.pid === pid);
+    expect(warning).toMatchObject({ level: 40, msg: expect.stringContaining("stale store lock") });
+  });
+
+  it("takes over a lock naming this very pid that this process does not hold (a restarted container's PID 1)", async () => {
+    writeLock({ pid: process.pid, hostname: hostname(), started_at: "2025-01-01T00:00:00.000Z" });
+    const store = await openStore(createTestCommon(), { path });
+    open.push(store);
+    expect(JSON.parse(readFileSync(`${path}.lock`, "utf8"))).toMatchObject({ started_at: expect.not.stringMatching(/^2025-01-01T00:00:00/) });
+  });
+
+  it("refuses a lock held on another host, which it cannot check", async () => {
+    writeLock({ pid: 12345, hostname: "other-host.example", started_at: "2025-01-01T00:00:00.000Z" });
+    await expect(openStore(createTestCommon(), { path })).rejects.toMatchObject({
+      code: "KW_STORE_LOCKED",
+      message: expect.stringContaining("process 12345 on host other-host.example"),
+    });
+    expect(existsSync(`${path}.lock`)).toBe(true);
+  });
+
+  it("refuses a lock file it cannot read rather than guess", async () => {
+    writeFileSync(`${path}.lock`, "");
+    await expect(openStore(createTestCommon(), { path })).rejects.toMatchObject({ code: "KW_STORE_LOCKED", message: expect.stringContaining("remove it") });
+  });
+});
