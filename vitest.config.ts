@@ -3,6 +3,7 @@ import { defineConfig } from "vitest/config";
 export default defineConfig({
   test: {
     include: ["test/**/*.test.ts"],
+    globalSetup: ["test/global-setup.ts"],
     // Two cores on CI: forks keep child-process and server tests isolated.
     pool: "forks",
     testTimeout: 30_000,

@@ -3,21 +3,33 @@ import { describeError, isKaiawatchError } from "../common/errors.js";
 import type { Config } from "../config/index.js";
 import { createDaemon, type Daemon } from "../daemon/create-daemon.js";
 import { EXIT_RUNTIME, EXIT_USAGE, type CommandIO } from "./command.js";
+import type { ParseArgsConfig } from "node:util";
 import { CONFIG_OPTIONS, UsageError, createCommandCommon, loadConfigForCommand, parseCommandArgs } from "./bootstrap.js";
+
+type Options = NonNullable<ParseArgsConfig["options"]>;
+
+export interface DaemonContext {
+  daemon: Daemon;
+  common: Common;
+  config: Config;
+  /** The command's own flags, parsed. */
+  values: Record<string, string | boolean | (string | boolean)[] | undefined>;
+}
 
 /**
  * The part `run` and `once` share: flags, config, common, daemon; then the command's body.
  * User mistakes and start-up failures (a locked or corrupt store) are one line, not a stack trace.
  */
-export async function withDaemon(args: string[], io: CommandIO, body: (daemon: Daemon, common: Common, config: Config) => Promise<number>): Promise<number> {
+export async function withDaemon(args: string[], io: CommandIO, options: Options, body: (context: DaemonContext) => Promise<number>): Promise<number> {
   let common: Common;
   let config: Config;
+  let values: DaemonContext["values"];
   try {
-    const { values } = parseCommandArgs(args, CONFIG_OPTIONS);
-    const loaded = loadConfigForCommand(io, values.config);
+    values = parseCommandArgs(args, { ...options, ...CONFIG_OPTIONS }).values;
+    const loaded = loadConfigForCommand(io, values.config as string);
     if (typeof loaded === "number") return loaded;
     config = loaded.config;
-    common = createCommandCommon(io, { config, secrets: loaded.secrets, logLevel: values["log-level"], logFormat: values["log-format"] });
+    common = createCommandCommon(io, { config, secrets: loaded.secrets, logLevel: values["log-level"] as string | undefined, logFormat: values["log-format"] as string | undefined });
   } catch (error) {
     if (error instanceof UsageError) {
       io.stderr.write(`kaiawatch: ${error.message}\n`);
@@ -33,5 +45,5 @@ export async function withDaemon(args: string[], io: CommandIO, body: (daemon: D
     io.stderr.write(`kaiawatch: ${describeError(error)}\n`);
     return error.code === "KW_CONFIG_INVALID" || error.code === "KW_NOTIFY_CONFIG" ? EXIT_USAGE : EXIT_RUNTIME;
   }
-  return body(daemon, common, config);
+  return body({ daemon, common, config, values });
 }

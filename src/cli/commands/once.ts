@@ -1,6 +1,7 @@
 import type { Command } from "../command.js";
-import { EXIT_OK, EXIT_RUNTIME } from "../command.js";
+import { EXIT_OK, EXIT_RUNTIME, EXIT_USAGE } from "../command.js";
 import { CONFIG_OPTIONS_HELP } from "../bootstrap.js";
+import { parseDuration } from "../../config/index.js";
 import { withDaemon } from "../run-command.js";
 
 export const onceCommand: Command = {
@@ -9,20 +10,29 @@ export const onceCommand: Command = {
   help: `Usage: kaiawatch once [options]
 
 Reads the head once, brings every source's cursor up to it (window after window),
-then delivers what is due in the outbox (waiting up to 30 s for retries) and exits.
-Alerts that still fail stay in the outbox for the next run.
+then delivers what is due in the outbox and exits. Alerts not delivered within the
+drain timeout (failing sinks, a long backlog) stay in the outbox for the next run.
 
 Exit codes: 0 every source reached the head; 1 a source failed (its cursor stays where
 it was and the next run retries); 2 a bad config or usage.
 
 Options:
 ${CONFIG_OPTIONS_HELP}
+  --drain-timeout DURATION   how long to keep delivering after the scan (default 30s)
 `,
   run: (args, io) =>
-    withDaemon(args, io, async (daemon) => {
+    withDaemon(args, io, { "drain-timeout": { type: "string", default: "30s" } }, async ({ daemon, values }) => {
+      let drainTimeoutMs: number;
+      try {
+        drainTimeoutMs = parseDuration(String(values["drain-timeout"]));
+      } catch (error) {
+        io.stderr.write(`kaiawatch once: --drain-timeout: ${(error as Error).message}\n`);
+        await daemon.stop();
+        return EXIT_USAGE;
+      }
       let failed = 0;
       try {
-        const { scan, delivery } = await daemon.runOnce();
+        const { scan, delivery } = await daemon.runOnce({ drainTimeoutMs });
         io.stdout.write(`head ${scan.head}\n`);
         const byKey = new Map(daemon.plan.sources.map((s) => [s.key, s]));
         for (const { key, result, error } of scan.results) {

@@ -21,7 +21,7 @@ Options:
 ${CONFIG_OPTIONS_HELP}
 `,
   run: (args, io) =>
-    withDaemon(args, io, async (daemon, common) => {
+    withDaemon(args, io, {}, async ({ daemon, common }) => {
       daemon.start();
       common.logger.info({ sources: daemon.plan.sources.length, store: daemon.store.path }, "kaiawatch running");
       if (!io.signal.aborted) await once(io.signal, "abort");
