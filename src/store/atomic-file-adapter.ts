@@ -18,9 +18,13 @@ export class AtomicFileAdapter<T> implements Adapter<T> {
   /** Bytes of the file after the last successful write or read. */
   bytes = 0;
 
-  constructor(path: string) {
+  private readonly serialize: (data: T) => string | Buffer;
+
+  /** `serialize` replaces JSON.stringify, e.g. to reuse the encoding of unchanged parts. */
+  constructor(path: string, options: { serialize?: (data: T) => string | Buffer } = {}) {
     this.path = path;
     this.tempPath = `${path}.tmp`;
+    this.serialize = options.serialize ?? ((data) => JSON.stringify(data));
   }
 
   /** The parsed file, or null when it does not exist. Never modifies the file. */
@@ -52,15 +56,15 @@ export class AtomicFileAdapter<T> implements Adapter<T> {
    * capturing exactly the mutations made before it was started.
    */
   async write(data: T): Promise<void> {
-    const text = JSON.stringify(data);
-    await this.writeText(text);
+    const bytes = toBuffer(this.serialize(data));
+    await this.writeBytes(bytes);
   }
 
-  private async writeText(text: string): Promise<void> {
+  private async writeBytes(bytes: Buffer): Promise<void> {
     try {
       const file = await open(this.tempPath, "w");
       try {
-        await file.writeFile(text, "utf8");
+        await file.writeFile(bytes);
         await file.sync();
       } finally {
         await file.close();
@@ -71,11 +75,15 @@ export class AtomicFileAdapter<T> implements Adapter<T> {
       await unlink(this.tempPath).catch(() => undefined);
       throw new StoreError("KW_STORE_WRITE_FAILED", `cannot write the store file ${this.path}: ${(error as Error).message}`, { cause: error });
     }
-    this.bytes = Buffer.byteLength(text);
+    this.bytes = bytes.length;
     await syncDirectory(dirname(this.path)).catch((error: unknown) => {
       throw new StoreError("KW_STORE_WRITE_FAILED", `cannot sync the directory of the store file ${basename(this.path)}: ${(error as Error).message}`, { cause: error });
     });
   }
+}
+
+function toBuffer(value: string | Buffer): Buffer {
+  return typeof value === "string" ? Buffer.from(value, "utf8") : value;
 }
 
 /** Makes a rename in `dir` durable. Some file systems cannot fsync a directory: nothing more to do there. */

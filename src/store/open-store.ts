@@ -6,6 +6,7 @@ import type { Common } from "../common/common.js";
 import type { Logger } from "../common/logger.js";
 import type { Cursor, OutboxChange, OutboxEntry, OutboxFilter, OutboxState, Store, StoreData, StoreStats } from "./types.js";
 import { AtomicFileAdapter } from "./atomic-file-adapter.js";
+import { StoreEncoder } from "./store-encoder.js";
 import { StoreError } from "./errors.js";
 import { createGroupCommit, type GroupCommit } from "./group-commit.js";
 import { emptyStoreData, upgradeStoreData } from "./schema.js";
@@ -37,12 +38,13 @@ export async function openStore(common: Common, options: OpenStoreOptions): Prom
     lock = await acquireStoreLock(path, logger);
   }
   try {
-    const adapter = new AtomicFileAdapter<StoreData>(path);
+    const encoder = new StoreEncoder();
+    const adapter = new AtomicFileAdapter<StoreData>(path, { serialize: (data) => encoder.encode(data) });
     const raw = await adapter.read();
     const { data, migratedFrom } = raw === null ? { data: emptyStoreData(), migratedFrom: undefined } : upgradeStoreData(raw, path);
     // lowdb's Low holds the data and hands it to our adapter; the group commit decides when.
     const db = new Low<StoreData>(adapter, data);
-    const store = new JsonStore(common, logger, db, adapter, path, readOnly, lock);
+    const store = new JsonStore(common, logger, db, adapter, encoder, path, readOnly, lock);
     if (migratedFrom !== undefined) logger.info({ path, from: migratedFrom, to: data.schema_version }, "store schema upgraded");
     if (!readOnly && (raw === null || migratedFrom !== undefined)) await store.flush(true);
     return store;
@@ -70,6 +72,7 @@ class JsonStore implements Store {
     private readonly logger: Logger,
     private readonly db: Low<StoreData>,
     private readonly adapter: AtomicFileAdapter<StoreData>,
+    private readonly encoder: StoreEncoder,
     path: string,
     readOnly: boolean,
     private readonly lock: StoreLock | undefined,
@@ -267,6 +270,7 @@ class JsonStore implements Store {
 
   /** Applies a checked change; returns true when the entry came back to pending. */
   private applyChange(entry: OutboxEntry, change: OutboxChange): boolean {
+    this.encoder.changed(entry);
     switch (change.kind) {
       case "delivered":
         if (entry.state === "delivered") return false;

@@ -216,6 +216,7 @@ describe("outbox", () => {
       { id: "a3:slack", kind: "requeue", at: t2 },
     ]);
     expect(store.stats().writes - before).toBe(1);
+    expect(onDisk().outbox).toEqual(store.listOutbox()); // the file holds every change
     await store.close();
 
     const again = await openTracked();
