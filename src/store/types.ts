@@ -93,6 +93,7 @@ export interface Store {
   updateOutbox(changes: OutboxChange[]): Promise<void>;
   /** Removes delivered entries delivered before `olderThan` (ISO); returns how many. */
   pruneDelivered(olderThan: string): Promise<number>;
+  /** The stored value itself (not a copy, as meta may be large): treat it as read-only. */
   getMeta<T = unknown>(key: string): T | undefined;
   /** Stores a JSON value (a copy of it); `undefined` removes the key. */
   setMeta(key: string, value: unknown): Promise<void>;
