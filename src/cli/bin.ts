@@ -13,7 +13,24 @@ const onSignal = (signal: NodeJS.Signals) => {
 process.on("SIGINT", onSignal);
 process.on("SIGTERM", onSignal);
 
-main(process.argv.slice(2), { stdout: process.stdout, stderr: process.stderr, env: process.env, signal: controller.signal })
+// SIGHUP's default action ends the process: always handle it, and keep a request that
+// arrives while nobody listens (during a reload) for the next listener.
+const reloadListeners = new Set<() => void>();
+let reloadPending = false;
+process.on("SIGHUP", () => {
+  if (reloadListeners.size === 0) reloadPending = true;
+  for (const listener of reloadListeners) listener();
+});
+const onReload = (listener: () => void) => {
+  reloadListeners.add(listener);
+  if (reloadPending) {
+    reloadPending = false;
+    queueMicrotask(listener);
+  }
+  return () => void reloadListeners.delete(listener);
+};
+
+main(process.argv.slice(2), { stdout: process.stdout, stderr: process.stderr, env: process.env, signal: controller.signal, onReload })
   .then((code) => {
     process.exitCode = code;
   })

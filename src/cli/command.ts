@@ -16,6 +16,8 @@ export interface CommandIO {
   env: NodeJS.ProcessEnv;
   /** Aborted on SIGINT/SIGTERM. */
   signal: AbortSignal;
+  /** Subscribes to reload requests (SIGHUP); returns the unsubscribe function. Absent where nothing can ask. */
+  onReload?: (listener: () => void) => () => void;
 }
 
 export const EXIT_OK = 0;
