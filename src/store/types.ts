@@ -87,6 +87,12 @@ export interface Store {
    * not added again. A cursor behind the stored one is refused (KW_STORE_CURSOR_BACKWARDS).
    */
   commitWindow(input: { cursor: Cursor; entries: OutboxEntry[] }): Promise<{ added: number }>;
+  /**
+   * Adds outbox entries without touching any cursor (`kaiawatch replay --send`: alerts of
+   * blocks a cursor may or may not have passed). Entries whose id already exists are not
+   * added again, exactly as in commitWindow.
+   */
+  addOutboxEntries(entries: OutboxEntry[]): Promise<{ added: number }>;
   /** Matching entries, oldest first (in the order they were added). */
   listOutbox(filter?: OutboxFilter): OutboxEntry[];
   /** Many changes in one write; all or nothing. */
