@@ -2,6 +2,7 @@ import type { ConfigCheck } from "../config/load-config.js";
 import type { ConfigIssue } from "../config/errors.js";
 import { validateSinkConfig } from "../notify/create-sink.js";
 import { checkRuleConditions } from "../rules/validate-rules.js";
+import { checkEnrichments } from "../rules/enrich-kinds.js";
 import { validateSummaryTemplate } from "../rules/summary-template.js";
 
 /**
@@ -11,6 +12,7 @@ import { validateSummaryTemplate } from "../rules/summary-template.js";
  */
 export const CONFIG_CHECKS: ConfigCheck[] = [
   (config) => checkRuleConditions(config),
+  (config) => checkEnrichments(config),
   (config) =>
     config.rules.flatMap((rule, index): ConfigIssue[] =>
       rule.summary === undefined ? [] : validateSummaryTemplate(rule.summary, rule.source).map((issue) => ({ path: ["rules", index, "summary", ...issue.path], message: issue.message })),

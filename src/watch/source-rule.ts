@@ -1,3 +1,4 @@
+import type { Enrichment } from "../config/types.js";
 import type { AlertDocument } from "../rules/alert.js";
 import type { WatchedRecord } from "./record.js";
 
@@ -6,6 +7,8 @@ export interface SourceRule {
   name: string;
   watch: string;
   notify: readonly string[];
+  /** Extra lookups for this rule's matches (rule `enrich:`); absent or empty: none. */
+  enrich?: readonly Enrichment[];
   test(record: WatchedRecord): boolean;
   toAlert(record: WatchedRecord, now: Date): AlertDocument;
 }

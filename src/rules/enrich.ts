@@ -1,0 +1,300 @@
+import type { Common } from "../common/common.js";
+import { describeError, isKaiawatchError } from "../common/errors.js";
+import type { Enrichment } from "../config/types.js";
+import type { ExplorerClient } from "../explorer/client.js";
+import { ExplorerBudgetExhaustedError, shouldRetry } from "../explorer/errors.js";
+import { OPERATIONS, type OperationName } from "../explorer/operations.js";
+import type { InternalTransactionOfTransaction, ListResponse, NftTransfer } from "../explorer/types.js";
+import { isBurnAddress } from "../chain/address.js";
+import type { Match } from "../watch/source-rule.js";
+import type { AlertDocument } from "./alert.js";
+import { ENRICHMENT_LIST_MAX, boundValue } from "./bound-value.js";
+import { createEnrichmentCache } from "./enrich-cache.js";
+import { ENRICHMENT_KINDS } from "./enrich-kinds.js";
+
+/** The explorer calls enrichment makes; the daemon passes its one client, whose meter counts the credits. */
+export type EnrichmentClient = Pick<
+  ExplorerClient,
+  "nftItem" | "transactionInternalTransactions" | "transactionEventLogs" | "transactionNftTransfers" | "nftInventoryDetails" | "accountNftInventories" | "meter"
+>;
+
+export interface EnricherOptions {
+  client: EnrichmentClient;
+  /** Most answers kept (default 2,000). */
+  cacheEntries?: number;
+  /** Most JSON characters kept over all answers (default 8,000,000). */
+  cacheChars?: number;
+  /**
+   * How long an answer about the chain's current state (an NFT's holder, an inventory) is
+   * reused, in ms (default 60,000). Answers about a transaction are kept until evicted:
+   * Kaia has immediate finality, so they never change.
+   */
+  stateTtlMs?: number;
+  /** Lookups in flight at once (default 4); the client's rate limit still applies. */
+  concurrency?: number;
+  /**
+   * The fraction of the daily credit budget enrichment leaves for polling (default 0.1):
+   * once less than this remains, lookups are skipped so that scanning, which guarantees
+   * that no record is missed, keeps its credits.
+   */
+  budgetReserve?: number;
+  /** After a lookup failed because the explorer is down or out of quota, skip lookups for this long, in ms (default 60,000). */
+  pauseMs?: number;
+  /** Most explorer requests for one batch of matches (default 200); the rest are skipped, so a burst cannot stall the scan. */
+  maxRequestsPerBatch?: number;
+  /** Entries fetched by one list lookup, one page (default 200); the alert keeps the first 25 and the total. */
+  pageSize?: number;
+}
+
+export interface EnricherStats {
+  /** Explorer requests made for enrichment that succeeded. */
+  requests: number;
+  /** Credits those requests cost. */
+  credits: number;
+}
+
+export interface Enricher {
+  /**
+   * Adds `alert.enrichment[kind]` to every match whose rule asks for it. Never throws for a
+   * failed lookup (the value becomes `{ error }`); throws only when `signal` is aborted.
+   */
+  enrich(matches: Match[], signal: AbortSignal): Promise<void>;
+  stats(): EnricherStats;
+}
+
+/** The outcomes counted by kaiawatch_enrichment_lookups_total, per alert and kind. */
+export type LookupOutcome = "fetched" | "cached" | "failed" | "skipped";
+
+/** One explorer request whose answer can serve many alerts. */
+interface Lookup {
+  key: string;
+  operation: OperationName;
+  /** Absent: the answer never goes stale. */
+  ttlMs?: number;
+  fetch(signal: AbortSignal): Promise<unknown>;
+}
+
+/** What one alert's enrichment of one kind needs: a value at once, or lookups and how to combine them. */
+type Plan = { kind: Enrichment; alert: AlertDocument; value: unknown; outcome: LookupOutcome } | { kind: Enrichment; alert: AlertDocument; lookups: Lookup[]; build(values: unknown[]): unknown };
+
+type Resolution = { ok: true; value: unknown; fetched: boolean } | { ok: false; error: string; code: string | undefined; skipped: boolean };
+
+const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
+const HASH = /^0x[0-9a-fA-F]{64}$/;
+const DIGITS = /^\d+$/;
+
+const DEFAULTS = {
+  cacheEntries: 2000,
+  cacheChars: 8_000_000,
+  stateTtlMs: 60_000,
+  concurrency: 4,
+  budgetReserve: 0.1,
+  pauseMs: 60_000,
+  maxRequestsPerBatch: 200,
+  pageSize: 200,
+};
+
+/**
+ * Extra explorer lookups for matched records (rule `enrich:`), made after matching and
+ * before the alerts are committed. Each distinct lookup is made once per batch and cached
+ * for the run. A failed lookup never holds an alert back: the client's own retries are the
+ * only retries, then the alert goes out with `enrichment[kind] = { error }`. When the
+ * explorer is down, out of quota or the budget is nearly spent, further lookups are skipped
+ * at once (marked the same way) instead of stalling every window behind retries.
+ */
+export function createEnricher(common: Common, options: EnricherOptions): Enricher {
+  const settings = { ...DEFAULTS, ...Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined)) } as typeof DEFAULTS & EnricherOptions;
+  const { client } = options;
+  const logger = common.logger.child({ subsystem: "enrichment" });
+  const cache = createEnrichmentCache({ maxEntries: settings.cacheEntries, maxChars: settings.cacheChars, now: common.now });
+  const totals: EnricherStats = { requests: 0, credits: 0 };
+  /** While set and in the future, lookups are skipped: the explorer failed one for a reason that will not pass in seconds. */
+  let pausedUntil = 0;
+  let pauseReason = "";
+  let creditsInFlight = 0;
+
+  const list = (response: ListResponse<unknown>, name: string) => ({ total: response.paging.total_count, [name]: boundValue(response.results.slice(0, ENRICHMENT_LIST_MAX)) });
+  const page = { page: 1, size: settings.pageSize };
+
+  function txLookup(kind: "tx_internal" | "tx_logs" | "tx_nft_transfers", hash: string): Lookup {
+    const operation = ENRICHMENT_KINDS[kind].operations[0] as OperationName;
+    const key = `${operation}|${hash.toLowerCase()}`;
+    switch (kind) {
+      case "tx_internal":
+        return { key, operation, fetch: async (signal) => callTree(await client.transactionInternalTransactions({ transactionHash: hash, ...page }, { signal })) };
+      case "tx_logs":
+        return { key, operation, fetch: async (signal) => list(await client.transactionEventLogs({ transactionHash: hash, ...page }, { signal }), "logs") };
+      case "tx_nft_transfers":
+        return { key, operation, fetch: async (signal) => list(await client.transactionNftTransfers({ transactionHash: hash, ...page }, { signal }), "transfers") };
+    }
+  }
+
+  function plan(kind: Enrichment, alert: AlertDocument): Plan {
+    const skip = (error: string): Plan => ({ kind, alert, value: { error }, outcome: "skipped" });
+    if (!(ENRICHMENT_KINDS[kind].families as readonly string[]).includes(alert.source)) return skip(`${kind} does not apply to ${alert.source} records`);
+    if (kind === "tx_internal" || kind === "tx_logs" || kind === "tx_nft_transfers") {
+      const hash = alert.transaction_hash;
+      if (hash === null || !HASH.test(hash)) return skip("the record carries no transaction hash");
+      return { kind, alert, lookups: [txLookup(kind, hash)], build: ([value]) => value };
+    }
+    const transfer = alert.record as NftTransfer;
+    const contract = transfer.contract?.contract_address;
+    if (typeof contract !== "string" || !ADDRESS.test(contract)) return skip("the transfer names no token contract");
+    const tokenAddress = contract.toLowerCase();
+    if (kind === "nft") {
+      const tokenId = String(transfer.token_id);
+      if (!DIGITS.test(tokenId)) return skip("the transfer's token id is not a decimal number");
+      return {
+        kind,
+        alert,
+        lookups: [{ key: `nftItem|${tokenAddress}|${tokenId}`, operation: "nftItem", ttlMs: settings.stateTtlMs, fetch: async (signal) => boundValue(await client.nftItem({ tokenAddress, tokenId }, { signal })) }],
+        build: ([value]) => value,
+      };
+    }
+    // inventory: what the recipient holds once the transfer is done.
+    const to = transfer.to;
+    if (typeof to !== "string" || !ADDRESS.test(to) || isBurnAddress(to)) return { kind, alert, value: { holder: null, note: "burnt: the tokens went to no holder" }, outcome: "skipped" };
+    const holder = to.toLowerCase();
+    return {
+      kind,
+      alert,
+      lookups: [
+        {
+          key: `nftInventoryDetails|${tokenAddress}|${holder}`,
+          operation: "nftInventoryDetails",
+          ttlMs: settings.stateTtlMs,
+          fetch: async (signal) => list(await client.nftInventoryDetails({ tokenAddress, keyword: holder, ...page }, { signal }), "tokens"),
+        },
+        {
+          key: `accountNftInventories|${holder}`,
+          operation: "accountNftInventories",
+          ttlMs: settings.stateTtlMs,
+          fetch: async (signal) => list(await client.accountNftInventories({ accountAddress: holder, ...page }, { signal }), "items"),
+        },
+      ],
+      build: ([collection, account]) => ({ holder, collection: { contract: tokenAddress, ...(collection as object) }, account }),
+    };
+  }
+
+  /** Why a request must not be sent now, or undefined. */
+  function refusal(operation: OperationName, requestsSoFar: number): string | undefined {
+    if (pausedUntil > common.now()) return `not looked up: ${pauseReason}; lookups resume at ${new Date(pausedUntil).toISOString()}`;
+    if (requestsSoFar >= settings.maxRequestsPerBatch) return `not looked up: more than ${settings.maxRequestsPerBatch} lookups in one window`;
+    const budget = client.meter.dailyBudget;
+    if (budget !== undefined) {
+      const reserve = Math.ceil(budget * settings.budgetReserve);
+      // Lookups still in flight have not been charged yet, but will be.
+      const remaining = client.meter.remainingToday() - creditsInFlight;
+      if (remaining - OPERATIONS[operation].cost < reserve) {
+        return `not looked up: the daily credit budget is nearly spent (${Math.max(0, remaining)} of ${budget} left; ${reserve} are kept for polling)`;
+      }
+    }
+    return undefined;
+  }
+
+  async function enrich(matches: Match[], signal: AbortSignal): Promise<void> {
+    const plans: Plan[] = [];
+    for (const { rule, alert } of matches) for (const kind of rule.enrich ?? []) plans.push(plan(kind, alert));
+    if (plans.length === 0) return;
+
+    // Each distinct lookup once: from the cache, or one request shared by every alert that needs it.
+    const resolutions = new Map<string, Resolution>();
+    const pending = new Map<string, Lookup>();
+    for (const p of plans) {
+      if (!("lookups" in p)) continue;
+      for (const lookup of p.lookups) {
+        if (resolutions.has(lookup.key) || pending.has(lookup.key)) continue;
+        const cached = cache.get(lookup.key);
+        if (cached !== undefined) resolutions.set(lookup.key, { ok: true, value: cached, fetched: false });
+        else pending.set(lookup.key, lookup);
+      }
+    }
+
+    let started = 0;
+    let failures = 0;
+    const run = async (lookup: Lookup): Promise<Resolution> => {
+      const refused = refusal(lookup.operation, started);
+      if (refused !== undefined) return { ok: false, error: refused, code: undefined, skipped: true };
+      started += 1;
+      const cost = OPERATIONS[lookup.operation].cost;
+      creditsInFlight += cost;
+      try {
+        const value = await lookup.fetch(signal);
+        totals.requests += 1;
+        totals.credits += cost;
+        cache.set(lookup.key, value, lookup.ttlMs);
+        return { ok: true, value, fetched: true };
+      } catch (error) {
+        // A cancelled tick commits nothing: the abort goes up, the window is scanned again.
+        if (signal.aborted) throw signal.reason;
+        const message = common.secrets.redact(describeError(error));
+        if (shouldRetry(error) || error instanceof ExplorerBudgetExhaustedError) {
+          // The client has already retried: the explorer is down or out of quota for a while.
+          pausedUntil = common.now() + settings.pauseMs;
+          pauseReason = `an earlier lookup failed (${message})`;
+        }
+        failures += 1;
+        if (failures === 1) logger.warn({ operation: lookup.operation, error: message }, "enrichment lookup failed; the alert is sent without it");
+        else logger.debug({ operation: lookup.operation, error: message }, "enrichment lookup failed");
+        return { ok: false, error: message, code: isKaiawatchError(error) ? error.code : undefined, skipped: false };
+      } finally {
+        creditsInFlight -= cost;
+      }
+    };
+
+    const queue = [...pending.values()];
+    let next = 0;
+    const worker = async () => {
+      while (next < queue.length) {
+        const lookup = queue[next++] as Lookup;
+        resolutions.set(lookup.key, await run(lookup));
+      }
+    };
+    await Promise.all(Array.from({ length: Math.max(1, Math.min(settings.concurrency, queue.length)) }, worker));
+
+    const claimed = new Set<string>();
+    for (const p of plans) {
+      let value: unknown;
+      let outcome: LookupOutcome;
+      if (!("lookups" in p)) {
+        value = p.value;
+        outcome = p.outcome;
+      } else {
+        const parts = p.lookups.map((l) => resolutions.get(l.key) as Resolution);
+        const failed = parts.find((r): r is Extract<Resolution, { ok: false }> => !r.ok);
+        if (failed) {
+          value = failed.code === undefined ? { error: failed.error } : { error: failed.error, code: failed.code };
+          outcome = failed.skipped ? "skipped" : "failed";
+        } else {
+          value = p.build(parts.map((r) => (r as Extract<Resolution, { ok: true }>).value));
+          // The first alert served by a request counts it; the others were served from it.
+          const fresh = p.lookups.filter((l, i) => (parts[i] as Extract<Resolution, { ok: true }>).fetched && !claimed.has(l.key));
+          for (const l of fresh) claimed.add(l.key);
+          outcome = fresh.length > 0 ? "fetched" : "cached";
+        }
+      }
+      p.alert.enrichment = { ...p.alert.enrichment, [p.kind]: value };
+      common.metrics.enrichmentLookups.inc({ kind: p.kind, outcome });
+    }
+    logger.debug({ alerts: matches.length, lookups: plans.length, requests: started, failures }, "enrichment done");
+  }
+
+  return { enrich, stats: () => ({ ...totals }) };
+}
+
+/** The call tree of a transaction, led by what a person wants first: why it failed. */
+function callTree(response: ListResponse<InternalTransactionOfTransaction>): Record<string, unknown> {
+  const calls = response.results;
+  const failed = calls.filter((c) => c.error !== undefined && c.error !== "");
+  // The call that reverted carries the reason; without one, the deepest failed call says most.
+  const reverted = calls.find((c) => c.reverted !== undefined);
+  const deepest = failed.reduce<InternalTransactionOfTransaction | undefined>((d, c) => (d === undefined || c.level > d.level ? c : d), undefined);
+  const out: Record<string, unknown> = {};
+  const reason = reverted?.reverted?.message ?? deepest?.error;
+  if (reason !== undefined) out.revert_reason = boundValue(reason);
+  if (reverted?.reverted !== undefined) out.reverted_contract = reverted.reverted.contract;
+  out.failed_calls = failed.length;
+  out.total = response.paging.total_count;
+  out.calls = boundValue(calls.slice(0, ENRICHMENT_LIST_MAX));
+  return out;
+}
