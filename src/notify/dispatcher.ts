@@ -4,6 +4,7 @@ import type { OutboxChange, OutboxEntry, Store } from "../store/types.js";
 import { DEFAULT_BACKOFF, retryDelayMs, type BackoffPolicy } from "./backoff.js";
 import { createCooldownBook } from "./cooldown.js";
 import { closeGroups, readRecordField, type GroupPolicy } from "./grouping.js";
+import type { SilenceBook } from "./silences.js";
 import { SinkError, type Delivery, type Sink } from "./sink.js";
 import { createSinkRateLimiter, type SinkRateLimiter } from "./sink-rate-limiter.js";
 import { createWaker, sleep, type Waker } from "./waker.js";
@@ -46,6 +47,8 @@ export interface DispatcherOptions {
   pruneIntervalMs?: number;
   /** Replaceable in tests; Math.random by default. */
   random?: () => number;
+  /** Alerts an active silence matches are held back like a cooldown's (`kaiawatch silence`). */
+  silences?: Pick<SilenceBook, "silencing">;
 }
 
 export interface SinkStatus {
@@ -126,6 +129,10 @@ interface Worker {
   passing: boolean;
   /** When the last pass expects something to become due (a backoff ending, a digest closing). */
   nextAt: number | undefined;
+  /** Deliveries the last pass planned but could not start for want of a free slot. */
+  queue: Planned[];
+  /** When that pass listed the outbox. */
+  queuedAt: number;
   deliveredTotal: number;
   lastError: string | null;
   lastErrorAt: string | null;
@@ -159,6 +166,8 @@ export function createDispatcher(common: Common, options: DispatcherOptions): Di
   const totals = { delivered: 0, suppressed: 0, retried: 0, dead: 0 };
   let draining = 0;
   let run: Run | undefined;
+  /** Outcomes applied to the store but maybe not yet durable (see `record`). */
+  const outcomeWrites = new Set<Promise<void>>();
 
   const workers: Worker[] = options.sinks.map((sinkOptions) => ({
     name: sinkOptions.sink.name,
@@ -173,6 +182,8 @@ export function createDispatcher(common: Common, options: DispatcherOptions): Di
     dirty: true,
     passing: false,
     nextAt: undefined,
+    queue: [],
+    queuedAt: 0,
     deliveredTotal: 0,
     lastError: null,
     lastErrorAt: null,
@@ -184,6 +195,8 @@ export function createDispatcher(common: Common, options: DispatcherOptions): Di
   }
 
   async function pass(w: Worker, signal: AbortSignal): Promise<number | undefined> {
+    // A send finishing while this pass awaits must not start a delivery the pass is planning again.
+    w.queue = [];
     const now = common.now();
     const at = new Date(now).toISOString();
     const pending = store.listOutbox({ sink: w.name, state: "pending" });
@@ -196,6 +209,7 @@ export function createDispatcher(common: Common, options: DispatcherOptions): Di
     const singles: OutboxEntry[] = [];
     const buckets = new Map<string, { policy: GroupPolicy; rule: DispatcherRule; entries: OutboxEntry[] }>();
     const suppressed: OutboxEntry[] = [];
+    const silenced = new Set<string>();
 
     for (const entry of pending) {
       if (w.inFlight.has(entry.id)) continue;
@@ -212,6 +226,12 @@ export function createDispatcher(common: Common, options: DispatcherOptions): Di
         continue;
       }
       const rule = rules.get(entry.rule);
+      // A silence decides like the cooldown below: once per alert, before its first attempt.
+      if (entry.attempts === 0 && !book.isAdmitted(entry.id) && options.silences?.silencing(entry.rule, entry.alert, now) !== undefined) {
+        suppressed.push(entry);
+        silenced.add(entry.id);
+        continue;
+      }
       // The cooldown decides once per alert, before its first attempt; a retry is never suppressed.
       if (rule?.cooldownMs !== undefined && rule.cooldownMs > 0 && entry.attempts === 0 && !book.isAdmitted(entry.id)) {
         const key = cooldownKeyOf(rule, entry);
@@ -237,9 +257,9 @@ export function createDispatcher(common: Common, options: DispatcherOptions): Di
       // with a note in the cooldown book that `kaiawatch outbox` shows.
       await store.updateOutbox(suppressed.map((entry): OutboxChange => ({ id: entry.id, kind: "delivered", at })));
       book.noteSuppressed(suppressed.map((entry) => entry.id), now);
-      for (const entry of suppressed) common.metrics.alertsSuppressed.inc({ rule: entry.rule, reason: "cooldown" });
+      for (const entry of suppressed) common.metrics.alertsSuppressed.inc({ rule: entry.rule, reason: silenced.has(entry.id) ? "silence" : "cooldown" });
       totals.suppressed += suppressed.length;
-      w.logger.info({ rule: suppressed[0]?.rule, count: suppressed.length }, "alerts suppressed by cooldown");
+      w.logger.info({ rule: suppressed[0]?.rule, count: suppressed.length, silenced: silenced.size }, "alerts suppressed by cooldown or silence");
     }
 
     const groupChanges: OutboxChange[] = [];
@@ -273,11 +293,15 @@ export function createDispatcher(common: Common, options: DispatcherOptions): Di
     }
     for (const entry of singles) planned.push({ id: entry.alert.id, rule: entry.rule, entries: [entry], index: order.get(entry.id) ?? 0 });
     planned.sort((a, b) => a.index - b.index);
+    let launched = 0;
     for (const delivery of planned) {
-      // A full worker is woken by the send that finishes; nothing to schedule for the rest.
+      // A full worker is woken by the send that finishes; the rest wait in the queue.
       if (w.inFlightCount >= Math.max(1, w.options.concurrency)) break;
       launch(w, delivery);
+      launched += 1;
     }
+    w.queue = planned.slice(launched);
+    w.queuedAt = now;
 
     updateGauges(w, pending);
     return nextAt;
@@ -309,10 +333,28 @@ export function createDispatcher(common: Common, options: DispatcherOptions): Di
         w.inFlightCount -= 1;
         for (const entry of delivery.entries) w.inFlight.delete(entry.id);
         w.tasks.delete(task);
+        if (launchQueued(w)) return;
         w.dirty = true;
         w.waker.wake();
       });
     w.tasks.add(task);
+  }
+
+  /**
+   * Starts the next delivery the last pass planned, instead of a new pass: a pass lists the
+   * sink's whole backlog, and one pass per send made a long backlog cost O(n²). A fresh pass
+   * comes after a kick (new entries), during a pass, or once the plan is older than the idle
+   * poll; the queued entries stay pending meanwhile (only this worker changes its pending
+   * entries, and it changes only those it sends).
+   */
+  function launchQueued(w: Worker): boolean {
+    const current = run;
+    if (!current || current.controller.signal.aborted || w.dirty || w.passing) return false;
+    if (common.now() - w.queuedAt >= idlePollMs) return false;
+    const next = w.queue.shift();
+    if (next === undefined) return false;
+    launch(w, next);
+    return true;
   }
 
   async function deliver(w: Worker, planned: Planned, runSignal: AbortSignal): Promise<void> {
@@ -348,14 +390,12 @@ export function createDispatcher(common: Common, options: DispatcherOptions): Di
     const ids = planned.entries.map((entry) => entry.id);
     const count = planned.entries.length;
     if (!failure) {
-      await store.updateOutbox(ids.map((id): OutboxChange => ({ id, kind: "delivered", at })));
-      book.settle(ids);
+      record(w, planned, ids.map((id): OutboxChange => ({ id, kind: "delivered", at })));
       common.metrics.alertsDelivered.inc({ sink: w.name }, count);
       for (const entry of planned.entries) common.metrics.deliveryLatency.observe({ sink: w.name }, Math.max(0, now - Date.parse(entry.created_at)) / 1000);
       w.deliveredTotal += count;
       totals.delivered += count;
       w.logger.debug({ delivery_id: planned.id, rule: planned.rule, alerts: count, attempt }, "delivered");
-      await book.persist().catch(() => undefined);
       return;
     }
 
@@ -371,7 +411,7 @@ export function createDispatcher(common: Common, options: DispatcherOptions): Di
     else if (now - oldest >= w.options.maxAgeMs) reason = `gave up after ${attempt} attempts over ${formatDuration(now - oldest)} (max age ${formatDuration(w.options.maxAgeMs)}): ${message}`;
 
     if (reason !== undefined) {
-      await store.updateOutbox(ids.map((id): OutboxChange => ({ id, kind: "dead", at, reason })));
+      record(w, planned, ids.map((id): OutboxChange => ({ id, kind: "dead", at, reason })));
       common.metrics.alertsDead.inc({ sink: w.name }, count);
       totals.dead += count;
       countDead(w);
@@ -382,13 +422,38 @@ export function createDispatcher(common: Common, options: DispatcherOptions): Di
       if (retryAfterMs !== undefined && retryAfterMs > 0) w.limiter.pause(retryAfterMs);
       const delayMs = retryDelayMs(attempt, backoff, retryAfterMs, random);
       const next = new Date(now + delayMs).toISOString();
-      await store.updateOutbox(ids.map((id): OutboxChange => ({ id, kind: "failed", at, error: message, next_attempt_at: next })));
+      record(w, planned, ids.map((id): OutboxChange => ({ id, kind: "failed", at, error: message, next_attempt_at: next })));
       common.metrics.alertsRetried.inc({ sink: w.name }, count);
       totals.retried += count;
       w.logger.warn({ delivery_id: planned.id, rule: planned.rule, alerts: count, attempt, retry_in_ms: delayMs, error: message }, "delivery failed; will retry");
     }
+  }
+
+  /**
+   * Records a send's outcome without waiting for it to be durable. The store applies the
+   * change at once (the next pass no longer sees a delivered entry as pending) and makes it
+   * durable with its next group commit, together with every other outcome of that moment:
+   * awaiting one fsynced write per send capped a sink at a few dozen alerts a second.
+   * Guarantee 3 holds: an entry is marked delivered only after its sink accepted it, and a
+   * crash before the write is durable leaves it pending, to be sent again under the same id.
+   */
+  function record(w: Worker, planned: Planned, changes: OutboxChange[]): void {
+    const ids = changes.map((change) => change.id);
+    // Both calls apply in memory before their first await, so they join the same write.
+    const applied = store.updateOutbox(changes);
     book.settle(ids);
-    await book.persist().catch(() => undefined);
+    const write = Promise.all([applied, book.persist()])
+      .then(() => undefined)
+      .catch((error: unknown) => {
+        w.logger.error({ delivery_id: planned.id, error: describeError(error) }, "recording a delivery's outcome failed");
+      })
+      .finally(() => outcomeWrites.delete(write));
+    outcomeWrites.add(write);
+  }
+
+  /** Resolves when every outcome recorded so far is durable (or failed and was logged). */
+  async function settleOutcomes(): Promise<void> {
+    await Promise.allSettled([...outcomeWrites]);
   }
 
   async function workerLoop(w: Worker, signal: AbortSignal): Promise<void> {
@@ -470,6 +535,7 @@ export function createDispatcher(common: Common, options: DispatcherOptions): Di
       for (const w of workers) for (const controller of w.sendControllers) controller.abort(new Error("dispatcher stopped"));
       await Promise.allSettled(tasks());
     }
+    await settleOutcomes();
     await book.persist().catch((error: unknown) => baseLogger.error({ error: describeError(error) }, "saving the cooldown book failed"));
     if (run === current) run = undefined;
   }
@@ -491,7 +557,7 @@ export function createDispatcher(common: Common, options: DispatcherOptions): Di
     try {
       start();
       kick();
-      const idle = (w: Worker) => !w.passing && !w.dirty && w.inFlightCount === 0 && (w.nextAt === undefined || w.nextAt > deadline);
+      const idle = (w: Worker) => !w.passing && !w.dirty && w.inFlightCount === 0 && w.queue.length === 0 && (w.nextAt === undefined || w.nextAt > deadline);
       // Polling the workers' state is simpler than a completion protocol, and cheap at this rate.
       while (!workers.every(idle)) {
         if (common.now() >= deadline) {
@@ -504,6 +570,8 @@ export function createDispatcher(common: Common, options: DispatcherOptions): Di
       if (flush) draining -= 1;
       if (ownRun) await stop();
     }
+    // What drain reports is on disk by the time it returns.
+    await settleOutcomes();
     const pending = store.listOutbox({ state: "pending" }).filter((entry) => configuredSinks.has(entry.sink)).length;
     return {
       delivered: totals.delivered - before.delivered,
