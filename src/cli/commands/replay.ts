@@ -1,0 +1,244 @@
+import type { Common } from "../../common/common.js";
+import { describeError, isKaiawatchError } from "../../common/errors.js";
+import { createHeadReader } from "../../chain/head.js";
+import { formatDuration, parseDuration, type Config } from "../../config/index.js";
+import { didYouMean } from "../../config/suggest.js";
+import { createDaemon, sourceRule, type Daemon } from "../../daemon/create-daemon.js";
+import { paginateSource } from "../../daemon/paginate-source.js";
+import type { ExplorerClient } from "../../explorer/client.js";
+import { previewDelivery } from "../../notify/preview.js";
+import { isStoreError } from "../../store/errors.js";
+import { NORMALIZERS } from "../../watch/normalize.js";
+import { planSources } from "../../watch/plan.js";
+import { estimateReplayCredits, outboxEntriesOf, replay, type ReplayMatch, type ReplayResult } from "../../watch/replay.js";
+import { CONFIG_OPTIONS, CONFIG_OPTIONS_HELP, UsageError, createCommandCommon, loadConfigForCommand, parseCommandArgs } from "../bootstrap.js";
+import { openCommandClient } from "../command-client.js";
+import { EXIT_OK, EXIT_RUNTIME, EXIT_USAGE, type Command, type CommandIO } from "../command.js";
+
+/** Without a daily budget, a replay estimated above this many credits asks for --yes. */
+export const REPLAY_CONFIRM_CREDITS = 1000;
+
+const HELP = `Usage: kaiawatch replay --rule NAME --from BLOCK --to BLOCK [--send] [--yes] [options]
+
+Runs one rule over past blocks exactly as the daemon would (the same windows, paging,
+deduplication and compiled rule) and prints every match as each of the rule's sinks would
+render it: the Slack text, the email subject and body, the webhook JSON. Then a summary:
+records scanned, matches, credits spent.
+
+Nothing is sent and no cursor moves, so this is safe while the daemon runs. With --send the
+matches are queued in the outbox and delivered at once (through cooldowns, digests and
+silences, like the daemon's alerts); alerts already in the outbox, delivered or not, are
+not queued again. --send needs the store's lock: stop the daemon first.
+
+Credits are estimated before anything is fetched (at least one page per window). A replay
+estimated above what is left of explorer.daily_credit_budget today, or above
+${REPLAY_CONFIRM_CREDITS} credits when no budget is set, asks for --yes.
+
+Options:
+  --rule NAME              the rule to replay (required)
+  --from BLOCK             first block (required)
+  --to BLOCK               last block, at most the head minus chain.lag_blocks (required)
+  --send                   queue the matches in the outbox and deliver them
+  --yes                    go ahead although the estimate is over the budget or threshold
+  --json                   one JSON object per match and a summary object, one per line
+  --drain-timeout DURATION with --send: how long to keep delivering (default 30s)
+${CONFIG_OPTIONS_HELP}
+`;
+
+export const replayCommand: Command = {
+  name: "replay",
+  summary: "run one rule over past blocks and show what it would send (--send to send it)",
+  help: HELP,
+  async run(args, io) {
+    try {
+      return await run(args, io);
+    } catch (error) {
+      if (error instanceof UsageError) {
+        io.stderr.write(`kaiawatch replay: ${error.message}\nRun \`kaiawatch replay --help\` for the options.\n`);
+        return EXIT_USAGE;
+      }
+      throw error;
+    }
+  },
+};
+
+function blockOption(value: string | undefined, name: string): number {
+  if (value === undefined) throw new UsageError(`--${name} BLOCK is required`);
+  if (!/^\d+$/.test(value) || !Number.isSafeInteger(Number(value))) throw new UsageError(`--${name} must be a block number, not "${value}"`);
+  return Number(value);
+}
+
+async function run(args: string[], io: CommandIO): Promise<number> {
+  const { values } = parseCommandArgs(args, {
+    ...CONFIG_OPTIONS,
+    rule: { type: "string" },
+    from: { type: "string" },
+    to: { type: "string" },
+    send: { type: "boolean", default: false },
+    yes: { type: "boolean", default: false },
+    json: { type: "boolean", default: false },
+    "drain-timeout": { type: "string", default: "30s" },
+  });
+  if (values.rule === undefined) throw new UsageError("--rule NAME is required");
+  const from = blockOption(values.from, "from");
+  const to = blockOption(values.to, "to");
+  if (from > to) throw new UsageError(`--from ${from} is after --to ${to}`);
+  let drainTimeoutMs: number;
+  try {
+    drainTimeoutMs = parseDuration(values["drain-timeout"]);
+  } catch (error) {
+    throw new UsageError(`--drain-timeout: ${(error as Error).message}`);
+  }
+  const loaded = loadConfigForCommand(io, values.config);
+  if (typeof loaded === "number") return loaded;
+  const { config } = loaded;
+  const rule = config.rules.find((r) => r.name === values.rule);
+  if (!rule) {
+    const names = config.rules.map((r) => r.name);
+    throw new UsageError(`no rule named "${values.rule}"${didYouMean(values.rule, names)}; rules: ${names.join(", ") || "(none)"}`);
+  }
+  const common = createCommandCommon(io, { config, secrets: loaded.secrets, logLevel: values["log-level"] ?? "warn", logFormat: values["log-format"] });
+  const fail = (error: unknown): number => {
+    io.stderr.write(`kaiawatch replay: ${common.secrets.redact(describeError(error))}\n`);
+    return EXIT_RUNTIME;
+  };
+
+  let daemon: Daemon | undefined;
+  let client: ExplorerClient;
+  try {
+    if (values.send) {
+      daemon = await createDaemon(common, { config });
+      client = daemon.client;
+    } else {
+      client = await openCommandClient(common, config);
+    }
+  } catch (error) {
+    if (isStoreError(error, "KW_STORE_LOCKED")) {
+      io.stderr.write(`kaiawatch replay: ${error.message}\nA running daemon holds the store: --send needs it stopped (a replay without --send works while it runs).\n`);
+      return EXIT_RUNTIME;
+    }
+    if (isKaiawatchError(error)) return fail(error);
+    throw error;
+  }
+
+  try {
+    const watchesByName = new Map(config.watches.map((watch) => [watch.name, watch]));
+    const plan = planSources({
+      network: config.chain.network,
+      watches: config.watches,
+      rules: [rule],
+      defaults: config.defaults,
+      compileRule: (r, watch, family) => sourceRule(config, r, watchesByName.get(watch.name)!, family),
+    });
+
+    const head = await indexedHead(common, config);
+    if (to > head) throw new UsageError(`--to ${to} is past the head the explorer has indexed (${head}: the chain head minus chain.lag_blocks ${config.chain.lag_blocks})`);
+
+    const span = { from, to };
+    const estimate = estimateReplayCredits(plan.sources, span);
+    const budget = client.meter.dailyBudget;
+    const allowed = budget === undefined ? REPLAY_CONFIRM_CREDITS : client.meter.remainingToday();
+    const out = (line: string) => {
+      if (!values.json) io.stdout.write(`${line}\n`);
+    };
+    out(`Replaying rule ${rule.name} over blocks ${from}–${to} (${to - from + 1} blocks): ${plan.sources.map((s) => s.description).join("; ")}`);
+    out(`Estimate: at least ${estimate.credits} credits (${estimate.windows} ${estimate.windows === 1 ? "request" : "requests"} of one page each; dense windows take more).`);
+    if (estimate.credits > allowed && !values.yes) {
+      const limit = budget === undefined ? `the ${REPLAY_CONFIRM_CREDITS}-credit threshold for a replay without a daily budget` : `the ${allowed} credits left today of the daily budget of ${budget}`;
+      io.stderr.write(`kaiawatch replay: the estimate (at least ${estimate.credits} credits) is over ${limit}. Nothing was fetched. Run again with --yes to go ahead, or replay a shorter range.\n`);
+      return EXIT_USAGE;
+    }
+    if (rule.group) out(`Note: rule ${rule.name} groups its alerts (group.window ${formatDuration(rule.group.window)}): the daemon sends digests; each match is shown alone here.`);
+
+    const spentBefore = client.meter.spentToday();
+    let shown = 0;
+    const print = (match: ReplayMatch) => {
+      shown += 1;
+      const delivery = { id: match.alert.id, rule: match.rule.name, alerts: [match.alert], attempt: 1 };
+      const rendered: Record<string, string> = {};
+      for (const name of match.rule.notify) {
+        const sink = config.sinks[name];
+        if (sink) rendered[name] = previewDelivery(sink, delivery);
+      }
+      if (values.json) {
+        io.stdout.write(`${JSON.stringify({ type: "match", alert: match.alert, rendered })}\n`);
+        return;
+      }
+      out("");
+      out(`── match ${shown} · block ${match.alert.block} · ${match.alert.transaction_hash ?? "no transaction"} · alert ${match.alert.id}`);
+      for (const [name, text] of Object.entries(rendered)) {
+        out(`┌ ${name} (${config.sinks[name]?.type})`);
+        for (const line of text.split("\n")) out(`│ ${line}`);
+      }
+    };
+
+    let result: ReplayResult;
+    try {
+      result = await replay({
+        sources: plan.sources,
+        paginate: (source) => paginateSource(client, source.definition, config.explorer.page_size),
+        normalize: (source) => NORMALIZERS[source.family],
+        pageSize: config.explorer.page_size,
+        from,
+        to,
+        onMatch: print,
+        now: common.now,
+        signal: io.signal,
+      });
+    } catch (error) {
+      if (isKaiawatchError(error)) return fail(error);
+      throw error;
+    }
+    const spentAfter = client.meter.spentToday();
+    const credits = spentAfter >= spentBefore ? spentAfter - spentBefore : spentAfter;
+    const summary: Record<string, unknown> = {
+      type: "summary",
+      rule: rule.name,
+      from,
+      to,
+      sources: plan.sources.length,
+      windows: result.windows,
+      pages: result.pages,
+      records: result.records,
+      matches: result.matches.length,
+      credits,
+      estimate: estimate.credits,
+      sent: values.send,
+    };
+    out("");
+    out(`Scanned ${result.records} records (${result.pages} pages in ${result.windows} windows); ${result.matches.length} matches; ${credits} credits spent.`);
+    if (result.duplicates + result.outside > 0) out(`The explorer repeated ${result.duplicates} records and returned ${result.outside} outside the range; dropped, as the daemon drops them.`);
+
+    if (daemon) {
+      const now = new Date(common.now());
+      const entries = outboxEntriesOf(result.matches, now);
+      const { added } = await daemon.store.addOutboxEntries(entries);
+      const delivery = await daemon.dispatcher.drain({ timeoutMs: drainTimeoutMs });
+      Object.assign(summary, { queued: added, already_queued: entries.length - added, delivery });
+      out(`Queued ${added} of ${entries.length} alerts (${entries.length - added} were already in the outbox).`);
+      out(`Delivered ${delivery.delivered}, suppressed ${delivery.suppressed}, retrying ${delivery.retried}, dead ${delivery.dead}, still pending ${delivery.pending}.`);
+    } else {
+      out("Nothing was sent and no cursor moved (--send queues these alerts for delivery).");
+      if (budget !== undefined && credits > 0) out(`These ${credits} credits are not in the daemon's saved meter for today; it counts only its own.`);
+    }
+    if (values.json) io.stdout.write(`${JSON.stringify(summary)}\n`);
+    return EXIT_OK;
+  } catch (error) {
+    if (error instanceof UsageError) throw error;
+    if (isKaiawatchError(error)) return fail(error);
+    throw error;
+  } finally {
+    if (daemon) await daemon.stop();
+    else await client.close();
+  }
+}
+
+/** The head minus lag_blocks: past it, the explorer may not have indexed every record yet. */
+async function indexedHead(common: Common, config: Config): Promise<number> {
+  const head = createHeadReader(common, { rpcUrl: config.chain.rpc_url, maxRetries: config.explorer.max_retries });
+  try {
+    return Math.max(0, (await head.blockNumber(common.signal)) - config.chain.lag_blocks);
+  } finally {
+    await head.close();
+  }
+}
