@@ -1,0 +1,50 @@
+import type { AddressInfo } from "node:net";
+import { simpleParser, type ParsedMail } from "mailparser";
+import { SMTPServer } from "smtp-server";
+
+/** A reply the SMTP server gives to a message instead of 250: e.g. 451 (try later) or 550 (refused). */
+export interface SmtpRejection {
+  code: number;
+  message: string;
+}
+
+/** A real SMTP server on 127.0.0.1; every message is parsed with mailparser. */
+export interface Smtp {
+  port: number;
+  /** Messages accepted with 250. */
+  mails: ParsedMail[];
+  /** Every DATA received, accepted or not. */
+  attempts: number;
+  close(): Promise<void>;
+}
+
+/** `reject(n)` decides the answer to the n-th message (0-based): a rejection, or undefined for 250. */
+export async function startSmtp(reject: (attempt: number) => SmtpRejection | undefined = () => undefined): Promise<Smtp> {
+  const smtp: Smtp = { port: 0, mails: [], attempts: 0, close: async () => undefined };
+  const server = new SMTPServer({
+    disabledCommands: ["STARTTLS", "AUTH"],
+    authOptional: true,
+    logger: false,
+    onData(stream, _session, callback) {
+      const attempt = smtp.attempts++;
+      simpleParser(stream)
+        .then((mail) => {
+          const rejection = reject(attempt);
+          if (rejection !== undefined) {
+            callback(Object.assign(new Error(rejection.message), { responseCode: rejection.code }));
+            return;
+          }
+          smtp.mails.push(mail);
+          callback();
+        })
+        .catch(callback);
+    },
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  smtp.port = (server.server.address() as AddressInfo).port;
+  smtp.close = () => new Promise<void>((resolve) => server.close(() => resolve()));
+  return smtp;
+}
+
+/** A Standard Webhooks secret for tests (whsec_ + base64 of 32 bytes). */
+export const WEBHOOK_SECRET = `whsec_${Buffer.from("kaiawatch-e2e-secret-0123456789ab").toString("base64")}`;
