@@ -1,0 +1,164 @@
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { main } from "../../src/cli/main.js";
+import { createSimulator, type Simulator } from "../../src/simulator/index.js";
+import { memoryIO, tempDir } from "../helpers/harness.js";
+
+const cleanups: Array<() => Promise<void> | void> = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+const TX_CALLS = `0x${"a1".repeat(32)}`;
+const TX_CALLS_AND_LOG = `0x${"b2".repeat(32)}`;
+const TX_LOGS = `0x${"c3".repeat(32)}`;
+
+interface Setup {
+  sim: Simulator;
+  config: string;
+  wallet: string;
+  callsBlock: number;
+}
+
+async function setup(): Promise<Setup> {
+  const sim = await createSimulator({ seed: 3, initialBlocks: 5 });
+  const dir = tempDir();
+  cleanups.push(async () => {
+    await sim.close();
+    dir.remove();
+  });
+  const [wallet, other] = sim.addresses.wallets as [string, string];
+  const [token, otherToken] = sim.addresses.tokens as [string, string];
+  // Just under and just over the threshold, in one transaction.
+  const callsBlock = sim.addBlock({
+    internalTransactions: [
+      { transaction_hash: TX_CALLS, from: wallet, to: other, amount: "999.999999999999999999" },
+      { transaction_hash: TX_CALLS, from: wallet, to: other, amount: "1000" },
+    ],
+  });
+  // An internal transaction whose transaction also emitted a log: its block can be found without --block.
+  sim.addBlock({
+    eventLogs: [{ transaction_hash: TX_CALLS_AND_LOG, contract_address: token }],
+    internalTransactions: [{ transaction_hash: TX_CALLS_AND_LOG, from: other, to: wallet, amount: "5000" }],
+  });
+  const transfer = (value: string) => [
+    { name: "from", value: wallet },
+    { name: "to", value: other },
+    { name: "value", value },
+  ];
+  sim.addBlock({
+    eventLogs: [
+      { transaction_hash: TX_LOGS, contract_address: token, items: transfer("999999") },
+      { transaction_hash: TX_LOGS, contract_address: token, items: transfer("1000000") },
+      { transaction_hash: TX_LOGS, contract_address: otherToken, items: transfer("5000000") },
+    ],
+  });
+  const config = join(dir.path, "config.yaml");
+  writeFileSync(
+    config,
+    `
+explorer: { base_url: ${sim.url}, requests_per_second: 1000 }
+chain: { rpc_url: ${sim.rpcUrl}, lag_blocks: 0 }
+store: { path: ${join(dir.path, "store.json")} }
+status: { listen: false }
+watches:
+  - { name: wallet, account: "${wallet}", sources: [internal_transactions] }
+  - { name: token, contract: "${token}", events: ["Transfer(address,address,uint256)"] }
+rules:
+  - name: big-outflow
+    watch: wallet
+    when: { all: [ { from: "${wallet}" }, { amount: { gte: "1000 KAIA" } } ] }
+    notify: [out]
+  - name: big-transfer
+    watch: token
+    when: { args.value: { gte: 1000000 } }
+    notify: [out]
+sinks:
+  out: { type: file, path: ${join(dir.path, "alerts.jsonl")} }
+`,
+  );
+  return { sim, config, wallet, callsBlock };
+}
+
+async function kaiawatch(...argv: string[]) {
+  const io = memoryIO();
+  const code = await main(argv, io);
+  return { code, stdout: io.out(), stderr: io.err() };
+}
+
+/** The lines of record N's explanation (from its header to the next record or the summary). */
+function recordSection(stdout: string, n: number): string {
+  const start = stdout.indexOf(`[${n}] `);
+  expect(start, `record ${n} is explained`).toBeGreaterThanOrEqual(0);
+  const rest = stdout.slice(start);
+  const end = rest.indexOf("\n\n");
+  return end < 0 ? rest : rest.slice(0, end);
+}
+
+describe("kaiawatch explain", () => {
+  it("names the failing condition for amounts planted just under and just over a threshold", async () => {
+    const s = await setup();
+    const result = await kaiawatch("explain", "--config", s.config, "--rule", "big-outflow", "--tx", TX_CALLS, "--block", String(s.callsBlock));
+    expect(result.stderr).toBe("");
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain(`in block ${s.callsBlock}: 2 internal transactions`);
+
+    const under = recordSection(result.stdout, 1);
+    expect(under).toContain("999.999999999999999999 KAIA");
+    expect(under).toContain("✗ NO MATCH");
+    expect(under).toContain("✗ all of:");
+    expect(under).toContain(`✓ from ${s.wallet} = ${s.wallet}`);
+    expect(under).toContain("✗ amount 999.999999999999999999 KAIA < 1000 KAIA");
+
+    const over = recordSection(result.stdout, 2);
+    expect(over).toContain("✓ MATCH: would alert out");
+    expect(over).toContain("✓ all of:");
+    expect(over).toContain("✓ amount 1000 KAIA >= 1000 KAIA");
+    expect(result.stdout).toContain("1 of 2 records would alert");
+  });
+
+  it("finds an internal transaction's block from its logs, and asks for --block when nothing tells it", async () => {
+    const s = await setup();
+    const found = await kaiawatch("explain", "--config", s.config, "--rule", "big-outflow", "--tx", TX_CALLS_AND_LOG);
+    expect(found.stderr).toBe("");
+    expect(found.code).toBe(0);
+    expect(found.stdout).toContain("1 internal transactions");
+    // The call goes into the wallet: the amount passes, the sender does not.
+    expect(found.stdout).toContain("✓ amount 5000 KAIA >= 1000 KAIA");
+    expect(found.stdout).toMatch(/✗ from 0x[0-9a-f]{40} != 0x[0-9a-f]{40}/);
+
+    const unknownBlock = await kaiawatch("explain", "--config", s.config, "--rule", "big-outflow", "--tx", TX_CALLS);
+    expect(unknownBlock.code).toBe(1);
+    expect(unknownBlock.stderr).toContain("pass --block");
+
+    const unknownTx = await kaiawatch("explain", "--config", s.config, "--rule", "big-outflow", "--tx", `0x${"0f".repeat(32)}`);
+    expect(unknownTx.code).toBe(1);
+    expect(unknownTx.stderr).toContain("does not know transaction");
+  });
+
+  it("explains event logs through their decoded arguments and marks a log the watch's query never returns", async () => {
+    const s = await setup();
+    const result = await kaiawatch("explain", "--config", s.config, "--rule", "big-transfer", "--tx", TX_LOGS);
+    expect(result.stderr).toBe("");
+    expect(result.code).toBe(0);
+    expect(recordSection(result.stdout, 1)).toContain("✗ args.value 999999 < 1000000");
+    expect(recordSection(result.stdout, 2)).toContain("✓ args.value 1000000 >= 1000000");
+    const elsewhere = recordSection(result.stdout, 3);
+    // The condition alone holds; the watch's query (another contract) never returns the log.
+    expect(elsewhere).toContain("✓ args.value 5000000 >= 1000000");
+    expect(elsewhere).toContain("NO ALERT: the watch's query does not return this record");
+    expect(elsewhere).toContain("not by the watched contract");
+    expect(result.stdout).toContain("1 of 3 records would alert");
+  });
+
+  it("gives usage errors for a malformed hash and an unknown rule", async () => {
+    const s = await setup();
+    const bad = await kaiawatch("explain", "--config", s.config, "--rule", "big-outflow", "--tx", "0x1234");
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain("transaction hash");
+    const typo = await kaiawatch("explain", "--config", s.config, "--rule", "big-outflw", "--tx", TX_CALLS);
+    expect(typo.code).toBe(2);
+    expect(typo.stderr).toContain('did you mean "big-outflow"');
+  });
+});
