@@ -88,10 +88,17 @@ export function generateBlock(world: World, nft: NftState, p: Prng, block: numbe
     txs.push(tx);
   }
 
+  // Shuffled so that kinds interleave; but NFT transactions keep the order in which they moved
+  // the NFT state, or a token would leave its holder on chain before the transfer that gave it.
+  const nftTxs = txs.filter((tx) => tx.nfts.length > 0);
   for (let i = txs.length - 1; i > 0; i--) {
     const j = p.int(i + 1);
     [txs[i], txs[j]] = [txs[j] as TxInfo, txs[i] as TxInfo];
   }
+  let nextNftTx = 0;
+  txs.forEach((tx, i) => {
+    if (tx.nfts.length > 0) txs[i] = nftTxs[nextNftTx++] as TxInfo;
+  });
   let logIndex = 0;
   txs.forEach((tx, index) => {
     tx.index = index;
