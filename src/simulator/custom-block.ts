@@ -73,7 +73,9 @@ export function buildChosenBlock(world: World, nft: NftState, p: Prng, block: nu
     const count = Number(transfer.token_count);
     const rec: NftRec = { block, tx, seq: tx.nfts.length, contract, from: transfer.from.toLowerCase(), to: (transfer.to ?? "").toLowerCase(), tokenId, count, custom: transfer };
     tx.nfts.push(rec);
-    if (nft.known(contract) && /^[0-9]+$/.test(tokenId) && transfer.to) nft.apply(contract, tokenId, transfer.from, transfer.to, BigInt(Math.max(0, Math.trunc(count) || 0)), datetime);
+    // From the text when it is an integer: a chosen count beyond 2^53 must move exactly that many.
+    const exactCount = /^[0-9]+$/.test(String(transfer.token_count)) ? BigInt(String(transfer.token_count)) : BigInt(Math.max(0, Math.trunc(count) || 0));
+    if (nft.known(contract) && /^[0-9]+$/.test(tokenId) && transfer.to) nft.apply(contract, tokenId, transfer.from, transfer.to, exactCount, datetime);
   }
 
   for (const partial of chosen.internalTransactions ?? []) {

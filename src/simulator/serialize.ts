@@ -132,6 +132,16 @@ export function callOfTransactionJson(world: World, rec: CallRec): InternalTrans
   return out;
 }
 
+/**
+ * An integer the spec types as a JSON number. JSON.stringify cannot write one beyond 2^53
+ * exactly, so such a value goes out as exact decimal text (which clients accept, as they do
+ * for amounts) instead of a rounded float.
+ */
+function jsonInteger(value: bigint | string): number | string {
+  const n = Number(value);
+  return Number.isSafeInteger(n) ? n : String(value);
+}
+
 function metadataJson(token: NftToken): NftMetadata | undefined {
   const m = token.meta;
   if (!m.uri) return undefined;
@@ -148,13 +158,13 @@ function metadataJson(token: NftToken): NftMetadata | undefined {
   if (m.name !== undefined) out.name = m.name;
   if (m.image !== undefined) out.display_image = m.image;
   out.last_updated = token.lastUpdated;
-  // The spec types token_id as an integer here; ours stay far below 2^53.
-  (out as unknown as { token_id: number }).token_id = Number(token.tokenId);
+  // The spec types token_id as an integer here (a test's chosen id may pass 2^53).
+  (out as unknown as { token_id: number | string }).token_id = jsonInteger(token.tokenId);
   return out;
 }
 
 export function nftInfoJson(nft: NftState, collection: Collection) {
-  const out: Record<string, unknown> = { symbol: collection.symbol, name: collection.name, contract_address: collection.address, decimal: 0, verified: collection.verified, total_supply: Number(nft.supply(collection.address)) };
+  const out: Record<string, unknown> = { symbol: collection.symbol, name: collection.name, contract_address: collection.address, decimal: 0, verified: collection.verified, total_supply: jsonInteger(nft.supply(collection.address)) };
   if (collection.implementation) out.implementation_address = collection.implementation;
   return out;
 }
@@ -163,9 +173,9 @@ export function nftItemJson(world: World, nft: NftState, collection: Collection,
   const out = { contract_type: collection.contractType, info: nftInfoJson(nft, collection), token_id: token.tokenId, token_uri: token.meta.uri } as unknown as Record<string, unknown>;
   const holders = [...token.holders.keys()];
   if (!collection.multi && holders[0] !== undefined) out.holder = world.summary(holders[0]);
-  if (collection.multi) out.total_supply = Number(token.minted - token.burned);
+  if (collection.multi) out.total_supply = jsonInteger(token.minted - token.burned);
   out.total_transfer = token.transfers;
-  if (collection.multi) out.burn_amount = Number(token.burned);
+  if (collection.multi) out.burn_amount = jsonInteger(token.burned);
   out.total_burn = Number(token.burned);
   const metadata = metadataJson(token);
   if (metadata) out.metadata = metadata;
@@ -175,7 +185,7 @@ export function nftItemJson(world: World, nft: NftState, collection: Collection,
 
 export function inventoryDetailJson(world: World, collection: Collection, token: NftToken, holder: string, count: bigint): NftInventoryDetail {
   const out = { contract_type: collection.contractType, token_id: token.tokenId, holder: world.summary(holder), token_uri: token.meta.uri } as unknown as Record<string, unknown>;
-  out.token_count = Number(count);
+  out.token_count = jsonInteger(count);
   const metadata = metadataJson(token);
   if (metadata) out.metadata = metadata;
   return out as unknown as NftInventoryDetail;
@@ -183,6 +193,6 @@ export function inventoryDetailJson(world: World, collection: Collection, token:
 
 export function accountInventoryJson(nft: NftState, collection: Collection, token: NftToken, count: bigint): AccountNftInventory {
   const info = nftInfoJson(nft, collection);
-  const out = { nft: { ...info, nft_type: collection.contractType }, token_id: token.tokenId, token_uri: token.meta.uri, token_count: Number(count) };
+  const out = { nft: { ...info, nft_type: collection.contractType }, token_id: token.tokenId, token_uri: token.meta.uri, token_count: jsonInteger(count) };
   return out as unknown as AccountNftInventory;
 }
