@@ -20,83 +20,66 @@ beforeEach(() => {
   server.requests.length = 0;
 });
 
-/** Each case: the call, the path and query the spec prescribes, and the answer. */
+/**
+ * Each case: a call and an answer that sets every documented field, some of which the
+ * simulator never sends (icons, image_data, animation and YouTube URLs, background colours,
+ * a `property` map). Paths, queries and the round trip of real chain data are tested against
+ * the simulator (simulator-operations.test.ts).
+ */
 const cases = [
   {
     name: "transactionInternalTransactions",
     call: () => client.transactionInternalTransactions({ transactionHash: s.TX, page: 2, size: 50 }),
-    path: `/api/v1/transactions/${s.TX}/internal-transactions`,
-    query: { page: "2", size: "50" },
     body: s.list(s.internalTransactionOfTransaction),
   },
   {
     name: "nftItem",
     call: () => client.nftItem({ tokenAddress: s.TOKEN, tokenId: "42" }),
-    path: `/api/v1/nfts/${s.TOKEN}/tokenids/42`,
-    query: {},
     body: s.nftItem,
   },
   {
     name: "accountNftTransfers",
     call: () => client.accountNftTransfers({ accountAddress: s.ADDR_A, contractAddress: s.TOKEN, blockNumberStart: 100, blockNumberEnd: 1099, page: 1, size: 2000 }),
-    path: `/api/v1/accounts/${s.ADDR_A}/nft-transfers`,
-    query: { contractAddress: s.TOKEN, blockNumberStart: "100", blockNumberEnd: "1099", page: "1", size: "2000" },
     body: s.list(s.nftTransfer),
   },
   {
     name: "nftTransfers",
     call: () => client.nftTransfers({ tokenAddress: s.TOKEN, tokenId: 123456789012345678901234567890n, blockNumberStart: 5, blockNumberEnd: 5 }),
-    path: `/api/v1/nfts/${s.TOKEN}/transfers`,
-    query: { tokenId: "123456789012345678901234567890", blockNumberStart: "5", blockNumberEnd: "5" },
     body: s.list(s.nftTransfer),
   },
   {
     name: "transactionNftTransfers",
     call: () => client.transactionNftTransfers({ transactionHash: s.TX, size: 1 }),
-    path: `/api/v1/transactions/${s.TX}/nft-transfers`,
-    query: { size: "1" },
     body: s.list(s.nftTransfer),
   },
   {
     name: "nftInventoryDetails",
     call: () => client.nftInventoryDetails({ tokenAddress: s.TOKEN, keyword: s.ADDR_A }),
-    path: `/api/v1/nfts/${s.TOKEN}/inventory-details`,
-    query: { keyword: s.ADDR_A },
     body: s.list(s.nftInventoryDetail),
   },
   {
     name: "accountInternalTransactions",
     call: () => client.accountInternalTransactions({ accountAddress: s.ADDR_A, blockNumberStart: 0, blockNumberEnd: 999 }),
-    path: `/api/v1/accounts/${s.ADDR_A}/internal-transactions`,
-    query: { blockNumberStart: "0", blockNumberEnd: "999" },
     body: s.list(s.internalTransactionListItem),
   },
   {
     name: "blockInternalTransactions",
     call: () => client.blockInternalTransactions({ blockNumber: 150_000_123, page: 3 }),
-    path: "/api/v1/blocks/150000123/internal-transactions",
-    query: { page: "3" },
     body: s.list(s.internalTransactionListItem),
   },
   {
     name: "accountNftInventories",
     call: () => client.accountNftInventories({ accountAddress: s.ADDR_A, excludeIfTokenUriIsEmpty: false }),
-    path: `/api/v1/accounts/${s.ADDR_A}/nft-inventories`,
-    query: { excludeIfTokenUriIsEmpty: "false" },
     body: s.list(s.accountNftInventory),
   },
   {
     name: "transactionEventLogs",
     call: () => client.transactionEventLogs({ transactionHash: s.TX, signature: s.TOPIC }),
-    path: `/api/v1/transactions/${s.TX}/event-logs`,
-    query: { signature: s.TOPIC },
     body: s.list(s.eventLog),
   },
   {
     name: "accountEventLogs",
     call: () => client.accountEventLogs({ accountAddress: s.TOKEN, signature: s.TOPIC, blockNumberStart: 10, blockNumberEnd: 20, page: 1, size: 100 }),
-    path: `/api/v1/accounts/${s.TOKEN}/event-logs`,
-    query: { signature: s.TOPIC, blockNumberStart: "10", blockNumberEnd: "20", page: "1", size: "100" },
     body: s.list(s.eventLog),
   },
 ] as const;
@@ -107,15 +90,11 @@ describe("every operation", () => {
   });
 
   for (const c of cases) {
-    it(`${c.name}: sends the spec's path and query, returns every documented field`, async () => {
+    it(`${c.name}: returns every documented field`, async () => {
       server.enqueue({ body: c.body });
       const result = await c.call();
       expect(result).toEqual(c.body);
       expect(server.requests).toHaveLength(1);
-      const request = server.requests[0]!;
-      expect(request.method).toBe("GET");
-      expect(request.path).toBe(c.path);
-      expect(Object.fromEntries(request.query)).toEqual(c.query);
     });
   }
 

@@ -26,11 +26,11 @@ afterEach(async () => {
 const list = (amount: string) => `{"results":[${JSON.stringify({ ...s.internalTransactionListItem, amount: "@" }).replace('"@"', amount)}],"paging":{"total_count":1,"current_page":1,"last":true,"total_page":1}}`;
 
 describe("exact amounts", () => {
+  // Wire forms the simulator never sends (it sends plain decimal strings, tested in
+  // simulator-operations.test.ts): numbers, exponents, the edges of the exact-number rewriter.
   const cases = [
     ["123456789012345678901.123456789012345678", "123456789012345678901.123456789012345678"],
-    ['"123456789012345678901.123456789012345678"', "123456789012345678901.123456789012345678"],
     ["9007199254740993", "9007199254740993"],
-    ['"9007199254740993"', "9007199254740993"],
     ["0.000000000000000001", "0.000000000000000001"],
     ["1e21", "1000000000000000000000"],
     ['"1.5E+2"', "150"],
@@ -77,7 +77,6 @@ describe("exact amounts", () => {
 describe("bad responses", () => {
   const bodies: [string, string, RegExp][] = [
     ["truncated JSON", '{"results":[{"log_index":1,"contract_addr', /not valid JSON/],
-    ["HTML", "<html><body>Bad Gateway</body></html>", /not valid JSON/],
     ["an empty body", "", /empty body/],
     ["a missing paging", '{"results":[]}', /paging: required field is missing/],
     ["a string where a number belongs", JSON.stringify(s.list({ ...s.eventLog, block_number: "12" })), /results\[0\]\.block_number: expected an integer/],
