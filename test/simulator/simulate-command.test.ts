@@ -49,6 +49,30 @@ describe("kaiawatch simulate", () => {
     await expect(fetch(url!)).rejects.toThrow();
   });
 
+  it("--density sets the records per block of each family", async () => {
+    const controller = new AbortController();
+    const { io, out } = captureIO(controller.signal);
+    const running = simulateCommand.run(["--port", "0", "--block-time", "0", "--initial-blocks", "10", "--density", "eventLogs=0, nftTransfers=0,internalTransactions=40"], io);
+    await waitFor(() => out().includes("Stop with Ctrl-C."), "the banner");
+    expect(out()).toContain("density       0 event logs, 0 NFT transfers, 40 internal transactions per block on average");
+    const url = /explorer API {2}(http:\/\/127\.0\.0\.1:\d+)/.exec(out())![1]!;
+    const token = /busy token {7}(0x[0-9a-f]{40})/.exec(out())![1]!;
+    const collection = /busy collection {2}(0x[0-9a-f]{40})/.exec(out())![1]!;
+    const total = async (path: string) => ((await get(url, path)).json as { paging: { total_count: number } }).paging.total_count;
+    expect(await total(pathOf("accountEventLogs", { accountAddress: token }))).toBe(0);
+    expect(await total(pathOf("nftTransfers", { tokenAddress: collection }))).toBe(0);
+    // Each block holds 20 to 60 internal transactions; the default (12 on average) never passes 18.
+    for (let block = 100_000_000; block < 100_000_010; block++) expect(await total(pathOf("blockInternalTransactions", { blockNumber: block }))).toBeGreaterThanOrEqual(20);
+    controller.abort();
+    expect(await running).toBe(0);
+
+    for (const density of ["eventLogs", "events=1", "eventLogs=-1", "eventLogs=x", "eventLogs=20000", "eventLogs=1,,nftTransfers=2"]) {
+      const bad = captureIO(new AbortController().signal);
+      expect(await simulateCommand.run(["--density", density], bad.io), density).toBe(2);
+      expect(bad.err()).toMatch(/^kaiawatch simulate: --density must be NAME=N pairs/);
+    }
+  });
+
   it("rejects bad flags with a message and exit code 2", async () => {
     for (const args of [["--port", "99999"], ["--error-rate", "1.5"], ["--block-time", "soon"], ["--seed", "x"], ["--nope"], ["--rps", "0"], ["stray"]]) {
       const { io, err } = captureIO(new AbortController().signal);
@@ -74,6 +98,6 @@ describe("kaiawatch simulate", () => {
   it("documents every option in --help", async () => {
     const { io, out } = captureIO(new AbortController().signal);
     expect(await main(["simulate", "--help"], io)).toBe(0);
-    for (const option of ["--port", "--host", "--seed", "--block-time", "--start-block", "--initial-blocks", "--api-key", "--rps", "--daily-quota", "--lag", "--error-rate", "--latency", "--truncate-rate", "--malformed-rate", "--reset-rate", "--hostile"]) expect(out()).toContain(option);
+    for (const option of ["--port", "--host", "--seed", "--block-time", "--start-block", "--initial-blocks", "--density", "--api-key", "--rps", "--daily-quota", "--lag", "--error-rate", "--latency", "--truncate-rate", "--malformed-rate", "--reset-rate", "--hostile"]) expect(out()).toContain(option);
   });
 });

@@ -1,7 +1,8 @@
 import { once } from "node:events";
 import { parseArgs } from "node:util";
 import { describeError } from "../../common/errors.js";
-import { createSimulator, type SimulatorOptions } from "../../simulator/index.js";
+import { DEFAULT_DENSITY } from "../../simulator/generate.js";
+import { createSimulator, type Density, type SimulatorOptions } from "../../simulator/index.js";
 import { EXIT_OK, EXIT_RUNTIME, EXIT_USAGE, type Command, type CommandIO } from "../command.js";
 
 const HELP = `Usage: kaiawatch simulate [options]
@@ -20,6 +21,10 @@ Options:
                        1s, 2m (default 1s; 0 = frozen)
   --start-block N      number of the first block (default 100000000)
   --initial-blocks N   blocks generated before serving (default 100)
+  --density LIST       records per block on average, as NAME=N pairs separated by
+                       commas; NAME is eventLogs, nftTransfers or internalTransactions
+                       (default eventLogs=8,nftTransfers=4,internalTransactions=12;
+                       a name left out keeps its default)
   --hostile            names, NFT metadata and revert messages full of chat mentions,
                        HTML, CR/LF, bidi and zero-width characters, 100 KB strings
   --api-key KEY        require "Authorization: Bearer KEY" (401 otherwise)
@@ -44,6 +49,7 @@ const OPTIONS = {
   "block-time": { type: "string" },
   "start-block": { type: "string" },
   "initial-blocks": { type: "string" },
+  density: { type: "string" },
   hostile: { type: "boolean" },
   "api-key": { type: "string" },
   rps: { type: "string" },
@@ -79,6 +85,26 @@ function rate(name: string, text: string | undefined): number | undefined {
   return value;
 }
 
+const DENSITY_NAMES = Object.keys(DEFAULT_DENSITY) as (keyof Density)[];
+/** Beyond this a block takes long to generate, and the chain no longer looks like Kaia. */
+const MAX_DENSITY = 10_000;
+
+/** Records per block from "eventLogs=8,nftTransfers=4,internalTransactions=12" (any subset). */
+function parseDensity(text: string | undefined): Partial<Density> | undefined {
+  if (text === undefined) return undefined;
+  const density: Partial<Density> = {};
+  for (const pair of text.split(",")) {
+    const m = /^\s*([A-Za-z]+)\s*=\s*([0-9]+(?:\.[0-9]+)?)\s*$/.exec(pair);
+    const name = m?.[1] as keyof Density | undefined;
+    const value = Number(m?.[2]);
+    if (!m || name === undefined || !DENSITY_NAMES.includes(name) || !(value <= MAX_DENSITY)) {
+      throw new UsageError(`--density must be NAME=N pairs separated by commas, NAME one of ${DENSITY_NAMES.join(", ")} and N from 0 to ${MAX_DENSITY} (e.g. eventLogs=8,nftTransfers=4), not "${text}"`);
+    }
+    density[name] = value;
+  }
+  return density;
+}
+
 const UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000 };
 
 /** Milliseconds from "250", "250ms", "1.5s" or "2m". */
@@ -107,6 +133,7 @@ function optionsFrom(values: Record<string, string | boolean | undefined>): Simu
     blockTime: parseDuration("block-time", str("block-time")) ?? 1000,
     startBlock: integer("start-block", str("start-block"), 0),
     initialBlocks: integer("initial-blocks", str("initial-blocks"), 0, 1_000_000),
+    density: parseDensity(str("density")),
     hostile: values.hostile === true,
     apiKey,
     requestsPerSecond: positive("rps", str("rps")),
@@ -114,6 +141,11 @@ function optionsFrom(values: Record<string, string | boolean | undefined>): Simu
     indexingLagBlocks: integer("lag", str("lag"), 0),
     faults: Object.fromEntries(Object.entries(faults).filter(([, v]) => v !== undefined)),
   };
+}
+
+function describeDensity(density: Partial<Density> | undefined): string {
+  const d = { ...DEFAULT_DENSITY, ...density };
+  return `${d.eventLogs} event logs, ${d.nftTransfers} NFT transfers, ${d.internalTransactions} internal transactions`;
 }
 
 function describeFaults(o: SimulatorOptions): string {
@@ -162,6 +194,7 @@ export const simulateCommand: Command = {
         `  explorer API  ${sim.url}  (paths under /api/v1)`,
         `  JSON-RPC      ${sim.rpcUrl}  (POST eth_blockNumber, kaia_blockNumber)`,
         `  head          ${sim.head()}, ${options.blockTime ? `a new block every ${options.blockTime} ms` : "frozen"}`,
+        `  density       ${describeDensity(options.density)} per block on average`,
         `  auth          ${options.apiKey ? "bearer token required (--api-key)" : "none"}`,
         `  faults        ${describeFaults(options)}${options.hostile ? "; hostile content on" : ""}`,
         "",
