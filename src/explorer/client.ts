@@ -102,13 +102,14 @@ export function createExplorerClient(common: Common, options: ExplorerClientOpti
     try {
       value = parseExactJson(text);
     } catch (error) {
-      const problem = text.trim() === "" ? "empty body" : error instanceof ExactNumberError ? error.message : "not valid JSON (cut short?)";
-      throw new ExplorerBadResponseError(operation, problem, excerpt(), error);
+      const exactNumber = error instanceof ExactNumberError;
+      const problem = text.trim() === "" ? "empty body" : exactNumber ? error.message : "not valid JSON (cut short?)";
+      throw new ExplorerBadResponseError(operation, problem, excerpt(), { transient: !exactNumber, cause: error });
     }
     try {
       return RESPONSE_CHECKERS[operation](value);
     } catch (error) {
-      if (error instanceof ShapeError) throw new ExplorerBadResponseError(operation, `${error.where}: ${error.problem}`, excerpt());
+      if (error instanceof ShapeError) throw new ExplorerBadResponseError(operation, `${error.where}: ${error.problem}`, excerpt(), { transient: false });
       throw error;
     }
   }

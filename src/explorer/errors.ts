@@ -64,9 +64,15 @@ export class ExplorerBadResponseError extends ExplorerError {
   override name = "ExplorerBadResponseError";
   /** The first characters of the body, for the log line. */
   readonly excerpt: string;
-  constructor(operation: string, problem: string, excerpt: string, cause?: unknown) {
-    super("KW_EXPLORER_BAD_RESPONSE", `${operation}: unexpected response: ${problem}`, { operation, cause, details: `body starts with: ${excerpt}` });
+  /**
+   * The body is not JSON at all (empty, cut short): a transport accident worth a retry.
+   * JSON of the wrong shape is the API changing under us: retrying only spends credits.
+   */
+  readonly transient: boolean;
+  constructor(operation: string, problem: string, excerpt: string, options: { transient: boolean; cause?: unknown }) {
+    super("KW_EXPLORER_BAD_RESPONSE", `${operation}: unexpected response: ${problem}`, { operation, cause: options.cause, details: `body starts with: ${excerpt}` });
     this.excerpt = excerpt;
+    this.transient = options.transient;
   }
 }
 
@@ -116,6 +122,7 @@ const RETRYABLE_STATUSES = new Set([408, 429, 500, 502, 503, 504]);
 export function shouldRetry(error: unknown): boolean {
   if (error instanceof ExplorerNetworkError || error instanceof ExplorerTimeoutError) return true;
   if (error instanceof ExplorerHttpError) return RETRYABLE_STATUSES.has(error.status);
+  if (error instanceof ExplorerBadResponseError) return error.transient;
   return false;
 }
 

@@ -86,7 +86,7 @@ describe("bad responses", () => {
   ];
   for (const [name, body, problem] of bodies) {
     it(`${name} becomes KW_EXPLORER_BAD_RESPONSE naming the operation with an excerpt`, async () => {
-      makeClient();
+      makeClient({ maxRetries: 0 });
       server.enqueue({ body });
       const error = (await client.accountEventLogs({ accountAddress: s.TOKEN }).catch((e: unknown) => e)) as ExplorerBadResponseError;
       expect(error).toBeInstanceOf(ExplorerBadResponseError);
@@ -99,8 +99,22 @@ describe("bad responses", () => {
     });
   }
 
+  it("a body that is not JSON (cut short) is retried; JSON of the wrong shape is not, it would only cost credits again", async () => {
+    makeClient({ maxRetries: 2 });
+    const good = JSON.stringify(s.list(s.eventLog));
+    server.enqueue({ body: good.slice(0, 30) }, { body: good });
+    expect((await client.accountEventLogs({ accountAddress: s.TOKEN })).results).toHaveLength(1);
+    expect(server.requests).toHaveLength(2);
+
+    server.enqueue({ body: '{"results":{}}' }, { body: good });
+    const error = (await client.accountEventLogs({ accountAddress: s.TOKEN }).catch((e: unknown) => e)) as ExplorerBadResponseError;
+    expect(error).toBeInstanceOf(ExplorerBadResponseError);
+    expect(error.transient).toBe(false);
+    expect(server.requests).toHaveLength(3);
+  });
+
   it("the excerpt is cut to about 200 characters and never shows the API key", async () => {
-    makeClient();
+    makeClient({ maxRetries: 0 });
     server.enqueue({ body: `not json, echoing secret-api-key-xyz ${"x".repeat(500)}` });
     const error = (await client.accountEventLogs({ accountAddress: s.TOKEN }).catch((e: unknown) => e)) as ExplorerBadResponseError;
     expect(error.excerpt.length).toBeLessThanOrEqual(201);
