@@ -13,6 +13,8 @@ export interface Smtp {
   port: number;
   /** Messages accepted with 250. */
   mails: ParsedMail[];
+  /** The envelope recipients (RCPT TO) of each accepted message. */
+  recipients: string[][];
   /** Every DATA received, accepted or not. */
   attempts: number;
   close(): Promise<void>;
@@ -20,12 +22,12 @@ export interface Smtp {
 
 /** `reject(n)` decides the answer to the n-th message (0-based): a rejection, or undefined for 250. */
 export async function startSmtp(reject: (attempt: number) => SmtpRejection | undefined = () => undefined): Promise<Smtp> {
-  const smtp: Smtp = { port: 0, mails: [], attempts: 0, close: async () => undefined };
+  const smtp: Smtp = { port: 0, mails: [], recipients: [], attempts: 0, close: async () => undefined };
   const server = new SMTPServer({
     disabledCommands: ["STARTTLS", "AUTH"],
     authOptional: true,
     logger: false,
-    onData(stream, _session, callback) {
+    onData(stream, session, callback) {
       const attempt = smtp.attempts++;
       simpleParser(stream)
         .then((mail) => {
@@ -35,6 +37,7 @@ export async function startSmtp(reject: (attempt: number) => SmtpRejection | und
             return;
           }
           smtp.mails.push(mail);
+          smtp.recipients.push(session.envelope.rcptTo.map((r) => r.address));
           callback();
         })
         .catch(callback);
