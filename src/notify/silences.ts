@@ -90,7 +90,11 @@ export function mergeSilenceSets(sets: readonly SilenceSet[], now: number): Sile
   const byId = new Map<string, Silence>();
   for (const set of sets) {
     for (const silence of set.silences) {
-      if (!byId.has(silence.id) && !Object.hasOwn(removed, silence.id) && isActive(silence, now)) byId.set(silence.id, silence);
+      if (Object.hasOwn(removed, silence.id) || !isActive(silence, now)) continue;
+      // Ids are random and silences never change, so two copies are equal; should a hand-edited
+      // file disagree, the choice must still not depend on the order of the sets.
+      const known = byId.get(silence.id);
+      if (known === undefined || JSON.stringify(silence) < JSON.stringify(known)) byId.set(silence.id, silence);
     }
   }
   const silences = [...byId.values()].sort((a, b) => a.created_at.localeCompare(b.created_at) || a.id.localeCompare(b.id));
