@@ -1,6 +1,7 @@
 import type { AddressInfo } from "node:net";
 import { simpleParser, type ParsedMail } from "mailparser";
 import { SMTPServer } from "smtp-server";
+import { createSimulator, type Simulator } from "../../src/simulator/index.js";
 
 /** A reply the SMTP server gives to a message instead of 250: e.g. 451 (try later) or 550 (refused). */
 export interface SmtpRejection {
@@ -51,3 +52,14 @@ export async function startSmtp(reject: (attempt: number) => SmtpRejection | und
 
 /** A Standard Webhooks secret for tests (whsec_ + base64 of 32 bytes). */
 export const WEBHOOK_SECRET = `whsec_${Buffer.from("kaiawatch-e2e-secret-0123456789ab").toString("base64")}`;
+
+/** Appends a block of `count` NFT transfers of the simulator's first collection; returns its number. */
+export function addNftTransfers(sim: Simulator, count: number): number {
+  const [from, to] = sim.addresses.wallets;
+  return sim.addBlock({ nftTransfers: Array.from({ length: count }, () => ({ from, to })) });
+}
+
+/** A simulator with no generated records: a test adds exactly the blocks it needs. */
+export function emptyChain(seed: number): Promise<Simulator> {
+  return createSimulator({ seed, initialBlocks: 3, density: { eventLogs: 0, nftTransfers: 0, internalTransactions: 0 } });
+}
