@@ -66,6 +66,7 @@ class JsonStore implements Store {
   private closed = false;
   private writes = 0;
   private failedWrites = 0;
+  private lastWriteFailed = false;
 
   constructor(
     private readonly common: Common,
@@ -115,15 +116,28 @@ class JsonStore implements Store {
         `the cursor of ${cursor.key} is at block ${current.block}; a window cannot move it back to ${cursor.block} (use setCursor to rewind)`,
       );
     }
+    const added = this.addNew(entries);
+    this.data.cursors[cursor.key] = { ...cursor };
+    await this.groupCommit.request();
+    return { added };
+  }
+
+  async enqueue(entries: OutboxEntry[]): Promise<{ added: number }> {
+    this.assertWritable();
+    const added = this.addNew(entries);
+    if (added > 0) await this.groupCommit.request();
+    return { added };
+  }
+
+  private addNew(entries: OutboxEntry[]): number {
     let added = 0;
     for (const entry of entries) {
       if (this.byId.has(entry.id)) continue;
       this.addEntry({ ...entry });
+      this.common.metrics.alertsQueued.inc({ sink: entry.sink });
       added++;
     }
-    this.data.cursors[cursor.key] = { ...cursor };
-    await this.groupCommit.request();
-    return { added };
+    return added;
   }
 
   async addOutboxEntries(entries: OutboxEntry[]): Promise<{ added: number }> {
@@ -228,6 +242,7 @@ class JsonStore implements Store {
     return {
       writes: this.writes,
       failedWrites: this.failedWrites,
+      lastWriteFailed: this.lastWriteFailed,
       bytes: this.adapter.bytes,
       outbox: this.data.outbox.length,
       cursors: Object.keys(this.data.cursors).length,
@@ -241,11 +256,13 @@ class JsonStore implements Store {
       await this.db.write();
     } catch (error) {
       this.failedWrites++;
+      this.lastWriteFailed = true;
       this.logger.warn({ path: this.path, err: error }, "store write failed; the last good file is kept and the next write will persist everything");
       throw error;
     }
     const seconds = (performance.now() - started) / 1000;
     this.writes++;
+    this.lastWriteFailed = false;
     this.common.metrics.storeWriteDuration.observe(seconds);
     this.common.metrics.storeSize.set(this.adapter.bytes);
   }

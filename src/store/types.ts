@@ -62,6 +62,8 @@ export interface StoreStats {
   writes: number;
   /** Failed file writes since the store was opened. */
   failedWrites: number;
+  /** The last file write failed (memory holds changes the file does not): the store is not writable now. */
+  lastWriteFailed: boolean;
   /** Bytes of the file after the last successful write (or as read at start). */
   bytes: number;
   outbox: number;
@@ -93,6 +95,11 @@ export interface Store {
    * added again, exactly as in commitWindow.
    */
   addOutboxEntries(entries: OutboxEntry[]): Promise<{ added: number }>;
+  /**
+   * Adds outbox entries that belong to no source's window (kaiawatch's own operational
+   * alerts); like commitWindow, an entry whose id exists is not added again.
+   */
+  enqueue(entries: OutboxEntry[]): Promise<{ added: number }>;
   /** Matching entries, oldest first (in the order they were added). */
   listOutbox(filter?: OutboxFilter): OutboxEntry[];
   /** Many changes in one write; all or nothing. */
