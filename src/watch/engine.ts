@@ -11,7 +11,10 @@ export interface SourceState {
   description: string;
   running: boolean;
   last_tick_at: string | null;
-  last_outcome: "ok" | "error" | null;
+  /** When a tick of the source last succeeded (readiness looks at it). */
+  last_ok_at: string | null;
+  /** "paused": the daily credit budget is spent; the cursor stays and polling resumes the next UTC day. */
+  last_outcome: "ok" | "error" | "paused" | null;
   last_error: string | null;
   ticks: number;
   skipped: number;
@@ -24,6 +27,15 @@ export interface WatchEngineOptions {
   readHead: (signal: AbortSignal) => Promise<number>;
   /** Each source's tick starts after a random delay up to this, so that many sources do not fire in the same millisecond. */
   jitterMs: number;
+  /** The daily credit budget's pause: no ticks while paused; a budget error pauses instead of counting as a failure. */
+  pause?: PauseControl;
+}
+
+export interface PauseControl {
+  /** True while polling is paused (checked before each scheduled tick). */
+  paused(): boolean;
+  /** Called with a tick's error; true when it is the budget running out (the control logs it once, not the engine per tick). */
+  pausedBy(error: unknown): boolean;
 }
 
 export interface OnceResult {
@@ -49,7 +61,7 @@ export function createWatchEngine(common: Common, options: WatchEngineOptions): 
   const running = new Map<string, Promise<void>>();
   let head: number | null = null;
   const states = new Map<string, SourceState>(
-    options.pollers.map(({ source }) => [source.key, { key: source.key, watch: source.watch, description: source.description, running: false, last_tick_at: null, last_outcome: null, last_error: null, ticks: 0, skipped: 0, cursor: null }]),
+    options.pollers.map(({ source }) => [source.key, { key: source.key, watch: source.watch, description: source.description, running: false, last_tick_at: null, last_ok_at: null, last_outcome: null, last_error: null, ticks: 0, skipped: 0, cursor: null }]),
   );
 
   async function readHead(): Promise<number> {
@@ -69,11 +81,16 @@ export function createWatchEngine(common: Common, options: WatchEngineOptions): 
       const result = await poller.tick(currentHead, signal);
       state.cursor = result.cursor;
       state.last_outcome = "ok";
+      state.last_ok_at = new Date(common.now()).toISOString();
       state.last_error = null;
       common.metrics.sourceTicks.inc({ ...labels, outcome: "ok" });
       return result;
     } catch (error) {
-      if (!isAbortError(error) || !signal.aborted) {
+      if (options.pause?.pausedBy(error)) {
+        state.last_outcome = "paused";
+        state.last_error = describeError(error);
+        common.metrics.sourceTicks.inc({ ...labels, outcome: "paused" });
+      } else if (!isAbortError(error) || !signal.aborted) {
         state.last_outcome = "error";
         state.last_error = describeError(error);
         common.metrics.sourceTicks.inc({ ...labels, outcome: "error" });
@@ -120,7 +137,7 @@ export function createWatchEngine(common: Common, options: WatchEngineOptions): 
       for (const [pattern, pollers] of groups) {
         let reading = false;
         const job = new Cron(pattern, { timezone: "UTC" }, async () => {
-          if (reading || signal.aborted) return;
+          if (reading || signal.aborted || options.pause?.paused()) return;
           reading = true;
           try {
             const currentHead = await readHead();
