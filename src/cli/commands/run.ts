@@ -1,5 +1,5 @@
 import type { Command, CommandIO } from "../command.js";
-import { EXIT_OK } from "../command.js";
+import { EXIT_OK, EXIT_RUNTIME } from "../command.js";
 import { CONFIG_OPTIONS_HELP } from "../bootstrap.js";
 import { withDaemon } from "../run-command.js";
 import type { Common } from "../../common/common.js";
@@ -51,14 +51,17 @@ async function reload(common: Common, running: Daemon, path: string, env: NodeJS
   await running.stop();
   try {
     const next = await createDaemon(common, { config });
-    next.start();
+    await next.start().catch(async (error: unknown) => {
+      await next.stop();
+      throw error;
+    });
     common.logger.info({ sources: next.plan.sources.length }, "config reloaded");
     return next;
   } catch (error) {
     // E.g. a new store path that another process holds: go back to what worked.
     common.logger.error({ err: describeError(error) }, "reload failed at start-up; going back to the previous config");
     const previous = await createDaemon(common, { config: running.config });
-    previous.start();
+    await previous.start();
     return previous;
   }
 }
@@ -83,7 +86,14 @@ ${CONFIG_OPTIONS_HELP}
   run: (args, io) =>
     withDaemon(args, io, {}, async ({ daemon: first, common, values }) => {
       let daemon = first;
-      daemon.start();
+      try {
+        await daemon.start();
+      } catch (error) {
+        // E.g. the status port is in use: one line, exit 1, nothing left running.
+        await daemon.stop();
+        io.stderr.write(`kaiawatch: ${describeError(error)}\n`);
+        return EXIT_RUNTIME;
+      }
       common.logger.info({ sources: daemon.plan.sources.length, store: daemon.store.path }, "kaiawatch running");
       while ((await nextEvent(io)) === "reload") {
         common.logger.info("reloading the config");
