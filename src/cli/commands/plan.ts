@@ -1,0 +1,106 @@
+import { EXIT_OK, EXIT_USAGE, type Command, type CommandIO } from "../command.js";
+import { UsageError, loadConfigForCommand, parseCommandArgs } from "../bootstrap.js";
+import type { Config } from "../../config/index.js";
+import { planCredits, type CreditPlan } from "../../watch/credit-plan.js";
+
+const HELP = `Usage: kaiawatch plan [--config PATH] [--date YYYY-MM-DD] [--json]
+
+Shows what a config costs at the explorer in one UTC day, without contacting anything:
+per source its operation, schedule, ticks, requests and credits; the enrichments' cost
+per lookup; the total against explorer.daily_credit_budget; and warnings (an operation
+only the PRO_PLUS plan has, a schedule slower than its block window, a request rate
+above requests_per_second, the hour the budget runs out).
+
+The estimate assumes Kaia's one block a second and a quiet chain: a tick covers the
+blocks made since the previous tick, in windows of at most max_window_blocks blocks,
+one request each when a window fits in one page (page_size records). Each further
+page of a busy window costs the operation again. Operation 8 (every_block) asks once
+per block. Enrichments cost per distinct lookup not in the cache, which depends on how
+often rules match: they are listed but not in the total.
+
+Options:
+  -c, --config PATH   the config file (default ./config.yaml)
+  --date YYYY-MM-DD   the UTC day to lay the schedules out on (default today)
+  --json              the plan as JSON
+`;
+
+const OPTIONS = {
+  config: { type: "string", short: "c", default: "./config.yaml" },
+  date: { type: "string" },
+  json: { type: "boolean", default: false },
+} as const;
+
+const n = (value: number) => Math.round(value).toLocaleString("en-US");
+
+function table(rows: string[][]): string[] {
+  const widths: number[] = [];
+  for (const row of rows) row.forEach((cell, i) => (widths[i] = Math.max(widths[i] ?? 0, cell.length)));
+  // Text columns left, figures right.
+  return rows.map((row) => row.map((cell, i) => (i < 4 ? cell.padEnd(widths[i] ?? 0) : cell.padStart(widths[i] ?? 0))).join("  ").trimEnd());
+}
+
+export function formatPlan(plan: CreditPlan, config: Config, path: string): string {
+  const lines: string[] = [`kaiawatch plan: ${path}, UTC day ${plan.day}, one block a second`, ""];
+  const rows = [["watch", "source", "op", "schedule", "ticks/day", "requests/day", "credits/day", "credits/tick"]];
+  for (const s of plan.sources) {
+    rows.push([s.watch, s.description, String(s.operationNumber), s.schedule, n(s.ticksPerDay), n(s.requestsPerDay), n(s.creditsPerDay), s.creditsPerTick.toFixed(s.creditsPerTick % 1 === 0 ? 0 : 2)]);
+  }
+  rows.push(["total", "", "", "", "", n(plan.requestsPerDay), n(plan.creditsPerDay), ""]);
+  lines.push(...table(rows));
+  if (plan.sources.length === 0) lines.push("(no source is polled: no rule reads a watch)");
+  for (const watch of plan.idleWatches) lines.push(`watch ${watch}: no rule reads it, so it is not polled (0 credits)`);
+  lines.push("");
+  if (plan.budget === undefined) {
+    lines.push("budget: none (explorer.daily_credit_budget is not set)");
+  } else {
+    const share = (plan.creditsPerDay / plan.budget) * 100;
+    lines.push(`budget: ${n(plan.creditsPerDay)} of ${n(plan.budget)} credits a day (${share.toFixed(1)}%)`);
+  }
+  lines.push(`requests: ${plan.requestsPerSecond.toFixed(2)} a second on average (explorer.requests_per_second: ${config.explorer.requests_per_second})`);
+  if (plan.enrichments.length > 0) {
+    lines.push("", "enrichments (per distinct lookup not in the cache; not in the total):");
+    for (const e of plan.enrichments) lines.push(`  rule ${e.rule}: ${e.kind} → ${e.operations.join(" + ")}: ${e.creditsPerLookup} credits a lookup`);
+  }
+  const windowed = plan.sources.filter((s) => s.operation !== "blockInternalTransactions");
+  lines.push("", `assumes one page per window (page_size ${config.explorer.page_size} records); a busier window costs the operation again per extra page.`);
+  if (windowed.length > 0) {
+    lines.push(`records a block that fit in one page at each source's window: ${windowed.map((s) => `${s.watch} ${n(s.recordsPerBlockInOnePage)}`).join(", ")}`);
+  }
+  if (plan.warnings.length > 0) {
+    lines.push("", "warnings:");
+    for (const w of plan.warnings) lines.push(`  ! ${w.message}`);
+  }
+  return `${lines.join("\n")}\n`;
+}
+
+function parseDay(text: string | undefined): number {
+  if (text === undefined) return Date.now();
+  const match = /^(\d{4})-(\d{2})-(\d{2})$/.exec(text);
+  const ms = match ? Date.UTC(Number(match[1]), Number(match[2]) - 1, Number(match[3])) : NaN;
+  if (Number.isNaN(ms) || new Date(ms).toISOString().slice(0, 10) !== text) throw new UsageError(`--date must be a day as YYYY-MM-DD, not "${text}"`);
+  return ms;
+}
+
+export const planCommand: Command = {
+  name: "plan",
+  summary: "requests and credits per day of a config, against the daily budget",
+  help: HELP,
+  async run(args: string[], io: CommandIO): Promise<number> {
+    let values: { config?: string; date?: string; json?: boolean };
+    let dayMs: number;
+    try {
+      values = parseCommandArgs(args, OPTIONS).values;
+      dayMs = parseDay(values.date);
+    } catch (error) {
+      if (!(error instanceof UsageError)) throw error;
+      io.stderr.write(`kaiawatch plan: ${error.message}\n`);
+      return EXIT_USAGE;
+    }
+    const path = values.config ?? "./config.yaml";
+    const loaded = loadConfigForCommand(io, path);
+    if (typeof loaded === "number") return loaded;
+    const plan = planCredits(loaded.config, { dayMs });
+    io.stdout.write(values.json ? `${JSON.stringify(plan, null, 2)}\n` : formatPlan(plan, loaded.config, path));
+    return EXIT_OK;
+  },
+};

@@ -1,0 +1,191 @@
+import type { Config, Enrichment } from "../config/types.js";
+import { OPERATIONS } from "../explorer/operations.js";
+import { ENRICHMENT_KINDS, enrichmentCost } from "../rules/enrich-kinds.js";
+import { planSources } from "./plan.js";
+import { firingsOfDay, previousFiring, utcDayStart } from "./schedule-firings.js";
+import type { SourceOperation } from "./source.js";
+
+const DAY_SECONDS = 86_400;
+/** Kaia makes one block a second: a tick covers as many blocks as seconds passed since the previous one. */
+const BLOCKS_PER_SECOND = 1;
+
+export interface SourceCost {
+  key: string;
+  watch: string;
+  description: string;
+  operation: SourceOperation;
+  /** The operation's number in the spec (1..11). */
+  operationNumber: number;
+  /** Credits per request. */
+  cost: number;
+  /** The API plan the operation needs. */
+  apiPlan: "FREE" | "PRO_PLUS";
+  schedule: string;
+  maxWindowBlocks: number;
+  /** Ticks on the planned day. */
+  ticksPerDay: number;
+  /** The longest wait between two ticks on that day, in seconds (0 without ticks). */
+  longestIntervalSeconds: number;
+  requestsPerDay: number;
+  creditsPerDay: number;
+  /** Average credits of one tick (0 without ticks). */
+  creditsPerTick: number;
+  /** Records per block one page holds at the usual window: above this, each extra page costs another request. */
+  recordsPerBlockInOnePage: number;
+}
+
+export interface EnrichmentCost {
+  rule: string;
+  kind: Enrichment;
+  operations: string[];
+  /** Credits of one lookup that is not in the cache. */
+  creditsPerLookup: number;
+}
+
+export interface PlanWarning {
+  code: "pro_plus" | "window" | "rate" | "budget" | "no_ticks";
+  message: string;
+}
+
+export interface CreditPlan {
+  /** The UTC day the schedules were laid out on, YYYY-MM-DD. */
+  day: string;
+  sources: SourceCost[];
+  enrichments: EnrichmentCost[];
+  /** Watches no rule reads: not polled, no cost. */
+  idleWatches: string[];
+  requestsPerDay: number;
+  creditsPerDay: number;
+  /** Average explorer requests per second over the day (the client's `requests_per_second` caps the rate). */
+  requestsPerSecond: number;
+  budget: number | undefined;
+  /** When the day's spending would pass the budget (ISO-8601 UTC), or undefined when it does not. */
+  budgetExhaustedAt: string | undefined;
+  warnings: PlanWarning[];
+}
+
+/**
+ * The explorer requests and credits a config spends in one UTC day, tick by tick, as the
+ * engine would spend them on a quiet chain: a windowed source asks once per window of at
+ * most `max_window_blocks` blocks (a tick covers the blocks made since the previous tick,
+ * one a second), and once more for every further page when a window holds more records
+ * than `page_size`; operation 8 asks once per block. A tick with no new block costs
+ * nothing in practice; at one block a second every tick has one. Enrichments cost per
+ * distinct matched lookup, which depends on the chain, so they are listed, not totalled.
+ */
+export function planCredits(config: Config, options: { dayMs: number }): CreditPlan {
+  const dayStart = utcDayStart(options.dayMs);
+  const planned = planSources({
+    network: config.chain.network,
+    watches: config.watches,
+    rules: config.rules,
+    defaults: config.defaults,
+    // Only the sources' shape matters here; rules are never evaluated.
+    compileRule: (rule) => ({ name: rule.name, watch: rule.watch, notify: rule.notify, enrich: rule.enrich, test: () => false, toAlert: () => { throw new Error("not evaluated"); } }),
+  });
+
+  // Credits spent in each second of the day, all sources together: when the budget runs out.
+  const perSecond = new Float64Array(DAY_SECONDS);
+  const sources: SourceCost[] = planned.sources.map((source) => {
+    const operation = source.definition.operation;
+    const spec = OPERATIONS[operation];
+    const perBlock = operation === "blockInternalTransactions";
+    const firings = firingsOfDay(source.schedule, dayStart);
+    // The first tick of the day covers the blocks since the schedule's last tick before it
+    // (yesterday's, or last Friday's for a weekday schedule).
+    const before = firings.length === 0 ? undefined : previousFiring(source.schedule, dayStart);
+    let requests = 0;
+    let longest = 0;
+    firings.forEach((second, i) => {
+      const previous = i > 0 ? (firings[i - 1] as number) : (before ?? second - 1);
+      const blocks = (second - previous) * BLOCKS_PER_SECOND;
+      longest = Math.max(longest, second - previous);
+      const tickRequests = perBlock ? blocks : Math.max(1, Math.ceil(blocks / source.maxWindowBlocks));
+      requests += tickRequests;
+      perSecond[second] = (perSecond[second] as number) + tickRequests * spec.cost;
+    });
+    const typicalWindow = firings.length === 0 ? 1 : perBlock ? 1 : Math.min(source.maxWindowBlocks, Math.max(1, Math.round((DAY_SECONDS * BLOCKS_PER_SECOND) / firings.length)));
+    return {
+      key: source.key,
+      watch: source.watch,
+      description: source.description,
+      operation,
+      operationNumber: spec.number,
+      cost: spec.cost,
+      apiPlan: spec.plan,
+      schedule: source.schedule,
+      maxWindowBlocks: source.maxWindowBlocks,
+      ticksPerDay: firings.length,
+      longestIntervalSeconds: longest,
+      requestsPerDay: requests,
+      creditsPerDay: requests * spec.cost,
+      creditsPerTick: firings.length === 0 ? 0 : (requests * spec.cost) / firings.length,
+      recordsPerBlockInOnePage: Math.floor(config.explorer.page_size / typicalWindow),
+    };
+  });
+
+  const enrichments: EnrichmentCost[] = config.rules.flatMap((rule) =>
+    rule.enrich.map((kind) => ({ rule: rule.name, kind, operations: ENRICHMENT_KINDS[kind].operations.map((op) => `${op} (${OPERATIONS[op].number})`), creditsPerLookup: enrichmentCost(kind) })),
+  );
+
+  const requestsPerDay = sources.reduce((sum, s) => sum + s.requestsPerDay, 0);
+  const creditsPerDay = sources.reduce((sum, s) => sum + s.creditsPerDay, 0);
+  const budget = config.explorer.daily_credit_budget;
+  let budgetExhaustedAt: string | undefined;
+  if (budget !== undefined && creditsPerDay > budget) {
+    let spent = 0;
+    for (let second = 0; second < DAY_SECONDS; second++) {
+      spent += perSecond[second] as number;
+      if (spent > budget) {
+        budgetExhaustedAt = new Date(dayStart + second * 1000).toISOString();
+        break;
+      }
+    }
+  }
+
+  const result: CreditPlan = {
+    day: new Date(dayStart).toISOString().slice(0, 10),
+    sources,
+    enrichments,
+    idleWatches: planned.idleWatches,
+    requestsPerDay,
+    creditsPerDay,
+    requestsPerSecond: requestsPerDay / DAY_SECONDS,
+    budget,
+    budgetExhaustedAt,
+    warnings: [],
+  };
+  result.warnings = warningsOf(config, result);
+  return result;
+}
+
+function warningsOf(config: Config, plan: CreditPlan): PlanWarning[] {
+  const warnings: PlanWarning[] = [];
+  for (const s of plan.sources) {
+    const where = `watch ${s.watch} (${s.description})`;
+    if (s.apiPlan === "PRO_PLUS") {
+      warnings.push({ code: "pro_plus", message: `${where} uses operation ${s.operationNumber} (${s.operation}), which only the PRO_PLUS API plan has, at ${s.cost} credits a request` });
+    }
+    if (s.ticksPerDay === 0) {
+      warnings.push({ code: "no_ticks", message: `${where}: the schedule "${s.schedule}" does not fire on ${plan.day}` });
+    } else if (s.operation !== "blockInternalTransactions" && s.longestIntervalSeconds > s.maxWindowBlocks) {
+      const windows = Math.ceil(s.longestIntervalSeconds / s.maxWindowBlocks);
+      warnings.push({
+        code: "window",
+        message: `${where}: the schedule "${s.schedule}" waits up to ${s.longestIntervalSeconds} s between ticks, more than max_window_blocks (${s.maxWindowBlocks}) blocks at one block a second; such a tick needs ${windows} windows (requests) to keep up (counted above). Tick at least every ${s.maxWindowBlocks} s`,
+      });
+    }
+  }
+  const rps = config.explorer.requests_per_second;
+  if (plan.requestsPerSecond > rps) {
+    warnings.push({ code: "rate", message: `the sources need ${plan.requestsPerSecond.toFixed(2)} requests a second on average, more than explorer.requests_per_second (${rps}): they will fall behind the chain` });
+  }
+  if (plan.budget !== undefined && plan.budgetExhaustedAt !== undefined) {
+    const at = plan.budgetExhaustedAt.slice(11, 16);
+    warnings.push({
+      code: "budget",
+      message: `${plan.creditsPerDay.toLocaleString("en-US")} credits a day exceed explorer.daily_credit_budget (${plan.budget.toLocaleString("en-US")}): the budget runs out at about ${at} UTC, and polling pauses until 00:00 UTC`,
+    });
+  }
+  return warnings;
+}

@@ -1,0 +1,65 @@
+import { Cron, CronPattern } from "croner";
+
+const DAY_SECONDS = 86_400;
+const DAY_MS = DAY_SECONDS * 1000;
+
+/** Midnight UTC of the day holding `ms`. */
+export function utcDayStart(ms: number): number {
+  return Math.floor(ms / DAY_MS) * DAY_MS;
+}
+
+/**
+ * The seconds of a UTC day (0..86399, ascending) at which a schedule fires, the way the
+ * engine runs it (croner, UTC). Asking croner for every run is ~50 µs a run, seconds for an
+ * every-second schedule; instead the parsed pattern's second/minute/hour tables give the
+ * times, and one `match` call tells whether the day's date fields (day of month, month,
+ * weekday, L, W, #) select this day at all: they are the same for every time of one day.
+ */
+export function firingsOfDay(pattern: string, dayStartMs: number): number[] {
+  const parsed = new CronPattern(pattern, "UTC");
+  const times: number[] = [];
+  for (let h = 0; h < 24; h++) {
+    if (!parsed.hour[h]) continue;
+    for (let m = 0; m < 60; m++) {
+      if (!parsed.minute[m]) continue;
+      for (let s = 0; s < 60; s++) if (parsed.second[s]) times.push(h * 3600 + m * 60 + s);
+    }
+  }
+  const first = times[0];
+  if (first === undefined) return [];
+  const cron = new Cron(pattern, { timezone: "UTC", paused: true });
+  return cron.match(new Date(utcDayStart(dayStartMs) + first * 1000)) ? times : [];
+}
+
+/**
+ * The last firing before the day that starts at `dayStartMs`, in seconds relative to that
+ * midnight (negative), looking back up to a year; undefined when there is none.
+ */
+export function previousFiring(pattern: string, dayStartMs: number): number | undefined {
+  const start = utcDayStart(dayStartMs);
+  for (let back = 1; back <= 366; back++) {
+    const firings = firingsOfDay(pattern, start - back * DAY_MS);
+    const last = firings[firings.length - 1];
+    if (last !== undefined) return last - back * DAY_SECONDS;
+  }
+  return undefined;
+}
+
+/**
+ * The longest wait between two firings, in seconds, over the eight days from `fromMs`
+ * (a week, so weekday patterns count; plus one to cross the week's end). Infinity when
+ * the schedule fires at most once in that time.
+ */
+export function longestIntervalSeconds(pattern: string, fromMs: number): number {
+  const start = utcDayStart(fromMs);
+  let previous: number | undefined;
+  let longest = 0;
+  for (let day = 0; day < 8; day++) {
+    for (const second of firingsOfDay(pattern, start + day * DAY_MS)) {
+      const at = day * DAY_SECONDS + second;
+      if (previous !== undefined) longest = Math.max(longest, at - previous);
+      previous = at;
+    }
+  }
+  return longest === 0 ? Infinity : longest;
+}

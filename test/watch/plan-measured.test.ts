@@ -1,0 +1,99 @@
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { loadConfig } from "../../src/config/index.js";
+import { CONFIG_CHECKS } from "../../src/daemon/config-checks.js";
+import { createSimulator, type Simulator } from "../../src/simulator/index.js";
+import { planCredits } from "../../src/watch/credit-plan.js";
+import { startKaiawatch, waitFor, type Child } from "../helpers/child.js";
+import { tempDir } from "../helpers/harness.js";
+
+/**
+ * `kaiawatch plan` against a measured run: the real daemon (a child process) polls a
+ * simulator that makes one block a second, like Kaia, and the simulator's own credit
+ * counter is compared with the plan's credits per tick. The chain is quiet enough for
+ * every window to fit one page, which is the plan's stated assumption.
+ */
+let sim: Simulator;
+const dir = tempDir("kaiawatch-plan-measured-");
+beforeAll(async () => {
+  sim = await createSimulator({ seed: 5, initialBlocks: 20, blockTime: 1000 });
+});
+afterAll(async () => {
+  await sim.close();
+  dir.remove();
+});
+
+interface StatusBody {
+  sources: Array<{ key: string; running: boolean; ticks: number; last_outcome: string | null }>;
+}
+
+function statusUrlOf(child: Child): string | undefined {
+  const line = child.stderr().split("\n").find((l) => l.includes("status server listening"));
+  return line === undefined ? undefined : (JSON.parse(line) as { url: string }).url;
+}
+
+describe("kaiawatch plan against the simulator's credit counter", () => {
+  it("predicts the credits per tick of a measured run within 5%", async () => {
+    const configPath = join(dir.path, "config.yaml");
+    writeFileSync(
+      configPath,
+      `
+explorer: { base_url: "${sim.url}", requests_per_second: 200 }
+chain: { rpc_url: "${sim.rpcUrl}", lag_blocks: 0 }
+store: { path: "${join(dir.path, "store.json")}" }
+status: { listen: "127.0.0.1:0" }
+defaults: { schedule: "*/2 * * * * *", jitter: 0s }
+watches:
+  - { name: wallet, account: "${sim.addresses.busyWallet}", sources: [nft_transfers, internal_transactions] }
+  - { name: token, contract: "${sim.addresses.busyToken}" }
+  - { name: collection, collection: "${sim.addresses.busyCollection}" }
+  - { name: blocks, every_block: true }
+rules:
+  - { name: wallet-nfts, watch: wallet, source: nft_transfers, notify: [out] }
+  - { name: wallet-calls, watch: wallet, source: internal_transactions, notify: [out] }
+  - { name: token-logs, watch: token, notify: [out] }
+  - { name: collection-transfers, watch: collection, notify: [out] }
+  - { name: failed-calls, watch: blocks, when: { status: Fail }, notify: [out] }
+sinks:
+  out: { type: file, path: "${join(dir.path, "alerts.jsonl")}" }
+`,
+    );
+    const { config } = loadConfig({ path: configPath, env: {}, checks: CONFIG_CHECKS });
+    const plan = planCredits(config, { dayMs: Date.now() });
+    const predictedPerTick = plan.sources.reduce((sum, s) => sum + s.creditsPerTick, 0);
+    // Operations 3, 7, 11, 4 once a tick, and operation 8 once for each of the tick's 2 blocks.
+    expect(predictedPerTick).toBe(3 + 20 + 3 + 5 + 2);
+
+    const child = startKaiawatch(["run", "--config", configPath, "--log-format", "json"]);
+    try {
+      await waitFor(() => statusUrlOf(child) !== undefined || child.process.exitCode !== null, 20_000, "the status server");
+      const url = statusUrlOf(child)!;
+      /** Waits until every source has finished a tick more than `after`, and none is running: the quiet second between ticks. */
+      const settledAfter = async (after: number): Promise<number> => {
+        const deadline = Date.now() + 20_000;
+        for (;;) {
+          const body = (await (await fetch(`${url}/status`)).json()) as StatusBody;
+          const ticks = body.sources.map((s) => s.ticks);
+          if (body.sources.length === 5 && body.sources.every((s) => !s.running && s.last_outcome === "ok") && new Set(ticks).size === 1 && ticks[0]! > after) return ticks[0]!;
+          if (Date.now() > deadline) throw new Error(`no settled tick: ${JSON.stringify(body)}`);
+          await new Promise((resolve) => setTimeout(resolve, 50));
+        }
+      };
+      // The first tick only sets the cursors (start: latest) and costs nothing: measure from after it.
+      const ticksA = await settledAfter(0);
+      const creditsA = sim.stats().creditsTotal;
+      const ticksB = await settledAfter(ticksA + 5);
+      const creditsB = sim.stats().creditsTotal;
+
+      const measuredPerTick = (creditsB - creditsA) / (ticksB - ticksA);
+      const error = Math.abs(measuredPerTick - predictedPerTick) / predictedPerTick;
+      expect(error, `measured ${measuredPerTick} credits a tick over ${ticksB - ticksA} ticks, predicted ${predictedPerTick}`).toBeLessThan(0.05);
+      // And per day, as `kaiawatch plan` prints it: 43,200 ticks of 2 s.
+      expect(plan.creditsPerDay).toBe(43_200 * predictedPerTick);
+    } finally {
+      child.process.kill("SIGTERM");
+    }
+    expect((await child.exited).code).toBe(0);
+  }, 60_000);
+});
