@@ -143,6 +143,25 @@ describe("kaiawatch replay", () => {
     expect(summary.records).toBe(s.sim.truth.accountInternalTransactions(s.sim.addresses.busyWallet, { from: s.from, to: s.to }).length);
   });
 
+  it("renders the same alert documents as the daemon, enrichment included", async () => {
+    const s = await setup();
+    const from = s.to - 29;
+    const text = configText(s).replace(`start: ${s.from}`, `start: ${from}`).replace("    notify: [out]", "    notify: [out]\n    enrich: [tx_internal]");
+    const daemon = await createDaemon(quietCommon(), { config: configFromText(text) });
+    await daemon.runOnce();
+    await daemon.stop();
+    const withoutTime = ({ created_at: _created, ...rest }: AlertDocument) => rest;
+    const delivered = readJsonLines(s.alerts).map(withoutTime);
+    expect(delivered.length).toBeGreaterThan(0);
+    expect(delivered.every((alert) => alert.enrichment?.tx_internal !== undefined)).toBe(true);
+
+    const result = await kaiawatch("replay", "--config", writeConfig(s, text), "--rule", "big-calls", "--from", String(from), "--to", String(s.to), "--json");
+    expect(result.code).toBe(0);
+    const replayed = matchLines(result.stdout).map((line) => withoutTime(line.alert));
+    const byId = (a: { id: string }, b: { id: string }) => a.id.localeCompare(b.id);
+    expect(replayed.sort(byId)).toEqual(delivered.sort(byId));
+  });
+
   it("without --send sends nothing and leaves every cursor and the outbox as they were, and renders each sink's message", async () => {
     const s = await setup();
     // The daemon has run over the range: a cursor and delivered alerts exist.

@@ -3,12 +3,13 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { main } from "../../src/cli/main.js";
 import { readSuppressedNotes } from "../../src/notify/cooldown.js";
+import { createDaemon } from "../../src/daemon/create-daemon.js";
 import { createSimulator } from "../../src/simulator/index.js";
 import { openStore } from "../../src/store/open-store.js";
 import type { StoreData } from "../../src/store/types.js";
 import type { InternalTransactionListItem } from "../../src/explorer/types.js";
 import { startKaiawatch, waitFor, type Child } from "../helpers/child.js";
-import { memoryIO, quietCommon, readJsonLines, tempDir } from "../helpers/harness.js";
+import { configFromText, memoryIO, quietCommon, readJsonLines, tempDir } from "../helpers/harness.js";
 
 const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
@@ -117,6 +118,38 @@ sinks:
 
     daemon.process.kill("SIGTERM");
     expect((await daemon.exited).code).toBe(0);
+  });
+
+  it("shows the active silences on /status", async () => {
+    const sim = await createSimulator({ seed: 5, initialBlocks: 5 });
+    const dir = tempDir();
+    cleanups.push(async () => {
+      await sim.close();
+      dir.remove();
+    });
+    const text = `
+explorer: { base_url: ${sim.url}, requests_per_second: 1000 }
+chain: { rpc_url: ${sim.rpcUrl}, lag_blocks: 0 }
+store: { path: ${join(dir.path, "store.json")} }
+status: { listen: "127.0.0.1:0" }
+watches:
+  - { name: wallet, account: "${sim.addresses.wallets[0]}", sources: [internal_transactions] }
+rules:
+  - { name: outflow, watch: wallet, notify: [out] }
+sinks:
+  out: { type: file, path: ${join(dir.path, "alerts.jsonl")} }
+`;
+    const config = join(dir.path, "config.yaml");
+    writeFileSync(config, text);
+    const daemon = await createDaemon(quietCommon(), { config: configFromText(text) });
+    cleanups.push(() => daemon.stop());
+    await daemon.start();
+    const added = await kaiawatch("silence", "add", "--config", config, "--rule", "outflow", "--match", "to=0x2222222222222222222222222222222222222222", "--for", "2h", "--reason", "migration");
+    expect(added.stdout).toContain("The running daemon has applied it.");
+    const id = /Silence (sil_[0-9a-f]{8}) added/.exec(added.stdout)?.[1];
+    const response = await fetch(`${daemon.statusUrl()}/status`);
+    const status = (await response.json()) as { silences: Array<{ id: string; rule: string; match: Record<string, string>; reason: string; suppressed: number }> };
+    expect(status.silences).toEqual([expect.objectContaining({ id, rule: "outflow", match: { to: "0x2222222222222222222222222222222222222222" }, reason: "migration", suppressed: 0 })]);
   });
 
   it("explains mistakes: an unknown rule, a missing --for or --reason, a malformed --match, an unknown id", async () => {

@@ -7,6 +7,7 @@ import { createDaemon, sourceRule, type Daemon } from "../../daemon/create-daemo
 import { paginateSource } from "../../daemon/paginate-source.js";
 import type { ExplorerClient } from "../../explorer/client.js";
 import { previewDelivery } from "../../notify/preview.js";
+import { createEnricher } from "../../rules/enrich.js";
 import { isStoreError } from "../../store/errors.js";
 import { NORMALIZERS } from "../../watch/normalize.js";
 import { planSources } from "../../watch/plan.js";
@@ -142,7 +143,7 @@ async function run(args: string[], io: CommandIO): Promise<number> {
       if (!values.json) io.stdout.write(`${line}\n`);
     };
     out(`Replaying rule ${rule.name} over blocks ${from}–${to} (${to - from + 1} blocks): ${plan.sources.map((s) => s.description).join("; ")}`);
-    out(`Estimate: at least ${estimate.credits} credits (${estimate.windows} ${estimate.windows === 1 ? "request" : "requests"} of one page each; dense windows take more).`);
+    out(`Estimate: at least ${estimate.credits} credits (${estimate.windows} ${estimate.windows === 1 ? "request" : "requests"} of one page each; dense windows take more${rule.enrich.length > 0 ? "; enrichment lookups come on top" : ""}).`);
     if (estimate.credits > allowed && !values.yes) {
       const limit = budget === undefined ? `the ${REPLAY_CONFIRM_CREDITS}-credit threshold for a replay without a daily budget` : `the ${allowed} credits left today of the daily budget of ${budget}`;
       io.stderr.write(`kaiawatch replay: the estimate (at least ${estimate.credits} credits) is over ${limit}. Nothing was fetched. Run again with --yes to go ahead, or replay a shorter range.\n`);
@@ -181,6 +182,8 @@ async function run(args: string[], io: CommandIO): Promise<number> {
         pageSize: config.explorer.page_size,
         from,
         to,
+        // The daemon's enrichment, so that messages show what it would add (its lookups cost credits too).
+        enrich: rule.enrich.length > 0 ? createEnricher(common, { client }).enrich : undefined,
         onMatch: print,
         now: common.now,
         signal: io.signal,
