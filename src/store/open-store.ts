@@ -140,18 +140,6 @@ class JsonStore implements Store {
     return added;
   }
 
-  async addOutboxEntries(entries: OutboxEntry[]): Promise<{ added: number }> {
-    this.assertWritable();
-    let added = 0;
-    for (const entry of entries) {
-      if (this.byId.has(entry.id)) continue;
-      this.addEntry({ ...entry });
-      added++;
-    }
-    if (added > 0) await this.groupCommit.request();
-    return { added };
-  }
-
   listOutbox(filter: OutboxFilter = {}): OutboxEntry[] {
     const due = filter.dueBefore === undefined ? undefined : Date.parse(filter.dueBefore);
     if (due !== undefined && Number.isNaN(due)) throw new TypeError(`dueBefore is not an ISO-8601 date: ${filter.dueBefore}`);

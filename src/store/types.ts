@@ -90,14 +90,9 @@ export interface Store {
    */
   commitWindow(input: { cursor: Cursor; entries: OutboxEntry[] }): Promise<{ added: number }>;
   /**
-   * Adds outbox entries without touching any cursor (`kaiawatch replay --send`: alerts of
-   * blocks a cursor may or may not have passed). Entries whose id already exists are not
-   * added again, exactly as in commitWindow.
-   */
-  addOutboxEntries(entries: OutboxEntry[]): Promise<{ added: number }>;
-  /**
    * Adds outbox entries that belong to no source's window (kaiawatch's own operational
-   * alerts); like commitWindow, an entry whose id exists is not added again.
+   * alerts, `kaiawatch replay --send`) without touching any cursor; like commitWindow, an
+   * entry whose id exists is not added again.
    */
   enqueue(entries: OutboxEntry[]): Promise<{ added: number }>;
   /** Matching entries, oldest first (in the order they were added). */

@@ -215,7 +215,7 @@ async function run(args: string[], io: CommandIO): Promise<number> {
     if (daemon) {
       const now = new Date(common.now());
       const entries = outboxEntriesOf(result.matches, now);
-      const { added } = await daemon.store.addOutboxEntries(entries);
+      const { added } = await daemon.store.enqueue(entries);
       const delivery = await daemon.dispatcher.drain({ timeoutMs: drainTimeoutMs });
       Object.assign(summary, { queued: added, already_queued: entries.length - added, delivery });
       out(`Queued ${added} of ${entries.length} alerts (${entries.length - added} were already in the outbox).`);

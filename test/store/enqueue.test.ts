@@ -26,14 +26,14 @@ async function openTracked(readOnly = false): Promise<Store> {
   return store;
 }
 
-describe("addOutboxEntries (replay --send)", () => {
+describe("enqueue (replay --send, operational alerts)", () => {
   it("adds entries durably, leaves every cursor where it was, and skips ids already in the outbox", async () => {
     const store = await openTracked();
     await store.commitWindow({ cursor: cursor("s1", 50), entries: [entry("a1", "slack")] });
     await store.setCursor(cursor("s2", 7));
     const cursorsBefore = store.listCursors();
 
-    expect(await store.addOutboxEntries([entry("a1", "slack"), entry("a2", "slack"), entry("a2", "email"), entry("a2", "email")])).toEqual({ added: 2 });
+    expect(await store.enqueue([entry("a1", "slack"), entry("a2", "slack"), entry("a2", "email"), entry("a2", "email")])).toEqual({ added: 2 });
     expect(store.listCursors()).toEqual(cursorsBefore);
     expect(store.listOutbox({ state: "pending" }).map((e) => e.id)).toEqual(["a1:slack", "a2:slack", "a2:email"]);
     expect(store.listOutbox({ sink: "email", state: "pending" }).map((e) => e.id)).toEqual(["a2:email"]);
@@ -48,13 +48,13 @@ describe("addOutboxEntries (replay --send)", () => {
     const store = await openTracked();
     await store.commitWindow({ cursor: cursor("s1", 1), entries: [entry("a1", "slack")] });
     await store.updateOutbox([{ id: "a1:slack", kind: "delivered", at: new Date().toISOString() }]);
-    expect(await store.addOutboxEntries([entry("a1", "slack")])).toEqual({ added: 0 });
+    expect(await store.enqueue([entry("a1", "slack")])).toEqual({ added: 0 });
     expect(store.listOutbox().map((e) => [e.id, e.state])).toEqual([["a1:slack", "delivered"]]);
   });
 
   it("is refused on a read-only store", async () => {
     await (await openTracked()).close();
     const reader = await openTracked(true);
-    await expect(reader.addOutboxEntries([entry("a1", "slack")])).rejects.toMatchObject({ code: "KW_STORE_READ_ONLY" });
+    await expect(reader.enqueue([entry("a1", "slack")])).rejects.toMatchObject({ code: "KW_STORE_READ_ONLY" });
   });
 });
