@@ -54,6 +54,12 @@ describe("kaiawatch demo", () => {
     // Keep it running for ten seconds in all: it must stay up, not just print a first burst.
     await new Promise((resolve) => setTimeout(resolve, Math.max(0, 10_000 - (Date.now() - started))));
     expect(child.process.exitCode, child.stderr()).toBeNull();
+    // The status server it points at serves the daemon's metrics.
+    const status = /^ {2}status +(http:\/\/127\.0\.0\.1:\d+)\/status/m.exec(child.stdout())?.[1];
+    expect(status, child.stdout()).toBeDefined();
+    expect((await fetch(`${status}/healthz`)).status).toBe(200);
+    const metrics = await (await fetch(`${status}/metrics`)).text();
+    expect(metrics).toMatch(/^kaiawatch_rule_matches_total\{rule="large-outflow"\} [1-9]/m);
     child.process.kill("SIGINT");
     const exit = await child.exited;
     const out = child.stdout();

@@ -33,7 +33,8 @@ in one process:
   - a webhook receiver that checks each request's Standard Webhooks signature,
   - a mail catcher (a local SMTP server),
   - the kaiawatch daemon with examples/demo.yaml: a treasury wallet's large outflows and
-    failed calls, an NFT collection's transfers, and token transfers over a threshold.
+    failed calls, an NFT collection's transfers, and token transfers over a threshold,
+    with its status server (/healthz, /readyz, /metrics, /status) on a free port.
 Alerts appear in the terminal as they are delivered, with a line for every webhook and
 mail received. Nothing leaves 127.0.0.1; the store is a temporary file removed on exit.
 Stop with Ctrl-C.
@@ -72,7 +73,7 @@ function banner(parts: { sim: Simulator; webhook: WebhookReceiver; smtp: SmtpCat
     `  simulator     ${parts.sim.url}  (explorer API under /api/v1, JSON-RPC; a new block every second)`,
     `  webhook       ${parts.webhook.url}  (checks the Standard Webhooks signature)`,
     `  mail catcher  smtp://${parts.smtp.host}:${parts.smtp.port}`,
-    `  status        ${parts.statusUrl === undefined ? "off in this demo" : `${parts.statusUrl}/status  (also /healthz, /readyz, /metrics)`}`,
+    `  status        ${parts.statusUrl === undefined ? "off (status.listen: false)" : `${parts.statusUrl}/status  (also /healthz, /readyz, /metrics)`}`,
     `  store         ${parts.storePath}  (temporary, removed on exit)`,
     `  config        ${DEMO_CONFIG_PATH}`,
     "",
@@ -161,7 +162,8 @@ export const demoCommand: Command = {
           simulatorUrl: sim.url,
           explorerUrl: sim.url,
           storePath,
-          statusListen: false,
+          // Port 0: any free port, printed in the banner.
+          statusListen: "127.0.0.1:0",
           startBlock: sim.head() + 1,
           ...demoTargets(sim.addresses),
           webhookUrl: webhook.url,
@@ -184,8 +186,8 @@ export const demoCommand: Command = {
       });
       const term = countingConsole(common, "term", io.stdout, () => (counts.alerts += 1));
       daemon = await createDaemon(common, { config, sinks: { term } });
-      io.stdout.write(banner({ sim, webhook, smtp, config, storePath, statusUrl: undefined }));
-      daemon.start();
+      await daemon.start();
+      io.stdout.write(banner({ sim, webhook, smtp, config, storePath, statusUrl: daemon.statusUrl() }));
       const showcase = startShowcase(sim, SHOWCASE_INTERVAL_MS);
       cleanups.push(async () => showcase.stop());
 
