@@ -5,9 +5,11 @@ import { createExplorerClient, type ExplorerClient } from "../explorer/client.js
 import type { CreditMeterState } from "../explorer/credit-meter.js";
 import { createSink } from "../notify/create-sink.js";
 import { createDispatcher, type Dispatcher, type DrainResult } from "../notify/dispatcher.js";
+import { createSilenceBook, silenceFileOf, type SilenceBook } from "../notify/silences.js";
 import type { Sink } from "../notify/sink.js";
 import { buildAlert } from "../rules/build-alert.js";
 import { compileCondition } from "../rules/compile-condition.js";
+import { createEnricher } from "../rules/enrich.js";
 import { openStore } from "../store/open-store.js";
 import type { Store } from "../store/types.js";
 import { createWatchEngine, type OnceResult, type WatchEngine } from "../watch/engine.js";
@@ -18,9 +20,15 @@ import type { RecordFamily } from "../watch/record.js";
 import type { SourceRule } from "../watch/source-rule.js";
 import { paginateSource } from "./paginate-source.js";
 import { KaiawatchError } from "../common/errors.js";
+import { createDaemonStatus } from "../status/daemon-status.js";
+import { createStatusServer, type StatusServer } from "../status/status-server.js";
+import { createBudgetGuard, type BudgetGuard } from "./budget-guard.js";
+import { createHeadProbe } from "./head-probe.js";
 
-const CREDITS_META_KEY = "credits";
+export const CREDITS_META_KEY = "credits";
 const CREDITS_SAVE_INTERVAL_MS = 10_000;
+/** How often the daily credit budget is compared with its 80% mark. */
+const BUDGET_CHECK_INTERVAL_MS = 2_000;
 
 /** Every subsystem of a running kaiawatch, built from one validated config. */
 export interface Daemon {
@@ -30,8 +38,17 @@ export interface Daemon {
   readonly client: ExplorerClient;
   readonly engine: WatchEngine;
   readonly dispatcher: Dispatcher;
-  /** Schedule every source and start delivering. */
-  start(): void;
+  /** Active silences (`kaiawatch silence`), merged from the side file while running. */
+  readonly silences: SilenceBook;
+  /** The daily credit budget: its pause and its operational alerts. */
+  readonly budget: BudgetGuard;
+  /**
+   * Start the status server (when `status.listen` is set; a port in use rejects with
+   * KW_STATUS_LISTEN before anything else starts), then schedule every source and start delivering.
+   */
+  start(): Promise<void>;
+  /** The status server's address while it runs (e.g. http://127.0.0.1:9464). */
+  statusUrl(): string | undefined;
   /** One pass over every source up to the head, then deliver what is due (`kaiawatch once`). */
   runOnce(options?: { drainTimeoutMs?: number }): Promise<{ scan: OnceResult; delivery: DrainResult }>;
   /** Stop ticks and deliveries, finish the write in flight, release the store. */
@@ -44,8 +61,8 @@ export interface DaemonOptions {
   sinks?: Record<string, Sink>;
 }
 
-/** Compiles a rule for one source. Config checks have already proven it compiles. */
-function sourceRule(config: Config, rule: Config["rules"][number], watch: WatchConfig, family: RecordFamily): SourceRule {
+/** Compiles a rule for one source (the daemon, replay and explain share it). Config checks have already proven it compiles. */
+export function sourceRule(config: Config, rule: Config["rules"][number], watch: WatchConfig, family: RecordFamily): SourceRule {
   const watchedAccount = watch.kind === "account" ? watch.account : undefined;
   const compiled = compileCondition(rule.when, { family, watchedAccount });
   if (!compiled.ok) throw new KaiawatchError("KW_CONFIG_INVALID", `rule ${rule.name}: ${compiled.issues.map((i) => i.message).join("; ")}`);
@@ -53,6 +70,7 @@ function sourceRule(config: Config, rule: Config["rules"][number], watch: WatchC
     name: rule.name,
     watch: rule.watch,
     notify: rule.notify,
+    enrich: rule.enrich,
     test: compiled.test,
     toAlert: (record, now) => buildAlert({ rule: { name: rule.name, summary: rule.summary }, watch: rule.watch, record, network: config.chain.network, explorerUrl: config.chain.explorer_url, now, watchedAccount }),
   };
@@ -88,8 +106,10 @@ export async function createDaemon(common: Common, options: DaemonOptions): Prom
     closers.push(async () => {
       await Promise.allSettled(sinks.map(({ sink }) => sink.close?.()));
     });
+    const silences = createSilenceBook(common, { store, file: silenceFileOf(config.store.path) });
     const dispatcher = createDispatcher(common, {
       store,
+      silences,
       sinks,
       rules: config.rules.map((rule) => ({
         name: rule.name,
@@ -109,6 +129,8 @@ export async function createDaemon(common: Common, options: DaemonOptions): Prom
     });
     for (const name of plan.idleWatches) logger.warn({ watch: name }, "no rule reads this watch: it is not polled");
 
+    // One enricher for the run: its cache serves every source (the same transaction can match in several).
+    const enricher = createEnricher(common, { client });
     const pollers = plan.sources.map((source) =>
       createSourcePoller(common, {
         source,
@@ -116,15 +138,28 @@ export async function createDaemon(common: Common, options: DaemonOptions): Prom
         paginate: paginateSource(client, source.definition, config.explorer.page_size),
         normalize: NORMALIZERS[source.family],
         pageSize: config.explorer.page_size,
+        enrich: source.rules.some((rule) => (rule.enrich ?? []).length > 0) ? enricher.enrich : undefined,
         onAlerts: () => dispatcher.kick(),
       }),
     );
     const lag = config.chain.lag_blocks;
+    const headProbe = createHeadProbe(async (signal) => Math.max(0, (await head.blockNumber(signal)) - lag), common.now);
+    const budget = createBudgetGuard(common, {
+      meter: client.meter,
+      store,
+      sinks: Object.values(config.sinks).filter((sink) => sink.operational).map((sink) => sink.name),
+      network: config.chain.network,
+      head: () => headProbe.state().block,
+      onQueued: () => dispatcher.kick(),
+    });
     const engine = createWatchEngine(common, {
       pollers,
-      readHead: async (signal) => Math.max(0, (await head.blockNumber(signal)) - lag),
+      readHead: headProbe.read,
       jitterMs: config.defaults.jitter,
+      pause: budget,
     });
+    let statusServer: StatusServer | undefined;
+    let budgetTimer: NodeJS.Timeout | undefined;
 
     let creditTimer: NodeJS.Timeout | undefined;
     const saveCredits = () => store.setMeta(CREDITS_META_KEY, client.meter.snapshot());
@@ -136,8 +171,20 @@ export async function createDaemon(common: Common, options: DaemonOptions): Prom
       client,
       engine,
       dispatcher,
-      start() {
+      silences,
+      budget,
+      statusUrl: () => statusServer?.url,
+      async start() {
+        if (config.status.listen !== false) {
+          const provider = createDaemonStatus(common, { sources: plan.sources, store, engine, dispatcher, meter: client.meter, head: headProbe, budget, silences });
+          statusServer = await createStatusServer(common, { listen: config.status.listen, token: config.status.token, provider });
+        }
+        budgetTimer = setInterval(() => {
+          budget.check().catch((error: unknown) => logger.warn({ err: String(error) }, "cannot check the daily credit budget"));
+        }, BUDGET_CHECK_INTERVAL_MS);
+        budgetTimer.unref();
         dispatcher.start();
+        silences.start();
         engine.start();
         creditTimer = setInterval(() => {
           saveCredits().catch((error: unknown) => logger.warn({ err: String(error) }, "cannot save the credit meter"));
@@ -150,9 +197,13 @@ export async function createDaemon(common: Common, options: DaemonOptions): Prom
         return { scan, delivery };
       },
       async stop() {
+        await statusServer?.close();
+        statusServer = undefined;
+        clearInterval(budgetTimer);
         clearInterval(creditTimer);
         await engine.stop();
         await dispatcher.stop();
+        silences.stop();
         await saveCredits().catch(() => undefined);
         for (const close of closers.reverse()) await close().catch(() => undefined);
         await store.close();
