@@ -12,8 +12,15 @@ interface CooldownData {
    * find the alert's own cooldown stamp and suppress it: an alert lost.
    */
   admitted: string[];
-  /** Entries marked delivered without a send, by the cooldown: entry id → when (ISO). */
-  suppressed: Record<string, string>;
+  /** Entries marked delivered without a send: entry id → when and why. */
+  suppressed: Record<string, SuppressedNote>;
+}
+
+export type SuppressionReason = "cooldown" | "silence";
+
+export interface SuppressedNote {
+  at: string;
+  reason: SuppressionReason;
 }
 
 export interface CooldownBook {
@@ -24,7 +31,7 @@ export interface CooldownBook {
   admit(sink: string, rule: string, keys: Iterable<string>, singleEntryIds: readonly string[], now: number): void;
   /** The first attempt of these entries has a recorded result. */
   settle(entryIds: readonly string[]): void;
-  noteSuppressed(entryIds: readonly string[], now: number): void;
+  noteSuppressed(entries: ReadonlyArray<{ id: string; reason: SuppressionReason }>, now: number): void;
   /** Forgets stamps older than `stampsBefore` and notes older than `notesBefore`. */
   prune(stampsBefore: number, notesBefore: number): void;
   /** Writes the book to the store meta if it changed; resolves when durable. */
@@ -41,7 +48,7 @@ export function createCooldownBook(store: Store): CooldownBook {
   const data: CooldownData = {
     last: isObject(stored?.last) ? (stored.last as CooldownData["last"]) : {},
     admitted: Array.isArray(stored?.admitted) ? stored.admitted.filter((id): id is string => typeof id === "string") : [],
-    suppressed: isObject(stored?.suppressed) ? (stored.suppressed as CooldownData["suppressed"]) : {},
+    suppressed: readNotes(stored?.suppressed),
   };
   const admitted = new Set(data.admitted);
   let dirty = false;
@@ -62,10 +69,10 @@ export function createCooldownBook(store: Store): CooldownBook {
     settle(entryIds) {
       for (const id of entryIds) if (admitted.delete(id)) dirty = true;
     },
-    noteSuppressed(entryIds, now) {
+    noteSuppressed(entries, now) {
       const at = new Date(now).toISOString();
-      for (const id of entryIds) data.suppressed[id] = at;
-      if (entryIds.length > 0) dirty = true;
+      for (const { id, reason } of entries) data.suppressed[id] = { at, reason };
+      if (entries.length > 0) dirty = true;
     },
     prune(stampsBefore, notesBefore) {
       for (const [sink, byRule] of Object.entries(data.last)) {
@@ -80,8 +87,8 @@ export function createCooldownBook(store: Store): CooldownBook {
         }
         if (Object.keys(byRule).length === 0) delete data.last[sink];
       }
-      for (const [id, at] of Object.entries(data.suppressed)) {
-        if (Date.parse(at) < notesBefore) {
+      for (const [id, note] of Object.entries(data.suppressed)) {
+        if (Date.parse(note.at) < notesBefore) {
           delete data.suppressed[id];
           dirty = true;
         }
@@ -101,10 +108,18 @@ export function createCooldownBook(store: Store): CooldownBook {
   };
 }
 
-/** Entry id → when the cooldown suppressed it, for `kaiawatch outbox`. */
-export function readSuppressedNotes(store: Store): Record<string, string> {
-  const stored = store.getMeta<Partial<CooldownData>>(COOLDOWN_META_KEY);
-  return isObject(stored?.suppressed) ? (stored.suppressed as Record<string, string>) : {};
+/** Entry id → when and why it was suppressed (cooldown or silence), for `kaiawatch outbox`. */
+export function readSuppressedNotes(store: Store): Record<string, SuppressedNote> {
+  return readNotes(store.getMeta<Partial<CooldownData>>(COOLDOWN_META_KEY)?.suppressed);
+}
+
+function readNotes(value: unknown): Record<string, SuppressedNote> {
+  if (!isObject(value)) return {};
+  const notes: Record<string, SuppressedNote> = {};
+  for (const [id, note] of Object.entries(value)) {
+    if (isObject(note) && typeof note.at === "string") notes[id] = { at: note.at, reason: note.reason === "silence" ? "silence" : "cooldown" };
+  }
+  return notes;
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {

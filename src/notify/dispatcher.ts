@@ -256,8 +256,9 @@ export function createDispatcher(common: Common, options: DispatcherOptions): Di
       // The store has no "suppressed" state: delivered (never dead, which `retry` would resend),
       // with a note in the cooldown book that `kaiawatch outbox` shows.
       await store.updateOutbox(suppressed.map((entry): OutboxChange => ({ id: entry.id, kind: "delivered", at })));
-      book.noteSuppressed(suppressed.map((entry) => entry.id), now);
-      for (const entry of suppressed) common.metrics.alertsSuppressed.inc({ rule: entry.rule, reason: silenced.has(entry.id) ? "silence" : "cooldown" });
+      const notes = suppressed.map((entry) => ({ id: entry.id, reason: silenced.has(entry.id) ? ("silence" as const) : ("cooldown" as const) }));
+      book.noteSuppressed(notes, now);
+      for (const [index, entry] of suppressed.entries()) common.metrics.alertsSuppressed.inc({ rule: entry.rule, reason: notes[index]!.reason });
       totals.suppressed += suppressed.length;
       w.logger.info({ rule: suppressed[0]?.rule, count: suppressed.length, silenced: silenced.size }, "alerts suppressed by cooldown or silence");
     }

@@ -81,7 +81,7 @@ sinks:
       const reader = await openStore(quietCommon(), { path: store, readOnly: true });
       try {
         const entry = reader.listOutbox().find((e) => e.alert.block === during && (e.alert.record as InternalTransactionListItem).to === quiet);
-        return entry !== undefined && entry.state === "delivered" && Object.hasOwn(readSuppressedNotes(reader), entry.id);
+        return entry !== undefined && entry.state === "delivered" && readSuppressedNotes(reader)[entry.id]?.reason === "silence";
       } finally {
         await reader.close();
       }

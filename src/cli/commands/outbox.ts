@@ -6,7 +6,7 @@ import { createLogger } from "../../common/logger.js";
 import { createMetrics } from "../../common/metrics.js";
 import { createSecretRedactor } from "../../common/secrets.js";
 import { describeConfigFailure, loadConfig } from "../../config/index.js";
-import { readSuppressedNotes } from "../../notify/cooldown.js";
+import { readSuppressedNotes, type SuppressedNote } from "../../notify/cooldown.js";
 import { requeueDeadLetters } from "../../notify/dispatcher.js";
 import { isStoreError } from "../../store/errors.js";
 import { openStore } from "../../store/open-store.js";
@@ -107,7 +107,7 @@ async function list(args: string[], io: CommandIO): Promise<number> {
   }
   const common = cliCommon(io, location.secrets);
   let entries: OutboxEntry[];
-  let suppressed: Record<string, string>;
+  let suppressed: Record<string, SuppressedNote>;
   try {
     const store = await openStore(common, { path: location.path, readOnly: true });
     try {
@@ -127,7 +127,7 @@ async function list(args: string[], io: CommandIO): Promise<number> {
   if (values.json === true) {
     for (const entry of entries) {
       const { alert, ...rest } = entry;
-      const line = { ...rest, alert_id: alert.id, summary: alert.summary, suppressed_at: suppressed[entry.id] };
+      const line = { ...rest, alert_id: alert.id, summary: alert.summary, suppressed_at: suppressed[entry.id]?.at, suppressed_by: suppressed[entry.id]?.reason };
       io.stdout.write(`${JSON.stringify(line)}\n`);
     }
     return EXIT_OK;
@@ -144,13 +144,13 @@ async function list(args: string[], io: CommandIO): Promise<number> {
   return EXIT_OK;
 }
 
-function note(entry: OutboxEntry, suppressedAt: string | undefined): string {
+function note(entry: OutboxEntry, suppression: SuppressedNote | undefined): string {
   const digest = entry.group_id === undefined ? "" : ` [digest ${entry.group_id}]`;
   switch (entry.state) {
     case "dead":
       return `${entry.dead_reason ?? "dead"}${digest}`;
     case "delivered":
-      return suppressedAt !== undefined ? `not sent: suppressed by cooldown${digest}` : `delivered ${entry.delivered_at ?? ""}${digest}`;
+      return suppression !== undefined ? `not sent: suppressed by ${suppression.reason}${digest}` : `delivered ${entry.delivered_at ?? ""}${digest}`;
     case "pending":
       return entry.last_error === undefined ? `waiting${digest}` : `${entry.last_error} (next attempt ${entry.next_attempt_at})${digest}`;
   }
