@@ -130,6 +130,33 @@ function validate(raw: unknown, knownKeys: Map<string, string[]>, errorMap: Retu
   return pending;
 }
 
+const UNREADABLE = Symbol("unreadable");
+
+/**
+ * The document as plain values. The YAML library throws (a ReferenceError) on an alias whose
+ * anchor is not defined before it and on an alias bomb; both are mistakes in the file, so they
+ * become issues at the alias (found by fuzzing: `*watches` alone crashed the loader).
+ */
+function plainValue(doc: Document, pending: PendingIssue[]): unknown {
+  try {
+    return doc.toJS({ maxAliasCount: 100 });
+  } catch (error) {
+    if (!(error instanceof ReferenceError)) throw error;
+    let found = false;
+    visit(doc, {
+      Alias(_key, node) {
+        if (node.resolve(doc) !== undefined) return undefined;
+        found = true;
+        const offset = node.range?.[0] ?? 0;
+        pending.push({ path: pathAtOffset(doc, offset), message: `the alias *${node.source} refers to no anchor &${node.source} defined before it`, offset });
+        return undefined;
+      },
+    });
+    if (!found) pending.push({ path: [], message: "too many aliases (*name) expand into too much data; write the values out", offset: 0 });
+    return UNREADABLE;
+  }
+}
+
 /**
  * Validates config text: YAML syntax, `${VAR}` substitution, the schema, the checks that
  * span several keys, and the caller's `checks`. Every problem is reported in one
@@ -177,7 +204,8 @@ export function parseConfigText(text: string, options: ParseConfigOptions = {}):
 
   const env = substituteEnv(doc, text, options.env ?? {});
   pending.push(...env.problems);
-  const raw: unknown = doc.toJS({ maxAliasCount: 100 });
+  const raw = plainValue(doc, pending);
+  if (raw === UNREADABLE) fail();
   if (raw === null || raw === undefined || (typeof raw === "object" && !Array.isArray(raw) && Object.keys(raw).length === 0)) {
     pending.push({ path: [], message: "the configuration is empty: it needs at least a `watches:` list", offset: 0 });
     fail();
