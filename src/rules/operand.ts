@@ -21,7 +21,9 @@ export interface ArgValue {
 export type OperandResult<T> = { ok: true; value: T } | { ok: false; message: string };
 
 const fail = (message: string): { ok: false; message: string } => ({ ok: false, message });
-const show = (raw: unknown): string => (typeof raw === "string" ? JSON.stringify(raw) : String(raw));
+// String() of a map says "[object Object]", and throws on one without a prototype (found by fuzzing).
+const show = (raw: unknown): string =>
+  typeof raw === "string" ? JSON.stringify(raw) : Array.isArray(raw) ? "a list" : typeof raw === "object" && raw !== null ? "a map" : String(raw);
 
 const DECIMAL_INTEGER = /^-?\d+$/;
 const HEX = /^0x[0-9a-fA-F]*$/;

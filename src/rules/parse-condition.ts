@@ -61,7 +61,8 @@ function parseNode(value: unknown, path: ConditionPath, context: ConditionContex
     return placeholder;
   }
   if (!isPlainObject(value)) {
-    const got = Array.isArray(value) ? "a list (to require all of them, write all: [...])" : JSON.stringify(value) ?? String(value);
+    // JSON.stringify throws on a bigint (a caller's value, not YAML's): found by fuzzing.
+    const got = Array.isArray(value) ? "a list (to require all of them, write all: [...])" : typeof value === "bigint" ? String(value) : (JSON.stringify(value) ?? String(value));
     issues.push({ path, message: `a condition is a map such as { status: Fail } or { all: [...] }, not ${got}` });
     return placeholder;
   }
