@@ -1,7 +1,7 @@
 import type { IncomingHttpHeaders } from "node:http";
 import type { Dispatcher } from "undici";
 import { ExplorerHttpError, ExplorerNetworkError, ExplorerResponseTooLargeError, ExplorerTimeoutError } from "./errors.js";
-import { parseRetryAfter } from "./retry.js";
+import { parseRetryAfter } from "../common/retry-after.js";
 import type { ApiErrorBody } from "./types.js";
 
 export interface HttpRequest {

@@ -1,4 +1,4 @@
-import { sleep } from "./retry.js";
+import { sleep } from "../common/sleep.js";
 
 export interface RateLimiter {
   /** Resolves when the caller may send; rejects with the signal's reason if aborted first. */

@@ -1,3 +1,5 @@
+import { jitteredBackoff } from "../common/backoff.js";
+import { sleep } from "../common/sleep.js";
 import { ExplorerHttpError, shouldRetry } from "./errors.js";
 
 export interface RetryPolicy {
@@ -15,11 +17,6 @@ export interface RetryOptions extends RetryPolicy {
   random?: () => number;
 }
 
-/** Exponential backoff with full jitter: uniform in [0, min(maxMs, baseMs * 2^attempt)]. */
-export function backoffDelay(attempt: number, policy: Pick<RetryPolicy, "baseMs" | "maxMs">, random: () => number = Math.random): number {
-  const ceiling = Math.min(policy.maxMs, policy.baseMs * 2 ** attempt);
-  return Math.floor(random() * ceiling);
-}
 
 /**
  * The wait before retry number `attempt + 1`, or undefined when the server asked for a pause
@@ -27,41 +24,13 @@ export function backoffDelay(attempt: number, policy: Pick<RetryPolicy, "baseMs"
  * hours), so the error goes back to the caller, whose next tick will try again.
  */
 export function retryDelay(error: unknown, attempt: number, policy: Pick<RetryPolicy, "baseMs" | "maxMs">, random: () => number = Math.random): number | undefined {
-  const backoff = backoffDelay(attempt, policy, random);
+  const backoff = jitteredBackoff(attempt, policy, random);
   const retryAfter = error instanceof ExplorerHttpError ? error.retryAfterMs : undefined;
   if (retryAfter === undefined) return backoff;
   if (retryAfter > policy.maxMs) return undefined;
   return Math.max(retryAfter, backoff);
 }
 
-/** Retry-After as milliseconds from `nowMs`: delta seconds or an HTTP date (RFC 9110 §10.2.3). */
-export function parseRetryAfter(value: string | string[] | undefined, nowMs: number): number | undefined {
-  const text = (Array.isArray(value) ? value[0] : value)?.trim();
-  if (!text) return undefined;
-  if (/^\d+$/.test(text)) return Number(text) * 1000;
-  const at = Date.parse(text);
-  if (Number.isNaN(at)) return undefined;
-  return Math.max(0, at - nowMs);
-}
-
-/** A timer that the signal cancels: rejects with the signal's reason. */
-export function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise<void>((resolve, reject) => {
-    if (signal.aborted) {
-      reject(signal.reason);
-      return;
-    }
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal.reason);
-    };
-    const timer = setTimeout(() => {
-      signal.removeEventListener("abort", onAbort);
-      resolve();
-    }, ms);
-    signal.addEventListener("abort", onAbort, { once: true });
-  });
-}
 
 /**
  * Runs `attempt` until it succeeds, `shouldRetry` says no, or the retries are used up;

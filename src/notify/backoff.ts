@@ -1,9 +1,6 @@
-export interface BackoffPolicy {
-  /** Ceiling of the first retry's wait; doubles with every failed attempt. */
-  baseMs: number;
-  /** The ceiling never grows past this. */
-  maxMs: number;
-}
+import { jitteredBackoff, type BackoffPolicy } from "../common/backoff.js";
+
+export type { BackoffPolicy };
 
 export const DEFAULT_BACKOFF: BackoffPolicy = { baseMs: 2_000, maxMs: 10 * 60_000 };
 
@@ -14,7 +11,6 @@ export const DEFAULT_BACKOFF: BackoffPolicy = { baseMs: 2_000, maxMs: 10 * 60_00
  * a floor: the next attempt is never earlier than it asked, even if that exceeds maxMs.
  */
 export function retryDelayMs(attempt: number, policy: BackoffPolicy, retryAfterMs?: number, random: () => number = Math.random): number {
-  const ceiling = Math.min(policy.maxMs, policy.baseMs * 2 ** Math.max(0, attempt - 1));
-  const jittered = Math.floor(random() * ceiling);
+  const jittered = jitteredBackoff(attempt - 1, policy, random);
   return retryAfterMs === undefined ? jittered : Math.max(retryAfterMs, jittered);
 }

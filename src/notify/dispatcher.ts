@@ -7,7 +7,8 @@ import { closeGroups, readRecordField, type GroupPolicy } from "./grouping.js";
 import type { SilenceBook } from "./silences.js";
 import { SinkError, type Delivery, type Sink } from "./sink.js";
 import { createSinkRateLimiter, type SinkRateLimiter } from "./sink-rate-limiter.js";
-import { createWaker, sleep, type Waker } from "./waker.js";
+import { createWaker, type Waker } from "./waker.js";
+import { sleep } from "../common/sleep.js";
 
 export interface DispatcherSink {
   sink: Sink;

@@ -1,3 +1,4 @@
+import { parseRetryAfter } from "../common/retry-after.js";
 import { request, type Dispatcher } from "undici";
 import type { Common } from "../common/common.js";
 import { SinkError } from "./sink.js";
@@ -76,7 +77,7 @@ export function createHttpSender(common: Common, options: HttpSenderOptions = {}
         throw new SinkError("KW_NOTIFY_REDIRECT", `${post.target}: answered HTTP ${status}, a redirect, which is not followed (configure the final URL)`, { permanent: true, ...(details === undefined ? {} : { details }) });
       }
       const retryable = status === 408 || status === 429 || status >= 500;
-      const retryAfterMs = retryable ? (parseRetryAfter(first(headers["retry-after"]), common.now()) ?? retryAfterFromBody(text)) : undefined;
+      const retryAfterMs = retryable ? (parseRetryAfter(headers["retry-after"], common.now()) ?? retryAfterFromBody(text)) : undefined;
       throw new SinkError("KW_NOTIFY_HTTP", `${post.target}: answered HTTP ${status}${excerpt === "" ? "" : ` (${excerpt})`}`, {
         permanent: !retryable,
         ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
@@ -141,15 +142,6 @@ function responseExcerpt(text: string, secrets: string[]): string {
   return cleanLine(out.trim(), 200);
 }
 
-/** `Retry-After` as seconds ("120", "1.5") or an HTTP date; milliseconds from now, never negative. */
-export function parseRetryAfter(value: string | undefined, nowMs: number): number | undefined {
-  if (value === undefined) return undefined;
-  const v = value.trim();
-  if (/^\d+(\.\d+)?$/.test(v)) return Math.round(Number(v) * 1000);
-  const date = Date.parse(v);
-  if (Number.isNaN(date) || !/[a-z]/i.test(v)) return undefined;
-  return Math.max(0, date - nowMs);
-}
 
 /** Discord (`retry_after`) and Telegram (`parameters.retry_after`) say it in the body, in seconds. */
 function retryAfterFromBody(text: string): number | undefined {

@@ -1,4 +1,4 @@
-import { sleep } from "./waker.js";
+import { sleep } from "../common/sleep.js";
 
 export interface SinkRateLimiter {
   /** Resolves when the caller may start a send; rejects with the signal's reason if aborted first. */

@@ -6,7 +6,6 @@ import { createLogger } from "../../src/common/logger.js";
 import { createSecretRedactor } from "../../src/common/secrets.js";
 import { createExplorerClient, type ExplorerClient, type ExplorerClientOptions } from "../../src/explorer/client.js";
 import { ExplorerHttpError, ExplorerNetworkError, shouldRetry } from "../../src/explorer/errors.js";
-import { backoffDelay, parseRetryAfter } from "../../src/explorer/retry.js";
 import { startFixtureServer, type FixtureServer } from "./fixture-server.js";
 import * as s from "./samples.js";
 
@@ -183,18 +182,4 @@ describe("retry policy pieces", () => {
     expect(shouldRetry(new DOMException("aborted", "AbortError"))).toBe(false);
   });
 
-  it("backoff is full jitter under min(max, base * 2^attempt)", () => {
-    expect(backoffDelay(3, { baseMs: 100, maxMs: 10_000 }, () => 0.999999)).toBe(799);
-    expect(backoffDelay(3, { baseMs: 100, maxMs: 10_000 }, () => 0)).toBe(0);
-    expect(backoffDelay(20, { baseMs: 100, maxMs: 10_000 }, () => 0.5)).toBe(5000);
-  });
-
-  it("parses Retry-After seconds and dates", () => {
-    const now = Date.parse("2024-05-01T12:00:00Z");
-    expect(parseRetryAfter("7", now)).toBe(7000);
-    expect(parseRetryAfter("Wed, 01 May 2024 12:00:30 GMT", now)).toBe(30_000);
-    expect(parseRetryAfter("Wed, 01 May 2024 11:00:00 GMT", now)).toBe(0);
-    expect(parseRetryAfter("soon", now)).toBeUndefined();
-    expect(parseRetryAfter(undefined, now)).toBeUndefined();
-  });
 });

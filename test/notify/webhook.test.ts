@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { Webhook } from "standardwebhooks";
 import { createTestCommon } from "../../src/common/common.js";
 import { createWebhookSink } from "../../src/notify/sinks/webhook.js";
-import { createHttpSender, parseRetryAfter } from "../../src/notify/http-sender.js";
+import { createHttpSender } from "../../src/notify/http-sender.js";
 import { SinkError } from "../../src/notify/sink.js";
 import { SinkConfigError } from "../../src/notify/errors.js";
 import { startReceiver, type Receiver } from "./receiver.js";
@@ -161,16 +161,6 @@ describe("webhook sink", () => {
 });
 
 describe("http sender", () => {
-  it("parses Retry-After as seconds or an HTTP date", () => {
-    const now = Date.parse("2024-06-01T12:00:00Z");
-    expect(parseRetryAfter("120", now)).toBe(120_000);
-    expect(parseRetryAfter("1.5", now)).toBe(1500);
-    expect(parseRetryAfter("Sat, 01 Jun 2024 12:00:30 GMT", now)).toBe(30_000);
-    expect(parseRetryAfter("Sat, 01 Jun 2024 11:00:00 GMT", now)).toBe(0);
-    expect(parseRetryAfter("soon", now)).toBeUndefined();
-    expect(parseRetryAfter(undefined, now)).toBeUndefined();
-  });
-
   it("reads Retry-After from a Discord or Telegram body when the header is missing", async () => {
     const r = await receiver((res) => {
       res.writeHead(429, { "content-type": "application/json" });
