@@ -101,10 +101,6 @@ async function readCapped(body: AsyncIterable<Buffer> & { destroy?: () => void }
   return Buffer.concat(chunks).subarray(0, MAX_RESPONSE_BYTES).toString("utf8");
 }
 
-function first(value: string | string[] | undefined): string | undefined {
-  return Array.isArray(value) ? value[0] : value;
-}
-
 function isTimeout(error: unknown): boolean {
   const code = errorCode(error);
   return code === "UND_ERR_HEADERS_TIMEOUT" || code === "UND_ERR_BODY_TIMEOUT" || code === "UND_ERR_CONNECT_TIMEOUT" || code === "ETIMEDOUT";
