@@ -1,0 +1,107 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { main } from "../../src/cli/main.js";
+import { createSimulator, type Simulator } from "../../src/simulator/index.js";
+import { openStore } from "../../src/store/open-store.js";
+import { memoryIO, quietCommon, tempDir } from "../helpers/harness.js";
+
+let sim: Simulator;
+const dir = tempDir("kaiawatch-cursors-");
+const configPath = join(dir.path, "config.yaml");
+const storePath = join(dir.path, "store.json");
+
+beforeAll(async () => {
+  sim = await createSimulator({ seed: 41, initialBlocks: 30 });
+  writeFileSync(
+    configPath,
+    `
+explorer: { base_url: "${sim.url}" }
+chain: { rpc_url: "${sim.rpcUrl}", lag_blocks: 0 }
+store: { path: "${storePath}" }
+status: { listen: false }
+defaults: { start: "-10", jitter: 0s }
+watches:
+  - { name: wallet, account: "${sim.addresses.busyWallet}", sources: [nft_transfers, internal_transactions] }
+  - { name: token, contract: "${sim.addresses.busyToken}" }
+rules:
+  - { name: wallet-nft, watch: wallet, source: nft_transfers, notify: [out] }
+  - { name: wallet-calls, watch: wallet, source: internal_transactions, notify: [out] }
+  - { name: token-logs, watch: token, notify: [out] }
+sinks: { out: { type: file, path: "${join(dir.path, "alerts.jsonl")}" } }
+`,
+  );
+});
+afterAll(async () => {
+  await sim.close();
+  dir.remove();
+});
+
+async function cli(...args: string[]) {
+  const io = memoryIO();
+  const code = await main(args, io);
+  return { code, out: io.out(), err: io.err() };
+}
+
+describe("kaiawatch cursors", () => {
+  it("lists every source of the config, with '-' before the first scan and the cursor after it", async () => {
+    const before = await cli("cursors", "--config", configPath);
+    expect(before.code).toBe(0);
+    const rows = before.out.trim().split("\n").slice(1);
+    expect(rows).toHaveLength(3);
+    for (const row of rows) expect(row.split(/\s{2,}/)[2]).toBe("-");
+
+    expect((await cli("once", "--config", configPath, "--log-level", "silent")).code).toBe(0);
+    const after = await cli("cursors", "--config", configPath);
+    for (const row of after.out.trim().split("\n").slice(1)) expect(row.split(/\s{2,}/)[2]).toBe(String(sim.head()));
+  });
+
+  it("--set moves a watch's only source by name, and a source by key; the next scan resumes at BLOCK + 1", async () => {
+    const rewind = sim.head() - 5;
+    const set = await cli("cursors", "--config", configPath, "--set", `token=${rewind}`);
+    expect(set.code).toBe(0);
+    expect(set.out).toMatch(new RegExp(`\\(token\\): ${sim.head()} → ${rewind}`));
+
+    const store = await openStore(quietCommon(), { path: storePath, readOnly: true });
+    const tokenCursor = store.listCursors().find((c) => c.watch === "token")!;
+    const walletCalls = store.listCursors().find((c) => c.watch === "wallet" && c.source === "internal_transactions")!;
+    await store.close();
+    expect(tokenCursor.block).toBe(rewind);
+
+    expect((await cli("cursors", "--config", configPath, "--set", `${walletCalls.key}=${rewind}`)).code).toBe(0);
+    const again = await cli("once", "--config", configPath, "--log-level", "silent");
+    expect(again.code).toBe(0);
+    // The rewound sources scanned (BLOCK, head] again; the one left alone scanned nothing.
+    const head = sim.head();
+    const { busyToken, busyWallet } = sim.addresses;
+    const tokenRecords = sim.truth.accountEventLogs(busyToken, { from: rewind + 1, to: head }).length;
+    const callRecords = sim.truth.accountInternalTransactions(busyWallet, { from: rewind + 1, to: head }).length;
+    expect(tokenRecords + callRecords).toBeGreaterThan(0);
+    expect(again.out).toContain(`token: event logs of ${busyToken}: cursor ${head}, ${tokenRecords} records`);
+    expect(again.out).toContain(`wallet: internal transactions of account ${busyWallet}: cursor ${head}, ${callRecords} records`);
+    expect(again.out).toContain(`wallet: NFT transfers of account ${busyWallet}: cursor ${head}, 0 records`);
+  });
+
+  it("names the choices when a watch has several sources, and refuses a malformed --set", async () => {
+    const ambiguous = await cli("cursors", "--config", configPath, "--set", "wallet=1");
+    expect(ambiguous.code).toBe(2);
+    expect(ambiguous.err).toMatch(/watch "wallet" has 2 sources; name one by its key: src_[0-9a-f]{16}, src_[0-9a-f]{16}/);
+    for (const bad of ["token", "token=abc", "nosuch=5"]) {
+      const result = await cli("cursors", "--config", configPath, "--set", bad);
+      expect(result.code).toBe(2);
+      expect(result.err).not.toMatch(/\n\s+at /);
+    }
+  });
+
+  it("refuses --set while a daemon holds the store, and still lists", async () => {
+    const holder = await openStore(quietCommon(), { path: storePath });
+    try {
+      const set = await cli("cursors", "--config", configPath, "--set", "token=1");
+      expect(set.code).toBe(1);
+      expect(set.err).toContain("KW_STORE_LOCKED");
+      expect((await cli("cursors", "--config", configPath)).code).toBe(0);
+    } finally {
+      await holder.close();
+    }
+  });
+});
