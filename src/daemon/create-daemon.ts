@@ -176,7 +176,7 @@ export async function createDaemon(common: Common, options: DaemonOptions): Prom
       statusUrl: () => statusServer?.url,
       async start() {
         if (config.status.listen !== false) {
-          const provider = createDaemonStatus(common, { sources: plan.sources, store, engine, dispatcher, meter: client.meter, head: headProbe, budget, silences });
+          const provider = createDaemonStatus(common, { sources: plan.sources, store, engine, dispatcher, meter: client.meter, head: headProbe, budget, silences, explorerUrl: config.chain.explorer_url });
           statusServer = await createStatusServer(common, { listen: config.status.listen, token: config.status.token, provider });
         }
         budgetTimer = setInterval(() => {

@@ -2,12 +2,13 @@ import type { Common } from "../common/common.js";
 import type { BudgetGuard } from "../daemon/budget-guard.js";
 import type { HeadProbe } from "../daemon/head-probe.js";
 import type { CreditMeter } from "../explorer/credit-meter.js";
-import type { Dispatcher } from "../notify/dispatcher.js";
+import type { DeadLetterSelector, Dispatcher, RequeueResult } from "../notify/dispatcher.js";
 import type { SilenceBook } from "../notify/silences.js";
-import type { Store } from "../store/types.js";
+import type { OutboxEntry, Store } from "../store/types.js";
 import type { WatchEngine } from "../watch/engine.js";
 import type { PlannedSource } from "../watch/poller.js";
 import { longestIntervalSeconds } from "../watch/schedule-firings.js";
+import { createCreditHistory } from "./credit-history.js";
 import type { Readiness, StatusProvider } from "./status-server.js";
 
 /**
@@ -18,6 +19,11 @@ import type { Readiness, StatusProvider } from "./status-server.js";
  */
 export const STALE_INTERVALS = 3;
 export const STALE_MIN_MS = 60_000;
+/** Alerts /status lists (newest first), and dead letters at most. */
+export const LATEST_ALERTS = 50;
+export const DEAD_LETTERS_SHOWN = 200;
+/** On-chain text in /status is cut to this many characters: the page shows a line, not a record. */
+const TEXT_LIMIT = 500;
 
 export interface DaemonStatusParts {
   sources: readonly PlannedSource[];
@@ -29,6 +35,17 @@ export interface DaemonStatusParts {
   budget: BudgetGuard;
   /** Active silences (`kaiawatch silence`) with how many alerts each held back. */
   silences?: Pick<SilenceBook, "list">;
+  /** The block explorer (config chain.explorer_url): /status carries links under it for the page. */
+  explorerUrl?: string;
+}
+
+/** One delivery of an alert as /status shows it. */
+interface DeliveryView {
+  sink: string;
+  entry_id: string;
+  state: OutboxEntry["state"];
+  attempts: number;
+  error: string | null;
 }
 
 /** What /readyz, /status and the read-on-scrape gauges of /metrics show of a running daemon. */
@@ -41,6 +58,72 @@ export function createDaemonStatus(common: Common, parts: DaemonStatusParts): St
     staleAfterMs.set(source.key, Number.isFinite(interval) ? Math.max(STALE_MIN_MS, STALE_INTERVALS * interval * 1000) : Infinity);
   }
   const iso = (ms: number) => new Date(ms).toISOString();
+  const creditHistory = createCreditHistory({
+    read: () => {
+      const spent = meter.spentToday(); // rolls the meter over at midnight first
+      return { day: meter.snapshot().day, spent };
+    },
+    now: common.now,
+  });
+  creditHistory.start();
+  const explorer = parts.explorerUrl?.replace(/\/+$/, "");
+
+  /** Links we build from numbers and hashes we checked, never a URL taken from a record. */
+  function linksOf(alert: OutboxEntry["alert"]): { block?: string; transaction?: string } {
+    if (explorer === undefined || !/^https?:\/\//i.test(explorer)) return {};
+    const links: { block?: string; transaction?: string } = {};
+    if (Number.isSafeInteger(alert.block) && alert.block >= 0) links.block = `${explorer}/block/${alert.block}`;
+    if (typeof alert.transaction_hash === "string" && /^0x[0-9a-fA-F]{64}$/.test(alert.transaction_hash)) links.transaction = `${explorer}/tx/${alert.transaction_hash}`;
+    return links;
+  }
+
+  /** The latest alerts in the outbox (every state), newest first, each with its deliveries per sink. */
+  function latestAlerts(entries: readonly OutboxEntry[]) {
+    const byAlert = new Map<string, { entry: OutboxEntry; deliveries: DeliveryView[] }>();
+    for (let i = entries.length - 1; i >= 0; i--) {
+      const entry = entries[i] as OutboxEntry;
+      const delivery: DeliveryView = { sink: entry.sink, entry_id: entry.id, state: entry.state, attempts: entry.attempts, error: cut(entry.dead_reason ?? entry.last_error ?? null) };
+      const known = byAlert.get(entry.alert.id);
+      if (known) known.deliveries.push(delivery);
+      else if (byAlert.size < LATEST_ALERTS) byAlert.set(entry.alert.id, { entry, deliveries: [delivery] });
+    }
+    return [...byAlert.values()].map(({ entry, deliveries }) => ({
+      id: entry.alert.id,
+      rule: entry.alert.rule,
+      watch: entry.alert.watch,
+      source: entry.alert.source,
+      network: entry.alert.network,
+      block: entry.alert.block,
+      transaction_hash: entry.alert.transaction_hash,
+      datetime: entry.alert.datetime,
+      created_at: entry.alert.created_at,
+      summary: cut(entry.alert.summary),
+      links: linksOf(entry.alert),
+      deliveries: deliveries.sort((a, b) => a.sink.localeCompare(b.sink)),
+    }));
+  }
+
+  function deadLetters(entries: readonly OutboxEntry[]) {
+    const dead = entries.filter((entry) => entry.state === "dead");
+    return {
+      total: dead.length,
+      shown: dead
+        .slice(-DEAD_LETTERS_SHOWN)
+        .reverse()
+        .map((entry) => ({
+          id: entry.id,
+          sink: entry.sink,
+          alert_id: entry.alert.id,
+          rule: entry.rule,
+          block: entry.alert.block,
+          summary: cut(entry.alert.summary),
+          attempts: entry.attempts,
+          reason: cut(entry.dead_reason ?? entry.last_error ?? null),
+          created_at: entry.created_at,
+          links: linksOf(entry.alert),
+        })),
+    };
+  }
 
   function readiness(): Readiness {
     const now = common.now();
@@ -135,8 +218,11 @@ export function createDaemonStatus(common: Common, parts: DaemonStatusParts): St
         skipped: state?.skipped ?? 0,
       };
     });
-    const credits = meter.snapshot();
+    creditHistory.sample();
+    const meterState = meter.snapshot();
     const stats = store.stats();
+    const outbox = store.listOutbox();
+    const dead = deadLetters(outbox);
     const b = budget.state();
     const ready = readiness();
     return {
@@ -147,14 +233,19 @@ export function createDaemonStatus(common: Common, parts: DaemonStatusParts): St
       reasons: ready.reasons,
       head: h,
       sources,
+      explorer_url: explorer ?? null,
       sinks: dispatcher.states(),
+      alerts: latestAlerts(outbox),
+      dead_letters: dead.shown,
+      dead_letters_total: dead.total,
       silences: parts.silences?.list(now) ?? [],
       credits: {
-        day: credits.day,
-        spent_today: credits.spent,
+        day: meterState.day,
+        spent_today: meterState.spent,
         budget: b.budget,
-        remaining_today: b.budget === null ? null : Math.max(0, b.budget - credits.spent),
-        by_operation: credits.byOperation,
+        remaining_today: b.budget === null ? null : Math.max(0, b.budget - meterState.spent),
+        by_operation: meterState.byOperation,
+        history: creditHistory.today(),
         paused_until: b.paused_until,
         alerts_sent: b.alerts_sent,
       },
@@ -172,5 +263,16 @@ export function createDaemonStatus(common: Common, parts: DaemonStatusParts): St
     };
   }
 
-  return { readiness, status, refreshMetrics };
+  function requeueDeadLetters(selector: DeadLetterSelector): Promise<RequeueResult> {
+    return dispatcher.retry(selector);
+  }
+
+  return { readiness, status, refreshMetrics, requeueDeadLetters, close: () => creditHistory.stop() };
+}
+
+function cut(text: string): string;
+function cut(text: string | null): string | null;
+function cut(text: string | null): string | null {
+  if (text === null || text.length <= TEXT_LIMIT) return text;
+  return `${text.slice(0, TEXT_LIMIT)}…`;
 }

@@ -2,8 +2,11 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import type { AddressInfo } from "node:net";
 import type { Common } from "../common/common.js";
 import { describeError } from "../common/errors.js";
+import type { DeadLetterSelector, RequeueResult } from "../notify/dispatcher.js";
 import { bearerTokenMatches } from "./bearer.js";
 import { StatusError } from "./errors.js";
+import { PAGE_FILES, PAGE_SECURITY_HEADERS } from "./page/page-files.js";
+import { parseRequeueBody } from "./requeue-body.js";
 
 /** Why the daemon is or is not ready: each check with its verdict. */
 export interface Readiness {
@@ -20,11 +23,18 @@ export interface StatusProvider {
   status(): Promise<unknown>;
   /** Brings gauges that are read rather than pushed (cursors, store size) up to date before a scrape. */
   refreshMetrics?(): void;
+  /** Sends dead letters again; offered at POST /api/dead-letters/requeue only when a token is configured. */
+  requeueDeadLetters?(selector: DeadLetterSelector): Promise<RequeueResult>;
+  /** Stops what the provider runs in the background; called when the server closes. */
+  close?(): void;
 }
 
 export interface StatusServerOptions {
   listen: { host: string; port: number };
-  /** When set, /metrics and /status need `Authorization: Bearer <token>`. */
+  /**
+   * When set, /metrics and /status need `Authorization: Bearer <token>`, and dead letters can
+   * be re-queued (POST /api/dead-letters/requeue, with the token). Without it the server is read-only.
+   */
   token?: string;
   provider: StatusProvider;
 }
@@ -37,12 +47,21 @@ export interface StatusServer {
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => Promise<void> | void;
 
+interface Route {
+  methods: readonly string[];
+  auth: boolean;
+  handler: Handler;
+}
+
+const READ = ["GET", "HEAD"] as const;
+
 /**
- * The operator's window into a running daemon, on node:http: `/healthz` (the process
- * serves), `/readyz` (store writable, recent ticks, head reachable), `/metrics`
- * (Prometheus) and `/status` (the same as JSON). Read-only; loopback by default. The
- * optional bearer token guards what reveals the setup (/metrics, /status); the probes stay
- * open so that an orchestrator needs no secret.
+ * The operator's window into a running daemon, on node:http: `/` (the status page, which
+ * reads /status), `/healthz` (the process serves), `/readyz` (store writable, recent ticks,
+ * head reachable), `/metrics` (Prometheus) and `/status` (the same as JSON). Loopback by
+ * default. The optional bearer token guards what reveals the setup (/metrics, /status); the
+ * probes stay open so that an orchestrator needs no secret. Read-only unless that token is
+ * configured: only then can dead letters be re-queued, by a request that carries it.
  */
 export async function createStatusServer(common: Common, options: StatusServerOptions): Promise<StatusServer> {
   const { provider } = options;
@@ -53,9 +72,12 @@ export async function createStatusServer(common: Common, options: StatusServerOp
   const sendJson = (res: ServerResponse, status: number, value: unknown) =>
     send(res, status, "application/json; charset=utf-8", common.secrets.redact(`${JSON.stringify(value, null, 2)}\n`));
 
-  const routes: Record<string, { auth: boolean; handler: Handler }> = {
-    "/healthz": { auth: false, handler: (_req, res) => send(res, 200, "text/plain; charset=utf-8", "ok\n") },
+  const canRequeue = options.token !== undefined && provider.requeueDeadLetters !== undefined;
+
+  const routes: Record<string, Route> = {
+    "/healthz": { methods: READ, auth: false, handler: (_req, res) => send(res, 200, "text/plain; charset=utf-8", "ok\n") },
     "/readyz": {
+      methods: READ,
       auth: false,
       handler: (_req, res) => {
         const readiness = provider.readiness();
@@ -63,21 +85,49 @@ export async function createStatusServer(common: Common, options: StatusServerOp
       },
     },
     "/metrics": {
+      methods: READ,
       auth: true,
       handler: async (_req, res) => {
         provider.refreshMetrics?.();
         send(res, 200, registry.contentType, await registry.metrics());
       },
     },
-    "/status": { auth: true, handler: async (_req, res) => sendJson(res, 200, await provider.status()) },
+    "/status": {
+      methods: READ,
+      auth: true,
+      handler: async (_req, res) => {
+        const body = await provider.status();
+        // The page shows the re-queue buttons only when the server would accept them.
+        const actions = { requeue_dead_letters: canRequeue };
+        sendJson(res, 200, body !== null && typeof body === "object" && !Array.isArray(body) ? { ...body, actions } : body);
+      },
+    },
   };
+  // The page and its two files hold no data (it reads /status like any client), so they need no token.
+  for (const [path, file] of Object.entries(PAGE_FILES)) {
+    routes[path] = { methods: READ, auth: false, handler: (_req, res) => send(res, 200, file.contentType, file.body) };
+  }
+  if (canRequeue) {
+    const requeue = provider.requeueDeadLetters!.bind(provider);
+    routes["/api/dead-letters/requeue"] = {
+      methods: ["POST"],
+      auth: true,
+      handler: async (req, res) => {
+        const parsed = await parseRequeueBody(req);
+        if (!parsed.ok) return sendJson(res, parsed.status, { error: parsed.error });
+        const result = await requeue(parsed.selector);
+        logger.info({ requeued: result.requeued, unmatched: result.unmatched.length, all: "all" in parsed.selector }, "dead letters re-queued from the status server");
+        sendJson(res, 200, result);
+      },
+    };
+  }
 
   const server = createServer((req, res) => {
     const path = new URL(req.url ?? "/", "http://status.invalid").pathname;
     const route = routes[path];
     if (!route) return sendJson(res, 404, { error: "not found", endpoints: Object.keys(routes) });
-    if (req.method !== "GET" && req.method !== "HEAD") {
-      res.setHeader("allow", "GET, HEAD");
+    if (!route.methods.includes(req.method ?? "")) {
+      res.setHeader("allow", route.methods.join(", "));
       return sendJson(res, 405, { error: "method not allowed" });
     }
     if (route.auth && options.token !== undefined && !bearerTokenMatches(req.headers.authorization, options.token)) {
@@ -95,7 +145,10 @@ export async function createStatusServer(common: Common, options: StatusServerOp
 
   const { host, port } = options.listen;
   await new Promise<void>((resolve, reject) => {
-    const onError = (error: NodeJS.ErrnoException) => reject(listenError(error, host, port));
+    const onError = (error: NodeJS.ErrnoException) => {
+      provider.close?.();
+      reject(listenError(error, host, port));
+    };
     server.once("error", onError);
     server.listen(port, host, () => {
       server.off("error", onError);
@@ -105,12 +158,13 @@ export async function createStatusServer(common: Common, options: StatusServerOp
   server.on("error", (error) => logger.error({ err: describeError(error) }, "status server error"));
   const address = server.address() as AddressInfo;
   const url = `http://${address.family === "IPv6" ? `[${address.address}]` : address.address}:${address.port}`;
-  logger.info({ url, auth: options.token !== undefined }, "status server listening (/healthz /readyz /metrics /status)");
+  logger.info({ url, auth: options.token !== undefined, requeue: canRequeue }, "status server listening (the status page at /; /healthz /readyz /metrics /status)");
 
   return {
     url,
     close: () =>
       new Promise<void>((resolve) => {
+        provider.close?.();
         server.close(() => resolve());
         server.closeAllConnections();
       }),
@@ -122,11 +176,10 @@ function send(res: ServerResponse, status: number, contentType: string, body: st
     "content-type": contentType,
     "content-length": Buffer.byteLength(body),
     "cache-control": "no-store",
-    "x-content-type-options": "nosniff",
+    ...PAGE_SECURITY_HEADERS,
   });
   res.end(res.req.method === "HEAD" ? undefined : body);
 }
-
 
 function listenError(error: NodeJS.ErrnoException, host: string, port: number): StatusError {
   const where = `${host.includes(":") ? `[${host}]` : host}:${port}`;

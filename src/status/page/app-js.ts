@@ -1,0 +1,408 @@
+/**
+ * The status page's script (served as /assets/app.js). It polls /status and builds every
+ * element with createElement and textContent: on-chain text (summaries, errors) is data and
+ * never passes through an HTML parser; links are only the explorer links /status builds
+ * (checked again here to be http(s) under the configured explorer). Plain ES2020 without a
+ * build step; kept free of backquotes and dollar-brace so that it fits this raw template.
+ */
+export const APP_JS = String.raw`(function () {
+  "use strict";
+
+  var POLL_MS = 1500;
+  var TOKEN_KEY = "kaiawatch.status.token";
+  var SVG = "http://www.w3.org/2000/svg";
+  // Control, bidi-override and zero-width characters are shown as their code point, never obeyed.
+  var HIDDEN = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]/g;
+
+  var timer = null;
+  var seenAlerts = null;
+  var pendingAction = null;
+  var last = null;
+
+  function $(id) { return document.getElementById(id); }
+
+  function clean(value, max) {
+    var text = value === null || value === undefined ? "" : String(value);
+    text = text.replace(/[\t\n\r]+/g, " ").replace(HIDDEN, function (c) {
+      return "[U+" + c.charCodeAt(0).toString(16).toUpperCase().padStart(4, "0") + "]";
+    });
+    var limit = max || 400;
+    return text.length > limit ? text.slice(0, limit) + "…" : text;
+  }
+
+  function el(tag, className, text) {
+    var node = document.createElement(tag);
+    if (className) node.className = className;
+    if (text !== undefined && text !== null) node.textContent = clean(text);
+    return node;
+  }
+
+  function td(text, className) { return el("td", className, text === null || text === undefined ? "–" : text); }
+
+  function fill(parent, nodes) { parent.replaceChildren.apply(parent, nodes); }
+
+  function num(n) { return typeof n === "number" && isFinite(n) ? n.toLocaleString("en-US") : "–"; }
+
+  function badge(text, kind) { return el("span", "badge" + (kind ? " " + kind : ""), text); }
+
+  /** Only links /status built under the configured explorer, and only http(s). */
+  function link(url, label) {
+    var base = last && typeof last.explorer_url === "string" ? last.explorer_url : null;
+    if (typeof url !== "string" || base === null || !/^https?:\/\//i.test(base) || url.indexOf(base + "/") !== 0 || /[\s"'<>]/.test(url)) {
+      return el("span", "mono", label);
+    }
+    var a = el("a", "mono", label);
+    a.href = url;
+    a.target = "_blank";
+    a.rel = "noopener noreferrer nofollow";
+    return a;
+  }
+
+  function secondsBetween(fromIso, toIso) {
+    var from = Date.parse(fromIso);
+    var to = Date.parse(toIso);
+    return isNaN(from) || isNaN(to) ? null : Math.max(0, Math.round((to - from) / 1000));
+  }
+
+  function duration(seconds) {
+    if (seconds === null) return "–";
+    if (seconds < 90) return seconds + " s";
+    if (seconds < 5400) return Math.round(seconds / 60) + " min";
+    if (seconds < 172800) return (Math.round(seconds / 360) / 10) + " h";
+    return Math.round(seconds / 86400) + " d";
+  }
+
+  function ago(iso) {
+    if (!iso || !last) return "never";
+    return duration(secondsBetween(iso, last.now)) + " ago";
+  }
+
+  function timeCell(iso) {
+    var cell = td(iso ? ago(iso) : "never");
+    if (iso) cell.title = clean(iso);
+    return cell;
+  }
+
+  function short(hash) {
+    var text = String(hash);
+    return text.length > 14 ? text.slice(0, 8) + "…" + text.slice(-4) : text;
+  }
+
+  // ---- token ----
+
+  function token() {
+    try { return sessionStorage.getItem(TOKEN_KEY) || ""; } catch (e) { return ""; }
+  }
+
+  function setToken(value) {
+    try {
+      if (value) sessionStorage.setItem(TOKEN_KEY, value);
+      else sessionStorage.removeItem(TOKEN_KEY);
+    } catch (e) { /* storage disabled: the token lives until the page is left */ }
+  }
+
+  function authHeaders(extra) {
+    var headers = { accept: "application/json" };
+    var t = token();
+    if (t) headers.authorization = "Bearer " + t;
+    if (extra) Object.keys(extra).forEach(function (k) { headers[k] = extra[k]; });
+    return headers;
+  }
+
+  function askToken(why, problem, then, cancellable) {
+    pendingAction = then || null;
+    $("token-why").textContent = why;
+    $("token-message").textContent = problem || "";
+    $("token-cancel").hidden = !cancellable;
+    $("token-panel").hidden = false;
+    $("token-input").value = "";
+    $("token-input").focus();
+  }
+
+  function closeTokenPanel() {
+    $("token-panel").hidden = true;
+    $("token-message").textContent = "";
+    pendingAction = null;
+  }
+
+  $("token-form").addEventListener("submit", function (event) {
+    event.preventDefault();
+    var value = $("token-input").value.trim();
+    if (!value) { $("token-message").textContent = "Enter the token first."; return; }
+    setToken(value);
+    var action = pendingAction;
+    closeTokenPanel();
+    if (action) action();
+    else poll();
+  });
+  $("token-cancel").addEventListener("click", closeTokenPanel);
+
+  // ---- polling ----
+
+  function showError(text) {
+    $("error").textContent = text;
+    $("error").hidden = false;
+  }
+
+  async function poll() {
+    clearTimeout(timer);
+    timer = null;
+    try {
+      var res = await fetch("/status", { headers: authHeaders(), cache: "no-store" });
+      if (res.status === 401) {
+        var had = token() !== "";
+        setToken("");
+        $("content").hidden = true;
+        $("readiness").textContent = "locked";
+        $("readiness").className = "badge warn";
+        askToken("This kaiawatch needs its status token (status.token) to show its status.", had ? "That token was refused." : "", null, false);
+        return; // polling resumes once a token is given
+      }
+      if (!res.ok) throw new Error("/status answered HTTP " + res.status);
+      var data = await res.json();
+      $("error").hidden = true;
+      render(data);
+    } catch (e) {
+      showError("Cannot read /status (" + clean(e && e.message ? e.message : e, 200) + "); trying again.");
+      $("readiness").textContent = "unreachable";
+      $("readiness").className = "badge bad";
+    }
+    timer = setTimeout(poll, POLL_MS);
+  }
+
+  // ---- rendering ----
+
+  function render(data) {
+    last = data;
+    $("content").hidden = false;
+    $("readiness").textContent = data.ready ? "ready" : "not ready";
+    $("readiness").className = "badge " + (data.ready ? "ok" : "bad");
+    $("updated").textContent = "updated " + clean(String(data.now).slice(11, 19)) + " UTC";
+    var head = data.head || {};
+    $("head-block").textContent = num(head.block);
+    $("head-read").textContent = head.error ? "failed: " + clean(head.error, 200) : ago(head.read_at);
+    $("uptime").textContent = duration(data.uptime_seconds);
+    $("outbox-size").textContent = num(data.store ? data.store.outbox : null);
+    fill($("reasons"), (data.reasons || []).map(function (r) { return el("li", null, r); }));
+    renderSources(data.sources || []);
+    renderAlerts(data.alerts || []);
+    renderSinks(data.sinks || {});
+    renderDeadLetters(data.dead_letters || [], data.dead_letters_total || 0, !!(data.actions && data.actions.requeue_dead_letters));
+    renderCredits(data.credits || {});
+    renderRequests(data.requests || {}, data.retries || {}, (data.credits && data.credits.by_operation) || {});
+    renderSilences(data.silences || []);
+  }
+
+  function renderSources(sources) {
+    fill($("sources-body"), sources.map(function (s) {
+      var tr = el("tr");
+      tr.setAttribute("data-source-key", String(s.key));
+      var watch = td(s.watch);
+      watch.appendChild(el("div", "subtle", s.description));
+      var source = td(s.family);
+      source.appendChild(el("div", "subtle mono", s.schedule));
+      var outcome = el("td");
+      var kind = s.last_outcome === "ok" ? "ok" : s.last_outcome === "paused" ? "warn" : s.last_outcome === "error" ? "bad" : "";
+      outcome.appendChild(badge(s.last_outcome || "not yet", kind));
+      if (s.running) { outcome.appendChild(document.createTextNode(" ")); outcome.appendChild(badge("running", "")); }
+      var ticks = td(num(s.ticks) + (s.skipped ? " (" + num(s.skipped) + " skipped)" : ""), "num");
+      tr.append(watch, source, td(num(s.cursor), "num cursor"), td(num(s.lag), "num lag"), timeCell(s.last_tick_at), outcome, ticks, td(s.last_error || "", "error"));
+      return tr;
+    }));
+  }
+
+  function deliveryBadge(d) {
+    var label = d.sink + ": " + (d.state === "pending" && d.attempts > 0 ? "retrying (" + d.attempts + ")" : d.state);
+    var b = badge(label, d.state === "delivered" ? "ok" : d.state === "dead" ? "bad" : "warn");
+    if (d.error) b.title = clean(d.error);
+    return b;
+  }
+
+  function renderAlerts(alerts) {
+    var first = seenAlerts === null;
+    var seen = seenAlerts || {};
+    $("alerts-empty").hidden = alerts.length > 0;
+    $("alerts-count").textContent = alerts.length ? "(" + alerts.length + " newest)" : "";
+    fill($("alerts-list"), alerts.map(function (a) {
+      var li = el("li", first || seen[a.id] ? "" : "new");
+      li.setAttribute("data-alert-id", String(a.id));
+      li.setAttribute("data-block", String(a.block));
+      var head = el("div", "alert-head");
+      head.append(el("span", "alert-rule", a.rule), el("span", "subtle", a.watch + " · " + a.source));
+      var links = a.links || {};
+      head.appendChild(link(links.block, "block " + a.block));
+      if (a.transaction_hash) head.appendChild(link(links.transaction, "tx " + short(a.transaction_hash)));
+      var when = el("span", "subtle", ago(a.created_at));
+      when.title = clean(a.created_at);
+      head.appendChild(when);
+      var deliveries = el("div", "deliveries");
+      (a.deliveries || []).forEach(function (d) { deliveries.appendChild(deliveryBadge(d)); });
+      li.append(head, el("p", "alert-summary", a.summary), deliveries);
+      return li;
+    }));
+    var next = {};
+    alerts.forEach(function (a) { next[a.id] = true; });
+    seenAlerts = next;
+  }
+
+  function renderSinks(sinks) {
+    fill($("sinks-body"), Object.keys(sinks).sort().map(function (name) {
+      var s = sinks[name];
+      var tr = el("tr");
+      tr.setAttribute("data-sink", name);
+      var error = td(s.last_error ? s.last_error : "", "error");
+      if (s.last_error_at) {
+        error.title = clean(s.last_error_at);
+        error.appendChild(el("div", "subtle", ago(s.last_error_at)));
+      }
+      tr.append(td(name), td(s.type), td(num(s.pending), "num"), td(num(s.retrying), "num"), td(num(s.in_flight), "num"), td(num(s.dead), "num dead"), td(num(s.delivered_total), "num"), error);
+      return tr;
+    }));
+  }
+
+  function renderDeadLetters(dead, total, canRequeue) {
+    $("dead-count").textContent = total ? "(" + total + (total > dead.length ? ", newest " + dead.length + " shown" : "") + ")" : "";
+    $("requeue-note").textContent = canRequeue
+      ? (total ? "Re-queueing sends a dead letter again from its first attempt; it needs the status token." : "No dead letter.")
+      : (total ? "Read-only: configure status.token to re-queue dead letters from this page (or use kaiawatch outbox retry)." : "No dead letter.");
+    $("requeue-all").hidden = !(canRequeue && total > 0);
+    $("dead-table").hidden = dead.length === 0;
+    fill($("dead-body"), dead.map(function (d) {
+      var tr = el("tr");
+      tr.setAttribute("data-entry-id", String(d.id));
+      var reason = td(d.reason || "", "error");
+      reason.appendChild(el("div", "subtle", d.summary));
+      var action = el("td");
+      if (canRequeue) {
+        var button = el("button", "small requeue", "Re-queue");
+        button.type = "button";
+        button.addEventListener("click", function () { requeue({ ids: [d.id] }, button); });
+        action.appendChild(button);
+      }
+      tr.append(td(d.sink), td(d.rule), el("td", "num"), td(num(d.attempts), "num"), reason, action);
+      tr.children[2].appendChild(link(d.links && d.links.block, String(d.block)));
+      return tr;
+    }));
+  }
+
+  $("requeue-all").addEventListener("click", function () { requeue({ all: true }, $("requeue-all")); });
+
+  async function requeue(selector, button) {
+    var message = $("requeue-message");
+    if (!token()) {
+      askToken("Re-queueing dead letters needs the status token (status.token).", "", function () { requeue(selector, button); }, true);
+      return;
+    }
+    button.disabled = true;
+    message.className = "";
+    message.textContent = "Re-queueing…";
+    try {
+      var res = await fetch("/api/dead-letters/requeue", { method: "POST", headers: authHeaders({ "content-type": "application/json" }), body: JSON.stringify(selector), cache: "no-store" });
+      var body = await res.json().catch(function () { return {}; });
+      if (res.status === 401 || res.status === 403) {
+        setToken("");
+        message.className = "problem";
+        message.textContent = "Not re-queued: the token was refused.";
+        askToken("Re-queueing dead letters needs the status token (status.token).", "That token was refused.", function () { requeue(selector, button); }, true);
+        return;
+      }
+      if (!res.ok) {
+        message.className = "problem";
+        message.textContent = "Not re-queued: " + clean(body.error || "HTTP " + res.status, 200);
+        return;
+      }
+      var unmatched = body.unmatched && body.unmatched.length ? " (" + body.unmatched.length + " no longer dead)" : "";
+      message.textContent = num(body.requeued) + " dead letter" + (body.requeued === 1 ? "" : "s") + " re-queued" + unmatched + ".";
+      poll();
+    } catch (e) {
+      message.className = "problem";
+      message.textContent = "Not re-queued: " + clean(e && e.message ? e.message : e, 200);
+    } finally {
+      button.disabled = false;
+    }
+  }
+
+  function svg(tag, attrs, text) {
+    var node = document.createElementNS(SVG, tag);
+    Object.keys(attrs).forEach(function (k) { node.setAttribute(k, String(attrs[k])); });
+    if (text !== undefined) node.textContent = text;
+    return node;
+  }
+
+  function renderCredits(c) {
+    var spent = typeof c.spent_today === "number" ? c.spent_today : 0;
+    var budget = typeof c.budget === "number" ? c.budget : null;
+    $("credits-day").textContent = c.day ? "(" + clean(c.day) + " UTC)" : "";
+    var summary = budget === null
+      ? num(spent) + " credits spent (no daily budget)"
+      : num(spent) + " of " + num(budget) + " credits (" + (budget > 0 ? Math.round((spent / budget) * 1000) / 10 : 0) + "%), " + num(c.remaining_today) + " left";
+    if (c.paused_until) summary += " · polling paused until " + clean(c.paused_until);
+    $("credits-summary").textContent = summary;
+
+    var W = 480, H = 170, L = 52, R = 20, T = 10, B = 22;
+    var dayStart = Date.parse(String(c.day) + "T00:00:00Z");
+    var history = (c.history || []).filter(function (p) { return typeof p.spent === "number" && !isNaN(Date.parse(p.at)); });
+    var top = Math.max(1, budget || 0, spent);
+    history.forEach(function (p) { top = Math.max(top, p.spent); });
+    top *= 1.08;
+    var x = function (ms) { return L + Math.min(1, Math.max(0, (ms - dayStart) / 86400000)) * (W - L - R); };
+    var y = function (v) { return T + (1 - v / top) * (H - T - B); };
+    var chart = svg("svg", { viewBox: "0 0 " + W + " " + H, role: "img", "aria-label": "credits spent today, by hour (UTC)" });
+    chart.appendChild(svg("line", { class: "axis", x1: L, y1: H - B, x2: W - R, y2: H - B }));
+    chart.appendChild(svg("line", { class: "axis", x1: L, y1: T, x2: L, y2: H - B }));
+    [0, 6, 12, 18, 24].forEach(function (h) {
+      var px = x(dayStart + h * 3600000);
+      chart.appendChild(svg("text", { x: px, y: H - 6, "text-anchor": "middle" }, (h < 10 ? "0" : "") + h + ":00"));
+    });
+    chart.appendChild(svg("text", { x: L - 6, y: H - B, "text-anchor": "end" }, "0"));
+    chart.appendChild(svg("text", { x: L - 6, y: T + 9, "text-anchor": "end" }, num(Math.round(top))));
+    if (budget !== null) {
+      chart.appendChild(svg("line", { class: "budget", x1: L, y1: y(budget), x2: W - R, y2: y(budget) }));
+      chart.appendChild(svg("text", { x: W - R, y: y(budget) - 4, "text-anchor": "end" }, "budget " + num(budget)));
+    }
+    if (!isNaN(dayStart) && history.length > 0) {
+      var points = history.map(function (p) { return x(Date.parse(p.at)).toFixed(1) + "," + y(p.spent).toFixed(1); });
+      var firstX = x(Date.parse(history[0].at)).toFixed(1);
+      var lastX = x(Date.parse(history[history.length - 1].at)).toFixed(1);
+      chart.appendChild(svg("polygon", { class: "area", points: firstX + "," + (H - B) + " " + points.join(" ") + " " + lastX + "," + (H - B) }));
+      chart.appendChild(svg("polyline", { class: "spent", points: points.join(" ") }));
+      var now = history[history.length - 1];
+      chart.appendChild(svg("circle", { class: "now", cx: lastX, cy: y(now.spent).toFixed(1), r: 3 }));
+    }
+    fill($("credits-chart"), [chart]);
+  }
+
+  function renderRequests(requests, retries, credits) {
+    var ops = {};
+    [requests, retries, credits].forEach(function (o) { Object.keys(o).forEach(function (k) { ops[k] = true; }); });
+    fill($("requests-body"), Object.keys(ops).sort().map(function (op) {
+      var ok = 0, errors = 0;
+      var byStatus = requests[op] || {};
+      Object.keys(byStatus).forEach(function (status) {
+        if (/^2/.test(status)) ok += byStatus[status];
+        else errors += byStatus[status];
+      });
+      var tr = el("tr");
+      tr.setAttribute("data-operation", op);
+      var errorCell = td(num(errors), "num" + (errors > 0 ? " error" : ""));
+      var codes = Object.keys(byStatus).filter(function (s) { return !/^2/.test(s); });
+      if (codes.length) errorCell.title = codes.map(function (s) { return s + ": " + byStatus[s]; }).join(", ");
+      tr.append(td(op, "mono"), td(num(ok), "num"), errorCell, td(num(typeof retries[op] === "number" ? retries[op] : 0), "num"), td(num(credits[op] || 0), "num"));
+      return tr;
+    }));
+  }
+
+  function renderSilences(silences) {
+    $("silences-empty").hidden = silences.length > 0;
+    $("silences-table").hidden = silences.length === 0;
+    fill($("silences-body"), silences.map(function (s) {
+      var match = Object.keys(s.match || {}).map(function (k) { return k + "=" + s.match[k]; }).join(", ");
+      var tr = el("tr");
+      tr.append(td(s.id, "mono"), td(s.rule), td(match || "(every alert)", "mono"), td(s.reason), td(s.expires_at), td(num(s.suppressed), "num"));
+      return tr;
+    }));
+  }
+
+  poll();
+})();
+`;
