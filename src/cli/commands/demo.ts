@@ -34,7 +34,8 @@ in one process:
   - a mail catcher (a local SMTP server),
   - the kaiawatch daemon with examples/demo.yaml: a treasury wallet's large outflows and
     failed calls, an NFT collection's transfers, and token transfers over a threshold,
-    with its status server (/healthz, /readyz, /metrics, /status) on a free port.
+    with its status page (open its address in a browser) and /healthz, /readyz, /metrics,
+    /status on a free port.
 Alerts appear in the terminal as they are delivered, with a line for every webhook and
 mail received. Nothing leaves 127.0.0.1; the store is a temporary file removed on exit.
 Stop with Ctrl-C.
@@ -73,7 +74,9 @@ function banner(parts: { sim: Simulator; webhook: WebhookReceiver; smtp: SmtpCat
     `  simulator     ${parts.sim.url}  (explorer API under /api/v1, JSON-RPC; a new block every second)`,
     `  webhook       ${parts.webhook.url}  (checks the Standard Webhooks signature)`,
     `  mail catcher  smtp://${parts.smtp.host}:${parts.smtp.port}`,
-    `  status        ${parts.statusUrl === undefined ? "off (status.listen: false)" : `${parts.statusUrl}/status  (also /healthz, /readyz, /metrics)`}`,
+    ...(parts.statusUrl === undefined
+      ? ["  status        off (status.listen: false)"]
+      : [`  status page   ${parts.statusUrl}/  (open it in a browser: sources, alerts and delivery, live)`, `  status        ${parts.statusUrl}/status  (the same as JSON; also /healthz, /readyz, /metrics)`]),
     `  store         ${parts.storePath}  (temporary, removed on exit)`,
     `  config        ${DEMO_CONFIG_PATH}`,
     "",
@@ -84,6 +87,7 @@ function banner(parts: { sim: Simulator; webhook: WebhookReceiver; smtp: SmtpCat
     "",
     "Alerts appear below as they are delivered: [kaiawatch] lines come from the console sink,",
     "[webhook] and [email] lines are what the local receivers got. Stop with Ctrl-C.",
+    ...(parts.statusUrl === undefined ? [] : [`Or watch it all in a browser: the status page is at ${parts.statusUrl}/`]),
     "",
     "",
   ].join("\n");
