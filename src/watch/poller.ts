@@ -72,6 +72,10 @@ export function createSourcePoller(common: Common, options: SourcePollerOptions)
 
     while (cursor < head) {
       signal.throwIfAborted();
+      // A store that cannot write (a full disk, a read-only directory) keeps what follows in
+      // memory only: scanning on would move the cursor ever further past what a restart
+      // remembers. Retry the write first; while it fails, so does the tick, and the cursor stays.
+      if (store.stats().lastWriteFailed) await store.flush();
       const from = cursor + 1;
       const to = Math.min(head, cursor + source.maxWindowBlocks);
       const started = common.now();
