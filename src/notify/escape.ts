@@ -1,3 +1,4 @@
+import { ELLIPSIS, truncate } from "../common/text.js";
 /**
  * Sanitizing and escaping of text that strangers wrote on chain (token names, NFT metadata,
  * revert messages) before it reaches a sink. Every escaper below sanitizes first, so any path
@@ -41,20 +42,8 @@ export function sanitizeText(input: string, options: SanitizeOptions = {}): stri
   return s.replace(CONTROL, visible).replace(BIDI, visible);
 }
 
-export const ELLIPSIS = "…";
-
-/**
- * Cut `s` to at most `maxCodePoints` code points, ending with "…" when cut. Works on code
- * points, so a surrogate pair is never split.
- */
-export function truncate(s: string, maxCodePoints: number): string {
-  if (maxCodePoints <= 0) return "";
-  // Fast path: UTF-16 length bounds the code point count from above.
-  if (s.length <= maxCodePoints) return s;
-  const points = Array.from(s);
-  if (points.length <= maxCodePoints) return s;
-  return points.slice(0, maxCodePoints - 1).join("") + ELLIPSIS;
-}
+// Re-exported: the sinks take all their text helpers from here.
+export { ELLIPSIS, truncate };
 
 /**
  * Cut `s` to at most `maxUnits` UTF-16 code units (what JavaScript's `length`, Telegram and

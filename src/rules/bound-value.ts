@@ -1,3 +1,5 @@
+import { truncate } from "../common/text.js";
+
 /** Longest on-chain string kept in an enrichment (NFT names, metadata, revert messages). */
 export const ENRICHMENT_TEXT_MAX = 500;
 /** Most entries of a list kept in an enrichment (calls, logs, transfers, inventory). */
@@ -11,20 +13,11 @@ const MAX_DEPTH = 8;
  * Lists are cut by their callers, which also record how many there were.
  */
 export function boundValue(value: unknown, depth = 0): unknown {
-  if (typeof value === "string") return cutText(value);
+  if (typeof value === "string") return truncate(value, ENRICHMENT_TEXT_MAX);
   if (typeof value !== "object" || value === null) return value;
   if (depth >= MAX_DEPTH) return "…";
   if (Array.isArray(value)) return value.slice(0, ENRICHMENT_LIST_MAX).map((item) => boundValue(item, depth + 1));
   const out: Record<string, unknown> = {};
   for (const [key, item] of Object.entries(value)) out[key] = boundValue(item, depth + 1);
   return out;
-}
-
-function cutText(text: string): string {
-  if (text.length <= ENRICHMENT_TEXT_MAX) return text;
-  let end = ENRICHMENT_TEXT_MAX - 1;
-  // Never split a surrogate pair: half an emoji is not valid text.
-  const last = text.charCodeAt(end - 1);
-  if (last >= 0xd800 && last <= 0xdbff) end -= 1;
-  return `${text.slice(0, end)}…`;
 }

@@ -5,7 +5,8 @@ import type { WatchedRecord } from "../watch/record.js";
 import type { AlertDocument } from "./alert.js";
 import { ALERT_DOCUMENT_VERSION } from "./alert.js";
 import { amountKeiOf } from "./record-values.js";
-import { cut, oneLine, renderTemplate } from "./summary-template.js";
+import { truncate } from "../common/text.js";
+import { oneLine, renderTemplate } from "./summary-template.js";
 
 export interface BuildAlertInput {
   rule: { name: string; summary?: string };
@@ -98,7 +99,7 @@ function buildLinks(input: BuildAlertInput): AlertDocument["links"] {
 /** 0x1234…abcd; the full address is in the record and the links. */
 export function shortAddress(address: string | undefined): string {
   if (address === undefined) return "(none)";
-  return isAddress(address) ? `${address.slice(0, 6)}…${address.slice(-4)}` : cut(oneLine(address), 20);
+  return isAddress(address) ? `${address.slice(0, 6)}…${address.slice(-4)}` : truncate(oneLine(address), 20);
 }
 
 function direction(from: string | undefined, to: string | undefined, account: string | undefined): string | undefined {
@@ -115,17 +116,17 @@ export function defaultSummary(record: WatchedRecord, watchedAccount?: string): 
     case "internal_transactions": {
       const d = record.data;
       const kei = amountKeiOf(d.amount);
-      const amount = kei === undefined ? cut(oneLine(String(d.amount)), 40) : formatKei(kei, { group: true });
-      let line = `${amount} KAIA ${cut(oneLine(d.type), 16)} ${shortAddress(d.from)} → ${d.to === undefined ? "(no recipient)" : shortAddress(d.to)}`;
+      const amount = kei === undefined ? truncate(oneLine(String(d.amount)), 40) : formatKei(kei, { group: true });
+      let line = `${amount} KAIA ${truncate(oneLine(d.type), 16)} ${shortAddress(d.from)} → ${d.to === undefined ? "(no recipient)" : shortAddress(d.to)}`;
       const message = d.transaction_status?.fail_message || d.error;
-      if (d.transaction_status?.status === "Fail") line += ` (Fail: ${message ? cut(oneLine(message), 80) : "no message"})`;
-      else if (d.error) line += ` (error: ${cut(oneLine(d.error), 80)})`;
+      if (d.transaction_status?.status === "Fail") line += ` (Fail: ${message ? truncate(oneLine(message), 80) : "no message"})`;
+      else if (d.error) line += ` (error: ${truncate(oneLine(d.error), 80)})`;
       return line;
     }
     case "nft_transfers": {
       const d = record.data;
-      const count = d.token_count !== "1" ? `${cut(oneLine(String(d.token_count)), 24)} × ` : "";
-      const what = `${count}NFT #${cut(oneLine(d.token_id), 24)} of ${shortAddress(d.contract.contract_address)}`;
+      const count = d.token_count !== "1" ? `${truncate(oneLine(String(d.token_count)), 24)} × ` : "";
+      const what = `${count}NFT #${truncate(oneLine(d.token_id), 24)} of ${shortAddress(d.contract.contract_address)}`;
       const dir = direction(d.from, d.to, watchedAccount);
       const suffix = dir ? ` (${dir})` : "";
       if (d.from.toLowerCase() === ZERO_ADDRESS) return `${what} minted to ${shortAddress(d.to)}${suffix}`;
@@ -135,10 +136,10 @@ export function defaultSummary(record: WatchedRecord, watchedAccount?: string): 
     case "event_logs": {
       const d = record.data;
       const named = d.type !== undefined && d.type !== "" && d.type !== "Unknown";
-      const event = named ? cut(oneLine(d.type as string), 40) : `event ${d.topics[0] ? `${d.topics[0].slice(0, 10)}…` : "(anonymous)"}`;
+      const event = named ? truncate(oneLine(d.type as string), 40) : `event ${d.topics[0] ? `${d.topics[0].slice(0, 10)}…` : "(anonymous)"}`;
       const args = d.items
         .slice(0, 4)
-        .map((item) => `${cut(oneLine(item.name), 24)} ${isAddress(item.value) ? shortAddress(item.value) : cut(oneLine(item.value), 32)}`)
+        .map((item) => `${truncate(oneLine(item.name), 24)} ${isAddress(item.value) ? shortAddress(item.value) : truncate(oneLine(item.value), 32)}`)
         .join(", ");
       const estimated = d.estimated_event_log ? " (name estimated)" : "";
       return `${event}${estimated} on ${shortAddress(d.contract_address)}${args ? `: ${args}` : ""}`;

@@ -1,3 +1,4 @@
+import { truncate } from "../common/text.js";
 import type { RecordFamily } from "../watch/record.js";
 import type { ConditionIssue } from "./parse-condition.js";
 
@@ -88,7 +89,7 @@ export function renderTemplate(template: string, lookup: (name: string) => unkno
   }
   let out = "";
   for (const part of parts) out += typeof part === "string" ? part : oneLine(stringify(lookup(part.name)));
-  return cut(out, MAX_SUMMARY_LENGTH);
+  return truncate(out, MAX_SUMMARY_LENGTH);
 }
 
 function stringify(value: unknown): string {
@@ -105,11 +106,4 @@ function stringify(value: unknown): string {
 export function oneLine(text: string): string {
   // eslint-disable-next-line no-control-regex
   return text.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]+/g, " ");
-}
-
-/** Shortens text to at most max characters (code points), ending with "…" when cut. */
-export function cut(text: string, max: number): string {
-  if (text.length <= max) return text;
-  const chars = Array.from(text);
-  return chars.length <= max ? text : `${chars.slice(0, max - 1).join("")}…`;
 }
