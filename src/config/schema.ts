@@ -111,7 +111,7 @@ export const storeSchema = z.strictObject({ path: z.string().min(1).default("./d
 export const statusSchema = z
   .strictObject({
     listen: listen.prefault("127.0.0.1:9464"),
-    token: optionalSecret.meta({ description: "When set, /status and /metrics need `Authorization: Bearer <token>`. Secret." }),
+    token: optionalSecret.meta({ description: "When set, the status page, /status and /metrics need `Authorization: Bearer <token>`, and dead letters can be re-queued from the page with it. Secret." }),
   })
   .prefault({});
 
