@@ -1,0 +1,43 @@
+import { getEventListeners } from "node:events";
+import { describe, expect, it } from "vitest";
+import { linkSignals } from "../../src/explorer/retry.js";
+
+/**
+ * Every explorer call links the process's shutdown signal with its caller's. Thousands of
+ * calls in flight at once (a tick of 10,000 sources) must not pile listeners on the shared
+ * signal, and a shutdown must still reach every call still running, and only those.
+ */
+describe("linkSignals", () => {
+  it("aborts every call still linked when a shared signal aborts, with its reason, and no call already done", () => {
+    const shutdown = new AbortController();
+    const caller = new AbortController();
+    const links = Array.from({ length: 5 }, () => linkSignals(shutdown.signal, caller.signal));
+    links[1]!.dispose();
+    links[3]!.dispose();
+    const reason = new Error("stopping");
+    shutdown.abort(reason);
+    expect(links.map((l) => l.signal.aborted)).toEqual([true, false, true, false, true]);
+    expect(links[0]!.signal.reason).toBe(reason);
+    // Linking to a signal that has aborted already gives an aborted signal at once.
+    expect(linkSignals(shutdown.signal, caller.signal).signal.aborted).toBe(true);
+  });
+
+  it("follows whichever signal aborts first", () => {
+    const shutdown = new AbortController();
+    const caller = new AbortController();
+    const link = linkSignals(shutdown.signal, caller.signal);
+    caller.abort("timeout");
+    expect(link.signal.aborted).toBe(true);
+    expect(link.signal.reason).toBe("timeout");
+  });
+
+  it("keeps one listener on a shared signal however many calls are linked to it", () => {
+    const shutdown = new AbortController();
+    const links = Array.from({ length: 2_000 }, () => linkSignals(shutdown.signal, new AbortController().signal));
+    expect(getEventListeners(shutdown.signal, "abort")).toHaveLength(1);
+    for (const link of links) link.dispose();
+    expect(getEventListeners(shutdown.signal, "abort").length).toBeLessThanOrEqual(1);
+    shutdown.abort();
+    expect(links.some((l) => l.signal.aborted)).toBe(false);
+  });
+});
