@@ -63,6 +63,9 @@ export interface ExplorerClient extends OperationMethods {
   close(): Promise<void>;
 }
 
+/** Far more than a plan's requests per second need at the API's answer times. */
+const MAX_CONNECTIONS = 16;
+
 const DEFAULTS = {
   requestsPerSecond: 5,
   maxRetries: 5,
@@ -86,6 +89,9 @@ export function createExplorerClient(common: Common, options: ExplorerClientOpti
     bodyTimeout: settings.bodyTimeoutMs,
     // Ticks come every few seconds; keep the connection across them (server hints still win).
     keepAliveTimeout: 15_000,
+    // A bounded pool: further requests wait in its queue. Unbounded, a tick of 10,000 sources
+    // opened 10,000 sockets, and the pool scans its connections for a free one per request.
+    connections: MAX_CONNECTIONS,
   });
   const headers: Record<string, string> = {
     accept: "application/json",
