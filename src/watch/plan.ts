@@ -76,8 +76,15 @@ export function definitionsOfWatch(network: string, watch: WatchInput): SourceDe
 export function planSources<R extends RuleInput>(input: PlanInput<R>): Plan {
   const byKey = new Map<string, PlannedSource>();
   const idleWatches: string[] = [];
+  // Grouped once, not filtered per watch: 10,000 watches and rules plan in linear time.
+  const rulesByWatch = new Map<string, R[]>();
+  for (const rule of input.rules) {
+    const list = rulesByWatch.get(rule.watch);
+    if (list) list.push(rule);
+    else rulesByWatch.set(rule.watch, [rule]);
+  }
   for (const watch of input.watches) {
-    const rules = input.rules.filter((rule) => rule.watch === watch.name);
+    const rules = rulesByWatch.get(watch.name) ?? [];
     if (rules.length === 0) {
       idleWatches.push(watch.name);
       continue;
