@@ -10,7 +10,12 @@ import { setImmediate } from "node:timers";
 export interface GroupCommit {
   /** Resolves when a write that started after this call succeeded; rejects with its error. */
   request(): Promise<void>;
-  /** Resolves when everything requested so far is durable; writes again after a failure. */
+  /**
+   * Notes a change made in memory that needs no write of its own: the next write carries
+   * it, and flush() writes it. For changes that a crash may lose at no cost.
+   */
+  defer(): void;
+  /** Resolves when everything requested or deferred so far is durable; writes again after a failure. */
   flush(): Promise<void>;
 }
 
@@ -26,6 +31,8 @@ export function createGroupCommit(write: () => Promise<void>): GroupCommit {
   let scheduled = false;
   // The last finished write failed: memory holds changes the file does not.
   let dirty = false;
+  // Deferred changes that no write has started to carry yet.
+  let deferred = false;
 
   const schedule = () => {
     if (scheduled || inFlight !== undefined) return;
@@ -39,6 +46,8 @@ export function createGroupCommit(write: () => Promise<void>): GroupCommit {
     next = undefined;
     if (batch === undefined) return;
     inFlight = batch;
+    // The write captures the state now, deferred changes included.
+    deferred = false;
     let writing: Promise<void>;
     try {
       writing = write();
@@ -72,8 +81,12 @@ export function createGroupCommit(write: () => Promise<void>): GroupCommit {
 
   return {
     request,
+    defer() {
+      deferred = true;
+    },
     flush() {
       if (next !== undefined) return next.promise;
+      if (deferred) return request();
       if (inFlight !== undefined) return inFlight.promise;
       if (dirty) return request();
       return Promise.resolve();

@@ -87,6 +87,8 @@ export interface Store {
    * The atomic step of guarantee 1: the cursor advance and the window's new outbox entries
    * in one write. Entries whose id already exists (a re-scan after a rewind or a crash) are
    * not added again. A cursor behind the stored one is refused (KW_STORE_CURSOR_BACKWARDS).
+   * A window without entries resolves at once: its cursor advance reaches the file with the
+   * next write or flush() (a crash before that re-scans blocks that held no alert).
    */
   commitWindow(input: { cursor: Cursor; entries: OutboxEntry[] }): Promise<{ added: number }>;
   /**
