@@ -157,6 +157,8 @@ export async function createDaemon(common: Common, options: DaemonOptions): Prom
       readHead: headProbe.read,
       jitterMs: config.defaults.jitter,
       pause: budget,
+      // One write per firing for the cursor advances of windows without alerts.
+      flush: () => store.flush(),
     });
     let statusServer: StatusServer | undefined;
     let budgetTimer: NodeJS.Timeout | undefined;

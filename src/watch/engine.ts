@@ -3,6 +3,7 @@ import { Cron } from "croner";
 import type { Common } from "../common/common.js";
 import { describeError, isAbortError } from "../common/errors.js";
 import type { SourcePoller, TickResult } from "./poller.js";
+import { createTickSlots } from "./tick-slots.js";
 
 /** What `/status` and the CLI show of a source. */
 export interface SourceState {
@@ -29,6 +30,13 @@ export interface WatchEngineOptions {
   jitterMs: number;
   /** The daily credit budget's pause: no ticks while paused; a budget error pauses instead of counting as a failure. */
   pause?: PauseControl;
+  /**
+   * Makes what the ticks deferred durable (the store's cursor advances of windows without
+   * alerts): called once every tick of a firing has ended, and at the end of runOnce.
+   */
+  flush?: () => Promise<void>;
+  /** Sources ticking at the same time (default 64); the others wait for a slot. */
+  maxConcurrentTicks?: number;
 }
 
 export interface PauseControl {
@@ -42,6 +50,8 @@ export interface OnceResult {
   head: number;
   results: Array<{ key: string; result?: TickResult; error?: string }>;
 }
+
+const DEFAULT_CONCURRENT_TICKS = 64;
 
 export interface WatchEngine {
   /** Schedule every source; returns at once. */
@@ -60,6 +70,7 @@ export function createWatchEngine(common: Common, options: WatchEngineOptions): 
   const jobs: Cron[] = [];
   const running = new Map<string, Promise<void>>();
   let head: number | null = null;
+  const slots = createTickSlots(options.maxConcurrentTicks ?? DEFAULT_CONCURRENT_TICKS);
   const states = new Map<string, SourceState>(
     options.pollers.map(({ source }) => [source.key, { key: source.key, watch: source.watch, description: source.description, running: false, last_tick_at: null, last_ok_at: null, last_outcome: null, last_error: null, ticks: 0, skipped: 0, cursor: null }]),
   );
@@ -72,6 +83,16 @@ export function createWatchEngine(common: Common, options: WatchEngineOptions): 
   }
 
   async function tick(poller: SourcePoller, currentHead: number): Promise<TickResult> {
+    await slots.acquire();
+    try {
+      signal.throwIfAborted();
+      return await tickInSlot(poller, currentHead);
+    } finally {
+      slots.release();
+    }
+  }
+
+  async function tickInSlot(poller: SourcePoller, currentHead: number): Promise<TickResult> {
     const { source } = poller;
     const state = states.get(source.key)!;
     const labels = { watch: source.watch, source: source.key };
@@ -105,13 +126,13 @@ export function createWatchEngine(common: Common, options: WatchEngineOptions): 
     }
   }
 
-  function scheduleTick(poller: SourcePoller, currentHead: number): void {
+  function scheduleTick(poller: SourcePoller, currentHead: number): Promise<void> | undefined {
     const { source } = poller;
     if (running.has(source.key)) {
       // A tick still running (a long catch-up, a slow API) skips this one: ticks of a source never overlap.
       states.get(source.key)!.skipped += 1;
       common.metrics.sourceTicksSkipped.inc({ watch: source.watch, source: source.key });
-      return;
+      return undefined;
     }
     const delay = options.jitterMs > 0 ? Math.floor(Math.random() * options.jitterMs) : 0;
     const run = (async () => {
@@ -123,6 +144,18 @@ export function createWatchEngine(common: Common, options: WatchEngineOptions): 
       })
       .finally(() => running.delete(source.key));
     running.set(source.key, run);
+    return run;
+  }
+
+  /** After a firing: one write for every quiet window its ticks deferred. */
+  function flushAfter(runs: Promise<void>[]): void {
+    const flush = options.flush;
+    if (flush === undefined || runs.length === 0) return;
+    void Promise.allSettled(runs)
+      .then(() => flush())
+      .catch((error: unknown) => {
+        if (!signal.aborted) common.logger.error({ err: describeError(error) }, "cannot write the store after a tick; the next write retries");
+      });
   }
 
   return {
@@ -141,7 +174,12 @@ export function createWatchEngine(common: Common, options: WatchEngineOptions): 
           reading = true;
           try {
             const currentHead = await readHead();
-            for (const poller of pollers) scheduleTick(poller, currentHead);
+            const runs: Promise<void>[] = [];
+            for (const poller of pollers) {
+              const run = scheduleTick(poller, currentHead);
+              if (run) runs.push(run);
+            }
+            flushAfter(runs);
           } catch (error) {
             if (!signal.aborted) common.logger.error({ err: describeError(error) }, "cannot read the chain head; sources wait for the next tick");
           } finally {
@@ -164,6 +202,7 @@ export function createWatchEngine(common: Common, options: WatchEngineOptions): 
           }
         }),
       );
+      await options.flush?.();
       return { head: currentHead, results };
     },
 

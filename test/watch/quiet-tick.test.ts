@@ -1,0 +1,105 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { createDaemon, type Daemon } from "../../src/daemon/create-daemon.js";
+import { createSimulator, type Simulator } from "../../src/simulator/index.js";
+import type { StoreData } from "../../src/store/types.js";
+import { createWatchEngine } from "../../src/watch/engine.js";
+import type { PlannedSource, SourcePoller } from "../../src/watch/poller.js";
+import { configFromText, quietCommon, tempDir } from "../helpers/harness.js";
+import { waitFor } from "../helpers/child.js";
+
+/**
+ * Many sources over a quiet chain: one tick asks once per source, writes the store once
+ * (not once per source), and has every cursor on disk when it is over; the scheduled
+ * firing does the same. Ticks run a bounded number at a time.
+ */
+const cleanups: Array<() => Promise<void> | void> = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+const SOURCES = 300;
+
+async function setup(): Promise<{ sim: Simulator; daemon: Daemon; storePath: string }> {
+  const sim = await createSimulator({ seed: 5, initialBlocks: 5, density: { eventLogs: 0, nftTransfers: 0, internalTransactions: 0 } });
+  cleanups.push(() => sim.close());
+  const dir = tempDir();
+  const storePath = join(dir.path, "store.json");
+  const address = (i: number) => `0x7${i.toString(16).padStart(39, "0")}`;
+  const watches = Array.from({ length: SOURCES }, (_, i) => `  - { name: w${i}, contract: "${address(i)}" }`).join("\n");
+  const rules = Array.from({ length: SOURCES }, (_, i) => `  - { name: r${i}, watch: w${i}, notify: [out] }`).join("\n");
+  const config = configFromText(`
+explorer: { base_url: ${sim.url}, requests_per_second: 100000 }
+chain: { rpc_url: ${sim.rpcUrl}, lag_blocks: 0 }
+store: { path: ${storePath} }
+status: { listen: false }
+defaults: { start: latest, schedule: "* * * * * *", jitter: 0s }
+watches:
+${watches}
+rules:
+${rules}
+sinks:
+  out: { type: file, path: ${join(dir.path, "alerts.jsonl")} }
+`);
+  const daemon = await createDaemon(quietCommon(), { config });
+  cleanups.push(async () => {
+    await daemon.stop();
+    dir.remove();
+  });
+  return { sim, daemon, storePath };
+}
+
+const cursorsOnDisk = (path: string) => Object.values((JSON.parse(readFileSync(path, "utf8")) as StoreData).cursors).map((c) => c.block);
+
+describe("a tick over a quiet chain", () => {
+  it("asks once per source, writes the store once, and leaves every cursor on disk", async () => {
+    const { sim, daemon, storePath } = await setup();
+    expect(daemon.plan.sources).toHaveLength(SOURCES);
+    await daemon.engine.runOnce(); // sets every cursor at the head
+    sim.mine(1);
+    sim.resetStats();
+    const writes = daemon.store.stats().writes;
+    const { head, results } = await daemon.engine.runOnce();
+    expect(results.filter((r) => r.error !== undefined)).toEqual([]);
+    const requests = sim.stats().requests;
+    expect(Object.entries(requests).filter(([op]) => op !== "rpc").reduce((n, [, byStatus]) => n + (byStatus["200"] ?? 0), 0)).toBe(SOURCES);
+    expect(daemon.store.stats().writes - writes).toBe(1);
+    expect(cursorsOnDisk(storePath)).toEqual(Array(SOURCES).fill(head));
+  });
+
+  it("when scheduled, writes the cursors of a firing once its ticks are over", async () => {
+    const { sim, daemon, storePath } = await setup();
+    await daemon.engine.runOnce();
+    const head = sim.head() + 1;
+    sim.mine(1);
+    await daemon.start();
+    await waitFor(() => cursorsOnDisk(storePath).every((block) => block === head), 5_000, "every cursor on disk at the new head");
+  });
+});
+
+describe("tick concurrency", () => {
+  it("runs at most maxConcurrentTicks ticks at once and still ticks every source", async () => {
+    let running = 0;
+    let most = 0;
+    const ticked: string[] = [];
+    const pollers: SourcePoller[] = Array.from({ length: 40 }, (_, i) => ({
+      source: { key: `s${i}`, watch: `w${i}`, description: `s${i}`, schedule: "* * * * * *" } as PlannedSource,
+      async tick(head) {
+        running++;
+        most = Math.max(most, running);
+        await new Promise((resolve) => setTimeout(resolve, 5));
+        running--;
+        ticked.push(`s${i}`);
+        return { cursor: head, windows: 1, records: 0, alerts: 0 };
+      },
+    }));
+    let flushes = 0;
+    const engine = createWatchEngine(quietCommon(), { pollers, readHead: async () => 10, jitterMs: 0, maxConcurrentTicks: 4, flush: async () => void flushes++ });
+    const { results } = await engine.runOnce();
+    expect(results.every((r) => r.result?.cursor === 10)).toBe(true);
+    expect(ticked).toHaveLength(40);
+    expect(most).toBe(4);
+    expect(flushes).toBe(1);
+  });
+});
