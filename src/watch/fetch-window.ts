@@ -10,8 +10,10 @@ export type Paginate = (range: { from: number; to: number }, signal: AbortSignal
 export interface WindowChunk {
   from: number;
   to: number;
-  /** Sorted ascending, deduplicated, all inside [from, to]. */
+  /** The selected records: sorted ascending, deduplicated, all inside [from, to]. */
   records: WatchedRecord[];
+  /** Records inside [from, to] the API returned, selected or not (a record repeated by page drift counts twice). */
+  scanned: number;
   pages: number;
   duplicates: number;
   outside: number;
@@ -27,6 +29,12 @@ export interface FetchWindowOptions {
   maxPagesPerChunk?: number;
   /** Operation 8 answers per block: one chunk a block. */
   perBlock: boolean;
+  /**
+   * The records the caller wants (e.g. those some rule matches). The others are counted
+   * and dropped as each page arrives, so that a window of 40,000 records does not sit in
+   * memory until its last page when a few of them matter. Default: every record.
+   */
+  select?: (record: WatchedRecord) => boolean;
   signal: AbortSignal;
 }
 
@@ -47,14 +55,27 @@ export async function* fetchWindow(from: number, to: number, options: FetchWindo
 async function* fetchRange(from: number, to: number, options: FetchWindowOptions): AsyncGenerator<WindowChunk> {
   const countCap = options.countCap ?? API_LIMITS.maxTotalCount;
   const maxPages = options.maxPagesPerChunk ?? Math.ceil(countCap / options.pageSize);
-  const pages: ListResponse<unknown>[] = [];
+  const kept: WatchedRecord[] = [];
+  let pages = 0;
+  let scanned = 0;
+  let outside = 0;
   let tooMany = false;
   for await (const page of options.paginate({ from, to }, options.signal)) {
-    if (pages.length === 0 && exceeds(page, countCap, options.pageSize, maxPages)) {
+    if (pages === 0 && exceeds(page, countCap, options.pageSize, maxPages)) {
       tooMany = true;
       break;
     }
-    pages.push(page);
+    pages += 1;
+    for (const data of page.results) {
+      const record = options.normalize(data as never);
+      // Guarantee 2: never trust the API's bounds.
+      if (record.block < from || record.block > to) {
+        outside += 1;
+        continue;
+      }
+      scanned += 1;
+      if (options.select === undefined || options.select(record)) kept.push(record);
+    }
   }
   if (tooMany) {
     if (from === to) throw new BlockTooDenseError(from, countCap);
@@ -63,10 +84,8 @@ async function* fetchRange(from: number, to: number, options: FetchWindowOptions
     yield* fetchRange(middle + 1, to, options);
     return;
   }
-  const records: WatchedRecord[] = [];
-  for (const page of pages) for (const data of page.results) records.push(options.normalize(data as never));
-  const prepared = prepareWindow(records, from, to);
-  yield { from, to, records: prepared.records, pages: pages.length, duplicates: prepared.duplicates, outside: prepared.outside };
+  const prepared = prepareWindow(kept, from, to);
+  yield { from, to, records: prepared.records, scanned, pages, duplicates: prepared.duplicates, outside };
 }
 
 function exceeds(page: ListResponse<unknown>, countCap: number, pageSize: number, maxPages: number): boolean {

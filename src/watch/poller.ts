@@ -53,6 +53,8 @@ export function createSourcePoller(common: Common, options: SourcePollerOptions)
   const labels = { watch: source.watch, source: source.key };
   const logger: Logger = common.logger.child({ watch: source.watch, source: source.key });
   const perBlock = source.definition.operation === "blockInternalTransactions";
+  // Only records some rule matches are kept past their page (see fetchWindow's select).
+  const select = (record: WatchedRecord) => source.rules.some((rule) => rule.test(record));
 
   async function ensureCursor(head: number): Promise<number> {
     const existing = store.getCursor(source.key);
@@ -79,7 +81,7 @@ export function createSourcePoller(common: Common, options: SourcePollerOptions)
       const from = cursor + 1;
       const to = Math.min(head, cursor + source.maxWindowBlocks);
       const started = common.now();
-      const chunks = fetchWindow(from, to, { paginate: options.paginate, normalize: options.normalize, pageSize: options.pageSize, perBlock, signal });
+      const chunks = fetchWindow(from, to, { paginate: options.paginate, normalize: options.normalize, pageSize: options.pageSize, perBlock, select, signal });
       for await (const chunk of chunks) {
         if (chunk.outside > 0) logger.warn({ block_range: [chunk.from, chunk.to], count: chunk.outside }, "explorer returned records outside the requested range; ignored");
         const now = new Date(common.now());
@@ -99,9 +101,9 @@ export function createSourcePoller(common: Common, options: SourcePollerOptions)
         const { added } = await store.commitWindow({ cursor: { key: source.key, watch: source.watch, source: source.family, description: source.description, block: chunk.to, updated_at: now.toISOString() }, entries });
         if (added > 0) options.onAlerts?.();
         cursor = chunk.to;
-        result.records += chunk.records.length;
+        result.records += chunk.scanned;
         result.alerts += matches.length;
-        common.metrics.sourceRecords.inc(labels, chunk.records.length);
+        common.metrics.sourceRecords.inc(labels, chunk.scanned);
         for (const { rule } of matches) common.metrics.ruleMatches.inc({ rule: rule.name });
         common.metrics.sourceCursor.set(labels, cursor);
         common.metrics.sourceLag.set(labels, head - cursor);

@@ -87,6 +87,23 @@ describe("fetchWindow", () => {
     expect(chunks.every((c) => c.records.length < 40_000)).toBe(true);
   });
 
+  it("keeps only the selected records, each once and in order, while counting every record of the window", async () => {
+    // A wide window over several pages that repeat records (page drift) and stray outside the bounds.
+    const records: InternalTransactionListItem[] = [];
+    for (let block = 1; block <= 40; block++) for (let i = 0; i < 25; i++) records.push(record(block, i, i % 3));
+    const api = modelApi(records, { cap: 40_000, pageSize: 60, repeatEvery: 3 });
+    const wanted = (r: WatchedRecord) => (r.data as InternalTransactionListItem).transaction_index % 7 === 0;
+    const chunks: WindowChunk[] = [];
+    for await (const chunk of fetchWindow(5, 30, { paginate: api.paginate, normalize: normalizeInternalTransaction as (data: never) => WatchedRecord, pageSize: 60, perBlock: false, select: wanted, signal: new AbortController().signal })) chunks.push(chunk);
+
+    const all = prepareWindow(records.map(normalizeInternalTransaction), 5, 30).records;
+    expect(chunks.flatMap((c) => c.records.map((r) => r.key))).toEqual(all.filter(wanted).map((r) => r.key));
+    // Every record inside the window was seen (the repeats of page drift counted again), not only the selected ones.
+    const pages = Math.ceil(all.length / 60);
+    expect(chunks.reduce((n, c) => n + c.pages, 0)).toBe(pages);
+    expect(chunks.reduce((n, c) => n + c.scanned, 0)).toBe(all.length + Math.floor(pages / 3));
+  });
+
   it("reports a single block the API cannot count instead of skipping it", async () => {
     const records = Array.from({ length: 30 }, (_, i) => record(5, i, 0));
     const api = modelApi(records, { cap: 20, pageSize: 10 });
