@@ -169,7 +169,7 @@ export function createWatchEngine(common: Common, options: WatchEngineOptions): 
       }
       for (const [pattern, pollers] of groups) {
         let reading = false;
-        const job = new Cron(pattern, { timezone: "UTC" }, async () => {
+        const fire = async () => {
           if (reading || signal.aborted || options.pause?.paused()) return;
           reading = true;
           try {
@@ -185,8 +185,11 @@ export function createWatchEngine(common: Common, options: WatchEngineOptions): 
           } finally {
             reading = false;
           }
-        });
-        jobs.push(job);
+        };
+        jobs.push(new Cron(pattern, { timezone: "UTC" }, fire));
+        // A first firing at once: after a start or a restart, catch up now rather than at
+        // the schedule's next time (up to a whole interval away).
+        void fire();
       }
       common.logger.info({ sources: options.pollers.length, schedules: groups.size }, "watching");
     },

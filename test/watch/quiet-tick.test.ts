@@ -78,6 +78,21 @@ describe("a tick over a quiet chain", () => {
   });
 });
 
+describe("start", () => {
+  it("ticks every source at once, not at the schedule's next time", async () => {
+    const pollers: SourcePoller[] = Array.from({ length: 3 }, (_, i) => ({
+      // Once a year: the schedule itself will not fire while this test runs.
+      source: { key: `s${i}`, watch: `w${i}`, description: `s${i}`, schedule: "0 0 0 1 1 *" } as PlannedSource,
+      tick: async (head) => ({ cursor: head, windows: 1, records: 0, alerts: 0 }),
+    }));
+    let flushes = 0;
+    const engine = createWatchEngine(quietCommon(), { pollers, readHead: async () => 42, jitterMs: 0, flush: async () => void flushes++ });
+    cleanups.push(() => engine.stop());
+    engine.start();
+    await waitFor(() => engine.states().every((s) => s.ticks === 1 && s.cursor === 42) && flushes === 1, 5_000, "a first tick of every source");
+  });
+});
+
 describe("tick concurrency", () => {
   it("runs at most maxConcurrentTicks ticks at once and still ticks every source", async () => {
     let running = 0;
