@@ -52,11 +52,22 @@ interface DeliveryView {
 export function createDaemonStatus(common: Common, parts: DaemonStatusParts): StatusProvider {
   const { store, engine, dispatcher, meter, head, budget } = parts;
   const startedAt = common.now();
-  const staleAfterMs = new Map<string, number>();
-  for (const source of parts.sources) {
-    const interval = longestIntervalSeconds(source.schedule, startedAt);
-    staleAfterMs.set(source.key, Number.isFinite(interval) ? Math.max(STALE_MIN_MS, STALE_INTERVALS * interval * 1000) : Infinity);
-  }
+  // Worked out at the first readiness check, once per distinct schedule: an every-second
+  // schedule takes ~40 ms to lay out over a week, which start-up should not wait for, and
+  // 10,000 sources on one schedule should not pay it 10,000 times.
+  const scheduleOf = new Map(parts.sources.map((source) => [source.key, source.schedule]));
+  const staleBySchedule = new Map<string, number>();
+  const staleAfterMs = (key: string): number => {
+    const schedule = scheduleOf.get(key);
+    if (schedule === undefined) return Infinity;
+    let ms = staleBySchedule.get(schedule);
+    if (ms === undefined) {
+      const interval = longestIntervalSeconds(schedule, startedAt);
+      ms = Number.isFinite(interval) ? Math.max(STALE_MIN_MS, STALE_INTERVALS * interval * 1000) : Infinity;
+      staleBySchedule.set(schedule, ms);
+    }
+    return ms;
+  };
   const iso = (ms: number) => new Date(ms).toISOString();
   const creditHistory = createCreditHistory({
     read: () => {
@@ -143,7 +154,7 @@ export function createDaemonStatus(common: Common, parts: DaemonStatusParts): St
 
     const stale: string[] = [];
     for (const state of engine.states()) {
-      const limit = staleAfterMs.get(state.key) ?? Infinity;
+      const limit = staleAfterMs(state.key);
       // A running tick (a long catch-up) counts as alive; a source that never succeeded is not ready yet.
       if (state.running || (state.last_ok_at !== null && now - Date.parse(state.last_ok_at) <= limit)) continue;
       const what = state.last_ok_at === null ? "no successful tick yet" : `no successful tick since ${state.last_ok_at}`;
