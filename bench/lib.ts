@@ -25,9 +25,10 @@ export interface BenchFigure {
 }
 
 /**
- * Print the figures and the machine, and write them to bench/results/NAME.json and .md.
+ * Print the figures and the machine, and write them to bench/results/NAME.json and .md
+ * (unless `write: false`).
  */
-export function report(name: string, figures: BenchFigure[], notes: string[] = []): void {
+export function report(name: string, figures: BenchFigure[], notes: string[] = [], options: { write?: boolean } = {}): void {
   const machine = machineInfo();
   const lines = [
     `## ${name}`,
@@ -41,6 +42,8 @@ export function report(name: string, figures: BenchFigure[], notes: string[] = [
     "",
   ];
   console.log(lines.join("\n"));
+  // A shortened development run (e.g. --quick) prints but leaves the committed figures alone.
+  if (options.write === false) return;
   const dir = new URL("./results/", import.meta.url);
   mkdirSync(dir, { recursive: true });
   writeFileSync(new URL(`${name}.json`, dir), `${JSON.stringify({ name, machine, figures, notes }, null, 2)}\n`);
