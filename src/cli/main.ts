@@ -34,11 +34,12 @@ export async function main(argv: string[], io: CommandIO): Promise<number> {
     io.stdout.write(`${VERSION}\n`);
     return 0;
   }
-  const command = COMMANDS.find((c) => c.name === name);
-  if (!command) {
+  const entry = COMMANDS.find((c) => c.name === name);
+  if (!entry) {
     io.stderr.write(`kaiawatch: unknown command "${name}"\n\n${usage()}`);
     return EXIT_USAGE;
   }
+  const command = await entry.load();
   if (rest.includes("--help") || rest.includes("-h")) {
     io.stdout.write(command.help.endsWith("\n") ? command.help : `${command.help}\n`);
     return 0;
