@@ -88,7 +88,9 @@ describe("kaiawatch run's status server, from outside", () => {
       let body = await status();
       const atHead = async () => {
         body = await status();
-        return body.sources.length === 2 && body.sources.every((s) => s.cursor === sim.head());
+        // The file too: a window without alerts reaches the file with the firing's one write, just after.
+        const onDisk = (JSON.parse(readFileSync(storePath, "utf8")) as StoreData).cursors;
+        return body.sources.length === 2 && body.sources.every((s) => s.cursor === sim.head() && onDisk[s.key]?.block === sim.head());
       };
       const until = async (what: string) => {
         const deadline = Date.now() + 20_000;
