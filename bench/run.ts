@@ -22,7 +22,7 @@ if (selected.length === 0) {
 let failed = 0;
 for (const file of selected) {
   console.log(`\n# ${file}\n`);
-  const result = spawnSync(process.execPath, ["--import", "tsx", `${dir}${file}`, ...flags], { stdio: "inherit" });
+  const result = spawnSync(process.execPath, ["--expose-gc", "--import", "tsx", `${dir}${file}`, ...flags], { stdio: "inherit" });
   if (result.status !== 0) failed += 1;
 }
 process.exit(failed ? 1 : 0);
