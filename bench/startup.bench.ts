@@ -125,6 +125,7 @@ report(
     `${RUNS} runs after one warm-up, each with a baseline run before it; a config of two watches, two rules, a file sink and the status server on a free port; schedule every second, start: latest.`,
     `The first request was: ${[...firsts].map(([k, n]) => `${k} (${n})`).join(", ")}.`,
     "Time from spawn() in the benchmark process to the request's arrival at a forwarding server in front of the simulator (both in the benchmark process).",
+    "Before and after (this machine, November 2026, median / p90): 915 ms, the first firing waited for the schedule's next time -> 475 / 488 ms with a firing at start -> 394 / 421 ms with the readiness limits worked out at the first /readyz (an every-second schedule laid out over a week cost 44 ms) and pino-pretty loaded only for pretty logs -> 328 / 352 ms with commands loaded only when they run. What remains is mostly loading modules (undici, zod, yaml, prom-client, pino: ~250 ms).",
     load,
   ],
   { write: !quick },
