@@ -9,15 +9,17 @@ import { startKaiawatch, waitFor, type Child } from "../helpers/child.js";
 import { tempDir } from "../helpers/harness.js";
 
 /**
- * `kaiawatch plan` against a measured run: the real daemon (a child process) polls a
- * simulator that makes one block a second, like Kaia, and the simulator's own credit
- * counter is compared with the plan's credits per tick. The chain is quiet enough for
- * every window to fit one page, which is the plan's stated assumption.
+ * `kaiawatch plan` against a measured run: the real daemon (a child process) polls the
+ * simulator every 2 s, and the simulator's own credit counter is compared with the plan's
+ * credits per tick. The plan assumes Kaia's one block a second, so each firing must find
+ * exactly two new blocks: the test mines them right after each tick instead of trusting a
+ * block timer, which a loaded machine delays (a firing that finds no new block spends
+ * nothing and would skew the figure). Every window fits one page, the plan's other assumption.
  */
 let sim: Simulator;
 const dir = tempDir("kaiawatch-plan-measured-");
 beforeAll(async () => {
-  sim = await createSimulator({ seed: 5, initialBlocks: 20, blockTime: 1000 });
+  sim = await createSimulator({ seed: 5, initialBlocks: 20, blockTime: 0 });
 });
 afterAll(async () => {
   await sim.close();
@@ -83,7 +85,12 @@ sinks:
       // The first tick only sets the cursors (start: latest) and costs nothing: measure from after it.
       const ticksA = await settledAfter(0);
       const creditsA = sim.stats().creditsTotal;
-      const ticksB = await settledAfter(ticksA + 5);
+      sim.mine(2);
+      let ticksB = ticksA;
+      for (let firing = 0; firing < 5; firing++) {
+        ticksB = await settledAfter(ticksB);
+        sim.mine(2);
+      }
       const creditsB = sim.stats().creditsTotal;
 
       const measuredPerTick = (creditsB - creditsA) / (ticksB - ticksA);
