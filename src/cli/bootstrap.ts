@@ -5,7 +5,7 @@ import { createMetrics } from "../common/metrics.js";
 import { createSecretRedactor } from "../common/secrets.js";
 import { describeConfigFailure, loadConfig, type Config } from "../config/index.js";
 import { CONFIG_CHECKS } from "../daemon/config-checks.js";
-import { EXIT_USAGE, type CommandIO } from "./command.js";
+import { EXIT_USAGE, UsageError, type CommandIO } from "./command.js";
 
 export const LOG_LEVELS = ["trace", "debug", "info", "warn", "error", "fatal", "silent"] as const;
 type LogLevel = (typeof LOG_LEVELS)[number];
@@ -23,7 +23,8 @@ export const CONFIG_OPTIONS_HELP = [
   "  --log-format FORMAT   json or pretty (default: log.format; pretty on a terminal)",
 ].join("\n");
 
-export class UsageError extends Error {}
+// Kept here too: commands take their parsing helpers from this module.
+export { UsageError };
 
 /** parseArgs with a usage error instead of a stack trace for unknown or malformed flags. */
 export function parseCommandArgs<O extends NonNullable<ParseArgsConfig["options"]>>(args: string[], options: O, allowPositionals = false) {

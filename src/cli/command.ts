@@ -20,6 +20,9 @@ export interface CommandIO {
   onReload?: (listener: () => void) => () => void;
 }
 
+/** A user's mistake on the command line: one line and exit 2, never a stack trace. */
+export class UsageError extends Error {}
+
 export const EXIT_OK = 0;
 export const EXIT_RUNTIME = 1;
 export const EXIT_USAGE = 2;

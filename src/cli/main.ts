@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import { COMMANDS } from "./commands/index.js";
-import { EXIT_USAGE, type CommandIO } from "./command.js";
+import { EXIT_RUNTIME, EXIT_USAGE, UsageError, type CommandIO } from "./command.js";
+import { describeError, isKaiawatchError } from "../common/errors.js";
 
 export const VERSION: string = (JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string }).version;
 
@@ -44,5 +45,19 @@ export async function main(argv: string[], io: CommandIO): Promise<number> {
     io.stdout.write(command.help.endsWith("\n") ? command.help : `${command.help}\n`);
     return 0;
   }
-  return command.run(rest, io);
+  try {
+    return await command.run(rest, io);
+  } catch (error) {
+    // User mistakes and expected failures (a locked store, an unreachable explorer) are one
+    // line with their code; only bugs reach bin.ts and print a stack.
+    if (error instanceof UsageError) {
+      io.stderr.write(`kaiawatch ${name}: ${error.message}\nRun \`kaiawatch ${name} --help\` for the options.\n`);
+      return EXIT_USAGE;
+    }
+    if (isKaiawatchError(error)) {
+      io.stderr.write(`kaiawatch ${name}: ${describeError(error)}\n`);
+      return EXIT_RUNTIME;
+    }
+    throw error;
+  }
 }

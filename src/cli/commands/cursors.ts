@@ -1,7 +1,6 @@
 import type { Command, CommandIO } from "../command.js";
-import { EXIT_OK, EXIT_RUNTIME, EXIT_USAGE } from "../command.js";
+import { EXIT_OK } from "../command.js";
 import { CONFIG_OPTIONS, CONFIG_OPTIONS_HELP, UsageError, createCommandCommon, loadConfigForCommand, parseCommandArgs } from "../bootstrap.js";
-import { describeError, isKaiawatchError } from "../../common/errors.js";
 import type { Config } from "../../config/index.js";
 import { openStore } from "../../store/open-store.js";
 import { definitionsOfWatch } from "../../watch/plan.js";
@@ -87,19 +86,5 @@ export const cursorsCommand: Command = {
   name: "cursors",
   summary: "list the sources' cursors; --set NAME=BLOCK to rewind or skip",
   help: HELP,
-  async run(args, io) {
-    try {
-      return await run(args, io);
-    } catch (error) {
-      if (error instanceof UsageError) {
-        io.stderr.write(`kaiawatch cursors: ${error.message}\n`);
-        return EXIT_USAGE;
-      }
-      if (isKaiawatchError(error)) {
-        io.stderr.write(`kaiawatch cursors: ${describeError(error)}\n`);
-        return EXIT_RUNTIME;
-      }
-      throw error;
-    }
-  },
+  run,
 };

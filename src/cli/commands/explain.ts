@@ -9,7 +9,7 @@ import { FAMILY_OF_OPERATION, describeSource } from "../../watch/source.js";
 import { fetchTransactionRecords, outsideSource } from "../../watch/transaction-records.js";
 import { CONFIG_OPTIONS, CONFIG_OPTIONS_HELP, UsageError, createCommandCommon, loadConfigForCommand, parseCommandArgs } from "../bootstrap.js";
 import { openCommandClient } from "../command-client.js";
-import { EXIT_OK, EXIT_RUNTIME, EXIT_USAGE, type Command, type CommandIO } from "../command.js";
+import { EXIT_OK, EXIT_RUNTIME, type Command, type CommandIO } from "../command.js";
 
 const HELP = `Usage: kaiawatch explain --rule NAME --tx HASH [--block BLOCK] [options]
 
@@ -40,17 +40,7 @@ export const explainCommand: Command = {
   name: "explain",
   summary: "show, condition by condition, why a transaction's records match a rule or not",
   help: HELP,
-  async run(args, io) {
-    try {
-      return await run(args, io);
-    } catch (error) {
-      if (error instanceof UsageError) {
-        io.stderr.write(`kaiawatch explain: ${error.message}\nRun \`kaiawatch explain --help\` for the options.\n`);
-        return EXIT_USAGE;
-      }
-      throw error;
-    }
-  },
+  run,
 };
 
 async function run(args: string[], io: CommandIO): Promise<number> {

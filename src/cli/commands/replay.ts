@@ -50,17 +50,7 @@ export const replayCommand: Command = {
   name: "replay",
   summary: "run one rule over past blocks and show what it would send (--send to send it)",
   help: HELP,
-  async run(args, io) {
-    try {
-      return await run(args, io);
-    } catch (error) {
-      if (error instanceof UsageError) {
-        io.stderr.write(`kaiawatch replay: ${error.message}\nRun \`kaiawatch replay --help\` for the options.\n`);
-        return EXIT_USAGE;
-      }
-      throw error;
-    }
-  },
+  run,
 };
 
 function blockOption(value: string | undefined, name: string): number {

@@ -1,6 +1,5 @@
 import { existsSync } from "node:fs";
 import type { Common } from "../../common/common.js";
-import { describeError, isKaiawatchError } from "../../common/errors.js";
 import { formatDuration, parseDuration, type Config } from "../../config/index.js";
 import { didYouMean } from "../../config/suggest.js";
 import { cleanLine } from "../../notify/escape.js";
@@ -18,7 +17,7 @@ import {
 } from "../../notify/silences.js";
 import { openStore } from "../../store/open-store.js";
 import { CONFIG_OPTIONS, CONFIG_OPTIONS_HELP, UsageError, createCommandCommon, loadConfigForCommand, parseCommandArgs } from "../bootstrap.js";
-import { EXIT_OK, EXIT_RUNTIME, EXIT_USAGE, type Command, type CommandIO } from "../command.js";
+import { EXIT_OK, EXIT_RUNTIME, type Command, type CommandIO } from "../command.js";
 
 /** How long `add` and `remove` wait for a running daemon to confirm that it applied the change. */
 const CONFIRM_TIMEOUT_MS = 5_000;
@@ -56,21 +55,7 @@ export const silenceCommand: Command = {
   name: "silence",
   summary: "hold back a rule's alerts for a while: silence add, list, remove",
   help: HELP,
-  async run(args, io) {
-    try {
-      return await run(args, io);
-    } catch (error) {
-      if (error instanceof UsageError) {
-        io.stderr.write(`kaiawatch silence: ${error.message}\nRun \`kaiawatch silence --help\` for the options.\n`);
-        return EXIT_USAGE;
-      }
-      if (isKaiawatchError(error)) {
-        io.stderr.write(`kaiawatch silence: ${describeError(error)}\n`);
-        return EXIT_RUNTIME;
-      }
-      throw error;
-    }
-  },
+  run,
 };
 
 interface Context {

@@ -3,7 +3,7 @@ import { parseArgs } from "node:util";
 import { describeError } from "../../common/errors.js";
 import { DEFAULT_DENSITY } from "../../simulator/generate.js";
 import { createSimulator, type Density, type SimulatorOptions } from "../../simulator/index.js";
-import { EXIT_OK, EXIT_RUNTIME, EXIT_USAGE, type Command, type CommandIO } from "../command.js";
+import { EXIT_OK, EXIT_RUNTIME, EXIT_USAGE, UsageError, type Command, type CommandIO } from "../command.js";
 
 const HELP = `Usage: kaiawatch simulate [options]
 
@@ -61,8 +61,6 @@ const OPTIONS = {
   "malformed-rate": { type: "string" },
   "reset-rate": { type: "string" },
 } as const;
-
-class UsageError extends Error {}
 
 function integer(name: string, text: string | undefined, min: number, max = Number.MAX_SAFE_INTEGER): number | undefined {
   if (text === undefined) return undefined;
