@@ -5,6 +5,7 @@ import { CREDITS_META_KEY } from "../daemon/create-daemon.js";
 import { createExplorerClient, type ExplorerClient } from "../explorer/client.js";
 import type { CreditMeterState } from "../explorer/credit-meter.js";
 import { openStore } from "../store/open-store.js";
+import { explorerOptionsOf } from "../daemon/explorer-options.js";
 
 /**
  * An explorer client for a command that must not take the store's lock (a daemon may be
@@ -13,15 +14,7 @@ import { openStore } from "../store/open-store.js";
  * command's own spending is not written back (that needs the lock).
  */
 export async function openCommandClient(common: Common, config: Config): Promise<ExplorerClient> {
-  const client = createExplorerClient(common, {
-    baseUrl: config.explorer.base_url,
-    apiKey: config.explorer.api_key,
-    requestsPerSecond: config.explorer.requests_per_second,
-    dailyCreditBudget: config.explorer.daily_credit_budget,
-    maxRetries: config.explorer.max_retries,
-    headersTimeoutMs: config.explorer.timeout,
-    bodyTimeoutMs: config.explorer.timeout,
-  });
+  const client = createExplorerClient(common, explorerOptionsOf(config));
   if (existsSync(config.store.path)) {
     try {
       const store = await openStore(common, { path: config.store.path, readOnly: true });

@@ -18,6 +18,7 @@ import { planSources, type Plan } from "../watch/plan.js";
 import { createSourcePoller } from "../watch/poller.js";
 import type { RecordFamily } from "../watch/record.js";
 import type { SourceRule } from "../watch/source-rule.js";
+import { explorerOptionsOf } from "./explorer-options.js";
 import { paginateSource } from "./paginate-source.js";
 import { KaiawatchError } from "../common/errors.js";
 import { createDaemonStatus } from "../status/daemon-status.js";
@@ -82,15 +83,7 @@ export async function createDaemon(common: Common, options: DaemonOptions): Prom
   const store = await openStore(common, { path: config.store.path });
   const closers: Array<() => Promise<void>> = [];
   try {
-    const client = createExplorerClient(common, {
-      baseUrl: config.explorer.base_url,
-      apiKey: config.explorer.api_key,
-      requestsPerSecond: config.explorer.requests_per_second,
-      dailyCreditBudget: config.explorer.daily_credit_budget,
-      maxRetries: config.explorer.max_retries,
-      headersTimeoutMs: config.explorer.timeout,
-      bodyTimeoutMs: config.explorer.timeout,
-    });
+    const client = createExplorerClient(common, explorerOptionsOf(config));
     closers.push(() => client.close());
     // The day's spending survives restarts, or a restart would reset the budget.
     const savedCredits = store.getMeta<CreditMeterState>(CREDITS_META_KEY);
