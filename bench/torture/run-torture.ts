@@ -1,3 +1,4 @@
+import { createPrng } from "../../src/simulator/prng.js";
 import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -64,14 +65,8 @@ export interface TortureSummary {
 
 /** A seeded generator, so that a run's kill moments and receiver faults can be replayed. */
 export function prng(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  const generator = createPrng(seed);
+  return () => generator.next();
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createSimulator, type Simulator } from "../../src/simulator/index.js";
+import { createPrng } from "../../src/simulator/prng.js";
 import { NORMALIZERS } from "../../src/watch/normalize.js";
 import { readJsonLines, recordKeyOf, tempDir } from "../helpers/harness.js";
 import { startKaiawatch, waitFor } from "../helpers/child.js";
@@ -24,17 +25,6 @@ afterAll(async () => {
   dir.remove();
 });
 
-// A seeded generator so that a failure can be replayed with the same kill moments.
-function prng(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 describe("kill -9 at random moments", () => {
   it(`loses no alert and repeats one only under its id, over ${KILLS} kills and restarts`, async () => {
@@ -61,7 +51,9 @@ sinks:
 `,
     );
     const seed = Date.now() % 100_000;
-    const random = prng(seed);
+    // Seeded, so that a failure can be replayed with the same kill moments.
+    const prng = createPrng(seed);
+    const random = () => prng.next();
     for (let kill = 0; kill < KILLS; kill++) {
       const child = startKaiawatch(["run", "--config", configPath, "--log-level", "warn", "--log-format", "json"]);
       // Kill anywhere from start-up to the middle of a tick's windows and deliveries.
