@@ -4,7 +4,9 @@ import { createLogger } from "../common/logger.js";
 import { createMetrics } from "../common/metrics.js";
 import { createSecretRedactor } from "../common/secrets.js";
 import { describeConfigFailure, loadConfig, type Config } from "../config/index.js";
+import { didYouMean } from "../config/suggest.js";
 import { CONFIG_CHECKS } from "../daemon/config-checks.js";
+import { cleanLine } from "../notify/escape.js";
 import { EXIT_USAGE, UsageError, type CommandIO } from "./command.js";
 
 export const LOG_LEVELS = ["trace", "debug", "info", "warn", "error", "fatal", "silent"] as const;
@@ -33,6 +35,14 @@ export function parseCommandArgs<O extends NonNullable<ParseArgsConfig["options"
   } catch (error) {
     throw new UsageError((error as Error).message);
   }
+}
+
+/** The rule `--rule NAME` names, or a usage error that lists the rules (and the closest one). */
+export function ruleNamed(config: Config, name: string): Config["rules"][number] {
+  const rule = config.rules.find((r) => r.name === name);
+  if (rule) return rule;
+  const names = config.rules.map((r) => r.name);
+  throw new UsageError(`no rule named "${cleanLine(name, 80)}"${didYouMean(name, names)}; rules: ${names.join(", ") || "(none)"}`);
 }
 
 /** Loads and checks the config; on failure prints every problem and returns the exit code. */

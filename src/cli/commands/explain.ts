@@ -1,5 +1,4 @@
 import { describeError, isKaiawatchError } from "../../common/errors.js";
-import { didYouMean } from "../../config/suggest.js";
 import { cleanLine } from "../../notify/escape.js";
 import { explainRecord } from "../../rules/explain-record.js";
 import { parseCondition } from "../../rules/parse-condition.js";
@@ -7,7 +6,7 @@ import { definitionsOfWatch } from "../../watch/plan.js";
 import type { WatchedRecord } from "../../watch/record.js";
 import { FAMILY_OF_OPERATION, describeSource } from "../../watch/source.js";
 import { fetchTransactionRecords, outsideSource } from "../../watch/transaction-records.js";
-import { CONFIG_OPTIONS, CONFIG_OPTIONS_HELP, UsageError, createCommandCommon, loadConfigForCommand, parseCommandArgs } from "../bootstrap.js";
+import { CONFIG_OPTIONS, CONFIG_OPTIONS_HELP, UsageError, createCommandCommon, loadConfigForCommand, parseCommandArgs, ruleNamed } from "../bootstrap.js";
 import { openCommandClient } from "../command-client.js";
 import { EXIT_OK, EXIT_RUNTIME, type Command, type CommandIO } from "../command.js";
 
@@ -52,11 +51,7 @@ async function run(args: string[], io: CommandIO): Promise<number> {
   const loaded = loadConfigForCommand(io, values.config);
   if (typeof loaded === "number") return loaded;
   const { config } = loaded;
-  const rule = config.rules.find((r) => r.name === values.rule);
-  if (!rule) {
-    const names = config.rules.map((r) => r.name);
-    throw new UsageError(`no rule named "${values.rule}"${didYouMean(values.rule, names)}; rules: ${names.join(", ") || "(none)"}`);
-  }
+  const rule = ruleNamed(config, values.rule);
   const watch = config.watches.find((w) => w.name === rule.watch)!;
   const family = rule.source;
   const definitions = definitionsOfWatch(config.chain.network, watch).filter((d) => FAMILY_OF_OPERATION[d.operation] === family);

@@ -2,7 +2,6 @@ import type { Common } from "../../common/common.js";
 import { describeError, isKaiawatchError } from "../../common/errors.js";
 import { createHeadReader } from "../../chain/head.js";
 import { formatDuration, parseDuration, type Config } from "../../config/index.js";
-import { didYouMean } from "../../config/suggest.js";
 import { createDaemon, sourceRule, type Daemon } from "../../daemon/create-daemon.js";
 import { paginateSource } from "../../daemon/paginate-source.js";
 import type { ExplorerClient } from "../../explorer/client.js";
@@ -12,7 +11,7 @@ import { isStoreError } from "../../store/errors.js";
 import { NORMALIZERS } from "../../watch/normalize.js";
 import { planSources } from "../../watch/plan.js";
 import { estimateReplayCredits, outboxEntriesOf, replay, type ReplayMatch, type ReplayResult } from "../../watch/replay.js";
-import { CONFIG_OPTIONS, CONFIG_OPTIONS_HELP, UsageError, createCommandCommon, loadConfigForCommand, parseCommandArgs } from "../bootstrap.js";
+import { CONFIG_OPTIONS, CONFIG_OPTIONS_HELP, UsageError, createCommandCommon, loadConfigForCommand, parseCommandArgs, ruleNamed } from "../bootstrap.js";
 import { openCommandClient } from "../command-client.js";
 import { EXIT_OK, EXIT_RUNTIME, EXIT_USAGE, type Command, type CommandIO } from "../command.js";
 
@@ -83,11 +82,7 @@ async function run(args: string[], io: CommandIO): Promise<number> {
   const loaded = loadConfigForCommand(io, values.config);
   if (typeof loaded === "number") return loaded;
   const { config } = loaded;
-  const rule = config.rules.find((r) => r.name === values.rule);
-  if (!rule) {
-    const names = config.rules.map((r) => r.name);
-    throw new UsageError(`no rule named "${values.rule}"${didYouMean(values.rule, names)}; rules: ${names.join(", ") || "(none)"}`);
-  }
+  const rule = ruleNamed(config, values.rule);
   const common = createCommandCommon(io, { config, secrets: loaded.secrets, logLevel: values["log-level"] ?? "warn", logFormat: values["log-format"] });
   const fail = (error: unknown): number => {
     io.stderr.write(`kaiawatch replay: ${common.secrets.redact(describeError(error))}\n`);

@@ -1,7 +1,6 @@
 import { existsSync } from "node:fs";
 import type { Common } from "../../common/common.js";
 import { formatDuration, parseDuration, type Config } from "../../config/index.js";
-import { didYouMean } from "../../config/suggest.js";
 import { cleanLine } from "../../notify/escape.js";
 import {
   emptySilenceSet,
@@ -16,7 +15,7 @@ import {
   type SilenceSet,
 } from "../../notify/silences.js";
 import { openStore } from "../../store/open-store.js";
-import { CONFIG_OPTIONS, CONFIG_OPTIONS_HELP, UsageError, createCommandCommon, loadConfigForCommand, parseCommandArgs } from "../bootstrap.js";
+import { CONFIG_OPTIONS, CONFIG_OPTIONS_HELP, UsageError, createCommandCommon, loadConfigForCommand, parseCommandArgs, ruleNamed } from "../bootstrap.js";
 import { EXIT_OK, EXIT_RUNTIME, type Command, type CommandIO } from "../command.js";
 
 /** How long `add` and `remove` wait for a running daemon to confirm that it applied the change. */
@@ -91,8 +90,7 @@ async function run(args: string[], io: CommandIO): Promise<number> {
       if (rest.length > 0) throw new UsageError(`add takes no arguments besides its options, got "${cleanLine(rest.join(" "), 80)}"`);
       const rule = values.rule;
       if (rule === undefined) throw new UsageError("add needs --rule NAME");
-      const names = config.rules.map((r) => r.name);
-      if (!names.includes(rule)) throw new UsageError(`no rule named "${cleanLine(rule, 80)}"${didYouMean(rule, names)}; rules: ${names.join(", ") || "(none)"}`);
+      ruleNamed(config, rule);
       if (values.for === undefined) throw new UsageError("add needs --for DURATION (e.g. 2h): a silence always ends by itself");
       let forMs: number;
       try {
