@@ -31,7 +31,18 @@ export function compileCondition(when: unknown, context: ConditionContext): Comp
   const testPrepared = compileNode(parsed.node);
   const family: RecordFamily = context.family;
   const test = (record: WatchedRecord): boolean => record.family === family && testPrepared(prepareRecord(record));
-  return { ok: true, test, testPrepared, node: parsed.node };
+  const compiled: CompiledCondition = { ok: true, test, testPrepared, node: parsed.node };
+  COMPILED.set(test, compiled);
+  return compiled;
+}
+
+// Rules reach the poller as { test, toAlert } built by the daemon; this finds the
+// condition behind a `test` again, so that the rule index can read what it requires.
+const COMPILED = new WeakMap<(record: WatchedRecord) => boolean, CompiledCondition>();
+
+/** The compiled condition whose `test` this is, or undefined for any other function. */
+export function compiledConditionOf(test: (record: WatchedRecord) => boolean): CompiledCondition | undefined {
+  return COMPILED.get(test);
 }
 
 function compileNode(node: ConditionNode): PreparedTest {
@@ -69,7 +80,7 @@ function compileNode(node: ConditionNode): PreparedTest {
 type Getter = (p: PreparedRecord) => PreparedValue;
 
 /** The slot of a field whose prepared value is stored, or undefined for computed ones. */
-function slotOf(field: FieldSpec): number | undefined {
+export function slotOf(field: FieldSpec): number | undefined {
   if (field.id === "signature") return field.kind === "hash" ? SLOT.event_signature : SLOT.function_signature;
   return Object.hasOwn(SLOT, field.id) ? SLOT[field.id as keyof typeof SLOT] : undefined;
 }
@@ -78,13 +89,13 @@ function slotOf(field: FieldSpec): number | undefined {
 function getter(field: FieldSpec): Getter {
   if (field.id === "topics") {
     const i = field.index ?? 0;
-    return (p) => p.topics[i];
+    return (p) => p.topic(i);
   }
   if (field.id === "direction") {
     const account = field.account;
     return (p) => {
-      const from = p.values[SLOT.from] === account;
-      const to = p.values[SLOT.to] === account;
+      const from = p.value(SLOT.from) === account;
+      const to = p.value(SLOT.to) === account;
       return from ? (to ? "self" : "out") : to ? "in" : undefined;
     };
   }
@@ -103,60 +114,60 @@ function compileSlotTest(node: TestNode, i: number): PreparedTest {
   switch (node.op) {
     case "eq": {
       const x = node.value;
-      return (p) => p.values[i] === x;
+      return (p) => p.value(i) === x;
     }
     case "ne": {
       const x = node.value;
-      return (p) => p.values[i] !== x;
+      return (p) => p.value(i) !== x;
     }
     case "in": {
       const set = new Set<unknown>(node.value);
-      return (p) => set.has(p.values[i]);
+      return (p) => set.has(p.value(i));
     }
     case "not_in": {
       const set = new Set<unknown>(node.value);
-      return (p) => !set.has(p.values[i]);
+      return (p) => !set.has(p.value(i));
     }
     // undefined compares false with a bigint, so a missing value never passes a bound.
     case "gt": {
       const x = node.value;
-      return (p) => (p.values[i] as bigint) > x;
+      return (p) => (p.value(i) as bigint) > x;
     }
     case "gte": {
       const x = node.value;
-      return (p) => (p.values[i] as bigint) >= x;
+      return (p) => (p.value(i) as bigint) >= x;
     }
     case "lt": {
       const x = node.value;
-      return (p) => (p.values[i] as bigint) < x;
+      return (p) => (p.value(i) as bigint) < x;
     }
     case "lte": {
       const x = node.value;
-      return (p) => (p.values[i] as bigint) <= x;
+      return (p) => (p.value(i) as bigint) <= x;
     }
     case "contains": {
       const x = node.value;
       return (p) => {
-        const v = p.values[i];
+        const v = p.value(i);
         return typeof v === "string" && v.includes(x);
       };
     }
     case "starts_with": {
       const x = node.value;
       return (p) => {
-        const v = p.values[i];
+        const v = p.value(i);
         return typeof v === "string" && v.startsWith(x);
       };
     }
     case "matches": {
       const re = node.value;
       return (p) => {
-        const v = p.values[i];
+        const v = p.value(i);
         return typeof v === "string" && re.test(v);
       };
     }
     case "exists":
-      return node.value ? (p) => p.values[i] !== undefined : (p) => p.values[i] === undefined;
+      return node.value ? (p) => p.value(i) !== undefined : (p) => p.value(i) === undefined;
   }
 }
 

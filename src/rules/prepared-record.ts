@@ -8,9 +8,9 @@ import { amountKeiOf, integerOf } from "./record-values.js";
 export type PreparedValue = string | bigint | boolean | undefined;
 
 /**
- * Where each field's prepared value sits in PreparedRecord.values. An array slot rather
- * than a named property because the compiled comparison closures are shared code: an
- * element load at a captured index stays fast for every field, where a named-property
+ * Where each field's prepared value sits in PreparedRecord. A slot number rather than a
+ * named property because the compiled comparison closures are shared code: one method
+ * call with a captured index stays monomorphic for every field, where a named-property
  * getter per field would be one more (megamorphic) call per comparison.
  */
 export const SLOT = {
@@ -44,83 +44,113 @@ export const SLOT = {
 const lower = (s: string | undefined): string | undefined => (typeof s === "string" ? s.toLowerCase() : undefined);
 
 /**
- * A record with every value a condition compares already in comparable form (lowercase
- * addresses and hashes, bigint amounts and integers, derived flags). Built once per record
- * and shared by every rule of its source, so fifty rules cost one parse of the amount.
+ * A record whose values a condition compares are read in comparable form (lowercase
+ * addresses and hashes, bigint amounts and integers, derived flags), each the first time
+ * a rule asks for it and then kept: fifty rules cost one parse of the amount, and a value
+ * no rule reads costs nothing. Most records meet only the few rules that the rule index
+ * (rule-index.ts) cannot rule out, so reading everything up front was most of the cost.
  */
 export class PreparedRecord {
   readonly record: WatchedRecord;
-  /** Indexed by SLOT; every slot exists (undefined when it does not apply). */
-  readonly values: PreparedValue[];
-  readonly topics: readonly string[];
-  private args: Map<string, ArgValue> | undefined;
+  /** Indexed by SLOT; valid where the bit of `known` is set. */
+  private readonly values: PreparedValue[];
+  private known: number;
+  private topics: (string | undefined)[] | undefined;
+  /** Parallel to an event log's items, filled as arguments are read. */
+  private args: (ArgValue | undefined)[] | undefined;
 
   constructor(record: WatchedRecord) {
     this.record = record;
+    this.known = 0;
+    this.topics = undefined;
     this.args = undefined;
     // A literal of the full length keeps the array packed (no holes) for fast element loads.
-    const v: PreparedValue[] = [undefined, undefined, undefined, undefined, undefined, undefined, undefined, undefined, undefined, undefined, undefined, undefined,
+    this.values = [undefined, undefined, undefined, undefined, undefined, undefined, undefined, undefined, undefined, undefined, undefined, undefined,
       undefined, undefined, undefined, undefined, undefined, undefined, undefined, undefined, undefined, undefined, undefined];
-    this.values = v;
-    v[SLOT.block] = BigInt(record.block);
-    v[SLOT.transaction] = lower(record.transactionHash);
-    let topics: readonly string[] = [];
-    switch (record.family) {
-      case "event_logs": {
-        const d = record.data;
-        topics = d.topics.map((t) => t.toLowerCase());
-        v[SLOT.contract] = lower(d.contract_address);
-        v[SLOT.event] = d.type;
-        v[SLOT.event_signature] = topics[0];
-        v[SLOT.log_index] = integerOf(d.log_index);
-        v[SLOT.estimated] = d.estimated_event_log === true;
-        break;
-      }
-      case "nft_transfers": {
-        const d = record.data;
-        const from = lower(d.from);
-        const to = lower(d.to);
-        v[SLOT.contract] = lower(d.contract.contract_address);
-        v[SLOT.contract_type] = lower(d.contract.contract_type);
-        v[SLOT.token_id] = integerOf(d.token_id);
-        v[SLOT.from] = from;
-        v[SLOT.to] = to;
-        v[SLOT.token_count] = integerOf(d.token_count);
-        v[SLOT.mint] = from === ZERO_ADDRESS;
-        v[SLOT.burn] = to === undefined || isBurnAddress(to);
-        break;
-      }
-      case "internal_transactions": {
-        const d = record.data;
-        const status = lower(d.transaction_status?.status);
-        v[SLOT.type] = lower(d.type);
-        v[SLOT.from] = lower(d.from);
-        v[SLOT.to] = lower(d.to);
-        v[SLOT.amount] = amountKeiOf(d.amount);
-        v[SLOT.status] = status;
-        v[SLOT.error] = d.error;
-        v[SLOT.fail_message] = d.transaction_status?.fail_message;
-        v[SLOT.failed] = (d.error !== undefined && d.error !== "") || status === "fail";
-        v[SLOT.method_id] = lower(d.method_id);
-        v[SLOT.function_signature] = d.signature;
-        v[SLOT.call_id] = integerOf(d.call_id);
-        break;
-      }
+  }
+
+  /** The prepared value at a SLOT (undefined when the field does not apply or is absent). */
+  value(slot: number): PreparedValue {
+    const bit = 1 << slot;
+    if ((this.known & bit) === 0) {
+      this.values[slot] = this.read(slot);
+      this.known |= bit;
     }
-    this.topics = topics;
+    return this.values[slot];
+  }
+
+  /** Topic i, lowercase. */
+  topic(i: number): string | undefined {
+    if (this.record.family !== "event_logs") return undefined;
+    const topics = (this.topics ??= []);
+    if (i >= topics.length || topics[i] === undefined) topics[i] = lower(this.record.data.topics[i]);
+    return topics[i];
   }
 
   /** A decoded event argument by name (the first one, should a name repeat). */
   arg(name: string): ArgValue | undefined {
-    if (this.args === undefined) {
-      this.args = new Map();
-      if (this.record.family === "event_logs") {
-        for (const item of this.record.data.items) {
-          if (!this.args.has(item.name)) this.args.set(item.name, argValue(item.value));
+    if (this.record.family !== "event_logs") return undefined;
+    const items = this.record.data.items;
+    for (let i = 0; i < items.length; i++) {
+      const item = items[i] as (typeof items)[number];
+      if (item.name !== name) continue;
+      const args = (this.args ??= []);
+      return (args[i] ??= argValue(item.value));
+    }
+    return undefined;
+  }
+
+  private read(slot: number): PreparedValue {
+    const record = this.record;
+    if (slot === SLOT.block) return BigInt(record.block);
+    if (slot === SLOT.transaction) return lower(record.transactionHash);
+    switch (record.family) {
+      case "event_logs": {
+        const d = record.data;
+        switch (slot) {
+          case SLOT.contract: return lower(d.contract_address);
+          case SLOT.event: return d.type;
+          case SLOT.event_signature: return this.topic(0);
+          case SLOT.log_index: return integerOf(d.log_index);
+          case SLOT.estimated: return d.estimated_event_log === true;
         }
+        return undefined;
+      }
+      case "nft_transfers": {
+        const d = record.data;
+        switch (slot) {
+          case SLOT.contract: return lower(d.contract.contract_address);
+          case SLOT.contract_type: return lower(d.contract.contract_type);
+          case SLOT.token_id: return integerOf(d.token_id);
+          case SLOT.from: return lower(d.from);
+          case SLOT.to: return lower(d.to);
+          case SLOT.token_count: return integerOf(d.token_count);
+          case SLOT.mint: return this.value(SLOT.from) === ZERO_ADDRESS;
+          case SLOT.burn: {
+            const to = this.value(SLOT.to) as string | undefined;
+            return to === undefined || isBurnAddress(to);
+          }
+        }
+        return undefined;
+      }
+      case "internal_transactions": {
+        const d = record.data;
+        switch (slot) {
+          case SLOT.type: return lower(d.type);
+          case SLOT.from: return lower(d.from);
+          case SLOT.to: return lower(d.to);
+          case SLOT.amount: return amountKeiOf(d.amount);
+          case SLOT.status: return lower(d.transaction_status?.status);
+          case SLOT.error: return d.error;
+          case SLOT.fail_message: return d.transaction_status?.fail_message;
+          case SLOT.failed: return (d.error !== undefined && d.error !== "") || this.value(SLOT.status) === "fail";
+          case SLOT.method_id: return lower(d.method_id);
+          case SLOT.function_signature: return d.signature;
+          case SLOT.call_id: return integerOf(d.call_id);
+        }
+        return undefined;
       }
     }
-    return this.args.get(name);
   }
 }
 

@@ -6,7 +6,7 @@ import type { SourceDefinition } from "./source.js";
 import type { StartPosition } from "./start.js";
 import { initialCursor } from "./start.js";
 import { fetchWindow, type Paginate } from "./fetch-window.js";
-import { matchRecords, type Match, type SourceRule } from "./source-rule.js";
+import { createRuleMatcher, type Match, type SourceRule } from "./source-rule.js";
 
 /** A source as the engine runs it: one poll and one cursor, shared by its rules. */
 export interface PlannedSource {
@@ -53,8 +53,9 @@ export function createSourcePoller(common: Common, options: SourcePollerOptions)
   const labels = { watch: source.watch, source: source.key };
   const logger: Logger = common.logger.child({ watch: source.watch, source: source.key });
   const perBlock = source.definition.operation === "blockInternalTransactions";
+  const matcher = createRuleMatcher(source.rules);
   // Only records some rule matches are kept past their page (see fetchWindow's select).
-  const select = (record: WatchedRecord) => source.rules.some((rule) => rule.test(record));
+  const select = (record: WatchedRecord) => matcher.some(record);
 
   async function ensureCursor(head: number): Promise<number> {
     const existing = store.getCursor(source.key);
@@ -85,7 +86,7 @@ export function createSourcePoller(common: Common, options: SourcePollerOptions)
       for await (const chunk of chunks) {
         if (chunk.outside > 0) logger.warn({ block_range: [chunk.from, chunk.to], count: chunk.outside }, "explorer returned records outside the requested range; ignored");
         const now = new Date(common.now());
-        const matches = matchRecords(chunk.records, source.rules, now);
+        const matches = matcher.match(chunk.records, now);
         if (matches.length > 0 && options.enrich) await options.enrich(matches, signal);
         const entries = matches.flatMap(({ rule, alert }) => rule.notify.map((sink): OutboxEntry => ({
           id: `${alert.id}:${sink}`,

@@ -1,5 +1,6 @@
 import type { Enrichment } from "../config/types.js";
 import type { AlertDocument } from "../rules/alert.js";
+import { createRuleIndex } from "../rules/rule-index.js";
 import type { WatchedRecord } from "./record.js";
 
 /** A rule as a source runs it: compiled once at start-up, then called per record. */
@@ -18,13 +19,35 @@ export interface Match {
   alert: AlertDocument;
 }
 
+/** A source's rules, indexed once (see createRuleIndex), asked record after record. */
+export interface RuleMatcher {
+  /** True when some rule matches the record. */
+  some(record: WatchedRecord): boolean;
+  /** Every (record, rule) match of a chunk, in chain order, then in the order of the rules. */
+  match(records: readonly WatchedRecord[], now: Date): Match[];
+}
+
+export function createRuleMatcher(rules: readonly SourceRule[]): RuleMatcher {
+  const index = createRuleIndex(rules);
+  return {
+    some(record) {
+      const candidates = index.candidates(record);
+      for (let i = 0; i < candidates.length; i++) if ((candidates[i] as SourceRule).test(record)) return true;
+      return false;
+    },
+    match(records, now) {
+      const matches: Match[] = [];
+      for (const record of records) {
+        for (const rule of index.candidates(record)) {
+          if (rule.test(record)) matches.push({ rule, alert: rule.toAlert(record, now) });
+        }
+      }
+      return matches;
+    },
+  };
+}
+
 /** Every (record, rule) match of a chunk, in chain order. */
 export function matchRecords(records: readonly WatchedRecord[], rules: readonly SourceRule[], now: Date): Match[] {
-  const matches: Match[] = [];
-  for (const record of records) {
-    for (const rule of rules) {
-      if (rule.test(record)) matches.push({ rule, alert: rule.toAlert(record, now) });
-    }
-  }
-  return matches;
+  return createRuleMatcher(rules).match(records, now);
 }

@@ -1,0 +1,231 @@
+import type { WatchedRecord } from "../watch/record.js";
+import { compiledConditionOf, slotOf } from "./compile-condition.js";
+import type { FieldKind, FieldSpec } from "./fields.js";
+import type { ArgValue, Scalar } from "./operand.js";
+import type { ConditionNode } from "./parse-condition.js";
+import { prepareRecord } from "./prepared-record.js";
+
+/** Anything with a record test: a compiled rule, or a hand-made one (which is never skipped). */
+export interface IndexedRule {
+  test(record: WatchedRecord): boolean;
+}
+
+export interface RuleIndex<R extends IndexedRule> {
+  /**
+   * The rules that may match the record, in their original order: every rule the index
+   * cannot rule out. A superset of the matching rules; callers still run each `test`.
+   */
+  candidates(record: WatchedRecord): readonly R[];
+}
+
+/** Where a requirement reads the record: a prepared slot, a topic, or an event argument. */
+type Place = { kind: "slot"; slot: number } | { kind: "topic"; index: number } | { kind: "arg"; name: string; integers: boolean };
+
+/** "The record's value at `place` equals `value`" (with the comparison the compiled test uses). */
+interface Requirement {
+  place: Place;
+  placeKey: string;
+  fieldId: string;
+  fieldKind: FieldKind;
+  value: Scalar;
+}
+
+interface Entry<R> {
+  /** The rules indexed under this value, ascending. */
+  rules: number[];
+  /** Those rules and the unindexed ones, in rule order: the answer when this entry is the only hit. */
+  merged: R[];
+}
+
+interface Lookup<R> {
+  place: Place;
+  values: Map<unknown, Entry<R>>;
+}
+
+/**
+ * A rule's condition often requires a value that most records do not have: `from:
+ * 0x…`, `to: { in: [...] }`, `args.to: 0x…`, or such a test inside an `all`. Such a
+ * rule cannot match a record without that value, so it is filed under the value, and a
+ * record meets only the rules filed under its own values plus the rules that require no
+ * value. With fifty rules watching fifty accounts, a record meets one or two instead of
+ * fifty. The matches and their order are unchanged: this only skips rules whose
+ * condition is certain to be false.
+ */
+export function createRuleIndex<R extends IndexedRule>(rules: readonly R[]): RuleIndex<R> {
+  const lookups = new Map<string, Lookup<R>>();
+  const unindexed: number[] = [];
+  const entries: Entry<R>[] = [];
+  rules.forEach((rule, i) => {
+    const node = compiledConditionOf(rule.test)?.node;
+    const requirements = node === undefined ? undefined : requirementsOf(node);
+    if (requirements === undefined) {
+      unindexed.push(i);
+      return;
+    }
+    for (const requirement of requirements) {
+      let lookup = lookups.get(requirement.placeKey);
+      if (lookup === undefined) lookups.set(requirement.placeKey, (lookup = { place: requirement.place, values: new Map() }));
+      if (lookup.place.kind === "arg" && (requirement.value as ArgValue).int !== undefined) lookup.place.integers = true;
+      for (const key of keysOf(requirement)) {
+        let entry = lookup.values.get(key);
+        if (entry === undefined) {
+          lookup.values.set(key, (entry = { rules: [], merged: [] }));
+          entries.push(entry);
+        }
+        if (entry.rules[entry.rules.length - 1] !== i) entry.rules.push(i);
+      }
+    }
+  });
+  const always = unindexed.map((i) => rules[i] as R);
+  for (const entry of entries) entry.merged = [...new Set([...entry.rules, ...unindexed])].sort((a, b) => a - b).map((i) => rules[i] as R);
+  const places = [...lookups.values()];
+  const marks = new Uint8Array(rules.length);
+  // The entries a record hits, reused from record to record.
+  const hits: Entry<R>[] = [];
+
+  // Two or more entries hit (a record whose values several rules name): merge in rule order.
+  function union(count: number): R[] {
+    for (const i of unindexed) marks[i] = 1;
+    for (let k = 0; k < count; k++) for (const i of (hits[k] as Entry<R>).rules) marks[i] = 1;
+    const out: R[] = [];
+    for (let i = 0; i < marks.length; i++) {
+      if (marks[i] === 1) {
+        out.push(rules[i] as R);
+        marks[i] = 0;
+      }
+    }
+    return out;
+  }
+
+  function candidates(record: WatchedRecord): readonly R[] {
+    if (places.length === 0) return always;
+    const p = prepareRecord(record);
+    let count = 0;
+    for (let i = 0; i < places.length; i++) {
+      const { place, values } = places[i] as Lookup<R>;
+      let entry: Entry<R> | undefined;
+      switch (place.kind) {
+        case "slot": {
+          const value = p.value(place.slot);
+          if (value !== undefined) entry = values.get(value);
+          break;
+        }
+        case "topic": {
+          const value = p.topic(place.index);
+          if (value !== undefined) entry = values.get(value);
+          break;
+        }
+        case "arg": {
+          // The argument's raw text, not p.arg(): its readings are built only for a rule that is run.
+          const text = argText(record, place.name);
+          if (text === undefined) break;
+          entry = values.get(text);
+          if (entry !== undefined) hits[count++] = entry;
+          const lower = text.toLowerCase();
+          entry = lower === text ? undefined : values.get(lower);
+          if (entry !== undefined) hits[count++] = entry;
+          entry = place.integers && DECIMAL_INTEGER.test(text) ? values.get(BigInt(text)) : undefined;
+          break;
+        }
+      }
+      if (entry !== undefined) hits[count++] = entry;
+    }
+    if (count === 0) return always;
+    const only = hits[0] as Entry<R>;
+    for (let k = 1; k < count; k++) if (hits[k] !== only) return union(count);
+    return only.merged;
+  }
+
+  return { candidates };
+}
+
+/**
+ * The values a record must have one of for the condition to hold, or undefined when the
+ * condition requires none that can be looked up. Sound, not complete: undefined is
+ * always safe (the rule is then evaluated on every record).
+ */
+export function requirementsOf(node: ConditionNode): Requirement[] | undefined {
+  switch (node.type) {
+    case "always":
+    case "not":
+      return undefined;
+    case "all": {
+      // Any one child's requirement holds for the whole conjunction: take the most selective.
+      let best: Requirement[] | undefined;
+      for (const child of node.children) {
+        const requirements = requirementsOf(child);
+        if (requirements !== undefined && (best === undefined || costOf(requirements) < costOf(best))) best = requirements;
+      }
+      return best;
+    }
+    case "any": {
+      // Every branch must require something, and the record needs one of them.
+      const all: Requirement[] = [];
+      for (const child of node.children) {
+        const requirements = requirementsOf(child);
+        if (requirements === undefined) return undefined;
+        all.push(...requirements);
+      }
+      return all;
+    }
+    case "test": {
+      if (node.op !== "eq" && node.op !== "in") return undefined;
+      const place = placeOf(node.field);
+      if (place === undefined) return undefined;
+      const placeKey = place.kind === "slot" ? `slot:${place.slot}` : place.kind === "topic" ? `topic:${place.index}` : `arg:${place.name}`;
+      const values = node.op === "eq" ? [node.value as Scalar] : (node.value as Scalar[]);
+      return values.map((value) => ({ place, placeKey, fieldId: node.field.id, fieldKind: node.field.kind, value }));
+    }
+  }
+}
+
+function placeOf(field: FieldSpec): Place | undefined {
+  if (field.kind === "arg") return field.arg === undefined ? undefined : { kind: "arg", name: field.arg, integers: false };
+  if (field.id === "topics") return { kind: "topic", index: field.index ?? 0 };
+  // `direction` is relative to each rule's own watched account: not a plain value of the record.
+  const slot = slotOf(field);
+  return slot === undefined ? undefined : { kind: "slot", slot };
+}
+
+/**
+ * How many records a required value lets through, roughly: an account, a transaction or a
+ * token id names few records; an event, a selector, a call type or a flag names many
+ * (every Transfer), and `contract` is the same on every record of a contract's watch.
+ */
+const SELECTIVE = new Set(["from", "to", "topics", "args", "transaction", "token_id", "token_count", "amount", "block"]);
+
+function costOf(requirements: Requirement[]): number {
+  let cost = 0;
+  for (const r of requirements) cost += r.fieldKind === "boolean" ? 1000 : SELECTIVE.has(r.fieldId) && !(r.place.kind === "topic" && r.place.index === 0) ? 1 : 100;
+  return cost;
+}
+
+/**
+ * The keys a required value is filed under. A compiled test compares prepared values with
+ * `===`, which Map keys reproduce. Event arguments compare as integers when both sides read
+ * as one, as lowercase hex when both do, else as text: a value is filed under its text, its
+ * lowercase hex and its integer, and a record looks up its text, its lowercase text and
+ * its integer, so an equal pair always shares a key (a few unequal ones too, which the
+ * rule's own test then rejects).
+ */
+function keysOf(requirement: Requirement): unknown[] {
+  if (requirement.place.kind !== "arg") return [requirement.value];
+  const value = requirement.value as ArgValue;
+  const keys: unknown[] = [value.text];
+  if (value.hex !== undefined) keys.push(value.hex);
+  if (value.int !== undefined) keys.push(value.int);
+  return keys;
+}
+
+const DECIMAL_INTEGER = /^-?\d+$/;
+
+/** An event log's argument text by name (the first, should a name repeat), as PreparedRecord.arg reads it. */
+function argText(record: WatchedRecord, name: string): string | undefined {
+  if (record.family !== "event_logs") return undefined;
+  const items = record.data.items;
+  for (let i = 0; i < items.length; i++) {
+    const item = items[i] as (typeof items)[number];
+    if (item.name === name) return item.value;
+  }
+  return undefined;
+}
