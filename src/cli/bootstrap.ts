@@ -46,9 +46,9 @@ export function ruleNamed(config: Config, name: string): Config["rules"][number]
 }
 
 /** Loads and checks the config; on failure prints every problem and returns the exit code. */
-export function loadConfigForCommand(io: CommandIO, path: string): { config: Config; secrets: string[] } | number {
+export async function loadConfigForCommand(io: CommandIO, path: string): Promise<{ config: Config; secrets: string[] } | number> {
   try {
-    return loadConfig({ path, env: io.env, checks: CONFIG_CHECKS });
+    return await loadConfig({ path, env: io.env, checks: CONFIG_CHECKS });
   } catch (error) {
     const message = describeConfigFailure(error);
     if (message === undefined) throw error;

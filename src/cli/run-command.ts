@@ -26,7 +26,7 @@ export async function withDaemon(args: string[], io: CommandIO, options: Options
   let values: DaemonContext["values"];
   try {
     values = parseCommandArgs(args, { ...options, ...CONFIG_OPTIONS }).values;
-    const loaded = loadConfigForCommand(io, values.config as string);
+    const loaded = await loadConfigForCommand(io, values.config as string);
     if (typeof loaded === "number") return loaded;
     config = loaded.config;
     common = createCommandCommon(io, { config, secrets: loaded.secrets, logLevel: values["log-level"] as string | undefined, logFormat: values["log-format"] as string | undefined });

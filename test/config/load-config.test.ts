@@ -353,25 +353,21 @@ describe("loadConfig", () => {
   const dir = mkdtempSync(join(tmpdir(), "kaiawatch-config-"));
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-  it("reads a file and names it in messages", () => {
+  it("reads a file and names it in messages", async () => {
     const path = join(dir, "bad.yaml");
     writeFileSync(path, `${MINIMAL}    start: soon\n`);
-    const error = configErrorOf(() => loadConfig({ path, env: {} }));
+    const error = (await loadConfig({ path, env: {} }).catch((rejected: unknown) => rejected)) as ConfigError;
+    expect(error).toBeInstanceOf(ConfigError);
     expect(error.format()).toBe(`${path}:4:12 watches[0].start: expected "latest", a block number, or "-N" (N blocks before the head)`);
     expect(describeConfigFailure(error)).toBe(`${path}: 1 error in the configuration:\n${error.format()}\n`);
     const good = join(dir, "good.yaml");
     writeFileSync(good, MINIMAL);
-    expect(loadConfig({ path: good, env: {} }).config.watches).toHaveLength(1);
+    expect((await loadConfig({ path: good, env: {} })).config.watches).toHaveLength(1);
   });
 
-  it("says clearly when the file is missing", () => {
+  it("says clearly when the file is missing", async () => {
     const path = join(dir, "nope.yaml");
-    let caught: unknown;
-    try {
-      loadConfig({ path, env: {} });
-    } catch (error) {
-      caught = error;
-    }
+    const caught: unknown = await loadConfig({ path, env: {} }).catch((error: unknown) => error);
     expect(caught).toBeInstanceOf(ConfigFileError);
     expect(caught).not.toBeInstanceOf(ConfigError);
     expect((caught as ConfigFileError).code).toBe("KW_CONFIG_UNREADABLE");

@@ -61,7 +61,7 @@ sinks:
   out: { type: file, path: "${join(dir.path, "alerts.jsonl")}" }
 `,
     );
-    const { config } = loadConfig({ path: configPath, env: {}, checks: CONFIG_CHECKS });
+    const { config } = await loadConfig({ path: configPath, env: {}, checks: CONFIG_CHECKS });
     const plan = planCredits(config, { dayMs: Date.now() });
     const predictedPerTick = plan.sources.reduce((sum, s) => sum + s.creditsPerTick, 0);
     // Operations 3, 7, 11, 4 once a tick, and operation 8 once for each of the tick's 2 blocks.

@@ -53,7 +53,7 @@ function parseSet(text: string, rows: Row[]): { row: Row; block: number } {
 
 async function run(args: string[], io: CommandIO): Promise<number> {
   const { values } = parseCommandArgs(args, { ...CONFIG_OPTIONS, set: { type: "string", multiple: true } });
-  const loaded = loadConfigForCommand(io, values.config);
+  const loaded = await loadConfigForCommand(io, values.config);
   if (typeof loaded === "number") return loaded;
   const common = createCommandCommon(io, { config: loaded.config, secrets: loaded.secrets, logLevel: values["log-level"] ?? "warn", logFormat: values["log-format"] });
   const rows = sourcesOfConfig(loaded.config);

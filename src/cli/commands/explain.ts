@@ -48,7 +48,7 @@ async function run(args: string[], io: CommandIO): Promise<number> {
   if (values.tx === undefined) throw new UsageError("--tx HASH is required");
   if (!/^0x[0-9a-fA-F]{64}$/.test(values.tx)) throw new UsageError(`--tx must be a transaction hash (0x and 64 hex digits), not "${cleanLine(values.tx, 80)}"`);
   if (values.block !== undefined && !/^\d+$/.test(values.block)) throw new UsageError(`--block must be a block number, not "${cleanLine(values.block, 40)}"`);
-  const loaded = loadConfigForCommand(io, values.config);
+  const loaded = await loadConfigForCommand(io, values.config);
   if (typeof loaded === "number") return loaded;
   const { config } = loaded;
   const rule = ruleNamed(config, values.rule);

@@ -69,11 +69,11 @@ function parse(args: string[], io: CommandIO, options: Record<string, { type: "s
 }
 
 /** The store file from --store, or from the config's store.path. */
-function storePath(values: Record<string, string | boolean | undefined>, io: CommandIO): { path: string; secrets: string[] } | { code: number } {
+async function storePath(values: Record<string, string | boolean | undefined>, io: CommandIO): Promise<{ path: string; secrets: string[] } | { code: number }> {
   if (typeof values.store === "string") return { path: values.store, secrets: [] };
   const configPath = typeof values.config === "string" ? values.config : "./config.yaml";
   try {
-    const loaded = loadConfig({ path: configPath, env: io.env });
+    const loaded = await loadConfig({ path: configPath, env: io.env });
     return { path: loaded.config.store.path, secrets: loaded.secrets };
   } catch (error) {
     const text = describeConfigFailure(error);
@@ -99,7 +99,7 @@ async function list(args: string[], io: CommandIO): Promise<number> {
   if (state !== undefined && !STATES.includes(state as OutboxState)) {
     return usageError(io, `--state must be one of ${STATES.join(", ")}, not "${String(state)}"`);
   }
-  const location = storePath(values, io);
+  const location = await storePath(values, io);
   if ("code" in location) return location.code;
   if (!existsSync(location.path)) {
     io.stdout.write(`No store at ${location.path} yet: kaiawatch has not run with this store, so the outbox is empty.\n`);
@@ -176,7 +176,7 @@ async function retry(args: string[], io: CommandIO): Promise<number> {
   const all = values.all === true;
   if (!all && positionals.length === 0) return usageError(io, "retry needs dead letter ids, or --all");
   if (all && positionals.length > 0) return usageError(io, "give either ids or --all, not both");
-  const location = storePath(values, io);
+  const location = await storePath(values, io);
   if ("code" in location) return location.code;
   if (!existsSync(location.path)) {
     io.stderr.write(`kaiawatch outbox retry: no store at ${location.path}: there are no dead letters to retry.\n`);

@@ -97,7 +97,7 @@ export const planCommand: Command = {
       return EXIT_USAGE;
     }
     const path = values.config ?? "./config.yaml";
-    const loaded = loadConfigForCommand(io, path);
+    const loaded = await loadConfigForCommand(io, path);
     if (typeof loaded === "number") return loaded;
     const plan = planCredits(loaded.config, { dayMs });
     io.stdout.write(values.json ? `${JSON.stringify(plan, null, 2)}\n` : formatPlan(plan, loaded.config, path));

@@ -79,7 +79,7 @@ async function run(args: string[], io: CommandIO): Promise<number> {
   } catch (error) {
     throw new UsageError(`--drain-timeout: ${(error as Error).message}`);
   }
-  const loaded = loadConfigForCommand(io, values.config);
+  const loaded = await loadConfigForCommand(io, values.config);
   if (typeof loaded === "number") return loaded;
   const { config } = loaded;
   const rule = ruleNamed(config, values.rule);

@@ -27,9 +27,9 @@ function nextEvent(io: CommandIO): Promise<"stop" | "reload"> {
 }
 
 /** The new config, or undefined (logged) when it must not replace the running one. */
-function readNewConfig(common: Common, path: string, env: NodeJS.ProcessEnv): Config | undefined {
+async function readNewConfig(common: Common, path: string, env: NodeJS.ProcessEnv): Promise<Config | undefined> {
   try {
-    const loaded = loadConfig({ path, env, checks: CONFIG_CHECKS });
+    const loaded = await loadConfig({ path, env, checks: CONFIG_CHECKS });
     for (const secret of loaded.secrets) common.secrets.add(secret);
     return loaded.config;
   } catch (error) {
@@ -46,7 +46,7 @@ function readNewConfig(common: Common, path: string, env: NodeJS.ProcessEnv): Co
  * definition), new ones begin at their `start`.
  */
 async function reload(common: Common, running: Daemon, path: string, env: NodeJS.ProcessEnv): Promise<Daemon> {
-  const config = readNewConfig(common, path, env);
+  const config = await readNewConfig(common, path, env);
   if (!config) return running;
   await running.stop();
   try {

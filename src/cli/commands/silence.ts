@@ -79,7 +79,7 @@ async function run(args: string[], io: CommandIO): Promise<number> {
   );
   const [action, ...rest] = positionals;
   if (action !== "add" && action !== "list" && action !== "remove") throw new UsageError(action === undefined ? "say add, list or remove" : `unknown action "${cleanLine(action, 40)}": add, list or remove`);
-  const loaded = loadConfigForCommand(io, values.config);
+  const loaded = await loadConfigForCommand(io, values.config);
   if (typeof loaded === "number") return loaded;
   const { config } = loaded;
   const common = createCommandCommon(io, { config, secrets: loaded.secrets, logLevel: values["log-level"] ?? "warn", logFormat: values["log-format"] });

@@ -70,7 +70,7 @@ async function run(args: string[], io: CommandIO): Promise<number> {
     const { values, positionals } = parseCommandArgs(args, CONFIG_OPTIONS, true);
     if (positionals.length > 1) throw new UsageError(`one sink at a time: got ${positionals.join(", ")}`);
     name = positionals[0];
-    const loaded = loadConfigForCommand(io, values.config);
+    const loaded = await loadConfigForCommand(io, values.config);
     if (typeof loaded === "number") return loaded;
     config = loaded.config;
     // Quiet by default: the command's own report is the output; --log-level shows more.

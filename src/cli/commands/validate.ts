@@ -116,7 +116,7 @@ async function run(args: string[], io: CommandIO): Promise<number> {
   }
   try {
     // The same checks as run and once: a config that validates is a config that starts.
-    const { config } = loadConfig({ path: parsed.config, env: io.env, checks: CONFIG_CHECKS });
+    const { config } = await loadConfig({ path: parsed.config, env: io.env, checks: CONFIG_CHECKS });
     io.stdout.write(summarize(parsed.config, config));
     return EXIT_OK;
   } catch (error) {

@@ -1,0 +1,66 @@
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { parseConfigText, type ConfigCheck, type ConfigError } from "../../src/config/index.js";
+import type * as ConfigModule from "../../src/config/index.js";
+import { configErrorOf } from "./helpers.js";
+
+// The thread runs compiled JavaScript: these tests load the config module from dist/ (built by
+// the test setup), as `kaiawatch` does, and compare it with the source parsing in this thread.
+const dist = (await import(new URL("../../dist/config/index.js", import.meta.url).href)) as typeof ConfigModule;
+
+const hex = (n: number) => n.toString(16).padStart(40, "0");
+const WATCHES = 2_000;
+
+/** A config of 2,000 watches and rules (~330 KB, above the 256 KiB from which the thread parses). */
+function largeConfig(): string {
+  const lines = ["sinks:", "  hook:", "    type: webhook", "    url: https://hooks.example/${HOOK_TOKEN}", "    secret: whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", "watches:"];
+  for (let i = 0; i < WATCHES; i++) lines.push(`  - name: w${i}`, `    account: "0x${hex(i + 1)}"`, "    sources: [nft_transfers, internal_transactions]", "    start: -100");
+  lines.push("rules:");
+  for (let i = 0; i < WATCHES; i++) lines.push(`  - name: r${i}`, `    watch: w${i}`, "    source: internal_transactions", `    when: { amount: { gte: "${i} KAIA" } }`, "    notify: [hook]");
+  return `${lines.join("\n")}\n`;
+}
+
+describe("a large config is parsed in a thread of its own", () => {
+  const dir = mkdtempSync(join(tmpdir(), "kaiawatch-config-worker-"));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  const text = largeConfig();
+  const path = join(dir, "large.yaml");
+  writeFileSync(path, text);
+  const env = { HOOK_TOKEN: "t0k3n" };
+
+  it("gives the same config and secrets as parsing here, with ${VAR} from the env it is given", async () => {
+    expect(text.length).toBeGreaterThan(256 * 1024);
+    const loaded = await dist.loadConfig({ path, env });
+    const here = parseConfigText(text, { fileName: path, env });
+    expect(loaded.config.watches).toHaveLength(WATCHES);
+    expect(loaded.config).toEqual(here.config);
+    expect(loaded.secrets).toEqual(here.secrets);
+    expect(loaded.secrets).toContain("https://hooks.example/t0k3n");
+  });
+
+  it("reports a schema error deep in the file at its line, exactly as parsing here does", async () => {
+    const bad = text.replace("    account: \"0x" + hex(1501), "    account: \"0x" + hex(1501).slice(1));
+    const badPath = join(dir, "bad.yaml");
+    writeFileSync(badPath, bad);
+    const error = (await dist.loadConfig({ path: badPath, env }).catch((rejected: unknown) => rejected)) as ConfigError;
+    expect(error.code).toBe("KW_CONFIG_INVALID");
+    const expected = configErrorOf(() => parseConfigText(bad, { fileName: badPath, env }));
+    expect(error.format()).toBe(expected.format());
+    expect(error.format()).toMatch(new RegExp(`^${badPath}:${1 + 6 + 1500 * 4 + 1}:\\d+ watches\\[1500\\]\\.account: `));
+  });
+
+  it("runs the caller's checks here and still gives their problems a line", async () => {
+    const check: ConfigCheck = (config) => (config.watches.length > 1000 ? [{ path: ["rules", 1234, "notify"], message: "no such sink on this host" }] : []);
+    const error = (await dist.loadConfig({ path, env, checks: [check] }).catch((rejected: unknown) => rejected)) as ConfigError;
+    expect(error.code).toBe("KW_CONFIG_INVALID");
+    const line = text.split("\n").indexOf("  - name: r1234") + 1 + 4;
+    expect(error.format()).toBe(`${path}:${line}:13 rules[1234].notify: no such sink on this host`);
+  });
+
+  it("says a missing variable is missing, from the thread too", async () => {
+    const error = (await dist.loadConfig({ path, env: {} }).catch((rejected: unknown) => rejected)) as ConfigError;
+    expect(error.format()).toMatch(/^.*:4:\d+ sinks\.hook\.url: .*HOOK_TOKEN/);
+  });
+});
