@@ -96,7 +96,7 @@ export function createWatchEngine(common: Common, options: WatchEngineOptions): 
     const { source } = poller;
     const state = states.get(source.key)!;
     const labels = { watch: source.watch, source: source.key };
-    const end = common.metrics.sourceTickDuration.startTimer(labels);
+    const started = performance.now();
     state.running = true;
     try {
       const result = await poller.tick(currentHead, signal);
@@ -122,7 +122,9 @@ export function createWatchEngine(common: Common, options: WatchEngineOptions): 
       state.running = false;
       state.ticks += 1;
       state.last_tick_at = new Date(common.now()).toISOString();
-      end();
+      const seconds = (performance.now() - started) / 1000;
+      common.metrics.sourceTickDuration.observe({ family: source.family }, seconds);
+      common.metrics.sourceLastTickDuration.set(labels, seconds);
     }
   }
 

@@ -118,7 +118,11 @@ describe("status server", () => {
     for (const source of sources) {
       const cursor = sample(metrics, "kaiawatch_source_cursor_block", { source: source.key });
       expect(cursor).toBe(daemon.store.getCursor(source.key)?.block);
+      // Each source's last tick duration; the distribution is per record family, not per source.
+      expect(sample(metrics, "kaiawatch_source_last_tick_duration_seconds", { source: source.key })).toBeGreaterThan(0);
+      expect(sample(metrics, "kaiawatch_source_tick_duration_seconds_count", { family: daemon.plan.sources.find((s) => s.key === source.key)!.family })).toBeGreaterThan(0);
     }
+    expect(metrics).not.toMatch(/kaiawatch_source_tick_duration_seconds_bucket\{[^}]*source=/);
     // Requests counted per operation and status, credits against the simulator's own counter.
     expect(sample(metrics, "kaiawatch_explorer_requests_total", { operation: "accountEventLogs", status: "200" })).toBe(sim.stats().requests.accountEventLogs?.["200"]);
     const simCredits = sim.stats().creditsTotal;
