@@ -51,22 +51,39 @@ const lower = (s: string | undefined): string | undefined => (typeof s === "stri
  * (rule-index.ts) cannot rule out, so reading everything up front was most of the cost.
  */
 export class PreparedRecord {
-  readonly record: WatchedRecord;
+  private current: WatchedRecord;
   /** Indexed by SLOT; valid where the bit of `known` is set. */
   private readonly values: PreparedValue[];
   private known: number;
-  private topics: (string | undefined)[] | undefined;
-  /** Parallel to an event log's items, filled as arguments are read. */
-  private args: (ArgValue | undefined)[] | undefined;
+  /** Lowercase topics 0–3 of an event log, valid where the bit of `knownTopics` is set. */
+  private readonly topics: (string | undefined)[];
+  private knownTopics: number;
+  /** Parallel to an event log's items (the first 31), valid where the bit of `knownArgs` is set. */
+  private readonly args: (ArgValue | undefined)[];
+  private knownArgs: number;
 
   constructor(record: WatchedRecord) {
-    this.record = record;
+    this.current = record;
     this.known = 0;
-    this.topics = undefined;
-    this.args = undefined;
+    this.knownTopics = 0;
+    this.knownArgs = 0;
+    this.topics = [undefined, undefined, undefined, undefined];
+    this.args = [];
     // A literal of the full length keeps the array packed (no holes) for fast element loads.
     this.values = [undefined, undefined, undefined, undefined, undefined, undefined, undefined, undefined, undefined, undefined, undefined, undefined,
       undefined, undefined, undefined, undefined, undefined, undefined, undefined, undefined, undefined, undefined, undefined];
+  }
+
+  get record(): WatchedRecord {
+    return this.current;
+  }
+
+  /** Forgets every value read and moves on to another record, reusing the storage. */
+  load(record: WatchedRecord): void {
+    this.current = record;
+    this.known = 0;
+    this.knownTopics = 0;
+    this.knownArgs = 0;
   }
 
   /** The prepared value at a SLOT (undefined when the field does not apply or is absent). */
@@ -81,27 +98,39 @@ export class PreparedRecord {
 
   /** Topic i, lowercase. */
   topic(i: number): string | undefined {
-    if (this.record.family !== "event_logs") return undefined;
-    const topics = (this.topics ??= []);
-    if (i >= topics.length || topics[i] === undefined) topics[i] = lower(this.record.data.topics[i]);
-    return topics[i];
+    const record = this.current;
+    if (record.family !== "event_logs") return undefined;
+    // Conditions name topics 0 to 3 only (a log has no more).
+    if (i > 3) return lower(record.data.topics[i]);
+    const bit = 1 << i;
+    if ((this.knownTopics & bit) === 0) {
+      this.topics[i] = lower(record.data.topics[i]);
+      this.knownTopics |= bit;
+    }
+    return this.topics[i];
   }
 
   /** A decoded event argument by name (the first one, should a name repeat). */
   arg(name: string): ArgValue | undefined {
-    if (this.record.family !== "event_logs") return undefined;
-    const items = this.record.data.items;
+    const record = this.current;
+    if (record.family !== "event_logs") return undefined;
+    const items = record.data.items;
     for (let i = 0; i < items.length; i++) {
       const item = items[i] as (typeof items)[number];
       if (item.name !== name) continue;
-      const args = (this.args ??= []);
-      return (args[i] ??= argValue(item.value));
+      if (i > 30) return argValue(item.value);
+      const bit = 1 << i;
+      if ((this.knownArgs & bit) === 0) {
+        this.args[i] = argValue(item.value);
+        this.knownArgs |= bit;
+      }
+      return this.args[i];
     }
     return undefined;
   }
 
   private read(slot: number): PreparedValue {
-    const record = this.record;
+    const record = this.current;
     if (slot === SLOT.block) return BigInt(record.block);
     if (slot === SLOT.transaction) return lower(record.transactionHash);
     switch (record.family) {
@@ -155,20 +184,21 @@ export class PreparedRecord {
 }
 
 let lastRecord: WatchedRecord | undefined;
-let lastPrepared: PreparedRecord | undefined;
+let shared: PreparedRecord | undefined;
 
 /**
- * The prepared form of a record, built once per record when rules are evaluated record
- * by record (the engine's order): the last record is remembered, so the fifty rules of a
- * source share one preparation. Another order rebuilds it for each call; callers that
- * need another order call prepareRecord themselves and use `testPrepared`. A WeakMap
- * cache was measured instead and rejected: with 100,000 live records its upkeep in the
- * garbage collector cost more than the evaluations. Records are treated as immutable.
+ * The prepared form of a record when rules are evaluated record by record (the engine's
+ * order): the rule index and every rule of a source share one preparation of the current
+ * record. The answer is one shared object, reloaded for the next record, so that a scan
+ * allocates nothing here per record (each allocation brings the next young-generation GC
+ * closer, and every GC copies the live page): use it at once, and build `new
+ * PreparedRecord(record)` to keep one. A WeakMap cache was measured before and rejected:
+ * with 100,000 live records its upkeep in the GC cost more than the evaluations. Records
+ * are treated as immutable.
  */
 export function prepareRecord(record: WatchedRecord): PreparedRecord {
-  if (record !== lastRecord) {
-    lastPrepared = new PreparedRecord(record);
-    lastRecord = record;
-  }
-  return lastPrepared as PreparedRecord;
+  if (shared === undefined) shared = new PreparedRecord(record);
+  else if (record !== lastRecord) shared.load(record);
+  lastRecord = record;
+  return shared;
 }
