@@ -1,7 +1,7 @@
 import type { ListResponse } from "../explorer/types.js";
 import { API_LIMITS } from "../explorer/operations.js";
 import type { WatchedRecord } from "./record.js";
-import { prepareWindow } from "./normalize.js";
+import { prepareWindow, probeOf } from "./normalize.js";
 import { BlockTooDenseError } from "./errors.js";
 
 /** Every page of one source's records in [from, to], in whatever order the API answers. */
@@ -56,6 +56,7 @@ async function* fetchRange(from: number, to: number, options: FetchWindowOptions
   const countCap = options.countCap ?? API_LIMITS.maxTotalCount;
   const maxPages = options.maxPagesPerChunk ?? Math.ceil(countCap / options.pageSize);
   const kept: WatchedRecord[] = [];
+  const probe = options.select === undefined ? undefined : probeOf(options.normalize);
   let pages = 0;
   let scanned = 0;
   let outside = 0;
@@ -67,14 +68,15 @@ async function* fetchRange(from: number, to: number, options: FetchWindowOptions
     }
     pages += 1;
     for (const data of page.results) {
-      const record = options.normalize(data as never);
+      // Selected on the record without its identity, which only a kept record needs.
+      const record = (probe ?? options.normalize)(data as never);
       // Guarantee 2: never trust the API's bounds.
       if (record.block < from || record.block > to) {
         outside += 1;
         continue;
       }
       scanned += 1;
-      if (options.select === undefined || options.select(record)) kept.push(record);
+      if (options.select === undefined || options.select(record)) kept.push(probe === undefined ? record : options.normalize(data as never));
     }
   }
   if (tooMany) {
