@@ -42,6 +42,15 @@ interface Lookup<R> {
   values: Map<unknown, Entry<R>>;
 }
 
+export interface RuleIndexOptions {
+  /**
+   * Fewer rules than this are all run on every record, without an index: looking a value
+   * up costs about what a rule's own comparison does, and a daemon of 10,000 sources with
+   * a rule or two each should not hold 10,000 indexes. Default 4.
+   */
+  minRules?: number;
+}
+
 /**
  * A rule's condition often requires a value that most records do not have: `from:
  * 0x…`, `to: { in: [...] }`, `args.to: 0x…`, or such a test inside an `all`. Such a
@@ -51,7 +60,9 @@ interface Lookup<R> {
  * fifty. The matches and their order are unchanged: this only skips rules whose
  * condition is certain to be false.
  */
-export function createRuleIndex<R extends IndexedRule>(rules: readonly R[]): RuleIndex<R> {
+export function createRuleIndex<R extends IndexedRule>(rules: readonly R[], options: RuleIndexOptions = {}): RuleIndex<R> {
+  const all = [...rules];
+  if (rules.length < (options.minRules ?? 4)) return { candidates: () => all };
   const lookups = new Map<string, Lookup<R>>();
   const unindexed: number[] = [];
   const entries: Entry<R>[] = [];
@@ -76,29 +87,29 @@ export function createRuleIndex<R extends IndexedRule>(rules: readonly R[]): Rul
       }
     }
   });
-  const always = unindexed.map((i) => rules[i] as R);
+  if (lookups.size === 0) return { candidates: () => all };
   for (const entry of entries) entry.merged = [...new Set([...entry.rules, ...unindexed])].sort((a, b) => a - b).map((i) => rules[i] as R);
-  const places = [...lookups.values()];
-  const marks = new Uint8Array(rules.length);
-  // The entries a record hits, reused from record to record.
-  const hits: Entry<R>[] = [];
+  return new IndexedRules(all, unindexed, [...lookups.values()]);
+}
 
-  // Two or more entries hit (a record whose values several rules name): merge in rule order.
-  function union(count: number): R[] {
-    for (const i of unindexed) marks[i] = 1;
-    for (let k = 0; k < count; k++) for (const i of (hits[k] as Entry<R>).rules) marks[i] = 1;
-    const out: R[] = [];
-    for (let i = 0; i < marks.length; i++) {
-      if (marks[i] === 1) {
-        out.push(rules[i] as R);
-        marks[i] = 0;
-      }
-    }
-    return out;
+// Scratch space of every index (evaluation is synchronous, one record at a time).
+const hits: Entry<unknown>[] = [];
+let marks = new Uint8Array(64);
+
+class IndexedRules<R extends IndexedRule> implements RuleIndex<R> {
+  private readonly always: R[];
+
+  constructor(
+    private readonly rules: readonly R[],
+    private readonly unindexed: readonly number[],
+    private readonly places: readonly Lookup<R>[],
+  ) {
+    this.always = unindexed.map((i) => rules[i] as R);
   }
 
-  function candidates(record: WatchedRecord): readonly R[] {
-    if (places.length === 0) return always;
+  candidates(record: WatchedRecord): readonly R[] {
+    const places = this.places;
+    const found = hits as Entry<R>[];
     const p = prepareRecord(record);
     let count = 0;
     for (let i = 0; i < places.length; i++) {
@@ -120,23 +131,37 @@ export function createRuleIndex<R extends IndexedRule>(rules: readonly R[]): Rul
           const text = argText(record, place.name);
           if (text === undefined) break;
           entry = values.get(text);
-          if (entry !== undefined) hits[count++] = entry;
+          if (entry !== undefined) found[count++] = entry;
           const lower = text.toLowerCase();
           entry = lower === text ? undefined : values.get(lower);
-          if (entry !== undefined) hits[count++] = entry;
+          if (entry !== undefined) found[count++] = entry;
           entry = place.integers && DECIMAL_INTEGER.test(text) ? values.get(BigInt(text)) : undefined;
           break;
         }
       }
-      if (entry !== undefined) hits[count++] = entry;
+      if (entry !== undefined) found[count++] = entry;
     }
-    if (count === 0) return always;
-    const only = hits[0] as Entry<R>;
-    for (let k = 1; k < count; k++) if (hits[k] !== only) return union(count);
+    if (count === 0) return this.always;
+    const only = found[0] as Entry<R>;
+    for (let k = 1; k < count; k++) if (found[k] !== only) return this.union(count);
     return only.merged;
   }
 
-  return { candidates };
+  /** Two or more entries hit (a record whose values several rules name): merge in rule order. */
+  private union(count: number): R[] {
+    const { rules } = this;
+    if (marks.length < rules.length) marks = new Uint8Array(rules.length);
+    for (const i of this.unindexed) marks[i] = 1;
+    for (let k = 0; k < count; k++) for (const i of (hits[k] as Entry<R>).rules) marks[i] = 1;
+    const out: R[] = [];
+    for (let i = 0; i < rules.length; i++) {
+      if (marks[i] === 1) {
+        out.push(rules[i] as R);
+        marks[i] = 0;
+      }
+    }
+    return out;
+  }
 }
 
 /**

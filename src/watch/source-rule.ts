@@ -1,6 +1,6 @@
 import type { Enrichment } from "../config/types.js";
 import type { AlertDocument } from "../rules/alert.js";
-import { createRuleIndex } from "../rules/rule-index.js";
+import { createRuleIndex, type RuleIndex } from "../rules/rule-index.js";
 import type { WatchedRecord } from "./record.js";
 
 /** A rule as a source runs it: compiled once at start-up, then called per record. */
@@ -28,23 +28,28 @@ export interface RuleMatcher {
 }
 
 export function createRuleMatcher(rules: readonly SourceRule[]): RuleMatcher {
-  const index = createRuleIndex(rules);
-  return {
-    some(record) {
-      const candidates = index.candidates(record);
-      for (let i = 0; i < candidates.length; i++) if ((candidates[i] as SourceRule).test(record)) return true;
-      return false;
-    },
-    match(records, now) {
-      const matches: Match[] = [];
-      for (const record of records) {
-        for (const rule of index.candidates(record)) {
-          if (rule.test(record)) matches.push({ rule, alert: rule.toAlert(record, now) });
-        }
+  return new IndexedMatcher(createRuleIndex(rules));
+}
+
+// A class rather than closures: a daemon of 10,000 sources holds one per source.
+class IndexedMatcher implements RuleMatcher {
+  constructor(private readonly index: RuleIndex<SourceRule>) {}
+
+  some(record: WatchedRecord): boolean {
+    const candidates = this.index.candidates(record);
+    for (let i = 0; i < candidates.length; i++) if ((candidates[i] as SourceRule).test(record)) return true;
+    return false;
+  }
+
+  match(records: readonly WatchedRecord[], now: Date): Match[] {
+    const matches: Match[] = [];
+    for (const record of records) {
+      for (const rule of this.index.candidates(record)) {
+        if (rule.test(record)) matches.push({ rule, alert: rule.toAlert(record, now) });
       }
-      return matches;
-    },
-  };
+    }
+    return matches;
+  }
 }
 
 /** Every (record, rule) match of a chunk, in chain order. */

@@ -40,7 +40,7 @@ describe("the rule index", () => {
       fc.property(fc.array(condition(family), { minLength: 1, maxLength: 8 }), handMade, fc.nat(8), records, (whens, extra, at, recordList) => {
         const rules = whens.map((when, i) => ruleOf(`rule-${i}`, when, family));
         if (extra) rules.splice(Math.min(at, rules.length), 0, extra);
-        const index = createRuleIndex(rules);
+        const index = createRuleIndex(rules, { minRules: 1 });
         for (const record of recordList) {
           const expected = everyRule(rules, record);
           expect(indexed(index, record)).toEqual(expected);
@@ -74,7 +74,7 @@ describe("the rule index", () => {
     fc.assert(
       fc.property(fc.array(when, { minLength: 1, maxLength: 6 }), fc.array(record, { minLength: 1, maxLength: 6 }), (whens, records) => {
         const rules = whens.map((w, i) => ruleOf(`rule-${i}`, w, "event_logs"));
-        const index = createRuleIndex(rules);
+        const index = createRuleIndex(rules, { minRules: 1 });
         for (const r of records) {
           const expected = everyRule(rules, r);
           expect(indexed(index, r)).toEqual(expected);
@@ -94,7 +94,7 @@ describe("the rule index", () => {
       ruleOf("from-hot", { any: [{ "args.from": HOT_WALLET }, { "topics[1]": HOT_WALLET }] }, "event_logs"),
       ruleOf("not-token", { not: { contract: TOKEN } }, "event_logs"),
     ];
-    const index = createRuleIndex(rules);
+    const index = createRuleIndex(rules, { minRules: 1 });
     const names = (record: WatchedRecord) => index.candidates(record).map((rule) => rule.name);
     // The fixture sends from HOT_WALLET to EXCHANGE.
     expect(names(eventLog())).toEqual(["any-large", "to-exchange", "from-hot", "not-token"]);
@@ -109,7 +109,7 @@ describe("the rule index", () => {
       ruleOf("hex", { "args.value": "0x2A" }, "event_logs"),
       ruleOf("text", { "args.value": "Transfer" }, "event_logs"),
     ];
-    const index = createRuleIndex(rules);
+    const index = createRuleIndex(rules, { minRules: 1 });
     const valued = (value: string) => eventLog({ items: [{ name: "value", value }] });
     expect(indexed(index, valued("1000000000000000000000"))).toEqual(["int"]);
     expect(indexed(index, valued("0x2a"))).toEqual(["hex"]);
@@ -119,12 +119,20 @@ describe("the rule index", () => {
 
   it("indexes the fields of NFT transfers and internal transactions", () => {
     const nft = [ruleOf("to-exchange", { to: { in: [EXCHANGE, TOKEN] } }, "nft_transfers"), ruleOf("burn", { all: [{ burn: true }, { token_id: { lt: 5 } }] }, "nft_transfers")];
-    const nftIndex = createRuleIndex(nft);
+    const nftIndex = createRuleIndex(nft, { minRules: 1 });
     expect(nftIndex.candidates(nftTransfer({ from: HOT_WALLET, to: EXCHANGE })).map((r) => r.name)).toEqual(["to-exchange"]);
     expect(nftIndex.candidates(nftTransfer({ from: HOT_WALLET, to: HOT_WALLET }))).toEqual([]);
     const internal = [ruleOf("big", { amount: { gte: "1000 KAIA" } }, "internal_transactions"), ruleOf("create-from", { type: "CREATE", from: EXCHANGE }, "internal_transactions")];
-    const internalIndex = createRuleIndex(internal);
+    const internalIndex = createRuleIndex(internal, { minRules: 1 });
     expect(internalIndex.candidates(internalTx({ from: HOT_WALLET, type: "CREATE" })).map((r) => r.name)).toEqual(["big"]);
     expect(internalIndex.candidates(internalTx({ from: EXCHANGE.toLowerCase(), type: "CALL" })).map((r) => r.name)).toEqual(["big", "create-from"]);
+  });
+});
+
+describe("a short list of rules", () => {
+  it("is not indexed: every rule is a candidate, in order", () => {
+    const rules = [ruleOf("a", { "args.from": EXCHANGE }, "event_logs"), ruleOf("b", { "args.from": TOKEN }, "event_logs")];
+    expect(createRuleIndex(rules).candidates(eventLog()).map((r) => r.name)).toEqual(["a", "b"]);
+    expect(createRuleIndex(rules, { minRules: 2 }).candidates(eventLog()).map((r) => r.name)).toEqual([]);
   });
 });
