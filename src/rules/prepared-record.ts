@@ -1,4 +1,4 @@
-import { ZERO_ADDRESS, isBurnAddress } from "../chain/address.js";
+import { DEAD_ADDRESSES, ZERO_ADDRESS } from "../chain/address.js";
 import type { WatchedRecord } from "../watch/record.js";
 import type { ArgValue } from "./operand.js";
 import { argValue } from "./operand.js";
@@ -157,7 +157,8 @@ export class PreparedRecord {
           case SLOT.mint: return this.value(SLOT.from) === ZERO_ADDRESS;
           case SLOT.burn: {
             const to = this.value(SLOT.to) as string | undefined;
-            return to === undefined || isBurnAddress(to);
+            // isBurnAddress(to) on a value already in lower case (it would lower it again).
+            return to === undefined || to === ZERO_ADDRESS || DEAD_ADDRESSES.includes(to);
           }
         }
         return undefined;
