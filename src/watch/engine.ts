@@ -3,7 +3,7 @@ import { Cron } from "croner";
 import type { Common } from "../common/common.js";
 import { describeError, isAbortError } from "../common/errors.js";
 import type { SourcePoller, TickResult } from "./poller.js";
-import { createTickSlots } from "./tick-slots.js";
+import { createTickQueue } from "./tick-queue.js";
 
 /** What `/status` and the CLI show of a source. */
 export interface SourceState {
@@ -17,6 +17,8 @@ export interface SourceState {
   /** "paused": the daily credit budget is spent; the cursor stays and polling resumes the next UTC day. */
   last_outcome: "ok" | "error" | "paused" | null;
   last_error: string | null;
+  /** Seconds the last tick took. */
+  last_tick_seconds: number | null;
   ticks: number;
   skipped: number;
   cursor: number | null;
@@ -35,7 +37,7 @@ export interface WatchEngineOptions {
    * alerts): called once every tick of a firing has ended, and at the end of runOnce.
    */
   flush?: () => Promise<void>;
-  /** Sources ticking at the same time (default 64); the others wait for a slot. */
+  /** Sources ticking at the same time (default 64); the others wait in a queue. */
   maxConcurrentTicks?: number;
 }
 
@@ -64,16 +66,32 @@ export interface WatchEngine {
   lastHead(): number | null;
 }
 
+/** The ticks of one firing (or of runOnce): they share a head, and the firing ends with its last tick. */
+interface Firing {
+  head: number;
+  pending: number;
+  /** runOnce's results, in the order of its pollers; a scheduled firing keeps none. */
+  results: OnceResult["results"] | undefined;
+  ended: () => void;
+}
+
+interface DueTick {
+  poller: SourcePoller;
+  firing: Firing;
+  index: number;
+}
+
 export function createWatchEngine(common: Common, options: WatchEngineOptions): WatchEngine {
   const controller = new AbortController();
   const signal = AbortSignal.any([common.signal, controller.signal]);
   const jobs: Cron[] = [];
-  const running = new Map<string, Promise<void>>();
+  // Sources queued or ticking: a firing skips them, so that ticks of a source never overlap.
+  const due = new Set<string>();
   let head: number | null = null;
-  const slots = createTickSlots(options.maxConcurrentTicks ?? DEFAULT_CONCURRENT_TICKS);
   const states = new Map<string, SourceState>(
-    options.pollers.map(({ source }) => [source.key, { key: source.key, watch: source.watch, description: source.description, running: false, last_tick_at: null, last_ok_at: null, last_outcome: null, last_error: null, ticks: 0, skipped: 0, cursor: null }]),
+    options.pollers.map(({ source }) => [source.key, { key: source.key, watch: source.watch, description: source.description, running: false, last_tick_at: null, last_ok_at: null, last_outcome: null, last_error: null, last_tick_seconds: null, ticks: 0, skipped: 0, cursor: null }]),
   );
+  const queue = createTickQueue<DueTick>(options.maxConcurrentTicks ?? DEFAULT_CONCURRENT_TICKS, runDueTick);
 
   async function readHead(): Promise<number> {
     const value = await options.readHead(signal);
@@ -82,17 +100,23 @@ export function createWatchEngine(common: Common, options: WatchEngineOptions): 
     return value;
   }
 
-  async function tick(poller: SourcePoller, currentHead: number): Promise<TickResult> {
-    await slots.acquire();
+  async function runDueTick({ poller, firing, index }: DueTick): Promise<void> {
+    const key = poller.source.key;
     try {
+      // After a stop the queue drains without ticking.
       signal.throwIfAborted();
-      return await tickInSlot(poller, currentHead);
+      const result = await tick(poller, firing.head);
+      if (firing.results) firing.results[index] = { key, result };
+    } catch (error) {
+      if (firing.results) firing.results[index] = { key, error: describeError(error) };
     } finally {
-      slots.release();
+      due.delete(key);
+      firing.pending -= 1;
+      if (firing.pending === 0) firing.ended();
     }
   }
 
-  async function tickInSlot(poller: SourcePoller, currentHead: number): Promise<TickResult> {
+  async function tick(poller: SourcePoller, currentHead: number): Promise<TickResult> {
     const { source } = poller;
     const state = states.get(source.key)!;
     const labels = { watch: source.watch, source: source.key };
@@ -122,42 +146,49 @@ export function createWatchEngine(common: Common, options: WatchEngineOptions): 
       state.running = false;
       state.ticks += 1;
       state.last_tick_at = new Date(common.now()).toISOString();
-      const seconds = (performance.now() - started) / 1000;
-      common.metrics.sourceTickDuration.observe({ family: source.family }, seconds);
-      common.metrics.sourceLastTickDuration.set(labels, seconds);
+      state.last_tick_seconds = (performance.now() - started) / 1000;
+      // The per-source gauge is set from the states when /metrics is scraped (daemon-status):
+      // setting it here would allocate a new sample per tick of every source.
+      common.metrics.sourceTickDuration.observe({ family: source.family }, state.last_tick_seconds);
     }
   }
 
-  function scheduleTick(poller: SourcePoller, currentHead: number): Promise<void> | undefined {
-    const { source } = poller;
-    if (running.has(source.key)) {
-      // A tick still running (a long catch-up, a slow API) skips this one: ticks of a source never overlap.
-      states.get(source.key)!.skipped += 1;
-      common.metrics.sourceTicksSkipped.inc({ watch: source.watch, source: source.key });
-      return undefined;
-    }
-    const delay = options.jitterMs > 0 ? Math.floor(Math.random() * options.jitterMs) : 0;
-    const run = (async () => {
-      if (delay > 0) await sleep(delay, undefined, { signal });
-      await tick(poller, currentHead);
-    })()
-      .catch(() => {
-        // Already logged and counted in tick(); an abort during the jitter wait is a normal stop.
-      })
-      .finally(() => running.delete(source.key));
-    running.set(source.key, run);
-    return run;
+  /**
+   * Queues a tick of each poller up to `currentHead`; resolves when the last has ended. With
+   * jitter each tick is queued after a random delay up to `jitterMs`: one timer at a time
+   * for the whole firing (its ticks sorted by delay), not one per source.
+   */
+  function runFiring(pollers: SourcePoller[], currentHead: number, jitterMs: number, collect: boolean): Promise<OnceResult["results"]> {
+    return new Promise((resolve) => {
+      const results: OnceResult["results"] = [];
+      if (pollers.length === 0) return resolve(results);
+      const firing: Firing = { head: currentHead, pending: pollers.length, results: collect ? results : undefined, ended: () => resolve(results) };
+      const ticks = pollers.map((poller, index): DueTick => {
+        due.add(poller.source.key);
+        return { poller, firing, index };
+      });
+      if (jitterMs <= 0) {
+        for (const dueTick of ticks) queue.push(dueTick);
+        return;
+      }
+      const delays = ticks.map((dueTick) => ({ dueTick, delay: Math.floor(Math.random() * jitterMs) })).sort((a, b) => a.delay - b.delay);
+      void (async () => {
+        const started = performance.now();
+        for (const { dueTick, delay } of delays) {
+          const wait = delay - (performance.now() - started);
+          // A stop during the wait queues the rest at once; the queue ends them without ticking.
+          if (wait > 1 && !signal.aborted) await sleep(wait, undefined, { signal }).catch(() => undefined);
+          queue.push(dueTick);
+        }
+      })();
+    });
   }
 
   /** After a firing: one write for every quiet window its ticks deferred. */
-  function flushAfter(runs: Promise<void>[]): void {
-    const flush = options.flush;
-    if (flush === undefined || runs.length === 0) return;
-    void Promise.allSettled(runs)
-      .then(() => flush())
-      .catch((error: unknown) => {
-        if (!signal.aborted) common.logger.error({ err: describeError(error) }, "cannot write the store after a tick; the next write retries");
-      });
+  function flushAfterFiring(): void {
+    options.flush?.().catch((error: unknown) => {
+      if (!signal.aborted) common.logger.error({ err: describeError(error) }, "cannot write the store after a tick; the next write retries");
+    });
   }
 
   return {
@@ -176,12 +207,14 @@ export function createWatchEngine(common: Common, options: WatchEngineOptions): 
           reading = true;
           try {
             const currentHead = await readHead();
-            const runs: Promise<void>[] = [];
-            for (const poller of pollers) {
-              const run = scheduleTick(poller, currentHead);
-              if (run) runs.push(run);
-            }
-            flushAfter(runs);
+            const ready = pollers.filter((poller) => {
+              if (!due.has(poller.source.key)) return true;
+              // A tick still queued or running (a long catch-up, a slow API) skips this one.
+              states.get(poller.source.key)!.skipped += 1;
+              common.metrics.sourceTicksSkipped.inc({ watch: poller.source.watch, source: poller.source.key });
+              return false;
+            });
+            if (ready.length > 0) void runFiring(ready, currentHead, options.jitterMs, false).then(flushAfterFiring);
           } catch (error) {
             if (!signal.aborted) common.logger.error({ err: describeError(error) }, "cannot read the chain head; sources wait for the next tick");
           } finally {
@@ -198,15 +231,7 @@ export function createWatchEngine(common: Common, options: WatchEngineOptions): 
 
     async runOnce() {
       const currentHead = await readHead();
-      const results = await Promise.all(
-        options.pollers.map(async (poller) => {
-          try {
-            return { key: poller.source.key, result: await tick(poller, currentHead) };
-          } catch (error) {
-            return { key: poller.source.key, error: describeError(error) };
-          }
-        }),
-      );
+      const results = await runFiring(options.pollers, currentHead, 0, true);
       await options.flush?.();
       return { head: currentHead, results };
     },
@@ -214,7 +239,7 @@ export function createWatchEngine(common: Common, options: WatchEngineOptions): 
     async stop() {
       for (const job of jobs) job.stop();
       controller.abort(new Error("stopping"));
-      await Promise.allSettled(running.values());
+      await queue.whenIdle();
     },
 
     states: () => [...states.values()].map((s) => ({ ...s })),

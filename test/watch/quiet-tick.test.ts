@@ -117,4 +117,35 @@ describe("tick concurrency", () => {
     expect(most).toBe(4);
     expect(flushes).toBe(1);
   });
+
+  it("with jitter, ticks every source of a firing once and starts none after a stop", async () => {
+    const ticks = new Map<string, number>();
+    let stopped = false;
+    let afterStop = 0;
+    const pollers: SourcePoller[] = Array.from({ length: 200 }, (_, i) => ({
+      source: { key: `s${i}`, watch: `w${i}`, description: `s${i}`, schedule: "0 0 1 1 *" } as PlannedSource,
+      async tick(head) {
+        if (stopped) afterStop++;
+        ticks.set(`s${i}`, (ticks.get(`s${i}`) ?? 0) + 1);
+        return { cursor: head, windows: 1, records: 0, alerts: 0 };
+      },
+    }));
+    let flushes = 0;
+    // The schedule never fires during the test: only the first firing at start() runs.
+    const engine = createWatchEngine(quietCommon(), { pollers, readHead: async () => 10, jitterMs: 300, maxConcurrentTicks: 8, flush: async () => void flushes++ });
+    engine.start();
+    await waitFor(() => flushes === 1, 10_000, "the firing's flush");
+    expect([...ticks.values()]).toEqual(Array(200).fill(1));
+
+    // A second engine stopped inside its jitter window: the stop returns, and no tick starts after it.
+    ticks.clear();
+    const second = createWatchEngine(quietCommon(), { pollers, readHead: async () => 10, jitterMs: 60_000, flush: async () => {} });
+    second.start();
+    await waitFor(() => ticks.size > 0 || second.lastHead() !== null, 5_000, "the head read");
+    await second.stop();
+    stopped = true;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(afterStop).toBe(0);
+    expect(ticks.size).toBeLessThan(200);
+  });
 });
