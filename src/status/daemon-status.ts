@@ -187,6 +187,9 @@ export function createDaemonStatus(common: Common, parts: DaemonStatusParts): St
       metrics.sourceCursor.set(labels, cursor.block);
       if (h !== null) metrics.sourceLag.set(labels, Math.max(0, h - cursor.block));
     }
+    for (const state of engine.states()) {
+      if (state.last_tick_seconds !== null) metrics.sourceLastTickDuration.set({ watch: state.watch, source: state.key }, state.last_tick_seconds);
+    }
     metrics.storeSize.set(store.stats().bytes);
     // Reading the meter rolls it over at midnight even when nothing is being spent.
     metrics.explorerCreditsToday.set(meter.spentToday());
@@ -225,6 +228,7 @@ export function createDaemonStatus(common: Common, parts: DaemonStatusParts): St
         last_ok_at: state?.last_ok_at ?? null,
         last_outcome: state?.last_outcome ?? null,
         last_error: state?.last_error ?? null,
+        last_tick_seconds: state?.last_tick_seconds ?? null,
         ticks: state?.ticks ?? 0,
         skipped: state?.skipped ?? 0,
       };

@@ -106,14 +106,11 @@ export function createSourcePoller(common: Common, options: SourcePollerOptions)
         result.alerts += matches.length;
         common.metrics.sourceRecords.inc(labels, chunk.scanned);
         for (const { rule } of matches) common.metrics.ruleMatches.inc({ rule: rule.name });
-        common.metrics.sourceCursor.set(labels, cursor);
-        common.metrics.sourceLag.set(labels, head - cursor);
       }
       result.windows += 1;
       logger.debug({ ...labels, block_range: [from, to], duration_ms: common.now() - started, head }, "window done");
     }
-    common.metrics.sourceCursor.set(labels, cursor);
-    common.metrics.sourceLag.set(labels, head - cursor);
+    // The cursor and lag gauges are read from the store when /metrics is scraped (daemon-status).
     result.cursor = cursor;
     return result;
   }
