@@ -129,6 +129,50 @@ export class PreparedRecord {
     return undefined;
   }
 
+  /**
+   * The text as received that a text slot is read from: its prepared value is this text,
+   * or this text lowered for case-insensitive fields. Undefined for other slots.
+   */
+  rawText(slot: number): string | undefined {
+    const record = this.current;
+    if (slot === SLOT.transaction) return record.transactionHash;
+    switch (record.family) {
+      case "event_logs": {
+        const d = record.data;
+        switch (slot) {
+          case SLOT.contract: return d.contract_address;
+          case SLOT.event: return d.type;
+          case SLOT.event_signature: return d.topics[0];
+        }
+        return undefined;
+      }
+      case "nft_transfers": {
+        const d = record.data;
+        switch (slot) {
+          case SLOT.contract: return d.contract.contract_address;
+          case SLOT.contract_type: return d.contract.contract_type;
+          case SLOT.from: return d.from;
+          case SLOT.to: return d.to;
+        }
+        return undefined;
+      }
+      case "internal_transactions": {
+        const d = record.data;
+        switch (slot) {
+          case SLOT.type: return d.type;
+          case SLOT.from: return d.from;
+          case SLOT.to: return d.to;
+          case SLOT.status: return d.transaction_status?.status;
+          case SLOT.error: return d.error;
+          case SLOT.fail_message: return d.transaction_status?.fail_message;
+          case SLOT.method_id: return d.method_id;
+          case SLOT.function_signature: return d.signature;
+        }
+        return undefined;
+      }
+    }
+  }
+
   private read(slot: number): PreparedValue {
     const record = this.current;
     if (slot === SLOT.block) return BigInt(record.block);

@@ -40,6 +40,8 @@ interface Entry<R> {
 interface Lookup<R> {
   place: Place;
   values: Map<unknown, Entry<R>>;
+  /** The tails (see tailOf) of every text key: a text whose tail is not here matches none. */
+  tails: Uint32Array;
 }
 
 export interface RuleIndexOptions {
@@ -75,9 +77,15 @@ export function createRuleIndex<R extends IndexedRule>(rules: readonly R[], opti
     }
     for (const requirement of requirements) {
       let lookup = lookups.get(requirement.placeKey);
-      if (lookup === undefined) lookups.set(requirement.placeKey, (lookup = { place: requirement.place, values: new Map() }));
+      if (lookup === undefined) lookups.set(requirement.placeKey, (lookup = { place: requirement.place, values: new Map(), tails: new Uint32Array(TAILS / 32) }));
       if (lookup.place.kind === "arg" && (requirement.value as ArgValue).int !== undefined) lookup.place.integers = true;
       for (const key of keysOf(requirement)) {
+        if (typeof key === "string") {
+          const tail = tailOf(key);
+          // A key with other than ASCII at its end: let every text through.
+          if (tail === -1) lookup.tails.fill(0xffffffff);
+          else lookup.tails[tail >>> 5]! |= 1 << (tail & 31);
+        }
         let entry = lookup.values.get(key);
         if (entry === undefined) {
           lookup.values.set(key, (entry = { rules: [], merged: [] }));
@@ -113,15 +121,21 @@ class IndexedRules<R extends IndexedRule> implements RuleIndex<R> {
     const p = prepareRecord(record);
     let count = 0;
     for (let i = 0; i < places.length; i++) {
-      const { place, values } = places[i] as Lookup<R>;
+      const { place, values, tails } = places[i] as Lookup<R>;
       let entry: Entry<R> | undefined;
       switch (place.kind) {
         case "slot": {
+          // Most records name none of the rules' values: their text is turned away by its
+          // tail before it is lowered and hashed, the costly part of a lookup.
+          const raw = p.rawText(place.slot);
+          if (raw !== undefined && !hasTail(tails, raw)) break;
           const value = p.value(place.slot);
           if (value !== undefined) entry = values.get(value);
           break;
         }
         case "topic": {
+          const raw = record.family === "event_logs" ? record.data.topics[place.index] : undefined;
+          if (raw === undefined || !hasTail(tails, raw)) break;
           const value = p.topic(place.index);
           if (value !== undefined) entry = values.get(value);
           break;
@@ -130,11 +144,13 @@ class IndexedRules<R extends IndexedRule> implements RuleIndex<R> {
           // The argument's raw text, not p.arg(): its readings are built only for a rule that is run.
           const text = argText(record, place.name);
           if (text === undefined) break;
-          entry = values.get(text);
-          if (entry !== undefined) found[count++] = entry;
-          const lower = text.toLowerCase();
-          entry = lower === text ? undefined : values.get(lower);
-          if (entry !== undefined) found[count++] = entry;
+          if (hasTail(tails, text)) {
+            entry = values.get(text);
+            if (entry !== undefined) found[count++] = entry;
+            const lower = text.toLowerCase();
+            entry = lower === text ? undefined : values.get(lower);
+            if (entry !== undefined) found[count++] = entry;
+          }
           entry = place.integers && DECIMAL_INTEGER.test(text) ? values.get(BigInt(text)) : undefined;
           break;
         }
@@ -243,6 +259,33 @@ function keysOf(requirement: Requirement): unknown[] {
 }
 
 const DECIMAL_INTEGER = /^-?\d+$/;
+
+/** Buckets of tailOf. */
+const TAILS = 4096;
+
+/**
+ * A bucket of a text's last three characters, ASCII letters folded to lower case, or -1
+ * when one of them is not ASCII. Equal texts share it, and so do a text and its lower
+ * case: lowering maps ASCII to ASCII one for one, and these three characters stay last
+ * (only other-than-ASCII characters can change a string's length when lowered).
+ */
+function tailOf(text: string): number {
+  const n = text.length;
+  let tail = 0;
+  for (let i = n - 3 < 0 ? 0 : n - 3; i < n; i++) {
+    let c = text.charCodeAt(i);
+    if (c > 0x7f) return -1;
+    if (c >= 0x41 && c <= 0x5a) c += 0x20;
+    tail = tail * 131 + c;
+  }
+  return tail & (TAILS - 1);
+}
+
+/** False when no text key of the lookup can equal the text or its lower case. */
+function hasTail(tails: Uint32Array, text: string): boolean {
+  const tail = tailOf(text);
+  return tail === -1 || (tails[tail >>> 5]! & (1 << (tail & 31))) !== 0;
+}
 
 /** An event log's argument text by name (the first, should a name repeat), as PreparedRecord.arg reads it. */
 function argText(record: WatchedRecord, name: string): string | undefined {

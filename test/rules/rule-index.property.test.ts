@@ -129,6 +129,18 @@ describe("the rule index", () => {
   });
 });
 
+describe("the rule index on text outside ASCII", () => {
+  it("still finds a value whose lower case is longer than itself (İ lowers to two characters)", () => {
+    const rules = ["KİP17", "kİp37", "ERC721", "erc1155"].map((type, i) => ruleOf(`type-${i}`, { contract_type: type }, "nft_transfers"));
+    const index = createRuleIndex(rules, { minRules: 1 });
+    for (const type of ["KİP17", "kİP17", "KIP17", "kİp37", "erc721", "ERC1155", "Éxotic"]) {
+      const record = nftTransfer({ contract: { contract_address: TOKEN, contract_type: type } });
+      expect(indexed(index, record)).toEqual(everyRule(rules, record));
+    }
+    expect(indexed(index, nftTransfer({ contract: { contract_address: TOKEN, contract_type: "kİp17" } }))).toEqual(["type-0"]);
+  });
+});
+
 describe("a short list of rules", () => {
   it("is not indexed: every rule is a candidate, in order", () => {
     const rules = [ruleOf("a", { "args.from": EXCHANGE }, "event_logs"), ruleOf("b", { "args.from": TOKEN }, "event_logs")];
