@@ -1,3 +1,4 @@
+import { setMaxListeners } from "node:events";
 import { Pool } from "undici";
 import type { Common } from "../common/common.js";
 import { describeError, isAbortError } from "../common/errors.js";
@@ -155,26 +156,43 @@ export function createExplorerClient(common: Common, options: ExplorerClientOpti
     }
   }
 
+  // One linked signal per caller's signal, reused by every call that passes it. A controller
+  // per call (10,000 a tick of 10,000 sources) outlived the young generation's collections
+  // and left ~18 MB of garbage in the old one each tick. The link goes with the caller's signal.
+  // Every request in flight listens to its signal: dozens at once are the pool at work, not a
+  // leak, so Node's warning after ten listeners is turned off on the signals handed to undici.
+  setMaxListeners(0, common.signal);
+  const linked = new WeakMap<AbortSignal, AbortSignal>();
+  const unlinkWhenCollected = new FinalizationRegistry<() => void>((dispose) => dispose());
+  function signalOf(callerSignal: AbortSignal | undefined): AbortSignal {
+    if (callerSignal === undefined || callerSignal === common.signal) return common.signal;
+    let signal = linked.get(callerSignal);
+    if (signal === undefined) {
+      const link = linkSignals(common.signal, callerSignal);
+      signal = link.signal;
+      setMaxListeners(0, signal);
+      linked.set(callerSignal, signal);
+      unlinkWhenCollected.register(callerSignal, link.dispose);
+    }
+    return signal;
+  }
+
   async function call<K extends OperationName>(operation: K, params: OperationParams[K], callOptions: CallOptions = {}): Promise<OperationResults[K]> {
     if (closed) throw closedError(operation);
     const path = base.prefix + buildRequestPath(operation, params);
-    const { signal, dispose } = linkSignals(common.signal, callOptions.signal);
-    try {
-      return await withRetries((_n) => attempt(operation, path, signal), {
-        maxRetries: settings.maxRetries,
-        baseMs: settings.retryBaseMs,
-        maxMs: settings.retryMaxMs,
-        signal,
-        onRetry(error, n, delayMs) {
-          metrics.explorerRetries.inc({ operation });
-          const fields = { operation, attempt: n, delay_ms: delayMs, error: describeError(error) };
-          if (n === 1) logger.debug(fields, "explorer request failed; retrying");
-          else logger.warn(fields, "explorer request failed again; retrying");
-        },
-      });
-    } finally {
-      dispose();
-    }
+    const signal = signalOf(callOptions.signal);
+    return await withRetries((_n) => attempt(operation, path, signal), {
+      maxRetries: settings.maxRetries,
+      baseMs: settings.retryBaseMs,
+      maxMs: settings.retryMaxMs,
+      signal,
+      onRetry(error, n, delayMs) {
+        metrics.explorerRetries.inc({ operation });
+        const fields = { operation, attempt: n, delay_ms: delayMs, error: describeError(error) };
+        if (n === 1) logger.debug(fields, "explorer request failed; retrying");
+        else logger.warn(fields, "explorer request failed again; retrying");
+      },
+    });
   }
 
   async function* paginate<K extends ListOperationName>(operation: K, params: OperationParams[K], callOptions: CallOptions = {}): AsyncGenerator<OperationResults[K], void, undefined> {
