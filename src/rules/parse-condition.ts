@@ -125,12 +125,14 @@ function parseTest(field: FieldSpec, op: string, raw: unknown, path: ConditionPa
     issues.push({ path: at, message: `${field.name}: ${message}` });
     return placeholder;
   };
-  const base = { type: "test" as const, path, field, raw };
+  // A literal per node, not a spread of shared keys: spread objects take a hidden class of
+  // their own in V8, and compiled rules keep their nodes for the life of the daemon.
+  const test = <O extends Operator, V>(operator: O, value: V) => ({ type: "test" as const, path, field, raw, op: operator, value });
   switch (operator) {
     case "eq":
     case "ne": {
       const r = parseScalar(field, raw);
-      return r.ok ? { ...base, op: operator, value: r.value } : bad(r.message);
+      return r.ok ? test(operator, r.value) : bad(r.message);
     }
     case "in":
     case "not_in": {
@@ -145,26 +147,26 @@ function parseTest(field: FieldSpec, op: string, raw: unknown, path: ConditionPa
           bad(r.message, [...path, i]);
         }
       });
-      return fine ? { ...base, op: operator, value: values } : placeholder;
+      return fine ? test(operator, values) : placeholder;
     }
     case "gt":
     case "gte":
     case "lt":
     case "lte": {
       const r = parseBound(field, raw);
-      return r.ok ? { ...base, op: operator, value: r.value } : bad(r.message);
+      return r.ok ? test(operator, r.value) : bad(r.message);
     }
     case "contains":
     case "starts_with":
       if (typeof raw !== "string" || raw === "") return bad(`${op} takes non-empty text`);
-      return { ...base, op: operator, value: raw };
+      return test(operator, raw);
     case "matches": {
       if (typeof raw !== "string" || raw === "") return bad("matches takes a regular expression as text");
       const r = compileSafePattern(raw);
-      return r.ok ? { ...base, op: operator, value: r.regexp } : bad(r.message);
+      return r.ok ? test(operator, r.regexp) : bad(r.message);
     }
     case "exists":
       if (typeof raw !== "boolean") return bad("exists takes true or false");
-      return { ...base, op: operator, value: raw };
+      return test(operator, raw);
   }
 }

@@ -119,7 +119,6 @@ export function createWatchEngine(common: Common, options: WatchEngineOptions): 
   async function tick(poller: SourcePoller, currentHead: number): Promise<TickResult> {
     const { source } = poller;
     const state = states.get(source.key)!;
-    const labels = { watch: source.watch, source: source.key };
     const started = performance.now();
     state.running = true;
     try {
@@ -128,17 +127,19 @@ export function createWatchEngine(common: Common, options: WatchEngineOptions): 
       state.last_outcome = "ok";
       state.last_ok_at = new Date(common.now()).toISOString();
       state.last_error = null;
-      common.metrics.sourceTicks.inc({ ...labels, outcome: "ok" });
+      // Labels written out, not spread: prom-client keeps each label set, and a spread object
+      // takes a hidden class of its own in V8 (10,000 sources, 10,000 hidden classes).
+      common.metrics.sourceTicks.inc({ watch: source.watch, source: source.key, outcome: "ok" });
       return result;
     } catch (error) {
       if (options.pause?.pausedBy(error)) {
         state.last_outcome = "paused";
         state.last_error = describeError(error);
-        common.metrics.sourceTicks.inc({ ...labels, outcome: "paused" });
+        common.metrics.sourceTicks.inc({ watch: source.watch, source: source.key, outcome: "paused" });
       } else if (!isAbortError(error) || !signal.aborted) {
         state.last_outcome = "error";
         state.last_error = describeError(error);
-        common.metrics.sourceTicks.inc({ ...labels, outcome: "error" });
+        common.metrics.sourceTicks.inc({ watch: source.watch, source: source.key, outcome: "error" });
         common.logger.error({ watch: source.watch, source: source.key, err: describeError(error) }, "tick failed; the cursor stays and the next tick retries");
       }
       throw error;
