@@ -73,6 +73,7 @@ export function sourceRule(config: Config, rule: Config["rules"][number], watch:
     notify: rule.notify,
     enrich: rule.enrich,
     test: compiled.test,
+    condition: compiled.node,
     toAlert: (record, now) => buildAlert({ rule: { name: rule.name, summary: rule.summary }, watch: rule.watch, record, network: config.chain.network, explorerUrl: config.chain.explorer_url, now, watchedAccount }),
   };
 }

@@ -31,18 +31,7 @@ export function compileCondition(when: unknown, context: ConditionContext): Comp
   const testPrepared = compileNode(parsed.node);
   const family: RecordFamily = context.family;
   const test = (record: WatchedRecord): boolean => record.family === family && testPrepared(prepareRecord(record));
-  const compiled: CompiledCondition = { ok: true, test, testPrepared, node: parsed.node };
-  COMPILED.set(test, compiled);
-  return compiled;
-}
-
-// Rules reach the poller as { test, toAlert } built by the daemon; this finds the
-// condition behind a `test` again, so that the rule index can read what it requires.
-const COMPILED = new WeakMap<(record: WatchedRecord) => boolean, CompiledCondition>();
-
-/** The compiled condition whose `test` this is, or undefined for any other function. */
-export function compiledConditionOf(test: (record: WatchedRecord) => boolean): CompiledCondition | undefined {
-  return COMPILED.get(test);
+  return { ok: true, test, testPrepared, node: parsed.node };
 }
 
 function compileNode(node: ConditionNode): PreparedTest {

@@ -1,5 +1,5 @@
 import type { WatchedRecord } from "../watch/record.js";
-import { compiledConditionOf, slotOf } from "./compile-condition.js";
+import { slotOf } from "./compile-condition.js";
 import type { FieldKind, FieldSpec } from "./fields.js";
 import type { ArgValue, Scalar } from "./operand.js";
 import type { ConditionNode } from "./parse-condition.js";
@@ -8,6 +8,8 @@ import { prepareRecord } from "./prepared-record.js";
 /** Anything with a record test: a compiled rule, or a hand-made one (which is never skipped). */
 export interface IndexedRule {
   test(record: WatchedRecord): boolean;
+  /** The parsed condition behind `test`; a rule without one is never skipped. */
+  condition?: ConditionNode;
 }
 
 export interface RuleIndex<R extends IndexedRule> {
@@ -69,7 +71,7 @@ export function createRuleIndex<R extends IndexedRule>(rules: readonly R[], opti
   const unindexed: number[] = [];
   const entries: Entry<R>[] = [];
   rules.forEach((rule, i) => {
-    const node = compiledConditionOf(rule.test)?.node;
+    const node = rule.condition;
     const requirements = node === undefined ? undefined : requirementsOf(node);
     if (requirements === undefined) {
       unindexed.push(i);

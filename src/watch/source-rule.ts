@@ -1,5 +1,6 @@
 import type { Enrichment } from "../config/types.js";
 import type { AlertDocument } from "../rules/alert.js";
+import type { ConditionNode } from "../rules/parse-condition.js";
 import { createRuleIndex, type RuleIndex } from "../rules/rule-index.js";
 import type { WatchedRecord } from "./record.js";
 
@@ -11,6 +12,8 @@ export interface SourceRule {
   /** Extra lookups for this rule's matches (rule `enrich:`); absent or empty: none. */
   enrich?: readonly Enrichment[];
   test(record: WatchedRecord): boolean;
+  /** The parsed condition behind `test`, read by the rule index (see createRuleIndex). */
+  condition?: ConditionNode;
   toAlert(record: WatchedRecord, now: Date): AlertDocument;
 }
 

@@ -1,14 +1,13 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { compileCondition } from "../../src/rules/compile-condition.js";
-import { createRuleIndex } from "../../src/rules/rule-index.js";
+import { createRuleIndex, type IndexedRule } from "../../src/rules/rule-index.js";
 import type { RecordFamily, WatchedRecord } from "../../src/watch/record.js";
 import { RECORDS, condition, contextOf } from "./condition-arbitraries.js";
 import { EXCHANGE, HOT_WALLET, TOKEN, eventLog, internalTx, nftTransfer } from "./fixtures.js";
 
-interface TestRule {
+interface TestRule extends IndexedRule {
   name: string;
-  test(record: WatchedRecord): boolean;
 }
 
 const FAMILIES: RecordFamily[] = ["event_logs", "nft_transfers", "internal_transactions"];
@@ -16,7 +15,7 @@ const FAMILIES: RecordFamily[] = ["event_logs", "nft_transfers", "internal_trans
 function ruleOf(name: string, when: unknown, family: RecordFamily): TestRule {
   const compiled = compileCondition(when, contextOf(family));
   if (!compiled.ok) throw new Error(`generated an invalid condition: ${JSON.stringify(compiled.issues)}`);
-  return { name, test: compiled.test };
+  return { name, test: compiled.test, condition: compiled.node };
 }
 
 /** What the poller did before the index: every rule on every record, in rule order. */
