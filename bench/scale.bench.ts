@@ -4,9 +4,16 @@
  * resident memory at most 200 MB. Then, with 10,000 alerts waiting in the outbox, the time
  * of one store write (target at most 50 ms).
  *
- * The simulator runs in a process of its own so that the memory and the time measured
- * are kaiawatch's alone; its counters give the requests.
+ * Requests, writes and times come from a daemon built in this process (engine.runOnce()).
+ * Resident memory comes from `kaiawatch run` itself, a process of its own started from
+ * dist/ as users start it, read from /proc: this process also holds the benchmark's own
+ * copy of the config and tsx. The simulator runs in a third process.
  */
+import { spawn } from "node:child_process";
+import { existsSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { stringify } from "yaml";
+import type * as ConfigModule from "../src/config/index.js";
+import type * as ConfigChecksModule from "../src/daemon/config-checks.js";
 import { createTestCommon } from "../src/common/common.js";
 import { createDaemon } from "../src/daemon/create-daemon.js";
 import { ALERT_DOCUMENT_VERSION } from "../src/rules/alert.js";
@@ -14,7 +21,7 @@ import type { OutboxEntry } from "../src/store/types.js";
 import type { SimulatorStats } from "../src/simulator/index.js";
 import { report, type BenchFigure } from "./lib.js";
 import { startSimulatorProcess } from "./simulator-process.js";
-import { configOf, loadNote, median, round, seededRandom, tempDir } from "./support.js";
+import { buildDist, loadNote, median, round, seededRandom, tempDir } from "./support.js";
 
 const SOURCES = 10_000;
 const ALERTS = 10_000;
@@ -42,17 +49,93 @@ for (let i = 0; i < quarter; i++) {
   rules.push({ name: `a${i}-nft`, watch: `a${i}`, source: "nft_transfers", when: { direction: "in" }, notify: ["out"] });
   rules.push({ name: `a${i}-calls`, watch: `a${i}`, source: "internal_transactions", when: { amount: { gte: "1000 KAIA" } }, notify: ["out"] });
 }
+// The child ticks every 2 s so that its memory is seen over many ticks in a short run.
+const configText = (store: string, schedule: string) =>
+  stringify({
+    explorer: { base_url: sim.url, requests_per_second: 100_000, page_size: 2000 },
+    chain: { rpc_url: sim.rpcUrl, lag_blocks: 0 },
+    store: { path: store },
+    status: { listen: false },
+    defaults: { start: "latest", jitter: "0s", schedule },
+    watches,
+    rules,
+    sinks: { out: { type: "file", path: `${dir.path}/alerts.jsonl` } },
+  });
+const configPath = `${dir.path}/kaiawatch.yaml`;
+writeFileSync(configPath, configText(`${dir.path}/store.json`, "*/10 * * * * *"));
+const runConfigPath = `${dir.path}/kaiawatch-run.yaml`;
+writeFileSync(runConfigPath, configText(`${dir.path}/run-store.json`, "*/2 * * * * *"));
+const configBytes = statSync(configPath).size;
+watches.length = 0;
+rules.length = 0;
+// From dist/, as `kaiawatch run` loads it: a file this large is parsed in a thread of its own,
+// which starts from compiled JavaScript.
+const bin = buildDist();
+
+const kib = (pid: number, field: "VmRSS" | "VmHWM") => {
+  const line = readFileSync(`/proc/${pid}/status`, "utf8").split("\n").find((l) => l.startsWith(`${field}:`));
+  return Number(/(\d+)/.exec(line ?? "")?.[1] ?? Number.NaN) * 1024;
+};
+const until = async (what: string, condition: () => boolean, timeoutMs = 120_000) => {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+};
+/** Every cursor of the child's store at `block` (its file, as the child last wrote it). */
+const allCursorsAt = (store: string, block: number) => {
+  if (!existsSync(store)) return false;
+  try {
+    const cursors = Object.values((JSON.parse(readFileSync(store, "utf8")) as { cursors: Record<string, { block: number }> }).cursors);
+    return cursors.length === SOURCES && cursors.every((c) => c.block === block);
+  } catch {
+    return false; // caught between write and rename: read again
+  }
+};
+
+/**
+ * `kaiawatch run` with these node flags on the quiet chain: its resident memory after the
+ * first tick that reads a window, the highest over 20 s of such ticks (a block and a tick
+ * every 2 s, 10,000 requests each), and its peak (VmHWM, parsing the config included).
+ */
+async function measureRun(flags: string[]): Promise<{ afterTick: number; highest: number; peak: number }> {
+  const store = `${dir.path}/run-store.json`;
+  const child = spawn(process.execPath, [...flags, bin, "run", "--config", runConfigPath, "--log-level", "warn"], { stdio: ["ignore", "ignore", "inherit"] });
+  const exited = new Promise((resolve) => child.once("exit", resolve));
+  try {
+    const pid = child.pid!;
+    let head = await sim.mine(0);
+    await until("the first tick (every cursor set at the head)", () => allCursorsAt(store, head));
+    head = await sim.mine(1);
+    await until("a quiet tick of every source", () => allCursorsAt(store, head));
+    const afterTick = kib(pid, "VmRSS");
+    let highest = afterTick;
+    const end = Date.now() + 20_000;
+    let nextBlock = Date.now();
+    while (Date.now() < end) {
+      if (Date.now() >= nextBlock) {
+        head = await sim.mine(1);
+        nextBlock += 2_000;
+      }
+      highest = Math.max(highest, kib(pid, "VmRSS"));
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+    await until("the last tick", () => allCursorsAt(store, head), 30_000);
+    return { afterTick, highest, peak: kib(pid, "VmHWM") };
+  } finally {
+    child.kill("SIGTERM");
+    await exited;
+    for (const suffix of ["", ".lock"]) if (existsSync(store + suffix)) rmSync(store + suffix, { force: true });
+  }
+}
+const plainRun = await measureRun([]);
+const shippedRun = await measureRun(["--optimize-for-size"]);
+
+const { loadConfig } = (await import(new URL("../dist/config/index.js", import.meta.url).href)) as typeof ConfigModule;
+const { CONFIG_CHECKS } = (await import(new URL("../dist/daemon/config-checks.js", import.meta.url).href)) as typeof ConfigChecksModule;
 const configStarted = performance.now();
-const config = configOf({
-  explorer: { base_url: sim.url, requests_per_second: 100_000, page_size: 2000 },
-  chain: { rpc_url: sim.rpcUrl, lag_blocks: 0 },
-  store: { path: `${dir.path}/store.json` },
-  status: { listen: false },
-  defaults: { start: "latest", jitter: "0s" },
-  watches,
-  rules,
-  sinks: { out: { type: "file", path: `${dir.path}/alerts.jsonl` } },
-});
+const { config } = await loadConfig({ path: configPath, env: {}, checks: CONFIG_CHECKS });
 const configSeconds = (performance.now() - configStarted) / 1000;
 
 const requestsOf = (stats: SimulatorStats) => {
@@ -86,13 +169,11 @@ const tickStarted = performance.now();
 const tick = await daemon.engine.runOnce();
 const tickSeconds = (performance.now() - tickStarted) / 1000;
 const tickWrites = daemon.store.stats().writes - writes;
-const rssAfterTick = process.memoryUsage().rss;
 const heapAfterTick = process.memoryUsage().heapUsed;
 // What stays alive (npm run bench gives --expose-gc), and the resident size once V8 has collected.
 global.gc?.();
 const liveHeap = process.memoryUsage().heapUsed;
 const committedHeap = process.memoryUsage().heapTotal;
-const rssAfterGc = process.memoryUsage().rss;
 const requests = requestsOf(await sim.stats());
 const failed = tick.results.filter((r) => r.error !== undefined);
 if (failed.length > 0) throw new Error(`${failed.length} sources failed, e.g. ${failed[0]?.key}: ${failed[0]?.error}`);
@@ -123,7 +204,6 @@ for (let i = 0; i < WRITES; i++) {
   writeTimes.push(performance.now() - started);
 }
 const storeBytes = daemon.store.stats().bytes;
-const peakRss = process.resourceUsage().maxRSS * 1024;
 const load = loadNote("when the run ended");
 await daemon.stop();
 await sim.close();
@@ -136,14 +216,17 @@ const figures: BenchFigure[] = [
   { name: "explorer requests in the tick", value: requests.api, unit: "requests", target: `= ${SOURCES.toLocaleString("en-US")} (one per source)`, ok: requests.api === SOURCES },
   { name: "head reads in the tick", value: requests.rpc, unit: "requests", target: "= 1", ok: requests.rpc === 1 },
   { name: "store writes in the tick", value: tickWrites, unit: "writes", target: "= 1", ok: tickWrites === 1 },
-  { name: "resident memory after the tick", value: round(rssAfterTick / MB, 1), unit: "MB", target: "≤ 200", ok: rssAfterTick / MB <= 200 },
-  { name: "peak resident memory of the process", value: round(peakRss / MB, 1), unit: "MB", target: "≤ 200", ok: peakRss / MB <= 200 },
-  { name: "heap used after the tick", value: round(heapAfterTick / MB, 1), unit: "MB" },
+  { name: "kaiawatch run (node's defaults): resident memory after a quiet tick", value: round(plainRun.afterTick / MB, 1), unit: "MB", target: "≤ 200", ok: plainRun.afterTick / MB <= 200 },
+  { name: "kaiawatch run (node's defaults): highest over 20 s of ticks", value: round(plainRun.highest / MB, 1), unit: "MB" },
+  { name: "kaiawatch run (node's defaults): peak, parsing the config included", value: round(plainRun.peak / MB, 1), unit: "MB" },
+  { name: "kaiawatch run as shipped (node --optimize-for-size): resident memory after a quiet tick", value: round(shippedRun.afterTick / MB, 1), unit: "MB", target: "≤ 200", ok: shippedRun.afterTick / MB <= 200 },
+  { name: "kaiawatch run as shipped: highest over 20 s of ticks", value: round(shippedRun.highest / MB, 1), unit: "MB", target: "≤ 200", ok: shippedRun.highest / MB <= 200 },
+  { name: "kaiawatch run as shipped: peak, parsing the config included", value: round(shippedRun.peak / MB, 1), unit: "MB" },
+  { name: "this process: heap used after the tick", value: round(heapAfterTick / MB, 1), unit: "MB" },
   ...(global.gc
     ? [
-        { name: "live heap after the tick (after a full GC)", value: round(liveHeap / MB, 1), unit: "MB" },
-        { name: "heap V8 keeps committed after that GC", value: round(committedHeap / MB, 1), unit: "MB" },
-        { name: "resident memory after that GC", value: round(rssAfterGc / MB, 1), unit: "MB" },
+        { name: "this process: live heap after the tick (after a full GC)", value: round(liveHeap / MB, 1), unit: "MB" },
+        { name: "this process: heap V8 keeps committed after that GC", value: round(committedHeap / MB, 1), unit: "MB" },
       ]
     : []),
   { name: `store write with ${ALERTS.toLocaleString("en-US")} alerts waiting (median of ${WRITES})`, value: round(writeMedian, 1), unit: "ms", target: "≤ 50", ok: writeMedian <= 50 },
@@ -151,15 +234,16 @@ const figures: BenchFigure[] = [
   { name: "store file with those alerts", value: round(storeBytes / MB, 2), unit: "MB" },
   { name: "first tick (cursors set at the head): wall time", value: round(first.seconds, 3), unit: "s" },
   { name: "first tick: store writes", value: first.writes, unit: "writes" },
-  { name: "config parse and check", value: round(configSeconds, 2), unit: "s" },
+  { name: `config parse and check (${round(configBytes / MB, 2)} MB of YAML)`, value: round(configSeconds, 2), unit: "s" },
   { name: "createDaemon", value: round(daemonSeconds, 2), unit: "s" },
 ];
 report("scale", figures, [
   `${SOURCES.toLocaleString("en-US")} sources: ${quarter} contracts (event logs), ${quarter} collections (NFT transfers), ${quarter} accounts with NFT transfers and internal transactions; one rule each; start: latest.`,
-  "The tick is engine.runOnce() (one head read, then every source's tick side by side, as one firing of a shared schedule) after one new block without records; the requests are the simulator's own count; the client's rate limit is set to 100,000/s so that it does not bound the wall time (at a real plan's limit the tick is requests / requests_per_second long).",
-  "Resident memory is this process's (kaiawatch and the benchmark's config of 10,000 watches), the simulator runs in another. Parsing the config (1.5 MB of YAML/JSON) takes ~160 MB of short-lived heap in the yaml library; V8 keeps much of that heap committed long after it is free, which is most of the gap between the live heap and the resident size.",
+  "The tick is engine.runOnce() in this process (one head read, then every source's tick, at most 64 at a time, as one firing of a shared schedule) after one new block without records; the requests are the simulator's own count; the client's rate limit is set to 100,000/s so that it does not bound the wall time (at a real plan's limit the tick is requests / requests_per_second long).",
+  "Resident memory is that of `kaiawatch run` (node dist/cli/bin.js, a process of its own on the same config with a schedule of every 2 s), read from /proc: after its first tick that reads a window, the highest over the next 20 s (a new block and 10,000 requests every 2 s), and VmHWM. The peak is the config's parse: the YAML library needs ~190 MB of short-lived heap for this 1.7 MB file; it runs in a worker thread whose heap goes when the thread ends.",
+  "As shipped: the Dockerfile and examples/kaiawatch.service start node with --optimize-for-size, so that V8 keeps its heap close to what is alive. With node's defaults the heap grows to several times the live 55-60 MB between full collections. The flag's cost is CPU: the ingest benchmark's daemon path runs ~30% slower under it (a --quick run, November 2026: 134,200 -> 91,779 records/s, against its ceiling 0.80 -> 0.71), which kaiawatch has to spare, as it waits on the explorer's rate limit.",
   `Store writes with ${ALERTS.toLocaleString("en-US")} pending alerts (about 1 KB each) and ${SOURCES.toLocaleString("en-US")} cursors: setCursor moving one cursor, each awaited until durable, one after another: serialisation, write, fsync, rename, directory fsync.`,
-  "Before and after (this machine, November 2026): the tick took 29.7 s with 2 to 77 store writes (depending on timing), 473 MB resident after it (557 MB peak); checking the config took 8.5 s and createDaemon 9.2 s. The causes, fixed in src/: store.stats() listed every cursor and the poller reads it before each window (12 s of CPU); every explorer call added a listener to the shared shutdown signal, each add scanning the others (3.7 s); the client opened a connection per request in flight (10,000 sockets, the pool scanning them all); rules were looked up per watch by scanning (config and plan); every quiet window waited for a write of its own; every source ticked at once, holding a request each. Now: the numbers above. A store write with the 10,000 alerts measured 66 ms at load 4.8 before any change that touches it, 30 ms here: the machine's load, not the code.",
-  "Not met: resident memory. The live heap after the tick is about 75 MB for kaiawatch (90 MB with this benchmark's own config arrays): per-source metrics (~15 MB for 10,000 label sets, a histogram each), compiled rules, pollers, child loggers (~4 MB), the config. The resident size is mostly heap V8 keeps committed after the config's parse, plus ~40 MB of the process itself; the real daemon (node dist/cli/bin.js run on the same config) measured 237 MB idle after start, 282 MB after the tick, 236 MB some 20 s later.",
+  "Before and after, first round (this machine, November 2026): the tick took 29.7 s with 2 to 77 store writes (depending on timing), 473 MB resident after it (557 MB peak); checking the config took 8.5 s and createDaemon 9.2 s. The causes, fixed in src/: store.stats() listed every cursor and the poller reads it before each window (12 s of CPU); every explorer call added a listener to the shared shutdown signal, each add scanning the others (3.7 s); the client opened a connection per request in flight (10,000 sockets, the pool scanning them all); rules were looked up per watch by scanning (config and plan); every quiet window waited for a write of its own; every source ticked at once, holding a request each.",
+  "Before and after, second round (resident memory; kaiawatch run with node's defaults, sampled every 2 s for 40-60 s, ticks every 10 s): 208-456 MB, growing ~50 MB a tick until a full collection, live heap 89 MB. Found with heap snapshots, --trace-gc and the sampling heap profiler (counting what survived the young generation): the yaml library's ~190 MB parse peak stayed committed (now parsed in a worker thread); a histogram per source (140,000 series, 15 MB; now per record family, plus a last-duration gauge per source); 10,000 pino child loggers (3.5 MB); 10,000 suspended async calls a firing waiting for a tick slot (now a queue of small entries); a new AbortController per explorer call (18 MB of old-generation garbage a tick; now one linked signal per caller's signal); five gauge samples set per source tick (now set when /metrics is scraped); objects built by spread, each with a hidden class of its own in V8 (32,000 hidden classes, ~8 MB; now written out). After: a live heap of 55-60 MB and the values above.",
   load,
 ]);
