@@ -142,6 +142,24 @@ describe("retries", () => {
     expect(isAbortError(await pending.catch((e: unknown) => e))).toBe(true);
   });
 
+  // The engine passes one signal for all its ticks; the client links it to the shutdown signal
+  // once and keeps the link for every later call that passes it.
+  it("calls that share a caller's signal are stopped by the shutdown signal, after earlier calls with it have ended", { timeout: 20_000 }, async () => {
+    const shutdown = new AbortController();
+    common = { ...common, signal: shutdown.signal };
+    makeClient({ retryBaseMs: 60_000, retryMaxMs: 60_000 });
+    const ticks = new AbortController();
+    server.setDefault(ok);
+    await client!.accountEventLogs({ accountAddress: s.TOKEN }, { signal: ticks.signal });
+    await client!.accountEventLogs({ accountAddress: s.TOKEN }, { signal: ticks.signal });
+    server.setDefault({ status: 503, headers: { "retry-after": "30" }, body: "down" });
+    const pending = [1, 2, 3].map(() => client!.accountEventLogs({ accountAddress: s.TOKEN }, { signal: ticks.signal }).catch((e: unknown) => e));
+    while (server.requests.length < 5) await new Promise((r) => setTimeout(r, 5));
+    shutdown.abort();
+    for (const error of await Promise.all(pending)) expect(isAbortError(error)).toBe(true);
+    expect(ticks.signal.aborted).toBe(false);
+  });
+
   it("an aborted signal sends nothing", async () => {
     makeClient();
     const error = await client!.accountEventLogs({ accountAddress: s.TOKEN }, { signal: AbortSignal.abort() }).catch((e: unknown) => e);
