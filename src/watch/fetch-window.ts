@@ -1,7 +1,7 @@
 import type { ListResponse } from "../explorer/types.js";
 import { API_LIMITS } from "../explorer/operations.js";
 import type { WatchedRecord } from "./record.js";
-import { prepareWindow, probeOf } from "./normalize.js";
+import { prepareWindow } from "./normalize.js";
 import { BlockTooDenseError } from "./errors.js";
 
 /** Every page of one source's records in [from, to], in whatever order the API answers. */
@@ -22,6 +22,11 @@ export interface WindowChunk {
 export interface FetchWindowOptions {
   paginate: Paginate;
   normalize: (data: never) => WatchedRecord;
+  /**
+   * The same record without its identity key (see PROBES), for `select` to read: a record
+   * only `select` keeps is normalised whole. Default: every record normalised whole.
+   */
+  probe?: (data: never) => WatchedRecord;
   pageSize: number;
   /** Where the API stops counting (`total_count` is capped there); API_LIMITS.maxTotalCount by default. */
   countCap?: number;
@@ -56,7 +61,7 @@ async function* fetchRange(from: number, to: number, options: FetchWindowOptions
   const countCap = options.countCap ?? API_LIMITS.maxTotalCount;
   const maxPages = options.maxPagesPerChunk ?? Math.ceil(countCap / options.pageSize);
   const kept: WatchedRecord[] = [];
-  const probe = options.select === undefined ? undefined : probeOf(options.normalize);
+  const probe = options.select === undefined ? undefined : options.probe;
   let pages = 0;
   let scanned = 0;
   let outside = 0;

@@ -33,16 +33,11 @@ const NO_ORDER: readonly number[] = Object.freeze([]);
  * test, built for every record of a page, where the identity key (several lowercased
  * parts joined) is needed only for the few records kept. Never stored or sent on.
  */
-const PROBES = new Map<(data: never) => WatchedRecord, (data: never) => WatchedRecord>([
-  [normalizeEventLog, (data: EventLog) => ({ family: "event_logs", block: data.block_number, transactionHash: data.transaction_hash, key: "", order: NO_ORDER, data })],
-  [normalizeNftTransfer, (data: NftTransfer) => ({ family: "nft_transfers", block: data.block_id, transactionHash: data.transaction_hash, key: "", order: NO_ORDER, data })],
-  [normalizeInternalTransaction, (data: InternalTransactionListItem) => ({ family: "internal_transactions", block: data.block_id, transactionHash: data.transaction_hash, key: "", order: NO_ORDER, data })],
-]);
-
-/** The identity-free form of one of the normalizers above (for another function: undefined). */
-export function probeOf(normalize: (data: never) => WatchedRecord): ((data: never) => WatchedRecord) | undefined {
-  return PROBES.get(normalize);
-}
+export const PROBES = {
+  event_logs: (data: EventLog): WatchedRecord => ({ family: "event_logs", block: data.block_number, transactionHash: data.transaction_hash, key: "", order: NO_ORDER, data }),
+  nft_transfers: (data: NftTransfer): WatchedRecord => ({ family: "nft_transfers", block: data.block_id, transactionHash: data.transaction_hash, key: "", order: NO_ORDER, data }),
+  internal_transactions: (data: InternalTransactionListItem): WatchedRecord => ({ family: "internal_transactions", block: data.block_id, transactionHash: data.transaction_hash, key: "", order: NO_ORDER, data }),
+} as const satisfies Record<RecordFamily, (data: never) => WatchedRecord>;
 
 /** Ascending chain order: block, then the in-block position, then the identity key as a tie-break. */
 export function compareRecords(a: WatchedRecord, b: WatchedRecord): number {

@@ -5,6 +5,7 @@ import type { SourceDefinition } from "./source.js";
 import type { StartPosition } from "./start.js";
 import { initialCursor } from "./start.js";
 import { fetchWindow, type Paginate } from "./fetch-window.js";
+import { PROBES } from "./normalize.js";
 import { createRuleMatcher, type Match, type SourceRule } from "./source-rule.js";
 
 /** A source as the engine runs it: one poll and one cursor, shared by its rules. */
@@ -82,7 +83,7 @@ export function createSourcePoller(common: Common, options: SourcePollerOptions)
       const from = cursor + 1;
       const to = Math.min(head, cursor + source.maxWindowBlocks);
       const started = common.now();
-      const chunks = fetchWindow(from, to, { paginate: options.paginate, normalize: options.normalize, pageSize: options.pageSize, perBlock, select, signal });
+      const chunks = fetchWindow(from, to, { paginate: options.paginate, normalize: options.normalize, probe: PROBES[source.family], pageSize: options.pageSize, perBlock, select, signal });
       for await (const chunk of chunks) {
         if (chunk.outside > 0) logger.warn({ ...labels, block_range: [chunk.from, chunk.to], count: chunk.outside }, "explorer returned records outside the requested range; ignored");
         const now = new Date(common.now());

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import fc from "fast-check";
 import type { InternalTransactionListItem, ListResponse } from "../../src/explorer/types.js";
 import { fetchWindow, type Paginate, type WindowChunk } from "../../src/watch/fetch-window.js";
-import { normalizeInternalTransaction, prepareWindow } from "../../src/watch/normalize.js";
+import { PROBES, normalizeInternalTransaction, prepareWindow } from "../../src/watch/normalize.js";
 import type { WatchedRecord } from "../../src/watch/record.js";
 
 /**
@@ -89,12 +89,13 @@ describe("fetchWindow", () => {
 
   it("keeps only the selected records, each once and in order, while counting every record of the window", async () => {
     // A wide window over several pages that repeat records (page drift) and stray outside the bounds.
+    // Selection reads identity-free probes; the kept records must come out whole, with their keys.
     const records: InternalTransactionListItem[] = [];
     for (let block = 1; block <= 40; block++) for (let i = 0; i < 25; i++) records.push(record(block, i, i % 3));
     const api = modelApi(records, { cap: 40_000, pageSize: 60, repeatEvery: 3 });
     const wanted = (r: WatchedRecord) => (r.data as InternalTransactionListItem).transaction_index % 7 === 0;
     const chunks: WindowChunk[] = [];
-    for await (const chunk of fetchWindow(5, 30, { paginate: api.paginate, normalize: normalizeInternalTransaction as (data: never) => WatchedRecord, pageSize: 60, perBlock: false, select: wanted, signal: new AbortController().signal })) chunks.push(chunk);
+    for await (const chunk of fetchWindow(5, 30, { paginate: api.paginate, normalize: normalizeInternalTransaction as (data: never) => WatchedRecord, probe: PROBES.internal_transactions as (data: never) => WatchedRecord, pageSize: 60, perBlock: false, select: wanted, signal: new AbortController().signal })) chunks.push(chunk);
 
     const all = prepareWindow(records.map(normalizeInternalTransaction), 5, 30).records;
     expect(chunks.flatMap((c) => c.records.map((r) => r.key))).toEqual(all.filter(wanted).map((r) => r.key));
