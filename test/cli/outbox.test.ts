@@ -72,7 +72,9 @@ async function seedStore(): Promise<void> {
       { sink: hook, concurrency: 1, maxAttempts: 3, maxAgeMs: 3600_000 },
       { sink: slack2, concurrency: 1, maxAttempts: 1, maxAgeMs: 3600_000 },
     ],
+    // At its ceiling (random() = 1) the backoff is an hour, so nothing is retried while seeding.
     backoff: { baseMs: 3600_000, maxMs: 3600_000 },
+    random: () => 1,
   });
   await d.drain({ timeoutMs: 1000 });
   await store.close();

@@ -67,7 +67,9 @@ describe("a backlog on one sink", () => {
       store: env.store,
       sinks: [{ sink, concurrency: 1, maxAttempts: 3, maxAgeMs: 3600_000 }],
       rules: [],
+      // 50 ms exactly (random() = 1): the next alert goes first whatever the jitter would draw.
       backoff: { baseMs: 50, maxMs: 50 },
+      random: () => 1,
     });
 
     const result = await dispatcher.drain({ timeoutMs: 30_000 });

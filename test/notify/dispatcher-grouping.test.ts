@@ -15,7 +15,8 @@ afterEach(async () => {
 });
 
 function dispatcher(options: Partial<DispatcherOptions> & Pick<DispatcherOptions, "sinks" | "rules">): Dispatcher {
-  const d = createDispatcher(env.common, { store: env.store, idlePollMs: 50, backoff: { baseMs: 20, maxMs: 200 }, stopTimeoutMs: 500, ...options });
+  // random() = 1 puts every backoff at its ceiling: an hour's backoff is never a few milliseconds.
+  const d = createDispatcher(env.common, { store: env.store, idlePollMs: 50, backoff: { baseMs: 20, maxMs: 200 }, random: () => 1, stopTimeoutMs: 500, ...options });
   dispatchers.push(d);
   return d;
 }

@@ -15,8 +15,10 @@ function sinkOptions(sink: Sink, overrides: Partial<DispatcherSink> = {}): Dispa
   return { sink, concurrency: 1, maxAttempts: 5, maxAgeMs: 3600_000, ...overrides };
 }
 
+// random() = 1 puts every backoff at its ceiling. With Math.random a long backoff that a
+// test relies on ("no retry before the drain ends") is now and then a few milliseconds.
 function dispatcher(options: Partial<DispatcherOptions> & Pick<DispatcherOptions, "sinks">): Dispatcher {
-  const d = createDispatcher(env.common, { store: env.store, rules: [], idlePollMs: 50, backoff: { baseMs: 20, maxMs: 200 }, stopTimeoutMs: 500, ...options });
+  const d = createDispatcher(env.common, { store: env.store, rules: [], idlePollMs: 50, backoff: { baseMs: 20, maxMs: 200 }, random: () => 1, stopTimeoutMs: 500, ...options });
   dispatchers.push(d);
   return d;
 }
@@ -56,8 +58,8 @@ describe("dispatcher: delivery and retries", () => {
       if (call < 2) throw transient();
     });
     await commit(env.store, [entry("a1", "hook")]);
-    // random() = 1: the backoff is its ceiling, 40 ms then 80 ms, so the gaps can be checked.
-    const d = dispatcher({ sinks: [sinkOptions(sink)], backoff: { baseMs: 40, maxMs: 1000 }, random: () => 1 });
+    // The backoff is at its ceiling, 40 ms then 80 ms, so the gaps can be checked.
+    const d = dispatcher({ sinks: [sinkOptions(sink)], backoff: { baseMs: 40, maxMs: 1000 } });
 
     const result = await d.drain({ timeoutMs: 10_000 });
     expect(result).toMatchObject({ delivered: 1, retried: 2, dead: 0 });
