@@ -71,10 +71,10 @@ export const runCommand: Command = {
   summary: "run the daemon: poll every source on its schedule and deliver alerts",
   help: `Usage: kaiawatch run [options]
 
-Runs until SIGINT or SIGTERM: every source is polled on its schedule, matches become
-alerts in the store's outbox, and the dispatcher delivers them to their sinks. On a
-signal, new ticks stop, the store write in flight finishes, and the process exits 0
-(within ${STOP_TIMEOUT_MS / 1000} s).
+Runs until SIGINT or SIGTERM: every source is polled once at start, then on its
+schedule; matches become alerts in the store's outbox, and the dispatcher delivers
+them to their sinks. On a signal, new ticks stop, the store write in flight
+finishes, and the process exits 0 (within ${STOP_TIMEOUT_MS / 1000} s).
 
 SIGHUP reloads the config file. A config with errors is refused (they are logged) and
 the running one stays; otherwise sources whose definition is unchanged keep their
