@@ -4,6 +4,7 @@ import type { WatchedRecord } from "../watch/record.js";
 import { evaluateParsedCondition } from "./evaluate-condition.js";
 import type { ArgValue, Scalar } from "./operand.js";
 import type { ConditionContext, ConditionNode, TestNode } from "./parse-condition.js";
+import { MAX_MATCHED_TEXT } from "./safe-regexp.js";
 
 /** One line of an explanation: a node of the condition, indented by its depth. */
 export interface ExplainLine {
@@ -77,7 +78,9 @@ function describeTest(node: TestNode, actual: unknown, passed: boolean): string 
   const [holds, fails] = RELATION[node.op] ?? [node.op, `not ${node.op}`];
   const expected = showExpected(node);
   const written = typeof node.raw === "string" && node.field.operand !== undefined && node.raw.toLowerCase() !== expected.toLowerCase() ? ` (${cleanLine(node.raw, 80)})` : "";
-  return `${field} ${showActual(node, actual)} ${passed ? holds : fails} ${expected}${written}`;
+  const text = typeof actual === "string" ? actual : (actual as ArgValue | undefined)?.text;
+  const cut = node.op === "matches" && text !== undefined && text.length > MAX_MATCHED_TEXT ? ` (in its first ${MAX_MATCHED_TEXT.toLocaleString("en-US")} of ${text.length.toLocaleString("en-US")} characters, all a pattern reads)` : "";
+  return `${field} ${showActual(node, actual)} ${passed ? holds : fails} ${expected}${written}${cut}`;
 }
 
 function showActual(node: TestNode, actual: unknown): string {

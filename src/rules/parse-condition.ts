@@ -3,6 +3,7 @@ import type { FieldSpec, Operator } from "./fields.js";
 import { OPERATORS, OPERATORS_BY_KIND, resolveField } from "./fields.js";
 import type { Scalar } from "./operand.js";
 import { parseBound, parseScalar } from "./operand.js";
+import type { SafePattern } from "./safe-regexp.js";
 import { compileSafePattern } from "./safe-regexp.js";
 
 export type ConditionPath = (string | number)[];
@@ -25,7 +26,7 @@ export type TestNode = { type: "test"; path: ConditionPath; field: FieldSpec; ra
   | { op: "in" | "not_in"; value: Scalar[] }
   | { op: "gt" | "gte" | "lt" | "lte"; value: bigint }
   | { op: "contains" | "starts_with"; value: string }
-  | { op: "matches"; value: RegExp }
+  | { op: "matches"; value: SafePattern }
   | { op: "exists"; value: boolean }
 );
 
@@ -163,7 +164,7 @@ function parseTest(field: FieldSpec, op: string, raw: unknown, path: ConditionPa
     case "matches": {
       if (typeof raw !== "string" || raw === "") return bad("matches takes a regular expression as text");
       const r = compileSafePattern(raw);
-      return r.ok ? test(operator, r.regexp) : bad(r.message);
+      return r.ok ? test(operator, r.pattern) : bad(r.message);
     }
     case "exists":
       if (typeof raw !== "boolean") return bad("exists takes true or false");
