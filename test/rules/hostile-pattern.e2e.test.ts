@@ -1,0 +1,152 @@
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { AlertDocument } from "../../src/rules/alert.js";
+import { compileSafePattern } from "../../src/rules/safe-regexp.js";
+import { createSimulator, type Simulator } from "../../src/simulator/index.js";
+import type { StoreData } from "../../src/store/types.js";
+import { startKaiawatch, waitFor, type Child } from "../helpers/child.js";
+import { readJsonLines, tempDir } from "../helpers/harness.js";
+
+/**
+ * Issue 20, item 1, end to end: `kaiawatch run` as a real process, rules whose patterns
+ * freeze a backtracking engine (`(a|aa)+$` took seconds on 50 characters and ignored
+ * SIGTERM), and internal transactions from the simulator whose revert messages are built to
+ * trigger it: 50 and 60 "a"s with and without "!", and 100 KB ones. The status server must
+ * answer /healthz throughout, every record must be evaluated (the cursor passes the block and
+ * each rule fires exactly on the messages RE2 says it matches), and SIGTERM must stop it.
+ */
+const PATTERNS = { alternation: "/(a|aa)+$/", duplicate: "(a|a)*$", stars: ".*.*.*.*.*.*x", nested: "(a+)+$" } as const;
+const MESSAGES = [
+  `${"a".repeat(50)}!`,
+  "a".repeat(60),
+  `${"a".repeat(120)}x!`,
+  `${"a".repeat(100 * 1024 - 1)}!`, // a rule reads the first 8,192 characters: all "a"
+  `${"!".repeat(100 * 1024 - 60)}${"a".repeat(60)}`, // the "a"s are past what a rule reads
+];
+/** A generous bound per request so that a busy CI machine cannot fail it by chance; a frozen daemon never answers. */
+const HEALTHZ_TIMEOUT_MS = 5_000;
+
+const byNumber = (a: number, b: number) => a - b;
+
+let sim: Simulator;
+let hostileBlock: number;
+const dir = tempDir("kaiawatch-hostile-pattern-");
+
+beforeAll(async () => {
+  sim = await createSimulator({ seed: 31, initialBlocks: 20 }); // frozen: blocks come only from the test
+  hostileBlock = sim.addBlock({
+    internalTransactions: MESSAGES.map((message) => ({
+      from: sim.addresses.busyWallet,
+      to: sim.addresses.contracts[0],
+      amount: "0",
+      error: "execution reverted",
+      transaction_status: { status: "Fail" as const, fail_message: message },
+    })),
+  });
+});
+afterAll(async () => {
+  await sim?.close();
+  dir.remove();
+});
+
+function statusUrlOf(child: Child): string | undefined {
+  for (const line of child.stderr().split("\n")) {
+    if (line.includes("status server listening")) return (JSON.parse(line) as { url: string }).url;
+  }
+  return undefined;
+}
+
+describe("a hostile revert message against a pattern that freezes a backtracking engine", () => {
+  it("is evaluated while /healthz keeps answering, and SIGTERM stops the daemon", async () => {
+    const storePath = join(dir.path, "store.json");
+    const alertsPath = join(dir.path, "alerts.jsonl");
+    const configPath = join(dir.path, "config.yaml");
+    const rules = Object.entries(PATTERNS).map(
+      ([name, pattern]) => `  - { name: ${name}, watch: wallet, when: { fail_message: { matches: ${JSON.stringify(pattern)} } }, notify: [out] }`,
+    );
+    writeFileSync(
+      configPath,
+      `
+explorer: { base_url: "${sim.url}", requests_per_second: 500 }
+chain: { rpc_url: "${sim.rpcUrl}", lag_blocks: 0 }
+store: { path: "${storePath}" }
+status: { listen: "127.0.0.1:0" }
+defaults: { schedule: "* * * * * *", start: ${hostileBlock - 5}, jitter: 0s }
+watches:
+  - { name: wallet, account: "${sim.addresses.busyWallet}", sources: [internal_transactions] }
+rules:
+${rules.join("\n")}
+sinks:
+  out: { type: file, path: "${alertsPath}" }
+`,
+    );
+
+    // What RE2 says, per rule, over every internal transaction the daemon will read.
+    const records = sim.truth.accountInternalTransactions(sim.addresses.busyWallet, { from: hostileBlock - 5, to: sim.head() });
+    const expected = Object.fromEntries(
+      Object.entries(PATTERNS).map(([name, pattern]) => {
+        const compiled = compileSafePattern(pattern);
+        if (!compiled.ok) throw new Error(compiled.message);
+        const hits = records.filter((r) => typeof r.transaction_status?.fail_message === "string" && compiled.pattern.test(r.transaction_status.fail_message));
+        return [name, hits.map((r) => r.transaction_status?.fail_message?.length ?? 0).sort(byNumber)];
+      }),
+    );
+    // As RE2 semantics say: a match must end the (read part of the) text.
+    expect(expected.alternation).toEqual([60, 100 * 1024]);
+    expect(expected.stars).toContain(122); // "x" somewhere: the simulator's own messages may have one too
+
+    const child = startKaiawatch(["run", "--config", configPath, "--log-format", "json"]);
+    let healthChecks = 0;
+    try {
+      await waitFor(() => statusUrlOf(child) !== undefined || child.process.exitCode !== null, 20_000, "the status server");
+      const url = statusUrlOf(child);
+      expect(url, child.stderr()).toBeDefined();
+      const healthy = async () => {
+        const response = await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(HEALTHZ_TIMEOUT_MS) });
+        expect(response.status).toBe(200);
+        healthChecks++;
+      };
+      const evaluated = () => {
+        let store: StoreData;
+        try {
+          store = JSON.parse(readFileSync(storePath, "utf8")) as StoreData;
+        } catch {
+          return false;
+        }
+        const cursors = Object.values(store.cursors);
+        return cursors.length === 1 && cursors.every((c) => (c?.block ?? 0) >= hostileBlock);
+      };
+      const delivered = () => {
+        try {
+          return readJsonLines<AlertDocument>(alertsPath);
+        } catch {
+          return [];
+        }
+      };
+      const wanted = Object.values(expected).reduce((n, hits) => n + hits.length, 0);
+      // Health is asked throughout, one request after another, while the block is evaluated.
+      const deadline = Date.now() + 60_000;
+      await healthy();
+      while (!(evaluated() && delivered().length >= wanted)) {
+        if (Date.now() > deadline) throw new Error(`not evaluated in time: ${child.stderr().slice(-2000)}`);
+        await healthy();
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      await healthy();
+      const fired = Object.fromEntries(Object.keys(PATTERNS).map((name) => [name, [] as number[]]));
+      for (const alert of delivered()) {
+        const message = (alert.record as { transaction_status?: { fail_message?: string } }).transaction_status?.fail_message ?? "";
+        fired[alert.rule]?.push(message.length);
+      }
+      for (const name of Object.keys(fired)) fired[name]?.sort(byNumber);
+      expect(fired).toEqual(expected);
+    } finally {
+      child.process.kill("SIGTERM");
+    }
+    const exit = await Promise.race([child.exited, new Promise<"still running">((resolve) => setTimeout(() => resolve("still running"), 15_000))]);
+    if (exit === "still running") child.process.kill("SIGKILL");
+    expect(exit).toEqual({ code: 0, signal: null });
+    expect(healthChecks).toBeGreaterThanOrEqual(2);
+  }, 120_000);
+});
