@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { ConfigError, ConfigFileError, describeConfigFailure, loadConfig, parseConfigText, type ConfigCheck } from "../../src/config/index.js";
+import { CONFIG_CHECKS } from "../../src/daemon/config-checks.js";
 import { ADDRESS_A, ADDRESS_B, configErrorOf, positionIn } from "./helpers.js";
 
 const MINIMAL = `watches:\n  - name: w\n    account: "${ADDRESS_A}"\n`;
@@ -74,6 +75,31 @@ sinks:
     expect(error.issues).toHaveLength(1);
     expect(error.issues[0]).toMatchObject({ path: "rules[0].source", line: positionIn(text, "- name: r").line });
     expect(error.issues[0]?.message).toContain('required: watch "w" produces nft_transfers and internal_transactions');
+  });
+});
+
+describe("matches patterns", () => {
+  it("refuses what RE2 cannot match in linear time at the pattern's key path and line, and accepts what only froze a backtracking engine", () => {
+    const text = `${MINIMAL}    sources: [internal_transactions]
+rules:
+  - name: r
+    watch: w
+    when:
+      any:
+        - fail_message: { matches: "/(a|aa)+$/" }
+        - error: { matches: "(?<!not )owner" }
+        - fail_message: { matches: "(a)\\\\1" }
+    notify: [t]
+sinks:
+  t: { type: console }
+`;
+    const error = configErrorOf(() => parseConfigText(text, { checks: CONFIG_CHECKS })); // as validate and run check it
+    expect(error.issues.map((i) => [i.path, i.line])).toEqual([
+      ["rules[0].when.any[1].error.matches", positionIn(text, "(?<!").line],
+      ["rules[0].when.any[2].fail_message.matches", positionIn(text, "(a)").line],
+    ]);
+    expect(error.issues[0]?.message).toMatch(/lookbehind \(\(\?<= or \(\?<!\), which cannot be matched in linear time/);
+    expect(error.issues[1]?.message).toMatch(/a backreference \(\\1 to \\9\)/);
   });
 });
 
