@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { compileCondition } from "../../src/rules/compile-condition.js";
 import { ConditionError, evaluateCondition } from "../../src/rules/evaluate-condition.js";
+import { explainRecord } from "../../src/rules/explain-record.js";
 import type { ConditionContext, ConditionIssue } from "../../src/rules/parse-condition.js";
 import { prepareRecord } from "../../src/rules/prepared-record.js";
 import type { WatchedRecord } from "../../src/watch/record.js";
@@ -290,6 +291,18 @@ describe("configuration errors name the place inside `when`", () => {
   it("accepts a readable pattern with nesting that cannot backtrack exponentially", () => {
     expect(compileCondition({ error: { matches: "^(?:out of gas|revert(ed)?)( .*)?$" } }, it_).ok).toBe(true);
     expect(compileCondition({ error: { matches: "(ab)+c*" } }, it_).ok).toBe(true);
+  });
+
+  it("matches a hostile revert message in the first 8,192 characters it reads, and explain says so", () => {
+    const context = { family: "internal_transactions" as const };
+    const hostile = internalTx({ error: "execution reverted", transaction_status: { status: "Fail", fail_message: `${"a".repeat(100 * 1024 - 1)}!` } });
+    const compiled = compileCondition({ fail_message: { matches: "/(a|aa)+$/" } }, context);
+    if (!compiled.ok) throw new Error("refused");
+    // The whole text ends with "!", but what a rule reads is 8,192 "a"s: its end is the text's end.
+    expect(compiled.test(hostile)).toBe(true);
+    expect(matches({ fail_message: { matches: "!" } }, hostile)).toBe(false);
+    const [line] = explainRecord(compiled.node, hostile, context).lines;
+    expect(line?.text).toMatch(/^fail_message "a+…" matches \/\(a\|aa\)\+\$\/ \(in its first 8,192 of 102,400 characters, all a pattern reads\)$/);
   });
 
   it("accepts the patterns a backtracking engine freezes on, since matching is linear whatever the pattern", () => {
