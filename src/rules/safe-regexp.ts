@@ -84,7 +84,12 @@ export function compileSafePattern(text: string): PatternResult {
     return { ok: false, message: `not a valid regular expression: ${(error as Error).message}` };
   }
   const translated = translate(source, flags);
-  if ("unsupported" in translated) return { ok: false, message: `${translated.unsupported}, which cannot be matched in linear time; rewrite the pattern without it` };
+  if ("unsupported" in translated) {
+    const what = translated.unsupported;
+    return /backreference|lookahead|lookbehind/.test(what)
+      ? { ok: false, message: `${what}, which cannot be matched in linear time; rewrite the pattern without it` }
+      : { ok: false, message: `${what} is not supported; write the character as \\xHH or \\uHHHH` };
+  }
   let re: RE2JS;
   try {
     re = RE2JS.compile(translated.re2, (flags.includes("i") ? RE2JS.CASE_INSENSITIVE : 0) | (flags.includes("m") ? RE2JS.MULTILINE : 0) | (flags.includes("s") ? RE2JS.DOTALL : 0));

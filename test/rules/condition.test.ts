@@ -253,6 +253,7 @@ describe("configuration errors name the place inside `when`", () => {
     ["a named backreference", { error: { matches: "(?<x>a)\\k<x>" } }, it_, ["error", "matches"], /backreference \(\\k<name>\)/],
     ["a lookahead", { error: { matches: "gas(?= limit)" } }, it_, ["error", "matches"], /lookahead/],
     ["a lookbehind", { error: { matches: "/(?<!not )owner/i" } }, it_, ["error", "matches"], /lookbehind/],
+    ["an octal escape", { error: { matches: "\\01" } }, it_, ["error", "matches"], /an octal escape \(\\0 followed by a digit\) is not supported/],
     ["a count RE2 cannot repeat", { error: { matches: "a{1001}" } }, it_, ["error", "matches"], /RE2.*invalid repeat count/],
     ["a pattern too large once compiled", { error: { matches: "[0-9a-f]{500}" } }, it_, ["error", "matches"], /instructions; at most 300/],
     ["a stateful flag", { error: { matches: "/gas/g" } }, it_, ["error", "matches"], /only i, m, s and u/],
