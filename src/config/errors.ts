@@ -25,12 +25,19 @@ export class ConfigError extends KaiawatchError {
   override name = "ConfigError";
   readonly file: string;
   readonly issues: LocatedConfigIssue[];
+  /**
+   * The values under secret-bearing keys of the refused file (already redacted from the
+   * issues): a daemon refusing a reload adds them to its scrubber, since the running
+   * config's secrets are not the new file's. Not enumerable, so no log serializer prints them.
+   */
+  declare readonly secrets: readonly string[];
 
-  constructor(file: string, issues: LocatedConfigIssue[]) {
+  constructor(file: string, issues: LocatedConfigIssue[], secrets: readonly string[] = []) {
     const count = issues.length === 1 ? "1 error" : `${issues.length} errors`;
     super("KW_CONFIG_INVALID", `${file}: ${count} in the configuration`, { details: issues.map(formatIssue).join("\n") });
     this.file = file;
     this.issues = issues;
+    Object.defineProperty(this, "secrets", { value: secrets, enumerable: false });
   }
 
   /** One line per problem: `config.yaml:14:7 watches[1].account: not an address`. */

@@ -5,6 +5,8 @@ import { ConfigError, ConfigFileError, type ConfigIssue, type LocatedConfigIssue
 import { resolveConfig } from "./resolve-config.js";
 import { configSchema } from "./schema.js";
 import { secretsOfConfig } from "./secrets-of-config.js";
+import { secretsOfDocument } from "./document-secrets.js";
+import { createSecretRedactor } from "../common/secrets.js";
 import { didYouMean } from "./suggest.js";
 import type { Config } from "./types.js";
 import { CAN_PARSE_IN_WORKER, parseConfigInWorker } from "./parse-in-worker.js";
@@ -181,12 +183,17 @@ export function parseConfigText(text: string, options: ParseConfigOptions = {}):
   const lineCounter = new LineCounter();
   const doc = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true, merge: true });
   const pending: PendingIssue[] = [];
+  // Found in the tree as written, whatever its shape: a broken file has no typed config to
+  // ask, and its error report quotes keys and values (guarantee 6).
+  const secrets = new Set(secretsOfDocument(doc, text));
 
   const fail = (): never => {
+    const redactor = createSecretRedactor();
+    for (const secret of secrets) redactor.add(secret);
     const located = pending.map((issue): LocatedConfigIssue => {
       const offset = issue.offset ?? offsetOfPath(doc, issue.path, issue.atKey === true);
       const { line, col } = lineCounter.linePos(offset);
-      return { file, line, column: col, path: formatPath(issue.path), message: issue.message };
+      return { file, line, column: col, path: redactor.redact(formatPath(issue.path)), message: redactor.redact(issue.message) };
     });
     const seen = new Set<string>();
     const unique = located.filter((issue) => {
@@ -194,7 +201,7 @@ export function parseConfigText(text: string, options: ParseConfigOptions = {}):
       return seen.has(key) ? false : (seen.add(key), true);
     });
     unique.sort((a, b) => a.line - b.line || a.column - b.column);
-    throw new ConfigError(file, unique);
+    throw new ConfigError(file, unique, [...secrets]);
   };
 
   let syntaxBroken = false;
@@ -218,6 +225,7 @@ export function parseConfigText(text: string, options: ParseConfigOptions = {}):
 
   const env = substituteEnv(doc, text, options.env ?? {});
   pending.push(...env.problems);
+  for (const secret of secretsOfDocument(doc, text)) secrets.add(secret);
   const raw = plainValue(doc, pending);
   if (raw === UNREADABLE) fail();
   if (raw === null || raw === undefined || (typeof raw === "object" && !Array.isArray(raw) && Object.keys(raw).length === 0)) {

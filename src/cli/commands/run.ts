@@ -33,6 +33,9 @@ async function readNewConfig(common: Common, path: string, env: NodeJS.ProcessEn
     for (const secret of loaded.secrets) common.secrets.add(secret);
     return loaded.config;
   } catch (error) {
+    // The refused file's secrets are not the running config's: the scrubber learns them
+    // before anything about the refusal is logged.
+    if (error instanceof ConfigError) for (const secret of error.secrets) common.secrets.add(secret);
     const problems = error instanceof ConfigError ? error.issues.map((i) => `${i.file}:${i.line}:${i.column} ${i.path}: ${i.message}`) : [describeError(error)];
     common.logger.error({ problems }, "reload refused: the new config has errors; the running config stays");
     return undefined;
