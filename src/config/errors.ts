@@ -51,8 +51,9 @@ export class ConfigFileError extends KaiawatchError {
   override name = "ConfigFileError";
   readonly file: string;
 
-  constructor(file: string, message: string, cause?: unknown) {
-    super("KW_CONFIG_UNREADABLE", message, { cause });
+  /** `code`: KW_CONFIG_UNREADABLE, or KW_CONFIG_TOO_LARGE for a file over the size limit. */
+  constructor(file: string, message: string, cause?: unknown, code = "KW_CONFIG_UNREADABLE") {
+    super(code, message, { cause });
     this.file = file;
   }
 }
