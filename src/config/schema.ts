@@ -33,6 +33,9 @@ const duration = z
   .meta({ description: 'A duration: "500ms", "30s", "5m", "2h", "1d" or a sum such as "1h30m".' })
   .transform((text) => parseDuration(text));
 
+/** A deadline of zero would fail everything at once. */
+const positiveDuration = duration.refine((ms) => ms > 0, "must be longer than 0");
+
 /** An empty value (e.g. `${VAR:-}`) means "not set", so optional secrets can come from an optional variable. */
 const optionalSecret = z
   .string()
@@ -92,7 +95,8 @@ export const explorerSchema = z
     requests_per_second: z.number().positive().default(5),
     daily_credit_budget: z.int().positive().optional().meta({ description: "Stop polling before this many credits are spent in a UTC day." }),
     max_retries: z.int().min(0).default(5),
-    timeout: duration.prefault("30s"),
+    timeout: duration.prefault("30s").meta({ description: "Longest silence while connecting, waiting for the headers, or between two bytes of the body. A server that keeps sending slowly is bounded by request_deadline." }),
+    request_deadline: positiveDuration.prefault("60s").meta({ description: "Longest one request may take, from connecting to the last byte of the body; past it the request fails (KW_EXPLORER_DEADLINE) and is retried." }),
     page_size: z.int().min(1).max(2000).default(2000),
   })
   .prefault({});
@@ -103,6 +107,7 @@ export const chainSchema = z
     rpc_url: httpUrl.optional().meta({ description: "JSON-RPC endpoint for eth_blockNumber. Default: the network's public endpoint." }),
     lag_blocks: z.int().min(0).default(2),
     explorer_url: baseUrl.optional().meta({ description: "Block explorer for links in messages. Default: the network's KaiaScan." }),
+    request_deadline: positiveDuration.prefault("30s").meta({ description: "Longest one eth_blockNumber request may take, to the last byte of the answer; then it is retried." }),
   })
   .prefault({});
 
@@ -129,6 +134,7 @@ export const defaultsSchema = z
     start: start.prefault("latest"),
     max_window_blocks: maxWindowBlocks.default(1000),
     jitter: duration.prefault("1s"),
+    tick_timeout: positiveDuration.prefault("10m").meta({ description: "Longest one tick of a source (its windows fetched, evaluated and committed) may run; past it the tick is aborted, logged and counted as failed. Windows committed before stay committed." }),
   })
   .prefault({});
 

@@ -90,7 +90,7 @@ export async function createDaemon(common: Common, options: DaemonOptions): Prom
     const savedCredits = store.getMeta<CreditMeterState>(CREDITS_META_KEY);
     if (savedCredits) client.meter.restore(savedCredits);
 
-    const head: HeadReader = createHeadReader(common, { rpcUrl: config.chain.rpc_url, maxRetries: config.explorer.max_retries });
+    const head: HeadReader = createHeadReader(common, { rpcUrl: config.chain.rpc_url, maxRetries: config.explorer.max_retries, deadlineMs: config.chain.request_deadline });
     closers.push(() => head.close());
 
     const sinks = Object.entries(config.sinks).map(([name, sinkConfig]) => {
@@ -150,6 +150,7 @@ export async function createDaemon(common: Common, options: DaemonOptions): Prom
       pollers,
       readHead: headProbe.read,
       jitterMs: config.defaults.jitter,
+      tickTimeoutMs: config.defaults.tick_timeout,
       pause: budget,
       // One write per firing for the cursor advances of windows without alerts.
       flush: () => store.flush(),
