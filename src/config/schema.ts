@@ -42,6 +42,18 @@ const optionalSecret = z
   .transform((text) => (text === "" ? undefined : text))
   .optional();
 
+/**
+ * A bearer token an attacker on the network cannot guess, and that survives a header
+ * intact: a space would be cut by the `Bearer <token>` parser, so it could never match.
+ */
+const STATUS_TOKEN_MIN = 16;
+const statusToken = z
+  .string()
+  .transform((text) => (text === "" ? undefined : text))
+  .refine((token) => token === undefined || !/\s/.test(token), "a token cannot contain spaces or other whitespace")
+  .refine((token) => token === undefined || token.length >= STATUS_TOKEN_MIN, `too short: at least ${STATUS_TOKEN_MIN} characters (e.g. the output of \`openssl rand -hex 32\`)`)
+  .optional();
+
 const text = z.string();
 const fieldName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_.]*$/, "not a field name");
 
@@ -116,7 +128,11 @@ export const storeSchema = z.strictObject({ path: z.string().min(1).default("./d
 export const statusSchema = z
   .strictObject({
     listen: listen.prefault("127.0.0.1:9464"),
-    token: optionalSecret.meta({ description: "When set, the status page, /status and /metrics need `Authorization: Bearer <token>`, and dead letters can be re-queued from the page with it. Secret." }),
+    token: statusToken.meta({ description: "When set, /status and /metrics need `Authorization: Bearer <token>`, and dead letters can be re-queued from the page with it. At least 16 characters, no spaces. Secret." }),
+    allowed_hosts: z
+      .array(z.string().regex(/^[A-Za-z0-9.-]+$/, "expected a host name (no port, no scheme)"))
+      .default([])
+      .meta({ description: "Host names the status server answers to, besides localhost, IP addresses and the listen host (e.g. the name Prometheus or a reverse proxy uses). Others get 421: this defeats DNS rebinding." }),
   })
   .prefault({});
 

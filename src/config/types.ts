@@ -51,7 +51,10 @@ export interface StoreConfig {
 export interface StatusConfig {
   /** false: no status server. */
   listen: { host: string; port: number } | false;
+  /** At least 16 characters, no whitespace. */
   token?: string;
+  /** Host names requests may be addressed to, besides loopback names, IP addresses and the listen host. */
+  allowed_hosts: string[];
 }
 
 export interface LogConfig {

@@ -174,7 +174,7 @@ export async function createDaemon(common: Common, options: DaemonOptions): Prom
       async start() {
         if (config.status.listen !== false) {
           const provider = createDaemonStatus(common, { sources: plan.sources, store, engine, dispatcher, meter: client.meter, head: headProbe, budget, silences, explorerUrl: config.chain.explorer_url });
-          statusServer = await createStatusServer(common, { listen: config.status.listen, token: config.status.token, provider });
+          statusServer = await createStatusServer(common, { listen: config.status.listen, token: config.status.token, allowedHosts: config.status.allowed_hosts, provider });
         }
         budgetTimer = setInterval(() => {
           budget.check().catch((error: unknown) => logger.warn({ err: String(error) }, "cannot check the daily credit budget"));
