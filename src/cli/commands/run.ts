@@ -77,7 +77,9 @@ export const runCommand: Command = {
 Runs until SIGINT or SIGTERM: every source is polled once at start, then on its
 schedule; matches become alerts in the store's outbox, and the dispatcher delivers
 them to their sinks. On a signal, new ticks stop, the store write in flight
-finishes, and the process exits 0 (within ${STOP_TIMEOUT_MS / 1000} s).
+finishes, and the process exits 0 (within ${STOP_TIMEOUT_MS / 1000} s). A tick that runs
+past defaults.tick_timeout, or a request past explorer.request_deadline, is ended and
+logged; the next tick goes on from the cursor.
 
 SIGHUP reloads the config file. A config with errors is refused (they are logged) and
 the running one stays; otherwise sources whose definition is unchanged keep their
