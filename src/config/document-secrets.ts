@@ -1,4 +1,4 @@
-import { isScalar, visit, type Document } from "yaml";
+import { isMap, isScalar, visit, type Document } from "yaml";
 
 /**
  * Keys whose value is a credential wherever they sit: the typed config (secretsOfConfig)
@@ -47,8 +47,11 @@ export function secretsOfDocument(doc: Document, text: string): string[] {
   };
   visit(doc, {
     Pair(_key, pair) {
-      const name = isScalar(pair.key) ? String(pair.key.value) : undefined;
-      if (name !== undefined && SECRET_KEYS.has(name.toLowerCase())) collectUnder(pair.value);
+      const name = isScalar(pair.key) ? String(pair.key.value)?.toLowerCase() : undefined;
+      if (name === "headers" && isMap(pair.value)) {
+        // Header names are not secret (and name the place of a mistake); their values are.
+        for (const item of pair.value.items) collectUnder(item.value);
+      } else if (name !== undefined && SECRET_KEYS.has(name)) collectUnder(pair.value);
       return undefined;
     },
     Scalar(_key, scalar) {

@@ -284,12 +284,16 @@ export function parseConfigText(text: string, options: ParseConfigOptions = {}):
 
   const resolved = resolveConfig(raw);
   pending.push(...resolved.issues.filter((issue) => !envProblemPaths.some((p) => startsWith(issue.path, p))));
+  // The checks also see parts that are wrong elsewhere: what they find at a place already
+  // reported (a webhook URL's scheme, say) would be the same mistake twice.
+  const reported = pending.map((issue) => issue.path);
   for (const check of options.checks ?? []) {
     for (const issue of check(resolved.checkable)) {
       const path = [...issue.path];
       const [section, index] = path;
       if (section === "watches" && typeof index === "number") path[1] = resolved.checkWatchIndex[index] ?? index;
       if (section === "rules" && typeof index === "number") path[1] = resolved.checkRuleIndex[index] ?? index;
+      if (reported.some((at) => at.length > 1 && startsWith(path, at))) continue;
       pending.push({ path, message: issue.message });
     }
   }

@@ -50,6 +50,20 @@ function fieldwise(shape: Record<string, z.ZodType>, item: Record<string, unknow
   return out;
 }
 
+/** A sink that fails the schema, rebuilt from the keys valid on their own; undefined when a required one is wrong. */
+function sinkGuess(value: unknown): z.output<typeof sinkSchema> | undefined {
+  if (!isRecord(value)) return undefined;
+  const option = sinkSchema.options.find((candidate) => candidate.shape.type.safeParse(value.type).success);
+  if (!option) return undefined;
+  const whole = option.safeParse(value);
+  if (whole.success) return whole.data;
+  // The raw values of the keys valid on their own, parsed again together (transforms such
+  // as durations cannot be applied twice).
+  const valid = Object.fromEntries(Object.entries(value).filter(([key]) => key in option.shape && (option.shape as Record<string, z.ZodType>)[key]?.safeParse(value[key]).success));
+  const parsed = option.safeParse(valid);
+  return parsed.success ? parsed.data : undefined;
+}
+
 function parseOr<S extends z.ZodType>(schema: S, value: unknown): z.output<S> {
   const result = schema.safeParse(value);
   return result.success ? result.data : schema.parse(undefined);
@@ -152,16 +166,25 @@ export function resolveConfig(raw: unknown): ResolvedConfig {
   // Sinks: a map, so YAML itself refuses duplicate names.
   const rawSinks = isRecord(root.sinks) ? root.sinks : {};
   const sinks: Record<string, SinkConfig> = {};
+  const checkSinks: Record<string, SinkConfig> = {};
   for (const [name, value] of Object.entries(rawSinks)) {
     if (!SLUG_PATTERN.test(name)) continue;
     // From the raw value, so that it is reported along with the sink's other mistakes.
     if (isRecord(value) && value.type === "webhook" && value.allow_http !== true && typeof value.url === "string" && /^http:/i.test(value.url)) {
       issues.push({ path: ["sinks", name, "url"], message: "must be https (set allow_http: true to send over plain http, e.g. on a private network)" });
+      const guess = sinkGuess(value);
+      if (guess) checkSinks[name] = { name, ...guess };
       continue;
     }
     const parsed = sinkSchema.safeParse(value);
-    if (!parsed.success) continue;
+    if (!parsed.success) {
+      // Its templates and options are still checked when what fails is an optional key.
+      const guess = sinkGuess(value);
+      if (guess) checkSinks[name] = { name, ...guess };
+      continue;
+    }
     const sink = parsed.data;
+    checkSinks[name] = { name, ...sink };
     sinks[name] = { name, ...sink };
   }
 
@@ -248,7 +271,7 @@ export function resolveConfig(raw: unknown): ResolvedConfig {
     rules,
     sinks,
   };
-  const checkable: Config = { ...config, watches: checkWatches, rules: checkRules };
+  const checkable: Config = { ...config, watches: checkWatches, rules: checkRules, sinks: checkSinks };
   return { config, checkable, issues, watchIndex, ruleIndex, checkWatchIndex, checkRuleIndex };
 }
 

@@ -26,6 +26,7 @@ const BROKEN: Record<string, string> = {
   "smtp pass, quoted, next key glued": `watches:\n  - { name: w, every_block: true }\nsinks:\n  mail:\n    type: email\n    smtp: { host: smtp.example.com, pass: "${SECRET}" user: x }\n    from: a@example.com\n    to: [b@example.com]\n`,
   "webhook secret inside a broken flow map": `watches:\n  - { name: w, every_block: true }\nsinks:\n  hook: { type: webhook, url: "https://example.com/h", secret: ${SECRET}\n  other: { type: console }\n`,
   "slack url followed by a tab-indented line": `watches:\n  - { name: w, every_block: true }\nsinks:\n  chat:\n    type: slack\n    url: https://hooks.slack.com/services/T0/B0/${SECRET}\n\t  extra: 1\n`,
+  "webhook header value, next line indented": `watches:\n  - { name: w, every_block: true }\nsinks:\n  hook:\n    type: webhook\n    url: https://example.com/h\n    headers:\n      Authorization: Bearer ${SECRET}\n        X-Other: 1\n`,
   "telegram token as a key of a nested map": `watches:\n  - { name: w, every_block: true }\nsinks:\n  tg:\n    type: telegram\n    bot_token: 123:${SECRET}\n      chat_id: 1\n`,
 };
 

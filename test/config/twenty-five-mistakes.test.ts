@@ -136,3 +136,22 @@ describe("a config with twenty-five mistakes", () => {
     expect(again.issues).toHaveLength(24);
   });
 });
+
+describe("a sink with a wrong key", () => {
+  it("still has its template and its other options checked, and each mistake is reported once", () => {
+    const text = `watches: [ { name: w, every_block: true } ]
+rules: [ { name: r, watch: w, notify: [chat, hook] } ]
+sinks:
+  chat: { type: slack, url: "https://hooks.slack.com/x", text: "{{#if}} {{ amout", rate_per_second: -1 }
+  hook: { type: webhook, url: "http://example.com/h", headers: { "bad header": x }, timeout: 0s }
+`;
+    const error = configErrorOf(() => parseConfigText(text, OPTIONS));
+    expect(error.format().split("\n")).toEqual([
+      "config.yaml:4:64 sinks.chat.text: unclosed tag '{{' at line 1, column 9",
+      "config.yaml:4:101 sinks.chat.rate_per_second: must be > 0",
+      "config.yaml:5:31 sinks.hook.url: must be https (set allow_http: true to send over plain http, e.g. on a private network)",
+      'config.yaml:5:66 sinks.hook.headers["bad header"]: not an HTTP header name',
+      "config.yaml:5:94 sinks.hook.timeout: must be a whole number of milliseconds between 1 and 600000",
+    ]);
+  });
+});
