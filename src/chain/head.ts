@@ -18,6 +18,8 @@ export interface HeadReaderOptions {
   rpcUrl: string;
   /** Connect, headers and body timeout each. Default 10,000. */
   timeoutMs?: number;
+  /** Longest one eth_blockNumber request may take, to its last byte (then retried). Default 30,000. */
+  deadlineMs?: number;
   /** Default 5. */
   maxRetries?: number;
   /** Default 500. */
@@ -55,7 +57,7 @@ export function createHeadReader(common: Common, options: HeadReaderOptions): He
 
   async function attempt(signal: AbortSignal): Promise<number> {
     const body = JSON.stringify({ jsonrpc: "2.0", id: nextId++, method: "eth_blockNumber", params: [] });
-    const response = await sendRequest(pool, { operation: "eth_blockNumber", method: "POST", path: url.pathname + url.search, headers, body, signal, maxBytes: MAX_BYTES });
+    const response = await sendRequest(pool, { operation: "eth_blockNumber", method: "POST", path: url.pathname + url.search, headers, body, signal, maxBytes: MAX_BYTES, deadlineMs: options.deadlineMs ?? 30_000 });
     if (response.status < 200 || response.status > 299) throw httpErrorOf("eth_blockNumber", response, Date.now());
     return parseBlockNumber(response.text);
   }

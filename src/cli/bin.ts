@@ -1,6 +1,10 @@
 #!/usr/bin/env node
 import { main } from "./main.js";
 import { describeError } from "../common/errors.js";
+import { routeProcessWarnings } from "../common/process-warnings.js";
+
+// Warnings become JSON log lines once a command has its logger: no plain text in a JSON log.
+routeProcessWarnings();
 
 const controller = new AbortController();
 let signals = 0;

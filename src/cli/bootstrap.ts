@@ -2,6 +2,7 @@ import { parseArgs, type ParseArgsConfig } from "node:util";
 import type { Common } from "../common/common.js";
 import { createLogger } from "../common/logger.js";
 import { createMetrics } from "../common/metrics.js";
+import { setProcessWarningLogger } from "../common/process-warnings.js";
 import { createSecretRedactor } from "../common/secrets.js";
 import { describeConfigFailure, loadConfig, type Config } from "../config/index.js";
 import { didYouMean } from "../config/suggest.js";
@@ -65,8 +66,11 @@ export function createCommandCommon(io: CommandIO, options: { config?: Config; s
   if (!LOG_LEVELS.includes(level)) throw new UsageError(`--log-level must be one of ${LOG_LEVELS.join(", ")}`);
   const format = options.logFormat ?? options.config?.log.format ?? ((io.stderr as { isTTY?: boolean }).isTTY ? "pretty" : "json");
   if (format !== "json" && format !== "pretty") throw new UsageError("--log-format must be json or pretty");
+  const logger = createLogger({ level, pretty: format === "pretty", redactor, destination: io.stderr });
+  // Only bin.ts routes process warnings (routeProcessWarnings); in a test this just records the logger.
+  setProcessWarningLogger(logger);
   return {
-    logger: createLogger({ level, pretty: format === "pretty", redactor, destination: io.stderr }),
+    logger,
     metrics: createMetrics({ defaultMetrics: true }),
     secrets: redactor,
     signal: io.signal,

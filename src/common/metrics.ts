@@ -31,7 +31,7 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}) {
     headBlock: gauge("kaiawatch_head_block", "The chain head used for the last tick (after lag_blocks).", [] as const),
     sourceCursor: gauge("kaiawatch_source_cursor_block", "Last fully processed block of a source.", ["watch", "source"] as const),
     sourceLag: gauge("kaiawatch_source_lag_blocks", "Blocks between a source's cursor and the head.", ["watch", "source"] as const),
-    sourceTicks: counter("kaiawatch_source_ticks_total", "Ticks of a source by outcome (ok, error, paused: the daily credit budget is spent).", ["watch", "source", "outcome"] as const),
+    sourceTicks: counter("kaiawatch_source_ticks_total", "Ticks of a source by outcome (ok, error, timeout: aborted at defaults.tick_timeout, paused: the daily credit budget is spent).", ["watch", "source", "outcome"] as const),
     sourceTicksSkipped: counter("kaiawatch_source_ticks_skipped_total", "Ticks skipped because the previous tick of the source was still running.", ["watch", "source"] as const),
     // A histogram per source would be 14 series each (10,000 sources: 140,000 series and
     // ~15 MB of heap): the distribution is per record family, the last duration per source.

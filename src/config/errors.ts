@@ -25,12 +25,19 @@ export class ConfigError extends KaiawatchError {
   override name = "ConfigError";
   readonly file: string;
   readonly issues: LocatedConfigIssue[];
+  /**
+   * The values under secret-bearing keys of the refused file (already redacted from the
+   * issues): a daemon refusing a reload adds them to its scrubber, since the running
+   * config's secrets are not the new file's. Not enumerable, so no log serializer prints them.
+   */
+  declare readonly secrets: readonly string[];
 
-  constructor(file: string, issues: LocatedConfigIssue[]) {
+  constructor(file: string, issues: LocatedConfigIssue[], secrets: readonly string[] = []) {
     const count = issues.length === 1 ? "1 error" : `${issues.length} errors`;
     super("KW_CONFIG_INVALID", `${file}: ${count} in the configuration`, { details: issues.map(formatIssue).join("\n") });
     this.file = file;
     this.issues = issues;
+    Object.defineProperty(this, "secrets", { value: secrets, enumerable: false });
   }
 
   /** One line per problem: `config.yaml:14:7 watches[1].account: not an address`. */
@@ -44,8 +51,9 @@ export class ConfigFileError extends KaiawatchError {
   override name = "ConfigFileError";
   readonly file: string;
 
-  constructor(file: string, message: string, cause?: unknown) {
-    super("KW_CONFIG_UNREADABLE", message, { cause });
+  /** `code`: KW_CONFIG_UNREADABLE, or KW_CONFIG_TOO_LARGE for a file over the size limit. */
+  constructor(file: string, message: string, cause?: unknown, code = "KW_CONFIG_UNREADABLE") {
+    super(code, message, { cause });
     this.file = file;
   }
 }

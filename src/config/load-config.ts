@@ -1,10 +1,13 @@
-import { readFileSync } from "node:fs";
+import { readFileSync, statSync } from "node:fs";
 import { LineCounter, parseDocument, visit, type Document } from "yaml";
 import { expandEnv } from "./env.js";
 import { ConfigError, ConfigFileError, type ConfigIssue, type LocatedConfigIssue } from "./errors.js";
 import { resolveConfig } from "./resolve-config.js";
 import { configSchema } from "./schema.js";
 import { secretsOfConfig } from "./secrets-of-config.js";
+import { secretsOfDocument } from "./document-secrets.js";
+import { MAX_CONFIG_DEPTH, tooDeepNode, tooDeepOffset } from "./document-depth.js";
+import { createSecretRedactor } from "../common/secrets.js";
 import { didYouMean } from "./suggest.js";
 import type { Config } from "./types.js";
 import { CAN_PARSE_IN_WORKER, parseConfigInWorker } from "./parse-in-worker.js";
@@ -40,12 +43,26 @@ export interface LoadConfigOptions {
  */
 const PARSE_IN_WORKER_FROM = 256 * 1024;
 
+/**
+ * The largest config file read. The YAML library needs about a hundred times a file's size
+ * in heap while parsing, and a 44 MB file crashed it; the largest real configs (10,000
+ * sources) are under 2 MB, so 8 MiB leaves room and refuses the rest before parsing.
+ */
+export const MAX_CONFIG_BYTES = 8 * 1024 * 1024;
+
+const tooLargeMessage = (file: string, bytes: number) =>
+  `config file ${file} is ${(bytes / 1024 / 1024).toFixed(1)} MiB; the limit is ${MAX_CONFIG_BYTES / 1024 / 1024} MiB (split the watches over several kaiawatch instances)`;
+
 /** Reads and validates a config file; rejects with ConfigFileError or ConfigError (with every problem). */
 export async function loadConfig(options: LoadConfigOptions): Promise<LoadedConfig> {
   let text: string;
   try {
+    // Checked before reading, so that a huge file costs neither memory nor parsing.
+    const { size } = statSync(options.path);
+    if (size > MAX_CONFIG_BYTES) throw new ConfigFileError(options.path, tooLargeMessage(options.path, size), undefined, "KW_CONFIG_TOO_LARGE");
     text = readFileSync(options.path, "utf8");
   } catch (error) {
+    if (error instanceof ConfigFileError) throw error;
     const code = (error as NodeJS.ErrnoException).code;
     const reason =
       code === "ENOENT"
@@ -178,15 +195,32 @@ function plainValue(doc: Document, pending: PendingIssue[]): unknown {
  */
 export function parseConfigText(text: string, options: ParseConfigOptions = {}): LoadedConfig {
   const file = options.fileName ?? "config.yaml";
+  // loadConfig refuses a large file before reading it; text given directly is held to the same limit.
+  if (text.length > MAX_CONFIG_BYTES) {
+    throw new ConfigError(file, [{ file, line: 1, column: 1, path: "", message: tooLargeMessage(file, Buffer.byteLength(text)) }]);
+  }
+  const nestedTooDeeply = `nested too deeply: maps and lists may nest at most ${MAX_CONFIG_DEPTH} levels`;
   const lineCounter = new LineCounter();
+  const deepAt = tooDeepOffset(text);
+  if (deepAt !== undefined) {
+    // Not parsed at all: the parser would exhaust the stack or the heap on it.
+    const before = text.slice(0, deepAt);
+    const line = before.split("\n").length;
+    throw new ConfigError(file, [{ file, line, column: deepAt - before.lastIndexOf("\n"), path: "", message: nestedTooDeeply }]);
+  }
   const doc = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true, merge: true });
   const pending: PendingIssue[] = [];
+  // Found in the tree as written, whatever its shape: a broken file has no typed config to
+  // ask, and its error report quotes keys and values (guarantee 6).
+  const secrets = new Set(secretsOfDocument(doc, text));
 
   const fail = (): never => {
+    const redactor = createSecretRedactor();
+    for (const secret of secrets) redactor.add(secret);
     const located = pending.map((issue): LocatedConfigIssue => {
       const offset = issue.offset ?? offsetOfPath(doc, issue.path, issue.atKey === true);
       const { line, col } = lineCounter.linePos(offset);
-      return { file, line, column: col, path: formatPath(issue.path), message: issue.message };
+      return { file, line, column: col, path: redactor.redact(formatPath(issue.path)), message: redactor.redact(issue.message) };
     });
     const seen = new Set<string>();
     const unique = located.filter((issue) => {
@@ -194,13 +228,18 @@ export function parseConfigText(text: string, options: ParseConfigOptions = {}):
       return seen.has(key) ? false : (seen.add(key), true);
     });
     unique.sort((a, b) => a.line - b.line || a.column - b.column);
-    throw new ConfigError(file, unique);
+    throw new ConfigError(file, unique, [...secrets]);
   };
 
   let syntaxBroken = false;
   const syntaxLines = new Set<number>();
   for (const error of doc.errors) {
     const offset = error.pos[0];
+    // The parser recurses per level and reports running out of stack as a syntax error.
+    if (/call stack/i.test(error.message)) {
+      pending.push({ path: [], message: nestedTooDeeply, offset });
+      fail();
+    }
     if (error.code === "DUPLICATE_KEY") {
       pending.push({ path: pathAtOffset(doc, offset), message: "duplicate key (a key may appear only once in a map)", offset });
       continue;
@@ -215,9 +254,15 @@ export function parseConfigText(text: string, options: ParseConfigOptions = {}):
   }
   // After a syntax error the tree is a guess; schema messages about it would be noise.
   if (syntaxBroken) fail();
+  const deep = tooDeepNode(doc);
+  if (deep) {
+    pending.push({ path: [], message: nestedTooDeeply, offset: deep.range?.[0] ?? 0 });
+    fail();
+  }
 
   const env = substituteEnv(doc, text, options.env ?? {});
   pending.push(...env.problems);
+  for (const secret of secretsOfDocument(doc, text)) secrets.add(secret);
   const raw = plainValue(doc, pending);
   if (raw === UNREADABLE) fail();
   if (raw === null || raw === undefined || (typeof raw === "object" && !Array.isArray(raw) && Object.keys(raw).length === 0)) {
@@ -239,12 +284,16 @@ export function parseConfigText(text: string, options: ParseConfigOptions = {}):
 
   const resolved = resolveConfig(raw);
   pending.push(...resolved.issues.filter((issue) => !envProblemPaths.some((p) => startsWith(issue.path, p))));
+  // The checks also see parts that are wrong elsewhere: what they find at a place already
+  // reported (a webhook URL's scheme, say) would be the same mistake twice.
+  const reported = pending.map((issue) => issue.path);
   for (const check of options.checks ?? []) {
-    for (const issue of check(resolved.config)) {
+    for (const issue of check(resolved.checkable)) {
       const path = [...issue.path];
       const [section, index] = path;
-      if (section === "watches" && typeof index === "number") path[1] = resolved.watchIndex[index] ?? index;
-      if (section === "rules" && typeof index === "number") path[1] = resolved.ruleIndex[index] ?? index;
+      if (section === "watches" && typeof index === "number") path[1] = resolved.checkWatchIndex[index] ?? index;
+      if (section === "rules" && typeof index === "number") path[1] = resolved.checkRuleIndex[index] ?? index;
+      if (reported.some((at) => at.length > 1 && startsWith(path, at))) continue;
       pending.push({ path, message: issue.message });
     }
   }

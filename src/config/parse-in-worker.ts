@@ -8,7 +8,7 @@ export interface ParseRequest {
   env: NodeJS.ProcessEnv;
 }
 
-export type ParseReply = { ok: true; loaded: LoadedConfig } | { ok: false; issues: LocatedConfigIssue[] } | { ok: false; crash: string };
+export type ParseReply = { ok: true; loaded: LoadedConfig } | { ok: false; issues: LocatedConfigIssue[]; secrets: string[] } | { ok: false; crash: string };
 
 const WORKER = new URL("./parse-worker.js", import.meta.url);
 
@@ -33,7 +33,7 @@ export function parseConfigInWorker(request: ParseRequest): Promise<LoadedConfig
     worker.once("message", (reply: ParseReply) => {
       settled = true;
       if (reply.ok) resolve(reply.loaded);
-      else if ("issues" in reply) reject(new ConfigError(request.fileName, reply.issues));
+      else if ("issues" in reply) reject(new ConfigError(request.fileName, reply.issues, reply.secrets));
       else reject(new Error(`the config parser failed: ${reply.crash}`));
     });
     worker.once("error", (error) => {

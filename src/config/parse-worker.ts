@@ -12,6 +12,6 @@ let reply: ParseReply;
 try {
   reply = { ok: true, loaded: parseConfigText(request.text, { fileName: request.fileName, env: request.env }) };
 } catch (error) {
-  reply = error instanceof ConfigError ? { ok: false, issues: error.issues } : { ok: false, crash: error instanceof Error ? (error.stack ?? error.message) : String(error) };
+  reply = error instanceof ConfigError ? { ok: false, issues: error.issues, secrets: [...error.secrets] } : { ok: false, crash: error instanceof Error ? (error.stack ?? error.message) : String(error) };
 }
 parentPort?.postMessage(reply);

@@ -17,6 +17,15 @@ const ONLY_FOR: Record<string, WatchKind> = { sources: "account", nft_contract: 
 export interface ResolvedConfig {
   /** Built from the parts that are valid; complete when `issues` is empty and the schema passed. */
   config: Config;
+  /**
+   * What the other subsystems' checks (conditions, templates, enrichments) run on: `config`
+   * plus every watch and rule that is wrong elsewhere but whose checked parts can be read,
+   * each key that fails on its own left at its default. Without it a bad condition was
+   * reported only once the rest of its rule was fixed. Equal to `config` when all is valid.
+   */
+  checkable: Config;
+  checkWatchIndex: number[];
+  checkRuleIndex: number[];
   /** Problems that need more than one key (names, references, kinds), at paths of the file. */
   issues: Array<ConfigIssue & { atKey?: boolean }>;
   /** config.watches[k] is watches[watchIndex[k]] of the file (invalid watches are left out). */
@@ -26,6 +35,33 @@ export interface ResolvedConfig {
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/**
+ * Each key of `item` parsed on its own by its schema in `shape`; keys that fail are left
+ * out (their default applies), so one wrong key does not hide the others from the checks.
+ */
+function fieldwise(shape: Record<string, z.ZodType>, item: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [key, schema] of Object.entries(shape)) {
+    const parsed = schema.safeParse(item[key]);
+    if (parsed.success && parsed.data !== undefined) out[key] = parsed.data;
+  }
+  return out;
+}
+
+/** A sink that fails the schema, rebuilt from the keys valid on their own; undefined when a required one is wrong. */
+function sinkGuess(value: unknown): z.output<typeof sinkSchema> | undefined {
+  if (!isRecord(value)) return undefined;
+  const option = sinkSchema.options.find((candidate) => candidate.shape.type.safeParse(value.type).success);
+  if (!option) return undefined;
+  const whole = option.safeParse(value);
+  if (whole.success) return whole.data;
+  // The raw values of the keys valid on their own, parsed again together (transforms such
+  // as durations cannot be applied twice).
+  const valid = Object.fromEntries(Object.entries(value).filter(([key]) => key in option.shape && (option.shape as Record<string, z.ZodType>)[key]?.safeParse(value[key]).success));
+  const parsed = option.safeParse(valid);
+  return parsed.success ? parsed.data : undefined;
 }
 
 function parseOr<S extends z.ZodType>(schema: S, value: unknown): z.output<S> {
@@ -76,14 +112,18 @@ export function resolveConfig(raw: unknown): ResolvedConfig {
   const watchNames = new Map<string, number>();
   const watches: WatchConfig[] = [];
   const watchIndex: number[] = [];
+  const checkWatches: WatchConfig[] = [];
+  const checkWatchIndex: number[] = [];
   rawWatches.forEach((item, i) => {
     if (!isRecord(item)) return;
     let usable = true;
+    let duplicate = false;
     if (typeof item.name === "string") {
       const first = watchNames.get(item.name);
       if (first !== undefined) {
         issues.push({ path: ["watches", i, "name"], message: `duplicate watch name "${item.name}" (also watches[${first}])` });
         usable = false;
+        duplicate = true;
       } else watchNames.set(item.name, i);
     }
     const kinds = WATCH_KINDS.filter((kind) => kind in item);
@@ -107,21 +147,44 @@ export function resolveConfig(raw: unknown): ResolvedConfig {
     if (watch) {
       watches.push(watch);
       watchIndex.push(i);
+      checkWatches.push(watch);
+      checkWatchIndex.push(i);
+      return;
+    }
+    // For the rules' checks only: the name rules refer to (as written), the kind, and the
+    // watched address as written (a mistyped one still makes `direction` meaningful).
+    if (duplicate || typeof item.name !== "string") return;
+    const fields = fieldwise(watchSchema.shape, item);
+    const target = typeof item[kind] === "string" ? item[kind] : "";
+    const guess = buildWatch(kind, { ...fields, name: item.name, [kind]: kind === "every_block" ? true : target } as z.output<typeof watchSchema>, defaults);
+    if (guess) {
+      checkWatches.push(guess);
+      checkWatchIndex.push(i);
     }
   });
 
   // Sinks: a map, so YAML itself refuses duplicate names.
   const rawSinks = isRecord(root.sinks) ? root.sinks : {};
   const sinks: Record<string, SinkConfig> = {};
+  const checkSinks: Record<string, SinkConfig> = {};
   for (const [name, value] of Object.entries(rawSinks)) {
     if (!SLUG_PATTERN.test(name)) continue;
-    const parsed = sinkSchema.safeParse(value);
-    if (!parsed.success) continue;
-    const sink = parsed.data;
-    if (sink.type === "webhook" && !sink.allow_http && !sink.url.startsWith("https:")) {
+    // From the raw value, so that it is reported along with the sink's other mistakes.
+    if (isRecord(value) && value.type === "webhook" && value.allow_http !== true && typeof value.url === "string" && /^http:/i.test(value.url)) {
       issues.push({ path: ["sinks", name, "url"], message: "must be https (set allow_http: true to send over plain http, e.g. on a private network)" });
+      const guess = sinkGuess(value);
+      if (guess) checkSinks[name] = { name, ...guess };
       continue;
     }
+    const parsed = sinkSchema.safeParse(value);
+    if (!parsed.success) {
+      // Its templates and options are still checked when what fails is an optional key.
+      const guess = sinkGuess(value);
+      if (guess) checkSinks[name] = { name, ...guess };
+      continue;
+    }
+    const sink = parsed.data;
+    checkSinks[name] = { name, ...sink };
     sinks[name] = { name, ...sink };
   }
 
@@ -130,9 +193,12 @@ export function resolveConfig(raw: unknown): ResolvedConfig {
   const rawRules = Array.isArray(root.rules) ? root.rules : [];
   // By name, not watches.find() per rule: a config of 10,000 watches and rules is checked in linear time.
   const watchByName = new Map(watches.map((w) => [w.name, w]));
+  const checkWatchByName = new Map(checkWatches.map((w) => [w.name, w]));
   const ruleNames = new Map<string, number>();
   const rules: RuleConfig[] = [];
   const ruleIndex: number[] = [];
+  const checkRules: RuleConfig[] = [];
+  const checkRuleIndex: number[] = [];
   rawRules.forEach((item, i) => {
     if (!isRecord(item)) return;
     let usable = true;
@@ -155,28 +221,39 @@ export function resolveConfig(raw: unknown): ResolvedConfig {
         }
       });
     }
-    const parsed = ruleSchema.safeParse(item);
-    if (!parsed.success || !usable) return;
-    const rule = parsed.data;
-    const watch = watchByName.get(rule.watch);
-    if (!watch) return; // the watch itself is invalid and reported at its place
-    const families = sourcesOfWatch(watch);
-    let source = rule.source;
-    if (source === undefined) {
-      if (families.length !== 1 || families[0] === undefined) {
-        issues.push({ path: ["rules", i, "source"], message: `required: watch "${watch.name}" produces ${families.join(" and ")}; name one` });
-        return;
-      }
-      source = families[0];
-    } else if (!families.includes(source)) {
-      issues.push({ path: ["rules", i, "source"], message: `watch "${watch.name}" produces ${families.join(" and ")}, not ${source}` });
-      return;
-    }
-    if (rule.cooldown_key !== undefined && rule.cooldown === undefined) {
+    if (typeof item.cooldown_key === "string" && item.cooldown === undefined) {
       issues.push({ path: ["rules", i, "cooldown_key"], message: "has no effect without cooldown" });
     }
-    rules.push({ ...rule, source });
-    ruleIndex.push(i);
+    const parsed = ruleSchema.safeParse(item);
+    // Each part on its own, for the checks, when the rule as a whole is wrong.
+    const fields = fieldwise(ruleSchema.shape, item) as Partial<z.output<typeof ruleSchema>>;
+    const rule: z.output<typeof ruleSchema> = parsed.success
+      ? parsed.data
+      : { enrich: [], notify: [], ...fields, name: typeof item.name === "string" ? item.name : `#${i + 1}`, watch: typeof item.watch === "string" ? item.watch : "" };
+    const watch = watchByName.get(rule.watch) ?? checkWatchByName.get(rule.watch);
+    let source = rule.source;
+    let sourceKnown = true;
+    if (watch) {
+      const families = sourcesOfWatch(watch);
+      if (source === undefined) {
+        if (families.length !== 1 || families[0] === undefined) {
+          issues.push({ path: ["rules", i, "source"], message: `required: watch "${watch.name}" produces ${families.join(" and ")}; name one` });
+          sourceKnown = false;
+        } else source = families[0];
+      } else if (!families.includes(source)) {
+        issues.push({ path: ["rules", i, "source"], message: `watch "${watch.name}" produces ${families.join(" and ")}, not ${source}` });
+        // The conditions are still checked against the source the rule names: their
+        // mistakes are the rule's own, whichever of watch or source the user then fixes.
+        usable = false;
+      }
+    }
+    if (source === undefined || !sourceKnown) return;
+    if (parsed.success && usable && watchByName.has(rule.watch)) {
+      rules.push({ ...rule, source });
+      ruleIndex.push(i);
+    }
+    checkRules.push({ ...rule, source });
+    checkRuleIndex.push(i);
   });
 
   const config: Config = {
@@ -194,6 +271,7 @@ export function resolveConfig(raw: unknown): ResolvedConfig {
     rules,
     sinks,
   };
-  return { config, issues, watchIndex, ruleIndex };
+  const checkable: Config = { ...config, watches: checkWatches, rules: checkRules, sinks: checkSinks };
+  return { config, checkable, issues, watchIndex, ruleIndex, checkWatchIndex, checkRuleIndex };
 }
 

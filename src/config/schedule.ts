@@ -10,6 +10,11 @@ export function scheduleProblem(pattern: string): string | undefined {
   if (!pattern.trim().startsWith("@") && fields.length === 5) {
     return `a schedule has 6 fields, seconds first (e.g. "0 ${pattern.trim()}" or "*/10 * * * * *"); this one has 5`;
   }
+  // croner takes a seventh field, the year: "… 2099" would silently never fire before
+  // then. The message promises six fields, so six it is.
+  if (!pattern.trim().startsWith("@") && fields.length !== 6) {
+    return `a schedule has 6 fields, seconds first (e.g. "*/10 * * * * *"); this one has ${fields.length}`;
+  }
   let cron: Cron | undefined;
   try {
     cron = new Cron(pattern, { paused: true });

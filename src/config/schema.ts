@@ -33,10 +33,25 @@ const duration = z
   .meta({ description: 'A duration: "500ms", "30s", "5m", "2h", "1d" or a sum such as "1h30m".' })
   .transform((text) => parseDuration(text));
 
+/** A deadline of zero would fail everything at once. */
+const positiveDuration = duration.refine((ms) => ms > 0, "must be longer than 0");
+
 /** An empty value (e.g. `${VAR:-}`) means "not set", so optional secrets can come from an optional variable. */
 const optionalSecret = z
   .string()
   .transform((text) => (text === "" ? undefined : text))
+  .optional();
+
+/**
+ * A bearer token an attacker on the network cannot guess, and that survives a header
+ * intact: a space would be cut by the `Bearer <token>` parser, so it could never match.
+ */
+const STATUS_TOKEN_MIN = 16;
+const statusToken = z
+  .string()
+  .transform((text) => (text === "" ? undefined : text))
+  .refine((token) => token === undefined || !/\s/.test(token), "a token cannot contain spaces or other whitespace")
+  .refine((token) => token === undefined || token.length >= STATUS_TOKEN_MIN, `too short: at least ${STATUS_TOKEN_MIN} characters (e.g. the output of \`openssl rand -hex 32\`)`)
   .optional();
 
 const text = z.string();
@@ -92,7 +107,8 @@ export const explorerSchema = z
     requests_per_second: z.number().positive().default(5),
     daily_credit_budget: z.int().positive().optional().meta({ description: "Stop polling before this many credits are spent in a UTC day." }),
     max_retries: z.int().min(0).default(5),
-    timeout: duration.prefault("30s"),
+    timeout: duration.prefault("30s").meta({ description: "Longest silence while connecting, waiting for the headers, or between two bytes of the body. A server that keeps sending slowly is bounded by request_deadline." }),
+    request_deadline: positiveDuration.prefault("60s").meta({ description: "Longest one request may take, from connecting to the last byte of the body; past it the request fails (KW_EXPLORER_DEADLINE) and is retried." }),
     page_size: z.int().min(1).max(2000).default(2000),
   })
   .prefault({});
@@ -103,6 +119,7 @@ export const chainSchema = z
     rpc_url: httpUrl.optional().meta({ description: "JSON-RPC endpoint for eth_blockNumber. Default: the network's public endpoint." }),
     lag_blocks: z.int().min(0).default(2),
     explorer_url: baseUrl.optional().meta({ description: "Block explorer for links in messages. Default: the network's KaiaScan." }),
+    request_deadline: positiveDuration.prefault("30s").meta({ description: "Longest one eth_blockNumber request may take, to the last byte of the answer; then it is retried." }),
   })
   .prefault({});
 
@@ -111,7 +128,11 @@ export const storeSchema = z.strictObject({ path: z.string().min(1).default("./d
 export const statusSchema = z
   .strictObject({
     listen: listen.prefault("127.0.0.1:9464"),
-    token: optionalSecret.meta({ description: "When set, the status page, /status and /metrics need `Authorization: Bearer <token>`, and dead letters can be re-queued from the page with it. Secret." }),
+    token: statusToken.meta({ description: "When set, /status and /metrics need `Authorization: Bearer <token>`, and dead letters can be re-queued from the page with it. At least 16 characters, no spaces. Secret." }),
+    allowed_hosts: z
+      .array(z.string().regex(/^[A-Za-z0-9.-]+$/, "expected a host name (no port, no scheme)"))
+      .default([])
+      .meta({ description: "Host names the status server answers to, besides localhost, IP addresses and the listen host (e.g. the name Prometheus or a reverse proxy uses). Others get 421: this defeats DNS rebinding." }),
   })
   .prefault({});
 
@@ -129,6 +150,7 @@ export const defaultsSchema = z
     start: start.prefault("latest"),
     max_window_blocks: maxWindowBlocks.default(1000),
     jitter: duration.prefault("1s"),
+    tick_timeout: positiveDuration.prefault("10m").meta({ description: "Longest one tick of a source (its windows fetched, evaluated and committed) may run; past it the tick is aborted, logged and counted as failed. Windows committed before stay committed." }),
   })
   .prefault({});
 

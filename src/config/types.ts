@@ -27,7 +27,10 @@ export interface ExplorerConfig {
   requests_per_second: number;
   daily_credit_budget?: number;
   max_retries: number;
+  /** Longest silence (connect, headers, between body bytes). */
   timeout: Duration;
+  /** Longest a whole request may take. */
+  request_deadline: Duration;
   page_size: number;
 }
 
@@ -37,6 +40,8 @@ export interface ChainConfig {
   rpc_url: string;
   lag_blocks: number;
   explorer_url: string;
+  /** Longest one eth_blockNumber request may take. */
+  request_deadline: Duration;
 }
 
 export interface StoreConfig {
@@ -46,7 +51,10 @@ export interface StoreConfig {
 export interface StatusConfig {
   /** false: no status server. */
   listen: { host: string; port: number } | false;
+  /** At least 16 characters, no whitespace. */
   token?: string;
+  /** Host names requests may be addressed to, besides loopback names, IP addresses and the listen host. */
+  allowed_hosts: string[];
 }
 
 export interface LogConfig {
@@ -65,6 +73,8 @@ export interface DefaultsConfig {
   start: StartPosition;
   max_window_blocks: number;
   jitter: Duration;
+  /** The longest one tick of a source may run before it is aborted. */
+  tick_timeout: Duration;
 }
 
 /** A watch carries its effective schedule, start, window and jitter (its own or the defaults). */

@@ -90,7 +90,7 @@ export async function createDaemon(common: Common, options: DaemonOptions): Prom
     const savedCredits = store.getMeta<CreditMeterState>(CREDITS_META_KEY);
     if (savedCredits) client.meter.restore(savedCredits);
 
-    const head: HeadReader = createHeadReader(common, { rpcUrl: config.chain.rpc_url, maxRetries: config.explorer.max_retries });
+    const head: HeadReader = createHeadReader(common, { rpcUrl: config.chain.rpc_url, maxRetries: config.explorer.max_retries, deadlineMs: config.chain.request_deadline });
     closers.push(() => head.close());
 
     const sinks = Object.entries(config.sinks).map(([name, sinkConfig]) => {
@@ -150,6 +150,7 @@ export async function createDaemon(common: Common, options: DaemonOptions): Prom
       pollers,
       readHead: headProbe.read,
       jitterMs: config.defaults.jitter,
+      tickTimeoutMs: config.defaults.tick_timeout,
       pause: budget,
       // One write per firing for the cursor advances of windows without alerts.
       flush: () => store.flush(),
@@ -173,7 +174,7 @@ export async function createDaemon(common: Common, options: DaemonOptions): Prom
       async start() {
         if (config.status.listen !== false) {
           const provider = createDaemonStatus(common, { sources: plan.sources, store, engine, dispatcher, meter: client.meter, head: headProbe, budget, silences, explorerUrl: config.chain.explorer_url });
-          statusServer = await createStatusServer(common, { listen: config.status.listen, token: config.status.token, provider });
+          statusServer = await createStatusServer(common, { listen: config.status.listen, token: config.status.token, allowedHosts: config.status.allowed_hosts, provider });
         }
         budgetTimer = setInterval(() => {
           budget.check().catch((error: unknown) => logger.warn({ err: String(error) }, "cannot check the daily credit budget"));

@@ -11,5 +11,6 @@ export function explorerOptionsOf(config: Config): ExplorerClientOptions {
     maxRetries: config.explorer.max_retries,
     headersTimeoutMs: config.explorer.timeout,
     bodyTimeoutMs: config.explorer.timeout,
+    requestDeadlineMs: config.explorer.request_deadline,
   };
 }

@@ -35,8 +35,10 @@ export interface ExplorerClientOptions {
   connectTimeoutMs?: number;
   /** Default 30,000. */
   headersTimeoutMs?: number;
-  /** Default 30,000. */
+  /** Longest silence between body bytes. Default 30,000. */
   bodyTimeoutMs?: number;
+  /** Longest a whole request may take, connect to last byte; ExplorerDeadlineError (retried) past it. Default 60,000. */
+  requestDeadlineMs?: number;
   /** Default 32 MiB. */
   maxResponseBytes?: number;
   /** Default kaiawatch/<version>. */
@@ -75,6 +77,7 @@ const DEFAULTS = {
   connectTimeoutMs: 10_000,
   headersTimeoutMs: 30_000,
   bodyTimeoutMs: 30_000,
+  requestDeadlineMs: 60_000,
   maxResponseBytes: 32 * 1024 * 1024,
 };
 
@@ -134,7 +137,7 @@ export function createExplorerClient(common: Common, options: ExplorerClientOpti
     try {
       await limiter.acquire(signal);
       started = performance.now();
-      const response = await sendRequest(pool, { operation, method: "GET", path, headers, signal, maxBytes: settings.maxResponseBytes });
+      const response = await sendRequest(pool, { operation, method: "GET", path, headers, signal, maxBytes: settings.maxResponseBytes, deadlineMs: settings.requestDeadlineMs });
       status = String(response.status);
       if (response.status < 200 || response.status > 299) throw httpErrorOf(operation, response, Date.now());
       // The explorer charges every 2xx answer, whether or not its body is usable.

@@ -59,6 +59,20 @@ export class ExplorerTimeoutError extends ExplorerError {
   }
 }
 
+/**
+ * The whole request (connecting, waiting, and reading every byte of the body) took longer
+ * than its deadline. The per-phase timeouts bound silence only: a server sending one byte
+ * every few seconds never trips them, and held a source for minutes with no log line.
+ */
+export class ExplorerDeadlineError extends ExplorerError {
+  override name = "ExplorerDeadlineError";
+  readonly deadlineMs: number;
+  constructor(operation: string, deadlineMs: number) {
+    super("KW_EXPLORER_DEADLINE", `${operation}: no complete answer within the request deadline of ${deadlineMs} ms`, { operation });
+    this.deadlineMs = deadlineMs;
+  }
+}
+
 /** A 2xx answer whose body is not JSON of the documented shape. */
 export class ExplorerBadResponseError extends ExplorerError {
   override name = "ExplorerBadResponseError";
@@ -116,11 +130,11 @@ const RETRYABLE_STATUSES = new Set([408, 429, 500, 502, 503, 504]);
 
 /**
  * The one place that decides whether a failed request is worth another attempt, from the
- * error's type: network failures, timeouts and the transient statuses. Other 4xx (bad
+ * error's type: network failures, timeouts, missed deadlines and the transient statuses. Other 4xx (bad
  * input, auth, not found) would fail the same way again, and an abort is a request to stop.
  */
 export function shouldRetry(error: unknown): boolean {
-  if (error instanceof ExplorerNetworkError || error instanceof ExplorerTimeoutError) return true;
+  if (error instanceof ExplorerNetworkError || error instanceof ExplorerTimeoutError || error instanceof ExplorerDeadlineError) return true;
   if (error instanceof ExplorerHttpError) return RETRYABLE_STATUSES.has(error.status);
   if (error instanceof ExplorerBadResponseError) return error.transient;
   return false;

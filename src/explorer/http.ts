@@ -1,6 +1,7 @@
 import type { IncomingHttpHeaders } from "node:http";
 import type { Dispatcher } from "undici";
-import { ExplorerHttpError, ExplorerNetworkError, ExplorerResponseTooLargeError, ExplorerTimeoutError } from "./errors.js";
+import { ExplorerDeadlineError, ExplorerHttpError, ExplorerNetworkError, ExplorerResponseTooLargeError, ExplorerTimeoutError } from "./errors.js";
+import { linkSignals } from "./retry.js";
 import { parseRetryAfter } from "../common/retry-after.js";
 import type { ApiErrorBody } from "./types.js";
 
@@ -14,6 +15,8 @@ export interface HttpRequest {
   body?: string;
   signal: AbortSignal;
   maxBytes: number;
+  /** The longest the whole request may take, to the body's last byte; none when absent. */
+  deadlineMs?: number;
 }
 
 export interface HttpResponse {
@@ -35,6 +38,27 @@ const TIMEOUT_PHASES: Record<string, "connect" | "headers" | "body"> = {
  * status is returned: the caller decides what a non-2xx means.
  */
 export async function sendRequest(dispatcher: Dispatcher, request: HttpRequest): Promise<HttpResponse> {
+  if (request.deadlineMs === undefined) return await send(dispatcher, request);
+  // A timer and a controller per request: the deadline is a wall-clock bound by nature.
+  // The link to the caller's signal goes through linkSignals' fan-out (one listener per
+  // long-lived signal), so requests in flight add no listener to it.
+  const { deadlineMs, operation } = request;
+  const deadline = new AbortController();
+  const timer = setTimeout(() => deadline.abort(new ExplorerDeadlineError(operation, deadlineMs)), deadlineMs);
+  const linked = linkSignals(request.signal, deadline.signal);
+  try {
+    return await send(dispatcher, { ...request, signal: linked.signal });
+  } catch (error) {
+    // The caller's abort (a shutdown, a tick's own deadline) wins over ours.
+    if (request.signal.aborted) throw request.signal.reason;
+    throw error;
+  } finally {
+    clearTimeout(timer);
+    linked.dispose();
+  }
+}
+
+async function send(dispatcher: Dispatcher, request: HttpRequest): Promise<HttpResponse> {
   const { operation, signal, maxBytes } = request;
   try {
     const response = await dispatcher.request({

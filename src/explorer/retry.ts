@@ -68,6 +68,21 @@ export function linkSignals(...signals: (AbortSignal | undefined)[]): { signal: 
   return { signal: controller.signal, dispose: () => removals.forEach((remove) => remove()) };
 }
 
+/**
+ * A signal of its own that follows `parent`, through the parent's one fan-out listener: a
+ * loop that waits on it, however many listeners it adds, adds none to the parent. Several
+ * loops sharing one signal (seven sink workers, each with a sleep and a rate limiter
+ * waiting) passed Node's limit of ten listeners and printed a warning into the JSON log.
+ */
+export function childSignal(parent: AbortSignal): { signal: AbortSignal; dispose: () => void } {
+  const controller = new AbortController();
+  if (parent.aborted) {
+    controller.abort(parent.reason);
+    return { signal: controller.signal, dispose: () => {} };
+  }
+  return { signal: controller.signal, dispose: onAbort(parent, (reason) => controller.abort(reason)) };
+}
+
 // One listener per long-lived signal, fanning out to the calls linked to it: adding an
 // EventTarget listener scans the ones already there, so 10,000 calls in flight on the
 // shutdown signal made each new call slower (quadratic in all); a Set adds and removes in O(1).

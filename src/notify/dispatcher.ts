@@ -9,6 +9,7 @@ import { SinkError, type Delivery, type Sink } from "./sink.js";
 import { createSinkRateLimiter, type SinkRateLimiter } from "./sink-rate-limiter.js";
 import { createWaker, type Waker } from "./waker.js";
 import { sleep } from "../common/sleep.js";
+import { childSignal } from "../explorer/retry.js";
 
 export interface DispatcherSink {
   sink: Sink;
@@ -141,6 +142,12 @@ interface Worker {
 
 interface Run {
   controller: AbortController;
+  /**
+   * Each worker's own signal, following the controller's: a worker's waits (its waker, its
+   * rate limiter, its sends) listen to it, so the shared signal holds one listener however
+   * many sinks there are, and no signal passes Node's ten-listener warning.
+   */
+  signals: Map<Worker, { signal: AbortSignal; dispose: () => void }>;
   loops: Promise<void>[];
 }
 
@@ -327,7 +334,7 @@ export function createDispatcher(common: Common, options: DispatcherOptions): Di
     if (!current) return;
     w.inFlightCount += 1;
     for (const entry of delivery.entries) w.inFlight.add(entry.id);
-    const task = deliver(w, delivery, current.controller.signal)
+    const task = deliver(w, delivery, current.signals.get(w)?.signal ?? current.controller.signal)
       .catch((error: unknown) => {
         w.logger.error({ delivery_id: delivery.id, error: describeError(error) }, "recording a delivery's outcome failed");
       })
@@ -517,7 +524,8 @@ export function createDispatcher(common: Common, options: DispatcherOptions): Di
     else common.signal.addEventListener("abort", onAbort, { once: true });
     controller.signal.addEventListener("abort", () => common.signal.removeEventListener("abort", onAbort), { once: true });
     for (const w of workers) w.dirty = true;
-    run = { controller, loops: [...workers.map((w) => workerLoop(w, controller.signal)), maintenanceLoop(controller.signal)] };
+    const signals = new Map(workers.map((w) => [w, childSignal(controller.signal)]));
+    run = { controller, signals, loops: [...workers.map((w) => workerLoop(w, signals.get(w)!.signal)), maintenanceLoop(controller.signal)] };
   }
 
   async function stop(): Promise<void> {
@@ -537,6 +545,7 @@ export function createDispatcher(common: Common, options: DispatcherOptions): Di
       for (const w of workers) for (const controller of w.sendControllers) controller.abort(new Error("dispatcher stopped"));
       await Promise.allSettled(tasks());
     }
+    for (const { dispose } of current.signals.values()) dispose();
     await settleOutcomes();
     await book.persist().catch((error: unknown) => baseLogger.error({ error: describeError(error) }, "saving the cooldown book failed"));
     if (run === current) run = undefined;

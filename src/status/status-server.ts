@@ -3,6 +3,7 @@ import type { AddressInfo } from "node:net";
 import type { Common } from "../common/common.js";
 import { describeError } from "../common/errors.js";
 import type { DeadLetterSelector, RequeueResult } from "../notify/dispatcher.js";
+import { createHostCheck, isLoopbackHost } from "./allowed-hosts.js";
 import { bearerTokenMatches } from "./bearer.js";
 import { StatusError } from "./errors.js";
 import { PAGE_FILES, PAGE_SECURITY_HEADERS } from "./page/page-files.js";
@@ -36,6 +37,8 @@ export interface StatusServerOptions {
    * be re-queued (POST /api/dead-letters/requeue, with the token). Without it the server is read-only.
    */
   token?: string;
+  /** Host names (besides loopback names, IP addresses and the listen host) that requests may be addressed to. */
+  allowedHosts?: readonly string[];
   provider: StatusProvider;
 }
 
@@ -122,7 +125,12 @@ export async function createStatusServer(common: Common, options: StatusServerOp
     };
   }
 
+  const hostAllowed = createHostCheck(options.listen.host, options.allowedHosts);
   const server = createServer((req, res) => {
+    // Before anything else, probes included: /readyz carries error texts too.
+    if (!hostAllowed(req.headers.host)) {
+      return sendJson(res, 421, { error: "this server does not answer to that host name; add it to status.allowed_hosts" });
+    }
     const path = new URL(req.url ?? "/", "http://status.invalid").pathname;
     const route = routes[path];
     if (!route) return sendJson(res, 404, { error: "not found", endpoints: Object.keys(routes) });
@@ -159,6 +167,9 @@ export async function createStatusServer(common: Common, options: StatusServerOp
   const address = server.address() as AddressInfo;
   const url = `http://${address.family === "IPv6" ? `[${address.address}]` : address.address}:${address.port}`;
   logger.info({ url, auth: options.token !== undefined, requeue: canRequeue }, "status server listening (the status page at /; /healthz /readyz /metrics /status)");
+  if (options.token === undefined && !isLoopbackHost(host)) {
+    logger.warn({ url }, "the status server listens beyond this machine without status.token: anyone who reaches it can read /status and /metrics (the sources, rules, sinks and recent alerts); set status.token");
+  }
 
   return {
     url,

@@ -4,6 +4,8 @@ import type { Common } from "../common/common.js";
 import { describeError, isAbortError } from "../common/errors.js";
 import type { SourcePoller, TickResult } from "./poller.js";
 import { createTickQueue } from "./tick-queue.js";
+import { TickTimeoutError } from "./errors.js";
+import { linkSignals } from "../explorer/retry.js";
 
 /** What `/status` and the CLI show of a source. */
 export interface SourceState {
@@ -39,6 +41,12 @@ export interface WatchEngineOptions {
   flush?: () => Promise<void>;
   /** Sources ticking at the same time (default 64); the others wait in a queue. */
   maxConcurrentTicks?: number;
+  /**
+   * The longest one tick may run (default 10 minutes): past it the tick's signal is
+   * aborted with a TickTimeoutError. Without it a server that answers a byte at a time
+   * held a source "running", and /readyz ready, indefinitely.
+   */
+  tickTimeoutMs?: number;
 }
 
 export interface PauseControl {
@@ -54,6 +62,7 @@ export interface OnceResult {
 }
 
 const DEFAULT_CONCURRENT_TICKS = 64;
+const DEFAULT_TICK_TIMEOUT_MS = 10 * 60_000;
 
 export interface WatchEngine {
   /** Schedule every source; returns at once. */
@@ -121,8 +130,12 @@ export function createWatchEngine(common: Common, options: WatchEngineOptions): 
     const state = states.get(source.key)!;
     const started = performance.now();
     state.running = true;
+    const timeoutMs = options.tickTimeoutMs ?? DEFAULT_TICK_TIMEOUT_MS;
+    const deadline = new AbortController();
+    const timer = setTimeout(() => deadline.abort(new TickTimeoutError(source.key, timeoutMs)), timeoutMs);
+    const tickSignal = linkSignals(signal, deadline.signal);
     try {
-      const result = await poller.tick(currentHead, signal);
+      const result = await poller.tick(currentHead, tickSignal.signal);
       state.cursor = result.cursor;
       state.last_outcome = "ok";
       state.last_ok_at = new Date(common.now()).toISOString();
@@ -131,8 +144,16 @@ export function createWatchEngine(common: Common, options: WatchEngineOptions): 
       // takes a hidden class of its own in V8 (10,000 sources, 10,000 hidden classes).
       common.metrics.sourceTicks.inc({ watch: source.watch, source: source.key, outcome: "ok" });
       return result;
-    } catch (error) {
-      if (options.pause?.pausedBy(error)) {
+    } catch (thrown) {
+      // Whatever the tick was doing when its deadline passed fails with the abort; the
+      // deadline is the cause worth reporting.
+      const error: unknown = deadline.signal.aborted && !signal.aborted ? (deadline.signal.reason as unknown) : thrown;
+      if (error instanceof TickTimeoutError) {
+        state.last_outcome = "error";
+        state.last_error = describeError(error);
+        common.metrics.sourceTicks.inc({ watch: source.watch, source: source.key, outcome: "timeout" });
+        common.logger.warn({ watch: source.watch, source: source.key, duration_ms: Math.round(performance.now() - started), err: describeError(error) }, "tick aborted at its deadline; the cursor stays after the last committed window and the next tick goes on");
+      } else if (options.pause?.pausedBy(error)) {
         state.last_outcome = "paused";
         state.last_error = describeError(error);
         common.metrics.sourceTicks.inc({ watch: source.watch, source: source.key, outcome: "paused" });
@@ -144,6 +165,8 @@ export function createWatchEngine(common: Common, options: WatchEngineOptions): 
       }
       throw error;
     } finally {
+      clearTimeout(timer);
+      tickSignal.dispose();
       state.running = false;
       state.ticks += 1;
       state.last_tick_at = new Date(common.now()).toISOString();

@@ -21,7 +21,7 @@ const ENV: NodeJS.ProcessEnv = {
   SMTP_USER: "user",
   SMTP_PASS: "pass",
   WEBHOOK_SECRET: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
-  STATUS_TOKEN: "token",
+  STATUS_TOKEN: "status-token-0123456789",
 };
 // Bounded so the file stays a few seconds on two shared cores; a failure prints its seed to replay.
 const RUNS = Number(process.env.FUZZ_RUNS ?? 150);

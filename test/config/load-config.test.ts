@@ -11,12 +11,12 @@ const MINIMAL = `watches:\n  - name: w\n    account: "${ADDRESS_A}"\n`;
 describe("defaults", () => {
   it("completes a minimal config with every documented default", () => {
     const { config, secrets } = parseConfigText(MINIMAL);
-    expect(config.explorer).toEqual({ base_url: "https://mainnet-oapi.kaiascan.io", requests_per_second: 5, max_retries: 5, timeout: 30_000, page_size: 2000 });
-    expect(config.chain).toEqual({ network: "mainnet", rpc_url: "https://public-en.node.kaia.io", lag_blocks: 2, explorer_url: "https://kaiascan.io" });
+    expect(config.explorer).toEqual({ base_url: "https://mainnet-oapi.kaiascan.io", requests_per_second: 5, max_retries: 5, timeout: 30_000, request_deadline: 60_000, page_size: 2000 });
+    expect(config.chain).toEqual({ network: "mainnet", rpc_url: "https://public-en.node.kaia.io", lag_blocks: 2, explorer_url: "https://kaiascan.io", request_deadline: 30_000 });
     expect(config.store).toEqual({ path: "./data/kaiawatch.json" });
-    expect(config.status).toEqual({ listen: { host: "127.0.0.1", port: 9464 } });
+    expect(config.status).toEqual({ listen: { host: "127.0.0.1", port: 9464 }, allowed_hosts: [] });
     expect(config.log).toEqual({ level: "info", format: "json" });
-    expect(config.defaults).toEqual({ schedule: "*/10 * * * * *", start: { kind: "latest" }, max_window_blocks: 1000, jitter: 1000 });
+    expect(config.defaults).toEqual({ schedule: "*/10 * * * * *", start: { kind: "latest" }, max_window_blocks: 1000, jitter: 1000, tick_timeout: 600_000 });
     expect(config.watches).toEqual([
       { name: "w", kind: "account", account: ADDRESS_A, sources: ["nft_transfers"], nft_contract: undefined, schedule: "*/10 * * * * *", start: { kind: "latest" }, max_window_blocks: 1000, jitter: 1000 },
     ]);
@@ -347,7 +347,7 @@ describe("secrets", () => {
     const { secrets } = parseConfigText(
       `
 explorer: { api_key: api-key-1 }
-status: { token: status-token-1 }
+status: { token: status-token-00001 }
 ${MINIMAL}
 sinks:
   s: { type: slack, url: "https://hooks.slack.com/services/T/B/slack1" }
@@ -361,7 +361,7 @@ sinks:
     expect([...secrets].sort()).toEqual(
       [
         "api-key-1",
-        "status-token-1",
+        "status-token-00001",
         "https://hooks.slack.com/services/T/B/slack1",
         "https://discord.com/api/webhooks/1/discord1",
         "https://x.example/h",

@@ -85,10 +85,15 @@ describe("eventSignatureProblem", () => {
 });
 
 describe("scheduleProblem", () => {
-  it("accepts six- and seven-field patterns and nicknames", () => {
+  it("accepts six-field patterns and nicknames", () => {
     expect(scheduleProblem("*/10 * * * * *")).toBeUndefined();
-    expect(scheduleProblem("0 0 * * * * *")).toBeUndefined();
     expect(scheduleProblem("@hourly")).toBeUndefined();
+  });
+  it("refuses a seventh field (croner's year): the message says six, and a year far off never fires", () => {
+    expect(scheduleProblem("*/10 * * * * * 2099")).toBe('a schedule has 6 fields, seconds first (e.g. "*/10 * * * * *"); this one has 7');
+    expect(scheduleProblem("0 0 * * * * *")).toContain("this one has 7");
+    expect(scheduleProblem("0 0 * * * * * *")).toContain("this one has 8");
+    expect(scheduleProblem("0 0 * *")).toContain("this one has 4");
   });
   it("refuses five fields, invalid values and patterns that never fire", () => {
     expect(scheduleProblem("*/10 * * * *")).toContain("6 fields, seconds first");

@@ -223,7 +223,7 @@ async function run(args: string[], io: CommandIO): Promise<number> {
 
 /** The head minus lag_blocks: past it, the explorer may not have indexed every record yet. */
 async function indexedHead(common: Common, config: Config): Promise<number> {
-  const head = createHeadReader(common, { rpcUrl: config.chain.rpc_url, maxRetries: config.explorer.max_retries });
+  const head = createHeadReader(common, { rpcUrl: config.chain.rpc_url, maxRetries: config.explorer.max_retries, deadlineMs: config.chain.request_deadline });
   try {
     return Math.max(0, (await head.blockNumber(common.signal)) - config.chain.lag_blocks);
   } finally {

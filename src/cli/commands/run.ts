@@ -33,6 +33,9 @@ async function readNewConfig(common: Common, path: string, env: NodeJS.ProcessEn
     for (const secret of loaded.secrets) common.secrets.add(secret);
     return loaded.config;
   } catch (error) {
+    // The refused file's secrets are not the running config's: the scrubber learns them
+    // before anything about the refusal is logged.
+    if (error instanceof ConfigError) for (const secret of error.secrets) common.secrets.add(secret);
     const problems = error instanceof ConfigError ? error.issues.map((i) => `${i.file}:${i.line}:${i.column} ${i.path}: ${i.message}`) : [describeError(error)];
     common.logger.error({ problems }, "reload refused: the new config has errors; the running config stays");
     return undefined;
@@ -74,7 +77,9 @@ export const runCommand: Command = {
 Runs until SIGINT or SIGTERM: every source is polled once at start, then on its
 schedule; matches become alerts in the store's outbox, and the dispatcher delivers
 them to their sinks. On a signal, new ticks stop, the store write in flight
-finishes, and the process exits 0 (within ${STOP_TIMEOUT_MS / 1000} s).
+finishes, and the process exits 0 (within ${STOP_TIMEOUT_MS / 1000} s). A tick that runs
+past defaults.tick_timeout, or a request past explorer.request_deadline, is ended and
+logged; the next tick goes on from the cursor.
 
 SIGHUP reloads the config file. A config with errors is refused (they are logged) and
 the running one stays; otherwise sources whose definition is unchanged keep their

@@ -8,7 +8,9 @@ Checks a config file without contacting anything: YAML syntax, every key and val
 \${VAR} references (read from the environment), the references between watches, rules
 and sinks, rule conditions and templates, and each sink's options. Prints every
 problem with its line, column and key path and exits 2, or prints a summary of what
-would run and exits 0.
+would run and exits 0. A file over 8 MiB, or nested more than 64 levels, is refused
+before it is checked. Values under secret keys (api_key, token, url, secret, headers,
+user, pass, bot_token) are shown as [redacted] in every message.
 
 Options:
   --config PATH   the config file (default ./config.yaml)
