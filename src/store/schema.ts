@@ -1,7 +1,11 @@
 import type { OutboxState, StoreData } from "./types.js";
 import { StoreError } from "./errors.js";
+import { isCursorBlock } from "./sqlite-store.js";
 
-/** The version of the store file this code writes. */
+/**
+ * The last version of the JSON store file (kaiawatch before SQLite). Such a file is read
+ * only to be upgraded (open-store.ts); SQLite stores carry their version in user_version.
+ */
 export const SCHEMA_VERSION = 1;
 
 /**
@@ -53,7 +57,7 @@ function checkShape(data: Record<string, unknown>, notOurs: (why: string) => Sto
   const { cursors, outbox, meta } = data;
   if (!isPlainObject(cursors)) throw notOurs("cursors is not an object");
   for (const [key, cursor] of Object.entries(cursors)) {
-    if (!isPlainObject(cursor) || cursor.key !== key || !Number.isSafeInteger(cursor.block)) throw notOurs(`cursor ${JSON.stringify(key)} is malformed`);
+    if (!isPlainObject(cursor) || cursor.key !== key || !isCursorBlock(cursor.block)) throw notOurs(`cursor ${JSON.stringify(key)} is malformed`);
   }
   if (!Array.isArray(outbox)) throw notOurs("outbox is not an array");
   const ids = new Set<string>();

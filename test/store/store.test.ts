@@ -4,7 +4,8 @@ import { setImmediate as nextTick } from "node:timers/promises";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createTestCommon } from "../../src/common/common.js";
 import { openStore } from "../../src/store/open-store.js";
-import type { Store, StoreData } from "../../src/store/types.js";
+import type { Store } from "../../src/store/types.js";
+import { readOnDisk, type OnDisk } from "./fixtures/on-disk.js";
 import { cursor, entry } from "./fixtures/sample.js";
 import { makeTempDir } from "./fixtures/temp-dir.js";
 
@@ -27,16 +28,16 @@ async function openTracked(options: { readOnly?: boolean } = {}, common = create
   return store;
 }
 
-function onDisk(): StoreData {
-  return JSON.parse(readFileSync(path, "utf8")) as StoreData;
+function onDisk(): OnDisk {
+  return readOnDisk(path);
 }
 
 describe("store round trips", () => {
-  it("starts empty on a missing file, creating it and its directory with schema_version 1", async () => {
+  it("starts empty on a missing file, creating it and its directory at schema version 2", async () => {
     const store = await openTracked();
     expect(store.listCursors()).toEqual([]);
     expect(store.listOutbox()).toEqual([]);
-    expect(onDisk()).toEqual({ schema_version: 1, cursors: {}, outbox: [], meta: {} });
+    expect(onDisk()).toEqual({ version: 2, cursors: {}, outbox: [], meta: {} });
   });
 
   it("reads back cursors, outbox entries and meta after a reopen", async () => {
@@ -83,8 +84,9 @@ describe("store round trips", () => {
     const store = await openTracked({}, common);
     await store.commitWindow({ cursor: cursor("s1", 1), entries: [entry("a1", "slack", { padding: 5000 })] });
     const size = (await common.metrics.storeSize.get()).values[0]?.value;
-    expect(size).toBe(statSync(path).size);
-    expect(store.stats().bytes).toBe(statSync(path).size);
+    const onDiskBytes = statSync(path).size + statSync(`${path}-wal`).size;
+    expect(size).toBe(onDiskBytes);
+    expect(store.stats().bytes).toBe(onDiskBytes);
     const histogram = await common.metrics.storeWriteDuration.get();
     const count = histogram.values.find((v) => v.metricName === "kaiawatch_store_write_duration_seconds_count")?.value;
     expect(count).toBe(store.stats().writes);
