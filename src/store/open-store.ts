@@ -79,6 +79,7 @@ export async function openStore(common: Common, options: OpenStoreOptions): Prom
       db = openExisting(path, readOnly);
     }
     checkStore(db, path, options.fullCheck ?? false);
+    if (files.length > 0) tune(db, readOnly);
     return new SqliteStore(common, logger, db, path, readOnly, lock, files);
   } catch (error) {
     try {
@@ -158,25 +159,52 @@ function memoryStore(): Database {
   return db;
 }
 
-/** A new store at `path`: its tables created in one commit, before anything else is written. */
+/**
+ * A new store at `path`, built beside it and renamed into place: a crash while it is being
+ * created leaves no file at the path (a missing file starts empty again), never a torn one.
+ */
 function createStore(path: string): Database {
-  const db = new BetterSqlite3(path);
   try {
-    tune(db, false);
-    db.transaction(() => createSchema(db))();
-    fsyncDirectory(dirname(path));
-    return db;
+    buildBeside(path, () => undefined);
   } catch (error) {
-    db.close();
     throw new StoreError("KW_STORE_WRITE_FAILED", `cannot create the store file ${path}: ${(error as Error).message}`, { cause: error });
   }
+  return openExisting(path, false);
+}
+
+/**
+ * Builds a database at `<path>.new` (tables, then `fill` in the same transaction), makes it
+ * durable and renames it over `path`. A leftover of an earlier attempt is removed first.
+ */
+function buildBeside(path: string, fill: (db: Database) => void, beforeRename: () => void = () => undefined): void {
+  const building = `${path}.new`;
+  for (const leftover of [building, `${building}-wal`, `${building}-shm`, `${building}-journal`]) rmSync(leftover, { force: true });
+  const db = new BetterSqlite3(building);
+  try {
+    db.pragma("journal_mode = DELETE");
+    db.pragma("synchronous = FULL");
+    db.transaction(() => {
+      createSchema(db);
+      fill(db);
+    })();
+    // Kept in the file's header: the database opens in WAL mode from now on.
+    db.pragma("journal_mode = WAL");
+  } finally {
+    db.close();
+  }
+  fsyncFile(building);
+  beforeRename();
+  renameSync(building, path);
+  fsyncDirectory(dirname(path));
 }
 
 function openExisting(path: string, readOnly: boolean): Database {
   let db: Database | undefined;
   try {
+    // Tuned only after checkStore: switching to WAL writes to the file, and a file that is
+    // not ours must be left exactly as it is.
     db = new BetterSqlite3(path, { readonly: readOnly, fileMustExist: true });
-    tune(db, readOnly);
+    db.pragma("busy_timeout = 5000");
     return db;
   } catch (error) {
     db?.close();
@@ -219,38 +247,26 @@ function importLegacy(db: Database, data: StoreData): void {
 
 /**
  * Upgrades a JSON store (schema_version 1) to SQLite, safe against a crash at every step:
- * the database is built beside the file (`<path>.upgrade`), made durable, the JSON is kept
- * as `<path>.v1.json.bak`, and the database renamed over the path. Until that rename the
+ * the database is built beside the file (`<path>.new`), made durable, the JSON is kept as
+ * `<path>.v1.json.bak`, and the database renamed over the path. Until that rename the
  * path holds the JSON, and the next start begins again from it.
  */
 function upgradeInPlace(path: string, data: StoreData, logger: Logger, from: number): void {
-  const building = `${path}.upgrade`;
   const backup = `${path}.v1.json.bak`;
-  for (const leftover of [building, `${building}-wal`, `${building}-shm`, `${building}-journal`]) rmSync(leftover, { force: true });
   try {
-    const db = new BetterSqlite3(building);
-    try {
-      db.pragma("journal_mode = DELETE");
-      db.pragma("synchronous = FULL");
-      db.transaction(() => {
-        createSchema(db);
-        importLegacy(db, data);
-      })();
-      // Stored in the file: the database opens in WAL mode from now on.
-      db.pragma("journal_mode = WAL");
-    } finally {
-      db.close();
-    }
-    fsyncFile(building);
-    rmSync(backup, { force: true });
-    try {
-      linkSync(path, backup);
-    } catch {
-      copyFileSync(path, backup);
-    }
-    fsyncFile(backup);
-    renameSync(building, path);
-    fsyncDirectory(dirname(path));
+    buildBeside(
+      path,
+      (db) => importLegacy(db, data),
+      () => {
+        rmSync(backup, { force: true });
+        try {
+          linkSync(path, backup);
+        } catch {
+          copyFileSync(path, backup);
+        }
+        fsyncFile(backup);
+      },
+    );
   } catch (error) {
     throw new StoreError("KW_STORE_WRITE_FAILED", `cannot upgrade the store file ${path} to SQLite: ${(error as Error).message}; the JSON file is unchanged`, { cause: error });
   }

@@ -1,11 +1,11 @@
 import { spawn } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterEach, beforeEach, expect, it } from "vitest";
 import { createTestCommon } from "../../src/common/common.js";
 import { openStore } from "../../src/store/open-store.js";
-import type { StoreData } from "../../src/store/types.js";
+import { readOnDisk } from "./fixtures/on-disk.js";
 import { makeTempDir } from "./fixtures/temp-dir.js";
 
 const WRITER = new URL("./fixtures/writer.ts", import.meta.url).pathname;
@@ -55,13 +55,8 @@ async function runAndKill(path: string): Promise<{ acked: Map<string, number>; k
 
 /** Reads the file as a fresh process would, checking it is whole and consistent. */
 function check(path: string): Map<string, number> {
-  let text: string;
-  try {
-    text = readFileSync(path, "utf8");
-  } catch {
-    return new Map(); // killed before the first write
-  }
-  const data = JSON.parse(text) as StoreData; // a torn file would throw here
+  if (!existsSync(path)) return new Map(); // killed before the store was created
+  const data = readOnDisk(path); // a damaged database would throw here
   const ids = new Set(data.outbox.map((e) => e.id));
   expect(ids.size).toBe(data.outbox.length);
   const cursors = new Map<string, number>();
