@@ -4,6 +4,7 @@ import type { Database, Statement } from "better-sqlite3";
 import type { Common } from "../common/common.js";
 import type { Logger } from "../common/logger.js";
 import { StoreError } from "./errors.js";
+import { createCheckpointer, type Checkpointer } from "./checkpointer.js";
 import { createGroupCommit, type GroupCommit } from "./group-commit.js";
 import { cursorParams, entryOfRow, entryParams, INSERT_ENTRY, msOf, OUTBOX_COLUMNS, UPSERT_CURSOR, type OutboxRow } from "./sqlite-schema.js";
 import type { StoreLock } from "./store-lock.js";
@@ -12,10 +13,10 @@ import type { Cursor, OutboxChange, OutboxCount, OutboxCountFilter, OutboxEntry,
 const STATES: ReadonlySet<OutboxState> = new Set(["pending", "delivered", "dead"]);
 
 /**
- * Checkpoints (copying the WAL's pages into the database file) run between commits, once
- * this many commits have gone into the WAL, so that no commit waits for one; past four times
- * as many (the event loop never idle between commits) a commit runs one itself, which keeps
- * the WAL bounded whatever the load.
+ * A checkpoint (copying the WAL's pages into the database file) is asked of the checkpoint
+ * thread once this many commits have gone into the WAL since the last one. Should the thread
+ * fail, past four times as many the store runs one itself after a commit, which keeps the
+ * WAL bounded whatever happens.
  */
 const CHECKPOINT_AFTER_COMMITS = 200;
 
@@ -46,7 +47,10 @@ export class SqliteStore implements Store {
   private lastWriteFailed = false;
   private bytes = 0;
   private uncheckpointed = 0;
-  private checkpointScheduled = false;
+  private checkpointer: Checkpointer | undefined;
+  private checkpointerFailed = false;
+  /** The thread's checkpoint is done: the few commits made meanwhile are copied here (see committed). */
+  private finishCheckpoint = false;
 
   constructor(
     private readonly common: Common,
@@ -207,7 +211,10 @@ export class SqliteStore implements Store {
       where.push("group_id = ?");
       params.push(filter.groupId);
     }
-    let sql = `SELECT ${OUTBOX_COLUMNS} FROM outbox${where.length > 0 ? ` WHERE ${where.join(" AND ")}` : ""} ORDER BY seq ${filter.newestFirst === true ? "DESC" : "ASC"}`;
+    // The dispatcher's pass: without the hint SQLite's planner takes the due-time index and
+    // sorts every due entry of the sink to return the first thousand.
+    const hint = filter.state === "pending" && filter.sink !== undefined && filter.groupId === undefined ? " INDEXED BY outbox_pending_by_sink" : "";
+    let sql = `SELECT ${OUTBOX_COLUMNS} FROM outbox${hint}${where.length > 0 ? ` WHERE ${where.join(" AND ")}` : ""} ORDER BY seq ${filter.newestFirst === true ? "DESC" : "ASC"}`;
     if (filter.limit !== undefined) {
       if (!Number.isSafeInteger(filter.limit) || filter.limit < 0) throw new TypeError(`limit must be a whole number ≥ 0, not ${filter.limit}`);
       sql += " LIMIT ?";
@@ -311,7 +318,8 @@ export class SqliteStore implements Store {
     const removed = this.mutate(
       () =>
         this.statement(
-          "DELETE FROM outbox WHERE seq IN (SELECT seq FROM outbox WHERE state = 'delivered' AND delivered_ms < ? ORDER BY delivered_ms LIMIT ?)",
+          // The hint: otherwise the planner sorts every delivered entry to find the oldest few.
+          "DELETE FROM outbox WHERE seq IN (SELECT seq FROM outbox INDEXED BY outbox_delivered WHERE state = 'delivered' AND delivered_ms < ? ORDER BY delivered_ms LIMIT ?)",
         ).run(before, limit ?? -1).changes,
     );
     if (removed > 0) await this.groupCommit.request();
@@ -349,6 +357,7 @@ export class SqliteStore implements Store {
     } finally {
       this.closed = true;
       try {
+        await this.checkpointer?.close();
         // The last connection to close checkpoints the WAL into the database and removes it.
         this.db.close();
       } finally {
@@ -411,21 +420,33 @@ export class SqliteStore implements Store {
     this.measureBytes();
     this.common.metrics.storeSize.set(this.bytes);
     this.uncheckpointed++;
-    if (this.uncheckpointed >= 4 * CHECKPOINT_AFTER_COMMITS) this.checkpoint();
-    else if (this.uncheckpointed >= CHECKPOINT_AFTER_COMMITS && !this.checkpointScheduled) {
-      this.checkpointScheduled = true;
-      setImmediate(() => {
-        this.checkpointScheduled = false;
-        if (!this.closed && !this.db.inTransaction) this.checkpoint();
-      }).unref();
+    if (this.finishCheckpoint || this.uncheckpointed >= 4 * CHECKPOINT_AFTER_COMMITS) this.checkpoint();
+    else if (this.uncheckpointed >= CHECKPOINT_AFTER_COMMITS && !this.checkpointerFailed && this.files.length > 0) {
+      // Started at the first checkpoint: a short-lived store (a CLI command, a test) never needs it.
+      this.checkpointer ??= createCheckpointer(this.path, (outcome) => {
+        if (outcome.ok) {
+          // Commits that came while the thread copied are still only in the WAL, and SQLite
+          // starts the WAL over only once every frame is copied: this thread copies those
+          // few after the next commit (or now, between commits), so the WAL stays small.
+          this.finishCheckpoint = true;
+          if (!this.closed && !this.db.inTransaction) this.checkpoint();
+          return;
+        }
+        this.checkpointerFailed = true;
+        this.logger.warn({ path: this.path, error: outcome.error }, "the store's checkpoint thread failed; checkpoints run after commits instead");
+      });
+      this.checkpointer.request();
     }
   }
 
+  /** A checkpoint on this thread: the end of one the checkpoint thread did, or the fallback when it cannot run. */
   private checkpoint(): void {
+    if (this.db.inTransaction) return;
     try {
       // PASSIVE: copies what no reader still needs and never waits for a reader.
       this.db.pragma("wal_checkpoint(PASSIVE)");
       this.uncheckpointed = 0;
+      this.finishCheckpoint = false;
     } catch (error) {
       this.logger.warn({ path: this.path, err: error }, "store checkpoint failed; the next one tries again");
     }
