@@ -63,6 +63,8 @@ export function createCheckpointer(path: string, done: (outcome: { ok: true } | 
       worker.postMessage("checkpoint");
     },
     async close() {
+      // Referenced again: the process must wait for the thread to close its connection.
+      worker.ref();
       if (failed === undefined) worker.postMessage("close");
       else await worker.terminate();
       await exited;
