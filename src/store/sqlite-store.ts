@@ -46,6 +46,8 @@ export class SqliteStore implements Store {
   private failedWrites = 0;
   private lastWriteFailed = false;
   private bytes = 0;
+  /** stats().outbox, counted again only after entries were added or removed: the poller reads stats() before every window. */
+  private outboxTotal: number | undefined;
   private uncheckpointed = 0;
   private checkpointer: Checkpointer | undefined;
   private checkpointerFailed = false;
@@ -182,6 +184,7 @@ export class SqliteStore implements Store {
       bySink.set(entry.sink, (bySink.get(entry.sink) ?? 0) + 1);
     }
     let added = 0;
+    if (bySink.size > 0) this.outboxTotal = undefined;
     for (const [sink, n] of bySink) {
       this.common.metrics.alertsQueued.inc({ sink }, n);
       added += n;
@@ -322,7 +325,10 @@ export class SqliteStore implements Store {
           "DELETE FROM outbox WHERE seq IN (SELECT seq FROM outbox INDEXED BY outbox_delivered WHERE state = 'delivered' AND delivered_ms < ? ORDER BY delivered_ms LIMIT ?)",
         ).run(before, limit ?? -1).changes,
     );
-    if (removed > 0) await this.groupCommit.request();
+    if (removed > 0) {
+      this.outboxTotal = undefined;
+      await this.groupCommit.request();
+    }
     return removed;
   }
 
@@ -372,7 +378,7 @@ export class SqliteStore implements Store {
       failedWrites: this.failedWrites,
       lastWriteFailed: this.lastWriteFailed,
       bytes: this.bytes,
-      outbox: this.closed ? 0 : this.countOutbox(),
+      outbox: this.closed ? (this.outboxTotal ?? 0) : (this.outboxTotal ??= this.countOutbox()),
       cursors: this.cursors.size,
     };
   }
@@ -462,6 +468,7 @@ export class SqliteStore implements Store {
       // SQLite may already have rolled it back.
     }
     this.loadCaches();
+    this.outboxTotal = undefined;
     this.logger.warn({ path: this.path, err: this.writeError(error) }, "store write failed; its changes were undone, and the last commit is kept");
   }
 

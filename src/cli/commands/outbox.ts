@@ -35,7 +35,7 @@ first or retry from the status page.
 
 Options:
   --config PATH     the config file (default ./config.yaml); its store.path is used
-  --store PATH      the store file, instead of reading the config
+  --store PATH      the store (its SQLite file), instead of reading the config
   --state STATE     only entries in this state: pending, dead or delivered
   --sink NAME       only entries of this sink
   --limit N         show the newest N entries of each state (default ${DEFAULT_LIMIT})
