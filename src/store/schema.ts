@@ -9,16 +9,12 @@ import { isCursorBlock } from "./sqlite-store.js";
 export const SCHEMA_VERSION = 1;
 
 /**
- * Upgrades, keyed by the version they upgrade FROM: `MIGRATIONS[n]` turns a version-n file
- * into a version-(n+1) one. Empty while there has only been version 1; when the file shape
- * changes, bump SCHEMA_VERSION and add the step here, so that old stores keep opening.
+ * Upgrades of the JSON file, keyed by the version they upgrade FROM: `MIGRATIONS[n]` turns
+ * a version-n file into a version-(n+1) one, up to 1, the last JSON version (none was ever
+ * needed). Later changes of the store's shape are SQLite migrations (user_version).
  */
 export type Migration = (data: Record<string, unknown>) => Record<string, unknown>;
 export const MIGRATIONS: Readonly<Record<number, Migration>> = {};
-
-export function emptyStoreData(): StoreData {
-  return { schema_version: SCHEMA_VERSION, cursors: {}, outbox: [], meta: {} };
-}
 
 /**
  * Checks a parsed store file and brings it to SCHEMA_VERSION. A file from a newer kaiawatch
