@@ -279,6 +279,24 @@ describe("outbox", () => {
   });
 });
 
+describe("pruning in batches", () => {
+  it("removes at most `limit` of the oldest deliveries per call, and counts follow", async () => {
+    const store = await openTracked();
+    await store.commitWindow({ cursor: cursor("s1", 1), entries: Array.from({ length: 25 }, (_, i) => entry(`a${i}`, "slack")) });
+    // Delivered in the reverse order of addition: pruning goes by delivery time, not by seq.
+    await store.updateOutbox(Array.from({ length: 25 }, (_, i) => ({ id: `a${i}:slack`, kind: "delivered" as const, at: new Date(Date.UTC(2025, 0, 1, 0, 25 - i)).toISOString() })));
+    const cutoff = "2025-01-01T00:21:00.000Z"; // deliveries at minutes 1..20 are older
+    expect(await store.pruneDelivered(cutoff, 8)).toBe(8);
+    expect(store.listOutbox().map((e) => e.id).slice(-3)).toEqual(["a14:slack", "a15:slack", "a16:slack"]);
+    expect(await store.pruneDelivered(cutoff, 8)).toBe(8);
+    expect(await store.pruneDelivered(cutoff, 8)).toBe(4);
+    expect(await store.pruneDelivered(cutoff, 8)).toBe(0);
+    expect(store.countOutbox({ state: "delivered" })).toBe(5);
+    expect(store.stats().outbox).toBe(5);
+    expect(store.outboxCounts()).toEqual([{ sink: "slack", state: "delivered", count: 5, retrying: 5 }]);
+  });
+});
+
 describe("read-only and closed stores", () => {
   it("reads while another store holds the lock, and refuses changes", async () => {
     const writer = await openTracked();
