@@ -218,8 +218,6 @@ export function createDispatcher(common: Common, options: DispatcherOptions): Di
     // Entries in backoff are not read; the store says when the first of them ends.
     const later = store.nextAttemptAfter(w.name, at);
     if (later !== undefined) soonest(Date.parse(later));
-    // A full batch leaves more due entries behind it: the next pass comes at once.
-    if (pending.length >= passLimit) soonest(now);
     const order = new Map(pending.map((entry, index) => [entry.id, index]));
     const digests = new Map<string, OutboxEntry[]>();
     const singles: OutboxEntry[] = [];
@@ -319,6 +317,10 @@ export function createDispatcher(common: Common, options: DispatcherOptions): Di
     }
     w.queue = planned.slice(launched);
     w.queuedAt = now;
+    // A full batch that started nothing (all suppressed, say) leaves due entries behind it and
+    // no send whose end would wake the worker: the next pass comes at once. Not otherwise: a
+    // busy worker re-reading its batch at every turn would spend its time reading.
+    if (pending.length >= passLimit && launched === 0 && w.queue.length === 0 && w.inFlightCount === 0) soonest(now);
 
     updateGauges(w);
     return nextAt;
@@ -469,15 +471,15 @@ export function createDispatcher(common: Common, options: DispatcherOptions): Di
   /**
    * Records a send's outcome without waiting for it to be durable. The store applies the
    * change at once (the next pass no longer sees a delivered entry as pending) and makes it
-   * durable with its next group commit, together with every other outcome of that moment:
-   * awaiting one fsynced write per send capped a sink at a few dozen alerts a second.
+   * durable with a commit within milliseconds, together with every other outcome of that
+   * moment (`durable: false`): one fsynced commit per send capped a sink at one alert per fsync.
    * Guarantee 3 holds: an entry is marked delivered only after its sink accepted it, and a
    * crash before the write is durable leaves it pending, to be sent again under the same id.
    */
   function record(w: Worker, planned: Planned, changes: OutboxChange[]): void {
     const ids = changes.map((change) => change.id);
     // Both calls apply in memory before their first await, so they join the same write.
-    const applied = store.updateOutbox(changes);
+    const applied = store.updateOutbox(changes, { durable: false });
     book.settle(ids);
     const write = Promise.all([applied, book.persist()])
       .then(() => undefined)
@@ -491,6 +493,7 @@ export function createDispatcher(common: Common, options: DispatcherOptions): Di
   /** Resolves when every outcome recorded so far is durable (or failed and was logged). */
   async function settleOutcomes(): Promise<void> {
     await Promise.allSettled([...outcomeWrites]);
+    await store.flush().catch((error: unknown) => baseLogger.error({ error: describeError(error) }, "recording the deliveries' outcomes failed"));
   }
 
   async function workerLoop(w: Worker, signal: AbortSignal): Promise<void> {

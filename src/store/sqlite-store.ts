@@ -20,6 +20,13 @@ const STATES: ReadonlySet<OutboxState> = new Set(["pending", "delivered", "dead"
  */
 const CHECKPOINT_AFTER_COMMITS = 200;
 
+/**
+ * How long a change made with `durable: false` may wait for a commit. SQLite's COMMIT holds
+ * the thread for its fsync: one commit per delivery outcome held a sink to one delivery per
+ * fsync. Gathered over this window, a busy sink's outcomes share one.
+ */
+const LAZY_COMMIT_MS = 20;
+
 /** SQLite result codes that mean the disk refused a write (full, read-only, an I/O error). */
 function isDiskError(error: unknown): boolean {
   const code = (error as { code?: unknown }).code;
@@ -53,6 +60,7 @@ export class SqliteStore implements Store {
   private checkpointerFailed = false;
   /** The thread's checkpoint is done: the few commits made meanwhile are copied here (see committed). */
   private finishCheckpoint = false;
+  private lazyTimer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly common: Common,
@@ -260,7 +268,7 @@ export class SqliteStore implements Store {
     return row?.next_attempt_at;
   }
 
-  async updateOutbox(changes: OutboxChange[]): Promise<void> {
+  async updateOutbox(changes: OutboxChange[], options: { durable?: boolean } = {}): Promise<void> {
     if (changes.length === 0) {
       this.assertWritable();
       return;
@@ -279,6 +287,15 @@ export class SqliteStore implements Store {
       }
       for (const change of changes) this.applyChange(change);
     });
+    if (options.durable === false) {
+      this.groupCommit.defer();
+      this.lazyTimer ??= setTimeout(() => {
+        this.lazyTimer = undefined;
+        // A failure is logged by commit() and reported by stats(); the changes were undone.
+        this.flush().catch(() => undefined);
+      }, LAZY_COMMIT_MS);
+      return;
+    }
     await this.groupCommit.request();
   }
 
@@ -362,6 +379,7 @@ export class SqliteStore implements Store {
       await this.flush();
     } finally {
       this.closed = true;
+      clearTimeout(this.lazyTimer);
       try {
         await this.checkpointer?.close();
         // The last connection to close checkpoints the WAL into the database and removes it.

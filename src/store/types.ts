@@ -127,8 +127,14 @@ export interface Store {
   outboxCounts(): OutboxCount[];
   /** The earliest next_attempt_at of the sink's pending entries that falls after `after` (ISO), if any. */
   nextAttemptAfter(sink: string, after: string): string | undefined;
-  /** Many changes in one write; all or nothing. */
-  updateOutbox(changes: OutboxChange[]): Promise<void>;
+  /**
+   * Many changes in one write; all or nothing. With `durable: false` the changes apply at
+   * once and the promise resolves without waiting for them to be durable: they go with the
+   * next commit, at the latest a few milliseconds later (flush() waits for them). For
+   * changes a crash may lose at no cost, such as a delivery's outcome (the alert is sent
+   * again under its id).
+   */
+  updateOutbox(changes: OutboxChange[], options?: { durable?: boolean }): Promise<void>;
   /**
    * Removes delivered entries delivered before `olderThan` (ISO), at most `limit` of them
    * (the oldest), so that a large backlog of history is pruned in steps; returns how many.
