@@ -20,18 +20,29 @@ COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 RUN npm run build
 
+# ---- deps: production dependencies, with the store's native SQLite addon built ----
+FROM ${NODE_IMAGE} AS deps
+WORKDIR /app
+# better-sqlite3 downloads a prebuilt addon when it can reach GitHub, and compiles it with
+# node-gyp when it cannot: that needs python3, make and g++ (in this stage only).
+RUN apt-get update && apt-get install -y --no-install-recommends python3 make g++ && rm -rf /var/lib/apt/lists/*
+COPY package.json package-lock.json ./
+# --ignore-scripts, then only better-sqlite3's install script: `prepare` would build without sources.
+RUN npm ci --omit=dev --ignore-scripts && npm rebuild better-sqlite3 && npm cache clean --force
+
 # ---- runtime: production dependencies and dist/ only ----
 FROM ${NODE_IMAGE} AS runtime
 ENV NODE_ENV=production
 WORKDIR /app
 COPY package.json package-lock.json ./
-RUN npm ci --omit=dev --ignore-scripts && npm cache clean --force
+# Built on the same base image, so the addon matches this Node and this C library.
+COPY --from=deps /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 COPY config.example.yaml ./
 COPY examples ./examples
 COPY scripts/healthcheck.mjs ./scripts/healthcheck.mjs
-# The default store path ./data/kaiawatch.json (and a file sink's ./data/…) lands on the
-# /data volume. /data belongs to the unprivileged user that runs kaiawatch.
+# The default store path ./data/kaiawatch.json (an SQLite database, with its -wal and -shm
+# files beside it, and a file sink's ./data/…) lands on the /data volume. /data belongs to the unprivileged user that runs kaiawatch.
 RUN mkdir -p /data /config && chown node:node /data && ln -s /data /app/data
 USER node
 VOLUME ["/data"]

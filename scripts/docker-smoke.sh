@@ -5,10 +5,11 @@
 # from the Dockerfile, against the simulator, with the config and an env file as
 # `docker run -v …:/config/config.yaml --env-file …` would give them. It checks that:
 #   - the runtime has no dev dependencies and still starts (every runtime import is a dependency),
+#   - the store's native addon (better-sqlite3) is built in the deps stage and loads,
 #   - the store lands on the /data volume through the default ./data path,
 #   - the HEALTHCHECK command passes against /healthz (when the status server is built),
 #   - alerts flow, and SIGTERM stops the process with exit 0.
-# Slow (two `npm ci`, a build): `npm run test:docker`, not part of `npm test`.
+# Slow (two `npm ci`, a build, the SQLite addon compiled): `npm run test:docker`, not part of `npm test`.
 set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -50,7 +51,9 @@ for line in \
   'COPY tsconfig.json tsconfig.build.json ./' \
   'COPY src ./src' \
   'RUN npm run build' \
-  'RUN npm ci --omit=dev --ignore-scripts && npm cache clean --force' \
+  'RUN apt-get update && apt-get install -y --no-install-recommends python3 make g++ && rm -rf /var/lib/apt/lists/*' \
+  'RUN npm ci --omit=dev --ignore-scripts && npm rebuild better-sqlite3 && npm cache clean --force' \
+  'COPY --from=deps /app/node_modules ./node_modules' \
   'COPY --from=build /app/dist ./dist' \
   'COPY examples ./examples' \
   'COPY scripts/healthcheck.mjs ./scripts/healthcheck.mjs' \
@@ -80,11 +83,18 @@ cp "$repo/tsconfig.json" "$repo/tsconfig.build.json" "$work/build/"
 cp -R "$repo/src" "$work/build/src"
 (cd "$work/build" && npm_quiet run build)
 
+step "deps stage (in $work/deps): production dependencies, the SQLite addon built"
+# The stage installs python3, make and g++ with apt; here they must already be installed.
+for tool in python3 make g++; do command -v "$tool" >/dev/null || fail "$tool is needed to build better-sqlite3 (the Dockerfile's deps stage installs it)"; done
+mkdir -p "$work/deps"
+cp "$repo/package.json" "$repo/package-lock.json" "$work/deps/"
+# `npm cache clean --force` is left out: here it would empty this machine's npm cache.
+(cd "$work/deps" && npm_quiet ci --omit=dev --ignore-scripts && npm_quiet rebuild better-sqlite3)
+
 step "runtime stage (in $work/app): production dependencies, dist/"
 mkdir -p "$work/app/scripts" "$work/volume" "$work/config"
 cp "$repo/package.json" "$repo/package-lock.json" "$work/app/"
-# `npm cache clean --force` is left out: here it would empty this machine's npm cache.
-(cd "$work/app" && npm_quiet ci --omit=dev --ignore-scripts)
+cp -R "$work/deps/node_modules" "$work/app/node_modules"
 cp -R "$work/build/dist" "$work/app/dist"
 cp "$repo/config.example.yaml" "$work/app/"
 cp -R "$repo/examples" "$work/app/examples"
@@ -93,6 +103,7 @@ ln -s "$work/volume" "$work/app/data"
 for dev in typescript vitest eslint tsx; do
   [ ! -e "$work/app/node_modules/$dev" ] || fail "dev dependency $dev is in the runtime stage"
 done
+(cd "$work/app" && node -e 'new (require("better-sqlite3"))(":memory:").close()') || fail "the SQLite addon does not load in the runtime stage"
 printf 'runtime node_modules: %s packages\n' "$(find "$work/app/node_modules" -maxdepth 2 -name package.json | wc -l)"
 
 step "simulator (the runtime's own \`kaiawatch simulate\`)"

@@ -7,7 +7,9 @@ import { fileURLToPath } from "node:url";
 import type { EventLog, InternalTransactionListItem, NftTransfer } from "../../src/explorer/types.js";
 import type { AlertDocument } from "../../src/rules/alert.js";
 import { createSimulator, type Simulator, type SimulatorStats } from "../../src/simulator/index.js";
-import type { StoreData } from "../../src/store/types.js";
+import { createTestCommon } from "../../src/common/common.js";
+import { openStore } from "../../src/store/open-store.js";
+import { seedStore } from "../store-seed.js";
 import { NORMALIZERS } from "../../src/watch/normalize.js";
 import type { RecordFamily } from "../../src/watch/record.js";
 import { judge, type ExpectedRule, type Verdict } from "./ground-truth.js";
@@ -31,6 +33,8 @@ export interface TortureOptions {
   progress?: (line: string) => void;
   /** Kept when set (for a look at the store and logs afterwards); a temporary directory otherwise. */
   workDir?: string;
+  /** Delivered alerts put in the store before the first run: the kills then land on a full store. */
+  seedDelivered?: number;
 }
 
 export interface TortureSummary {
@@ -210,6 +214,7 @@ export async function runTorture(options: TortureOptions): Promise<TortureSummar
   const mail = await startMailReceiver({ failureRate: sinkFailureRate / 3, random: prng(options.seed + 3) });
   const filePath = join(dir, "alerts.jsonl");
   const storePath = join(dir, "store.json");
+  if (options.seedDelivered) await seedStore(storePath, { delivered: options.seedDelivered, sinks: ["file"] });
   const configPath = join(dir, "config.yaml");
   const first = sim.head() - 30;
   const { busyWallet, busyToken, busyCollection } = sim.addresses;
@@ -318,8 +323,11 @@ sinks:
   }
   const finalMs = Date.now() - finalStarted;
 
-  const data = JSON.parse(readFileSync(storePath, "utf8")) as StoreData;
-  const cursorOf = (watch: string, family: RecordFamily) => Object.values(data.cursors).find((c) => c.watch === watch && c.source === family)?.block;
+  const store = await openStore(createTestCommon(), { path: storePath, readOnly: true });
+  const data = { cursors: store.listCursors() };
+  const outbox = { pending: store.countOutbox({ state: "pending" }), dead: store.countOutbox({ state: "dead" }) };
+  await store.close();
+  const cursorOf = (watch: string, family: RecordFamily) => data.cursors.find((c) => c.watch === watch && c.source === family)?.block;
   const expected: ExpectedRule[] = [];
   const records: Record<string, number> = {};
   const scanned: Record<string, number> = {};
@@ -339,7 +347,6 @@ sinks:
   const verdict = judge(expected, { flaky: flaky.received, outage: outage.received, mail: mail.received, file: file.received });
   const stats = sim.stats();
   const explorer = sumRequests(stats);
-  const outbox = { pending: data.outbox.filter((e) => e.state === "pending").length, dead: data.outbox.filter((e) => e.state === "dead").length };
 
   await Promise.all([flaky.close(), outage.close(), mail.close(), sim.close()]);
   if (options.workDir === undefined) rmSync(dir, { recursive: true, force: true });

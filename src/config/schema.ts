@@ -123,7 +123,18 @@ export const chainSchema = z
   })
   .prefault({});
 
-export const storeSchema = z.strictObject({ path: z.string().min(1).default("./data/kaiawatch.json") }).prefault({});
+export const storeSchema = z
+  .strictObject({
+    path: z
+      .string()
+      .min(1)
+      .default("./data/kaiawatch.json")
+      .meta({ description: "The store: an SQLite database (the .json name is kept from earlier releases, whose JSON file is upgraded in place)." }),
+    retention: duration
+      .prefault("7d")
+      .meta({ description: "How long delivered alerts stay in the store: `kaiawatch outbox` and the status page show them, and a re-scan does not queue them again." }),
+  })
+  .prefault({});
 
 export const statusSchema = z
   .strictObject({

@@ -46,6 +46,8 @@ export interface ChainConfig {
 
 export interface StoreConfig {
   path: string;
+  /** How long delivered alerts are kept, in ms. */
+  retention: number;
 }
 
 export interface StatusConfig {

@@ -103,6 +103,7 @@ export async function createDaemon(common: Common, options: DaemonOptions): Prom
     const silences = createSilenceBook(common, { store, file: silenceFileOf(config.store.path) });
     const dispatcher = createDispatcher(common, {
       store,
+      retentionMs: config.store.retention,
       silences,
       sinks,
       rules: config.rules.map((rule) => ({

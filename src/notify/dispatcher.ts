@@ -36,8 +36,16 @@ export interface DispatcherOptions {
   store: Store;
   sinks: DispatcherSink[];
   rules: DispatcherRule[];
-  /** Delivered entries are pruned this long after delivery. Default 7 days. */
+  /** Delivered entries are pruned this long after delivery (config `store.retention`). Default 7 days. */
   retentionMs?: number;
+  /**
+   * The most due entries one pass of a sink's worker reads (oldest first). A backlog of
+   * 100,000 is then worked through in passes of this size, not read whole at every pass.
+   * Default 1,000.
+   */
+  passLimit?: number;
+  /** Delivered entries removed per store commit when pruning. Default 1,000. */
+  pruneBatch?: number;
   /** How often a sink's worker looks at the outbox when nothing wakes it. Default 1 s. */
   idlePollMs?: number;
   backoff?: BackoffPolicy;
@@ -160,6 +168,8 @@ interface Run {
 export function createDispatcher(common: Common, options: DispatcherOptions): Dispatcher {
   const { store } = options;
   const retentionMs = options.retentionMs ?? DEFAULT_RETENTION_MS;
+  const passLimit = options.passLimit ?? 1000;
+  const pruneBatch = options.pruneBatch ?? 1000;
   const idlePollMs = options.idlePollMs ?? 1000;
   const backoff = options.backoff ?? DEFAULT_BACKOFF;
   const sendTimeoutMs = options.sendTimeoutMs ?? 60_000;
@@ -207,11 +217,14 @@ export function createDispatcher(common: Common, options: DispatcherOptions): Di
     w.queue = [];
     const now = common.now();
     const at = new Date(now).toISOString();
-    const pending = store.listOutbox({ sink: w.name, state: "pending" });
+    const pending = duePending(w, at);
     let nextAt: number | undefined;
     const soonest = (time: number) => {
       nextAt = nextAt === undefined ? time : Math.min(nextAt, time);
     };
+    // Entries in backoff are not read; the store says when the first of them ends.
+    const later = store.nextAttemptAfter(w.name, at);
+    if (later !== undefined) soonest(Date.parse(later));
     const order = new Map(pending.map((entry, index) => [entry.id, index]));
     const digests = new Map<string, OutboxEntry[]>();
     const singles: OutboxEntry[] = [];
@@ -311,20 +324,44 @@ export function createDispatcher(common: Common, options: DispatcherOptions): Di
     }
     w.queue = planned.slice(launched);
     w.queuedAt = now;
+    // A full batch that started nothing (all suppressed, say) leaves due entries behind it and
+    // no send whose end would wake the worker: the next pass comes at once. Not otherwise: a
+    // busy worker re-reading its batch at every turn would spend its time reading.
+    if (pending.length >= passLimit && launched === 0 && w.queue.length === 0 && w.inFlightCount === 0) soonest(now);
 
-    updateGauges(w, pending);
+    updateGauges(w);
     return nextAt;
   }
 
-  function updateGauges(w: Worker, pending: OutboxEntry[]): void {
-    const retrying = pending.filter((entry) => entry.attempts > 0).length;
-    common.metrics.outboxPending.set({ sink: w.name, state: "pending" }, pending.length - retrying);
+  /**
+   * The sink's pending entries due now, oldest first, at most `passLimit` of them; with
+   * every member of each digest among them, due or not: a digest is sent whole or not at all,
+   * and the limit must not cut one in two.
+   */
+  function duePending(w: Worker, at: string): OutboxEntry[] {
+    const due = store.listOutbox({ sink: w.name, state: "pending", dueBefore: at, limit: passLimit });
+    const ids = new Set(due.map((entry) => entry.id));
+    const groups = new Set<string>();
+    for (const entry of due) if (entry.group_id !== undefined) groups.add(entry.group_id);
+    for (const groupId of groups) {
+      for (const member of store.listOutbox({ sink: w.name, state: "pending", groupId })) {
+        if (ids.has(member.id)) continue;
+        ids.add(member.id);
+        due.push(member);
+      }
+    }
+    return due;
+  }
+
+  function updateGauges(w: Worker): void {
+    const pending = store.countOutbox({ sink: w.name, state: "pending" });
+    const retrying = store.countOutbox({ sink: w.name, state: "pending", retrying: true });
+    common.metrics.outboxPending.set({ sink: w.name, state: "pending" }, pending - retrying);
     common.metrics.outboxPending.set({ sink: w.name, state: "retrying" }, retrying);
   }
 
-  /** Listing dead letters walks the whole outbox: done when their number can change, not every pass. */
   function countDead(w: Worker): number {
-    const dead = store.listOutbox({ sink: w.name, state: "dead" }).length;
+    const dead = store.countOutbox({ sink: w.name, state: "dead" });
     common.metrics.outboxPending.set({ sink: w.name, state: "dead" }, dead);
     return dead;
   }
@@ -441,15 +478,15 @@ export function createDispatcher(common: Common, options: DispatcherOptions): Di
   /**
    * Records a send's outcome without waiting for it to be durable. The store applies the
    * change at once (the next pass no longer sees a delivered entry as pending) and makes it
-   * durable with its next group commit, together with every other outcome of that moment:
-   * awaiting one fsynced write per send capped a sink at a few dozen alerts a second.
+   * durable with a commit within milliseconds, together with every other outcome of that
+   * moment (`durable: false`): one fsynced commit per send capped a sink at one alert per fsync.
    * Guarantee 3 holds: an entry is marked delivered only after its sink accepted it, and a
    * crash before the write is durable leaves it pending, to be sent again under the same id.
    */
   function record(w: Worker, planned: Planned, changes: OutboxChange[]): void {
     const ids = changes.map((change) => change.id);
     // Both calls apply in memory before their first await, so they join the same write.
-    const applied = store.updateOutbox(changes);
+    const applied = store.updateOutbox(changes, { durable: false });
     book.settle(ids);
     const write = Promise.all([applied, book.persist()])
       .then(() => undefined)
@@ -463,6 +500,7 @@ export function createDispatcher(common: Common, options: DispatcherOptions): Di
   /** Resolves when every outcome recorded so far is durable (or failed and was logged). */
   async function settleOutcomes(): Promise<void> {
     await Promise.allSettled([...outcomeWrites]);
+    await store.flush().catch((error: unknown) => baseLogger.error({ error: describeError(error) }, "recording the deliveries' outcomes failed"));
   }
 
   async function workerLoop(w: Worker, signal: AbortSignal): Promise<void> {
@@ -500,16 +538,23 @@ export function createDispatcher(common: Common, options: DispatcherOptions): Di
   }
 
   function warnUnknownSinks(): void {
-    for (const entry of store.listOutbox({ state: "pending" })) {
-      if (configuredSinks.has(entry.sink) || warnedSinks.has(entry.sink)) continue;
-      warnedSinks.add(entry.sink);
-      baseLogger.warn({ sink: entry.sink }, "pending alerts for a sink that is not configured; they stay in the outbox until it is configured again");
+    for (const { sink, state } of store.outboxCounts()) {
+      if (state !== "pending" || configuredSinks.has(sink) || warnedSinks.has(sink)) continue;
+      warnedSinks.add(sink);
+      baseLogger.warn({ sink }, "pending alerts for a sink that is not configured; they stay in the outbox until it is configured again");
     }
   }
 
+  /** Removes what is past retention in commits of `pruneBatch` entries: each costs what it removes, and deliveries go on between them. */
   async function prune(): Promise<number> {
     const now = common.now();
-    const removed = await store.pruneDelivered(new Date(now - retentionMs).toISOString());
+    const before = new Date(now - retentionMs).toISOString();
+    let removed = 0;
+    for (;;) {
+      const batch = await store.pruneDelivered(before, pruneBatch);
+      removed += batch;
+      if (batch < pruneBatch) break;
+    }
     book.prune(now - longestCooldownMs, now - retentionMs);
     await book.persist();
     if (removed > 0) baseLogger.info({ count: removed }, "pruned delivered alerts past retention");
@@ -583,7 +628,8 @@ export function createDispatcher(common: Common, options: DispatcherOptions): Di
     }
     // What drain reports is on disk by the time it returns.
     await settleOutcomes();
-    const pending = store.listOutbox({ state: "pending" }).filter((entry) => configuredSinks.has(entry.sink)).length;
+    let pending = 0;
+    for (const count of store.outboxCounts()) if (count.state === "pending" && configuredSinks.has(count.sink)) pending += count.count;
     return {
       delivered: totals.delivered - before.delivered,
       suppressed: totals.suppressed - before.suppressed,
@@ -606,11 +652,11 @@ export function createDispatcher(common: Common, options: DispatcherOptions): Di
   function states(): Record<string, SinkStatus> {
     const out: Record<string, SinkStatus> = {};
     for (const w of workers) {
-      const pending = store.listOutbox({ sink: w.name, state: "pending" });
-      const retrying = pending.filter((entry) => entry.attempts > 0).length;
+      const pending = store.countOutbox({ sink: w.name, state: "pending" });
+      const retrying = store.countOutbox({ sink: w.name, state: "pending", retrying: true });
       out[w.name] = {
         type: w.options.sink.type,
-        pending: pending.length - retrying,
+        pending: pending - retrying,
         retrying,
         dead: countDead(w),
         in_flight: w.inFlightCount,

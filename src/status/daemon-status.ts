@@ -88,11 +88,16 @@ export function createDaemonStatus(common: Common, parts: DaemonStatusParts): St
     return links;
   }
 
-  /** The latest alerts in the outbox (every state), newest first, each with its deliveries per sink. */
-  function latestAlerts(entries: readonly OutboxEntry[]) {
+  /**
+   * The latest alerts in the outbox (every state), newest first, each with its deliveries per
+   * sink. An alert's entries are added together, one per sink: reading LATEST_ALERTS times
+   * the number of sinks (and some) of the newest entries finds them without reading the rest.
+   */
+  function latestAlerts() {
+    const sinks = Math.max(1, Object.keys(dispatcher.states()).length);
+    const entries = store.listOutbox({ newestFirst: true, limit: LATEST_ALERTS * (sinks + 1) });
     const byAlert = new Map<string, { entry: OutboxEntry; deliveries: DeliveryView[] }>();
-    for (let i = entries.length - 1; i >= 0; i--) {
-      const entry = entries[i] as OutboxEntry;
+    for (const entry of entries) {
       const delivery: DeliveryView = { sink: entry.sink, entry_id: entry.id, state: entry.state, attempts: entry.attempts, error: cut(entry.dead_reason ?? entry.last_error ?? null) };
       const known = byAlert.get(entry.alert.id);
       if (known) known.deliveries.push(delivery);
@@ -114,13 +119,11 @@ export function createDaemonStatus(common: Common, parts: DaemonStatusParts): St
     }));
   }
 
-  function deadLetters(entries: readonly OutboxEntry[]) {
-    const dead = entries.filter((entry) => entry.state === "dead");
+  function deadLetters() {
     return {
-      total: dead.length,
-      shown: dead
-        .slice(-DEAD_LETTERS_SHOWN)
-        .reverse()
+      total: store.countOutbox({ state: "dead" }),
+      shown: store
+        .listOutbox({ state: "dead", newestFirst: true, limit: DEAD_LETTERS_SHOWN })
         .map((entry) => ({
           id: entry.id,
           sink: entry.sink,
@@ -236,8 +239,7 @@ export function createDaemonStatus(common: Common, parts: DaemonStatusParts): St
     creditHistory.sample();
     const meterState = meter.snapshot();
     const stats = store.stats();
-    const outbox = store.listOutbox();
-    const dead = deadLetters(outbox);
+    const dead = deadLetters();
     const b = budget.state();
     const ready = readiness();
     return {
@@ -250,7 +252,7 @@ export function createDaemonStatus(common: Common, parts: DaemonStatusParts): St
       sources,
       explorer_url: explorer ?? null,
       sinks: dispatcher.states(),
-      alerts: latestAlerts(outbox),
+      alerts: latestAlerts(),
       dead_letters: dead.shown,
       dead_letters_total: dead.total,
       silences: parts.silences?.list(now) ?? [],

@@ -1,7 +1,7 @@
 import { setImmediate } from "node:timers";
 
 /**
- * Group commit: many mutations in one tick share one file write. Each `request()` joins the
+ * Group commit: many mutations in one tick share one write (one COMMIT). Each `request()` joins the
  * next write that has not started yet; a write runs on setImmediate so that every caller of
  * the current tick is in it, and only one write runs at a time, so requests arriving while
  * a write is in flight form the next one. `write` must capture the state synchronously
@@ -29,7 +29,7 @@ export function createGroupCommit(write: () => Promise<void>): GroupCommit {
   let next: Batch | undefined;
   let inFlight: Batch | undefined;
   let scheduled = false;
-  // The last finished write failed: memory holds changes the file does not.
+  // The last finished write failed: flush() tries the disk again.
   let dirty = false;
   // Deferred changes that no write has started to carry yet.
   let deferred = false;

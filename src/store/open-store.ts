@@ -1,30 +1,45 @@
-import { mkdir } from "node:fs/promises";
+import { closeSync, existsSync, fsyncSync, linkSync, openSync, readSync, renameSync, rmSync, statSync, copyFileSync } from "node:fs";
+import { mkdir, readFile } from "node:fs/promises";
 import { dirname, resolve } from "node:path";
-import { performance } from "node:perf_hooks";
-import { Low } from "lowdb";
+import BetterSqlite3, { type Database } from "better-sqlite3";
 import type { Common } from "../common/common.js";
 import type { Logger } from "../common/logger.js";
-import type { Cursor, OutboxChange, OutboxEntry, OutboxFilter, OutboxState, Store, StoreData, StoreStats } from "./types.js";
-import { AtomicFileAdapter } from "./atomic-file-adapter.js";
-import { StoreEncoder } from "./store-encoder.js";
 import { StoreError } from "./errors.js";
-import { createGroupCommit, type GroupCommit } from "./group-commit.js";
-import { emptyStoreData, upgradeStoreData } from "./schema.js";
+import { jsonErrorPosition } from "./json-error-position.js";
+import { upgradeStoreData } from "./schema.js";
+import { createSchema, importAll, SQLITE_SCHEMA_VERSION, TABLES } from "./sqlite-schema.js";
+import { SqliteStore } from "./sqlite-store.js";
 import { acquireStoreLock, type StoreLock } from "./store-lock.js";
+import type { Store, StoreData } from "./types.js";
 
 export interface OpenStoreOptions {
   path: string;
   /**
-   * Read without taking the lock, for listing commands while a daemon runs (the daemon's
-   * atomic renames mean a reader always sees a whole file). Mutations are refused.
+   * Read without taking the lock, for listing commands while a daemon runs (SQLite's WAL
+   * lets a reader see the last commit while the daemon writes). Mutations are refused.
    */
   readOnly?: boolean;
+  /**
+   * Check every page of the database at open (`PRAGMA quick_check`). Off by default: it
+   * reads the whole file (seconds for a million entries); SQLite checks each page it reads
+   * anyway and reports a damaged one as corrupt.
+   */
+  fullCheck?: boolean;
 }
 
+/** SQLite's page cache per connection, in KiB: enough for the indexes' upper levels, bounded whatever the outbox holds. */
+const CACHE_KIB = 16 * 1024;
+const SQLITE_MAGIC = "SQLite format 3\u0000";
+
+/** What lies at the store path. */
+type Found = { kind: "missing" } | { kind: "sqlite" } | { kind: "json"; data: StoreData; from: number };
+
 /**
- * Opens the JSON store: takes the lock (unless read-only), reads and checks the file, and
- * upgrades an older schema. A missing file starts an empty store, written at once so that
- * an unwritable location fails at start-up rather than at the first alert.
+ * Opens the store: takes the lock (unless read-only), checks what is at the path, and
+ * opens it. A missing file starts an empty store (created at once, so that an unwritable
+ * location fails at start-up rather than at the first alert). A JSON store of an earlier
+ * release is upgraded in place. Anything else (an empty file, `null`, a damaged or foreign
+ * file) stops with KW_STORE_CORRUPT and is left as it is.
  */
 export async function openStore(common: Common, options: OpenStoreOptions): Promise<Store> {
   const path = resolve(options.path);
@@ -37,338 +52,247 @@ export async function openStore(common: Common, options: OpenStoreOptions): Prom
     });
     lock = await acquireStoreLock(path, logger);
   }
+  let db: Database | undefined;
   try {
-    const encoder = new StoreEncoder();
-    const adapter = new AtomicFileAdapter<StoreData>(path, { serialize: (data) => encoder.encode(data) });
-    const raw = await adapter.read();
-    const { data, migratedFrom } = raw === null ? { data: emptyStoreData(), migratedFrom: undefined } : upgradeStoreData(raw, path);
-    // lowdb's Low holds the data and hands it to our adapter; the group commit decides when.
-    const db = new Low<StoreData>(adapter, data);
-    const store = new JsonStore(common, logger, db, adapter, encoder, path, readOnly, lock);
-    if (migratedFrom !== undefined) logger.info({ path, from: migratedFrom, to: data.schema_version }, "store schema upgraded");
-    if (!readOnly && (raw === null || migratedFrom !== undefined)) await store.flush(true);
-    return store;
+    const found = await inspect(path);
+    let files: string[] = [path, `${path}-wal`];
+    if (found.kind === "missing") {
+      // A WAL without its database would be replayed into the new one: someone moved the file away and left half of it.
+      if (existsSync(`${path}-wal`)) throw corrupt(path, `${path}-wal exists without the database beside it; move it away too to start empty`);
+      if (readOnly) {
+        db = memoryStore();
+        files = [];
+      } else {
+        db = createStore(path);
+      }
+    } else if (found.kind === "json") {
+      if (readOnly) {
+        // Read-only never upgrades: the JSON is read into memory, the file left for the daemon.
+        db = memoryStore();
+        importLegacy(db, found.data);
+        files = [path];
+      } else {
+        upgradeInPlace(path, found.data, logger, found.from);
+        db = openExisting(path, false);
+      }
+    } else {
+      db = openExisting(path, readOnly);
+    }
+    checkStore(db, path, options.fullCheck ?? false);
+    if (files.length > 0) tune(db, readOnly);
+    return new SqliteStore(common, logger, db, path, readOnly, lock, files);
   } catch (error) {
+    try {
+      db?.close();
+    } catch {
+      // Closing a database that failed its checks.
+    }
     await lock?.release();
     throw error;
   }
 }
 
-class JsonStore implements Store {
-  readonly path: string;
-  readonly readOnly: boolean;
-  private readonly byId = new Map<string, OutboxEntry>();
-  // The dispatcher lists pending entries often; every other state is listed rarely (CLI).
-  // Both indexes keep the order of addition, which is the order listOutbox promises.
-  private pending = new Set<OutboxEntry>();
-  private pendingBySink = new Map<string, Set<OutboxEntry>>();
-  private readonly groupCommit: GroupCommit;
-  private closed = false;
-  private writes = 0;
-  private failedWrites = 0;
-  private lastWriteFailed = false;
-  // Counted, not Object.keys() in stats(): the poller reads stats() before every window, and 10,000 sources made that quadratic.
-  private cursorCount: number;
+function corrupt(path: string, why: string, cause?: unknown): StoreError {
+  return new StoreError(
+    "KW_STORE_CORRUPT",
+    `the store file ${path} is not a kaiawatch store (${why}); kaiawatch will not overwrite it: repair it, or move it away to start empty`,
+    cause === undefined ? {} : { cause },
+  );
+}
 
-  constructor(
-    private readonly common: Common,
-    private readonly logger: Logger,
-    private readonly db: Low<StoreData>,
-    private readonly adapter: AtomicFileAdapter<StoreData>,
-    private readonly encoder: StoreEncoder,
-    path: string,
-    readOnly: boolean,
-    private readonly lock: StoreLock | undefined,
-  ) {
-    this.path = path;
-    this.readOnly = readOnly;
-    for (const entry of db.data.outbox) this.byId.set(entry.id, entry);
-    this.cursorCount = Object.keys(db.data.cursors).length;
-    this.rebuildPendingIndex();
-    this.groupCommit = createGroupCommit(() => this.writeFile());
+/** SQLite's own verdict on a damaged file; anything else (permissions, a missing directory) is not corruption. */
+function isCorruption(error: unknown): boolean {
+  const code = (error as { code?: unknown }).code;
+  return typeof code === "string" && /^SQLITE_(CORRUPT|NOTADB)/.test(code);
+}
+
+async function inspect(path: string): Promise<Found> {
+  let size: number;
+  try {
+    size = statSync(path).size;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return { kind: "missing" };
+    throw new StoreError("KW_STORE_CORRUPT", `cannot read the store file ${path}: ${(error as Error).message}`, { cause: error });
   }
-
-  private get data(): StoreData {
-    return this.db.data;
+  // Only a missing file starts empty: an empty one is a write that went wrong, not a new store.
+  if (size === 0) throw corrupt(path, "the file is empty (0 bytes)");
+  const head = Buffer.alloc(16);
+  const fd = openSync(path, "r");
+  try {
+    readSync(fd, head, 0, 16, 0);
+  } finally {
+    closeSync(fd);
   }
-
-  getCursor(key: string): Cursor | undefined {
-    const cursor = this.data.cursors[key];
-    return cursor === undefined ? undefined : { ...cursor };
+  if (head.toString("latin1") === SQLITE_MAGIC) return { kind: "sqlite" };
+  // Not SQLite: a JSON store of an earlier release, or not ours.
+  const text = await readFile(path, "utf8");
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch (error) {
+    const at = jsonErrorPosition(text);
+    const where = at === undefined ? "" : ` at line ${at.line}, column ${at.column} (byte offset ${at.offset})`;
+    throw corrupt(path, `neither an SQLite database nor valid JSON${where}: ${(error as Error).message}`, error);
   }
+  const { data, migratedFrom } = upgradeStoreData(raw, path);
+  return { kind: "json", data, from: migratedFrom ?? data.schema_version };
+}
 
-  listCursors(): Cursor[] {
-    return Object.values(this.data.cursors).map((cursor) => ({ ...cursor }));
+function tune(db: Database, readOnly: boolean): void {
+  db.pragma(`cache_size = -${CACHE_KIB}`);
+  db.pragma("busy_timeout = 5000");
+  if (readOnly) return;
+  // WAL: a commit appends its pages to the log with checksums (a torn tail is ignored at
+  // the next open), readers in other processes see the last commit, and FULL fsyncs the
+  // log at every commit: a resolved commit survives a power cut.
+  db.pragma("journal_mode = WAL");
+  db.pragma("synchronous = FULL");
+  // Checkpoints are run by the store between commits (see SqliteStore), not inside one.
+  db.pragma("wal_autocheckpoint = 0");
+  // After a checkpoint the log is reused from its start; this bounds what stays on disk.
+  db.pragma(`journal_size_limit = ${64 * 1024 * 1024}`);
+}
+
+function memoryStore(): Database {
+  const db = new BetterSqlite3(":memory:");
+  createSchema(db);
+  return db;
+}
+
+/**
+ * A new store at `path`, built beside it and renamed into place: a crash while it is being
+ * created leaves no file at the path (a missing file starts empty again), never a torn one.
+ */
+function createStore(path: string): Database {
+  try {
+    buildBeside(path, () => undefined);
+  } catch (error) {
+    throw new StoreError("KW_STORE_WRITE_FAILED", `cannot create the store file ${path}: ${(error as Error).message}`, { cause: error });
   }
+  return openExisting(path, false);
+}
 
-  async setCursor(cursor: Cursor): Promise<void> {
-    this.assertWritable();
-    checkCursor(cursor);
-    if (!Object.hasOwn(this.data.cursors, cursor.key)) this.cursorCount++;
-    this.data.cursors[cursor.key] = { ...cursor };
-    await this.groupCommit.request();
+/**
+ * Builds a database at `<path>.new` (tables, then `fill` in the same transaction), makes it
+ * durable and renames it over `path`. A leftover of an earlier attempt is removed first.
+ */
+function buildBeside(path: string, fill: (db: Database) => void, beforeRename: () => void = () => undefined): void {
+  const building = `${path}.new`;
+  for (const leftover of [building, `${building}-wal`, `${building}-shm`, `${building}-journal`]) rmSync(leftover, { force: true });
+  const db = new BetterSqlite3(building);
+  try {
+    db.pragma("journal_mode = DELETE");
+    db.pragma("synchronous = FULL");
+    db.transaction(() => {
+      createSchema(db);
+      fill(db);
+    })();
+    // Kept in the file's header: the database opens in WAL mode from now on.
+    db.pragma("journal_mode = WAL");
+  } finally {
+    db.close();
   }
+  fsyncFile(building);
+  beforeRename();
+  renameSync(building, path);
+  fsyncDirectory(dirname(path));
+}
 
-  async commitWindow(input: { cursor: Cursor; entries: OutboxEntry[] }): Promise<{ added: number }> {
-    this.assertWritable();
-    const { cursor, entries } = input;
-    checkCursor(cursor);
-    const current = this.data.cursors[cursor.key];
-    if (current !== undefined && cursor.block < current.block) {
+function openExisting(path: string, readOnly: boolean): Database {
+  let db: Database | undefined;
+  try {
+    // Tuned only after checkStore: switching to WAL writes to the file, and a file that is
+    // not ours must be left exactly as it is.
+    db = new BetterSqlite3(path, { readonly: readOnly, fileMustExist: true });
+    db.pragma("busy_timeout = 5000");
+    return db;
+  } catch (error) {
+    db?.close();
+    if (isCorruption(error)) throw corrupt(path, `SQLite: ${(error as Error).message}`, error);
+    throw new StoreError("KW_STORE_WRITE_FAILED", `cannot open the store file ${path}: ${(error as Error).message}`, { cause: error });
+  }
+}
+
+/** Refuses an SQLite file that is not a kaiawatch store, or one of a newer kaiawatch. */
+function checkStore(db: Database, path: string, fullCheck: boolean): void {
+  try {
+    const version = db.pragma("user_version", { simple: true }) as number;
+    const tables = new Set((db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all() as Array<{ name: string }>).map((row) => row.name));
+    const missing = TABLES.filter((name) => !tables.has(name));
+    if (version > SQLITE_SCHEMA_VERSION) {
       throw new StoreError(
-        "KW_STORE_CURSOR_BACKWARDS",
-        `the cursor of ${cursor.key} is at block ${current.block}; a window cannot move it back to ${cursor.block} (use setCursor to rewind)`,
+        "KW_STORE_VERSION",
+        `the store file ${path} has schema version ${version}, written by a newer kaiawatch; this one knows up to ${SQLITE_SCHEMA_VERSION}. Upgrade kaiawatch`,
       );
     }
-    const added = this.addNew(entries);
-    if (current === undefined) this.cursorCount++;
-    this.data.cursors[cursor.key] = { ...cursor };
-    if (entries.length === 0) {
-      // A window without alerts owes no delivery: should a crash lose this advance, the
-      // blocks are scanned again and hold nothing. The next write carries it (the engine
-      // flushes after each tick), so 10,000 quiet sources cost one write, not one each.
-      this.groupCommit.defer();
-      return { added };
+    if (missing.length > 0 || version !== SQLITE_SCHEMA_VERSION) {
+      throw corrupt(path, `an SQLite database without kaiawatch's tables (missing: ${missing.join(", ") || "none"}; schema version ${version})`);
     }
-    await this.groupCommit.request();
-    return { added };
-  }
-
-  async enqueue(entries: OutboxEntry[]): Promise<{ added: number }> {
-    this.assertWritable();
-    const added = this.addNew(entries);
-    if (added > 0) await this.groupCommit.request();
-    return { added };
-  }
-
-  private addNew(entries: OutboxEntry[]): number {
-    let added = 0;
-    for (const entry of entries) {
-      if (this.byId.has(entry.id)) continue;
-      this.addEntry({ ...entry });
-      this.common.metrics.alertsQueued.inc({ sink: entry.sink });
-      added++;
+    // Reading the first rows of each table walks its root pages: a damaged header or root shows here.
+    for (const name of TABLES) db.prepare(`SELECT * FROM ${name} LIMIT 1`).all();
+    if (fullCheck) {
+      const verdict = db.pragma("quick_check", { simple: true }) as string;
+      if (verdict !== "ok") throw corrupt(path, `SQLite's check found damage: ${verdict}`);
     }
-    return added;
-  }
-
-  listOutbox(filter: OutboxFilter = {}): OutboxEntry[] {
-    const due = filter.dueBefore === undefined ? undefined : Date.parse(filter.dueBefore);
-    if (due !== undefined && Number.isNaN(due)) throw new TypeError(`dueBefore is not an ISO-8601 date: ${filter.dueBefore}`);
-    const candidates: Iterable<OutboxEntry> =
-      filter.state === "pending" ? (filter.sink === undefined ? this.pending : (this.pendingBySink.get(filter.sink) ?? [])) : this.data.outbox;
-    const out: OutboxEntry[] = [];
-    for (const entry of candidates) {
-      if (filter.state !== undefined && entry.state !== filter.state) continue;
-      if (filter.sink !== undefined && entry.sink !== filter.sink) continue;
-      if (due !== undefined && !(Date.parse(entry.next_attempt_at) <= due)) continue;
-      out.push({ ...entry });
-    }
-    return out;
-  }
-
-  async updateOutbox(changes: OutboxChange[]): Promise<void> {
-    this.assertWritable();
-    // Check every change before applying any, following the states the batch itself
-    // produces (two changes may name one entry): a batch is all or nothing.
-    const states = new Map<string, OutboxState>();
-    for (const change of changes) {
-      const entry = this.byId.get(change.id);
-      if (entry === undefined) throw outboxChangeError(change, "no such outbox entry");
-      const state = states.get(change.id) ?? entry.state;
-      const problem = transitionProblem(state, change);
-      if (problem !== undefined) throw outboxChangeError(change, problem);
-      states.set(change.id, stateAfter(state, change));
-    }
-    let requeued = false;
-    for (const change of changes) {
-      const entry = this.byId.get(change.id) as OutboxEntry;
-      requeued = this.applyChange(entry, change) || requeued;
-    }
-    if (requeued) this.rebuildPendingIndex();
-    if (changes.length > 0) await this.groupCommit.request();
-  }
-
-  async pruneDelivered(olderThan: string): Promise<number> {
-    this.assertWritable();
-    const limit = Date.parse(olderThan);
-    if (Number.isNaN(limit)) throw new TypeError(`olderThan is not an ISO-8601 date: ${olderThan}`);
-    const keep: OutboxEntry[] = [];
-    let removed = 0;
-    for (const entry of this.data.outbox) {
-      if (entry.state === "delivered" && Date.parse(entry.delivered_at ?? entry.created_at) < limit) {
-        this.byId.delete(entry.id);
-        removed++;
-      } else {
-        keep.push(entry);
-      }
-    }
-    if (removed === 0) return 0;
-    this.data.outbox = keep;
-    await this.groupCommit.request();
-    return removed;
-  }
-
-  getMeta<T = unknown>(key: string): T | undefined {
-    return (Object.hasOwn(this.data.meta, key) ? this.data.meta[key] : undefined) as T | undefined;
-  }
-
-  async setMeta(key: string, value: unknown): Promise<void> {
-    this.assertWritable();
-    // A JSON copy: what is stored is exactly what a restart will read back.
-    const text = JSON.stringify(value);
-    if (text === undefined) delete this.data.meta[key];
-    else this.data.meta[key] = JSON.parse(text) as unknown;
-    await this.groupCommit.request();
-  }
-
-  /** `force` writes even when nothing changed (the first write of a new or upgraded file). */
-  async flush(force = false): Promise<void> {
-    if (this.readOnly) return;
-    await (force ? this.groupCommit.request() : this.groupCommit.flush());
-  }
-
-  async close(): Promise<void> {
-    if (this.closed) return;
-    this.closed = true;
-    try {
-      await this.flush();
-    } finally {
-      await this.lock?.release();
-    }
-  }
-
-  stats(): StoreStats {
-    return {
-      writes: this.writes,
-      failedWrites: this.failedWrites,
-      lastWriteFailed: this.lastWriteFailed,
-      bytes: this.adapter.bytes,
-      outbox: this.data.outbox.length,
-      cursors: this.cursorCount,
-    };
-  }
-
-  private async writeFile(): Promise<void> {
-    const started = performance.now();
-    try {
-      // Low.write hands db.data to the adapter, which serializes it before its first await.
-      await this.db.write();
-    } catch (error) {
-      this.failedWrites++;
-      this.lastWriteFailed = true;
-      this.logger.warn({ path: this.path, err: error }, "store write failed; the last good file is kept and the next write will persist everything");
-      throw error;
-    }
-    const seconds = (performance.now() - started) / 1000;
-    this.writes++;
-    this.lastWriteFailed = false;
-    this.common.metrics.storeWriteDuration.observe(seconds);
-    this.common.metrics.storeSize.set(this.adapter.bytes);
-  }
-
-  private assertWritable(): void {
-    if (this.readOnly) throw new StoreError("KW_STORE_READ_ONLY", `the store ${this.path} was opened read-only`);
-    if (this.closed) throw new StoreError("KW_STORE_CLOSED", `the store ${this.path} is closed`);
-  }
-
-  private addEntry(entry: OutboxEntry): void {
-    this.data.outbox.push(entry);
-    this.byId.set(entry.id, entry);
-    if (entry.state === "pending") this.indexPending(entry);
-  }
-
-  private indexPending(entry: OutboxEntry): void {
-    this.pending.add(entry);
-    let bySink = this.pendingBySink.get(entry.sink);
-    if (bySink === undefined) this.pendingBySink.set(entry.sink, (bySink = new Set()));
-    bySink.add(entry);
-  }
-
-  private unindexPending(entry: OutboxEntry): void {
-    this.pending.delete(entry);
-    this.pendingBySink.get(entry.sink)?.delete(entry);
-  }
-
-  /** After a requeue: rebuilt from the outbox array so that the index stays in order of addition. */
-  private rebuildPendingIndex(): void {
-    this.pending = new Set();
-    this.pendingBySink = new Map();
-    for (const entry of this.data.outbox) if (entry.state === "pending") this.indexPending(entry);
-  }
-
-  /** Applies a checked change; returns true when the entry came back to pending. */
-  private applyChange(entry: OutboxEntry, change: OutboxChange): boolean {
-    this.encoder.changed(entry);
-    switch (change.kind) {
-      case "delivered":
-        if (entry.state === "delivered") return false;
-        this.unindexPending(entry);
-        entry.state = "delivered";
-        entry.attempts++;
-        entry.delivered_at = change.at;
-        return false;
-      case "failed":
-        entry.attempts++;
-        entry.last_error = change.error;
-        entry.next_attempt_at = change.next_attempt_at;
-        return false;
-      case "dead":
-        if (entry.state === "dead") return false;
-        this.unindexPending(entry);
-        entry.state = "dead";
-        entry.attempts++;
-        entry.dead_reason = change.reason;
-        return false;
-      case "requeue":
-        if (entry.state === "pending") return false;
-        entry.state = "pending";
-        entry.attempts = 0;
-        entry.next_attempt_at = change.at;
-        // A fresh digest: reusing the old group id would make a receiver drop it as a duplicate.
-        delete entry.group_id;
-        delete entry.dead_reason;
-        return true;
-      case "group":
-        entry.group_id = change.group_id;
-        return false;
-    }
+  } catch (error) {
+    if (error instanceof StoreError) throw error;
+    if (isCorruption(error)) throw corrupt(path, `SQLite: ${(error as Error).message}`, error);
+    throw error;
   }
 }
 
-function transitionProblem(state: OutboxState, change: OutboxChange): string | undefined {
-  switch (change.kind) {
-    case "delivered":
-      return state === "dead" ? "a dead entry must be requeued before it can be delivered" : undefined;
-    case "failed":
-    case "group":
-      return state === "pending" ? undefined : `the entry is ${state}, not pending`;
-    case "dead":
-      return state === "delivered" ? "a delivered entry cannot become dead" : undefined;
-    case "requeue":
-      return state === "delivered" ? "a delivered entry cannot be requeued" : undefined;
+function importLegacy(db: Database, data: StoreData): void {
+  importAll(db, { cursors: Object.values(data.cursors), outbox: data.outbox, meta: Object.entries(data.meta) });
+}
+
+/**
+ * Upgrades a JSON store (schema_version 1) to SQLite, safe against a crash at every step:
+ * the database is built beside the file (`<path>.new`), made durable, the JSON is kept as
+ * `<path>.v1.json.bak`, and the database renamed over the path. Until that rename the
+ * path holds the JSON, and the next start begins again from it.
+ */
+function upgradeInPlace(path: string, data: StoreData, logger: Logger, from: number): void {
+  const backup = `${path}.v1.json.bak`;
+  try {
+    buildBeside(
+      path,
+      (db) => importLegacy(db, data),
+      () => {
+        rmSync(backup, { force: true });
+        try {
+          linkSync(path, backup);
+        } catch {
+          copyFileSync(path, backup);
+        }
+        fsyncFile(backup);
+      },
+    );
+  } catch (error) {
+    throw new StoreError("KW_STORE_WRITE_FAILED", `cannot upgrade the store file ${path} to SQLite: ${(error as Error).message}; the JSON file is unchanged`, { cause: error });
+  }
+  logger.info(
+    { path, backup, from, to: SQLITE_SCHEMA_VERSION, cursors: Object.keys(data.cursors).length, outbox: data.outbox.length },
+    "store upgraded from JSON to SQLite; the JSON file is kept as the backup",
+  );
+}
+
+function fsyncFile(path: string): void {
+  const fd = openSync(path, "r+");
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
   }
 }
 
-function stateAfter(state: OutboxState, change: OutboxChange): OutboxState {
-  switch (change.kind) {
-    case "delivered":
-      return "delivered";
-    case "dead":
-      return "dead";
-    case "requeue":
-      return "pending";
-    default:
-      return state;
-  }
-}
-
-function outboxChangeError(change: OutboxChange, problem: string): StoreError {
-  return new StoreError("KW_STORE_OUTBOX_CHANGE", `cannot apply "${change.kind}" to outbox entry ${change.id}: ${problem}; no change of this batch was applied`);
-}
-
-function checkCursor(cursor: Cursor): void {
-  if (typeof cursor.key !== "string" || cursor.key === "" || !Number.isSafeInteger(cursor.block)) {
-    throw new TypeError(`a cursor needs a key and an integer block: ${JSON.stringify({ key: cursor.key, block: cursor.block })}`);
+function fsyncDirectory(dir: string): void {
+  let fd: number | undefined;
+  try {
+    fd = openSync(dir, "r");
+    fsyncSync(fd);
+  } catch {
+    // Some file systems cannot fsync a directory; the rename is as durable as they allow.
+  } finally {
+    if (fd !== undefined) closeSync(fd);
   }
 }

@@ -1,20 +1,20 @@
 import type { OutboxState, StoreData } from "./types.js";
 import { StoreError } from "./errors.js";
+import { isCursorBlock } from "./sqlite-store.js";
 
-/** The version of the store file this code writes. */
+/**
+ * The last version of the JSON store file (kaiawatch before SQLite). Such a file is read
+ * only to be upgraded (open-store.ts); SQLite stores carry their version in user_version.
+ */
 export const SCHEMA_VERSION = 1;
 
 /**
- * Upgrades, keyed by the version they upgrade FROM: `MIGRATIONS[n]` turns a version-n file
- * into a version-(n+1) one. Empty while there has only been version 1; when the file shape
- * changes, bump SCHEMA_VERSION and add the step here, so that old stores keep opening.
+ * Upgrades of the JSON file, keyed by the version they upgrade FROM: `MIGRATIONS[n]` turns
+ * a version-n file into a version-(n+1) one, up to 1, the last JSON version (none was ever
+ * needed). Later changes of the store's shape are SQLite migrations (user_version).
  */
 export type Migration = (data: Record<string, unknown>) => Record<string, unknown>;
 export const MIGRATIONS: Readonly<Record<number, Migration>> = {};
-
-export function emptyStoreData(): StoreData {
-  return { schema_version: SCHEMA_VERSION, cursors: {}, outbox: [], meta: {} };
-}
 
 /**
  * Checks a parsed store file and brings it to SCHEMA_VERSION. A file from a newer kaiawatch
@@ -53,7 +53,7 @@ function checkShape(data: Record<string, unknown>, notOurs: (why: string) => Sto
   const { cursors, outbox, meta } = data;
   if (!isPlainObject(cursors)) throw notOurs("cursors is not an object");
   for (const [key, cursor] of Object.entries(cursors)) {
-    if (!isPlainObject(cursor) || cursor.key !== key || !Number.isSafeInteger(cursor.block)) throw notOurs(`cursor ${JSON.stringify(key)} is malformed`);
+    if (!isPlainObject(cursor) || cursor.key !== key || !isCursorBlock(cursor.block)) throw notOurs(`cursor ${JSON.stringify(key)} is malformed`);
   }
   if (!Array.isArray(outbox)) throw notOurs("outbox is not an array");
   const ids = new Set<string>();

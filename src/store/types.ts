@@ -55,39 +55,61 @@ export interface OutboxFilter {
   state?: OutboxState;
   /** Only entries whose next_attempt_at is at or before this ISO-8601 UTC instant. */
   dueBefore?: string;
+  /** Only the members of this digest. */
+  groupId?: string;
+  /** At most this many entries (the first ones in the listing's order). */
+  limit?: number;
+  /** Newest first instead of oldest first: with `limit`, the most recently added entries. */
+  newestFirst?: boolean;
+}
+
+export interface OutboxCountFilter {
+  sink?: string;
+  state?: OutboxState;
+  /** Only entries attempted at least once (true: for pending, the ones retrying) or never (false). */
+  retrying?: boolean;
+}
+
+/** How many entries one sink has in one state; `retrying` of them were attempted at least once. */
+export interface OutboxCount {
+  sink: string;
+  state: OutboxState;
+  count: number;
+  retrying: number;
 }
 
 export interface StoreStats {
-  /** Successful file writes since the store was opened. */
+  /** Successful commits (durable writes) since the store was opened. */
   writes: number;
-  /** Failed file writes since the store was opened. */
+  /** Failed commits since the store was opened. */
   failedWrites: number;
-  /** The last file write failed (memory holds changes the file does not): the store is not writable now. */
+  /** The last commit failed (its changes were rolled back): the store is not writable now. */
   lastWriteFailed: boolean;
-  /** Bytes of the file after the last successful write (or as read at start). */
+  /** Bytes the store takes on disk (its files together) after the last commit (or at open). */
   bytes: number;
   outbox: number;
   cursors: number;
 }
 
 /**
- * The persistent state of kaiawatch behind a narrow interface, so that a PostgreSQL or
- * Redis implementation can replace the JSON file. Reads are synchronous and served from
- * memory; every mutation applies at once and resolves when it is durable. Returned objects
- * are copies; the nested alert document is shared and must not be mutated.
+ * The persistent state of kaiawatch behind a narrow interface, so that a PostgreSQL
+ * implementation can replace the embedded one. Reads are synchronous; a listing of the
+ * outbox costs what it returns (use `limit`), and counting costs nothing per entry. Every
+ * mutation applies at once (the next read sees it) and resolves when it is durable; a
+ * mutation whose write fails is undone and rejects. Returned objects are copies.
  */
 export interface Store {
   readonly path: string;
   readonly readOnly: boolean;
   getCursor(key: string): Cursor | undefined;
   listCursors(): Cursor[];
-  /** Sets a cursor to any block, also backwards (CLI rewind and skip). */
+  /** Sets a cursor to any block, also backwards (CLI rewind and skip); never below 0. */
   setCursor(cursor: Cursor): Promise<void>;
   /**
    * The atomic step of guarantee 1: the cursor advance and the window's new outbox entries
    * in one write. Entries whose id already exists (a re-scan after a rewind or a crash) are
    * not added again. A cursor behind the stored one is refused (KW_STORE_CURSOR_BACKWARDS).
-   * A window without entries resolves at once: its cursor advance reaches the file with the
+   * A window without entries resolves at once: its cursor advance becomes durable with the
    * next write or flush() (a crash before that re-scans blocks that held no alert).
    */
   commitWindow(input: { cursor: Cursor; entries: OutboxEntry[] }): Promise<{ added: number }>;
@@ -97,12 +119,27 @@ export interface Store {
    * entry whose id exists is not added again.
    */
   enqueue(entries: OutboxEntry[]): Promise<{ added: number }>;
-  /** Matching entries, oldest first (in the order they were added). */
+  /** Matching entries, oldest first (in the order they were added) unless `newestFirst`. */
   listOutbox(filter?: OutboxFilter): OutboxEntry[];
-  /** Many changes in one write; all or nothing. */
-  updateOutbox(changes: OutboxChange[]): Promise<void>;
-  /** Removes delivered entries delivered before `olderThan` (ISO); returns how many. */
-  pruneDelivered(olderThan: string): Promise<number>;
+  /** How many entries match. */
+  countOutbox(filter?: OutboxCountFilter): number;
+  /** The number of entries by sink and state (only pairs that have entries). */
+  outboxCounts(): OutboxCount[];
+  /** The earliest next_attempt_at of the sink's pending entries that falls after `after` (ISO), if any. */
+  nextAttemptAfter(sink: string, after: string): string | undefined;
+  /**
+   * Many changes in one write; all or nothing. With `durable: false` the changes apply at
+   * once and the promise resolves without waiting for them to be durable: they go with the
+   * next commit, at the latest a few milliseconds later (flush() waits for them). For
+   * changes a crash may lose at no cost, such as a delivery's outcome (the alert is sent
+   * again under its id).
+   */
+  updateOutbox(changes: OutboxChange[], options?: { durable?: boolean }): Promise<void>;
+  /**
+   * Removes delivered entries delivered before `olderThan` (ISO), at most `limit` of them
+   * (the oldest), so that a large backlog of history is pruned in steps; returns how many.
+   */
+  pruneDelivered(olderThan: string, limit?: number): Promise<number>;
   /** The stored value itself (not a copy, as meta may be large): treat it as read-only. */
   getMeta<T = unknown>(key: string): T | undefined;
   /** Stores a JSON value (a copy of it); `undefined` removes the key. */
@@ -114,7 +151,7 @@ export interface Store {
   stats(): StoreStats;
 }
 
-/** The file's shape. */
+/** The shape of the JSON store file of schema_version 1 (before SQLite), read to upgrade it. */
 export interface StoreData {
   schema_version: number;
   cursors: Record<string, Cursor>;

@@ -86,11 +86,14 @@ describe("kaiawatch cursors", () => {
     const ambiguous = await cli("cursors", "--config", configPath, "--set", "wallet=1");
     expect(ambiguous.code).toBe(2);
     expect(ambiguous.err).toMatch(/watch "wallet" has 2 sources; name one by its key: src_[0-9a-f]{16}, src_[0-9a-f]{16}/);
-    for (const bad of ["token", "token=abc", "nosuch=5"]) {
+    for (const bad of ["token", "token=abc", "nosuch=5", "token=-5", "token=1.5"]) {
       const result = await cli("cursors", "--config", configPath, "--set", bad);
       expect(result.code).toBe(2);
       expect(result.err).not.toMatch(/\n\s+at /);
     }
+    // A negative block names the rule rather than failing every tick later.
+    const negative = await cli("cursors", "--config", configPath, "--set", "token=-5");
+    expect(negative.err).toContain('BLOCK must be a block number (0 or more), got "token=-5"');
   });
 
   it("refuses --set while a daemon holds the store, and still lists", async () => {

@@ -113,6 +113,27 @@ describe("kaiawatch outbox", () => {
     expect(none).toMatchObject({ code: 0, stdout: "No pending or dead alerts for sink nobody in the outbox.\n" });
   });
 
+  it("shows the newest --limit entries of each state, oldest first, with the totals", async () => {
+    const store = await openStore(createTestCommon(), { path: storePath });
+    await commit(store, Array.from({ length: 250 }, (_, i) => entry(`p${String(i).padStart(3, "0")}`, "hook", "big-outflow")));
+    await store.close();
+    const shown = await run("outbox", "--store", storePath, "--limit", "3");
+    expect(shown.code).toBe(0);
+    const ids = shown.stdout
+      .trim()
+      .split("\n")
+      .slice(1, 4)
+      .map((line) => line.split(/\s+/)[0]);
+    expect(ids).toEqual(["p247:hook", "p248:hook", "p249:hook"]);
+    expect(shown.stdout).toContain("250 pending (the newest 3 of each shown; --limit N shows more)");
+    // By default the newest 100.
+    const byDefault = await run("outbox", "--store", storePath, "--json");
+    expect(byDefault.stdout.trim().split("\n")).toHaveLength(100);
+    const bad = await run("outbox", "--store", storePath, "--limit", "0");
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain("--limit must be a whole number ≥ 1");
+  });
+
   it("works while the daemon holds the store (read-only)", async () => {
     await seedStore();
     const daemon = await openStore(createTestCommon(), { path: storePath });

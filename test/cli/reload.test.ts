@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createSimulator, type Simulator } from "../../src/simulator/index.js";
 import { NORMALIZERS } from "../../src/watch/normalize.js";
-import type { StoreData } from "../../src/store/types.js";
+import { readOnDisk } from "../store/fixtures/on-disk.js";
 import { readJsonLines, recordKeyOf, repeated, tempDir } from "../helpers/harness.js";
 import { startKaiawatch, waitFor } from "../helpers/child.js";
 
@@ -38,7 +38,7 @@ rules: [ { name: token-logs, watch: token, notify: [out] } ]
     writeFileSync(configPath, tokenOnly);
     const child = startKaiawatch(["run", "--config", configPath, "--log-format", "json"]);
     // The store file is replaced atomically, so reading it while the daemon runs is safe.
-    const cursors = () => (existsSync(storePath) ? Object.values((JSON.parse(readFileSync(storePath, "utf8")) as StoreData).cursors) : []);
+    const cursors = () => (existsSync(storePath) ? Object.values(readOnDisk(storePath).cursors) : []);
     const tokenCursor = () => cursors().find((c) => c.watch === "token")?.block ?? -1;
     try {
       await waitFor(() => tokenCursor() > start + 10, 20_000, "the token source to advance");
@@ -76,7 +76,7 @@ rules:
     // The token source ran through both reloads without a gap or a repeat.
     const end = tokenCursor();
     // What the scan produced: the outbox holds every alert, delivered or still waiting.
-    const outbox = (JSON.parse(readFileSync(storePath, "utf8")) as StoreData).outbox;
+    const outbox = readOnDisk(storePath).outbox;
     const keys = outbox.filter((e) => e.rule === "token-logs").map((e) => recordKeyOf(e.alert));
     expect(readJsonLines(alertsPath).length).toBeGreaterThan(0);
     const truth = sim.truth.accountEventLogs(sim.addresses.busyToken, { from: start, to: end }).map((r) => NORMALIZERS.event_logs(r).key);

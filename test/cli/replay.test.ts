@@ -8,7 +8,7 @@ import { createDaemon } from "../../src/daemon/create-daemon.js";
 import { createSimulator, type Simulator } from "../../src/simulator/index.js";
 import { openStore } from "../../src/store/open-store.js";
 import type { AlertDocument } from "../../src/rules/alert.js";
-import type { StoreData } from "../../src/store/types.js";
+import { readOnDisk, type OnDisk } from "../store/fixtures/on-disk.js";
 import { kaiaToKei } from "../../src/chain/units.js";
 import { configFromText, memoryIO, quietCommon, readJsonLines, tempDir } from "../helpers/harness.js";
 
@@ -86,8 +86,8 @@ function matchLines(stdout: string): Array<{ type: string; alert: AlertDocument;
     .filter((line) => line.type === "match");
 }
 
-function snapshot(path: string): Pick<StoreData, "cursors" | "outbox"> {
-  const data = JSON.parse(readFileSync(path, "utf8")) as StoreData;
+function snapshot(path: string): Pick<OnDisk, "cursors" | "outbox"> {
+  const data = readOnDisk(path);
   return { cursors: data.cursors, outbox: data.outbox };
 }
 

@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { main } from "../../src/cli/main.js";
@@ -6,7 +6,7 @@ import { readSuppressedNotes } from "../../src/notify/cooldown.js";
 import { createDaemon } from "../../src/daemon/create-daemon.js";
 import { createSimulator } from "../../src/simulator/index.js";
 import { openStore } from "../../src/store/open-store.js";
-import type { StoreData } from "../../src/store/types.js";
+import { readOnDisk } from "../store/fixtures/on-disk.js";
 import type { InternalTransactionListItem } from "../../src/explorer/types.js";
 import { startKaiawatch, waitFor, type Child } from "../helpers/child.js";
 import { configFromText, memoryIO, quietCommon, readJsonLines, tempDir } from "../helpers/harness.js";
@@ -57,7 +57,7 @@ sinks:
         await daemon.exited;
       }
     });
-    const cursorSet = () => existsSync(store) && Object.keys((JSON.parse(readFileSync(store, "utf8")) as StoreData).cursors).length > 0;
+    const cursorSet = () => existsSync(store) && Object.keys(readOnDisk(store).cursors).length > 0;
     await waitFor(cursorSet, 15_000, `the daemon's first tick (stderr: ${daemon.stderr()})`);
 
     const call = (to: string): Partial<InternalTransactionListItem> => ({ from: wallet, to, amount: "1" });

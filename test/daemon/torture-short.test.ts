@@ -7,11 +7,12 @@ import { runTorture } from "../../bench/torture/run-torture.js";
  * fails often, one that goes down and comes back, a real SMTP server answering 451 now and
  * then, and `kaiawatch run` killed with SIGKILL at least five times. Then `kaiawatch once`
  * finishes, and every receiver's alerts are compared with the simulator's ground truth.
+ * The store starts with 100,000 delivered alerts in it, as after a week of a busy feed.
  */
 describe("torture, short", () => {
   it("loses no alert, skips no block, and repeats an alert only under its own id", async () => {
     const seed = Date.now() % 1_000_000;
-    const summary = await runTorture({ durationMs: 20_000, minKills: 5, seed, sinkFailureRate: 0.15 });
+    const summary = await runTorture({ durationMs: 20_000, minKills: 5, seed, sinkFailureRate: 0.15, seedDelivered: 100_000 });
     const context = `seed ${seed}: ${JSON.stringify({ failures: summary.failures, examples: summary.examples })}`;
     expect(summary.kills, context).toBeGreaterThanOrEqual(5);
     expect(summary.records_total, context).toBeGreaterThan(100);

@@ -83,3 +83,29 @@ describe("a backlog on one sink", () => {
     expect(reopened.listOutbox({ state: "delivered" }).find((e) => e.alert.id === "a0042")?.attempts).toBe(2);
   });
 });
+
+describe("passes bounded by passLimit", () => {
+  it("work through a backlog larger than one pass reads, each alert once, in order", async () => {
+    const alertIds = ids("a", 120);
+    await commit(env.store, alertIds.map((id) => entry(id, "out")));
+    const sink = recording("out");
+    const dispatcher = createDispatcher(env.common, { store: env.store, sinks: [{ sink, concurrency: 2, maxAttempts: 3, maxAgeMs: 3600_000 }], rules: [], passLimit: 7 });
+    const result = await dispatcher.drain({ timeoutMs: 60_000 });
+    expect(result).toMatchObject({ delivered: 120, pending: 0, timedOut: false });
+    expect([...sink.delivered].sort()).toEqual(alertIds);
+  });
+
+  it("send a persisted digest whole even when the limit cuts through its members", async () => {
+    // A digest of three whose members lie far apart among other pending alerts: a pass of
+    // two reads only the first member, and must fetch the others rather than send a part.
+    await commit(env.store, [entry("m1", "out"), ...ids("o", 10).map((id) => entry(id, "out")), entry("m2", "out"), entry("m3", "out")]);
+    await env.store.updateOutbox(["m1", "m2", "m3"].map((id) => ({ id: `${id}:out`, kind: "group" as const, group_id: "grp_cut" })));
+    const sink = recording("out");
+    const dispatcher = createDispatcher(env.common, { store: env.store, sinks: [{ sink, concurrency: 1, maxAttempts: 3, maxAgeMs: 3600_000 }], rules: [], passLimit: 2 });
+    const result = await dispatcher.drain({ timeoutMs: 60_000 });
+    expect(result).toMatchObject({ delivered: 13, pending: 0 });
+    const digest = sink.calls.filter((call) => call.id === "grp_cut");
+    expect(digest).toHaveLength(1);
+    expect(digest[0]?.alertIds).toEqual(["m1", "m2", "m3"]);
+  });
+});

@@ -1,9 +1,8 @@
-import { readFileSync } from "node:fs";
 import { afterEach, describe, expect, it } from "vitest";
 import { createDispatcher, type Dispatcher, type DispatcherOptions, type DispatcherRule } from "../../src/notify/dispatcher.js";
 import { readRecordField } from "../../src/notify/grouping.js";
 import type { Delivery } from "../../src/notify/sink.js";
-import type { StoreData } from "../../src/store/types.js";
+import { readOnDisk } from "../store/fixtures/on-disk.js";
 import { commit, counter, createEnv, entry, recording, sleep, transient, until, type TestEnv } from "./dispatcher-fixtures.js";
 
 let env: TestEnv;
@@ -119,7 +118,7 @@ describe("dispatcher: digests", () => {
     const seenOnDisk: Array<string | undefined> = [];
     const failing = recording("hook", (delivery: Delivery) => {
       // What a crash right now would leave: the file on disk.
-      const file = JSON.parse(readFileSync(env.path, "utf8")) as StoreData;
+      const file = readOnDisk(env.path);
       for (const e of file.outbox) if (delivery.alerts.some((a) => `${a.id}:hook` === e.id)) seenOnDisk.push(e.group_id);
       throw transient();
     });

@@ -1,7 +1,10 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { seedStore } from "../../bench/store-seed.js";
+import { createTestCommon } from "../../src/common/common.js";
 import type { AlertDocument } from "../../src/rules/alert.js";
+import { openStore } from "../../src/store/open-store.js";
 import { createSimulator, type Simulator } from "../../src/simulator/index.js";
 import { NORMALIZERS } from "../../src/watch/normalize.js";
 import { recordKeyOf, tempDir } from "../helpers/harness.js";
@@ -13,8 +16,11 @@ import { startReceiver, type Receiver } from "./receiver.js";
  * webhook receiver in this process and is killed with SIGKILL while deliveries are in
  * flight, again and again; `kaiawatch once` then finishes. The receiver must have got every
  * alert at least once, and anything it got twice under the same webhook-id and alert id.
+ * The store holds 100,000 delivered alerts before the first run (a week of a busy feed), so
+ * that the kills land on commits into a full store, not an empty one.
  */
 const KILLS = 4;
+const SEEDED = 100_000;
 const REPLY_DELAY_MS = 150;
 let sim: Simulator;
 let receiver: Receiver;
@@ -42,12 +48,14 @@ describe("SIGKILL while deliveries are in flight", () => {
   it(`delivers every alert at least once, a repeat only under the same id, over ${KILLS} kills and a restart`, async () => {
     const start = sim.head() - 39;
     const configPath = join(dir.path, "config.yaml");
+    const storePath = join(dir.path, "store.json");
+    await seedStore(storePath, { delivered: SEEDED, sinks: ["audit"] });
     writeFileSync(
       configPath,
       `
 explorer: { base_url: "${sim.url}", requests_per_second: 500, page_size: 50 }
 chain: { rpc_url: "${sim.rpcUrl}", lag_blocks: 0 }
-store: { path: "${join(dir.path, "store.json")}" }
+store: { path: "${storePath}" }
 status: { listen: false }
 defaults: { schedule: "* * * * * *", start: ${start}, max_window_blocks: 10, jitter: 0s }
 watches:
@@ -93,7 +101,12 @@ sinks:
     expect(truth.filter((key) => !idsByRecord.has(key))).toEqual([]);
     expect(idsByRecord.size).toBe(truth.length);
     expect([...idsByRecord.entries()].filter(([, ids]) => ids.size > 1)).toEqual([]);
+    // The history is still there, and the alerts of this run beside it, each once.
+    const store = await openStore(createTestCommon(), { path: storePath, readOnly: true });
+    expect(store.countOutbox({ state: "delivered" })).toBe(SEEDED + truth.length);
+    expect(store.countOutbox({ state: "pending" })).toBe(0);
+    await store.close();
     const repeats = receiver.requests.length - truth.length;
     console.log(`sigkill e2e: ${KILLS} kills, ${truth.length} alerts, ${receiver.requests.length} requests, ${repeats} repeated under their own id`);
-  }, 60_000);
+  }, 120_000);
 });

@@ -1,9 +1,9 @@
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:net";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createSimulator, type Simulator } from "../../src/simulator/index.js";
-import type { StoreData } from "../../src/store/types.js";
+import { readOnDisk } from "../store/fixtures/on-disk.js";
 import { startKaiawatch, waitFor, type Child } from "../helpers/child.js";
 import { tempDir } from "../helpers/harness.js";
 
@@ -89,7 +89,7 @@ describe("kaiawatch run's status server, from outside", () => {
       const atHead = async () => {
         body = await status();
         // The file too: a window without alerts reaches the file with the firing's one write, just after.
-        const onDisk = (JSON.parse(readFileSync(storePath, "utf8")) as StoreData).cursors;
+        const onDisk = readOnDisk(storePath).cursors;
         return body.sources.length === 2 && body.sources.every((s) => s.cursor === sim.head() && onDisk[s.key]?.block === sim.head());
       };
       const until = async (what: string) => {
@@ -108,7 +108,7 @@ describe("kaiawatch run's status server, from outside", () => {
       const metricsResponse = await fetch(`${url}/metrics`, { headers: auth });
       expect(metricsResponse.headers.get("content-type")).toContain("text/plain");
       const metrics = await metricsResponse.text();
-      const store = JSON.parse(readFileSync(storePath, "utf8")) as StoreData;
+      const store = readOnDisk(storePath);
       const simStats = sim.stats();
 
       expect(body.head.block).toBe(sim.head());

@@ -1,4 +1,5 @@
-import { mkdirSync, rmSync, rmdirSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { closeSync, openSync, rmSync, writeSync } from "node:fs";
 import { createServer, type Server } from "node:net";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -12,6 +13,18 @@ import { configFromText, quietCommon, tempDir } from "../helpers/harness.js";
  * ticks as they really change.
  */
 const cleanups: Array<() => Promise<void> | void> = [];
+const canMount = (() => {
+  const probe = tempDir();
+  try {
+    execFileSync("mount", ["-t", "tmpfs", "-o", "size=64k", "tmpfs", probe.path], { stdio: "ignore" });
+    execFileSync("umount", [probe.path], { stdio: "ignore" });
+    return true;
+  } catch {
+    return false;
+  } finally {
+    probe.remove();
+  }
+})();
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
@@ -25,11 +38,11 @@ interface Started {
   storePath: string;
 }
 
-async function start(options: { token?: boolean; listen?: string; rpcUrl?: string } = {}): Promise<Started> {
+async function start(options: { token?: boolean; listen?: string; rpcUrl?: string; storeDir?: string } = {}): Promise<Started> {
   const sim = await createSimulator({ initialBlocks: 20 });
   cleanups.push(() => sim.close());
   const dir = tempDir();
-  const storePath = join(dir.path, "store.json");
+  const storePath = join(options.storeDir ?? dir.path, "store.json");
   const config = configFromText(`
 explorer: { base_url: ${sim.url}, requests_per_second: 1000, max_retries: 0 }
 chain: { rpc_url: ${options.rpcUrl ?? sim.rpcUrl}, lag_blocks: 0 }
@@ -151,23 +164,33 @@ describe("status server", () => {
     expect((await fetch(`${url}/status`, { method: "POST", headers: { authorization: `Bearer ${TOKEN}` } })).status).toBe(405);
   });
 
-  it("is not ready while store writes fail, and ready again once they succeed", async () => {
-    const { url, storePath } = await start();
-    await readyWithin(url, 10_000);
-    // The temporary file's path taken by a directory: every write fails (even for root).
-    // A write may hold the temporary file this very moment: try again until the directory is in place.
-    await until(() => {
-      try {
-        mkdirSync(`${storePath}.tmp`);
-        return true;
-      } catch {
-        return false;
-      }
+  // A full disk (a tiny tmpfs filled up) is what makes SQLite's writes fail: needs root.
+  it.skipIf(!canMount)("is not ready while store writes fail, and ready again once they succeed", async () => {
+    const mount = tempDir();
+    execFileSync("mount", ["-t", "tmpfs", "-o", "size=4m", "tmpfs", mount.path], { stdio: "ignore" });
+    cleanups.push(() => {
+      execFileSync("umount", [mount.path], { stdio: "ignore" });
+      mount.remove();
     });
-    cleanups.push(() => rmSync(`${storePath}.tmp`, { recursive: true, force: true }));
+    const { url, sim } = await start({ storeDir: mount.path });
+    await readyWithin(url, 10_000);
+    const filler = join(mount.path, "filler");
+    // New blocks keep the daemon writing; a checkpoint may free a page now and then: top up.
+    const fillUp = () => {
+      const fd = openSync(filler, "a");
+      try {
+        for (;;) writeSync(fd, Buffer.alloc(4096, 1));
+      } catch {
+        // ENOSPC: full.
+      } finally {
+        closeSync(fd);
+      }
+    };
     const deadline = Date.now() + 10_000;
     let body: { ready: boolean; checks: { store: { ok: boolean; detail: string } } } | undefined;
     while (Date.now() < deadline) {
+      fillUp();
+      sim.mine(3);
       const res = await get(`${url}/readyz`);
       body = (await res.json()) as typeof body;
       if (res.status === 503 && body?.checks.store.ok === false) break;
@@ -175,7 +198,7 @@ describe("status server", () => {
     }
     expect(body?.checks.store.ok).toBe(false);
     expect(body?.checks.store.detail).toMatch(/failed/);
-    rmdirSync(`${storePath}.tmp`);
+    rmSync(filler);
     await readyWithin(url, 10_000);
   });
 

@@ -1,9 +1,9 @@
-import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createTestCommon } from "../../src/common/common.js";
 import { openStore } from "../../src/store/open-store.js";
-import type { Store, StoreData } from "../../src/store/types.js";
+import type { Store } from "../../src/store/types.js";
+import { readOnDisk } from "./fixtures/on-disk.js";
 import { cursor, entry } from "./fixtures/sample.js";
 import { makeTempDir } from "./fixtures/temp-dir.js";
 
@@ -39,7 +39,7 @@ describe("enqueue (replay --send, operational alerts)", () => {
     expect(store.listOutbox({ sink: "email", state: "pending" }).map((e) => e.id)).toEqual(["a2:email"]);
 
     // Durable: the file holds them (the call resolved after the write), with the cursors unchanged.
-    const disk = JSON.parse(readFileSync(path, "utf8")) as StoreData;
+    const disk = readOnDisk(path);
     expect(disk.outbox.map((e) => e.id)).toEqual(["a1:slack", "a2:slack", "a2:email"]);
     expect(Object.values(disk.cursors).map((c) => [c.key, c.block])).toEqual([["s1", 50], ["s2", 7]]);
   });

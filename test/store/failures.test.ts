@@ -1,10 +1,13 @@
-import { existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync, writeSync } from "node:fs";
+import BetterSqlite3 from "better-sqlite3";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createTestCommon } from "../../src/common/common.js";
 import { openStore } from "../../src/store/open-store.js";
 import { upgradeStoreData } from "../../src/store/schema.js";
-import type { Store, StoreData } from "../../src/store/types.js";
+import type { Store } from "../../src/store/types.js";
+import { readOnDisk } from "./fixtures/on-disk.js";
 import { cursor, entry } from "./fixtures/sample.js";
 import { makeTempDir } from "./fixtures/temp-dir.js";
 
@@ -16,10 +19,46 @@ beforeEach(() => {
   temp = makeTempDir();
   path = join(temp.dir, "kaiawatch.json");
 });
+const mounts: string[] = [];
 afterEach(async () => {
   for (const store of open.splice(0)) await store.close().catch(() => undefined);
+  for (const dir of mounts.splice(0)) execFileSync("umount", [dir], { stdio: "ignore" });
   temp.remove();
 });
+
+/** A tmpfs of `size` in the test's directory; only where mounting is allowed (root, CAP_SYS_ADMIN). */
+function mountTmpfs(size: string): string {
+  const dir = join(temp.dir, `tmpfs-${mounts.length}`);
+  mkdirSync(dir);
+  execFileSync("mount", ["-t", "tmpfs", "-o", `size=${size}`, "tmpfs", dir], { stdio: "ignore" });
+  mounts.push(dir);
+  return dir;
+}
+const canMount = (() => {
+  const probe = makeTempDir();
+  try {
+    execFileSync("mount", ["-t", "tmpfs", "-o", "size=64k", "tmpfs", probe.dir], { stdio: "ignore" });
+    execFileSync("umount", [probe.dir], { stdio: "ignore" });
+    return true;
+  } catch {
+    return false;
+  } finally {
+    probe.remove();
+  }
+})();
+
+/** Appends to `path` until its file system is full. */
+function fill(path: string): void {
+  const fd = openSync(path, "a");
+  const chunk = Buffer.alloc(4096, 1);
+  try {
+    for (;;) writeSync(fd, chunk);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "ENOSPC") throw error;
+  } finally {
+    closeSync(fd);
+  }
+}
 
 async function openTracked() {
   const store = await openStore(createTestCommon(), { path });
@@ -40,7 +79,6 @@ describe("a corrupt or foreign file stops start-up and is never overwritten", ()
   it.each([
     ["a truncated file", '{"schema_version":1,"cursors":{"s1":{"key":"s1","blo', 1, 53],
     ["a syntax error on line 3", '{\n  "schema_version": 1,\n  "cursors": {,}\n}', 3, 15],
-    ["an empty file", "", 1, 1],
   ])("%s: KW_STORE_CORRUPT naming the file and the position", async (_name, text, line, column) => {
     writeFileSync(path, text);
     const error = await openFails();
@@ -51,7 +89,19 @@ describe("a corrupt or foreign file stops start-up and is never overwritten", ()
     expect(existsSync(`${path}.lock`)).toBe(false); // the lock is released again
   });
 
+  it("an empty file (0 bytes): KW_STORE_CORRUPT, never a new empty store", async () => {
+    writeFileSync(path, "");
+    const error = await openFails();
+    expect(error.code).toBe("KW_STORE_CORRUPT");
+    expect(error.message).toContain("the file is empty (0 bytes)");
+    expect(readFileSync(path, "utf8")).toBe("");
+    expect(existsSync(`${path}.lock`)).toBe(false);
+  });
+
   it.each([
+    ["a file holding null", "null"],
+    ["a file holding a number", "42"],
+    ["a binary file that is neither SQLite nor JSON", "\u0000\u0001\u0002garbage"],
     ["a JSON array", "[]"],
     ["no schema_version", '{"cursors":{},"outbox":[],"meta":{}}'],
     ["a malformed outbox", '{"schema_version":1,"cursors":{},"outbox":[{"id":1}],"meta":{}}'],
@@ -89,51 +139,106 @@ describe("a corrupt or foreign file stops start-up and is never overwritten", ()
   });
 });
 
-describe("a failed write", () => {
-  it("rejects its callers with KW_STORE_WRITE_FAILED, keeps the last good file, and the next write persists everything", async () => {
+describe("an SQLite file that is not a kaiawatch store", () => {
+  it("an SQLite database without kaiawatch's tables: KW_STORE_CORRUPT, file unchanged", async () => {
+    const db = new BetterSqlite3(path);
+    db.exec("CREATE TABLE something_else (x)");
+    db.close();
+    const before = readFileSync(path);
+    const error = await openFails();
+    expect(error.code).toBe("KW_STORE_CORRUPT");
+    expect(error.message).toContain("without kaiawatch's tables");
+    expect(readFileSync(path).equals(before)).toBe(true);
+  });
+
+  it("a store of a newer kaiawatch: KW_STORE_VERSION", async () => {
+    const store = await openTracked();
+    await store.close();
+    const db = new BetterSqlite3(path);
+    db.pragma("user_version = 3");
+    db.close();
+    const error = await openFails();
+    expect(error.code).toBe("KW_STORE_VERSION");
+    expect(error.message).toMatch(/schema version 3.*knows up to 2/);
+  });
+
+  it("a damaged SQLite header: KW_STORE_CORRUPT, file unchanged", async () => {
     const store = await openTracked();
     await store.commitWindow({ cursor: cursor("s1", 1), entries: [entry("a1", "slack")] });
-    const good = readFileSync(path, "utf8");
+    await store.close();
+    const bytes = readFileSync(path);
+    bytes.fill(0xff, 20, 100); // the header after the magic string: page size, counters, schema cookie
+    writeFileSync(path, bytes);
+    const error = await openFails();
+    expect(error.code).toBe("KW_STORE_CORRUPT");
+    expect(readFileSync(path).equals(bytes)).toBe(true);
+  });
 
-    // A directory where the temporary file must go: open(2) fails with EISDIR even for root,
-    // for whom a read-only permission would not stop the write.
-    mkdirSync(`${path}.tmp`);
+  it("a WAL left without its database: KW_STORE_CORRUPT rather than replaying it into a new store", async () => {
+    writeFileSync(`${path}-wal`, "x");
+    const error = await openFails();
+    expect(error.code).toBe("KW_STORE_CORRUPT");
+    expect(existsSync(path)).toBe(false);
+  });
+});
+
+describe("cursors", () => {
+  it("refuses a negative cursor below -1 or a fraction, in setCursor and commitWindow", async () => {
+    const store = await openTracked();
+    await expect(store.setCursor(cursor("s1", -5))).rejects.toThrow(/whole number ≥ -1/);
+    await expect(store.setCursor(cursor("s1", 1.5))).rejects.toThrow(/whole number ≥ -1/);
+    await expect(store.commitWindow({ cursor: cursor("s1", -2), entries: [entry("a1", "slack")] })).rejects.toThrow(/whole number ≥ -1/);
+    await store.setCursor(cursor("s1", -1)); // a source starting at block 0
+    expect(store.getCursor("s1")?.block).toBe(-1);
+    expect(store.listOutbox()).toEqual([]);
+  });
+
+  it("refuses a JSON store holding a negative cursor instead of upgrading it", async () => {
+    const text = JSON.stringify({ schema_version: 1, cursors: { s1: { ...cursor("s1", -5) } }, outbox: [], meta: {} });
+    writeFileSync(path, text);
+    const error = await openFails();
+    expect(error.code).toBe("KW_STORE_CORRUPT");
+    expect(readFileSync(path, "utf8")).toBe(text);
+  });
+});
+
+describe("a failed write", () => {
+  // A full disk is the failure SQLite meets in practice: a tiny tmpfs, filled up (needs root).
+  it.skipIf(!canMount)("rejects its callers with KW_STORE_WRITE_FAILED, undoes their changes, keeps the last commit, and writes again once there is room", async () => {
+    const dir = mountTmpfs("2m");
+    path = join(dir, "kaiawatch.db");
+    const store = await openTracked();
+    await store.commitWindow({ cursor: cursor("s1", 1), entries: [entry("a1", "slack")] });
+    fill(join(dir, "filler"));
     const results = await Promise.allSettled([
-      store.commitWindow({ cursor: cursor("s1", 2), entries: [entry("a2", "slack")] }),
-      store.setMeta("m", "x"),
+      store.commitWindow({ cursor: cursor("s1", 2), entries: [entry("a2", "slack", { padding: 200_000 })] }),
+      store.setMeta("m", "x".repeat(50_000)),
     ]);
     for (const result of results) {
       expect(result.status).toBe("rejected");
       expect((result as PromiseRejectedResult).reason).toMatchObject({ code: "KW_STORE_WRITE_FAILED" });
     }
-    expect(readFileSync(path, "utf8")).toBe(good);
-    expect(store.stats().failedWrites).toBe(1);
-    // Memory stays the truth: the rejected window is still there for readers.
-    expect(store.getCursor("s1")?.block).toBe(2);
+    expect(store.stats()).toMatchObject({ lastWriteFailed: true });
+    expect(store.stats().failedWrites).toBeGreaterThanOrEqual(1);
+    // Undone, in memory too: the callers were told, and the poller scans the window again.
+    expect(store.getCursor("s1")?.block).toBe(1);
+    expect(store.getMeta("m")).toBeUndefined();
+    expect(store.listOutbox().map((e) => e.id)).toEqual(["a1:slack"]);
+    expect(readOnDisk(path).outbox.map((e) => e.id)).toEqual(["a1:slack"]);
 
-    // Still failing: flush retries and rejects too.
-    await expect(store.flush()).rejects.toMatchObject({ code: "KW_STORE_WRITE_FAILED" });
-    expect(readFileSync(path, "utf8")).toBe(good);
-
-    rmdirSync(`${path}.tmp`);
-    await store.commitWindow({ cursor: cursor("s1", 3), entries: [entry("a3", "slack")] });
-    const data = JSON.parse(readFileSync(path, "utf8")) as StoreData;
-    expect(data.cursors.s1?.block).toBe(3);
-    expect(data.outbox.map((e) => e.id)).toEqual(["a1:slack", "a2:slack", "a3:slack"]);
-    expect(data.meta.m).toBe("x");
-  });
-
-  it("is retried by flush once the cause is gone, even without a new change", async () => {
-    const store = await openTracked();
-    mkdirSync(`${path}.tmp`);
-    await expect(store.setCursor(cursor("s1", 5))).rejects.toMatchObject({ code: "KW_STORE_WRITE_FAILED" });
-    rmdirSync(`${path}.tmp`);
+    rmSync(join(dir, "filler"));
+    // flush tries the disk again even without a change, and clears the failure.
     await store.flush();
-    expect((JSON.parse(readFileSync(path, "utf8")) as StoreData).cursors.s1?.block).toBe(5);
+    expect(store.stats().lastWriteFailed).toBe(false);
+    await store.commitWindow({ cursor: cursor("s1", 3), entries: [entry("a3", "slack")] });
+    const data = readOnDisk(path);
+    expect(data.cursors.s1?.block).toBe(3);
+    expect(data.outbox.map((e) => e.id)).toEqual(["a1:slack", "a3:slack"]);
   });
 
   it("of a new store fails start-up instead of the first alert", async () => {
-    mkdirSync(`${path}.tmp`);
+    // A directory where the new database is built: open(2) fails even for root.
+    mkdirSync(`${path}.new`);
     const error = await openFails();
     expect(error.code).toBe("KW_STORE_WRITE_FAILED");
     expect(existsSync(path)).toBe(false);

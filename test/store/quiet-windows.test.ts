@@ -1,9 +1,9 @@
-import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createTestCommon } from "../../src/common/common.js";
 import { openStore } from "../../src/store/open-store.js";
-import type { Store, StoreData } from "../../src/store/types.js";
+import type { Store } from "../../src/store/types.js";
+import { readOnDisk } from "./fixtures/on-disk.js";
 import { cursor, entry } from "./fixtures/sample.js";
 import { makeTempDir } from "./fixtures/temp-dir.js";
 
@@ -26,7 +26,7 @@ afterEach(async () => {
   temp.remove();
 });
 
-const onDisk = () => JSON.parse(readFileSync(path, "utf8")) as StoreData;
+const onDisk = () => readOnDisk(path);
 
 describe("windows without alerts", () => {
   it("move their cursors at once and reach the file together in one write at flush", async () => {

@@ -4,7 +4,8 @@ import { setImmediate as nextTick } from "node:timers/promises";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createTestCommon } from "../../src/common/common.js";
 import { openStore } from "../../src/store/open-store.js";
-import type { Store, StoreData } from "../../src/store/types.js";
+import type { Store } from "../../src/store/types.js";
+import { readOnDisk, type OnDisk } from "./fixtures/on-disk.js";
 import { cursor, entry } from "./fixtures/sample.js";
 import { makeTempDir } from "./fixtures/temp-dir.js";
 
@@ -27,16 +28,16 @@ async function openTracked(options: { readOnly?: boolean } = {}, common = create
   return store;
 }
 
-function onDisk(): StoreData {
-  return JSON.parse(readFileSync(path, "utf8")) as StoreData;
+function onDisk(): OnDisk {
+  return readOnDisk(path);
 }
 
 describe("store round trips", () => {
-  it("starts empty on a missing file, creating it and its directory with schema_version 1", async () => {
+  it("starts empty on a missing file, creating it and its directory at schema version 2", async () => {
     const store = await openTracked();
     expect(store.listCursors()).toEqual([]);
     expect(store.listOutbox()).toEqual([]);
-    expect(onDisk()).toEqual({ schema_version: 1, cursors: {}, outbox: [], meta: {} });
+    expect(onDisk()).toEqual({ version: 2, cursors: {}, outbox: [], meta: {} });
   });
 
   it("reads back cursors, outbox entries and meta after a reopen", async () => {
@@ -83,8 +84,9 @@ describe("store round trips", () => {
     const store = await openTracked({}, common);
     await store.commitWindow({ cursor: cursor("s1", 1), entries: [entry("a1", "slack", { padding: 5000 })] });
     const size = (await common.metrics.storeSize.get()).values[0]?.value;
-    expect(size).toBe(statSync(path).size);
-    expect(store.stats().bytes).toBe(statSync(path).size);
+    const onDiskBytes = statSync(path).size + statSync(`${path}-wal`).size;
+    expect(size).toBe(onDiskBytes);
+    expect(store.stats().bytes).toBe(onDiskBytes);
     const histogram = await common.metrics.storeWriteDuration.get();
     const count = histogram.values.find((v) => v.metricName === "kaiawatch_store_write_duration_seconds_count")?.value;
     expect(count).toBe(store.stats().writes);
@@ -277,6 +279,24 @@ describe("outbox", () => {
   });
 });
 
+describe("pruning in batches", () => {
+  it("removes at most `limit` of the oldest deliveries per call, and counts follow", async () => {
+    const store = await openTracked();
+    await store.commitWindow({ cursor: cursor("s1", 1), entries: Array.from({ length: 25 }, (_, i) => entry(`a${i}`, "slack")) });
+    // Delivered in the reverse order of addition: pruning goes by delivery time, not by seq.
+    await store.updateOutbox(Array.from({ length: 25 }, (_, i) => ({ id: `a${i}:slack`, kind: "delivered" as const, at: new Date(Date.UTC(2025, 0, 1, 0, 25 - i)).toISOString() })));
+    const cutoff = "2025-01-01T00:21:00.000Z"; // deliveries at minutes 1..20 are older
+    expect(await store.pruneDelivered(cutoff, 8)).toBe(8);
+    expect(store.listOutbox().map((e) => e.id).slice(-3)).toEqual(["a14:slack", "a15:slack", "a16:slack"]);
+    expect(await store.pruneDelivered(cutoff, 8)).toBe(8);
+    expect(await store.pruneDelivered(cutoff, 8)).toBe(4);
+    expect(await store.pruneDelivered(cutoff, 8)).toBe(0);
+    expect(store.countOutbox({ state: "delivered" })).toBe(5);
+    expect(store.stats().outbox).toBe(5);
+    expect(store.outboxCounts()).toEqual([{ sink: "slack", state: "delivered", count: 5, retrying: 5 }]);
+  });
+});
+
 describe("read-only and closed stores", () => {
   it("reads while another store holds the lock, and refuses changes", async () => {
     const writer = await openTracked();
@@ -302,4 +322,20 @@ describe("read-only and closed stores", () => {
     expect(existsSync(`${path}.lock`)).toBe(false);
     await expect(store.setMeta("k", 1)).rejects.toMatchObject({ code: "KW_STORE_CLOSED" });
   });
+});
+
+describe("checkpoints", () => {
+  it("keep the WAL bounded over many commits, and every commit readable after a reopen", async () => {
+    const store = await openTracked();
+    for (let i = 0; i < 1_000; i++) await store.commitWindow({ cursor: cursor("s1", i), entries: [entry(`a${i}`, "slack", { padding: 200 })] });
+    // A commit here appends a handful of pages to the WAL; without checkpoints 1,000 of them
+    // would take several MB. The thread copies them every 200 commits (or the store itself
+    // after 800), after which SQLite starts the WAL over.
+    expect(statSync(`${path}-wal`).size).toBeLessThan(900 * 4 * 4096);
+    await store.close();
+    expect(existsSync(`${path}-wal`)).toBe(false);
+    const again = await openTracked({ readOnly: true });
+    expect(again.countOutbox()).toBe(1_000);
+    expect(again.getCursor("s1")?.block).toBe(999);
+  }, 60_000);
 });

@@ -1,9 +1,8 @@
-import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { createDaemon, type Daemon } from "../../src/daemon/create-daemon.js";
 import { createSimulator, type Simulator } from "../../src/simulator/index.js";
-import type { StoreData } from "../../src/store/types.js";
+import { readOnDisk } from "../store/fixtures/on-disk.js";
 import { createWatchEngine } from "../../src/watch/engine.js";
 import type { PlannedSource, SourcePoller } from "../../src/watch/poller.js";
 import { configFromText, quietCommon, tempDir } from "../helpers/harness.js";
@@ -50,7 +49,7 @@ sinks:
   return { sim, daemon, storePath };
 }
 
-const cursorsOnDisk = (path: string) => Object.values((JSON.parse(readFileSync(path, "utf8")) as StoreData).cursors).map((c) => c.block);
+const cursorsOnDisk = (path: string) => Object.values(readOnDisk(path).cursors).map((c) => c.block);
 
 describe("a tick over a quiet chain", () => {
   it("asks once per source, writes the store once, and leaves every cursor on disk", async () => {

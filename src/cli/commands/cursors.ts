@@ -42,7 +42,8 @@ function parseSet(text: string, rows: Row[]): { row: Row; block: number } {
   const at = text.lastIndexOf("=");
   const name = text.slice(0, at);
   const blockText = text.slice(at + 1);
-  if (at <= 0 || !/^\d+$/.test(blockText)) throw new UsageError(`--set takes NAME=BLOCK, got "${text}"`);
+  if (at <= 0) throw new UsageError(`--set takes NAME=BLOCK, got "${text}"`);
+  if (!/^\d+$/.test(blockText) || !Number.isSafeInteger(Number(blockText))) throw new UsageError(`--set takes NAME=BLOCK, and BLOCK must be a block number (0 or more), got "${text}"`);
   const byKey = rows.find((r) => r.key === name);
   if (byKey) return { row: byKey, block: Number(blockText) };
   const ofWatch = rows.filter((r) => r.watch === name);

@@ -14,17 +14,19 @@ import type { OutboxEntry, OutboxState } from "../../store/types.js";
 import { EXIT_OK, EXIT_RUNTIME, EXIT_USAGE, type Command, type CommandIO } from "../command.js";
 
 const STATES: readonly OutboxState[] = ["pending", "dead", "delivered"];
-const VALUE_OPTIONS = new Set(["--config", "--store", "--state", "--sink"]);
+const VALUE_OPTIONS = new Set(["--config", "--store", "--state", "--sink", "--limit"]);
+const DEFAULT_LIMIT = 100;
 
 const HELP = `Usage:
-  kaiawatch outbox [--config PATH] [--state pending|dead|delivered] [--sink NAME] [--json]
+  kaiawatch outbox [--config PATH] [--state pending|dead|delivered] [--sink NAME] [--limit N] [--json]
   kaiawatch outbox retry (ID… | --all) [--config PATH]
 
 List the alerts in the outbox, or send dead letters again.
 
 Listing shows pending and dead alerts unless --state says otherwise (delivered alerts are
-kept for the retention period, 7 days by default). It only reads the store, so it works
-while the daemon runs.
+kept for store.retention, 7 days by default): the newest ${DEFAULT_LIMIT} of each state, oldest
+first, and how many there are in all. It only reads the store, so it works while the
+daemon runs.
 
 retry puts dead letters back into the outbox with their attempts reset; they are sent the
 next time kaiawatch runs. An ID names an outbox entry (ALERT_ID:SINK), an alert (all its
@@ -33,9 +35,10 @@ first or retry from the status page.
 
 Options:
   --config PATH     the config file (default ./config.yaml); its store.path is used
-  --store PATH      the store file, instead of reading the config
+  --store PATH      the store (its SQLite file), instead of reading the config
   --state STATE     only entries in this state: pending, dead or delivered
   --sink NAME       only entries of this sink
+  --limit N         show the newest N entries of each state (default ${DEFAULT_LIMIT})
   --json            one JSON object per line instead of a table
   --all             (retry) every dead letter
 `;
@@ -92,13 +95,24 @@ function cliCommon(io: CommandIO, secrets: string[]): Common {
 }
 
 async function list(args: string[], io: CommandIO): Promise<number> {
-  const parsed = parse(args, io, { config: { type: "string" }, store: { type: "string" }, state: { type: "string" }, sink: { type: "string" }, json: { type: "boolean" } }, false);
+  const parsed = parse(
+    args,
+    io,
+    { config: { type: "string" }, store: { type: "string" }, state: { type: "string" }, sink: { type: "string" }, limit: { type: "string" }, json: { type: "boolean" } },
+    false,
+  );
   if (!parsed.ok) return parsed.code;
   const { values } = parsed;
   const state = values.state;
   if (state !== undefined && !STATES.includes(state as OutboxState)) {
     return usageError(io, `--state must be one of ${STATES.join(", ")}, not "${String(state)}"`);
   }
+  const limitText = values.limit;
+  if (limitText !== undefined && (typeof limitText !== "string" || !/^[1-9]\d{0,8}$/.test(limitText))) {
+    return usageError(io, `--limit must be a whole number ≥ 1, not "${String(limitText)}"`);
+  }
+  const limit = typeof limitText === "string" ? Number(limitText) : DEFAULT_LIMIT;
+  const shownStates: OutboxState[] = state === undefined ? ["pending", "dead"] : [state as OutboxState];
   const location = await storePath(values, io);
   if ("code" in location) return location.code;
   if (!existsSync(location.path)) {
@@ -107,14 +121,15 @@ async function list(args: string[], io: CommandIO): Promise<number> {
   }
   const common = cliCommon(io, location.secrets);
   let entries: OutboxEntry[];
+  let totals: Array<readonly [OutboxState, number]>;
   let suppressed: Record<string, SuppressedNote>;
   try {
     const store = await openStore(common, { path: location.path, readOnly: true });
     try {
       const sink = typeof values.sink === "string" ? values.sink : undefined;
-      entries = state === undefined
-        ? store.listOutbox({ sink }).filter((entry) => entry.state !== "delivered")
-        : store.listOutbox({ sink, state: state as OutboxState });
+      // The newest of each state, shown oldest first: what a long outbox holds last, read without reading all of it.
+      entries = shownStates.flatMap((s) => store.listOutbox({ sink, state: s, newestFirst: true, limit }).reverse());
+      totals = shownStates.map((s) => [s, store.countOutbox({ sink, state: s })] as const);
       suppressed = readSuppressedNotes(store);
     } finally {
       await store.close();
@@ -139,8 +154,9 @@ async function list(args: string[], io: CommandIO): Promise<number> {
   }
   const rows = entries.map((entry) => [entry.id, entry.sink, entry.rule, entry.state, String(entry.attempts), entry.created_at, note(entry, suppressed[entry.id])].map(printable));
   io.stdout.write(table(["ID", "SINK", "RULE", "STATE", "ATTEMPTS", "CREATED", "LAST ERROR / REASON"], rows));
-  const counts = STATES.map((s) => [s, entries.filter((e) => e.state === s).length] as const).filter(([, n]) => n > 0);
-  io.stdout.write(`\n${counts.map(([s, n]) => `${n} ${s}`).join(", ")}\n`);
+  const counts = totals.filter(([, n]) => n > 0);
+  const cut = entries.length < counts.reduce((sum, [, n]) => sum + n, 0);
+  io.stdout.write(`\n${counts.map(([s, n]) => `${n} ${s}`).join(", ")}${cut ? ` (the newest ${limit} of each shown; --limit N shows more)` : ""}\n`);
   return EXIT_OK;
 }
 

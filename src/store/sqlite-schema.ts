@@ -1,0 +1,182 @@
+import type { Database } from "better-sqlite3";
+import type { Cursor, OutboxEntry, OutboxState } from "./types.js";
+
+/**
+ * The version of the store this code writes, in SQLite's `PRAGMA user_version`. Version 1
+ * was the JSON file (its `schema_version`); 2 is the first SQLite one.
+ */
+export const SQLITE_SCHEMA_VERSION = 2;
+
+/** The tables a store must have; an SQLite file without them is not a kaiawatch store. */
+export const TABLES = ["cursors", "outbox", "outbox_counts", "meta"] as const;
+
+/**
+ * One row per outbox entry. `seq` is the rowid: the order of addition, which listings
+ * promise, and rows are appended at the end of the table. The fields that change (state,
+ * attempts, times, errors) are columns, so a change rewrites a small row part and never
+ * parses the alert; the alert document, which never changes, is kept as JSON text.
+ * `due_ms` and `delivered_ms` are the times as numbers, for the indexes.
+ *
+ * `outbox_counts` is kept by triggers in the same transactions, so counting by sink and
+ * state reads a few rows instead of the outbox.
+ */
+const DDL = `
+CREATE TABLE cursors (
+  key TEXT PRIMARY KEY,
+  block INTEGER NOT NULL,
+  cursor TEXT NOT NULL
+) WITHOUT ROWID;
+
+CREATE TABLE outbox (
+  seq INTEGER PRIMARY KEY,
+  id TEXT NOT NULL UNIQUE,
+  sink TEXT NOT NULL,
+  rule TEXT NOT NULL,
+  state TEXT NOT NULL CHECK (state IN ('pending', 'delivered', 'dead')),
+  attempts INTEGER NOT NULL,
+  created_at TEXT NOT NULL,
+  next_attempt_at TEXT NOT NULL,
+  due_ms INTEGER NOT NULL,
+  group_id TEXT,
+  last_error TEXT,
+  dead_reason TEXT,
+  delivered_at TEXT,
+  delivered_ms INTEGER,
+  alert TEXT NOT NULL
+);
+-- The dispatcher's pass: a sink's pending entries in order of addition, due or not.
+CREATE INDEX outbox_pending_by_sink ON outbox (sink, seq, due_ms) WHERE state = 'pending';
+-- When the next backoff of a sink ends.
+CREATE INDEX outbox_pending_due ON outbox (sink, due_ms) WHERE state = 'pending';
+-- Listings by state across sinks (CLI, status page), oldest or newest first.
+CREATE INDEX outbox_by_state ON outbox (state, seq);
+-- Pruning: the oldest deliveries first.
+CREATE INDEX outbox_delivered ON outbox (delivered_ms) WHERE state = 'delivered';
+CREATE INDEX outbox_groups ON outbox (group_id) WHERE group_id IS NOT NULL;
+
+CREATE TABLE outbox_counts (
+  sink TEXT NOT NULL,
+  state TEXT NOT NULL,
+  retrying INTEGER NOT NULL,
+  n INTEGER NOT NULL,
+  PRIMARY KEY (sink, state, retrying)
+) WITHOUT ROWID;
+CREATE TRIGGER outbox_count_insert AFTER INSERT ON outbox BEGIN
+  INSERT INTO outbox_counts (sink, state, retrying, n) VALUES (new.sink, new.state, new.attempts > 0, 1)
+    ON CONFLICT (sink, state, retrying) DO UPDATE SET n = n + 1;
+END;
+CREATE TRIGGER outbox_count_delete AFTER DELETE ON outbox BEGIN
+  UPDATE outbox_counts SET n = n - 1 WHERE sink = old.sink AND state = old.state AND retrying = (old.attempts > 0);
+END;
+CREATE TRIGGER outbox_count_update AFTER UPDATE OF sink, state, attempts ON outbox
+  WHEN old.sink IS NOT new.sink OR old.state IS NOT new.state OR (old.attempts > 0) IS NOT (new.attempts > 0) BEGIN
+  UPDATE outbox_counts SET n = n - 1 WHERE sink = old.sink AND state = old.state AND retrying = (old.attempts > 0);
+  INSERT INTO outbox_counts (sink, state, retrying, n) VALUES (new.sink, new.state, new.attempts > 0, 1)
+    ON CONFLICT (sink, state, retrying) DO UPDATE SET n = n + 1;
+END;
+
+CREATE TABLE meta (
+  key TEXT PRIMARY KEY,
+  value TEXT NOT NULL
+) WITHOUT ROWID;
+`;
+
+/** Creates the tables in an empty database, in the caller's transaction. */
+export function createSchema(db: Database): void {
+  db.exec(DDL);
+  db.pragma(`user_version = ${SQLITE_SCHEMA_VERSION}`);
+}
+
+/** An outbox row as SQLite returns it. */
+export interface OutboxRow {
+  seq: number;
+  id: string;
+  sink: string;
+  rule: string;
+  state: OutboxState;
+  attempts: number;
+  created_at: string;
+  next_attempt_at: string;
+  group_id: string | null;
+  last_error: string | null;
+  dead_reason: string | null;
+  delivered_at: string | null;
+  alert: string;
+}
+
+export const OUTBOX_COLUMNS = "seq, id, sink, rule, state, attempts, created_at, next_attempt_at, group_id, last_error, dead_reason, delivered_at, alert";
+
+export function entryOfRow(row: OutboxRow): OutboxEntry {
+  const entry: OutboxEntry = {
+    id: row.id,
+    alert: JSON.parse(row.alert) as OutboxEntry["alert"],
+    sink: row.sink,
+    rule: row.rule,
+    state: row.state,
+    attempts: row.attempts,
+    created_at: row.created_at,
+    next_attempt_at: row.next_attempt_at,
+  };
+  if (row.group_id !== null) entry.group_id = row.group_id;
+  if (row.last_error !== null) entry.last_error = row.last_error;
+  if (row.dead_reason !== null) entry.dead_reason = row.dead_reason;
+  if (row.delivered_at !== null) entry.delivered_at = row.delivered_at;
+  return entry;
+}
+
+/** A time as milliseconds for the indexes; an unreadable one sorts first (due at once), as Date.parse comparisons did. */
+export function msOf(iso: string | undefined): number | null {
+  if (iso === undefined) return null;
+  const ms = Date.parse(iso);
+  return Number.isNaN(ms) ? 0 : ms;
+}
+
+/** The statement that adds an entry unless its id exists; `run(...entryParams(entry))`. */
+export const INSERT_ENTRY = `INSERT INTO outbox (id, sink, rule, state, attempts, created_at, next_attempt_at, due_ms, group_id, last_error, dead_reason, delivered_at, delivered_ms, alert)
+  VALUES (@id, @sink, @rule, @state, @attempts, @created_at, @next_attempt_at, @due_ms, @group_id, @last_error, @dead_reason, @delivered_at, @delivered_ms, @alert)
+  ON CONFLICT (id) DO NOTHING`;
+
+export function entryParams(entry: OutboxEntry): Record<string, string | number | null> {
+  return {
+    id: entry.id,
+    sink: entry.sink,
+    rule: entry.rule,
+    state: entry.state,
+    attempts: entry.attempts,
+    created_at: entry.created_at,
+    next_attempt_at: entry.next_attempt_at,
+    due_ms: msOf(entry.next_attempt_at),
+    group_id: entry.group_id ?? null,
+    last_error: entry.last_error ?? null,
+    dead_reason: entry.dead_reason ?? null,
+    delivered_at: entry.delivered_at ?? null,
+    // Pruning goes by delivery time; an entry delivered without one (older files) by its creation.
+    delivered_ms: entry.state === "delivered" ? msOf(entry.delivered_at ?? entry.created_at) : null,
+    alert: JSON.stringify(entry.alert),
+  };
+}
+
+export const UPSERT_CURSOR = "INSERT INTO cursors (key, block, cursor) VALUES (?, ?, ?) ON CONFLICT (key) DO UPDATE SET block = excluded.block, cursor = excluded.cursor";
+
+/** The columns of a cursor that are not its key and block, kept as JSON. */
+export function cursorParams(cursor: Cursor): [string, number, string] {
+  return [cursor.key, cursor.block, JSON.stringify(cursor)];
+}
+
+/**
+ * Writes everything of a store at once (an upgrade of the JSON file, a test's seed), in one
+ * transaction. Entries whose id exists are skipped, as in a commit.
+ */
+export function importAll(db: Database, data: { cursors: Iterable<Cursor>; outbox: Iterable<OutboxEntry>; meta: Iterable<[string, unknown]> }): void {
+  const insertEntry = db.prepare(INSERT_ENTRY);
+  const upsertCursor = db.prepare(UPSERT_CURSOR);
+  const setMeta = db.prepare("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value");
+  db.transaction(() => {
+    for (const cursor of data.cursors) upsertCursor.run(...cursorParams(cursor));
+    for (const entry of data.outbox) insertEntry.run(entryParams(entry));
+    for (const [key, value] of data.meta) {
+      const text = JSON.stringify(value);
+      if (text !== undefined) setMeta.run(key, text);
+    }
+  })();
+}

@@ -1,0 +1,549 @@
+import { statSync } from "node:fs";
+import { performance } from "node:perf_hooks";
+import type { Database, Statement } from "better-sqlite3";
+import type { Common } from "../common/common.js";
+import type { Logger } from "../common/logger.js";
+import { StoreError } from "./errors.js";
+import { createCheckpointer, type Checkpointer } from "./checkpointer.js";
+import { createGroupCommit, type GroupCommit } from "./group-commit.js";
+import { cursorParams, entryOfRow, entryParams, INSERT_ENTRY, msOf, OUTBOX_COLUMNS, UPSERT_CURSOR, type OutboxRow } from "./sqlite-schema.js";
+import type { StoreLock } from "./store-lock.js";
+import type { Cursor, OutboxChange, OutboxCount, OutboxCountFilter, OutboxEntry, OutboxFilter, OutboxState, Store, StoreStats } from "./types.js";
+
+const STATES: ReadonlySet<OutboxState> = new Set(["pending", "delivered", "dead"]);
+
+/**
+ * A checkpoint (copying the WAL's pages into the database file) is asked of the checkpoint
+ * thread once this many commits have gone into the WAL since the last one. Should the thread
+ * fail, past four times as many the store runs one itself after a commit, which keeps the
+ * WAL bounded whatever happens.
+ */
+const CHECKPOINT_AFTER_COMMITS = 200;
+
+/**
+ * How long a change made with `durable: false` may wait for a commit. SQLite's COMMIT holds
+ * the thread for its fsync: one commit per delivery outcome held a sink to one delivery per
+ * fsync. Gathered over this window, a busy sink's outcomes share one.
+ */
+const LAZY_COMMIT_MS = 20;
+
+/** SQLite result codes that mean the disk refused a write (full, read-only, an I/O error). */
+function isDiskError(error: unknown): boolean {
+  const code = (error as { code?: unknown }).code;
+  return typeof code === "string" && /^SQLITE_(FULL|IOERR|READONLY|CANTOPEN|PROTOCOL)/.test(code);
+}
+
+/**
+ * The store in one SQLite database (WAL mode, synchronous=FULL). Mutations apply at once in
+ * an open transaction, so that the next read sees them, and the group commit ends that
+ * transaction with one COMMIT (one fsync of the WAL) for everything of the moment; a failed
+ * COMMIT rolls them all back and rejects their callers. Cursors and meta, which are small,
+ * are also kept in memory; the outbox is only on disk, read through indexes.
+ */
+export class SqliteStore implements Store {
+  readonly path: string;
+  readonly readOnly: boolean;
+  private readonly cursors = new Map<string, Cursor>();
+  private readonly meta = new Map<string, unknown>();
+  private readonly groupCommit: GroupCommit;
+  private readonly statements = new Map<string, Statement>();
+  private readonly savepoint: (fn: () => unknown) => unknown;
+  private closed = false;
+  private writes = 0;
+  private failedWrites = 0;
+  private lastWriteFailed = false;
+  private bytes = 0;
+  /** stats().outbox, counted again only after entries were added or removed: the poller reads stats() before every window. */
+  private outboxTotal: number | undefined;
+  private uncheckpointed = 0;
+  private checkpointer: Checkpointer | undefined;
+  private checkpointerFailed = false;
+  /** The thread's checkpoint is done: the few commits made meanwhile are copied here (see committed). */
+  private finishCheckpoint = false;
+  private lazyTimer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly common: Common,
+    private readonly logger: Logger,
+    private readonly db: Database,
+    path: string,
+    readOnly: boolean,
+    private readonly lock: StoreLock | undefined,
+    /** The files whose sizes make up stats().bytes (none for a store in memory). */
+    private readonly files: readonly string[],
+  ) {
+    this.path = path;
+    this.readOnly = readOnly;
+    // Inside the open transaction, better-sqlite3 runs this as a SAVEPOINT: one mutation
+    // that throws half-way is undone alone, and the others of the moment stay.
+    this.savepoint = db.transaction((fn: () => unknown) => fn());
+    this.loadCaches();
+    this.measureBytes();
+    this.groupCommit = createGroupCommit(() => this.commit());
+  }
+
+  private statement(sql: string): Statement {
+    let statement = this.statements.get(sql);
+    if (statement === undefined) this.statements.set(sql, (statement = this.db.prepare(sql)));
+    return statement;
+  }
+
+  private loadCaches(): void {
+    this.cursors.clear();
+    for (const row of this.statement("SELECT cursor FROM cursors").all() as Array<{ cursor: string }>) {
+      const cursor = JSON.parse(row.cursor) as Cursor;
+      this.cursors.set(cursor.key, cursor);
+    }
+    this.meta.clear();
+    for (const row of this.statement("SELECT key, value FROM meta").all() as Array<{ key: string; value: string }>) {
+      this.meta.set(row.key, JSON.parse(row.value) as unknown);
+    }
+  }
+
+  private measureBytes(): void {
+    let bytes = 0;
+    for (const file of this.files) {
+      try {
+        bytes += statSync(file).size;
+      } catch {
+        // The WAL does not exist between a clean close and the first write.
+      }
+    }
+    this.bytes = bytes;
+  }
+
+  /**
+   * Runs `fn` in the transaction of the moment (opening one), undoing its own changes if it
+   * throws. A disk error that makes SQLite roll the whole transaction back is reported as a
+   * failed write, and what memory holds is read again from the database.
+   */
+  private mutate<T>(fn: () => T): T {
+    this.assertWritable();
+    try {
+      if (!this.db.inTransaction) this.db.exec("BEGIN IMMEDIATE");
+      return this.savepoint(fn) as T;
+    } catch (error) {
+      if (!isDiskError(error)) throw error;
+      this.writeFailed(error);
+      throw this.writeError(error);
+    }
+  }
+
+  getCursor(key: string): Cursor | undefined {
+    const cursor = this.cursors.get(key);
+    return cursor === undefined ? undefined : { ...cursor };
+  }
+
+  listCursors(): Cursor[] {
+    return [...this.cursors.values()].map((cursor) => ({ ...cursor }));
+  }
+
+  async setCursor(cursor: Cursor): Promise<void> {
+    checkCursor(cursor);
+    this.mutate(() => this.putCursor(cursor));
+    await this.groupCommit.request();
+  }
+
+  private putCursor(cursor: Cursor): void {
+    const copy = { ...cursor };
+    this.statement(UPSERT_CURSOR).run(...cursorParams(copy));
+    this.cursors.set(copy.key, copy);
+  }
+
+  async commitWindow(input: { cursor: Cursor; entries: OutboxEntry[] }): Promise<{ added: number }> {
+    const { cursor, entries } = input;
+    checkCursor(cursor);
+    this.assertWritable();
+    const current = this.cursors.get(cursor.key);
+    if (current !== undefined && cursor.block < current.block) {
+      throw new StoreError(
+        "KW_STORE_CURSOR_BACKWARDS",
+        `the cursor of ${cursor.key} is at block ${current.block}; a window cannot move it back to ${cursor.block} (use setCursor to rewind)`,
+      );
+    }
+    const added = this.mutate(() => {
+      const n = this.addNew(entries);
+      this.putCursor(cursor);
+      return n;
+    });
+    if (entries.length === 0) {
+      // A window without alerts owes no delivery: should a crash lose this advance, the
+      // blocks are scanned again and hold nothing. The next commit carries it (the engine
+      // flushes after each tick), so 10,000 quiet sources cost one commit, not one each.
+      this.groupCommit.defer();
+      return { added };
+    }
+    await this.groupCommit.request();
+    return { added };
+  }
+
+  async enqueue(entries: OutboxEntry[]): Promise<{ added: number }> {
+    const added = this.mutate(() => this.addNew(entries));
+    if (added > 0) await this.groupCommit.request();
+    return { added };
+  }
+
+  /** Adds the entries whose id is new; counts them in the metrics once they are in. */
+  private addNew(entries: OutboxEntry[]): number {
+    const insert = this.statement(INSERT_ENTRY);
+    const bySink = new Map<string, number>();
+    for (const entry of entries) {
+      if (insert.run(entryParams(entry)).changes === 0) continue;
+      bySink.set(entry.sink, (bySink.get(entry.sink) ?? 0) + 1);
+    }
+    let added = 0;
+    if (bySink.size > 0) this.outboxTotal = undefined;
+    for (const [sink, n] of bySink) {
+      this.common.metrics.alertsQueued.inc({ sink }, n);
+      added += n;
+    }
+    return added;
+  }
+
+  listOutbox(filter: OutboxFilter = {}): OutboxEntry[] {
+    const where: string[] = [];
+    const params: Array<string | number> = [];
+    if (filter.state !== undefined) {
+      if (!STATES.has(filter.state)) throw new TypeError(`not an outbox state: ${String(filter.state)}`);
+      // A literal, not a parameter: SQLite uses a partial index only when the query names its condition.
+      where.push(`state = '${filter.state}'`);
+    }
+    if (filter.sink !== undefined) {
+      where.push("sink = ?");
+      params.push(filter.sink);
+    }
+    if (filter.dueBefore !== undefined) {
+      const due = Date.parse(filter.dueBefore);
+      if (Number.isNaN(due)) throw new TypeError(`dueBefore is not an ISO-8601 date: ${filter.dueBefore}`);
+      where.push("due_ms <= ?");
+      params.push(due);
+    }
+    if (filter.groupId !== undefined) {
+      where.push("group_id = ?");
+      params.push(filter.groupId);
+    }
+    // The dispatcher's pass: without the hint SQLite's planner takes the due-time index and
+    // sorts every due entry of the sink to return the first thousand.
+    const hint = filter.state === "pending" && filter.sink !== undefined && filter.groupId === undefined ? " INDEXED BY outbox_pending_by_sink" : "";
+    let sql = `SELECT ${OUTBOX_COLUMNS} FROM outbox${hint}${where.length > 0 ? ` WHERE ${where.join(" AND ")}` : ""} ORDER BY seq ${filter.newestFirst === true ? "DESC" : "ASC"}`;
+    if (filter.limit !== undefined) {
+      if (!Number.isSafeInteger(filter.limit) || filter.limit < 0) throw new TypeError(`limit must be a whole number ≥ 0, not ${filter.limit}`);
+      sql += " LIMIT ?";
+      params.push(filter.limit);
+    }
+    return (this.statement(sql).all(...params) as OutboxRow[]).map(entryOfRow);
+  }
+
+  countOutbox(filter: OutboxCountFilter = {}): number {
+    const where: string[] = [];
+    const params: Array<string | number> = [];
+    if (filter.sink !== undefined) {
+      where.push("sink = ?");
+      params.push(filter.sink);
+    }
+    if (filter.state !== undefined) {
+      where.push("state = ?");
+      params.push(filter.state);
+    }
+    if (filter.retrying !== undefined) {
+      where.push("retrying = ?");
+      params.push(filter.retrying ? 1 : 0);
+    }
+    const sql = `SELECT coalesce(sum(n), 0) AS n FROM outbox_counts${where.length > 0 ? ` WHERE ${where.join(" AND ")}` : ""}`;
+    return (this.statement(sql).get(...params) as { n: number }).n;
+  }
+
+  outboxCounts(): OutboxCount[] {
+    const sql = `SELECT sink, state, sum(n) AS count, sum(CASE WHEN retrying THEN n ELSE 0 END) AS retrying
+      FROM outbox_counts GROUP BY sink, state HAVING sum(n) > 0 ORDER BY sink, state`;
+    return this.statement(sql).all() as OutboxCount[];
+  }
+
+  nextAttemptAfter(sink: string, after: string): string | undefined {
+    const ms = Date.parse(after);
+    if (Number.isNaN(ms)) throw new TypeError(`after is not an ISO-8601 date: ${after}`);
+    const row = this.statement("SELECT next_attempt_at FROM outbox WHERE state = 'pending' AND sink = ? AND due_ms > ? ORDER BY due_ms LIMIT 1").get(sink, ms) as
+      | { next_attempt_at: string }
+      | undefined;
+    return row?.next_attempt_at;
+  }
+
+  async updateOutbox(changes: OutboxChange[], options: { durable?: boolean } = {}): Promise<void> {
+    if (changes.length === 0) {
+      this.assertWritable();
+      return;
+    }
+    this.mutate(() => {
+      // Check every change before applying any, following the states the batch itself
+      // produces (two changes may name one entry): a batch is all or nothing.
+      const stateOf = this.statement("SELECT state FROM outbox WHERE id = ?");
+      const states = new Map<string, OutboxState>();
+      for (const change of changes) {
+        const state = states.get(change.id) ?? (stateOf.get(change.id) as { state: OutboxState } | undefined)?.state;
+        if (state === undefined) throw outboxChangeError(change, "no such outbox entry");
+        const problem = transitionProblem(state, change);
+        if (problem !== undefined) throw outboxChangeError(change, problem);
+        states.set(change.id, stateAfter(state, change));
+      }
+      for (const change of changes) this.applyChange(change);
+    });
+    if (options.durable === false) {
+      this.groupCommit.defer();
+      this.lazyTimer ??= setTimeout(() => {
+        this.lazyTimer = undefined;
+        // A failure is logged by commit() and reported by stats(); the changes were undone.
+        this.flush().catch(() => undefined);
+      }, LAZY_COMMIT_MS);
+      return;
+    }
+    await this.groupCommit.request();
+  }
+
+  private applyChange(change: OutboxChange): void {
+    switch (change.kind) {
+      case "delivered":
+        this.statement("UPDATE outbox SET state = 'delivered', attempts = attempts + 1, delivered_at = ?, delivered_ms = ? WHERE id = ? AND state <> 'delivered'").run(
+          change.at,
+          msOf(change.at),
+          change.id,
+        );
+        return;
+      case "failed":
+        this.statement("UPDATE outbox SET attempts = attempts + 1, last_error = ?, next_attempt_at = ?, due_ms = ? WHERE id = ?").run(
+          change.error,
+          change.next_attempt_at,
+          msOf(change.next_attempt_at),
+          change.id,
+        );
+        return;
+      case "dead":
+        this.statement("UPDATE outbox SET state = 'dead', attempts = attempts + 1, dead_reason = ? WHERE id = ? AND state <> 'dead'").run(change.reason, change.id);
+        return;
+      case "requeue":
+        // A fresh digest: reusing the old group id would make a receiver drop it as a duplicate.
+        this.statement(
+          "UPDATE outbox SET state = 'pending', attempts = 0, next_attempt_at = ?, due_ms = ?, group_id = NULL, dead_reason = NULL WHERE id = ? AND state <> 'pending'",
+        ).run(change.at, msOf(change.at), change.id);
+        return;
+      case "group":
+        this.statement("UPDATE outbox SET group_id = ? WHERE id = ?").run(change.group_id, change.id);
+        return;
+    }
+  }
+
+  async pruneDelivered(olderThan: string, limit?: number): Promise<number> {
+    const before = Date.parse(olderThan);
+    if (Number.isNaN(before)) throw new TypeError(`olderThan is not an ISO-8601 date: ${olderThan}`);
+    if (limit !== undefined && (!Number.isSafeInteger(limit) || limit < 1)) throw new TypeError(`limit must be a whole number ≥ 1, not ${limit}`);
+    const removed = this.mutate(
+      () =>
+        this.statement(
+          // The hint: otherwise the planner sorts every delivered entry to find the oldest few.
+          "DELETE FROM outbox WHERE seq IN (SELECT seq FROM outbox INDEXED BY outbox_delivered WHERE state = 'delivered' AND delivered_ms < ? ORDER BY delivered_ms LIMIT ?)",
+        ).run(before, limit ?? -1).changes,
+    );
+    if (removed > 0) {
+      this.outboxTotal = undefined;
+      await this.groupCommit.request();
+    }
+    return removed;
+  }
+
+  getMeta<T = unknown>(key: string): T | undefined {
+    return this.meta.get(key) as T | undefined;
+  }
+
+  async setMeta(key: string, value: unknown): Promise<void> {
+    // A JSON copy: what is stored is exactly what a restart will read back.
+    const text = JSON.stringify(value);
+    this.mutate(() => {
+      if (text === undefined) {
+        this.statement("DELETE FROM meta WHERE key = ?").run(key);
+        this.meta.delete(key);
+      } else {
+        this.statement("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value").run(key, text);
+        this.meta.set(key, JSON.parse(text) as unknown);
+      }
+    });
+    await this.groupCommit.request();
+  }
+
+  async flush(): Promise<void> {
+    if (this.readOnly) return;
+    await this.groupCommit.flush();
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    try {
+      await this.flush();
+    } finally {
+      this.closed = true;
+      clearTimeout(this.lazyTimer);
+      try {
+        await this.checkpointer?.close();
+        // The last connection to close checkpoints the WAL into the database and removes it.
+        this.db.close();
+      } finally {
+        await this.lock?.release();
+      }
+    }
+  }
+
+  stats(): StoreStats {
+    return {
+      writes: this.writes,
+      failedWrites: this.failedWrites,
+      lastWriteFailed: this.lastWriteFailed,
+      bytes: this.bytes,
+      outbox: this.closed ? (this.outboxTotal ?? 0) : (this.outboxTotal ??= this.countOutbox()),
+      cursors: this.cursors.size,
+    };
+  }
+
+  /** The group commit's write: ends the open transaction. Synchronous, like SQLite. */
+  private commit(): Promise<void> {
+    if (!this.db.inTransaction) {
+      // Nothing to commit (the mutations of this batch were rolled back, or none was made).
+      // A write that failed before leaves nothing to retry: it was undone. Try the disk.
+      if (this.lastWriteFailed && !this.closed) return this.probe();
+      return Promise.resolve();
+    }
+    const started = performance.now();
+    try {
+      this.db.exec("COMMIT");
+    } catch (error) {
+      this.writeFailed(error);
+      return Promise.reject(this.writeError(error));
+    }
+    this.committed(started);
+    return Promise.resolve();
+  }
+
+  /** After a failed write: a small real write tells whether the disk takes writes again. */
+  private probe(): Promise<void> {
+    const started = performance.now();
+    try {
+      this.db.exec("BEGIN IMMEDIATE");
+      this.statement("INSERT INTO meta (key, value) VALUES ('store.last_probe', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value").run(
+        JSON.stringify(new Date(this.common.now()).toISOString()),
+      );
+      this.db.exec("COMMIT");
+    } catch (error) {
+      this.writeFailed(error);
+      return Promise.reject(this.writeError(error));
+    }
+    this.committed(started);
+    return Promise.resolve();
+  }
+
+  private committed(started: number): void {
+    this.writes++;
+    this.lastWriteFailed = false;
+    this.common.metrics.storeWriteDuration.observe((performance.now() - started) / 1000);
+    this.measureBytes();
+    this.common.metrics.storeSize.set(this.bytes);
+    this.uncheckpointed++;
+    if (this.finishCheckpoint || this.uncheckpointed >= 4 * CHECKPOINT_AFTER_COMMITS) this.checkpoint();
+    else if (this.uncheckpointed >= CHECKPOINT_AFTER_COMMITS && !this.checkpointerFailed && this.files.length > 0) {
+      // Started at the first checkpoint: a short-lived store (a CLI command, a test) never needs it.
+      this.checkpointer ??= createCheckpointer(this.path, (outcome) => {
+        if (outcome.ok) {
+          // Commits that came while the thread copied are still only in the WAL, and SQLite
+          // starts the WAL over only once every frame is copied: this thread copies those
+          // few after the next commit (or now, between commits), so the WAL stays small.
+          this.finishCheckpoint = true;
+          if (!this.closed && !this.db.inTransaction) this.checkpoint();
+          return;
+        }
+        this.checkpointerFailed = true;
+        this.logger.warn({ path: this.path, error: outcome.error }, "the store's checkpoint thread failed; checkpoints run after commits instead");
+      });
+      this.checkpointer.request();
+    }
+  }
+
+  /** A checkpoint on this thread: the end of one the checkpoint thread did, or the fallback when it cannot run. */
+  private checkpoint(): void {
+    if (this.db.inTransaction) return;
+    try {
+      // PASSIVE: copies what no reader still needs and never waits for a reader.
+      this.db.pragma("wal_checkpoint(PASSIVE)");
+      this.uncheckpointed = 0;
+      this.finishCheckpoint = false;
+    } catch (error) {
+      this.logger.warn({ path: this.path, err: error }, "store checkpoint failed; the next one tries again");
+    }
+  }
+
+  /** A failed write: SQLite undid the transaction (or we do), and memory follows the database. */
+  private writeFailed(error: unknown): void {
+    this.failedWrites++;
+    this.lastWriteFailed = true;
+    try {
+      if (this.db.inTransaction) this.db.exec("ROLLBACK");
+    } catch {
+      // SQLite may already have rolled it back.
+    }
+    this.loadCaches();
+    this.outboxTotal = undefined;
+    this.logger.warn({ path: this.path, err: this.writeError(error) }, "store write failed; its changes were undone, and the last commit is kept");
+  }
+
+  private writeError(error: unknown): StoreError {
+    if (error instanceof StoreError) return error;
+    return new StoreError("KW_STORE_WRITE_FAILED", `cannot write the store ${this.path}: ${(error as Error).message} (${String((error as { code?: unknown }).code)})`, {
+      cause: error,
+    });
+  }
+
+  private assertWritable(): void {
+    if (this.readOnly) throw new StoreError("KW_STORE_READ_ONLY", `the store ${this.path} was opened read-only`);
+    if (this.closed) throw new StoreError("KW_STORE_CLOSED", `the store ${this.path} is closed`);
+  }
+}
+
+function transitionProblem(state: OutboxState, change: OutboxChange): string | undefined {
+  switch (change.kind) {
+    case "delivered":
+      return state === "dead" ? "a dead entry must be requeued before it can be delivered" : undefined;
+    case "failed":
+    case "group":
+      return state === "pending" ? undefined : `the entry is ${state}, not pending`;
+    case "dead":
+      return state === "delivered" ? "a delivered entry cannot become dead" : undefined;
+    case "requeue":
+      return state === "delivered" ? "a delivered entry cannot be requeued" : undefined;
+  }
+}
+
+function stateAfter(state: OutboxState, change: OutboxChange): OutboxState {
+  switch (change.kind) {
+    case "delivered":
+      return "delivered";
+    case "dead":
+      return "dead";
+    case "requeue":
+      return "pending";
+    default:
+      return state;
+  }
+}
+
+function outboxChangeError(change: OutboxChange, problem: string): StoreError {
+  return new StoreError("KW_STORE_OUTBOX_CHANGE", `cannot apply "${change.kind}" to outbox entry ${change.id}: ${problem}; no change of this batch was applied`);
+}
+
+/**
+ * Blocks are numbered from 0, and -1 is the cursor of a source that starts at block 0 (nothing
+ * processed yet). Anything lower, or not a whole number, would fail every tick: refused.
+ */
+export function checkCursor(cursor: Cursor): void {
+  if (typeof cursor.key !== "string" || cursor.key === "" || !isCursorBlock(cursor.block)) {
+    throw new TypeError(`a cursor needs a key and a block that is a whole number ≥ -1: ${JSON.stringify({ key: cursor.key, block: cursor.block })}`);
+  }
+}
+
+export function isCursorBlock(block: unknown): block is number {
+  return Number.isSafeInteger(block) && (block as number) >= -1;
+}
