@@ -1,10 +1,11 @@
-import { readFileSync, writeFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { AlertDocument } from "../../src/rules/alert.js";
 import { compileSafePattern } from "../../src/rules/safe-regexp.js";
 import { createSimulator, type Simulator } from "../../src/simulator/index.js";
-import type { StoreData } from "../../src/store/types.js";
+import type { Cursor } from "../../src/store/types.js";
+import { readOnDisk } from "../store/fixtures/on-disk.js";
 import { startKaiawatch, waitFor, type Child } from "../helpers/child.js";
 import { readJsonLines, tempDir } from "../helpers/harness.js";
 
@@ -108,14 +109,13 @@ sinks:
         healthChecks++;
       };
       const evaluated = () => {
-        let store: StoreData;
+        let cursors: Cursor[];
         try {
-          store = JSON.parse(readFileSync(storePath, "utf8")) as StoreData;
+          cursors = Object.values(readOnDisk(storePath).cursors);
         } catch {
-          return false;
+          return false; // not created yet
         }
-        const cursors = Object.values(store.cursors);
-        return cursors.length === 1 && cursors.every((c) => (c?.block ?? 0) >= hostileBlock);
+        return cursors.length === 1 && cursors.every((c) => c.block >= hostileBlock);
       };
       const delivered = () => {
         try {
