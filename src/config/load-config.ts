@@ -1,5 +1,5 @@
 import { readFileSync, statSync } from "node:fs";
-import { LineCounter, parseDocument, visit, type Document } from "yaml";
+import { isAlias, isMap, isScalar, LineCounter, parseDocument, visit, type Document } from "yaml";
 import { expandEnv } from "./env.js";
 import { ConfigError, ConfigFileError, type ConfigIssue, type LocatedConfigIssue } from "./errors.js";
 import { resolveConfig } from "./resolve-config.js";
@@ -164,15 +164,31 @@ function validate(raw: unknown, knownKeys: Map<string, string[]>, errorMap: Retu
 const UNREADABLE = Symbol("unreadable");
 
 /**
- * The document as plain values. The YAML library throws (a ReferenceError) on an alias whose
- * anchor is not defined before it and on an alias bomb; both are mistakes in the file, so they
- * become issues at the alias (found by fuzzing: `*watches` alone crashed the loader).
+ * The document as plain values. The YAML library throws on an alias whose anchor is not
+ * defined before it and on an alias bomb (a ReferenceError), and on a merge key `<<` whose
+ * value is not a map (an Error); all are mistakes in the file, so they become issues where
+ * they are (found by fuzzing: `*watches` and `<<:` alone crashed the loader).
  */
 function plainValue(doc: Document, pending: PendingIssue[]): unknown {
   try {
     return doc.toJS({ maxAliasCount: 100 });
   } catch (error) {
-    if (!(error instanceof ReferenceError)) throw error;
+    if (!(error instanceof ReferenceError)) {
+      if (!(error instanceof Error)) throw error;
+      let found = false;
+      visit(doc, {
+        Pair(_key, pair) {
+          // With merge on, the library reads the key `<<` as a Scalar whose value is a symbol; its source is what was written.
+          if (!isScalar(pair.key) || pair.key.source !== "<<" || isMap(pair.value) || isAlias(pair.value)) return undefined;
+          found = true;
+          const offset = pair.key.range?.[0] ?? 0;
+          pending.push({ path: pathAtOffset(doc, offset), message: "a merge key (<<) takes a map or an alias (*name) of one", offset });
+          return undefined;
+        },
+      });
+      if (!found) pending.push({ path: [], message: `the YAML cannot be read as values: ${error.message}`, offset: 0 });
+      return UNREADABLE;
+    }
     let found = false;
     visit(doc, {
       Alias(_key, node) {

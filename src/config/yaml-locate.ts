@@ -14,7 +14,8 @@ export function formatPath(path: ConfigPath): string {
 }
 
 function keyText(key: unknown): string | undefined {
-  if (isScalar(key)) return String(key.value);
+  // A merge key's value is a symbol; what was written is its source, `<<`.
+  if (isScalar(key)) return typeof key.value === "symbol" ? (key.source ?? "<<") : String(key.value);
   if (key === null || key === undefined) return undefined;
   return String(key);
 }

@@ -171,6 +171,17 @@ describe("found by fuzzing", () => {
     expect((error as ConfigError).issues).toEqual([expect.objectContaining({ line: 2, column: 5, message: expect.stringContaining("*wallet refers to no anchor") })]);
   });
 
+  it("a merge key (<<) without a map is a config error at the key, not an Error", () => {
+    expect(load("<<:")).toBe("rejected");
+    expect(load("watches: []\n<<: 5\n")).toBe("rejected");
+    try {
+      parseConfigText("watches: []\nexplorer:\n  <<: [a]\n", { fileName: "fuzz.yaml", env: ENV });
+      expect.unreachable();
+    } catch (error) {
+      expect((error as ConfigError).issues).toContainEqual(expect.objectContaining({ line: 3, column: 3, path: `explorer["<<"]`, message: expect.stringContaining("merge key") }));
+    }
+  });
+
   it("an alias bomb is a config error, not a ReferenceError", () => {
     const lines = ["a: &a [x, x, x, x, x, x, x, x, x, x]"];
     for (let i = 1; i < 8; i++) lines.push(`${String.fromCharCode(97 + i)}: &${String.fromCharCode(97 + i)} [${Array(10).fill(`*${String.fromCharCode(96 + i)}`).join(", ")}]`);
