@@ -7,10 +7,10 @@ import { configErrorOf } from "./helpers.js";
 const OPTIONS = { fileName: "config.yaml", env: {}, checks: CONFIG_CHECKS };
 
 /*
- * Guarantee 6, "all errors are reported at once", on the file of twenty mistakes plus five
- * that used to hide behind others: a rule's condition and summary were checked only when
- * the rest of the rule (its sinks, its group, its watch) was valid, and a seven-field cron
- * passed. Every mistake must be in the first report, with its key path, line and column.
+ * Guarantee 6, "all errors are reported at once", on the file of twenty mistakes (its own test
+ * before) plus five that used to hide behind others: a rule's condition and summary were
+ * checked only when the rest of the rule (its sinks, its group, its watch) was valid, and a
+ * seven-field cron passed. Every mistake must be in the first report, with its key path, line and column.
  */
 const TEXT = `explorer:
   requests_per_secnd: 5          # M1
@@ -120,6 +120,13 @@ describe("a config with twenty-five mistakes", () => {
     expect(EXPECTED).toHaveLength(25);
     expect(error.issues, error.format()).toHaveLength(25);
     expect(error.format().split("\n")).toHaveLength(25);
+  });
+
+  it("formats one line per problem, in file order", () => {
+    const first = positionOf("M1", "requests_per_secnd");
+    expect(error.format().split("\n")[0]).toBe(`config.yaml:${first.line}:${first.column} explorer.requests_per_secnd: unknown key (did you mean "requests_per_second"?)`);
+    const order = error.issues.map((i) => i.line * 1000 + i.column);
+    expect([...order].sort((a, b) => a - b)).toEqual(order);
   });
 
   it.each(EXPECTED)("$marker: $path at its line and column", ({ marker, at, path, message }) => {
