@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { closeSync, existsSync, openSync, rmSync, writeSync } from "node:fs";
+import { existsSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { Writable } from "node:stream";
 import { afterEach, describe, expect, it } from "vitest";
@@ -10,6 +10,7 @@ import { createSimulator, type Simulator } from "../../src/simulator/index.js";
 import { NORMALIZERS } from "../../src/watch/normalize.js";
 import { waitFor } from "../helpers/child.js";
 import { readOnDisk } from "./fixtures/on-disk.js";
+import { CAN_MOUNT_TMPFS, fillFileSystem } from "../helpers/tmpfs.js";
 import { configFromText, quietCommon, readJsonLines, recordKeyOf, tempDir } from "../helpers/harness.js";
 
 /**
@@ -50,31 +51,7 @@ function mountTmpfs(size: string): string | undefined {
   });
   return dir.path;
 }
-const canMount = (() => {
-  const dir = tempDir("kaiawatch-tmpfs-probe-");
-  try {
-    execFileSync("mount", ["-t", "tmpfs", "-o", "size=64k", "tmpfs", dir.path], { stdio: "ignore" });
-    execFileSync("umount", [dir.path], { stdio: "ignore" });
-    return true;
-  } catch {
-    return false;
-  } finally {
-    dir.remove();
-  }
-})();
 
-/** Appends to `path` until the file system holding it is full (ENOSPC). */
-function fill(path: string): void {
-  const fd = openSync(path, "a");
-  const chunk = Buffer.alloc(4096, 1);
-  try {
-    for (;;) writeSync(fd, chunk);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== "ENOSPC") throw error;
-  } finally {
-    closeSync(fd);
-  }
-}
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -102,16 +79,16 @@ const troubles: Trouble[] = [
     return {
       name: "a full disk (ENOSPC on a tiny tmpfs)",
       errno: "SQLITE_FULL",
-      skip: !canMount,
+      skip: !CAN_MOUNT_TMPFS,
       storeDir: () => mountTmpfs("4m") as string,
       break: async (storePath: string) => {
         filler = join(storePath, "..", "filler");
         // A checkpoint may still free or reuse pages of the WAL: top up until nothing is freed any more.
         for (let i = 0; i < 3; i++) {
-          fill(filler);
+          fillFileSystem(filler);
           await sleep(300);
         }
-        fill(filler);
+        fillFileSystem(filler);
       },
       fix: () => rmSync(filler),
     };

@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync, writeSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import BetterSqlite3 from "better-sqlite3";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -8,6 +8,7 @@ import { openStore } from "../../src/store/open-store.js";
 import { upgradeStoreData } from "../../src/store/schema.js";
 import type { Store } from "../../src/store/types.js";
 import { readOnDisk } from "./fixtures/on-disk.js";
+import { CAN_MOUNT_TMPFS, fillFileSystem } from "../helpers/tmpfs.js";
 import { cursor, entry } from "./fixtures/sample.js";
 import { makeTempDir } from "./fixtures/temp-dir.js";
 
@@ -34,31 +35,7 @@ function mountTmpfs(size: string): string {
   mounts.push(dir);
   return dir;
 }
-const canMount = (() => {
-  const probe = makeTempDir();
-  try {
-    execFileSync("mount", ["-t", "tmpfs", "-o", "size=64k", "tmpfs", probe.dir], { stdio: "ignore" });
-    execFileSync("umount", [probe.dir], { stdio: "ignore" });
-    return true;
-  } catch {
-    return false;
-  } finally {
-    probe.remove();
-  }
-})();
 
-/** Appends to `path` until its file system is full. */
-function fill(path: string): void {
-  const fd = openSync(path, "a");
-  const chunk = Buffer.alloc(4096, 1);
-  try {
-    for (;;) writeSync(fd, chunk);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== "ENOSPC") throw error;
-  } finally {
-    closeSync(fd);
-  }
-}
 
 async function openTracked() {
   const store = await openStore(createTestCommon(), { path });
@@ -204,12 +181,12 @@ describe("cursors", () => {
 
 describe("a failed write", () => {
   // A full disk is the failure SQLite meets in practice: a tiny tmpfs, filled up (needs root).
-  it.skipIf(!canMount)("rejects its callers with KW_STORE_WRITE_FAILED, undoes their changes, keeps the last commit, and writes again once there is room", async () => {
+  it.skipIf(!CAN_MOUNT_TMPFS)("rejects its callers with KW_STORE_WRITE_FAILED, undoes their changes, keeps the last commit, and writes again once there is room", async () => {
     const dir = mountTmpfs("2m");
     path = join(dir, "kaiawatch.db");
     const store = await openTracked();
     await store.commitWindow({ cursor: cursor("s1", 1), entries: [entry("a1", "slack")] });
-    fill(join(dir, "filler"));
+    fillFileSystem(join(dir, "filler"));
     const results = await Promise.allSettled([
       store.commitWindow({ cursor: cursor("s1", 2), entries: [entry("a2", "slack", { padding: 200_000 })] }),
       store.setMeta("m", "x".repeat(50_000)),
