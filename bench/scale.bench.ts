@@ -9,6 +9,7 @@
  * dist/ as users start it, read from /proc: this process also holds the benchmark's own
  * copy of the config and tsx. The simulator runs in a third process.
  */
+import BetterSqlite3 from "better-sqlite3";
 import { spawn } from "node:child_process";
 import { existsSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { stringify } from "yaml";
@@ -83,14 +84,18 @@ const until = async (what: string, condition: () => boolean, timeoutMs = 120_000
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
 };
-/** Every cursor of the child's store at `block` (its file, as the child last wrote it). */
+/** Every cursor of the child's store at `block` (its last commit, read as another process sees it). */
 const allCursorsAt = (store: string, block: number) => {
   if (!existsSync(store)) return false;
+  let db: BetterSqlite3.Database | undefined;
   try {
-    const cursors = Object.values((JSON.parse(readFileSync(store, "utf8")) as { cursors: Record<string, { block: number }> }).cursors);
-    return cursors.length === SOURCES && cursors.every((c) => c.block === block);
+    db = new BetterSqlite3(store, { readonly: true, fileMustExist: true });
+    const blocks = (db.prepare("SELECT cursor FROM cursors").all() as Array<{ cursor: string }>).map((row) => (JSON.parse(row.cursor) as { block: number }).block);
+    return blocks.length === SOURCES && blocks.every((b) => b === block);
   } catch {
-    return false; // caught between write and rename: read again
+    return false; // created but not yet committed: read again
+  } finally {
+    db?.close();
   }
 };
 
@@ -126,7 +131,7 @@ async function measureRun(flags: string[]): Promise<{ afterTick: number; highest
   } finally {
     child.kill("SIGTERM");
     await exited;
-    for (const suffix of ["", ".lock"]) if (existsSync(store + suffix)) rmSync(store + suffix, { force: true });
+    for (const suffix of ["", "-wal", "-shm", ".lock"]) if (existsSync(store + suffix)) rmSync(store + suffix, { force: true });
   }
 }
 const plainRun = await measureRun([]);
