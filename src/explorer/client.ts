@@ -10,7 +10,7 @@ import { API_LIMITS, OPERATIONS, type OperationName } from "./operations.js";
 import { buildRequestPath, type OperationParams } from "./params.js";
 import { createRateLimiter } from "./rate-limiter.js";
 import { RESPONSE_CHECKERS, ShapeError, type OperationResults } from "./response-checkers.js";
-import { linkSignals, withRetries } from "./retry.js";
+import { follows, linkSignals, withRetries } from "./retry.js";
 import { USER_AGENT } from "./user-agent.js";
 
 export type { OperationParams } from "./params.js";
@@ -168,7 +168,9 @@ export function createExplorerClient(common: Common, options: ExplorerClientOpti
   const linked = new WeakMap<AbortSignal, AbortSignal>();
   const unlinkWhenCollected = new FinalizationRegistry<() => void>((dispose) => dispose());
   function signalOf(callerSignal: AbortSignal | undefined): AbortSignal {
-    if (callerSignal === undefined || callerSignal === common.signal) return common.signal;
+    if (callerSignal === undefined) return common.signal;
+    // A tick's signal already follows the shutdown signal: linking it again would cost a link per tick.
+    if (follows(callerSignal, common.signal)) return callerSignal;
     let signal = linked.get(callerSignal);
     if (signal === undefined) {
       const link = linkSignals(common.signal, callerSignal);

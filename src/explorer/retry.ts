@@ -59,6 +59,7 @@ export function linkSignals(...signals: (AbortSignal | undefined)[]): { signal: 
   const present = signals.filter((s): s is AbortSignal => s !== undefined);
   if (present.length === 1) return { signal: present[0] as AbortSignal, dispose: () => {} };
   const controller = new AbortController();
+  parentsOf.set(controller.signal, present);
   const aborted = present.find((s) => s.aborted);
   if (aborted) {
     controller.abort(aborted.reason);
@@ -66,6 +67,20 @@ export function linkSignals(...signals: (AbortSignal | undefined)[]): { signal: 
   }
   const removals = present.map((s) => onAbort(s, (reason) => controller.abort(reason)));
   return { signal: controller.signal, dispose: () => removals.forEach((remove) => remove()) };
+}
+
+// The signals that each linked or child signal follows (weakly: the entry goes with the signal).
+const parentsOf = new WeakMap<AbortSignal, readonly AbortSignal[]>();
+
+/**
+ * Whether `signal` is `ancestor` or was linked to it (through linkSignals or childSignal, at
+ * any depth), so that it aborts whenever `ancestor` does: a caller given such a signal need
+ * not link it to `ancestor` again. The explorer client linked every tick's own signal to the
+ * shutdown signal anew, 10,000 links a tick, each kept until a collection finalised it.
+ */
+export function follows(signal: AbortSignal, ancestor: AbortSignal): boolean {
+  if (signal === ancestor) return true;
+  return parentsOf.get(signal)?.some((parent) => follows(parent, ancestor)) ?? false;
 }
 
 /**
@@ -76,6 +91,7 @@ export function linkSignals(...signals: (AbortSignal | undefined)[]): { signal: 
  */
 export function childSignal(parent: AbortSignal): { signal: AbortSignal; dispose: () => void } {
   const controller = new AbortController();
+  parentsOf.set(controller.signal, [parent]);
   if (parent.aborted) {
     controller.abort(parent.reason);
     return { signal: controller.signal, dispose: () => {} };

@@ -92,7 +92,8 @@ interface DueTick {
 
 export function createWatchEngine(common: Common, options: WatchEngineOptions): WatchEngine {
   const controller = new AbortController();
-  const signal = AbortSignal.any([common.signal, controller.signal]);
+  // Linked (not AbortSignal.any) so that the explorer client can tell that the ticks' signals follow common.signal.
+  const signal = linkSignals(common.signal, controller.signal).signal;
   const jobs: Cron[] = [];
   // Sources queued or ticking: a firing skips them, so that ticks of a source never overlap.
   const due = new Set<string>();

@@ -1,6 +1,6 @@
 import { getEventListeners } from "node:events";
 import { describe, expect, it } from "vitest";
-import { linkSignals } from "../../src/explorer/retry.js";
+import { childSignal, follows, linkSignals } from "../../src/explorer/retry.js";
 
 /**
  * Every explorer call links the process's shutdown signal with its caller's. Thousands of
@@ -39,5 +39,20 @@ describe("linkSignals", () => {
     expect(getEventListeners(shutdown.signal, "abort").length).toBeLessThanOrEqual(1);
     shutdown.abort();
     expect(links.some((l) => l.signal.aborted)).toBe(false);
+  });
+});
+
+describe("follows", () => {
+  it("knows a signal linked to another at any depth, so the client links a tick's signal to the shutdown signal only once", () => {
+    const shutdown = new AbortController().signal;
+    const engine = linkSignals(shutdown, new AbortController().signal).signal;
+    const tick = linkSignals(engine, new AbortController().signal).signal;
+    const worker = childSignal(tick).signal;
+    expect(follows(shutdown, shutdown)).toBe(true);
+    expect(follows(tick, shutdown)).toBe(true);
+    expect(follows(worker, shutdown)).toBe(true);
+    expect(follows(shutdown, tick)).toBe(false);
+    expect(follows(AbortSignal.any([shutdown]), shutdown)).toBe(false); // not linked through linkSignals: linked again, which is safe
+    expect(follows(new AbortController().signal, shutdown)).toBe(false);
   });
 });
