@@ -1,7 +1,6 @@
 import { createServer, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
-import { Writable } from "node:stream";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createHeadReader, ChainHeadError } from "../../src/chain/head.js";
 import { createTestCommon, type Common } from "../../src/common/common.js";
@@ -11,7 +10,7 @@ import { createDaemon } from "../../src/daemon/create-daemon.js";
 import { createExplorerClient } from "../../src/explorer/client.js";
 import { ExplorerDeadlineError, shouldRetry } from "../../src/explorer/errors.js";
 import { createSimulator, type Simulator } from "../../src/simulator/index.js";
-import { configFromText, tempDir } from "../helpers/harness.js";
+import { configFromText, logCapture, tempDir } from "../helpers/harness.js";
 import { waitFor } from "../helpers/child.js";
 
 /*
@@ -62,16 +61,6 @@ afterAll(async () => {
   await new Promise<void>((resolve) => server.close(() => resolve()));
 });
 
-function logCapture() {
-  const lines: Array<Record<string, unknown>> = [];
-  const destination = new Writable({
-    write(chunk: Buffer, _encoding, callback) {
-      for (const line of chunk.toString().split("\n")) if (line.trim() !== "") lines.push(JSON.parse(line) as Record<string, unknown>);
-      callback();
-    },
-  });
-  return { destination, lines };
-}
 
 const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {

@@ -71,3 +71,15 @@ export function repeated(keys: readonly string[]): string[] {
   for (const key of keys) (seen.has(key) ? twice : seen).add(key);
   return [...twice];
 }
+
+/** A stream for a JSON logger and the lines written to it, parsed. */
+export function logCapture(): { destination: Writable; lines: Array<Record<string, unknown>> } {
+  const lines: Array<Record<string, unknown>> = [];
+  const destination = new Writable({
+    write(chunk: Buffer, _encoding, callback) {
+      for (const line of chunk.toString().split("\n")) if (line.trim() !== "") lines.push(JSON.parse(line) as Record<string, unknown>);
+      callback();
+    },
+  });
+  return { destination, lines };
+}

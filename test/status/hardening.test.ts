@@ -1,6 +1,5 @@
 import { execFile } from "node:child_process";
 import { request } from "node:http";
-import { Writable } from "node:stream";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { afterEach, describe, expect, it } from "vitest";
@@ -11,6 +10,7 @@ import { parseConfigText } from "../../src/config/index.js";
 import { createHostCheck, isLoopbackHost } from "../../src/status/allowed-hosts.js";
 import { createStatusServer, type StatusProvider, type StatusServer } from "../../src/status/status-server.js";
 import { configErrorOf } from "../config/helpers.js";
+import { logCapture } from "../helpers/harness.js";
 
 /*
  * Issue 20, item 6: a weak status.token was accepted, a status server open to the network
@@ -77,16 +77,6 @@ const provider: StatusProvider = {
   status: () => Promise.resolve({ sources: [] }),
 };
 
-function logCapture() {
-  const lines: Array<Record<string, unknown>> = [];
-  const destination = new Writable({
-    write(chunk: Buffer, _encoding, callback) {
-      for (const line of chunk.toString().split("\n")) if (line.trim() !== "") lines.push(JSON.parse(line) as Record<string, unknown>);
-      callback();
-    },
-  });
-  return { destination, lines };
-}
 
 async function serve(options: { host?: string; token?: string; allowedHosts?: string[] } = {}) {
   const { destination, lines } = logCapture();
