@@ -1,26 +1,23 @@
 import type { Common } from "../common/common.js";
-import type { Config, WatchConfig } from "../config/types.js";
+import type { Config } from "../config/types.js";
 import { createHeadReader, type HeadReader } from "../chain/head.js";
+import { indexedHead } from "../chain/indexed-head.js";
 import { createExplorerClient, type ExplorerClient } from "../explorer/client.js";
 import type { CreditMeterState } from "../explorer/credit-meter.js";
 import { createSink } from "../notify/create-sink.js";
 import { createDispatcher, type Dispatcher, type DrainResult } from "../notify/dispatcher.js";
 import { createSilenceBook, silenceFileOf, type SilenceBook } from "../notify/silences.js";
 import type { Sink } from "../notify/sink.js";
-import { buildAlert } from "../rules/build-alert.js";
-import { compileCondition } from "../rules/compile-condition.js";
 import { createEnricher } from "../rules/enrich.js";
 import { openStore } from "../store/open-store.js";
 import type { Store } from "../store/types.js";
 import { createWatchEngine, type OnceResult, type WatchEngine } from "../watch/engine.js";
 import { NORMALIZERS } from "../watch/normalize.js";
-import { planSources, type Plan } from "../watch/plan.js";
+import type { Plan } from "../watch/plan.js";
+import { planFromConfig } from "../watch/plan-from-config.js";
 import { createSourcePoller } from "../watch/poller.js";
-import type { RecordFamily } from "../watch/record.js";
-import type { SourceRule } from "../watch/source-rule.js";
 import { explorerOptionsOf } from "./explorer-options.js";
 import { paginateSource } from "./paginate-source.js";
-import { KaiawatchError } from "../common/errors.js";
 import { createDaemonStatus } from "../status/daemon-status.js";
 import { createStatusServer, type StatusServer } from "../status/status-server.js";
 import { createBudgetGuard, type BudgetGuard } from "./budget-guard.js";
@@ -62,22 +59,6 @@ export interface DaemonOptions {
   sinks?: Record<string, Sink>;
 }
 
-/** Compiles a rule for one source (the daemon, replay and explain share it). Config checks have already proven it compiles. */
-export function sourceRule(config: Config, rule: Config["rules"][number], watch: WatchConfig, family: RecordFamily): SourceRule {
-  const watchedAccount = watch.kind === "account" ? watch.account : undefined;
-  const compiled = compileCondition(rule.when, { family, watchedAccount });
-  if (!compiled.ok) throw new KaiawatchError("KW_CONFIG_INVALID", `rule ${rule.name}: ${compiled.issues.map((i) => i.message).join("; ")}`);
-  return {
-    name: rule.name,
-    watch: rule.watch,
-    notify: rule.notify,
-    enrich: rule.enrich,
-    test: compiled.test,
-    condition: compiled.node,
-    toAlert: (record, now) => buildAlert({ rule: { name: rule.name, summary: rule.summary }, watch: rule.watch, record, network: config.chain.network, explorerUrl: config.chain.explorer_url, now, watchedAccount }),
-  };
-}
-
 export async function createDaemon(common: Common, options: DaemonOptions): Promise<Daemon> {
   const { config } = options;
   const logger = common.logger;
@@ -114,14 +95,7 @@ export async function createDaemon(common: Common, options: DaemonOptions): Prom
       })),
     });
 
-    const watchesByName = new Map(config.watches.map((watch) => [watch.name, watch]));
-    const plan = planSources({
-      network: config.chain.network,
-      watches: config.watches,
-      rules: config.rules,
-      defaults: config.defaults,
-      compileRule: (rule, watch, family) => sourceRule(config, rule, watchesByName.get(watch.name)!, family),
-    });
+    const plan = planFromConfig(config);
     for (const name of plan.idleWatches) logger.warn({ watch: name }, "no rule reads this watch: it is not polled");
 
     // One enricher for the run: its cache serves every source (the same transaction can match in several).
@@ -137,8 +111,8 @@ export async function createDaemon(common: Common, options: DaemonOptions): Prom
         onAlerts: () => dispatcher.kick(),
       }),
     );
-    const lag = config.chain.lag_blocks;
-    const headProbe = createHeadProbe(async (signal) => Math.max(0, (await head.blockNumber(signal)) - lag), common.now);
+    const lagBlocks = config.chain.lag_blocks;
+    const headProbe = createHeadProbe(async (signal) => indexedHead(await head.blockNumber(signal), lagBlocks), common.now);
     const budget = createBudgetGuard(common, {
       meter: client.meter,
       store,

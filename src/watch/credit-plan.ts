@@ -1,7 +1,7 @@
 import type { Config, Enrichment } from "../config/types.js";
 import { OPERATIONS } from "../explorer/operations.js";
 import { ENRICHMENT_KINDS, enrichmentCost } from "../rules/enrich-kinds.js";
-import { planSources } from "./plan.js";
+import { planFromConfig } from "./plan-from-config.js";
 import { firingsOfDay, previousFiring, utcDayStart } from "./schedule-firings.js";
 import type { SourceOperation } from "./source.js";
 
@@ -75,14 +75,9 @@ export interface CreditPlan {
  */
 export function planCredits(config: Config, options: { dayMs: number }): CreditPlan {
   const dayStart = utcDayStart(options.dayMs);
-  const planned = planSources({
-    network: config.chain.network,
-    watches: config.watches,
-    rules: config.rules,
-    defaults: config.defaults,
-    // Only the sources' shape matters here; rules are never evaluated.
-    compileRule: (rule) => ({ name: rule.name, watch: rule.watch, notify: rule.notify, enrich: rule.enrich, test: () => false, toAlert: () => { throw new Error("not evaluated"); } }),
-  });
+  // The daemon's own plan, so that the sources costed are the sources polled. Only their
+  // shape is read here; compiling the rules costs little and keeps one way to plan.
+  const planned = planFromConfig(config);
 
   // Credits spent in each second of the day, all sources together: when the budget runs out.
   const perSecond = new Float64Array(DAY_SECONDS);

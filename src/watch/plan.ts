@@ -27,13 +27,13 @@ export interface RuleInput {
   source?: RecordFamily;
 }
 
-export interface PlanInput<R extends RuleInput> {
+export interface PlanInput<R extends RuleInput, W extends WatchInput> {
   network: string;
-  watches: readonly WatchInput[];
+  watches: readonly W[];
   rules: readonly R[];
   defaults: { schedule: string; start: StartPosition; max_window_blocks: number };
   /** Compiles a rule for one of its sources (the watched account matters for `direction`). */
-  compileRule: (rule: R, watch: WatchInput, family: RecordFamily) => SourceRule;
+  compileRule: (rule: R, watch: W, family: RecordFamily) => SourceRule;
 }
 
 export interface Plan {
@@ -73,7 +73,7 @@ export function definitionsOfWatch(network: string, watch: WatchInput): SourceDe
  * cursor; when two watches yield the same definition, the first watch's schedule and start
  * apply (a source cannot poll on two schedules without polling twice).
  */
-export function planSources<R extends RuleInput>(input: PlanInput<R>): Plan {
+export function planSources<R extends RuleInput, W extends WatchInput>(input: PlanInput<R, W>): Plan {
   const byKey = new Map<string, PlannedSource>();
   const idleWatches: string[] = [];
   // Grouped once, not filtered per watch: 10,000 watches and rules plan in linear time.

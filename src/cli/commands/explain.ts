@@ -1,10 +1,9 @@
 import { describeError, isKaiawatchError } from "../../common/errors.js";
 import { cleanLine } from "../../notify/escape.js";
 import { explainRecord } from "../../rules/explain-record.js";
-import { parseCondition } from "../../rules/parse-condition.js";
-import { definitionsOfWatch } from "../../watch/plan.js";
+import { planFromConfig } from "../../watch/plan-from-config.js";
 import type { WatchedRecord } from "../../watch/record.js";
-import { FAMILY_OF_OPERATION, describeSource } from "../../watch/source.js";
+import { describeSource } from "../../watch/source.js";
 import { fetchTransactionRecords, outsideSource } from "../../watch/transaction-records.js";
 import { CONFIG_OPTIONS, CONFIG_OPTIONS_HELP, UsageError, createCommandCommon, loadConfigForCommand, parseCommandArgs, ruleNamed } from "../bootstrap.js";
 import { openCommandClient } from "../command-client.js";
@@ -54,11 +53,13 @@ async function run(args: string[], io: CommandIO): Promise<number> {
   const rule = ruleNamed(config, values.rule);
   const watch = config.watches.find((w) => w.name === rule.watch)!;
   const family = rule.source;
-  const definitions = definitionsOfWatch(config.chain.network, watch).filter((d) => FAMILY_OF_OPERATION[d.operation] === family);
+  // The daemon's plan for this one rule: the same sources it polls, the same compiled condition.
+  const plan = planFromConfig(config, { rules: [rule] });
+  const definitions = plan.sources.map((source) => source.definition);
+  const condition = plan.sources[0]?.rules[0]?.condition;
+  // The config checks proved that the watch gives the rule's source; this only narrows the type.
+  if (condition === undefined) throw new UsageError(`rule ${rule.name}: watch ${watch.name} has no ${family} source`);
   const context = { family, watchedAccount: watch.kind === "account" ? watch.account : undefined };
-  const parsed = parseCondition(rule.when, context);
-  // The config checks proved that the condition parses; this only narrows the type.
-  if (!parsed.ok) throw new UsageError(`rule ${rule.name}: ${parsed.issues.map((i) => i.message).join("; ")}`);
 
   const common = createCommandCommon(io, { config, secrets: loaded.secrets, logLevel: values["log-level"] ?? "warn", logFormat: values["log-format"] });
   const client = await openCommandClient(common, config);
@@ -86,7 +87,7 @@ async function run(args: string[], io: CommandIO): Promise<number> {
       out(`[${i + 1}] ${describeRecord(record)}`);
       const reasons = definitions.map((d) => outsideSource(d, record));
       const covered = reasons.some((reason) => reason === undefined);
-      const explanation = explainRecord(parsed.node, record, context);
+      const explanation = explainRecord(condition, record, context);
       const alerts = covered && explanation.matched;
       if (alerts) matched += 1;
       out(`    ${alerts ? `✓ MATCH: would alert ${rule.notify.join(", ")}` : covered ? "✗ NO MATCH" : "✗ NO ALERT: the watch's query does not return this record"}`);

@@ -1,15 +1,16 @@
 import type { Common } from "../../common/common.js";
 import { describeError, isKaiawatchError } from "../../common/errors.js";
 import { createHeadReader } from "../../chain/head.js";
+import { indexedHead } from "../../chain/indexed-head.js";
 import { formatDuration, parseDuration, type Config } from "../../config/index.js";
-import { createDaemon, sourceRule, type Daemon } from "../../daemon/create-daemon.js";
+import { createDaemon, type Daemon } from "../../daemon/create-daemon.js";
 import { paginateSource } from "../../daemon/paginate-source.js";
 import type { ExplorerClient } from "../../explorer/client.js";
 import { previewDelivery } from "../../notify/preview.js";
 import { createEnricher } from "../../rules/enrich.js";
 import { isStoreError } from "../../store/errors.js";
 import { NORMALIZERS } from "../../watch/normalize.js";
-import { planSources } from "../../watch/plan.js";
+import { planFromConfig } from "../../watch/plan-from-config.js";
 import { estimateReplayCredits, outboxEntriesOf, replay, type ReplayMatch, type ReplayResult } from "../../watch/replay.js";
 import { CONFIG_OPTIONS, CONFIG_OPTIONS_HELP, UsageError, createCommandCommon, loadConfigForCommand, parseCommandArgs, ruleNamed } from "../bootstrap.js";
 import { openCommandClient } from "../command-client.js";
@@ -108,16 +109,9 @@ async function run(args: string[], io: CommandIO): Promise<number> {
   }
 
   try {
-    const watchesByName = new Map(config.watches.map((watch) => [watch.name, watch]));
-    const plan = planSources({
-      network: config.chain.network,
-      watches: config.watches,
-      rules: [rule],
-      defaults: config.defaults,
-      compileRule: (r, watch, family) => sourceRule(config, r, watchesByName.get(watch.name)!, family),
-    });
+    const plan = planFromConfig(config, { rules: [rule] });
 
-    const head = await indexedHead(common, config);
+    const head = await readIndexedHead(common, config);
     if (to > head) throw new UsageError(`--to ${to} is past the head the explorer has indexed (${head}: the chain head minus chain.lag_blocks ${config.chain.lag_blocks})`);
 
     const span = { from, to };
@@ -221,11 +215,11 @@ async function run(args: string[], io: CommandIO): Promise<number> {
   }
 }
 
-/** The head minus lag_blocks: past it, the explorer may not have indexed every record yet. */
-async function indexedHead(common: Common, config: Config): Promise<number> {
+/** The head the explorer has indexed (see indexedHead), read once with a reader of its own. */
+async function readIndexedHead(common: Common, config: Config): Promise<number> {
   const head = createHeadReader(common, { rpcUrl: config.chain.rpc_url, maxRetries: config.explorer.max_retries, deadlineMs: config.chain.request_deadline });
   try {
-    return Math.max(0, (await head.blockNumber(common.signal)) - config.chain.lag_blocks);
+    return indexedHead(await head.blockNumber(common.signal), config.chain.lag_blocks);
   } finally {
     await head.close();
   }

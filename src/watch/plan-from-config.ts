@@ -1,0 +1,23 @@
+import type { Config, RuleConfig } from "../config/types.js";
+import { compileSourceRule } from "./compile-source-rule.js";
+import { planSources, type Plan } from "./plan.js";
+
+export interface PlanFromConfigOptions {
+  /** Plan only these rules of the config (replay and explain take one); default: every rule. */
+  rules?: readonly RuleConfig[];
+}
+
+/**
+ * The sources a config polls, each with its rules compiled: the one place the daemon,
+ * `replay`, `explain` and `plan` get their sources from, so that they cannot disagree on
+ * which sources exist, their keys, or what a rule matches.
+ */
+export function planFromConfig(config: Config, options: PlanFromConfigOptions = {}): Plan {
+  return planSources({
+    network: config.chain.network,
+    watches: config.watches,
+    rules: options.rules ?? config.rules,
+    defaults: config.defaults,
+    compileRule: (rule, watch, family) => compileSourceRule(config, rule, watch, family),
+  });
+}
