@@ -1,10 +1,11 @@
 import { randomBytes } from "node:crypto";
 import { readFileSync, statSync } from "node:fs";
-import { open, readFile, rename, stat, unlink } from "node:fs/promises";
+import { open, readFile, stat, unlink } from "node:fs/promises";
 import { resolve } from "node:path";
 import type { Common } from "../common/common.js";
 import { KaiawatchError, describeError } from "../common/errors.js";
 import type { AlertDocument } from "../rules/alert.js";
+import { writeFileDurably } from "../store/durable-file.js";
 import type { Store } from "../store/types.js";
 import { readRecordField } from "./grouping.js";
 
@@ -168,15 +169,7 @@ export async function updateSilenceFile(path: string, change: (set: SilenceSet) 
   try {
     const current = await readSilenceFile(path);
     const next = mergeSilenceSets([change(current)], now);
-    const temp = `${path}.${process.pid}.tmp`;
-    const handle = await open(temp, "w");
-    try {
-      await handle.writeFile(`${JSON.stringify(next, null, 2)}\n`, "utf8");
-      await handle.sync();
-    } finally {
-      await handle.close();
-    }
-    await rename(temp, path);
+    await writeFileDurably(path, `${JSON.stringify(next, null, 2)}\n`);
     return next;
   } finally {
     await unlink(lockPath).catch(() => undefined);
