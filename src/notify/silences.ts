@@ -224,6 +224,10 @@ export interface SilenceBookOptions {
 export interface SilenceBook {
   /** The active silence that holds back this alert of this rule, if any (counted as held back). */
   silencing(rule: string, alert: AlertDocument, now: number): Silence | undefined;
+  /** The silences in force at `now`, oldest first (the dispatcher's admission matches alerts against them). */
+  active(now: number): Silence[];
+  /** Counts alerts held back, one per id (an id once per alert it held). */
+  noteHeld(silenceIds: readonly string[]): void;
   /** The active silences, oldest first, with their counts (for /status). */
   list(now: number): SilenceStatus[];
   /** Looks at the side file on an interval until stop(), so new silences reach the store (and `silence add` its confirmation) without an alert passing by. */
@@ -235,7 +239,7 @@ export interface SilenceBook {
  * The daemon's view of the silences: the store's copy, merged with the side file whenever
  * that changes (checked at most every `refreshMs`, and on every check once that long has
  * passed), so a running daemon picks up `kaiawatch silence add/remove` without a restart.
- * The checks run inside the dispatcher's pass, which is synchronous per entry: the side file
+ * The dispatcher asks for the active silences once per pass, synchronously: the side file
  * is small and only stat(2)ed unless it changed, so synchronous file calls are cheap here.
  */
 export function createSilenceBook(common: Common, options: SilenceBookOptions): SilenceBook {
@@ -288,19 +292,27 @@ export function createSilenceBook(common: Common, options: SilenceBookOptions): 
     persist();
   }
 
+  function active(now: number): Silence[] {
+    refresh(now);
+    return set.silences.filter((s) => isActive(s, now));
+  }
+
+  function noteHeld(silenceIds: readonly string[]): void {
+    if (silenceIds.length === 0) return;
+    for (const id of silenceIds) suppressed[id] = (suppressed[id] ?? 0) + 1;
+    persist();
+  }
+
   return {
     silencing(rule, alert, now) {
-      refresh(now);
-      const silence = set.silences.find((s) => isActive(s, now) && silenceMatches(s, rule, alert));
-      if (silence !== undefined) {
-        suppressed[silence.id] = (suppressed[silence.id] ?? 0) + 1;
-        persist();
-      }
+      const silence = active(now).find((s) => silenceMatches(s, rule, alert));
+      if (silence !== undefined) noteHeld([silence.id]);
       return silence;
     },
+    active,
+    noteHeld,
     list(now) {
-      refresh(now);
-      return set.silences.filter((s) => isActive(s, now)).map((s) => ({ ...s, suppressed: suppressed[s.id] ?? 0 }));
+      return active(now).map((s) => ({ ...s, suppressed: suppressed[s.id] ?? 0 }));
     },
     start() {
       if (timer) return;
