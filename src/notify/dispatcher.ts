@@ -233,10 +233,7 @@ export function createDispatcher(common: Common, options: DispatcherOptions): Di
       // The store has no "suppressed" state: delivered (never dead, which `retry` would resend),
       // with a note in the cooldown book that `kaiawatch outbox` shows.
       await store.updateOutbox(held.map(({ entry }): OutboxChange => ({ id: entry.id, kind: "delivered", at })));
-      book.noteSuppressed(
-        held.map(({ entry, reason }) => ({ id: entry.id, reason })),
-        now,
-      );
+      book.noteSuppressed(held.map(({ entry, reason }) => ({ id: entry.id, reason })), now);
       const silenceIds = held.flatMap(({ silenceId }) => (silenceId === undefined ? [] : [silenceId]));
       if (silenceIds.length > 0) options.silences?.noteHeld(silenceIds);
       for (const { entry, reason } of held) common.metrics.alertsSuppressed.inc({ rule: entry.rule, reason });
