@@ -1,11 +1,14 @@
 import type { Common } from "../common/common.js";
 import { describeError } from "../common/errors.js";
 import type { OutboxChange, OutboxEntry, Store } from "../store/types.js";
-import { DEFAULT_BACKOFF, retryDelayMs, type BackoffPolicy } from "./backoff.js";
+import { admit, type DispatcherRule, type PlannedDelivery } from "./admission.js";
+import { DEFAULT_BACKOFF, type BackoffPolicy } from "./backoff.js";
 import { createCooldownBook } from "./cooldown.js";
-import { closeGroups, readRecordField, type GroupPolicy } from "./grouping.js";
+import { readDueEntries } from "./due-entries.js";
+import { decideOutcome, type OutcomePolicy } from "./outcome.js";
+import { sendDelivery } from "./send-delivery.js";
 import type { SilenceBook } from "./silences.js";
-import { SinkError, type Delivery, type Sink } from "./sink.js";
+import { SinkError, type Sink } from "./sink.js";
 import { createSinkRateLimiter, type SinkRateLimiter } from "./sink-rate-limiter.js";
 import { createWaker, type Waker } from "./waker.js";
 import { sleep } from "../common/sleep.js";
@@ -23,14 +26,7 @@ export interface DispatcherSink {
   maxAgeMs: number;
 }
 
-export interface DispatcherRule {
-  name: string;
-  group?: GroupPolicy;
-  /** Repeats of the rule (and cooldown key) within this period are suppressed. */
-  cooldownMs?: number;
-  /** A field of the alert's record (read like `group.by`); the whole rule when absent. */
-  cooldownKey?: string;
-}
+export type { DispatcherRule };
 
 export interface DispatcherOptions {
   store: Store;
@@ -58,7 +54,7 @@ export interface DispatcherOptions {
   /** Replaceable in tests; Math.random by default. */
   random?: () => number;
   /** Alerts an active silence matches are held back like a cooldown's (`kaiawatch silence`). */
-  silences?: Pick<SilenceBook, "silencing">;
+  silences?: Pick<SilenceBook, "active" | "noteHeld">;
 }
 
 export interface SinkStatus {
@@ -117,13 +113,6 @@ export interface Dispatcher {
 
 const DEFAULT_RETENTION_MS = 7 * 24 * 3600_000;
 
-interface Planned {
-  /** The Delivery id: the alert id for one alert, the group id for a digest. */
-  id: string;
-  rule: string;
-  entries: OutboxEntry[];
-}
-
 interface Worker {
   name: string;
   options: DispatcherSink;
@@ -140,7 +129,7 @@ interface Worker {
   /** When the last pass expects something to become due (a backoff ending, a digest closing). */
   nextAt: number | undefined;
   /** Deliveries the last pass planned but could not start for want of a free slot. */
-  queue: Planned[];
+  queue: PlannedDelivery[];
   /** When that pass listed the outbox. */
   queuedAt: number;
   deliveredTotal: number;
@@ -164,6 +153,12 @@ interface Run {
  * them, under a Delivery id that is the same on every retry and after a restart. Each sink
  * has its own worker loop, concurrency, rate limit and backoff, so a slow or dead sink never
  * delays another; the watch engine never awaits the dispatcher (it calls `kick()`).
+ *
+ * Delivery runs in stages, as Alertmanager's notify pipeline does: `admit` (silences,
+ * cooldown, grouping; pure), `sendDelivery` (one sink call under its rate limit) and
+ * `decideOutcome` (delivered, retry or dead; pure). This function keeps what is not a
+ * decision: the workers, their concurrency and wake-ups, the AbortSignal, and the store's
+ * reads (through `readDueEntries`) and writes.
  */
 export function createDispatcher(common: Common, options: DispatcherOptions): Dispatcher {
   const { store } = options;
@@ -208,94 +203,48 @@ export function createDispatcher(common: Common, options: DispatcherOptions): Di
   }));
   const configuredSinks = new Set(workers.map((w) => w.name));
 
-  function cooldownKeyOf(rule: DispatcherRule, entry: OutboxEntry): string {
-    return rule.cooldownKey === undefined ? "" : readRecordField(entry.alert.record, rule.cooldownKey);
-  }
-
   async function pass(w: Worker, signal: AbortSignal): Promise<number | undefined> {
     // A send finishing while this pass awaits must not start a delivery the pass is planning again.
     w.queue = [];
     const now = common.now();
     const at = new Date(now).toISOString();
-    const pending = duePending(w, at);
-    let nextAt: number | undefined;
+    const due = readDueEntries(store, w.name, at, passLimit);
+    const admission = admit({
+      sink: w.name,
+      due,
+      inFlight: w.inFlight,
+      rules,
+      silences: options.silences?.active(now) ?? [],
+      cooldown: book,
+      flushGroups: draining > 0,
+      now,
+    });
+    let nextAt = admission.nextAt;
     const soonest = (time: number) => {
       nextAt = nextAt === undefined ? time : Math.min(nextAt, time);
     };
     // Entries in backoff are not read; the store says when the first of them ends.
     const later = store.nextAttemptAfter(w.name, at);
     if (later !== undefined) soonest(Date.parse(later));
-    const order = new Map(pending.map((entry, index) => [entry.id, index]));
-    const digests = new Map<string, OutboxEntry[]>();
-    const singles: OutboxEntry[] = [];
-    const buckets = new Map<string, { policy: GroupPolicy; rule: DispatcherRule; entries: OutboxEntry[] }>();
-    const suppressed: OutboxEntry[] = [];
-    const silenced = new Set<string>();
+    for (const start of admission.cooldownStarts) book.admit(w.name, start.rule, [start.key], [start.entryId], now);
 
-    for (const entry of pending) {
-      if (w.inFlight.has(entry.id)) continue;
-      if (entry.group_id !== undefined) {
-        // Already part of a persisted digest: it is sent as that digest, whatever the config says now.
-        const members = digests.get(entry.group_id) ?? [];
-        members.push(entry);
-        digests.set(entry.group_id, members);
-        continue;
-      }
-      const dueAt = Date.parse(entry.next_attempt_at);
-      if (dueAt > now) {
-        soonest(dueAt);
-        continue;
-      }
-      const rule = rules.get(entry.rule);
-      // A silence decides like the cooldown below: once per alert, before its first attempt.
-      if (entry.attempts === 0 && !book.isAdmitted(entry.id) && options.silences?.silencing(entry.rule, entry.alert, now) !== undefined) {
-        suppressed.push(entry);
-        silenced.add(entry.id);
-        continue;
-      }
-      // The cooldown decides once per alert, before its first attempt; a retry is never suppressed.
-      if (rule?.cooldownMs !== undefined && rule.cooldownMs > 0 && entry.attempts === 0 && !book.isAdmitted(entry.id)) {
-        const key = cooldownKeyOf(rule, entry);
-        if (book.isActive(w.name, rule.name, key, rule.cooldownMs, now)) {
-          suppressed.push(entry);
-          continue;
-        }
-        if (!rule.group) book.admit(w.name, rule.name, [key], [entry.id], now);
-      }
-      if (rule?.group) {
-        const by = rule.group.by === undefined ? "" : readRecordField(entry.alert.record, rule.group.by);
-        const bucketKey = `${rule.name}\u0000${by}`;
-        const bucket = buckets.get(bucketKey) ?? { policy: rule.group, rule, entries: [] };
-        bucket.entries.push(entry);
-        buckets.set(bucketKey, bucket);
-      } else {
-        singles.push(entry);
-      }
-    }
-
-    if (suppressed.length > 0) {
+    const { held } = admission;
+    if (held.length > 0) {
       // The store has no "suppressed" state: delivered (never dead, which `retry` would resend),
       // with a note in the cooldown book that `kaiawatch outbox` shows.
-      await store.updateOutbox(suppressed.map((entry): OutboxChange => ({ id: entry.id, kind: "delivered", at })));
-      const notes = suppressed.map((entry) => ({ id: entry.id, reason: silenced.has(entry.id) ? ("silence" as const) : ("cooldown" as const) }));
-      book.noteSuppressed(notes, now);
-      for (const [index, entry] of suppressed.entries()) common.metrics.alertsSuppressed.inc({ rule: entry.rule, reason: notes[index]!.reason });
-      totals.suppressed += suppressed.length;
-      w.logger.info({ rule: suppressed[0]?.rule, count: suppressed.length, silenced: silenced.size }, "alerts suppressed by cooldown or silence");
+      await store.updateOutbox(held.map(({ entry }): OutboxChange => ({ id: entry.id, kind: "delivered", at })));
+      book.noteSuppressed(held.map(({ entry, reason }) => ({ id: entry.id, reason })), now);
+      const silenceIds = held.flatMap(({ silenceId }) => (silenceId === undefined ? [] : [silenceId]));
+      if (silenceIds.length > 0) options.silences?.noteHeld(silenceIds);
+      for (const { entry, reason } of held) common.metrics.alertsSuppressed.inc({ rule: entry.rule, reason });
+      totals.suppressed += held.length;
+      w.logger.info({ rule: held[0]?.entry.rule, count: held.length, silenced: silenceIds.length }, "alerts suppressed by cooldown or silence");
     }
 
     const groupChanges: OutboxChange[] = [];
-    for (const bucket of buckets.values()) {
-      const { closed, readyAt } = closeGroups(bucket.entries, bucket.policy, now, draining > 0);
-      if (readyAt !== undefined) soonest(readyAt);
-      for (const group of closed) {
-        digests.set(group.id, group.entries);
-        for (const entry of group.entries) groupChanges.push({ id: entry.id, kind: "group", group_id: group.id });
-        const rule = bucket.rule;
-        if (rule.cooldownMs !== undefined && rule.cooldownMs > 0) {
-          book.admit(w.name, rule.name, new Set(group.entries.map((entry) => cooldownKeyOf(rule, entry))), [], now);
-        }
-      }
+    for (const { group, rule, cooldownKeys } of admission.closedDigests) {
+      for (const entry of group.entries) groupChanges.push({ id: entry.id, kind: "group", group_id: group.id });
+      if (cooldownKeys.length > 0) book.admit(w.name, rule, cooldownKeys, [], now);
     }
     // The group id is durable before the first send: a retry or a restart resends the same
     // digest under the same Delivery id.
@@ -303,54 +252,22 @@ export function createDispatcher(common: Common, options: DispatcherOptions): Di
     await book.persist();
     signal.throwIfAborted();
 
-    const planned: Array<Planned & { index: number }> = [];
-    for (const [id, members] of digests) {
-      const dueAt = extreme(members, (entry) => Date.parse(entry.next_attempt_at), Math.max);
-      if (dueAt > now) {
-        soonest(dueAt);
-        continue;
-      }
-      const first = members[0];
-      if (first) planned.push({ id, rule: first.rule, entries: members, index: order.get(first.id) ?? 0 });
-    }
-    for (const entry of singles) planned.push({ id: entry.alert.id, rule: entry.rule, entries: [entry], index: order.get(entry.id) ?? 0 });
-    planned.sort((a, b) => a.index - b.index);
     let launched = 0;
-    for (const delivery of planned) {
+    for (const delivery of admission.sends) {
       // A full worker is woken by the send that finishes; the rest wait in the queue.
       if (w.inFlightCount >= Math.max(1, w.options.concurrency)) break;
       launch(w, delivery);
       launched += 1;
     }
-    w.queue = planned.slice(launched);
+    w.queue = admission.sends.slice(launched);
     w.queuedAt = now;
     // A full batch that started nothing (all suppressed, say) leaves due entries behind it and
     // no send whose end would wake the worker: the next pass comes at once. Not otherwise: a
     // busy worker re-reading its batch at every turn would spend its time reading.
-    if (pending.length >= passLimit && launched === 0 && w.queue.length === 0 && w.inFlightCount === 0) soonest(now);
+    if (due.length >= passLimit && launched === 0 && w.queue.length === 0 && w.inFlightCount === 0) soonest(now);
 
     updateGauges(w);
     return nextAt;
-  }
-
-  /**
-   * The sink's pending entries due now, oldest first, at most `passLimit` of them; with
-   * every member of each digest among them, due or not: a digest is sent whole or not at all,
-   * and the limit must not cut one in two.
-   */
-  function duePending(w: Worker, at: string): OutboxEntry[] {
-    const due = store.listOutbox({ sink: w.name, state: "pending", dueBefore: at, limit: passLimit });
-    const ids = new Set(due.map((entry) => entry.id));
-    const groups = new Set<string>();
-    for (const entry of due) if (entry.group_id !== undefined) groups.add(entry.group_id);
-    for (const groupId of groups) {
-      for (const member of store.listOutbox({ sink: w.name, state: "pending", groupId })) {
-        if (ids.has(member.id)) continue;
-        ids.add(member.id);
-        due.push(member);
-      }
-    }
-    return due;
   }
 
   function updateGauges(w: Worker): void {
@@ -366,7 +283,7 @@ export function createDispatcher(common: Common, options: DispatcherOptions): Di
     return dead;
   }
 
-  function launch(w: Worker, delivery: Planned): void {
+  function launch(w: Worker, delivery: PlannedDelivery): void {
     const current = run;
     if (!current) return;
     w.inFlightCount += 1;
@@ -403,76 +320,49 @@ export function createDispatcher(common: Common, options: DispatcherOptions): Di
     return true;
   }
 
-  async function deliver(w: Worker, planned: Planned, runSignal: AbortSignal): Promise<void> {
-    try {
-      await w.limiter.acquire(runSignal);
-    } catch {
-      return; // stopping before the send began: the entries stay pending
-    }
-    const attempt = 1 + extreme(planned.entries, (entry) => entry.attempts, Math.max);
-    const delivery: Delivery = { id: planned.id, rule: planned.rule, alerts: planned.entries.map((entry) => entry.alert), attempt };
-    const controller = new AbortController();
-    w.sendControllers.add(controller);
-    let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      controller.abort(new SinkError("KW_NOTIFY_SEND_TIMEOUT", `the send did not finish within ${sendTimeoutMs} ms`, { permanent: false }));
-    }, sendTimeoutMs);
-    let failure: { error: unknown } | undefined;
-    try {
-      await raceAbort(w.options.sink.send(delivery, controller.signal), controller.signal);
-    } catch (error) {
-      failure = { error };
-    } finally {
-      clearTimeout(timer);
-      w.sendControllers.delete(controller);
-    }
-    // Abandoned by stop(): whether the receiver got it is unknown, so the entries stay pending
-    // and go again (same id) after the restart; receivers drop the duplicate by id.
-    if (failure && controller.signal.aborted && !timedOut) return;
+  async function deliver(w: Worker, planned: PlannedDelivery, runSignal: AbortSignal): Promise<void> {
+    const result = await sendDelivery(planned, { sink: w.options.sink, limiter: w.limiter, timeoutMs: sendTimeoutMs, signal: runSignal, running: w.sendControllers });
+    // Not started, or abandoned by stop(): the entries stay pending and go again (same id).
+    if (result.kind === "not-started" || result.kind === "abandoned") return;
 
     const now = common.now();
     const at = new Date(now).toISOString();
-    const ids = planned.entries.map((entry) => entry.id);
+    const { attempt } = result;
     const count = planned.entries.length;
-    if (!failure) {
-      record(w, planned, ids.map((id): OutboxChange => ({ id, kind: "delivered", at })));
-      common.metrics.alertsDelivered.inc({ sink: w.name }, count);
-      for (const entry of planned.entries) common.metrics.deliveryLatency.observe({ sink: w.name }, Math.max(0, now - Date.parse(entry.created_at)) / 1000);
-      w.deliveredTotal += count;
-      totals.delivered += count;
-      w.logger.debug({ delivery_id: planned.id, rule: planned.rule, alerts: count, attempt }, "delivered");
-      return;
+    let failure: { message: string; permanent: boolean; retryAfterMs?: number } | undefined;
+    if (result.kind === "failed") {
+      const sinkError = result.error instanceof SinkError ? result.error : undefined;
+      failure = { message: common.secrets.redact(describeError(result.error)), permanent: sinkError?.permanent ?? false, retryAfterMs: sinkError?.retryAfterMs };
+      w.lastError = failure.message;
+      w.lastErrorAt = at;
     }
-
-    const error = timedOut ? controller.signal.reason : failure.error;
-    const message = common.secrets.redact(describeError(error));
-    const sinkError = error instanceof SinkError ? error : undefined;
-    const oldest = extreme(planned.entries, (entry) => Date.parse(entry.created_at), Math.min);
-    w.lastError = message;
-    w.lastErrorAt = at;
-    let reason: string | undefined;
-    if (sinkError?.permanent) reason = `permanent error: ${message}`;
-    else if (attempt >= w.options.maxAttempts) reason = `gave up after ${attempt} attempts: ${message}`;
-    else if (now - oldest >= w.options.maxAgeMs) reason = `gave up after ${attempt} attempts over ${formatDuration(now - oldest)} (max age ${formatDuration(w.options.maxAgeMs)}): ${message}`;
-
-    if (reason !== undefined) {
-      record(w, planned, ids.map((id): OutboxChange => ({ id, kind: "dead", at, reason })));
-      common.metrics.alertsDead.inc({ sink: w.name }, count);
-      totals.dead += count;
-      countDead(w);
-      w.logger.warn({ delivery_id: planned.id, rule: planned.rule, alerts: count, attempt, reason }, "delivery failed for good: dead letter");
-    } else {
-      const retryAfterMs = sinkError?.retryAfterMs;
-      // Retry-After speaks for the receiver, not for one message: the whole sink waits.
-      if (retryAfterMs !== undefined && retryAfterMs > 0) w.limiter.pause(retryAfterMs);
-      const delayMs = retryDelayMs(attempt, backoff, retryAfterMs, random);
-      const next = new Date(now + delayMs).toISOString();
-      record(w, planned, ids.map((id): OutboxChange => ({ id, kind: "failed", at, error: message, next_attempt_at: next })));
-      common.metrics.alertsRetried.inc({ sink: w.name }, count);
-      totals.retried += count;
-      w.logger.warn({ delivery_id: planned.id, rule: planned.rule, alerts: count, attempt, retry_in_ms: delayMs, error: message }, "delivery failed; will retry");
+    const outcome = decideOutcome({ entries: planned.entries, attempt, failure, now }, outcomePolicy(w));
+    record(w, planned, outcome.changes);
+    switch (outcome.kind) {
+      case "delivered":
+        common.metrics.alertsDelivered.inc({ sink: w.name }, count);
+        for (const entry of planned.entries) common.metrics.deliveryLatency.observe({ sink: w.name }, Math.max(0, now - Date.parse(entry.created_at)) / 1000);
+        w.deliveredTotal += count;
+        totals.delivered += count;
+        w.logger.debug({ delivery_id: planned.id, rule: planned.rule, alerts: count, attempt }, "delivered");
+        break;
+      case "dead":
+        common.metrics.alertsDead.inc({ sink: w.name }, count);
+        totals.dead += count;
+        countDead(w);
+        w.logger.warn({ delivery_id: planned.id, rule: planned.rule, alerts: count, attempt, reason: outcome.reason }, "delivery failed for good: dead letter");
+        break;
+      case "retry":
+        if (outcome.pauseSinkMs !== undefined) w.limiter.pause(outcome.pauseSinkMs);
+        common.metrics.alertsRetried.inc({ sink: w.name }, count);
+        totals.retried += count;
+        w.logger.warn({ delivery_id: planned.id, rule: planned.rule, alerts: count, attempt, retry_in_ms: outcome.delayMs, error: failure?.message }, "delivery failed; will retry");
+        break;
     }
+  }
+
+  function outcomePolicy(w: Worker): OutcomePolicy {
+    return { maxAttempts: w.options.maxAttempts, maxAgeMs: w.options.maxAgeMs, backoff, random };
   }
 
   /**
@@ -483,7 +373,7 @@ export function createDispatcher(common: Common, options: DispatcherOptions): Di
    * Guarantee 3 holds: an entry is marked delivered only after its sink accepted it, and a
    * crash before the write is durable leaves it pending, to be sent again under the same id.
    */
-  function record(w: Worker, planned: Planned, changes: OutboxChange[]): void {
+  function record(w: Worker, planned: PlannedDelivery, changes: OutboxChange[]): void {
     const ids = changes.map((change) => change.id);
     // Both calls apply in memory before their first await, so they join the same write.
     const applied = store.updateOutbox(changes, { durable: false });
@@ -697,39 +587,6 @@ export async function requeueDeadLetters(store: Store, selector: DeadLetterSelec
   return { requeued: chosen.length, unmatched };
 }
 
-/** Rejects when the signal aborts, even if the sink ignores it: a hung send must not hold its slot. */
-function raceAbort<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(signal.reason);
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    signal.addEventListener("abort", onAbort, { once: true });
-    promise.then(
-      (value) => {
-        signal.removeEventListener("abort", onAbort);
-        resolve(value);
-      },
-      (error: unknown) => {
-        signal.removeEventListener("abort", onAbort);
-        reject(error);
-      },
-    );
-  });
-}
-
-/** Math.max/min over a digest without spreading it into arguments (a large digest would overflow the stack). */
-function extreme(entries: readonly OutboxEntry[], value: (entry: OutboxEntry) => number, pick: (a: number, b: number) => number): number {
-  let result: number | undefined;
-  for (const entry of entries) result = result === undefined ? value(entry) : pick(result, value(entry));
-  return result ?? 0;
-}
-
 function delay(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
-}
-
-function formatDuration(ms: number): string {
-  if (ms >= 3600_000) return `${Math.round(ms / 360_000) / 10} h`;
-  if (ms >= 60_000) return `${Math.round(ms / 6_000) / 10} min`;
-  if (ms >= 1000) return `${Math.round(ms / 100) / 10} s`;
-  return `${Math.round(ms)} ms`;
 }

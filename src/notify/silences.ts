@@ -1,10 +1,11 @@
 import { randomBytes } from "node:crypto";
 import { readFileSync, statSync } from "node:fs";
-import { open, readFile, rename, stat, unlink } from "node:fs/promises";
+import { open, readFile, stat, unlink } from "node:fs/promises";
 import { resolve } from "node:path";
 import type { Common } from "../common/common.js";
 import { KaiawatchError, describeError } from "../common/errors.js";
 import type { AlertDocument } from "../rules/alert.js";
+import { writeFileDurably } from "../store/durable-file.js";
 import type { Store } from "../store/types.js";
 import { readRecordField } from "./grouping.js";
 
@@ -168,15 +169,7 @@ export async function updateSilenceFile(path: string, change: (set: SilenceSet) 
   try {
     const current = await readSilenceFile(path);
     const next = mergeSilenceSets([change(current)], now);
-    const temp = `${path}.${process.pid}.tmp`;
-    const handle = await open(temp, "w");
-    try {
-      await handle.writeFile(`${JSON.stringify(next, null, 2)}\n`, "utf8");
-      await handle.sync();
-    } finally {
-      await handle.close();
-    }
-    await rename(temp, path);
+    await writeFileDurably(path, `${JSON.stringify(next, null, 2)}\n`);
     return next;
   } finally {
     await unlink(lockPath).catch(() => undefined);
@@ -231,6 +224,10 @@ export interface SilenceBookOptions {
 export interface SilenceBook {
   /** The active silence that holds back this alert of this rule, if any (counted as held back). */
   silencing(rule: string, alert: AlertDocument, now: number): Silence | undefined;
+  /** The silences in force at `now`, oldest first (the dispatcher's admission matches alerts against them). */
+  active(now: number): Silence[];
+  /** Counts alerts held back, one per id (an id once per alert it held). */
+  noteHeld(silenceIds: readonly string[]): void;
   /** The active silences, oldest first, with their counts (for /status). */
   list(now: number): SilenceStatus[];
   /** Looks at the side file on an interval until stop(), so new silences reach the store (and `silence add` its confirmation) without an alert passing by. */
@@ -242,7 +239,7 @@ export interface SilenceBook {
  * The daemon's view of the silences: the store's copy, merged with the side file whenever
  * that changes (checked at most every `refreshMs`, and on every check once that long has
  * passed), so a running daemon picks up `kaiawatch silence add/remove` without a restart.
- * The checks run inside the dispatcher's pass, which is synchronous per entry: the side file
+ * The dispatcher asks for the active silences once per pass, synchronously: the side file
  * is small and only stat(2)ed unless it changed, so synchronous file calls are cheap here.
  */
 export function createSilenceBook(common: Common, options: SilenceBookOptions): SilenceBook {
@@ -295,19 +292,27 @@ export function createSilenceBook(common: Common, options: SilenceBookOptions): 
     persist();
   }
 
+  function active(now: number): Silence[] {
+    refresh(now);
+    return set.silences.filter((s) => isActive(s, now));
+  }
+
+  function noteHeld(silenceIds: readonly string[]): void {
+    if (silenceIds.length === 0) return;
+    for (const id of silenceIds) suppressed[id] = (suppressed[id] ?? 0) + 1;
+    persist();
+  }
+
   return {
     silencing(rule, alert, now) {
-      refresh(now);
-      const silence = set.silences.find((s) => isActive(s, now) && silenceMatches(s, rule, alert));
-      if (silence !== undefined) {
-        suppressed[silence.id] = (suppressed[silence.id] ?? 0) + 1;
-        persist();
-      }
+      const silence = active(now).find((s) => silenceMatches(s, rule, alert));
+      if (silence !== undefined) noteHeld([silence.id]);
       return silence;
     },
+    active,
+    noteHeld,
     list(now) {
-      refresh(now);
-      return set.silences.filter((s) => isActive(s, now)).map((s) => ({ ...s, suppressed: suppressed[s.id] ?? 0 }));
+      return active(now).map((s) => ({ ...s, suppressed: suppressed[s.id] ?? 0 }));
     },
     start() {
       if (timer) return;

@@ -1,9 +1,10 @@
-import { closeSync, existsSync, fsyncSync, linkSync, openSync, readSync, renameSync, rmSync, statSync, copyFileSync } from "node:fs";
+import { closeSync, existsSync, linkSync, openSync, readSync, renameSync, rmSync, statSync, copyFileSync } from "node:fs";
 import { mkdir, readFile } from "node:fs/promises";
 import { dirname, resolve } from "node:path";
 import BetterSqlite3, { type Database } from "better-sqlite3";
 import type { Common } from "../common/common.js";
 import type { Logger } from "../common/logger.js";
+import { fsyncDirectorySync, fsyncFileSync } from "./durable-file.js";
 import { StoreError } from "./errors.js";
 import { jsonErrorPosition } from "./json-error-position.js";
 import { upgradeStoreData } from "./schema.js";
@@ -192,10 +193,10 @@ function buildBeside(path: string, fill: (db: Database) => void, beforeRename: (
   } finally {
     db.close();
   }
-  fsyncFile(building);
+  fsyncFileSync(building);
   beforeRename();
   renameSync(building, path);
-  fsyncDirectory(dirname(path));
+  fsyncDirectorySync(dirname(path));
 }
 
 function openExisting(path: string, readOnly: boolean): Database {
@@ -264,7 +265,7 @@ function upgradeInPlace(path: string, data: StoreData, logger: Logger, from: num
         } catch {
           copyFileSync(path, backup);
         }
-        fsyncFile(backup);
+        fsyncFileSync(backup);
       },
     );
   } catch (error) {
@@ -274,25 +275,4 @@ function upgradeInPlace(path: string, data: StoreData, logger: Logger, from: num
     { path, backup, from, to: SQLITE_SCHEMA_VERSION, cursors: Object.keys(data.cursors).length, outbox: data.outbox.length },
     "store upgraded from JSON to SQLite; the JSON file is kept as the backup",
   );
-}
-
-function fsyncFile(path: string): void {
-  const fd = openSync(path, "r+");
-  try {
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-}
-
-function fsyncDirectory(dir: string): void {
-  let fd: number | undefined;
-  try {
-    fd = openSync(dir, "r");
-    fsyncSync(fd);
-  } catch {
-    // Some file systems cannot fsync a directory; the rename is as durable as they allow.
-  } finally {
-    if (fd !== undefined) closeSync(fd);
-  }
 }
