@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { DURATION_PATTERN, parseDuration } from "./duration.js";
+import { baseUrl, duration, httpUrl, optionalSecret, unlessMissing } from "../common/value-schemas.js";
 import { eventSignatureProblem } from "./event-signature.js";
 import { scheduleProblem } from "./schedule.js";
 import type { Condition, StartPosition } from "./types.js";
@@ -11,9 +11,6 @@ import type { Condition, StartPosition } from "./types.js";
  * this file, so the two never disagree.
  */
 
-/** A schema-level message that leaves "required" (input undefined) to the shared error map. */
-const unlessMissing = (message: string) => (issue: { input?: unknown }) => (issue.input === undefined ? undefined : message);
-
 export const SLUG_PATTERN = /^[a-z0-9][a-z0-9_-]*$/;
 export const ADDRESS_PATTERN = /^0x[0-9a-fA-F]{40}$/;
 
@@ -22,25 +19,8 @@ const slug = (what: string) =>
 
 const address = z.string({ error: unlessMissing("not an address (0x followed by 40 hex digits)") }).regex(ADDRESS_PATTERN, "not an address (0x followed by 40 hex digits)");
 
-const httpUrl = z.url({ protocol: /^https?$/, error: unlessMissing("not an http(s) URL") });
-
-/** Trailing slashes are dropped so that joining "/api/v1/…" never gives "//". */
-const baseUrl = httpUrl.transform((url) => url.replace(/\/+$/, ""));
-
-const duration = z
-  .string({ error: (issue) => (typeof issue.input === "number" ? `a duration needs a unit, e.g. "${String(issue.input)}ms" or "${String(issue.input)}s"` : undefined) })
-  .regex(DURATION_PATTERN, 'not a duration: use ms, s, m, h or d, e.g. "500ms", "30s", "5m", "1h30m"')
-  .meta({ description: 'A duration: "500ms", "30s", "5m", "2h", "1d" or a sum such as "1h30m".' })
-  .transform((text) => parseDuration(text));
-
 /** A deadline of zero would fail everything at once. */
 const positiveDuration = duration.refine((ms) => ms > 0, "must be longer than 0");
-
-/** An empty value (e.g. `${VAR:-}`) means "not set", so optional secrets can come from an optional variable. */
-const optionalSecret = z
-  .string()
-  .transform((text) => (text === "" ? undefined : text))
-  .optional();
 
 /**
  * A bearer token an attacker on the network cannot guess, and that survives a header
