@@ -31,7 +31,7 @@ export interface SinkSpec<Type extends string, Options extends z.ZodObject> {
   type: Type;
   /** Its own keys under `sinks.NAME`, with their defaults and messages (not `type` nor the delivery options). */
   options: Options;
-  /** `rate_per_second` when the config does not set it; unlimited when absent (a chat service's published limit). */
+  /** `rate_per_second` when the config does not set it (a chat service's published limit); no limit when absent. */
   defaultRatePerSecond?: number;
   /**
    * Problems the schema cannot see (URL scheme, template syntax with its position, header

@@ -26,6 +26,7 @@ export type SinkOptions = AnySinkDefinition extends infer D ? (D extends SinkDef
 /** The entry under `sinks.NAME`, discriminated by `type`. */
 export const sinkConfigSchema = z.discriminatedUnion(
   "type",
+  // map() loses the non-empty tuple type that discriminatedUnion asks for; the list above is that tuple.
   SINK_DEFINITIONS.map((definition) => definition.schema) as unknown as [AnySinkDefinition["schema"], ...Array<AnySinkDefinition["schema"]>],
 );
 
