@@ -1,6 +1,7 @@
 import type { z } from "zod";
 import type { ConfigIssue } from "./errors.js";
-import { SLUG_PATTERN, SECTION_SCHEMAS, WATCH_KINDS, ruleSchema, sinkSchema, watchSchema } from "./schema.js";
+import { sinkConfigSchema } from "../notify/sinks/index.js";
+import { SLUG_PATTERN, SECTION_SCHEMAS, WATCH_KINDS, ruleSchema, watchSchema } from "./schema.js";
 import { sourcesOfWatch } from "./sources-of-watch.js";
 import { didYouMean } from "./suggest.js";
 import type { Config, DefaultsConfig, RuleConfig, SinkConfig, WatchConfig, WatchKind } from "./types.js";
@@ -51,9 +52,9 @@ function fieldwise(shape: Record<string, z.ZodType>, item: Record<string, unknow
 }
 
 /** A sink that fails the schema, rebuilt from the keys valid on their own; undefined when a required one is wrong. */
-function sinkGuess(value: unknown): z.output<typeof sinkSchema> | undefined {
+function sinkGuess(value: unknown): z.output<typeof sinkConfigSchema> | undefined {
   if (!isRecord(value)) return undefined;
-  const option = sinkSchema.options.find((candidate) => candidate.shape.type.safeParse(value.type).success);
+  const option = sinkConfigSchema.options.find((candidate) => candidate.shape.type.safeParse(value.type).success);
   if (!option) return undefined;
   const whole = option.safeParse(value);
   if (whole.success) return whole.data;
@@ -176,7 +177,7 @@ export function resolveConfig(raw: unknown): ResolvedConfig {
       if (guess) checkSinks[name] = { name, ...guess };
       continue;
     }
-    const parsed = sinkSchema.safeParse(value);
+    const parsed = sinkConfigSchema.safeParse(value);
     if (!parsed.success) {
       // Its templates and options are still checked when what fails is an optional key.
       const guess = sinkGuess(value);

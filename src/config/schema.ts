@@ -1,5 +1,6 @@
 import { z } from "zod";
-import { DURATION_PATTERN, parseDuration } from "./duration.js";
+import { baseUrl, duration, httpUrl, optionalSecret, unlessMissing } from "../common/value-schemas.js";
+import { sinkConfigSchema } from "../notify/sinks/index.js";
 import { eventSignatureProblem } from "./event-signature.js";
 import { scheduleProblem } from "./schedule.js";
 import type { Condition, StartPosition } from "./types.js";
@@ -11,9 +12,6 @@ import type { Condition, StartPosition } from "./types.js";
  * this file, so the two never disagree.
  */
 
-/** A schema-level message that leaves "required" (input undefined) to the shared error map. */
-const unlessMissing = (message: string) => (issue: { input?: unknown }) => (issue.input === undefined ? undefined : message);
-
 export const SLUG_PATTERN = /^[a-z0-9][a-z0-9_-]*$/;
 export const ADDRESS_PATTERN = /^0x[0-9a-fA-F]{40}$/;
 
@@ -22,25 +20,8 @@ const slug = (what: string) =>
 
 const address = z.string({ error: unlessMissing("not an address (0x followed by 40 hex digits)") }).regex(ADDRESS_PATTERN, "not an address (0x followed by 40 hex digits)");
 
-const httpUrl = z.url({ protocol: /^https?$/, error: unlessMissing("not an http(s) URL") });
-
-/** Trailing slashes are dropped so that joining "/api/v1/…" never gives "//". */
-const baseUrl = httpUrl.transform((url) => url.replace(/\/+$/, ""));
-
-const duration = z
-  .string({ error: (issue) => (typeof issue.input === "number" ? `a duration needs a unit, e.g. "${String(issue.input)}ms" or "${String(issue.input)}s"` : undefined) })
-  .regex(DURATION_PATTERN, 'not a duration: use ms, s, m, h or d, e.g. "500ms", "30s", "5m", "1h30m"')
-  .meta({ description: 'A duration: "500ms", "30s", "5m", "2h", "1d" or a sum such as "1h30m".' })
-  .transform((text) => parseDuration(text));
-
 /** A deadline of zero would fail everything at once. */
 const positiveDuration = duration.refine((ms) => ms > 0, "must be longer than 0");
-
-/** An empty value (e.g. `${VAR:-}`) means "not set", so optional secrets can come from an optional variable. */
-const optionalSecret = z
-  .string()
-  .transform((text) => (text === "" ? undefined : text))
-  .optional();
 
 /**
  * A bearer token an attacker on the network cannot guess, and that survives a header
@@ -256,79 +237,6 @@ export const ruleSchema = z.strictObject({
   summary: text.optional().meta({ description: "Template of the alert's one-line summary, e.g. \"{{amount}} KAIA from {{from}}\"." }),
 });
 
-// ---- sinks ----
-
-function sinkBase(defaultRate: number | undefined) {
-  const rate = z.number().positive();
-  return {
-    concurrency: z.int().min(1).default(1),
-    rate_per_second: defaultRate === undefined ? rate.optional() : rate.default(defaultRate),
-    max_attempts: z.int().min(1).default(10),
-    max_age: duration.prefault("24h"),
-    operational: z.boolean().default(false),
-  };
-}
-
-const EMAIL_ADDRESS = /^[^\s@<>,;]+@[^\s@<>,;]+$/;
-const NAMED_EMAIL_ADDRESS = /^[^\r\n<>]*<[^\s@<>,;]+@[^\s@<>,;]+>$/;
-const emailAddress = z
-  .string()
-  .refine((value) => EMAIL_ADDRESS.test(value) || NAMED_EMAIL_ADDRESS.test(value), 'not an email address ("ops@example.com" or "Ops <ops@example.com>")');
-
-const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
-
-export const SINK_TYPES = ["slack", "discord", "telegram", "email", "webhook", "console", "file"] as const;
-
-export const sinkSchema = z.discriminatedUnion("type", [
-  z.strictObject({ type: z.literal("slack"), url: httpUrl.meta({ description: "Incoming-webhook URL. Secret." }), text: text.optional(), ...sinkBase(1) }),
-  z.strictObject({ type: z.literal("discord"), url: httpUrl.meta({ description: "Discord webhook URL. Secret." }), text: text.optional(), ...sinkBase(0.5) }),
-  z.strictObject({
-    type: z.literal("telegram"),
-    bot_token: z.string().regex(/^[0-9]+:[A-Za-z0-9_-]+$/, 'not a Telegram bot token ("123456:ABC…")').meta({ description: "Secret." }),
-    chat_id: z.union([z.string().min(1), z.int()], { error: 'expected a chat id ("-100123…" or "@channel")' }).transform(String),
-    api_url: baseUrl.default("https://api.telegram.org"),
-    text: text.optional(),
-    ...sinkBase(1),
-  }),
-  z.strictObject({
-    type: z.literal("email"),
-    smtp: z
-      .strictObject({
-        host: z.string().min(1),
-        port: z.int().min(1).max(65535).optional().meta({ description: "Default: 465 when secure, else 587." }),
-        secure: z.boolean().default(false).meta({ description: "Implicit TLS from the first byte (usually port 465)." }),
-        starttls: z.boolean().default(true).meta({ description: "When not secure: refuse to send unless the server upgrades with STARTTLS." }),
-        user: optionalSecret,
-        pass: optionalSecret,
-        timeout: duration.prefault("30s"),
-      })
-      .transform((smtp) => ({ ...smtp, port: smtp.port ?? (smtp.secure ? 465 : 587) })),
-    from: emailAddress,
-    to: z.array(emailAddress).min(1),
-    cc: z.array(emailAddress).default([]),
-    subject: text.optional(),
-    body: text.optional(),
-    ...sinkBase(undefined),
-  }),
-  z.strictObject({
-    type: z.literal("webhook"),
-    url: httpUrl.meta({ description: "Receiver URL; https unless allow_http. Secret." }),
-    secret: z
-      .string()
-      .regex(/^whsec_[A-Za-z0-9+/=]+$/, 'not a Standard Webhooks secret: it starts with "whsec_" followed by base64')
-      .optional()
-      .meta({ description: "Standard Webhooks signing secret (whsec_…). Secret." }),
-    headers: z
-      .record(z.string().regex(HEADER_NAME, "not an HTTP header name"), z.string().regex(/^[^\r\n]*$/, "a header value cannot contain a line break"))
-      .default({}),
-    timeout: duration.prefault("10s"),
-    allow_http: z.boolean().default(false),
-    ...sinkBase(undefined),
-  }),
-  z.strictObject({ type: z.literal("console"), ...sinkBase(undefined) }),
-  z.strictObject({ type: z.literal("file"), path: z.string().min(1).meta({ description: "JSON Lines file, one alert per line." }), ...sinkBase(undefined) }),
-]);
-
 // ---- the whole file ----
 
 export const configSchema = z
@@ -341,7 +249,7 @@ export const configSchema = z
     defaults: defaultsSchema,
     watches: z.array(watchSchema, { error: (issue) => (issue.input === undefined ? "required: add at least one watch" : "expected a list of watches") }).min(1, "add at least one watch"),
     rules: z.array(ruleSchema).default([]),
-    sinks: z.record(slug("a sink name"), sinkSchema).default({}),
+    sinks: z.record(slug("a sink name"), sinkConfigSchema).default({}),
   })
   .meta({ title: "kaiawatch configuration", description: "config.yaml of kaiawatch, the Kaia blockchain monitoring and alerting daemon." });
 

@@ -1,3 +1,4 @@
+import { sinkDefinitionOf } from "../notify/sinks/index.js";
 import type { Config } from "./types.js";
 
 /**
@@ -13,28 +14,6 @@ export function secretsOfConfig(config: Config): string[] {
   };
   add(config.explorer.api_key);
   add(config.status.token);
-  for (const sink of Object.values(config.sinks)) {
-    switch (sink.type) {
-      case "slack":
-      case "discord":
-        add(sink.url);
-        break;
-      case "webhook":
-        add(sink.url);
-        add(sink.secret);
-        Object.values(sink.headers).forEach(add);
-        break;
-      case "email":
-        add(sink.smtp.user);
-        add(sink.smtp.pass);
-        break;
-      case "telegram":
-        add(sink.bot_token);
-        break;
-      case "console":
-      case "file":
-        break;
-    }
-  }
+  for (const sink of Object.values(config.sinks)) sinkDefinitionOf(sink.type)?.secrets(sink).forEach(add);
   return [...secrets];
 }

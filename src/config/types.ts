@@ -1,3 +1,4 @@
+import type { SinkConfig } from "../notify/sinks/index.js";
 import type { RecordFamily } from "../watch/record.js";
 
 /**
@@ -161,86 +162,8 @@ export interface RuleConfig {
   summary?: string;
 }
 
-/** Options every sink has. */
-export interface SinkBase {
-  name: string;
-  concurrency: number;
-  /** undefined: no limit. */
-  rate_per_second?: number;
-  max_attempts: number;
-  max_age: Duration;
-  /** Also receives kaiawatch's own operational alerts. */
-  operational: boolean;
-}
-
-export interface SlackSinkConfig extends SinkBase {
-  type: "slack";
-  url: string;
-  text?: string;
-}
-
-export interface DiscordSinkConfig extends SinkBase {
-  type: "discord";
-  url: string;
-  text?: string;
-}
-
-export interface TelegramSinkConfig extends SinkBase {
-  type: "telegram";
-  bot_token: string;
-  chat_id: string;
-  api_url: string;
-  text?: string;
-}
-
-export interface SmtpConfig {
-  host: string;
-  /** 465 when `secure`, else 587, unless given. */
-  port: number;
-  /** Implicit TLS from the first byte. */
-  secure: boolean;
-  /** Refuse to send unless the server upgrades with STARTTLS (when not `secure`). */
-  starttls: boolean;
-  user?: string;
-  pass?: string;
-  timeout: Duration;
-}
-
-export interface EmailSinkConfig extends SinkBase {
-  type: "email";
-  smtp: SmtpConfig;
-  from: string;
-  to: string[];
-  cc: string[];
-  subject?: string;
-  body?: string;
-}
-
-export interface WebhookSinkConfig extends SinkBase {
-  type: "webhook";
-  url: string;
-  /** Standard Webhooks signing secret, `whsec_…`. */
-  secret?: string;
-  headers: Record<string, string>;
-  timeout: Duration;
-  allow_http: boolean;
-}
-
-export interface ConsoleSinkConfig extends SinkBase {
-  type: "console";
-}
-
-export interface FileSinkConfig extends SinkBase {
-  type: "file";
-  path: string;
-}
-
-export type SinkConfig =
-  | SlackSinkConfig
-  | DiscordSinkConfig
-  | TelegramSinkConfig
-  | EmailSinkConfig
-  | WebhookSinkConfig
-  | ConsoleSinkConfig
-  | FileSinkConfig;
-export type SinkType = SinkConfig["type"];
+/**
+ * Each sink type declares its keys once, in its own file under src/notify/sinks; the
+ * config's sink types are derived from those schemas.
+ */
+export type { SinkConfig, SinkType } from "../notify/sinks/index.js";

@@ -217,7 +217,7 @@ describe("telegram sink", () => {
       res.end(JSON.stringify({ ok: false, error_code: 401, description: `Unauthorized: ${req.url}` }));
     });
     const common = createTestCommon();
-    const sink = createTelegramSink(common, "tg", { bot_token: TOKEN, chat_id: 42, api_url: r.url });
+    const sink = createTelegramSink(common, "tg", { bot_token: TOKEN, chat_id: "42", api_url: r.url });
     const error = (await sink.send(single(), signal).catch((e: unknown) => e)) as SinkError;
     expect(error).toBeInstanceOf(SinkError);
     expect(error.permanent).toBe(true);
@@ -227,7 +227,7 @@ describe("telegram sink", () => {
   });
 
   it("rejects a token that could change the request path", () => {
-    expect(() => createTelegramSink(createTestCommon(), "tg", { bot_token: "123:abc/../x", chat_id: 1 })).toThrow(/bot_token/);
+    expect(() => createTelegramSink(createTestCommon(), "tg", { bot_token: "123:abc/../x", chat_id: "1", api_url: "https://api.telegram.org" })).toThrow(/bot_token/);
   });
 });
 

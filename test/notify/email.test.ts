@@ -163,7 +163,7 @@ describe("email sink", () => {
   it("reports every config problem at once", () => {
     let error: unknown;
     try {
-      createEmailSink(createTestCommon(), "e", { smtp: { host: "", port: 70000, secure: true, starttls: true, user: "u" }, from: "", to: [], subject: "{{#x}}" });
+      createEmailSink(createTestCommon(), "e", { smtp: { host: "", port: 70000, secure: true, starttls: true, user: "u", timeout: 30_000 }, from: "", to: [], cc: [], subject: "{{#x}}" });
     } catch (e) {
       error = e;
     }

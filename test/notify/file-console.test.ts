@@ -6,7 +6,8 @@ import { PassThrough } from "node:stream";
 import { createTestCommon } from "../../src/common/common.js";
 import { createFileSink } from "../../src/notify/sinks/file.js";
 import { createConsoleSink } from "../../src/notify/sinks/console.js";
-import { createSink, validateSinkConfig, type SinkConfig } from "../../src/notify/create-sink.js";
+import { createSink, validateSinkConfig } from "../../src/notify/create-sink.js";
+import type { SinkOptions } from "../../src/notify/sinks/index.js";
 import { SinkError } from "../../src/notify/sink.js";
 import { SinkConfigError } from "../../src/notify/errors.js";
 import { HOSTILE, HOSTILE_NAME, INVISIBLE_OR_BIDI, digest, nftAlert, single } from "./fixtures.js";
@@ -73,12 +74,12 @@ describe("console sink", () => {
 describe("createSink", () => {
   it("builds each type and collects problems per type", () => {
     const common = createTestCommon();
-    const configs: SinkConfig[] = [
+    const configs: SinkOptions[] = [
       { type: "slack", url: "https://hooks.slack.com/services/T/B/x" },
       { type: "discord", url: "https://discord.com/api/webhooks/1/x" },
-      { type: "telegram", bot_token: "1:abc", chat_id: "@mychannel" },
-      { type: "email", smtp: { host: "smtp.example.com", port: 587, starttls: true }, from: "a@example.com", to: ["b@example.com"] },
-      { type: "webhook", url: "https://example.com/hook" },
+      { type: "telegram", bot_token: "1:abc", chat_id: "@mychannel", api_url: "https://api.telegram.org" },
+      { type: "email", smtp: { host: "smtp.example.com", port: 587, secure: false, starttls: true, timeout: 30_000 }, from: "a@example.com", to: ["b@example.com"], cc: [] },
+      { type: "webhook", url: "https://example.com/hook", headers: {}, timeout: 10_000, allow_http: false },
       { type: "console" },
       { type: "file", path: "./alerts.jsonl" },
     ];
@@ -88,8 +89,8 @@ describe("createSink", () => {
       expect(sink.type).toBe(config.type);
       void sink.close?.();
     }
-    expect(validateSinkConfig({ type: "pager" } as unknown as SinkConfig)).toEqual([{ key: "type", message: expect.stringContaining("unknown sink type 'pager'") as string }]);
-    expect(() => createSink(common, "x", { type: "pager" } as unknown as SinkConfig)).toThrow(SinkConfigError);
+    expect(validateSinkConfig({ type: "pager" } as unknown as SinkOptions)).toEqual([{ key: "type", message: expect.stringContaining("unknown sink type 'pager'") as string }]);
+    expect(() => createSink(common, "x", { type: "pager" } as unknown as SinkOptions)).toThrow(SinkConfigError);
     expect(validateSinkConfig({ type: "slack", url: "ftp://x" })).toEqual([{ key: "url", message: "must be an https URL, not ftp" }]);
     expect(validateSinkConfig({ type: "slack", url: "not a url/with-secret" })[0]!.message).not.toContain("with-secret");
   });

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { Webhook } from "standardwebhooks";
 import { createTestCommon } from "../../src/common/common.js";
-import { createWebhookSink } from "../../src/notify/sinks/webhook.js";
+import { createWebhookSink, type WebhookOptions } from "../../src/notify/sinks/webhook.js";
 import { createHttpSender } from "../../src/notify/http-sender.js";
 import { SinkError } from "../../src/notify/sink.js";
 import { SinkConfigError } from "../../src/notify/errors.js";
@@ -10,6 +10,11 @@ import { digest, nftAlert, single } from "./fixtures.js";
 
 const SECRET = `whsec_${Buffer.from("a-test-secret-of-32-bytes-length").toString("base64")}`;
 const signal = new AbortController().signal;
+
+/** The options as the config gives them: what is not written here has the schema's default. */
+function options(written: Partial<WebhookOptions> & { url: string }): WebhookOptions {
+  return { headers: {}, timeout: 10_000, allow_http: false, ...written };
+}
 let receivers: Receiver[] = [];
 
 async function receiver(...args: Parameters<typeof startReceiver>): Promise<Receiver> {
@@ -41,7 +46,7 @@ describe("webhook sink", () => {
       void req;
     });
     const common = createTestCommon();
-    const sink = createWebhookSink(common, "audit", { url: r.url, secret: SECRET, allow_http: true, headers: { Authorization: "Bearer custom-token" } });
+    const sink = createWebhookSink(common, "audit", options({ url: r.url, secret: SECRET, allow_http: true, headers: { Authorization: "Bearer custom-token" } }));
     const delivery = single(nftAlert());
     const first = await sendError(() => sink.send(delivery, signal));
     expect(first.permanent).toBe(false);
@@ -65,7 +70,7 @@ describe("webhook sink", () => {
 
   it("posts a digest document for several alerts", async () => {
     const r = await receiver();
-    const sink = createWebhookSink(createTestCommon(), "audit", { url: r.url, allow_http: true });
+    const sink = createWebhookSink(createTestCommon(), "audit", options({ url: r.url, allow_http: true }));
     const d = digest(3);
     await sink.send(d, signal);
     const body = JSON.parse(r.requests[0]!.body) as Record<string, unknown>;
@@ -81,7 +86,7 @@ describe("webhook sink", () => {
       res.writeHead(302, { location: `${target.url}/elsewhere` });
       res.end();
     });
-    const sink = createWebhookSink(createTestCommon(), "audit", { url: `${r.url}/hook`, allow_http: true });
+    const sink = createWebhookSink(createTestCommon(), "audit", options({ url: `${r.url}/hook`, allow_http: true }));
     const error = await sendError(() => sink.send(single(), signal));
     expect(error.code).toBe("KW_NOTIFY_REDIRECT");
     expect(error.permanent).toBe(true);
@@ -104,7 +109,7 @@ describe("webhook sink", () => {
       res.writeHead(status, headers);
       res.end('{"error":"nope"}');
     });
-    const sink = createWebhookSink(createTestCommon(), "audit", { url: r.url, allow_http: true });
+    const sink = createWebhookSink(createTestCommon(), "audit", options({ url: r.url, allow_http: true }));
     const errors: SinkError[] = [];
     for (let n = 0; n < answers.length; n++) errors.push(await sendError(() => sink.send(single(), signal)));
     expect(errors.map((e) => e.permanent)).toEqual([false, false, false, false, true, true]);
@@ -118,7 +123,7 @@ describe("webhook sink", () => {
 
   it("network failures and timeouts are retryable", async () => {
     const silent = await receiver(() => undefined); // never answers
-    const sink = createWebhookSink(createTestCommon(), "audit", { url: silent.url, allow_http: true, timeout: 300 });
+    const sink = createWebhookSink(createTestCommon(), "audit", options({ url: silent.url, allow_http: true, timeout: 300 }));
     const timeout = await sendError(() => sink.send(single(), signal));
     expect(timeout.code).toBe("KW_NOTIFY_TIMEOUT");
     expect(timeout.permanent).toBe(false);
@@ -127,7 +132,7 @@ describe("webhook sink", () => {
     const url = closed.url;
     await closed.close();
     receivers = receivers.filter((x) => x !== closed);
-    const refused = await sendError(() => createWebhookSink(createTestCommon(), "audit", { url, allow_http: true }).send(single(), signal));
+    const refused = await sendError(() => createWebhookSink(createTestCommon(), "audit", options({ url, allow_http: true })).send(single(), signal));
     expect(refused.code).toBe("KW_NOTIFY_NETWORK");
     expect(refused.message).toContain("ECONNREFUSED");
     expect(refused.permanent).toBe(false);
@@ -135,7 +140,7 @@ describe("webhook sink", () => {
 
   it("stops at once when the shutdown signal fires, without a SinkError", async () => {
     const silent = await receiver(() => undefined);
-    const sink = createWebhookSink(createTestCommon(), "audit", { url: silent.url, allow_http: true });
+    const sink = createWebhookSink(createTestCommon(), "audit", options({ url: silent.url, allow_http: true }));
     const controller = new AbortController();
     const sending = sink.send(single(), controller.signal);
     setTimeout(() => controller.abort(), 50);
@@ -145,10 +150,10 @@ describe("webhook sink", () => {
   });
 
   it("refuses plain http unless allow_http, and bad secrets and headers, all at once", () => {
-    expect(() => createWebhookSink(createTestCommon(), "audit", { url: "http://127.0.0.1:1/hook" })).toThrow(SinkConfigError);
+    expect(() => createWebhookSink(createTestCommon(), "audit", options({ url: "http://127.0.0.1:1/hook" }))).toThrow(SinkConfigError);
     let error: unknown;
     try {
-      createWebhookSink(createTestCommon(), "audit", { url: "http://example.com/hook", secret: "whsec_!!!", headers: { "webhook-id": "x", "Bad Header": "y", "X-Ok": "a\r\nb" } });
+      createWebhookSink(createTestCommon(), "audit", options({ url: "http://example.com/hook", secret: "whsec_!!!", headers: { "webhook-id": "x", "Bad Header": "y", "X-Ok": "a\r\nb" } }));
     } catch (e) {
       error = e;
     }
@@ -156,7 +161,7 @@ describe("webhook sink", () => {
     const problems = (error as SinkConfigError).problems.map((p) => p.key);
     expect(problems).toEqual(["url", "secret", "headers.webhook-id", "headers.Bad Header", "headers.X-Ok"]);
     expect((error as SinkConfigError).code).toBe("KW_NOTIFY_CONFIG");
-    expect(() => createWebhookSink(createTestCommon(), "audit", { url: "http://127.0.0.1:1/hook", allow_http: true })).not.toThrow();
+    expect(() => createWebhookSink(createTestCommon(), "audit", options({ url: "http://127.0.0.1:1/hook", allow_http: true }))).not.toThrow();
   });
 });
 

@@ -1,11 +1,14 @@
+import { z } from "zod";
 import type { Common } from "../../common/common.js";
 import type { Delivery, Sink } from "../sink.js";
 import { cleanLine } from "../escape.js";
 import { DIGEST_SHOWN, alertView, digestHeadline, digestLine, isDigest } from "../alert-view.js";
+import { defineSink, type SinkOptionsOf } from "./define-sink.js";
 
 // The console sink has no options of its own; the stream is injectable for tests and embedding.
-// eslint-disable-next-line @typescript-eslint/no-empty-object-type
-export interface ConsoleOptions {}
+const consoleOptions = z.strictObject({});
+
+export type ConsoleOptions = SinkOptionsOf<typeof consoleOptions>;
 
 /**
  * Readable lines for a terminal or a container log. Every value is sanitized to one line,
@@ -44,3 +47,12 @@ export function createConsoleSink(_common: Common, name: string, _options: Conso
     },
   };
 }
+
+export const consoleSink = defineSink({
+  type: "console",
+  options: consoleOptions,
+  check: () => [],
+  create: (common, name, options) => createConsoleSink(common, name, options),
+  preview: (delivery) => formatConsole(delivery),
+  secrets: () => [],
+});

@@ -1,18 +1,23 @@
+import { z } from "zod";
 import type { Common } from "../../common/common.js";
+import { httpUrl } from "../../common/value-schemas.js";
 import type { Delivery, Sink } from "../sink.js";
 import type { SinkConfigProblem } from "../errors.js";
 import { cleanLine, escapeDiscord, truncateUnits } from "../escape.js";
 import { DIGEST_SHOWN, alertView, digestHeadline, digestLine, isDigest } from "../alert-view.js";
 import { takeLines } from "../fit.js";
 import { createHttpSender, type HttpSender } from "../http-sender.js";
-import { checkTimeout, checkUrl, throwIfProblems } from "../sink-checks.js";
+import { checkUrl, throwIfProblems } from "../sink-checks.js";
+import { defineSink } from "./define-sink.js";
 
-export interface DiscordOptions {
+const discordOptions = z.strictObject({
   /** The channel webhook URL: a secret. */
-  url: string;
-  /** Milliseconds; 10 s by default. */
-  timeout?: number;
-}
+  url: httpUrl.meta({ description: "Discord webhook URL. Secret." }),
+  // Accepted and documented, but the embed layout does not use it (yet).
+  text: z.string().optional(),
+});
+
+export type DiscordOptions = z.output<typeof discordOptions>;
 
 export const DISCORD_LIMITS = { content: 2000, title: 256, description: 4096, fields: 25, fieldName: 256, fieldValue: 1024, footer: 2048, embeds: 10, total: 6000 } as const;
 
@@ -31,12 +36,12 @@ export interface DiscordMessage {
   allowed_mentions: { parse: [] };
 }
 
-const DEFAULT_TIMEOUT_MS = 10_000;
+/** Fixed: the config has no timeout key for this sink. */
+const TIMEOUT_MS = 10_000;
 
 export function validateDiscordOptions(options: DiscordOptions): SinkConfigProblem[] {
   const problems: SinkConfigProblem[] = [];
   checkUrl(problems, "url", options.url, { allowLoopbackHttp: true });
-  checkTimeout(problems, "timeout", options.timeout);
   return problems;
 }
 
@@ -96,7 +101,17 @@ export function createDiscordSink(common: Common, name: string, options: Discord
     type: "discord",
     async send(delivery, signal) {
       const body = JSON.stringify(buildDiscordMessage(delivery));
-      await sender.postJson({ url: options.url, body, timeoutMs: options.timeout ?? DEFAULT_TIMEOUT_MS, target }, signal);
+      await sender.postJson({ url: options.url, body, timeoutMs: TIMEOUT_MS, target }, signal);
     },
   };
 }
+
+export const discordSink = defineSink({
+  type: "discord",
+  options: discordOptions,
+  defaultRatePerSecond: 0.5,
+  check: validateDiscordOptions,
+  create: (common, name, options) => createDiscordSink(common, name, options),
+  preview: (delivery) => JSON.stringify(buildDiscordMessage(delivery), null, 2),
+  secrets: (options) => [options.url],
+});

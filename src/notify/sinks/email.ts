@@ -1,6 +1,8 @@
 import nodemailer from "nodemailer";
 import type { NodemailerError } from "nodemailer";
+import { z } from "zod";
 import type { Common } from "../../common/common.js";
+import { duration, optionalSecret } from "../../common/value-schemas.js";
 import type { Delivery, Sink } from "../sink.js";
 import { SinkError } from "../sink.js";
 import type { SinkConfigProblem } from "../errors.js";
@@ -9,28 +11,37 @@ import { templateContext } from "../template.js";
 import { cleanLine, escapeHtml, escapePlain, sanitizeHeader } from "../escape.js";
 import { alertView, digestHeadline, digestLine, isDigest } from "../alert-view.js";
 import { checkTemplate, checkTimeout, throwIfProblems } from "../sink-checks.js";
+import { defineSink } from "./define-sink.js";
 
-export interface EmailOptions {
-  smtp: {
-    host: string;
-    port: number;
-    /** Implicit TLS from the first byte (port 465). */
-    secure?: boolean;
-    /** Require an upgrade with STARTTLS (port 587); without it, STARTTLS is still used when offered. */
-    starttls?: boolean;
-    user?: string;
-    pass?: string;
-    /** Milliseconds for connecting, the greeting and each socket read; 30 s by default. */
-    timeout?: number;
-  };
-  from: string;
-  to: string[];
-  cc?: string[];
+const EMAIL_ADDRESS = /^[^\s@<>,;]+@[^\s@<>,;]+$/;
+const NAMED_EMAIL_ADDRESS = /^[^\r\n<>]*<[^\s@<>,;]+@[^\s@<>,;]+>$/;
+const emailAddress = z
+  .string()
+  .refine((value) => EMAIL_ADDRESS.test(value) || NAMED_EMAIL_ADDRESS.test(value), 'not an email address ("ops@example.com" or "Ops <ops@example.com>")');
+
+const emailOptions = z.strictObject({
+  smtp: z
+    .strictObject({
+      host: z.string().min(1),
+      port: z.int().min(1).max(65535).optional().meta({ description: "Default: 465 when secure, else 587." }),
+      secure: z.boolean().default(false).meta({ description: "Implicit TLS from the first byte (usually port 465)." }),
+      starttls: z.boolean().default(true).meta({ description: "When not secure: refuse to send unless the server upgrades with STARTTLS." }),
+      user: optionalSecret,
+      pass: optionalSecret,
+      /** Milliseconds for connecting, the greeting and each socket read. */
+      timeout: duration.prefault("30s"),
+    })
+    .transform((smtp) => ({ ...smtp, port: smtp.port ?? (smtp.secure ? 465 : 587) })),
+  from: emailAddress,
+  to: z.array(emailAddress).min(1),
+  cc: z.array(emailAddress).default([]),
   /** Template for the subject (one line, at most 200 characters after rendering). */
-  subject?: string;
+  subject: z.string().optional(),
   /** Template for the body: the HTML part renders it with HTML-escaped values, the text part with plain ones. */
-  body?: string;
-}
+  body: z.string().optional(),
+});
+
+export type EmailOptions = z.output<typeof emailOptions>;
 
 export const EMAIL_LIMITS = { subject: 200, digestShown: 100 } as const;
 
@@ -39,8 +50,6 @@ export interface EmailMessage {
   text: string;
   html: string;
 }
-
-const DEFAULT_TIMEOUT_MS = 30_000;
 
 function checkAddresses(problems: SinkConfigProblem[], key: string, value: unknown, required: boolean): void {
   if (value === undefined && !required) return;
@@ -155,7 +164,7 @@ export function createEmailSink(common: Common, name: string, options: EmailOpti
   throwIfProblems(name, validateEmailOptions(options));
   common.secrets.add(options.smtp.pass);
   const templates = { subject: checkTemplate([], "subject", options.subject), body: checkTemplate([], "body", options.body) };
-  const timeout = options.smtp.timeout ?? DEFAULT_TIMEOUT_MS;
+  const timeout = options.smtp.timeout;
   const target = `sink ${name} (email)`;
   // A small pool: a daemon sends bursts, and reconnecting per message is slow and noisy.
   const transport = nodemailer.createTransport({
@@ -164,8 +173,8 @@ export function createEmailSink(common: Common, name: string, options: EmailOpti
     maxMessages: 100,
     host: options.smtp.host,
     port: options.smtp.port,
-    secure: options.smtp.secure ?? false,
-    requireTLS: options.smtp.starttls ?? false,
+    secure: options.smtp.secure,
+    requireTLS: options.smtp.starttls,
     ...(options.smtp.user === undefined ? {} : { auth: { user: options.smtp.user, pass: options.smtp.pass ?? "" } }),
     connectionTimeout: timeout,
     greetingTimeout: timeout,
@@ -182,7 +191,7 @@ export function createEmailSink(common: Common, name: string, options: EmailOpti
       const sending = transport.sendMail({
         from: options.from,
         to: options.to,
-        ...(options.cc === undefined ? {} : { cc: options.cc }),
+        cc: options.cc,
         subject: message.subject,
         text: message.text,
         html: message.html,
@@ -209,3 +218,15 @@ export function createEmailSink(common: Common, name: string, options: EmailOpti
     },
   };
 }
+
+export const emailSink = defineSink({
+  type: "email",
+  options: emailOptions,
+  check: validateEmailOptions,
+  create: (common, name, options) => createEmailSink(common, name, options),
+  preview(delivery, options) {
+    const email = buildEmail(delivery, { subject: checkTemplate([], "subject", options.subject), body: checkTemplate([], "body", options.body) });
+    return `Subject: ${email.subject}\n\n${email.text}`;
+  },
+  secrets: (options) => [options.smtp.user, options.smtp.pass],
+});

@@ -1,14 +1,18 @@
 import { open } from "node:fs/promises";
+import { z } from "zod";
 import type { Common } from "../../common/common.js";
 import type { Sink } from "../sink.js";
 import { SinkError } from "../sink.js";
 import type { SinkConfigProblem } from "../errors.js";
 import { throwIfProblems } from "../sink-checks.js";
+import { defineSink } from "./define-sink.js";
 
-export interface FileOptions {
+const fileOptions = z.strictObject({
   /** A JSON Lines file, appended to (created when missing). */
-  path: string;
-}
+  path: z.string().min(1).meta({ description: "JSON Lines file, one alert per line." }),
+});
+
+export type FileOptions = z.output<typeof fileOptions>;
 
 export function validateFileOptions(options: FileOptions): SinkConfigProblem[] {
   return typeof options.path === "string" && options.path !== "" ? [] : [{ key: "path", message: "a file path is required" }];
@@ -42,3 +46,12 @@ export function createFileSink(_common: Common, name: string, options: FileOptio
     },
   };
 }
+
+export const fileSink = defineSink({
+  type: "file",
+  options: fileOptions,
+  check: validateFileOptions,
+  create: (common, name, options) => createFileSink(common, name, options),
+  preview: (delivery) => delivery.alerts.map((alert) => JSON.stringify(alert)).join("\n"),
+  secrets: () => [],
+});

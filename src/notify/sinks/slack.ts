@@ -1,4 +1,6 @@
+import { z } from "zod";
 import type { Common } from "../../common/common.js";
+import { httpUrl } from "../../common/value-schemas.js";
 import type { Delivery, Sink } from "../sink.js";
 import type { SinkConfigProblem } from "../errors.js";
 import type { Template } from "../template.js";
@@ -7,16 +9,17 @@ import { escapeSlack, truncateUnits } from "../escape.js";
 import { DIGEST_SHOWN, alertView, digestHeadline, digestLine, isDigest } from "../alert-view.js";
 import { packLines } from "../fit.js";
 import { createHttpSender, type HttpSender } from "../http-sender.js";
-import { checkTemplate, checkTimeout, checkUrl, throwIfProblems } from "../sink-checks.js";
+import { checkTemplate, checkUrl, throwIfProblems } from "../sink-checks.js";
+import { defineSink } from "./define-sink.js";
 
-export interface SlackOptions {
+const slackOptions = z.strictObject({
   /** The incoming webhook URL: a secret. */
-  url: string;
+  url: httpUrl.meta({ description: "Incoming-webhook URL. Secret." }),
   /** A template for the message text (mrkdwn); the built-in layout when absent. */
-  text?: string;
-  /** Milliseconds; 10 s by default. */
-  timeout?: number;
-}
+  text: z.string().optional(),
+});
+
+export type SlackOptions = z.output<typeof slackOptions>;
 
 export const SLACK_LIMITS = { text: 40_000, section: 3000, blocks: 50, header: 150, fieldsPerSection: 10, field: 2000, contextElements: 10 } as const;
 
@@ -34,13 +37,13 @@ export interface SlackMessage {
   unfurl_media: false;
 }
 
-const DEFAULT_TIMEOUT_MS = 10_000;
+/** Fixed: the config has no timeout key for this sink. */
+const TIMEOUT_MS = 10_000;
 
 export function validateSlackOptions(options: SlackOptions): SinkConfigProblem[] {
   const problems: SinkConfigProblem[] = [];
   checkUrl(problems, "url", options.url, { allowLoopbackHttp: true });
   checkTemplate(problems, "text", options.text);
-  checkTimeout(problems, "timeout", options.timeout);
   return problems;
 }
 
@@ -110,7 +113,32 @@ export function createSlackSink(common: Common, name: string, options: SlackOpti
     type: "slack",
     async send(delivery, signal) {
       const body = JSON.stringify(buildSlackMessage(delivery, template));
-      await sender.postJson({ url: options.url, body, timeoutMs: options.timeout ?? DEFAULT_TIMEOUT_MS, target }, signal);
+      await sender.postJson({ url: options.url, body, timeoutMs: TIMEOUT_MS, target }, signal);
     },
   };
 }
+
+/** A Block Kit block as Slack shows its text (mrkdwn left as is: that is what the receiver gets). */
+function slackBlockText(block: SlackBlock): string {
+  switch (block.type) {
+    case "header":
+      return `# ${block.text.text}`;
+    case "section":
+      return "text" in block ? block.text.text : block.fields.map((field) => field.text.replace("\n", ": ")).join("\n");
+    case "context":
+      return block.elements.map((element) => element.text).join(" ");
+  }
+}
+
+export const slackSink = defineSink({
+  type: "slack",
+  options: slackOptions,
+  defaultRatePerSecond: 1,
+  check: validateSlackOptions,
+  create: (common, name, options) => createSlackSink(common, name, options),
+  preview(delivery, options) {
+    const message = buildSlackMessage(delivery, checkTemplate([], "text", options.text));
+    return [`text: ${message.text}`, ...message.blocks.map(slackBlockText)].join("\n");
+  },
+  secrets: (options) => [options.url],
+});

@@ -1,21 +1,25 @@
+import { z } from "zod";
 import type { Common } from "../../common/common.js";
+import { baseUrl } from "../../common/value-schemas.js";
 import type { Delivery, Sink } from "../sink.js";
 import type { SinkConfigProblem } from "../errors.js";
 import { escapeTelegramHtml as esc, truncateUnits } from "../escape.js";
 import { DIGEST_SHOWN, alertView, digestHeadline, digestLine, isDigest } from "../alert-view.js";
 import { takeLines } from "../fit.js";
 import { createHttpSender, type HttpSender } from "../http-sender.js";
-import { checkTimeout, checkUrl, throwIfProblems } from "../sink-checks.js";
+import { checkUrl, throwIfProblems } from "../sink-checks.js";
+import { defineSink } from "./define-sink.js";
 
-export interface TelegramOptions {
+const telegramOptions = z.strictObject({
   /** The bot token from @BotFather: a secret, never logged. */
-  bot_token: string;
-  chat_id: string | number;
-  /** https://api.telegram.org by default. */
-  api_url?: string;
-  /** Milliseconds; 10 s by default. */
-  timeout?: number;
-}
+  bot_token: z.string().regex(/^[0-9]+:[A-Za-z0-9_-]+$/, 'not a Telegram bot token ("123456:ABC…")').meta({ description: "Secret." }),
+  chat_id: z.union([z.string().min(1), z.int()], { error: 'expected a chat id ("-100123…" or "@channel")' }).transform(String),
+  api_url: baseUrl.default("https://api.telegram.org"),
+  // Accepted and documented, but the message layout does not use it (yet).
+  text: z.string().optional(),
+});
+
+export type TelegramOptions = z.output<typeof telegramOptions>;
 
 export const TELEGRAM_LIMITS = { text: 4096 } as const;
 
@@ -27,8 +31,8 @@ export interface TelegramMessage {
   link_preview_options: { is_disabled: true };
 }
 
-const DEFAULT_API_URL = "https://api.telegram.org";
-const DEFAULT_TIMEOUT_MS = 10_000;
+/** Fixed: the config has no timeout key for this sink. */
+const TIMEOUT_MS = 10_000;
 
 export function validateTelegramOptions(options: TelegramOptions): SinkConfigProblem[] {
   const problems: SinkConfigProblem[] = [];
@@ -39,8 +43,7 @@ export function validateTelegramOptions(options: TelegramOptions): SinkConfigPro
   if (!(typeof options.chat_id === "number" && Number.isInteger(options.chat_id)) && !(typeof options.chat_id === "string" && /^(-?[0-9]+|@[A-Za-z0-9_]{5,})$/.test(options.chat_id))) {
     problems.push({ key: "chat_id", message: "must be a numeric chat id or @channelusername" });
   }
-  if (options.api_url !== undefined) checkUrl(problems, "api_url", options.api_url, { allowLoopbackHttp: true });
-  checkTimeout(problems, "timeout", options.timeout);
+  checkUrl(problems, "api_url", options.api_url, { allowLoopbackHttp: true });
   return problems;
 }
 
@@ -80,14 +83,24 @@ export function buildTelegramMessage(delivery: Delivery, chatId: string | number
 export function createTelegramSink(common: Common, name: string, options: TelegramOptions, sender: HttpSender = createHttpSender(common)): Sink {
   throwIfProblems(name, validateTelegramOptions(options));
   common.secrets.add(options.bot_token);
-  const url = `${(options.api_url ?? DEFAULT_API_URL).replace(/\/+$/, "")}/bot${options.bot_token}/sendMessage`;
+  const url = `${options.api_url.replace(/\/+$/, "")}/bot${options.bot_token}/sendMessage`;
   const target = `sink ${name} (telegram)`;
   return {
     name,
     type: "telegram",
     async send(delivery, signal) {
       const body = JSON.stringify(buildTelegramMessage(delivery, options.chat_id));
-      await sender.postJson({ url, body, timeoutMs: options.timeout ?? DEFAULT_TIMEOUT_MS, target, secrets: [options.bot_token] }, signal);
+      await sender.postJson({ url, body, timeoutMs: TIMEOUT_MS, target, secrets: [options.bot_token] }, signal);
     },
   };
 }
+
+export const telegramSink = defineSink({
+  type: "telegram",
+  options: telegramOptions,
+  defaultRatePerSecond: 1,
+  check: validateTelegramOptions,
+  create: (common, name, options) => createTelegramSink(common, name, options),
+  preview: (delivery, options) => buildTelegramMessage(delivery, options.chat_id).text,
+  secrets: (options) => [options.bot_token],
+});

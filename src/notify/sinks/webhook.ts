@@ -1,4 +1,6 @@
+import { z } from "zod";
 import type { Common } from "../../common/common.js";
+import { duration, httpUrl } from "../../common/value-schemas.js";
 import type { Delivery, Sink } from "../sink.js";
 import type { SinkConfigProblem } from "../errors.js";
 import type { AlertDocument } from "../../rules/alert.js";
@@ -6,18 +8,29 @@ import { ALERT_DOCUMENT_VERSION } from "../../rules/alert.js";
 import { createHttpSender, type HttpSender } from "../http-sender.js";
 import { decodeWebhookSecret, standardWebhookHeaders } from "../standard-webhooks.js";
 import { checkTimeout, checkUrl, throwIfProblems } from "../sink-checks.js";
+import { defineSink } from "./define-sink.js";
 
-export interface WebhookOptions {
-  url: string;
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+
+const webhookOptions = z.strictObject({
+  url: httpUrl.meta({ description: "Receiver URL; https unless allow_http. Secret." }),
   /** A Standard Webhooks secret (`whsec_` + base64); requests are signed when set. */
-  secret?: string;
+  secret: z
+    .string()
+    .regex(/^whsec_[A-Za-z0-9+/=]+$/, 'not a Standard Webhooks secret: it starts with "whsec_" followed by base64')
+    .optional()
+    .meta({ description: "Standard Webhooks signing secret (whsec_…). Secret." }),
   /** Extra request headers (e.g. Authorization). */
-  headers?: Record<string, string>;
-  /** Milliseconds; 10 s by default. */
-  timeout?: number;
+  headers: z
+    .record(z.string().regex(HEADER_NAME, "not an HTTP header name"), z.string().regex(/^[^\r\n]*$/, "a header value cannot contain a line break"))
+    .default({}),
+  /** Milliseconds. */
+  timeout: duration.prefault("10s"),
   /** Permit plain http (otherwise https is required). */
-  allow_http?: boolean;
-}
+  allow_http: z.boolean().default(false),
+});
+
+export type WebhookOptions = z.output<typeof webhookOptions>;
 
 /** The body of a digest: several alerts of one rule in one request. */
 export interface DigestDocument {
@@ -30,20 +43,18 @@ export interface DigestDocument {
   alerts: AlertDocument[];
 }
 
-const DEFAULT_TIMEOUT_MS = 10_000;
 /** Headers the sink owns: a custom header may not replace the body type or the signature. */
 const RESERVED = new Set(["content-type", "content-length", "host", "transfer-encoding", "connection", "webhook-id", "webhook-timestamp", "webhook-signature"]);
-const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 const SECRET_HEADER = /auth|token|key|secret|signature|cookie|password/i;
 
 export function validateWebhookOptions(options: WebhookOptions): SinkConfigProblem[] {
   const problems: SinkConfigProblem[] = [];
-  checkUrl(problems, "url", options.url, { allowHttp: options.allow_http === true });
+  checkUrl(problems, "url", options.url, { allowHttp: options.allow_http });
   if (options.secret !== undefined && (typeof options.secret !== "string" || decodeWebhookSecret(options.secret) === undefined)) {
     problems.push({ key: "secret", message: "must be a Standard Webhooks secret: whsec_ followed by base64 (e.g. from `openssl rand -base64 32`)" });
   }
-  for (const [header, value] of Object.entries(options.headers ?? {})) {
-    if (!TOKEN.test(header)) problems.push({ key: `headers.${header}`, message: "is not a valid header name" });
+  for (const [header, value] of Object.entries(options.headers)) {
+    if (!HEADER_NAME.test(header)) problems.push({ key: `headers.${header}`, message: "is not a valid header name" });
     else if (RESERVED.has(header.toLowerCase())) problems.push({ key: `headers.${header}`, message: "is set by kaiawatch and cannot be replaced" });
     if (typeof value !== "string" || /[\r\n\0]/.test(value)) problems.push({ key: `headers.${header}`, message: "must be a one-line string" });
   }
@@ -62,7 +73,7 @@ export function buildWebhookBody(delivery: Delivery): string {
 export function createWebhookSink(common: Common, name: string, options: WebhookOptions, sender: HttpSender = createHttpSender(common)): Sink {
   throwIfProblems(name, validateWebhookOptions(options));
   common.secrets.add(options.secret);
-  for (const [header, value] of Object.entries(options.headers ?? {})) if (SECRET_HEADER.test(header)) common.secrets.add(value);
+  for (const [header, value] of Object.entries(options.headers)) if (SECRET_HEADER.test(header)) common.secrets.add(value);
   const key = options.secret === undefined ? undefined : decodeWebhookSecret(options.secret);
   const target = `sink ${name} (webhook)`;
   return {
@@ -75,7 +86,16 @@ export function createWebhookSink(common: Common, name: string, options: Webhook
       const timestamp = Math.floor(common.now() / 1000);
       const signature = key === undefined ? { "webhook-id": delivery.id, "webhook-timestamp": String(timestamp) } : standardWebhookHeaders(key, delivery.id, timestamp, body);
       const headers = { ...options.headers, ...signature };
-      await sender.postJson({ url: options.url, body, headers, timeoutMs: options.timeout ?? DEFAULT_TIMEOUT_MS, target, secrets: options.secret === undefined ? [] : [options.secret] }, signal);
+      await sender.postJson({ url: options.url, body, headers, timeoutMs: options.timeout, target, secrets: options.secret === undefined ? [] : [options.secret] }, signal);
     },
   };
 }
+
+export const webhookSink = defineSink({
+  type: "webhook",
+  options: webhookOptions,
+  check: validateWebhookOptions,
+  create: (common, name, options) => createWebhookSink(common, name, options),
+  preview: (delivery) => JSON.stringify(JSON.parse(buildWebhookBody(delivery)), null, 2),
+  secrets: (options) => [options.url, options.secret, ...Object.values(options.headers)],
+});

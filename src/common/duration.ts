@@ -1,4 +1,4 @@
-import { KaiawatchError } from "../common/errors.js";
+import { KaiawatchError } from "./errors.js";
 
 const UNIT_MS = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
 
