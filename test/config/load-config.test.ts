@@ -1,3 +1,4 @@
+import { validateSinkConfig } from "../../src/notify/create-sink.js";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -64,7 +65,9 @@ sinks:
     expect(config.rules[0]?.when).toBeUndefined();
     expect(config.sinks.s).toMatchObject({ name: "s", rate_per_second: 1, concurrency: 1, max_attempts: 10, max_age: 86_400_000, operational: false });
     expect(config.sinks.d?.rate_per_second).toBe(0.5);
-    expect(config.sinks.m).toMatchObject({ type: "email", smtp: { port: 465, secure: true, starttls: true, timeout: 30_000 }, cc: [] });
+    expect(config.sinks.m).toMatchObject({ type: "email", smtp: { port: 465, secure: true, starttls: false, timeout: 30_000 }, cc: [] });
+    // secure: true alone is a complete TLS setting: no check may ask for starttls: false as well.
+    expect(validateSinkConfig(config.sinks.m!)).toEqual([]);
     expect(config.sinks.m?.rate_per_second).toBeUndefined();
     expect(config.sinks.h).toMatchObject({ type: "webhook", timeout: 10_000, headers: {} });
   });

@@ -25,13 +25,14 @@ const emailOptions = z.strictObject({
       host: z.string().min(1),
       port: z.int().min(1).max(65535).optional().meta({ description: "Default: 465 when secure, else 587." }),
       secure: z.boolean().default(false).meta({ description: "Implicit TLS from the first byte (usually port 465)." }),
-      starttls: z.boolean().default(true).meta({ description: "When not secure: refuse to send unless the server upgrades with STARTTLS." }),
+      starttls: z.boolean().optional().meta({ description: "Refuse to send unless the server upgrades the plain connection with STARTTLS. Default: true, unless secure." }),
       user: optionalSecret,
       pass: optionalSecret,
       /** Milliseconds for connecting, the greeting and each socket read. */
       timeout: duration.prefault("30s"),
     })
-    .transform((smtp) => ({ ...smtp, port: smtp.port ?? (smtp.secure ? 465 : 587) })),
+    // secure: true on its own means TLS from the first byte: STARTTLS does not apply, so it is not defaulted on.
+    .transform((smtp) => ({ ...smtp, port: smtp.port ?? (smtp.secure ? 465 : 587), starttls: smtp.starttls ?? !smtp.secure })),
   from: emailAddress,
   to: z.array(emailAddress).min(1),
   cc: z.array(emailAddress).default([]),
