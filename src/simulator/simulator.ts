@@ -148,18 +148,12 @@ export async function createSimulator(options: SimulatorOptions = {}): Promise<S
   const world = createWorld(seed, options.hostile ?? false);
   const chain = new Chain(startBlock);
   const nft = new NftState(world);
-  const balances = new Balances(world);
-  // Every block goes through here, so that balances follow the chain's records.
-  const append = (datetime: string, txs: TxInfo[]): number => {
-    const n = chain.append(datetime, txs);
-    balances.applyBlock(n, txs);
-    return n;
-  };
+  const balances = new Balances(world, chain);
   const datetimeOf = (n: number) => new Date(GENESIS_MS + (n - startBlock) * 1000).toISOString();
   const mineOne = () => {
     const n = chain.head + 1;
     const datetime = datetimeOf(n);
-    append(datetime, generateBlock(world, nft, createPrng(seed, n), n, datetime, density));
+    chain.append(datetime, generateBlock(world, nft, createPrng(seed, n), n, datetime, density));
   };
   for (let i = 0; i < initialBlocks; i++) mineOne();
 
@@ -337,7 +331,7 @@ export async function createSimulator(options: SimulatorOptions = {}): Promise<S
     addBlock(records = {}) {
       const n = chain.head + 1;
       const datetime = datetimeOf(n);
-      return append(datetime, buildChosenBlock(world, nft, createPrng(seed, n, 0xadd), n, datetime, records));
+      return chain.append(datetime, buildChosenBlock(world, nft, createPrng(seed, n, 0xadd), n, datetime, records));
     },
     setFaults(f) {
       const { apiKey, requestsPerSecond, dailyCreditQuota, indexingLagBlocks, ...rest } = f;
