@@ -81,6 +81,10 @@ export interface SimulatorTruth {
   blockTransactions(block: number): { hash: string; index: number; from: string; to: string; status: "Success" | "Fail" }[];
   /** Every record of the chain (event logs + NFT transfers + internal transactions). */
   recordCount(): number;
+  /** KAIA in kei after `block` (what eth_getBalance serves). */
+  kaiaBalance(address: string, block: number): bigint;
+  /** Base units of a token held after `block` (what balanceOf serves). */
+  tokenBalance(token: string, owner: string, block: number): bigint;
 }
 
 export interface SimulatorAddresses {
@@ -319,6 +323,8 @@ export async function createSimulator(options: SimulatorOptions = {}): Promise<S
     blockInternalTransactions: (block) => ascendingCalls(chain.block(block)?.calls ?? []).map(internalTxJson),
     blockTransactions: (block) => (chain.block(block)?.txs ?? []).map((tx: TxInfo) => ({ hash: tx.hash, index: tx.index, from: tx.from, to: tx.to, status: tx.status })),
     recordCount: () => chain.recordCount,
+    kaiaBalance: (address, block) => balances.kaiaAt(address, block),
+    tokenBalance: (token, owner, block) => balances.tokenAt(token, owner, block),
   };
 
   return {

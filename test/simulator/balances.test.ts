@@ -100,6 +100,8 @@ describe("simulator balances follow its records", () => {
     expect(await kaia(s, fresh, funded)).toBe(100n * 10n ** 18n + 1n);
     expect(await kaia(s, fresh, spent)).toBe(100n * 10n ** 18n);
     expect(await token(s, usdt!, fresh, funded)).toBe(1_500_000n);
+    expect(s.truth.kaiaBalance(fresh, funded)).toBe(100n * 10n ** 18n + 1n);
+    expect(s.truth.tokenBalance(usdt!, fresh, spent)).toBe(1_500_000n);
     expect((await call(s, "eth_getBalance", [fresh, hex(spent + 1)])).error?.message).toBe("header not found");
   });
 
