@@ -60,6 +60,8 @@ export interface JsonRpcOptions {
    * Proposed config key: `chain.requests_per_second`.
    */
   requestsPerSecond?: number;
+  /** A limiter to use instead of one made from requestsPerSecond (tests; or one shared with other clients of the same endpoint). */
+  rateLimiter?: RateLimiter;
   /** Connect, headers and body timeout each. Default 10,000. */
   timeoutMs?: number;
   /** Longest one request may take, to its last byte (then retried). Default 30,000. */
@@ -116,7 +118,7 @@ export function createJsonRpc(common: Common, options: JsonRpcOptions): JsonRpc 
   const timeout = options.timeoutMs ?? 10_000;
   const pool = new Pool(url.origin, { connect: { timeout }, headersTimeout: timeout, bodyTimeout: timeout, keepAliveTimeout: 15_000 });
   const headers = { "content-type": "application/json", accept: "application/json", "user-agent": USER_AGENT };
-  const limiter: RateLimiter = createRateLimiter(options.requestsPerSecond ?? 0, options.clock);
+  const limiter: RateLimiter = options.rateLimiter ?? createRateLimiter(options.requestsPerSecond ?? 0, options.clock);
   const maxBytes = options.maxBytes ?? 1024 * 1024;
   let nextId = 1;
 

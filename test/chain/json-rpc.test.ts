@@ -66,6 +66,20 @@ describe("JSON-RPC client", () => {
     expect(await counted(common)).toEqual({ "eth_call http_error": 2, "eth_call network": 1, "eth_call ok": 1 });
   });
 
+  it("every attempt, retries included, waits for the rate limiter first", async () => {
+    const server = await fixture();
+    const order: string[] = [];
+    const rateLimiter = { acquire: async () => void order.push(`acquire ${server.requests.length}`) };
+    const rpc = createJsonRpc(createTestCommon(), { rpcUrl: server.url, rateLimiter, retryBaseMs: 1, random: () => 0 });
+    cleanups.push(() => rpc.close());
+    server.enqueue({ status: 503, body: "" }, result("0x1"), result("0x2"));
+    await rpc.call("eth_blockNumber", []);
+    await rpc.call("eth_blockNumber", []);
+    // Each acquire happened before the request it allowed reached the server.
+    expect(order).toEqual(["acquire 0", "acquire 1", "acquire 2"]);
+    expect(server.requests).toHaveLength(3);
+  });
+
   it("a revert is a JsonRpcCallError (isRevert), not retried", async () => {
     const server = await fixture();
     const common = createTestCommon();
