@@ -1,5 +1,5 @@
-import { kaiaToKei } from "../chain/units.js";
 import { EVENTS } from "./abi.js";
+import { parseKaia } from "./amounts.js";
 import type { Chain, TxInfo } from "./chain.js";
 import type { World } from "./world.js";
 
@@ -121,11 +121,7 @@ function valueAt(history: History | undefined, block: number): bigint | undefine
 
 /** A call's KAIA amount; a test's chosen record may hold something that is not an amount, which moves nothing. */
 function keiOf(amount: unknown): bigint {
-  try {
-    return kaiaToKei(String(amount));
-  } catch {
-    return 0n;
-  }
+  return parseKaia(String(amount)) ?? 0n;
 }
 
 function transferOf(log: TxInfo["logs"][number]): { from: string; to: string; value: bigint } | undefined {

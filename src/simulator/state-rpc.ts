@@ -6,6 +6,7 @@ import type { World } from "./world.js";
 /** A JSON-RPC answer's body without jsonrpc and id. */
 export type RpcAnswer = { result: unknown } | { error: { code: number; message: string; data?: string } };
 
+// Written out here rather than imported from src/chain: the simulator is the reference the client is tested against.
 const SELECTORS = { decimals: "0x313ce567", symbol: "0x95d89b41", name: "0x06fdde03", balanceOf: "0x70a08231" };
 
 const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
