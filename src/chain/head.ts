@@ -1,9 +1,6 @@
-import { Pool } from "undici";
 import type { Common } from "../common/common.js";
-import { KaiawatchError, describeError, isAbortError } from "../common/errors.js";
-import { httpErrorOf, sendRequest } from "../explorer/http.js";
-import { linkSignals, withRetries } from "../explorer/retry.js";
-import { USER_AGENT } from "../explorer/user-agent.js";
+import { KaiawatchError, isAbortError } from "../common/errors.js";
+import { JsonRpcCallError, JsonRpcError, createJsonRpc, type JsonRpc } from "./json-rpc.js";
 
 /** The chain head could not be read: a JSON-RPC error, a result that is not a block number, or the node unreachable. */
 export class ChainHeadError extends KaiawatchError {
@@ -16,6 +13,11 @@ export class ChainHeadError extends KaiawatchError {
 export interface HeadReaderOptions {
   /** A Kaia JSON-RPC endpoint, e.g. https://public-en.node.kaia.io */
   rpcUrl: string;
+  /**
+   * A JSON-RPC client to share (its rate limit and pool) with the balance and token reads;
+   * when given, the transport options below are its own and ignored here, and close() leaves it open.
+   */
+  rpc?: JsonRpc;
   /** Connect, headers and body timeout each. Default 10,000. */
   timeoutMs?: number;
   /** Longest one eth_blockNumber request may take, to its last byte (then retried). Default 30,000. */
@@ -37,72 +39,51 @@ export interface HeadReader {
 const MAX_BYTES = 64 * 1024;
 
 /**
- * Reads the chain head with JSON-RPC `eth_blockNumber`, retrying transient failures with the
- * explorer client's policy (same errors, same shouldRetry, same backoff). A JSON-RPC error
- * or a malformed result is not retried: the next tick asks again. Messages name the host
- * only: hosted RPC URLs often carry a key in their path or query.
+ * Reads the chain head with JSON-RPC `eth_blockNumber` through the shared JSON-RPC transport
+ * (the explorer client's retry policy, a deadline and a size cap). A JSON-RPC error or a
+ * malformed result is not retried: the next tick asks again. Messages name the host only:
+ * hosted RPC URLs often carry a key in their path or query.
  */
 export function createHeadReader(common: Common, options: HeadReaderOptions): HeadReader {
-  let url: URL;
+  const owned = options.rpc === undefined;
+  let rpc: JsonRpc;
   try {
-    url = new URL(options.rpcUrl);
-  } catch {
-    throw new ChainHeadError("the JSON-RPC URL is not a URL");
-  }
-  if (url.protocol !== "http:" && url.protocol !== "https:") throw new ChainHeadError(`the JSON-RPC URL must be http or https, not ${url.protocol}`);
-  const timeout = options.timeoutMs ?? 10_000;
-  const pool = new Pool(url.origin, { connect: { timeout }, headersTimeout: timeout, bodyTimeout: timeout, keepAliveTimeout: 15_000 });
-  const headers = { "content-type": "application/json", accept: "application/json", "user-agent": USER_AGENT };
-  let nextId = 1;
-
-  async function attempt(signal: AbortSignal): Promise<number> {
-    const body = JSON.stringify({ jsonrpc: "2.0", id: nextId++, method: "eth_blockNumber", params: [] });
-    const response = await sendRequest(pool, { operation: "eth_blockNumber", method: "POST", path: url.pathname + url.search, headers, body, signal, maxBytes: MAX_BYTES, deadlineMs: options.deadlineMs ?? 30_000 });
-    if (response.status < 200 || response.status > 299) throw httpErrorOf("eth_blockNumber", response, Date.now());
-    return parseBlockNumber(response.text);
+    rpc =
+      options.rpc ??
+      createJsonRpc(common, {
+        rpcUrl: options.rpcUrl,
+        maxBytes: MAX_BYTES,
+        ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
+        ...(options.deadlineMs !== undefined ? { deadlineMs: options.deadlineMs } : {}),
+        ...(options.maxRetries !== undefined ? { maxRetries: options.maxRetries } : {}),
+        ...(options.retryBaseMs !== undefined ? { retryBaseMs: options.retryBaseMs } : {}),
+        ...(options.retryMaxMs !== undefined ? { retryMaxMs: options.retryMaxMs } : {}),
+      });
+  } catch (error) {
+    throw new ChainHeadError(error instanceof Error ? error.message : String(error));
   }
 
   return {
     async blockNumber(signal) {
-      const linked = linkSignals(common.signal, signal);
+      let result: unknown;
       try {
-        return await withRetries(() => attempt(linked.signal), {
-          maxRetries: options.maxRetries ?? 5,
-          baseMs: options.retryBaseMs ?? 500,
-          maxMs: options.retryMaxMs ?? 30_000,
-          signal: linked.signal,
-          onRetry(error, n, delayMs) {
-            const fields = { operation: "eth_blockNumber", attempt: n, delay_ms: delayMs, error: describeError(error) };
-            if (n === 1) common.logger.debug(fields, "chain head request failed; retrying");
-            else common.logger.warn(fields, "chain head request failed again; retrying");
-          },
-        });
+        result = await rpc.call("eth_blockNumber", [], signal);
       } catch (error) {
-        if (error instanceof ChainHeadError || isAbortError(error)) throw error;
-        throw new ChainHeadError(`eth_blockNumber failed at ${url.host}: ${describeError(error)}`, { cause: error });
-      } finally {
-        linked.dispose();
+        if (isAbortError(error)) throw error;
+        if (error instanceof JsonRpcCallError) throw new ChainHeadError(`eth_blockNumber returned JSON-RPC error ${error.rpcCode ?? "?"}: ${error.rpcMessage}`, { cause: error });
+        // Keep the transport error (KW_EXPLORER_HTTP, …) as the cause, as before the transport was shared.
+        if (error instanceof JsonRpcError) throw new ChainHeadError(error.message, { cause: error.cause ?? error });
+        throw new ChainHeadError(`eth_blockNumber failed at ${rpc.host}`, { cause: error });
       }
+      return parseBlockNumber(result);
     },
     async close() {
-      await pool.close();
+      if (owned) await rpc.close();
     },
   };
 }
 
-function parseBlockNumber(text: string): number {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (error) {
-    throw new ChainHeadError(`eth_blockNumber answered with something that is not JSON: ${JSON.stringify(text.slice(0, 80))}`, { cause: error });
-  }
-  if (typeof value !== "object" || value === null) throw new ChainHeadError("eth_blockNumber answered with something that is not a JSON-RPC response");
-  const { result, error } = value as { result?: unknown; error?: unknown };
-  if (error != null) {
-    const { code, message } = error as { code?: unknown; message?: unknown };
-    throw new ChainHeadError(`eth_blockNumber returned JSON-RPC error ${String(code)}: ${String(message).slice(0, 200)}`);
-  }
+function parseBlockNumber(result: unknown): number {
   if (typeof result !== "string" || !/^0x[0-9a-fA-F]{1,16}$/.test(result)) {
     throw new ChainHeadError(`eth_blockNumber returned ${JSON.stringify(result)?.slice(0, 80) ?? "no result"}, not a hex block number`);
   }

@@ -113,6 +113,15 @@ export function decimalTextOfNumber(n: number): string | undefined {
   return significant.length <= 15 ? text : undefined;
 }
 
+/**
+ * A number a person wrote (any form parseAmount takes, without a unit) times 10^decimals,
+ * or undefined when that is not a whole number. For units other than KAIA's (token amounts).
+ * `whole` is the full text, for messages.
+ */
+export function scaleNumber(numberText: string, decimals: number, whole: string): bigint | undefined {
+  return toInteger(parseExact(numberText, whole), decimals);
+}
+
 /** A rational number num / 10^scale (scale may be negative). */
 interface Exact {
   num: bigint;

@@ -27,6 +27,8 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}) {
     explorerCreditsToday: gauge("kaiawatch_explorer_credits_today", "Credits spent in the current UTC day.", [] as const),
     explorerCreditBudget: gauge("kaiawatch_explorer_credit_budget", "The configured daily credit budget (0 when unlimited).", [] as const),
     pollingPaused: gauge("kaiawatch_polling_paused", "1 while polling is paused because the daily credit budget is spent (until 00:00 UTC).", [] as const),
+    // chain JSON-RPC (head, balances, token metadata)
+    rpcRequests: counter("kaiawatch_rpc_requests_total", "JSON-RPC attempts by method and outcome (ok, rpc_error, bad_response, http_error, too_large, timeout, network, aborted); retries count again.", ["method", "outcome"] as const),
     // chain head and sources
     headBlock: gauge("kaiawatch_head_block", "The chain head used for the last tick (after lag_blocks).", [] as const),
     sourceCursor: gauge("kaiawatch_source_cursor_block", "Last fully processed block of a source.", ["watch", "source"] as const),

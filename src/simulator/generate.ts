@@ -81,7 +81,7 @@ export function generateBlock(world: World, nft: NftState, p: Prng, block: numbe
     const tx = newTx(p, block, datetime, sender, token.address);
     for (let i = 0; i < k; i++) {
       const r = p.next();
-      if (r < 0.75) addLog(tx, token.address, EVENTS.transfer20, [sender, world.pickWallet(p), formatKeiAsUint(randomKei(p))]);
+      if (r < 0.75) addLog(tx, token.address, EVENTS.transfer20, [sender, world.pickWallet(p), formatKeiAsUint(inTokenUnits(randomKei(p), token.decimals))]);
       else if (r < 0.9) addLog(tx, token.address, EVENTS.approval, [sender, p.pick(world.routers), p.chance(0.3) ? (2n ** 256n - 1n).toString() : formatKeiAsUint(randomKei(p))]);
       else addUnknownLog(p, tx, world.routers[1] as string);
     }
@@ -106,6 +106,15 @@ export function generateBlock(world: World, nft: NftState, p: Prng, block: numbe
     tx.nfts.forEach((n, seq) => (n.seq = seq));
   });
   return txs;
+}
+
+/**
+ * An amount drawn as for KAIA (18 decimals), in the base units of a token with `decimals`:
+ * the same number of whole tokens, so that a 6-decimal USDT moves everyday sums, not 10^12
+ * times more. Draws nothing, so the rest of the chain is the same whatever the decimals.
+ */
+function inTokenUnits(kei: bigint, decimals: number): bigint {
+  return decimals >= 18 ? kei * 10n ** BigInt(decimals - 18) : kei / 10n ** BigInt(18 - decimals);
 }
 
 function formatKeiAsUint(kei: bigint): string {

@@ -7,10 +7,12 @@ import { ApiError, answer, matchRoute } from "./api.js";
 import { Chain, type BlockIndex, type CallRec, type TxInfo } from "./chain.js";
 import { buildChosenBlock, type ChosenRecords } from "./custom-block.js";
 import { DEFAULT_DENSITY, generateBlock, type Density } from "./generate.js";
+import { Balances } from "./balances.js";
 import { createMeter, type SimulatorStats } from "./meter.js";
 import { NftState } from "./nft-state.js";
 import { createPrng } from "./prng.js";
 import { eventLogJson, internalTxJson, nftTransferJson } from "./serialize.js";
+import { answerStateRpc } from "./state-rpc.js";
 import { createWorld } from "./world.js";
 
 export type { ChosenRecords } from "./custom-block.js";
@@ -79,6 +81,10 @@ export interface SimulatorTruth {
   blockTransactions(block: number): { hash: string; index: number; from: string; to: string; status: "Success" | "Fail" }[];
   /** Every record of the chain (event logs + NFT transfers + internal transactions). */
   recordCount(): number;
+  /** KAIA in kei after `block` (what eth_getBalance serves). */
+  kaiaBalance(address: string, block: number): bigint;
+  /** Base units of a token held after `block` (what balanceOf serves). */
+  tokenBalance(token: string, owner: string, block: number): bigint;
 }
 
 export interface SimulatorAddresses {
@@ -100,7 +106,10 @@ export interface SimulatorAddresses {
 export interface Simulator {
   /** Base URL of the explorer API (paths under /api/v1). */
   url: string;
-  /** JSON-RPC endpoint (the same server): eth_blockNumber, kaia_blockNumber. */
+  /**
+   * JSON-RPC endpoint (the same server): eth_blockNumber, kaia_blockNumber, eth_chainId,
+   * eth_getBalance, and eth_call for decimals(), symbol(), name(), balanceOf(address) of the tokens.
+   */
   rpcUrl: string;
   head(): number;
   /** Adds `count` blocks (default 1) of generated records. */
@@ -143,6 +152,7 @@ export async function createSimulator(options: SimulatorOptions = {}): Promise<S
   const world = createWorld(seed, options.hostile ?? false);
   const chain = new Chain(startBlock);
   const nft = new NftState(world);
+  const balances = new Balances(world, chain);
   const datetimeOf = (n: number) => new Date(GENESIS_MS + (n - startBlock) * 1000).toISOString();
   const mineOne = () => {
     const n = chain.head + 1;
@@ -237,7 +247,7 @@ export async function createSimulator(options: SimulatorOptions = {}): Promise<S
   }
 
   function rpcResult(request: unknown): unknown {
-    const r = request as { jsonrpc?: unknown; id?: unknown; method?: unknown };
+    const r = request as { jsonrpc?: unknown; id?: unknown; method?: unknown; params?: unknown };
     const id = r && typeof r === "object" && "id" in r ? r.id : null;
     if (!r || typeof r !== "object" || typeof r.method !== "string") return { jsonrpc: "2.0", id, error: { code: -32600, message: "invalid request" } };
     switch (r.method) {
@@ -248,8 +258,11 @@ export async function createSimulator(options: SimulatorOptions = {}): Promise<S
       case "eth_chainId":
       case "kaia_chainId":
         return { jsonrpc: "2.0", id, result: "0x3e9" };
-      default:
+      default: {
+        const state = answerStateRpc(world, chain, balances, r.method, r.params);
+        if (state) return { jsonrpc: "2.0", id, ...state };
         return { jsonrpc: "2.0", id, error: { code: -32601, message: `the method ${r.method} does not exist/is not available` } };
+      }
     }
   }
 
@@ -310,6 +323,8 @@ export async function createSimulator(options: SimulatorOptions = {}): Promise<S
     blockInternalTransactions: (block) => ascendingCalls(chain.block(block)?.calls ?? []).map(internalTxJson),
     blockTransactions: (block) => (chain.block(block)?.txs ?? []).map((tx: TxInfo) => ({ hash: tx.hash, index: tx.index, from: tx.from, to: tx.to, status: tx.status })),
     recordCount: () => chain.recordCount,
+    kaiaBalance: (address, block) => balances.kaiaAt(address, block),
+    tokenBalance: (token, owner, block) => balances.tokenAt(token, owner, block),
   };
 
   return {

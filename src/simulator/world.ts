@@ -21,6 +21,10 @@ export interface FungibleToken {
   contractType: ContractType;
   name: string;
   symbol: string;
+  /** What decimals() answers: the tokens cover 18, 6 and 0. */
+  decimals: number;
+  /** symbol() answers a bytes32, as some early tokens declared it, instead of a string. */
+  symbolAsBytes32?: boolean;
 }
 
 export interface NftTokenMeta {
@@ -65,10 +69,11 @@ export function createWorld(seed: number, hostile: boolean): World {
   const h = (i: number, normal: string) => (hostile ? (HOSTILE_STRINGS[i % HOSTILE_STRINGS.length] as string) : normal);
   const wallets = Array.from({ length: WALLETS }, address);
   const tokens: FungibleToken[] = [
-    { address: address(), contractType: "KIP7", name: "Wrapped Kaia", symbol: "WKAIA" },
-    { address: address(), contractType: "ERC20", name: h(1, "Tether USD"), symbol: "USDT" },
-    { address: address(), contractType: "KIP7", name: "Bora", symbol: "BORA" },
-    { address: address(), contractType: "ERC20", name: h(3, "Stake Token"), symbol: h(4, "STK") },
+    { address: address(), contractType: "KIP7", name: "Wrapped Kaia", symbol: "WKAIA", decimals: 18 },
+    { address: address(), contractType: "ERC20", name: h(1, "Tether USD"), symbol: "USDT", decimals: 6 },
+    { address: address(), contractType: "KIP7", name: "Bora", symbol: "BORA", decimals: 18, symbolAsBytes32: true },
+    // Hostile mode: name and symbol (also what symbol() answers) are strangers' text.
+    { address: address(), contractType: "ERC20", name: h(3, "Stake Token"), symbol: h(4, "STK"), decimals: 0 },
   ];
   const collections: Collection[] = [
     { contractType: "KIP17", multi: false, name: "Kaia Kitties", symbol: "KKT", verified: true, uriBase: "https://meta.kaiakitties.example/token/" },

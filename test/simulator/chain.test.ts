@@ -130,7 +130,8 @@ describe("growth", () => {
 describe("JSON-RPC", () => {
   it("answers unknown methods and bad bodies with JSON-RPC errors", async () => {
     const s = await start({ seed: 1, initialBlocks: 2 });
-    expect(await rpc(s.rpcUrl, { jsonrpc: "2.0", id: 3, method: "eth_getBalance", params: [] })).toMatchObject({ id: 3, error: { code: -32601 } });
+    // eth_getBalance is served now (test/simulator/balances.test.ts); eth_getCode is not.
+    expect(await rpc(s.rpcUrl, { jsonrpc: "2.0", id: 3, method: "eth_getCode", params: [] })).toMatchObject({ id: 3, error: { code: -32601 } });
     const res = await fetch(s.rpcUrl, { method: "POST", body: "{not json" });
     expect(await res.json()).toMatchObject({ id: null, error: { code: -32700 } });
     expect(s.stats().requests.rpc).toEqual({ "200": 2 });

@@ -8,7 +8,8 @@ import { EXIT_OK, EXIT_RUNTIME, EXIT_USAGE, UsageError, type Command, type Comma
 const HELP = `Usage: kaiawatch simulate [options]
 
 Serve the explorer API (all eleven operations under /api/v1, with the real service's
-errors, ordering, limits and defaults) and JSON-RPC eth_blockNumber/kaia_blockNumber over
+errors, ordering, limits and defaults) and JSON-RPC (eth_blockNumber, eth_getBalance,
+eth_call for token decimals/symbol/balanceOf; balances follow the records) over
 a synthetic Kaia chain: wallets, fungible tokens, NFT collections, contract calls with
 internal call trees, some reverting. The same seed gives the same chain. Point kaiawatch
 at it (explorer.base_url and chain.rpc_url) to try rules without an API key or credits.
@@ -190,7 +191,7 @@ export const simulateCommand: Command = {
       [
         `kaiawatch simulate: a synthetic Kaia chain from seed ${options.seed}`,
         `  explorer API  ${sim.url}  (paths under /api/v1)`,
-        `  JSON-RPC      ${sim.rpcUrl}  (POST eth_blockNumber, kaia_blockNumber)`,
+        `  JSON-RPC      ${sim.rpcUrl}  (POST eth_blockNumber, eth_getBalance, eth_call: decimals/symbol/balanceOf)`,
         `  head          ${sim.head()}, ${options.blockTime ? `a new block every ${options.blockTime} ms` : "frozen"}`,
         `  density       ${describeDensity(options.density)} per block on average`,
         `  auth          ${options.apiKey ? "bearer token required (--api-key)" : "none"}`,
