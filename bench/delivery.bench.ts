@@ -11,7 +11,7 @@ import { createTestCommon } from "../src/common/common.js";
 import { createDispatcher } from "../src/notify/dispatcher.js";
 import type { Sink } from "../src/notify/sink.js";
 import { createFileSink } from "../src/notify/sinks/file.js";
-import { ALERT_DOCUMENT_VERSION } from "../src/rules/alert.js";
+import { ALERT_DOCUMENT_VERSION } from "../src/model/alert-document.js";
 import { openStore } from "../src/store/open-store.js";
 import type { OutboxEntry } from "../src/store/types.js";
 import { report, type BenchFigure } from "./lib.js";

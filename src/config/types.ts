@@ -1,4 +1,4 @@
-import type { RecordFamily } from "../watch/record.js";
+import type { RecordFamily } from "../model/record.js";
 
 /**
  * The typed configuration, complete: every default is applied, durations are numbers of

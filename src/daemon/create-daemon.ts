@@ -16,7 +16,7 @@ import { createWatchEngine, type OnceResult, type WatchEngine } from "../watch/e
 import { NORMALIZERS } from "../watch/normalize.js";
 import { planSources, type Plan } from "../watch/plan.js";
 import { createSourcePoller } from "../watch/poller.js";
-import type { RecordFamily } from "../watch/record.js";
+import type { RecordFamily } from "../model/record.js";
 import type { SourceRule } from "../watch/source-rule.js";
 import { explorerOptionsOf } from "./explorer-options.js";
 import { paginateSource } from "./paginate-source.js";

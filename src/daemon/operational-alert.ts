@@ -1,6 +1,5 @@
-import { ALERT_DOCUMENT_VERSION, type AlertDocument } from "../rules/alert.js";
+import { ALERT_DOCUMENT_VERSION, OPERATIONAL_ALERT_SOURCE, type AlertDocument } from "../model/alert-document.js";
 import { alertId } from "../rules/build-alert.js";
-import type { RecordFamily } from "../watch/record.js";
 import type { OutboxEntry } from "../store/types.js";
 
 /** The rule name of the daily credit budget's operational alerts. */
@@ -62,10 +61,10 @@ export function buildBudgetAlert(input: BudgetAlertInput): AlertDocument {
     version: ALERT_DOCUMENT_VERSION,
     id: alertId(BUDGET_RULE, `${input.day}:${input.level}`),
     rule: BUDGET_RULE,
-    watch: "kaiawatch",
-    // The alert document's type names only record families; sinks render any other source
-    // generically (no record fields), which is what an operational alert needs.
-    source: "kaiawatch" as unknown as RecordFamily,
+    watch: OPERATIONAL_ALERT_SOURCE,
+    // Sinks render a source that is not a record family generically (no record fields),
+    // which is what an operational alert needs.
+    source: OPERATIONAL_ALERT_SOURCE,
     network: input.network,
     block: input.head ?? 0,
     transaction_hash: null,

@@ -1,4 +1,4 @@
-import type { AlertDocument } from "../rules/alert.js";
+import type { AlertDocument } from "../model/alert-document.js";
 import type { Delivery } from "./sink.js";
 import { cleanLine, safeUrl } from "./escape.js";
 

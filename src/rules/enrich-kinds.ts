@@ -1,7 +1,7 @@
 import type { ConfigIssue } from "../config/errors.js";
 import type { Config, Enrichment } from "../config/types.js";
 import { OPERATIONS, type OperationName } from "../explorer/operations.js";
-import type { RecordFamily } from "../watch/record.js";
+import type { RecordFamily } from "../model/record.js";
 
 export type { Enrichment } from "../config/types.js";
 

@@ -7,7 +7,7 @@ import { OPERATIONS, type OperationName } from "../explorer/operations.js";
 import type { InternalTransactionOfTransaction, ListResponse, NftTransfer } from "../explorer/types.js";
 import { isBurnAddress } from "../chain/address.js";
 import type { Match } from "../watch/source-rule.js";
-import type { AlertDocument } from "./alert.js";
+import type { AlertDocument } from "../model/alert-document.js";
 import { ENRICHMENT_LIST_MAX, boundValue } from "./bound-value.js";
 import { createEnrichmentCache } from "./enrich-cache.js";
 import { ENRICHMENT_KINDS } from "./enrich-kinds.js";

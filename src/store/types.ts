@@ -1,4 +1,4 @@
-import type { AlertDocument } from "../rules/alert.js";
+import type { AlertDocument } from "../model/alert-document.js";
 
 /** Where a source has got to. `block` is the last fully processed block, inclusive. */
 export interface Cursor {

@@ -1,5 +1,5 @@
 import { eventTopic } from "../chain/signatures.js";
-import type { RecordFamily } from "./record.js";
+import type { RecordFamily } from "../model/record.js";
 import type { PlannedSource } from "./poller.js";
 import type { SourceRule } from "./source-rule.js";
 import type { StartPosition } from "./start.js";

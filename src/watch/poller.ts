@@ -1,6 +1,6 @@
 import type { Common } from "../common/common.js";
 import type { Store, OutboxEntry } from "../store/types.js";
-import type { WatchedRecord } from "./record.js";
+import type { WatchedRecord } from "../model/record.js";
 import type { SourceDefinition } from "./source.js";
 import type { StartPosition } from "./start.js";
 import { initialCursor } from "./start.js";

@@ -1,9 +1,9 @@
 import { OPERATIONS } from "../explorer/operations.js";
-import type { AlertDocument } from "../rules/alert.js";
+import type { AlertDocument } from "../model/alert-document.js";
 import type { OutboxEntry } from "../store/types.js";
 import { fetchWindow, type Paginate } from "./fetch-window.js";
 import type { PlannedSource } from "./poller.js";
-import type { WatchedRecord } from "./record.js";
+import type { WatchedRecord } from "../model/record.js";
 import { matchRecords, type Match, type SourceRule } from "./source-rule.js";
 
 /** A block range, both ends inclusive. */

@@ -3,7 +3,7 @@ import { cleanLine } from "../../notify/escape.js";
 import { explainRecord } from "../../rules/explain-record.js";
 import { parseCondition } from "../../rules/parse-condition.js";
 import { definitionsOfWatch } from "../../watch/plan.js";
-import type { WatchedRecord } from "../../watch/record.js";
+import type { WatchedRecord } from "../../model/record.js";
 import { FAMILY_OF_OPERATION, describeSource } from "../../watch/source.js";
 import { fetchTransactionRecords, outsideSource } from "../../watch/transaction-records.js";
 import { CONFIG_OPTIONS, CONFIG_OPTIONS_HELP, UsageError, createCommandCommon, loadConfigForCommand, parseCommandArgs, ruleNamed } from "../bootstrap.js";

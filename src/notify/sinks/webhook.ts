@@ -1,8 +1,8 @@
 import type { Common } from "../../common/common.js";
 import type { Delivery, Sink } from "../sink.js";
 import type { SinkConfigProblem } from "../errors.js";
-import type { AlertDocument } from "../../rules/alert.js";
-import { ALERT_DOCUMENT_VERSION } from "../../rules/alert.js";
+import type { AlertDocument } from "../../model/alert-document.js";
+import { ALERT_DOCUMENT_VERSION } from "../../model/alert-document.js";
 import { createHttpSender, type HttpSender } from "../http-sender.js";
 import { decodeWebhookSecret, standardWebhookHeaders } from "../standard-webhooks.js";
 import { checkTimeout, checkUrl, throwIfProblems } from "../sink-checks.js";
