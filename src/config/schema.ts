@@ -2,7 +2,8 @@ import { z } from "zod";
 import { DURATION_PATTERN, parseDuration } from "./duration.js";
 import { eventSignatureProblem } from "./event-signature.js";
 import { scheduleProblem } from "./schedule.js";
-import type { Condition, StartPosition } from "./types.js";
+import type { StartPosition } from "../model/start-position.js";
+import type { Condition } from "./types.js";
 
 /*
  * The zod schema of config.yaml. It validates each key and applies defaults; what needs

@@ -1,4 +1,5 @@
 import type { RecordFamily } from "../model/record.js";
+import type { StartPosition } from "../model/start-position.js";
 
 /**
  * The typed configuration, complete: every default is applied, durations are numbers of
@@ -65,9 +66,6 @@ export interface LogConfig {
 }
 
 export type LogLevel = "trace" | "debug" | "info" | "warn" | "error" | "fatal" | "silent";
-
-/** Where a source without a cursor begins (same shape as src/watch/start.ts). */
-export type StartPosition = { kind: "latest" } | { kind: "block"; block: number } | { kind: "relative"; blocks: number };
 
 export interface DefaultsConfig {
   /** A croner pattern with a seconds field. */

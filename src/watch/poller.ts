@@ -2,7 +2,7 @@ import type { Common } from "../common/common.js";
 import type { Store, OutboxEntry } from "../store/types.js";
 import type { WatchedRecord } from "../model/record.js";
 import type { SourceDefinition } from "./source.js";
-import type { StartPosition } from "./start.js";
+import type { StartPosition } from "../model/start-position.js";
 import { initialCursor } from "./start.js";
 import { fetchWindow, type Paginate } from "./fetch-window.js";
 import { PROBES } from "./normalize.js";
