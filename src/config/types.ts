@@ -1,3 +1,4 @@
+import type { Enrichment } from "../model/enrichment.js";
 import type { RecordFamily } from "../model/record.js";
 import type { StartPosition } from "../model/start-position.js";
 
@@ -140,8 +141,6 @@ export interface Condition {
   not?: Condition;
   [field: string]: ConditionOperand | { [operator: string]: ConditionOperand } | Condition[] | Condition | undefined;
 }
-
-export type Enrichment = "nft" | "tx_internal" | "tx_logs" | "tx_nft_transfers" | "inventory";
 
 export interface RuleConfig {
   name: string;

@@ -1,6 +1,6 @@
 import type { Common } from "../common/common.js";
 import { describeError, isKaiawatchError } from "../common/errors.js";
-import type { Enrichment } from "../config/types.js";
+import type { Enrichment } from "../model/enrichment.js";
 import type { ExplorerClient } from "../explorer/client.js";
 import { ExplorerBudgetExhaustedError, shouldRetry } from "../explorer/errors.js";
 import { OPERATIONS, type OperationName } from "../explorer/operations.js";
@@ -10,7 +10,7 @@ import type { Match } from "../watch/source-rule.js";
 import type { AlertDocument } from "../model/alert-document.js";
 import { ENRICHMENT_LIST_MAX, boundValue } from "./bound-value.js";
 import { createEnrichmentCache } from "./enrich-cache.js";
-import { ENRICHMENT_KINDS } from "./enrich-kinds.js";
+import { ENRICHMENT_KINDS } from "../model/enrichment.js";
 
 /** The explorer calls enrichment makes; the daemon passes its one client, whose meter counts the credits. */
 export type EnrichmentClient = Pick<

@@ -1,4 +1,4 @@
-import type { Enrichment } from "../config/types.js";
+import type { Enrichment } from "../model/enrichment.js";
 import type { AlertDocument } from "../model/alert-document.js";
 import type { ConditionNode } from "../rules/parse-condition.js";
 import { createRuleIndex, type RuleIndex } from "../rules/rule-index.js";
