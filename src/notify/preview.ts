@@ -1,5 +1,5 @@
 import type { SinkConfig } from "../config/types.js";
-import { sanitizeText } from "./escape.js";
+import { sanitizeText } from "../common/sanitize-text.js";
 import type { Delivery } from "./sink.js";
 import { formatConsole } from "./sinks/console.js";
 import { buildDiscordMessage } from "./sinks/discord.js";

@@ -1,5 +1,5 @@
 import { describeError, isKaiawatchError } from "../../common/errors.js";
-import { cleanLine } from "../../notify/escape.js";
+import { cleanLine } from "../../common/sanitize-text.js";
 import { explainRecord } from "../../rules/explain-record.js";
 import { parseCondition } from "../../rules/parse-condition.js";
 import { definitionsOfWatch } from "../../watch/plan.js";

@@ -1,6 +1,6 @@
 import type { Common } from "../../common/common.js";
 import type { Delivery, Sink } from "../sink.js";
-import { cleanLine } from "../escape.js";
+import { cleanLine } from "../../common/sanitize-text.js";
 import { DIGEST_SHOWN, alertView, digestHeadline, digestLine, isDigest } from "../alert-view.js";
 
 // The console sink has no options of its own; the stream is injectable for tests and embedding.

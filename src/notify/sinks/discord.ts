@@ -1,7 +1,8 @@
 import type { Common } from "../../common/common.js";
 import type { Delivery, Sink } from "../sink.js";
 import type { SinkConfigProblem } from "../errors.js";
-import { cleanLine, escapeDiscord, truncateUnits } from "../escape.js";
+import { escapeDiscord, truncateUnits } from "../escape.js";
+import { cleanLine } from "../../common/sanitize-text.js";
 import { DIGEST_SHOWN, alertView, digestHeadline, digestLine, isDigest } from "../alert-view.js";
 import { takeLines } from "../fit.js";
 import { createHttpSender, type HttpSender } from "../http-sender.js";

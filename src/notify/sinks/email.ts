@@ -6,7 +6,8 @@ import { SinkError } from "../sink.js";
 import type { SinkConfigProblem } from "../errors.js";
 import type { Template } from "../template.js";
 import { templateContext } from "../template.js";
-import { cleanLine, escapeHtml, escapePlain, sanitizeHeader } from "../escape.js";
+import { escapeHtml, escapePlain, sanitizeHeader } from "../escape.js";
+import { cleanLine } from "../../common/sanitize-text.js";
 import { alertView, digestHeadline, digestLine, isDigest } from "../alert-view.js";
 import { checkTemplate, checkTimeout, throwIfProblems } from "../sink-checks.js";
 
