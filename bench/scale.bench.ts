@@ -18,7 +18,7 @@ import type * as ConfigChecksModule from "../src/daemon/config-checks.js";
 import { createTestCommon } from "../src/common/common.js";
 import { createDaemon } from "../src/daemon/create-daemon.js";
 import { ALERT_DOCUMENT_VERSION } from "../src/model/alert-document.js";
-import type { OutboxEntry } from "../src/store/types.js";
+import type { OutboxEntry } from "../src/model/outbox-entry.js";
 import type { SimulatorStats } from "../src/simulator/index.js";
 import { report, type BenchFigure } from "./lib.js";
 import { startSimulatorProcess } from "./simulator-process.js";

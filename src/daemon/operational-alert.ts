@@ -1,6 +1,5 @@
 import { ALERT_DOCUMENT_VERSION, OPERATIONAL_ALERT_SOURCE, type AlertDocument } from "../model/alert-document.js";
 import { alertId } from "../rules/build-alert.js";
-import type { OutboxEntry } from "../store/types.js";
 
 /** The rule name of the daily credit budget's operational alerts. */
 export const BUDGET_RULE = "kaiawatch.budget";
@@ -74,18 +73,4 @@ export function buildBudgetAlert(input: BudgetAlertInput): AlertDocument {
     record,
     created_at: input.now.toISOString(),
   };
-}
-
-/** One outbox entry per sink, as the poller makes them for a rule's alert. */
-export function outboxEntriesOf(alert: AlertDocument, sinks: readonly string[], now: Date): OutboxEntry[] {
-  return sinks.map((sink) => ({
-    id: `${alert.id}:${sink}`,
-    alert,
-    sink,
-    rule: alert.rule,
-    state: "pending",
-    attempts: 0,
-    created_at: now.toISOString(),
-    next_attempt_at: now.toISOString(),
-  }));
 }
