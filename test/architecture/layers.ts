@@ -3,6 +3,10 @@
  * it, so that each layer can be read, tested and replaced without the ones above it. This list
  * is the one declaration of the order: `layering.test.ts` enforces it on every import of `src/`
  * and checks that README's "Layout" section shows the same list.
+ *
+ * `explorer` sits below `model` because a record is an explorer record with an identity key
+ * (`WatchedRecord` wraps `EventLog`, `NftTransfer`, …) and enrichment kinds are priced in
+ * explorer operations; the explorer client itself knows nothing of rules or alerts.
  */
 export interface Layer {
   readonly folder: string;
@@ -12,8 +16,8 @@ export interface Layer {
 
 export const layers: readonly Layer[] = [
   { folder: "common", responsibility: "errors, logger, metrics, backoff, secrets, text cleaning: no domain knowledge" },
-  { folder: "model", responsibility: "the domain types every layer shares: records, alerts, start positions, enrichment kinds, outbox entries" },
   { folder: "explorer", responsibility: "the KaiaScan Open API client: paging, retries, rate limit, credit meter, response checks" },
+  { folder: "model", responsibility: "the domain types every layer shares, built on the explorer's records: record families, the alert document, start positions, enrichment kinds, outbox entries" },
   { folder: "chain", responsibility: "Kaia itself: the head from JSON-RPC, addresses, units, event signatures" },
   { folder: "simulator", responsibility: "a simulated explorer API and chain, for tests, the demo and the torture" },
   { folder: "rules", responsibility: "rule conditions: parse, compile, evaluate, enrich, build alerts" },

@@ -5,7 +5,7 @@ import { formatDuration, parseDuration, type Config } from "../../config/index.j
 import { createDaemon, sourceRule, type Daemon } from "../../daemon/create-daemon.js";
 import { paginateSource } from "../../daemon/paginate-source.js";
 import type { ExplorerClient } from "../../explorer/client.js";
-import { previewDelivery } from "../../notify/preview.js";
+import { previewDelivery } from "../preview-delivery.js";
 import { createEnricher } from "../../rules/enrich.js";
 import { isStoreError } from "../../store/errors.js";
 import { NORMALIZERS } from "../../watch/normalize.js";

@@ -1,13 +1,13 @@
 import type { SinkConfig } from "../config/types.js";
 import { sanitizeText } from "../common/sanitize-text.js";
-import type { Delivery } from "./sink.js";
-import { formatConsole } from "./sinks/console.js";
-import { buildDiscordMessage } from "./sinks/discord.js";
-import { buildEmail } from "./sinks/email.js";
-import { buildSlackMessage, type SlackBlock } from "./sinks/slack.js";
-import { buildTelegramMessage } from "./sinks/telegram.js";
-import { buildWebhookBody } from "./sinks/webhook.js";
-import { compileTemplate, type Template } from "./template.js";
+import type { Delivery } from "../notify/sink.js";
+import { formatConsole } from "../notify/sinks/console.js";
+import { buildDiscordMessage } from "../notify/sinks/discord.js";
+import { buildEmail } from "../notify/sinks/email.js";
+import { buildSlackMessage, type SlackBlock } from "../notify/sinks/slack.js";
+import { buildTelegramMessage } from "../notify/sinks/telegram.js";
+import { buildWebhookBody } from "../notify/sinks/webhook.js";
+import { compileTemplate, type Template } from "../notify/template.js";
 
 /**
  * A delivery as its sink would send it, for a terminal (`kaiawatch replay`): built by the
