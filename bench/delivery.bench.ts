@@ -11,9 +11,9 @@ import { createTestCommon } from "../src/common/common.js";
 import { createDispatcher } from "../src/notify/dispatcher.js";
 import type { Sink } from "../src/notify/sink.js";
 import { createFileSink } from "../src/notify/sinks/file.js";
-import { ALERT_DOCUMENT_VERSION } from "../src/rules/alert.js";
+import { ALERT_DOCUMENT_VERSION } from "../src/model/alert-document.js";
 import { openStore } from "../src/store/open-store.js";
-import type { OutboxEntry } from "../src/store/types.js";
+import type { OutboxEntry } from "../src/model/outbox-entry.js";
 import { report, type BenchFigure } from "./lib.js";
 
 const ALERTS = 2000;

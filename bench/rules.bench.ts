@@ -10,7 +10,7 @@ import { compileCondition } from "../src/rules/compile-condition.js";
 import { evaluateCondition, evaluateParsedCondition } from "../src/rules/evaluate-condition.js";
 import type { ConditionNode } from "../src/rules/parse-condition.js";
 import type { ConditionContext } from "../src/rules/parse-condition.js";
-import type { RecordFamily, WatchedRecord } from "../src/watch/record.js";
+import type { RecordFamily, WatchedRecord } from "../src/model/record.js";
 import { report } from "./lib.js";
 
 const RECORDS = 100_000;

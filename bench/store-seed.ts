@@ -5,10 +5,10 @@
  */
 import BetterSqlite3 from "better-sqlite3";
 import { createTestCommon } from "../src/common/common.js";
-import { ALERT_DOCUMENT_VERSION, type AlertDocument } from "../src/rules/alert.js";
+import { ALERT_DOCUMENT_VERSION, type AlertDocument } from "../src/model/alert-document.js";
 import { openStore } from "../src/store/open-store.js";
 import { importAll } from "../src/store/sqlite-schema.js";
-import type { OutboxEntry } from "../src/store/types.js";
+import type { OutboxEntry } from "../src/model/outbox-entry.js";
 
 const hex = (n: number, width: number) => n.toString(16).padStart(width, "0").slice(-width);
 

@@ -1,4 +1,5 @@
 import { alertId } from "../../src/rules/build-alert.js";
+import { OPERATIONAL_ALERT_SOURCE } from "../../src/model/alert-document.js";
 import { NORMALIZERS } from "../../src/watch/normalize.js";
 import type { Received } from "./receivers.js";
 
@@ -61,6 +62,8 @@ export function judge(expected: ExpectedRule[], receivedBySink: Record<string, R
       let key: string;
       if (item.alert) {
         rule = item.alert.rule;
+        // The torture config has no operational sinks: such an alert here is a bug, said plainly.
+        if (item.alert.source === OPERATIONAL_ALERT_SOURCE) throw new Error(`${sink}: unexpected operational alert ${item.alert.id}`);
         key = NORMALIZERS[item.alert.source](item.alert.record as never).key;
       } else {
         const known = byAlertId.get(item.alertId);

@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo, Socket } from "node:net";
 import { SMTPServer } from "smtp-server";
 import { Webhook } from "standardwebhooks";
-import type { AlertDocument } from "../../src/rules/alert.js";
+import type { AlertDocument } from "../../src/model/alert-document.js";
 
 /** One alert as a receiver got it: under which delivery id (webhook-id / Message-ID). */
 export interface Received {

@@ -5,13 +5,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { EventLog, InternalTransactionListItem, NftTransfer } from "../../src/explorer/types.js";
-import type { AlertDocument } from "../../src/rules/alert.js";
+import type { AlertDocument } from "../../src/model/alert-document.js";
 import { createSimulator, type Simulator, type SimulatorStats } from "../../src/simulator/index.js";
 import { createTestCommon } from "../../src/common/common.js";
 import { openStore } from "../../src/store/open-store.js";
 import { seedStore } from "../store-seed.js";
 import { NORMALIZERS } from "../../src/watch/normalize.js";
-import type { RecordFamily } from "../../src/watch/record.js";
+import type { RecordFamily } from "../../src/model/record.js";
 import { judge, type ExpectedRule, type Verdict } from "./ground-truth.js";
 import { startMailReceiver, startWebhookReceiver, type FaultCounts, type Received } from "./receivers.js";
 

@@ -7,7 +7,7 @@ import { createSecretRedactor } from "../common/secrets.js";
 import { describeConfigFailure, loadConfig, type Config } from "../config/index.js";
 import { didYouMean } from "../config/suggest.js";
 import { CONFIG_CHECKS } from "../daemon/config-checks.js";
-import { cleanLine } from "../notify/escape.js";
+import { cleanLine } from "../common/sanitize-text.js";
 import { EXIT_USAGE, UsageError, type CommandIO } from "./command.js";
 
 export const LOG_LEVELS = ["trace", "debug", "info", "warn", "error", "fatal", "silent"] as const;

@@ -3,7 +3,10 @@ import { baseUrl, duration, httpUrl, optionalSecret, unlessMissing } from "../co
 import { sinkConfigSchema } from "../notify/sinks/index.js";
 import { eventSignatureProblem } from "./event-signature.js";
 import { scheduleProblem } from "./schedule.js";
-import type { Condition, StartPosition } from "./types.js";
+import { ENRICHMENTS } from "../model/enrichment.js";
+import { RECORD_FAMILIES } from "../model/record.js";
+import type { StartPosition } from "../model/start-position.js";
+import type { Condition } from "./types.js";
 
 /*
  * The zod schema of config.yaml. It validates each key and applies defaults; what needs
@@ -190,8 +193,6 @@ export const watchSchema = z.strictObject({
 
 // ---- rules ----
 
-export const RECORD_FAMILIES = ["event_logs", "nft_transfers", "internal_transactions"] as const;
-export const ENRICHMENTS = ["nft", "tx_internal", "tx_logs", "tx_nft_transfers", "inventory"] as const;
 
 const conditionScalar = z.union([z.string(), z.number(), z.boolean(), z.null()]);
 const conditionOperand = z.union([conditionScalar, z.array(conditionScalar)]);

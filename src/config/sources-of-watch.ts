@@ -1,4 +1,4 @@
-import type { RecordFamily } from "../watch/record.js";
+import type { RecordFamily } from "../model/record.js";
 import type { WatchConfig } from "./types.js";
 
 /** The record families a watch produces, i.e. the `source` values its rules may name. */

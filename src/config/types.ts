@@ -1,5 +1,7 @@
 import type { SinkConfig } from "../notify/sinks/index.js";
-import type { RecordFamily } from "../watch/record.js";
+import type { Enrichment } from "../model/enrichment.js";
+import type { RecordFamily } from "../model/record.js";
+import type { StartPosition } from "../model/start-position.js";
 
 /**
  * The typed configuration, complete: every default is applied, durations are numbers of
@@ -66,9 +68,6 @@ export interface LogConfig {
 }
 
 export type LogLevel = "trace" | "debug" | "info" | "warn" | "error" | "fatal" | "silent";
-
-/** Where a source without a cursor begins (same shape as src/watch/start.ts). */
-export type StartPosition = { kind: "latest" } | { kind: "block"; block: number } | { kind: "relative"; blocks: number };
 
 export interface DefaultsConfig {
   /** A croner pattern with a seconds field. */
@@ -143,8 +142,6 @@ export interface Condition {
   not?: Condition;
   [field: string]: ConditionOperand | { [operator: string]: ConditionOperand } | Condition[] | Condition | undefined;
 }
-
-export type Enrichment = "nft" | "tx_internal" | "tx_logs" | "tx_nft_transfers" | "inventory";
 
 export interface RuleConfig {
   name: string;

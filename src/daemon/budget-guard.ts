@@ -4,7 +4,8 @@ import { utcDay, type CreditMeter } from "../explorer/credit-meter.js";
 import { ExplorerBudgetExhaustedError } from "../explorer/errors.js";
 import type { Store } from "../store/types.js";
 import type { PauseControl } from "../watch/engine.js";
-import { BUDGET_WARNING_SHARE, buildBudgetAlert, outboxEntriesOf, type BudgetLevel } from "./operational-alert.js";
+import { newOutboxEntries } from "../model/outbox-entry.js";
+import { BUDGET_WARNING_SHARE, buildBudgetAlert, type BudgetLevel } from "./operational-alert.js";
 
 /** Store meta key: which budget alerts went out on which UTC day (survives restarts). */
 export const BUDGET_ALERTS_META_KEY = "budget_alerts";
@@ -72,7 +73,7 @@ export function createBudgetGuard(common: Common, options: BudgetGuardOptions): 
       const now = new Date(common.now());
       const alert = buildBudgetAlert({ level, day, spent: meter.spentToday(), budget, network: options.network, head: options.head(), now });
       if (options.sinks.length === 0) logger.warn({ level }, "no sink is marked operational: true; this budget alert is only logged");
-      else await store.enqueue(outboxEntriesOf(alert, options.sinks, now));
+      else await store.enqueue(newOutboxEntries(alert, options.sinks, now));
       // The exhaustion alert supersedes the warning: a day that skips past 80% gets one alert.
       const levels: BudgetLevel[] = level === "exhausted" ? ["warning", "exhausted"] : [...new Set([...sent, level])];
       await store.setMeta(BUDGET_ALERTS_META_KEY, { day, levels } satisfies SentAlerts);

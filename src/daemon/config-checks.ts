@@ -2,7 +2,7 @@ import type { ConfigCheck } from "../config/load-config.js";
 import type { ConfigIssue } from "../config/errors.js";
 import { validateSinkConfig } from "../notify/create-sink.js";
 import { checkRuleConditions } from "../rules/validate-rules.js";
-import { checkEnrichments } from "../rules/enrich-kinds.js";
+import { checkEnrichments } from "../config/check-enrichments.js";
 import { validateSummaryTemplate } from "../rules/summary-template.js";
 
 /**

@@ -1,7 +1,5 @@
-import { ALERT_DOCUMENT_VERSION, type AlertDocument } from "../rules/alert.js";
+import { ALERT_DOCUMENT_VERSION, OPERATIONAL_ALERT_SOURCE, type AlertDocument } from "../model/alert-document.js";
 import { alertId } from "../rules/build-alert.js";
-import type { RecordFamily } from "../watch/record.js";
-import type { OutboxEntry } from "../store/types.js";
 
 /** The rule name of the daily credit budget's operational alerts. */
 export const BUDGET_RULE = "kaiawatch.budget";
@@ -62,10 +60,10 @@ export function buildBudgetAlert(input: BudgetAlertInput): AlertDocument {
     version: ALERT_DOCUMENT_VERSION,
     id: alertId(BUDGET_RULE, `${input.day}:${input.level}`),
     rule: BUDGET_RULE,
-    watch: "kaiawatch",
-    // The alert document's type names only record families; sinks render any other source
-    // generically (no record fields), which is what an operational alert needs.
-    source: "kaiawatch" as unknown as RecordFamily,
+    watch: OPERATIONAL_ALERT_SOURCE,
+    // Sinks render a source that is not a record family generically (no record fields),
+    // which is what an operational alert needs.
+    source: OPERATIONAL_ALERT_SOURCE,
     network: input.network,
     block: input.head ?? 0,
     transaction_hash: null,
@@ -75,18 +73,4 @@ export function buildBudgetAlert(input: BudgetAlertInput): AlertDocument {
     record,
     created_at: input.now.toISOString(),
   };
-}
-
-/** One outbox entry per sink, as the poller makes them for a rule's alert. */
-export function outboxEntriesOf(alert: AlertDocument, sinks: readonly string[], now: Date): OutboxEntry[] {
-  return sinks.map((sink) => ({
-    id: `${alert.id}:${sink}`,
-    alert,
-    sink,
-    rule: alert.rule,
-    state: "pending",
-    attempts: 0,
-    created_at: now.toISOString(),
-    next_attempt_at: now.toISOString(),
-  }));
 }

@@ -1,4 +1,4 @@
-import type { OutboxEntry } from "../store/types.js";
+import type { OutboxEntry } from "../model/outbox-entry.js";
 import type { CooldownBook, SuppressionReason } from "./cooldown.js";
 import { extreme } from "./extreme.js";
 import { closeGroups, readRecordField, type ClosedGroup, type GroupPolicy } from "./grouping.js";

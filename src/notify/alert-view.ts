@@ -1,6 +1,7 @@
-import type { AlertDocument } from "../rules/alert.js";
+import type { AlertDocument } from "../model/alert-document.js";
 import type { Delivery } from "./sink.js";
-import { cleanLine, safeUrl } from "./escape.js";
+import { safeUrl } from "./escape.js";
+import { cleanLine } from "../common/sanitize-text.js";
 
 /**
  * What every chat and email sink shows of an alert, as plain text that is already

@@ -1,6 +1,7 @@
 import type { Common } from "../common/common.js";
 import { describeError } from "../common/errors.js";
-import type { OutboxChange, OutboxEntry, Store } from "../store/types.js";
+import type { OutboxChange, Store } from "../store/types.js";
+import type { OutboxEntry } from "../model/outbox-entry.js";
 import { admit, type DispatcherRule, type PlannedDelivery } from "./admission.js";
 import { DEFAULT_BACKOFF, type BackoffPolicy } from "./backoff.js";
 import { createCooldownBook } from "./cooldown.js";

@@ -1,4 +1,5 @@
-import type { OutboxEntry, Store } from "../store/types.js";
+import type { Store } from "../store/types.js";
+import type { OutboxEntry } from "../model/outbox-entry.js";
 
 /**
  * The one place the dispatcher reads what a sink has to do: its pending entries due at `at`,

@@ -1,4 +1,4 @@
-import type { OutboxEntry } from "../store/types.js";
+import type { OutboxEntry } from "../model/outbox-entry.js";
 
 /** Math.max/min over a digest without spreading it into arguments (a large digest would overflow the stack). */
 export function extreme(entries: readonly OutboxEntry[], value: (entry: OutboxEntry) => number, pick: (a: number, b: number) => number): number {

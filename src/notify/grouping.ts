@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import type { OutboxEntry } from "../store/types.js";
+import type { OutboxEntry } from "../model/outbox-entry.js";
 
 export interface GroupPolicy {
   /** A digest closes when its oldest alert has waited this long … */

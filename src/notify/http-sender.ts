@@ -2,7 +2,7 @@ import { parseRetryAfter } from "../common/retry-after.js";
 import { request, type Dispatcher } from "undici";
 import type { Common } from "../common/common.js";
 import { SinkError } from "./sink.js";
-import { cleanLine } from "./escape.js";
+import { cleanLine } from "../common/sanitize-text.js";
 
 /**
  * The one HTTP sender behind the webhook, Slack, Discord and Telegram sinks (as in

@@ -1,4 +1,5 @@
-import type { OutboxChange, OutboxEntry } from "../store/types.js";
+import type { OutboxChange } from "../store/types.js";
+import type { OutboxEntry } from "../model/outbox-entry.js";
 import { retryDelayMs, type BackoffPolicy } from "./backoff.js";
 import { extreme } from "./extreme.js";
 

@@ -1,4 +1,4 @@
-import { sanitizeText } from "./escape.js";
+import { sanitizeText } from "../common/sanitize-text.js";
 import type { Delivery } from "./sink.js";
 import { sinkDefinitionOf, type SinkOptions } from "./sinks/index.js";
 

@@ -4,7 +4,7 @@ import { open, readFile, stat, unlink } from "node:fs/promises";
 import { resolve } from "node:path";
 import type { Common } from "../common/common.js";
 import { KaiawatchError, describeError } from "../common/errors.js";
-import type { AlertDocument } from "../rules/alert.js";
+import type { AlertDocument } from "../model/alert-document.js";
 import { writeFileDurably } from "../store/durable-file.js";
 import type { Store } from "../store/types.js";
 import { readRecordField } from "./grouping.js";

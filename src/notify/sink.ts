@@ -1,5 +1,5 @@
 import { KaiawatchError } from "../common/errors.js";
-import type { AlertDocument } from "../rules/alert.js";
+import type { AlertDocument } from "../model/alert-document.js";
 
 /**
  * One message to a sink: a single alert, or a digest of a rule's alerts gathered by

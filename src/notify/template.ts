@@ -1,5 +1,5 @@
 import type { Delivery } from "./sink.js";
-import type { AlertDocument } from "../rules/alert.js";
+import type { AlertDocument } from "../model/alert-document.js";
 import { TemplateError } from "./errors.js";
 import { truncate } from "./escape.js";
 

@@ -1,9 +1,9 @@
 import { createHash } from "node:crypto";
 import { ZERO_ADDRESS, isAddress, isBurnAddress } from "../chain/address.js";
 import { formatKei } from "../chain/units.js";
-import type { WatchedRecord } from "../watch/record.js";
-import type { AlertDocument } from "./alert.js";
-import { ALERT_DOCUMENT_VERSION } from "./alert.js";
+import type { WatchedRecord } from "../model/record.js";
+import type { AlertDocument } from "../model/alert-document.js";
+import { ALERT_DOCUMENT_VERSION } from "../model/alert-document.js";
 import { amountKeiOf } from "./record-values.js";
 import { truncate } from "../common/text.js";
 import { oneLine, renderTemplate } from "./summary-template.js";

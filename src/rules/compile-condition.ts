@@ -1,4 +1,4 @@
-import type { RecordFamily, WatchedRecord } from "../watch/record.js";
+import type { RecordFamily, WatchedRecord } from "../model/record.js";
 import type { FieldSpec } from "./fields.js";
 import type { ArgValue } from "./operand.js";
 import type { ConditionContext, ConditionIssue, ConditionNode, TestNode } from "./parse-condition.js";

@@ -1,16 +1,15 @@
 import type { Common } from "../common/common.js";
 import { describeError, isKaiawatchError } from "../common/errors.js";
-import type { Enrichment } from "../config/types.js";
+import type { Enrichment } from "../model/enrichment.js";
 import type { ExplorerClient } from "../explorer/client.js";
 import { ExplorerBudgetExhaustedError, shouldRetry } from "../explorer/errors.js";
 import { OPERATIONS, type OperationName } from "../explorer/operations.js";
 import type { InternalTransactionOfTransaction, ListResponse, NftTransfer } from "../explorer/types.js";
 import { isBurnAddress } from "../chain/address.js";
-import type { Match } from "../watch/source-rule.js";
-import type { AlertDocument } from "./alert.js";
+import type { AlertDocument } from "../model/alert-document.js";
 import { ENRICHMENT_LIST_MAX, boundValue } from "./bound-value.js";
 import { createEnrichmentCache } from "./enrich-cache.js";
-import { ENRICHMENT_KINDS } from "./enrich-kinds.js";
+import { ENRICHMENT_KINDS } from "../model/enrichment.js";
 
 /** The explorer calls enrichment makes; the daemon passes its one client, whose meter counts the credits. */
 export type EnrichmentClient = Pick<
@@ -53,12 +52,21 @@ export interface EnricherStats {
   credits: number;
 }
 
+/**
+ * What enrichment reads of a match: the rule's `enrich` list and the alert it fills in.
+ * The watch layer's Match satisfies it; declared here so that rules never import watch.
+ */
+export interface EnrichableMatch {
+  rule: { enrich?: readonly Enrichment[] };
+  alert: AlertDocument;
+}
+
 export interface Enricher {
   /**
    * Adds `alert.enrichment[kind]` to every match whose rule asks for it. Never throws for a
    * failed lookup (the value becomes `{ error }`); throws only when `signal` is aborted.
    */
-  enrich(matches: Match[], signal: AbortSignal): Promise<void>;
+  enrich(matches: readonly EnrichableMatch[], signal: AbortSignal): Promise<void>;
   stats(): EnricherStats;
 }
 
@@ -192,7 +200,7 @@ export function createEnricher(common: Common, options: EnricherOptions): Enrich
     return undefined;
   }
 
-  async function enrich(matches: Match[], signal: AbortSignal): Promise<void> {
+  async function enrich(matches: readonly EnrichableMatch[], signal: AbortSignal): Promise<void> {
     const plans: Plan[] = [];
     for (const { rule, alert } of matches) for (const kind of rule.enrich ?? []) plans.push(plan(kind, alert));
     if (plans.length === 0) return;

@@ -1,6 +1,6 @@
 import { ZERO_ADDRESS, isBurnAddress } from "../chain/address.js";
 import { KaiawatchError } from "../common/errors.js";
-import type { WatchedRecord } from "../watch/record.js";
+import type { WatchedRecord } from "../model/record.js";
 import type { FieldSpec } from "./fields.js";
 import type { ArgValue, Scalar } from "./operand.js";
 import { argValue } from "./operand.js";

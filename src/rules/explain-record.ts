@@ -1,6 +1,6 @@
 import { formatKei } from "../chain/units.js";
-import { cleanLine } from "../notify/escape.js";
-import type { WatchedRecord } from "../watch/record.js";
+import { cleanLine } from "../common/sanitize-text.js";
+import type { WatchedRecord } from "../model/record.js";
 import { evaluateParsedCondition } from "./evaluate-condition.js";
 import type { ArgValue, Scalar } from "./operand.js";
 import type { ConditionContext, ConditionNode, TestNode } from "./parse-condition.js";

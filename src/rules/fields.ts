@@ -1,4 +1,4 @@
-import type { RecordFamily } from "../watch/record.js";
+import type { RecordFamily } from "../model/record.js";
 
 /**
  * How a field's values compare:

@@ -1,4 +1,4 @@
-import type { RecordFamily } from "../watch/record.js";
+import type { RecordFamily } from "../model/record.js";
 import type { FieldSpec, Operator } from "./fields.js";
 import { OPERATORS, OPERATORS_BY_KIND, resolveField } from "./fields.js";
 import type { Scalar } from "./operand.js";

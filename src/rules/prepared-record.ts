@@ -1,5 +1,5 @@
 import { DEAD_ADDRESSES, ZERO_ADDRESS } from "../chain/address.js";
-import type { WatchedRecord } from "../watch/record.js";
+import type { WatchedRecord } from "../model/record.js";
 import type { ArgValue } from "./operand.js";
 import { argValue } from "./operand.js";
 import { amountKeiOf, integerOf } from "./record-values.js";

@@ -1,4 +1,4 @@
-import type { WatchedRecord } from "../watch/record.js";
+import type { WatchedRecord } from "../model/record.js";
 import { slotOf } from "./compile-condition.js";
 import type { FieldKind, FieldSpec } from "./fields.js";
 import type { ArgValue, Scalar } from "./operand.js";

@@ -1,5 +1,5 @@
 import { truncate } from "../common/text.js";
-import type { RecordFamily } from "../watch/record.js";
+import type { RecordFamily } from "../model/record.js";
 import type { ConditionIssue } from "./parse-condition.js";
 
 /**

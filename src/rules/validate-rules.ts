@@ -1,4 +1,4 @@
-import type { RecordFamily } from "../watch/record.js";
+import type { RecordFamily } from "../model/record.js";
 import type { ConditionIssue, ConditionPath } from "./parse-condition.js";
 import { parseCondition } from "./parse-condition.js";
 

@@ -1,10 +1,9 @@
 import type { Common } from "../common/common.js";
-import type { BudgetGuard } from "../daemon/budget-guard.js";
-import type { HeadProbe } from "../daemon/head-probe.js";
 import type { CreditMeter } from "../explorer/credit-meter.js";
 import type { DeadLetterSelector, Dispatcher, RequeueResult } from "../notify/dispatcher.js";
 import type { SilenceBook } from "../notify/silences.js";
-import type { OutboxEntry, Store } from "../store/types.js";
+import type { Store } from "../store/types.js";
+import type { OutboxEntry } from "../model/outbox-entry.js";
 import type { WatchEngine } from "../watch/engine.js";
 import type { PlannedSource } from "../watch/poller.js";
 import { longestIntervalSeconds } from "../watch/schedule-firings.js";
@@ -25,14 +24,28 @@ export const DEAD_LETTERS_SHOWN = 200;
 /** On-chain text in /status is cut to this many characters: the page shows a line, not a record. */
 const TEXT_LIMIT = 500;
 
+/**
+ * What status reads of the daemon's head probe: the outcome of the last chain head read.
+ * Declared here, as narrow as status needs, so that status depends on no daemon code; the
+ * daemon's HeadProbe satisfies it.
+ */
+export interface HeadReading {
+  state(): { block: number | null; read_at: string | null; error: string | null };
+}
+
+/** What status reads of the daemon's budget guard (its BudgetGuard satisfies it). */
+export interface BudgetReading {
+  state(): { budget: number | null; paused_until: string | null; alerts_sent: readonly string[] };
+}
+
 export interface DaemonStatusParts {
   sources: readonly PlannedSource[];
   store: Store;
   engine: WatchEngine;
   dispatcher: Dispatcher;
   meter: CreditMeter;
-  head: HeadProbe;
-  budget: BudgetGuard;
+  head: HeadReading;
+  budget: BudgetReading;
   /** Active silences (`kaiawatch silence`) with how many alerts each held back. */
   silences?: Pick<SilenceBook, "list">;
   /** The block explorer (config chain.explorer_url): /status carries links under it for the page. */

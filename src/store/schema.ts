@@ -1,4 +1,5 @@
-import type { OutboxState, StoreData } from "./types.js";
+import type { StoreData } from "./types.js";
+import type { OutboxState } from "../model/outbox-entry.js";
 import { StoreError } from "./errors.js";
 import { isCursorBlock } from "./sqlite-store.js";
 

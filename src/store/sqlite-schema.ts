@@ -1,5 +1,6 @@
 import type { Database } from "better-sqlite3";
-import type { Cursor, OutboxEntry, OutboxState } from "./types.js";
+import type { Cursor } from "./types.js";
+import type { OutboxEntry, OutboxState } from "../model/outbox-entry.js";
 
 /**
  * The version of the store this code writes, in SQLite's `PRAGMA user_version`. Version 1

@@ -8,7 +8,8 @@ import { createCheckpointer, type Checkpointer } from "./checkpointer.js";
 import { createGroupCommit, type GroupCommit } from "./group-commit.js";
 import { cursorParams, entryOfRow, entryParams, INSERT_ENTRY, msOf, OUTBOX_COLUMNS, UPSERT_CURSOR, type OutboxRow } from "./sqlite-schema.js";
 import type { StoreLock } from "./store-lock.js";
-import type { Cursor, OutboxChange, OutboxCount, OutboxCountFilter, OutboxEntry, OutboxFilter, OutboxState, Store, StoreStats } from "./types.js";
+import type { Cursor, OutboxChange, OutboxCount, OutboxCountFilter, OutboxFilter, Store, StoreStats } from "./types.js";
+import type { OutboxEntry, OutboxState } from "../model/outbox-entry.js";
 
 const STATES: ReadonlySet<OutboxState> = new Set(["pending", "delivered", "dead"]);
 

@@ -1,4 +1,4 @@
-import type { AlertDocument } from "../rules/alert.js";
+import type { OutboxEntry, OutboxState } from "../model/outbox-entry.js";
 
 /** Where a source has got to. `block` is the last fully processed block, inclusive. */
 export interface Cursor {
@@ -11,27 +11,6 @@ export interface Cursor {
   description: string;
   block: number;
   updated_at: string;
-}
-
-export type OutboxState = "pending" | "delivered" | "dead";
-
-/** One alert waiting for (or done with) one sink. */
-export interface OutboxEntry {
-  /** `${alert.id}:${sink}`: unique, and the same on every re-scan of the same record. */
-  id: string;
-  alert: AlertDocument;
-  sink: string;
-  rule: string;
-  state: OutboxState;
-  /** Delivery attempts made so far ("delivered", "failed" and "dead" changes each count one). */
-  attempts: number;
-  created_at: string;
-  next_attempt_at: string;
-  /** Set when the dispatcher gathers entries into one digest; stable across retries. */
-  group_id?: string;
-  last_error?: string;
-  dead_reason?: string;
-  delivered_at?: string;
 }
 
 /**

@@ -2,7 +2,7 @@ import { KaiawatchError } from "../common/errors.js";
 import type { Config, RuleConfig, WatchConfig } from "../config/types.js";
 import { buildAlert } from "../rules/build-alert.js";
 import { compileCondition } from "../rules/compile-condition.js";
-import type { RecordFamily } from "./record.js";
+import type { RecordFamily } from "../model/record.js";
 import type { SourceRule } from "./source-rule.js";
 
 /**

@@ -1,6 +1,6 @@
-import type { Config, Enrichment } from "../config/types.js";
+import type { Config } from "../config/types.js";
+import { ENRICHMENT_KINDS, enrichmentCost, type Enrichment } from "../model/enrichment.js";
 import { OPERATIONS } from "../explorer/operations.js";
-import { ENRICHMENT_KINDS, enrichmentCost } from "../rules/enrich-kinds.js";
 import { planFromConfig } from "./plan-from-config.js";
 import { firingsOfDay, previousFiring, utcDayStart } from "./schedule-firings.js";
 import type { SourceOperation } from "./source.js";

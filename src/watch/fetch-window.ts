@@ -1,6 +1,6 @@
 import type { ListResponse } from "../explorer/types.js";
 import { API_LIMITS } from "../explorer/operations.js";
-import type { WatchedRecord } from "./record.js";
+import type { WatchedRecord } from "../model/record.js";
 import { prepareWindow } from "./normalize.js";
 import { BlockTooDenseError } from "./errors.js";
 

@@ -1,5 +1,5 @@
 import type { EventLog, InternalTransactionListItem, NftTransfer } from "../explorer/types.js";
-import type { RecordFamily, WatchedRecord } from "./record.js";
+import type { RecordFamily, WatchedRecord } from "../model/record.js";
 
 const lower = (value: string | undefined) => (value === undefined ? "" : value.toLowerCase());
 

@@ -1,8 +1,8 @@
 import { eventTopic } from "../chain/signatures.js";
-import type { RecordFamily } from "./record.js";
+import type { RecordFamily } from "../model/record.js";
 import type { PlannedSource } from "./poller.js";
 import type { SourceRule } from "./source-rule.js";
-import type { StartPosition } from "./start.js";
+import type { StartPosition } from "../model/start-position.js";
 import { FAMILY_OF_OPERATION, describeSource, sourceKey, type SourceDefinition } from "./source.js";
 
 /** The parts of a watch the planner reads (the validated config's watch has them all). */

@@ -1,8 +1,9 @@
 import type { Common } from "../common/common.js";
-import type { Store, OutboxEntry } from "../store/types.js";
-import type { WatchedRecord } from "./record.js";
+import type { Store } from "../store/types.js";
+import { newOutboxEntries } from "../model/outbox-entry.js";
+import type { WatchedRecord } from "../model/record.js";
 import type { SourceDefinition } from "./source.js";
-import type { StartPosition } from "./start.js";
+import type { StartPosition } from "../model/start-position.js";
 import { initialCursor } from "./start.js";
 import { fetchWindow, type Paginate } from "./fetch-window.js";
 import { PROBES } from "./normalize.js";
@@ -89,16 +90,7 @@ export function createSourcePoller(common: Common, options: SourcePollerOptions)
         const now = new Date(common.now());
         const matches = matcher.match(chunk.records, now);
         if (matches.length > 0 && options.enrich) await options.enrich(matches, signal);
-        const entries = matches.flatMap(({ rule, alert }) => rule.notify.map((sink): OutboxEntry => ({
-          id: `${alert.id}:${sink}`,
-          alert,
-          sink,
-          rule: rule.name,
-          state: "pending",
-          attempts: 0,
-          created_at: now.toISOString(),
-          next_attempt_at: now.toISOString(),
-        })));
+        const entries = matches.flatMap(({ rule, alert }) => newOutboxEntries(alert, rule.notify, now));
         // Guarantee 1: the cursor moves only together with the alerts of the blocks it passes.
         const { added } = await store.commitWindow({ cursor: { key: source.key, watch: source.watch, source: source.family, description: source.description, block: chunk.to, updated_at: now.toISOString() }, entries });
         if (added > 0) options.onAlerts?.();

@@ -1,9 +1,9 @@
 import { OPERATIONS } from "../explorer/operations.js";
-import type { AlertDocument } from "../rules/alert.js";
-import type { OutboxEntry } from "../store/types.js";
+import type { AlertDocument } from "../model/alert-document.js";
+import { newOutboxEntries, type OutboxEntry } from "../model/outbox-entry.js";
 import { fetchWindow, type Paginate } from "./fetch-window.js";
 import type { PlannedSource } from "./poller.js";
-import type { WatchedRecord } from "./record.js";
+import type { WatchedRecord } from "../model/record.js";
 import { matchRecords, type Match, type SourceRule } from "./source-rule.js";
 
 /** A block range, both ends inclusive. */
@@ -117,8 +117,5 @@ export async function replay(options: ReplayOptions): Promise<ReplayResult> {
 
 /** The outbox entries of matches, one per sink of the rule, as the poller writes them. */
 export function outboxEntriesOf(matches: readonly ReplayMatch[], now: Date): OutboxEntry[] {
-  const at = now.toISOString();
-  return matches.flatMap(({ rule, alert }) =>
-    rule.notify.map((sink): OutboxEntry => ({ id: `${alert.id}:${sink}`, alert, sink, rule: rule.name, state: "pending", attempts: 0, created_at: at, next_attempt_at: at })),
-  );
+  return matches.flatMap(({ rule, alert }) => newOutboxEntries(alert, rule.notify, now));
 }

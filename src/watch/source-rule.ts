@@ -1,8 +1,8 @@
-import type { Enrichment } from "../config/types.js";
-import type { AlertDocument } from "../rules/alert.js";
+import type { Enrichment } from "../model/enrichment.js";
+import type { AlertDocument } from "../model/alert-document.js";
 import type { ConditionNode } from "../rules/parse-condition.js";
 import { createRuleIndex, type RuleIndex } from "../rules/rule-index.js";
-import type { WatchedRecord } from "./record.js";
+import type { WatchedRecord } from "../model/record.js";
 
 /** A rule as a source runs it: compiled once at start-up, then called per record. */
 export interface SourceRule {

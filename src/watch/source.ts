@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import type { OperationName } from "../explorer/operations.js";
-import type { RecordFamily } from "./record.js";
+import type { RecordFamily } from "../model/record.js";
 
 /** The list operations that take a block range (or, for 8, a block) and so can be polled. */
 export type SourceOperation = Extract<OperationName, "accountEventLogs" | "accountNftTransfers" | "nftTransfers" | "accountInternalTransactions" | "blockInternalTransactions">;

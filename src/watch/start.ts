@@ -1,5 +1,4 @@
-/** Where a source without a cursor begins. */
-export type StartPosition = { kind: "latest" } | { kind: "block"; block: number } | { kind: "relative"; blocks: number };
+import type { StartPosition } from "../model/start-position.js";
 
 /**
  * The cursor a new source starts with: the last block it treats as already processed.

@@ -2,7 +2,7 @@ import { KaiawatchError } from "../common/errors.js";
 import type { ExplorerClient } from "../explorer/client.js";
 import { ExplorerHttpError } from "../explorer/errors.js";
 import { NORMALIZERS } from "./normalize.js";
-import type { RecordFamily, WatchedRecord } from "./record.js";
+import type { RecordFamily, WatchedRecord } from "../model/record.js";
 import type { SourceDefinition } from "./source.js";
 
 export interface TransactionRecords {

@@ -7,7 +7,7 @@ import { main } from "../../src/cli/main.js";
 import { createDaemon } from "../../src/daemon/create-daemon.js";
 import { createSimulator, type Simulator } from "../../src/simulator/index.js";
 import { openStore } from "../../src/store/open-store.js";
-import type { AlertDocument } from "../../src/rules/alert.js";
+import type { AlertDocument } from "../../src/model/alert-document.js";
 import { readOnDisk, type OnDisk } from "../store/fixtures/on-disk.js";
 import { kaiaToKei } from "../../src/chain/units.js";
 import { configFromText, memoryIO, quietCommon, readJsonLines, tempDir } from "../helpers/harness.js";

@@ -5,7 +5,7 @@ import { createLogger } from "../../src/common/logger.js";
 import { createSecretRedactor } from "../../src/common/secrets.js";
 import { createDaemon, type Daemon } from "../../src/daemon/create-daemon.js";
 import { BUDGET_RULE } from "../../src/daemon/operational-alert.js";
-import type { AlertDocument } from "../../src/rules/alert.js";
+import type { AlertDocument } from "../../src/model/alert-document.js";
 import { createSimulator } from "../../src/simulator/index.js";
 import { waitFor } from "../helpers/child.js";
 import { configFromText, quietCommon, readJsonLines, recordKeyOf, repeated, tempDir } from "../helpers/harness.js";

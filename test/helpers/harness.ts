@@ -6,7 +6,7 @@ import { createTestCommon } from "../../src/common/common.js";
 import type { Common } from "../../src/common/common.js";
 import { ConfigError, parseConfigText, type Config } from "../../src/config/index.js";
 import { CONFIG_CHECKS } from "../../src/daemon/config-checks.js";
-import type { AlertDocument } from "../../src/rules/alert.js";
+import { OPERATIONAL_ALERT_SOURCE, type AlertDocument } from "../../src/model/alert-document.js";
 import { NORMALIZERS } from "../../src/watch/normalize.js";
 import type { CommandIO } from "../../src/cli/command.js";
 
@@ -32,6 +32,7 @@ export function quietCommon(overrides: Partial<Common> = {}): Common {
 
 /** The identity key of the record an alert was made from: what "no gap, no duplicate" is counted in. */
 export function recordKeyOf(alert: AlertDocument): string {
+  if (alert.source === OPERATIONAL_ALERT_SOURCE) throw new Error(`alert ${alert.id} is kaiawatch's own operational alert: it was made from no record`);
   return NORMALIZERS[alert.source](alert.record as never).key;
 }
 

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { admit, type AdmissionInput, type CooldownView, type DispatcherRule } from "../../src/notify/admission.js";
 import { groupId } from "../../src/notify/grouping.js";
 import type { Silence } from "../../src/notify/silences.js";
-import type { OutboxEntry } from "../../src/store/types.js";
+import type { OutboxEntry } from "../../src/model/outbox-entry.js";
 import { entry } from "./dispatcher-fixtures.js";
 
 // Plain data only: no store, no timers, no clock. `now` is a fixed instant.

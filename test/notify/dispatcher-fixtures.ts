@@ -6,8 +6,9 @@ import { pino } from "pino";
 import { createTestCommon, type Common } from "../../src/common/common.js";
 import { SinkError, type Delivery, type Sink } from "../../src/notify/sink.js";
 import { openStore } from "../../src/store/open-store.js";
-import type { OutboxEntry, Store } from "../../src/store/types.js";
-import { ALERT_DOCUMENT_VERSION, type AlertDocument } from "../../src/rules/alert.js";
+import type { Store } from "../../src/store/types.js";
+import type { OutboxEntry } from "../../src/model/outbox-entry.js";
+import { ALERT_DOCUMENT_VERSION, type AlertDocument } from "../../src/model/alert-document.js";
 
 export interface Call {
   id: string;

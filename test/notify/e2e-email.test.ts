@@ -6,7 +6,7 @@ import { main } from "../../src/cli/main.js";
 import { createDaemon } from "../../src/daemon/create-daemon.js";
 import type { DrainResult } from "../../src/notify/dispatcher.js";
 import { createSimulator, type Simulator } from "../../src/simulator/index.js";
-import type { OutboxEntry } from "../../src/store/types.js";
+import type { OutboxEntry } from "../../src/model/outbox-entry.js";
 import { configFromText, memoryIO, quietCommon, tempDir } from "../helpers/harness.js";
 import { startSmtp, type Smtp, type SmtpRejection } from "./e2e-support.js";
 

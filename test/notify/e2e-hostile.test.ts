@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Webhook } from "standardwebhooks";
 import { createDaemon } from "../../src/daemon/create-daemon.js";
 import { createConsoleSink } from "../../src/notify/sinks/console.js";
-import type { AlertDocument } from "../../src/rules/alert.js";
+import type { AlertDocument } from "../../src/model/alert-document.js";
 import { createSimulator, type Simulator } from "../../src/simulator/index.js";
 import { HOSTILE_STRINGS, hostileLong } from "../../src/simulator/hostile.js";
 import { configFromText, quietCommon, readJsonLines, tempDir } from "../helpers/harness.js";

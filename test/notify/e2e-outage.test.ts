@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createDaemon } from "../../src/daemon/create-daemon.js";
 import type { DrainResult } from "../../src/notify/dispatcher.js";
 import type { Simulator } from "../../src/simulator/index.js";
-import type { OutboxEntry } from "../../src/store/types.js";
+import type { OutboxEntry } from "../../src/model/outbox-entry.js";
 import { configFromText, quietCommon, readJsonLines, tempDir } from "../helpers/harness.js";
 import { startReceiver, type Receiver } from "./receiver.js";
 import { addNftTransfers, emptyChain } from "./e2e-support.js";

@@ -2,7 +2,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Webhook } from "standardwebhooks";
 import { createDaemon } from "../../src/daemon/create-daemon.js";
-import type { AlertDocument } from "../../src/rules/alert.js";
+import type { AlertDocument } from "../../src/model/alert-document.js";
 import type { Simulator } from "../../src/simulator/index.js";
 import { configFromText, quietCommon, tempDir } from "../helpers/harness.js";
 import { startReceiver, type Received, type Receiver } from "./receiver.js";

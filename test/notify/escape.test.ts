@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
-import { escapeDiscord, escapeHtml, escapeSlack, escapeTelegramHtml, sanitizeHeader, sanitizeText, truncate, truncateUnits } from "../../src/notify/escape.js";
+import { sanitizeText } from "../../src/common/sanitize-text.js";
+import { escapeDiscord, escapeHtml, escapeSlack, escapeTelegramHtml, sanitizeHeader, truncate, truncateUnits } from "../../src/notify/escape.js";
 import { HOSTILE, INVISIBLE_OR_BIDI, LONE_SURROGATE } from "./fixtures.js";
 
 // Strings built from hostile pieces, any code point, and any UTF-16 unit (lone surrogates included).

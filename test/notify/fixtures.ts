@@ -1,4 +1,4 @@
-import type { AlertDocument } from "../../src/rules/alert.js";
+import type { AlertDocument } from "../../src/model/alert-document.js";
 import type { Delivery } from "../../src/notify/sink.js";
 
 /** Strings a stranger can put on chain (token names, metadata, revert messages). */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { decideOutcome, type OutcomePolicy } from "../../src/notify/outcome.js";
-import type { OutboxEntry } from "../../src/store/types.js";
+import type { OutboxEntry } from "../../src/model/outbox-entry.js";
 import { entry } from "./dispatcher-fixtures.js";
 
 const NOW = Date.parse("2026-01-01T12:00:00.000Z");

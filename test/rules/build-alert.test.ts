@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { ALERT_DOCUMENT_VERSION } from "../../src/rules/alert.js";
+import { ALERT_DOCUMENT_VERSION } from "../../src/model/alert-document.js";
 import { alertId, buildAlert } from "../../src/rules/build-alert.js";
 import type { BuildAlertInput } from "../../src/rules/build-alert.js";
 import { validateSummaryTemplate } from "../../src/rules/summary-template.js";
-import type { WatchedRecord } from "../../src/watch/record.js";
+import type { WatchedRecord } from "../../src/model/record.js";
 import { COLLECTION, DEAD, EXCHANGE, HOT_WALLET, TOKEN, TX, ZERO, eventLog, internalTx, nftTransfer } from "./fixtures.js";
 
 const NOW = new Date("2025-03-01T12:00:03.000Z");

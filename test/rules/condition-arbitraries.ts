@@ -2,7 +2,7 @@ import fc from "fast-check";
 import { toChecksumAddress } from "../../src/chain/address.js";
 import type { EventLog, InternalTransactionListItem, NftTransfer } from "../../src/explorer/types.js";
 import type { ConditionContext } from "../../src/rules/parse-condition.js";
-import type { RecordFamily, WatchedRecord } from "../../src/watch/record.js";
+import type { RecordFamily, WatchedRecord } from "../../src/model/record.js";
 import { COLLECTION, DEAD, EXCHANGE, HOT_WALLET, TOKEN, TRANSFER_TOPIC, APPROVAL_TOPIC, TX, ZERO, topicOf } from "./fixtures.js";
 
 /**

@@ -2,7 +2,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { compileCondition } from "../../src/rules/compile-condition.js";
 import { evaluateCondition } from "../../src/rules/evaluate-condition.js";
-import type { RecordFamily } from "../../src/watch/record.js";
+import type { RecordFamily } from "../../src/model/record.js";
 import { RECORDS, condition, contextOf } from "./condition-arbitraries.js";
 
 /**

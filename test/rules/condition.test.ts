@@ -4,7 +4,7 @@ import { ConditionError, evaluateCondition } from "../../src/rules/evaluate-cond
 import { explainRecord } from "../../src/rules/explain-record.js";
 import type { ConditionContext, ConditionIssue } from "../../src/rules/parse-condition.js";
 import { prepareRecord } from "../../src/rules/prepared-record.js";
-import type { WatchedRecord } from "../../src/watch/record.js";
+import type { WatchedRecord } from "../../src/model/record.js";
 import { COLLECTION, DEAD, EXCHANGE, HOT_WALLET, TOKEN, TRANSFER_TOPIC, TX, ZERO, eventLog, internalTx, nftTransfer, topicOf } from "./fixtures.js";
 
 /** Evaluates both ways, compiled and reference, and insists they agree. */

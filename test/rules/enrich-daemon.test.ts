@@ -5,7 +5,7 @@ import { SMTPServer } from "smtp-server";
 import { simpleParser, type ParsedMail } from "mailparser";
 import { createDaemon, type Daemon } from "../../src/daemon/create-daemon.js";
 import type { InternalTransactionListItem, NftItem, NftTransfer } from "../../src/explorer/types.js";
-import type { AlertDocument } from "../../src/rules/alert.js";
+import type { AlertDocument } from "../../src/model/alert-document.js";
 import { createSimulator, type Simulator, type SimulatorOptions } from "../../src/simulator/index.js";
 import type { SlackMessage } from "../../src/notify/sinks/slack.js";
 import { configFromText, quietCommon, readJsonLines, recordKeyOf, tempDir } from "../helpers/harness.js";

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { createTestCommon, type Common } from "../../src/common/common.js";
-import type { Enrichment } from "../../src/config/types.js";
+import type { Enrichment } from "../../src/model/enrichment.js";
 import { createExplorerClient, type ExplorerClient } from "../../src/explorer/client.js";
 import type { EventLog, InternalTransactionListItem, NftTransfer } from "../../src/explorer/types.js";
 import { buildAlert } from "../../src/rules/build-alert.js";

@@ -5,7 +5,7 @@ import { compileCondition } from "../../src/rules/compile-condition.js";
 import { FIELDS, OPERATORS_BY_KIND, type FieldKind, type Operator } from "../../src/rules/fields.js";
 import { createSimulator } from "../../src/simulator/index.js";
 import { NORMALIZERS } from "../../src/watch/normalize.js";
-import type { RecordFamily, WatchedRecord } from "../../src/watch/record.js";
+import type { RecordFamily, WatchedRecord } from "../../src/model/record.js";
 
 /**
  * Every field of every source, with every operator that applies to it, on records the

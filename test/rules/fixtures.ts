@@ -1,5 +1,5 @@
 import type { EventLog, InternalTransactionListItem, NftTransfer } from "../../src/explorer/types.js";
-import type { WatchedRecord } from "../../src/watch/record.js";
+import type { WatchedRecord } from "../../src/model/record.js";
 
 /** Records shaped like the explorer's answers on mainnet (addresses in mixed case, as served). */
 export const HOT_WALLET = "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed";

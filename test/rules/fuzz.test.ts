@@ -4,7 +4,7 @@ import { compileCondition } from "../../src/rules/compile-condition.js";
 import { evaluateCondition } from "../../src/rules/evaluate-condition.js";
 import { createSimulator, type Simulator } from "../../src/simulator/index.js";
 import { NORMALIZERS } from "../../src/watch/normalize.js";
-import type { RecordFamily, WatchedRecord } from "../../src/watch/record.js";
+import type { RecordFamily, WatchedRecord } from "../../src/model/record.js";
 
 /**
  * The condition compiler on any JSON-like value a YAML file could hold: it never throws.

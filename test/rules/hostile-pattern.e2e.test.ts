@@ -1,7 +1,7 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { AlertDocument } from "../../src/rules/alert.js";
+import type { AlertDocument } from "../../src/model/alert-document.js";
 import { compileSafePattern } from "../../src/rules/safe-regexp.js";
 import { createSimulator, type Simulator } from "../../src/simulator/index.js";
 import type { Cursor } from "../../src/store/types.js";

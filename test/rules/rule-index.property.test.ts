@@ -2,7 +2,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { compileCondition } from "../../src/rules/compile-condition.js";
 import { createRuleIndex, type IndexedRule } from "../../src/rules/rule-index.js";
-import type { RecordFamily, WatchedRecord } from "../../src/watch/record.js";
+import type { RecordFamily, WatchedRecord } from "../../src/model/record.js";
 import { RECORDS, condition, contextOf } from "./condition-arbitraries.js";
 import { EXCHANGE, HOT_WALLET, TOKEN, eventLog, internalTx, nftTransfer } from "./fixtures.js";
 

@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { createSimulator, type Simulator, type SimulatorOptions } from "../../src/simulator/index.js";
 import { createDaemon, type Daemon } from "../../src/daemon/create-daemon.js";
 import { NORMALIZERS } from "../../src/watch/normalize.js";
-import type { OutboxEntry } from "../../src/store/types.js";
+import type { OutboxEntry } from "../../src/model/outbox-entry.js";
 import { configFromText, quietCommon, recordKeyOf, repeated, tempDir } from "../helpers/harness.js";
 
 /**

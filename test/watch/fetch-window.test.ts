@@ -3,7 +3,7 @@ import fc from "fast-check";
 import type { InternalTransactionListItem, ListResponse } from "../../src/explorer/types.js";
 import { fetchWindow, type Paginate, type WindowChunk } from "../../src/watch/fetch-window.js";
 import { PROBES, normalizeInternalTransaction, prepareWindow } from "../../src/watch/normalize.js";
-import type { WatchedRecord } from "../../src/watch/record.js";
+import type { WatchedRecord } from "../../src/model/record.js";
 
 /**
  * The window planner's properties, over an in-memory model of the API's paging contract

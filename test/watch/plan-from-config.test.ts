@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { planCredits } from "../../src/watch/credit-plan.js";
 import { planFromConfig } from "../../src/watch/plan-from-config.js";
 import { definitionsOfWatch } from "../../src/watch/plan.js";
-import type { RecordFamily } from "../../src/watch/record.js";
+import type { RecordFamily } from "../../src/model/record.js";
 import { FAMILY_OF_OPERATION, sourceKey } from "../../src/watch/source.js";
 import { configFromText } from "../helpers/harness.js";
 import { COLLECTION, HOT_WALLET, TOKEN, internalTx, nftTransfer } from "../rules/fixtures.js";

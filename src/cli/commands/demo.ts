@@ -12,7 +12,7 @@ import { DEMO_CONFIG_PATH, loadDemoConfig } from "../../demo/demo-config.js";
 import { demoTargets, startShowcase } from "../../demo/showcase.js";
 import { startSmtpCatcher, type MailReceipt, type SmtpCatcher } from "../../demo/smtp-catcher.js";
 import { startWebhookReceiver, type WebhookReceipt, type WebhookReceiver } from "../../demo/webhook-receiver.js";
-import { cleanLine } from "../../notify/escape.js";
+import { cleanLine } from "../../common/sanitize-text.js";
 import type { Sink } from "../../notify/sink.js";
 import { createConsoleSink } from "../../notify/sinks/console.js";
 import { createSimulator, type Simulator } from "../../simulator/index.js";

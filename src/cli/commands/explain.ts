@@ -1,8 +1,8 @@
 import { describeError, isKaiawatchError } from "../../common/errors.js";
-import { cleanLine } from "../../notify/escape.js";
+import { cleanLine } from "../../common/sanitize-text.js";
 import { explainRecord } from "../../rules/explain-record.js";
 import { planFromConfig } from "../../watch/plan-from-config.js";
-import type { WatchedRecord } from "../../watch/record.js";
+import type { WatchedRecord } from "../../model/record.js";
 import { describeSource } from "../../watch/source.js";
 import { fetchTransactionRecords, outsideSource } from "../../watch/transaction-records.js";
 import { CONFIG_OPTIONS, CONFIG_OPTIONS_HELP, UsageError, createCommandCommon, loadConfigForCommand, parseCommandArgs, ruleNamed } from "../bootstrap.js";

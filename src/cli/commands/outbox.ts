@@ -10,7 +10,7 @@ import { readSuppressedNotes, type SuppressedNote } from "../../notify/cooldown.
 import { requeueDeadLetters } from "../../notify/dispatcher.js";
 import { isStoreError } from "../../store/errors.js";
 import { openStore } from "../../store/open-store.js";
-import type { OutboxEntry, OutboxState } from "../../store/types.js";
+import type { OutboxEntry, OutboxState } from "../../model/outbox-entry.js";
 import { EXIT_OK, EXIT_RUNTIME, EXIT_USAGE, type Command, type CommandIO } from "../command.js";
 
 const STATES: readonly OutboxState[] = ["pending", "dead", "delivered"];

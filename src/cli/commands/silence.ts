@@ -1,7 +1,7 @@
 import { existsSync } from "node:fs";
 import type { Common } from "../../common/common.js";
 import { formatDuration, parseDuration, type Config } from "../../config/index.js";
-import { cleanLine } from "../../notify/escape.js";
+import { cleanLine } from "../../common/sanitize-text.js";
 import {
   emptySilenceSet,
   isActive,

@@ -6,7 +6,7 @@ import type { Config } from "../../config/index.js";
 import { createSink } from "../../notify/create-sink.js";
 import { SinkError, type Delivery, type Sink } from "../../notify/sink.js";
 import { createConsoleSink } from "../../notify/sinks/console.js";
-import { ALERT_DOCUMENT_VERSION, type AlertDocument } from "../../rules/alert.js";
+import { ALERT_DOCUMENT_VERSION, type AlertDocument } from "../../model/alert-document.js";
 import { EXIT_OK, EXIT_RUNTIME, EXIT_USAGE, type Command, type CommandIO } from "../command.js";
 import { CONFIG_OPTIONS, CONFIG_OPTIONS_HELP, UsageError, createCommandCommon, loadConfigForCommand, parseCommandArgs } from "../bootstrap.js";
 

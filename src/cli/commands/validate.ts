@@ -1,5 +1,6 @@
 import { EXIT_OK, EXIT_USAGE, type Command, type CommandIO } from "../command.js";
-import { describeConfigFailure, formatDuration, loadConfig, sourcesOfWatch, type Config, type StartPosition, type WatchConfig } from "../../config/index.js";
+import { describeConfigFailure, formatDuration, loadConfig, sourcesOfWatch, type Config, type WatchConfig } from "../../config/index.js";
+import type { StartPosition } from "../../model/start-position.js";
 import { CONFIG_CHECKS } from "../../daemon/config-checks.js";
 
 const HELP = `Usage: kaiawatch validate [--config PATH]

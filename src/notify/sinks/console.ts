@@ -1,7 +1,7 @@
 import { z } from "zod";
 import type { Common } from "../../common/common.js";
 import type { Delivery, Sink } from "../sink.js";
-import { cleanLine } from "../escape.js";
+import { cleanLine } from "../../common/sanitize-text.js";
 import { DIGEST_SHOWN, alertView, digestHeadline, digestLine, isDigest } from "../alert-view.js";
 import { defineSink, type SinkOptionsOf } from "./define-sink.js";
 

@@ -5,7 +5,8 @@ import type { EventLog, InternalTransactionListItem, NftTransfer } from "../expl
  * transfers; operations 7 and 8 both yield internal transactions; operation 11 yields
  * event logs. Rules are written per family.
  */
-export type RecordFamily = "event_logs" | "nft_transfers" | "internal_transactions";
+export const RECORD_FAMILIES = ["event_logs", "nft_transfers", "internal_transactions"] as const;
+export type RecordFamily = (typeof RECORD_FAMILIES)[number];
 
 interface RecordBase {
   block: number;

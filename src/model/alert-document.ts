@@ -1,4 +1,14 @@
-import type { RecordFamily } from "../watch/record.js";
+import type { RecordFamily } from "./record.js";
+
+/**
+ * Where an alert came from: a record family for a rule's alert, or "kaiawatch" for
+ * kaiawatch's own operational alerts (the daily credit budget), whose `record` describes
+ * kaiawatch's event rather than an explorer record.
+ */
+export type AlertSource = RecordFamily | typeof OPERATIONAL_ALERT_SOURCE;
+
+/** The `source` (and `watch`) of kaiawatch's own operational alerts. */
+export const OPERATIONAL_ALERT_SOURCE = "kaiawatch";
 
 /** Bumped whenever a field of the alert document changes meaning or disappears. */
 export const ALERT_DOCUMENT_VERSION = 1;
@@ -13,8 +23,8 @@ export interface AlertDocument {
   id: string;
   rule: string;
   watch: string;
-  /** The source family the record came from. */
-  source: RecordFamily;
+  /** The record family the record came from, or "kaiawatch" for an operational alert. */
+  source: AlertSource;
   /** "mainnet", "kairos" or the configured network name. */
   network: string;
   block: number;

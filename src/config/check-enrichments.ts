@@ -1,0 +1,19 @@
+import { ENRICHMENT_KINDS } from "../model/enrichment.js";
+import type { ConfigIssue } from "./errors.js";
+import type { Config } from "./types.js";
+
+/** A config check: every `enrich` entry fits its rule's source. */
+export function checkEnrichments(config: Pick<Config, "rules">): ConfigIssue[] {
+  const issues: ConfigIssue[] = [];
+  config.rules.forEach((rule, index) => {
+    rule.enrich.forEach((kind, position) => {
+      const spec = ENRICHMENT_KINDS[kind];
+      if (spec.families.includes(rule.source)) return;
+      issues.push({
+        path: ["rules", index, "enrich", position],
+        message: `rule "${rule.name}": enrich "${kind}" applies only to ${spec.families.join(", ")} records (${spec.needs}); this rule reads ${rule.source}`,
+      });
+    });
+  });
+  return issues;
+}

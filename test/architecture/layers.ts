@@ -1,0 +1,32 @@
+/**
+ * The folders of `src/`, lowest first. A folder may import only itself and the folders before
+ * it, so that each layer can be read, tested and replaced without the ones above it. This list
+ * is the one declaration of the order: `layering.test.ts` enforces it on every import of `src/`
+ * and checks that README's "Layout" section shows the same list.
+ *
+ * `explorer` sits below `model` because a record is an explorer record with an identity key
+ * (`WatchedRecord` wraps `EventLog`, `NftTransfer`, …) and enrichment kinds are priced in
+ * explorer operations; the explorer client itself knows nothing of rules or alerts.
+ */
+export interface Layer {
+  readonly folder: string;
+  /** One line: what the folder is responsible for (README shows it verbatim). */
+  readonly responsibility: string;
+}
+
+export const layers: readonly Layer[] = [
+  { folder: "common", responsibility: "errors, logger, metrics, backoff, secrets, text cleaning: no domain knowledge" },
+  { folder: "explorer", responsibility: "the KaiaScan Open API client: paging, retries, rate limit, credit meter, response checks" },
+  { folder: "model", responsibility: "the domain types every layer shares, built on the explorer's records: record families, the alert document, start positions, enrichment kinds, outbox entries" },
+  { folder: "chain", responsibility: "Kaia itself: the head from JSON-RPC, addresses, units, event signatures" },
+  { folder: "simulator", responsibility: "a simulated explorer API and chain, for tests, the demo and the torture" },
+  { folder: "rules", responsibility: "rule conditions: parse, compile, evaluate, enrich, build alerts" },
+  { folder: "store", responsibility: "cursors, outbox and history in one atomic write (SQLite), the store lock" },
+  { folder: "notify", responsibility: "the dispatcher, sinks, templates, escaping, silences, cooldown, digests" },
+  { folder: "config", responsibility: "loading and checking config.yaml: schema, env and secrets, located errors" },
+  { folder: "watch", responsibility: "sources, windows, the poller and engine, replay and the credit plan" },
+  { folder: "status", responsibility: "the status page and HTTP API: health, metrics, requeue, credits" },
+  { folder: "daemon", responsibility: "wiring everything into one running process; budget guard and head probe" },
+  { folder: "demo", responsibility: "the one-minute demo: simulator, daemon, webhook receiver, mail catcher" },
+  { folder: "cli", responsibility: "the kaiawatch command and its subcommands" },
+];
