@@ -16,6 +16,7 @@ import { createWatchEngine, type OnceResult, type WatchEngine } from "../watch/e
 import { NORMALIZERS } from "../watch/normalize.js";
 import { planSources, type Plan } from "../watch/plan.js";
 import { createSourcePoller } from "../watch/poller.js";
+import type { RecountPolicy } from "../watch/fetch-window.js";
 import type { RecordFamily } from "../watch/record.js";
 import type { SourceRule } from "../watch/source-rule.js";
 import { explorerOptionsOf } from "./explorer-options.js";
@@ -60,6 +61,8 @@ export interface DaemonOptions {
   config: Config;
   /** Replaces the built sinks by name (tests and the demo's in-process receivers). */
   sinks?: Record<string, Sink>;
+  /** When a range is fetched again because its records disagree with `total_count` (tests shorten the waits). */
+  recount?: Partial<RecountPolicy>;
 }
 
 /** Compiles a rule for one source (the daemon, replay and explain share it). Config checks have already proven it compiles. */
@@ -135,6 +138,7 @@ export async function createDaemon(common: Common, options: DaemonOptions): Prom
         pageSize: config.explorer.page_size,
         enrich: source.rules.some((rule) => (rule.enrich ?? []).length > 0) ? enricher.enrich : undefined,
         onAlerts: () => dispatcher.kick(),
+        recount: options.recount,
       }),
     );
     const lag = config.chain.lag_blocks;
