@@ -3,7 +3,7 @@ import fc from "fast-check";
 import type { InternalTransactionListItem, ListResponse } from "../../src/explorer/types.js";
 import { fetchWindow, type Paginate, type WindowChunk } from "../../src/watch/fetch-window.js";
 import type { NftTransfer } from "../../src/explorer/types.js";
-import { PROBES, normalizeInternalTransaction, normalizeNftTransfer, prepareWindow } from "../../src/watch/normalize.js";
+import { PROBES, compareRecords, normalizeInternalTransaction, normalizeNftTransfer, numberTwins, prepareWindow } from "../../src/watch/normalize.js";
 import type { CountMismatch } from "../../src/watch/fetch-window.js";
 import type { WatchedRecord } from "../../src/watch/record.js";
 
@@ -202,6 +202,14 @@ describe("identical NFT transfers", () => {
     const keys = prepareWindow([a, b, a].map(normalizeNftTransfer), 1, 10).records.map((r) => r.key);
     expect(keys.filter((k) => k.includes("#"))).toHaveLength(1);
     expect(keys).toContain(normalizeNftTransfer(b).key);
+  });
+
+  it("are numbered alike for `kaiawatch explain` (one transaction's records) and for a window", () => {
+    const twin = transfer();
+    const records = [twin, transfer({ token_id: "6" }), twin].map(normalizeNftTransfer);
+    const window = prepareWindow(records, 1, 10).records.map((r) => r.key);
+    const explained = numberTwins([...records].sort(compareRecords)).map((r) => r.key);
+    expect(explained).toEqual(window);
   });
 
   it("leave repeated event logs and internal transactions deduplicated (those cannot be twins)", () => {
