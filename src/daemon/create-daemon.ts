@@ -16,6 +16,7 @@ import { NORMALIZERS } from "../watch/normalize.js";
 import type { Plan } from "../watch/plan.js";
 import { planFromConfig } from "../watch/plan-from-config.js";
 import { createSourcePoller } from "../watch/poller.js";
+import type { RecountPolicy } from "../watch/fetch-window.js";
 import { explorerOptionsOf } from "./explorer-options.js";
 import { paginateSource } from "./paginate-source.js";
 import { createDaemonStatus } from "../status/daemon-status.js";
@@ -57,6 +58,8 @@ export interface DaemonOptions {
   config: Config;
   /** Replaces the built sinks by name (tests and the demo's in-process receivers). */
   sinks?: Record<string, Sink>;
+  /** When a range is fetched again because its records disagree with `total_count` (tests shorten the waits). */
+  recount?: Partial<RecountPolicy>;
 }
 
 export async function createDaemon(common: Common, options: DaemonOptions): Promise<Daemon> {
@@ -109,6 +112,7 @@ export async function createDaemon(common: Common, options: DaemonOptions): Prom
         pageSize: config.explorer.page_size,
         enrich: source.rules.some((rule) => (rule.enrich ?? []).length > 0) ? enricher.enrich : undefined,
         onAlerts: () => dispatcher.kick(),
+        recount: options.recount,
       }),
     );
     const lagBlocks = config.chain.lag_blocks;

@@ -34,7 +34,11 @@ export interface AlertDocument {
   /** One short line, plain text, built from operator-chosen fields; on-chain text is escaped by each sink. */
   summary: string;
   links: { transaction?: string; block?: string; account?: string; contract?: string; token?: string };
-  /** The explorer record as received (after validation). */
+  /**
+   * The explorer record as received, but for what validation changes (README "The alert
+   * document"): amount, token_count and token_id numbers become exact decimal text, and
+   * null fields are removed.
+   */
   record: unknown;
   /** Extra lookups the rule asked for, by name; `{ error }` when a lookup failed. */
   enrichment?: Record<string, unknown>;

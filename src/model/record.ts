@@ -14,7 +14,8 @@ interface RecordBase {
   /**
    * The stable identity of the record, the same on every scan of the same chain:
    * event_logs: `block:tx_hash:log_index`;
-   * nft_transfers: `block:tx_hash:contract:token_id:from:to:token_count` (transfers have no log index);
+   * nft_transfers: `block:tx_hash:contract:token_id:from:to:token_count` (transfers have no log index;
+   *   the second of two transfers identical in every field of one transaction adds `#2`, see occurrenceKey);
    * internal_transactions: `block:tx_hash-or-#tx_index:call_id`. Addresses lowercased.
    */
   key: string;

@@ -32,6 +32,13 @@ export interface SimulatorFaults {
   resetRate?: number;
   /** Answer every API request 503 MAINTENANCE. */
   maintenance?: boolean;
+  /**
+   * A list answer that holds one record fewer than its `paging.total_count` says (its last
+   * record left out), as from an explorer that counted a block it has not finished indexing.
+   */
+  shortPageRate?: number;
+  /** The next N list answers that hold records are short, as with shortPageRate (counts down to 0). */
+  shortPages?: number;
 }
 
 /** The service's own limits; like the faults they can be changed while running. */
@@ -101,6 +108,8 @@ export interface SimulatorAddresses {
   busyToken: string;
   /** The collection with the most transfers. */
   busyCollection: string;
+  /** A KIP37 (multi-token) collection: `addBlock` can put two identical transfers of it in one transaction. */
+  kip37Collection: string;
 }
 
 export interface Simulator {
@@ -126,6 +135,11 @@ export interface Simulator {
 
 const GENESIS_MS = Date.UTC(2025, 0, 1);
 const MAX_RPC_BODY = 1 << 20;
+
+function isNonEmptyList(body: unknown): body is { results: unknown[] } {
+  const results = (body as { results?: unknown } | null)?.results;
+  return Array.isArray(results) && results.length > 0;
+}
 
 function check(condition: boolean, message: string): void {
   if (!condition) throw new KaiawatchError("KW_SIMULATOR_OPTIONS", message);
@@ -167,6 +181,8 @@ export async function createSimulator(options: SimulatorOptions = {}): Promise<S
   // Faults come from their own stream, drawn the same way for every request, so that
   // changing one rate does not reshuffle the others.
   const faultPrng = createPrng(seed, 0xfa17);
+  // Short pages draw from a stream of their own: adding them left the other faults' draws as they were.
+  const shortPagePrng = createPrng(seed, 0x5407);
   const pending = new Set<{ timer: NodeJS.Timeout; resolve: () => void }>();
   let closing = false;
 
@@ -185,6 +201,7 @@ export async function createSimulator(options: SimulatorOptions = {}): Promise<S
 
   async function handleApi(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
     const draws = [faultPrng.next(), faultPrng.next(), faultPrng.next(), faultPrng.next(), faultPrng.next()] as [number, number, number, number, number];
+    const shortDraw = shortPagePrng.next();
     const route = matchRoute(url.pathname);
     const op = route && req.method === "GET" ? route.op : "unknown";
     const f = faults;
@@ -235,6 +252,12 @@ export async function createSimulator(options: SimulatorOptions = {}): Promise<S
       throw error;
     }
     meter.charge(route.op, cost);
+    if (isNonEmptyList(body) && ((faults.shortPages ?? 0) > 0 || shortDraw < (f.shortPageRate ?? 0))) {
+      meter.fault("shortPage");
+      if ((faults.shortPages ?? 0) > 0) faults = { ...faults, shortPages: (faults.shortPages as number) - 1 };
+      // The count stays: it is what the explorer says it has, not what it sent.
+      body.results.pop();
+    }
     let text = JSON.stringify(body);
     if (draws[2] < (f.truncateRate ?? 0)) {
       meter.fault("truncate");
@@ -358,6 +381,7 @@ export async function createSimulator(options: SimulatorOptions = {}): Promise<S
       busyWallet: world.wallets[0] as string,
       busyToken: (world.tokens[0] as (typeof world.tokens)[number]).address,
       busyCollection: (world.collections[0] as (typeof world.collections)[number]).address,
+      kip37Collection: (world.collections.find((c) => c.contractType === "KIP37") as (typeof world.collections)[number]).address,
     },
     async close() {
       if (closing) return;

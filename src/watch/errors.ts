@@ -1,4 +1,5 @@
 import { KaiawatchError } from "../common/errors.js";
+import type { CountMismatch } from "./fetch-window.js";
 
 /** A single block holds more records than the API can count: no window split can help. */
 export class BlockTooDenseError extends KaiawatchError {
@@ -18,5 +19,24 @@ export class TickTimeoutError extends KaiawatchError {
   constructor(source: string, timeoutMs: number) {
     super("KW_WATCH_TICK_TIMEOUT", `the tick of ${source} ran longer than tick_timeout (${timeoutMs} ms) and was aborted`);
     this.timeoutMs = timeoutMs;
+  }
+}
+
+/**
+ * The explorer's `total_count` for a block range never agreed with the records it returned,
+ * however often the range was fetched again. The tick fails before committing the range:
+ * the cursor stays before it and the next tick tries again.
+ */
+export class WindowCountMismatchError extends KaiawatchError {
+  override name = "WindowCountMismatchError";
+  readonly mismatch: CountMismatch;
+  constructor(mismatch: CountMismatch) {
+    const counts = [...new Set(mismatch.reported)].join(", then ");
+    super(
+      "KW_WATCH_COUNT_MISMATCH",
+      `blocks ${mismatch.from}-${mismatch.to}: the explorer counted ${counts} records (total_count) but returned ${mismatch.received}, in ${mismatch.attempt} fetches; ` +
+        "the cursor stays before these blocks and the next tick fetches them again (is the explorer still indexing them?)",
+    );
+    this.mismatch = mismatch;
   }
 }

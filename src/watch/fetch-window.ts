@@ -1,8 +1,9 @@
 import type { ListResponse } from "../explorer/types.js";
 import { API_LIMITS } from "../explorer/operations.js";
+import { sleep } from "../common/sleep.js";
 import type { WatchedRecord } from "../model/record.js";
 import { prepareWindow } from "./normalize.js";
-import { BlockTooDenseError } from "./errors.js";
+import { BlockTooDenseError, WindowCountMismatchError } from "./errors.js";
 
 /** Every page of one source's records in [from, to], in whatever order the API answers. */
 export type Paginate = (range: { from: number; to: number }, signal: AbortSignal) => AsyncIterable<ListResponse<unknown>>;
@@ -40,7 +41,33 @@ export interface FetchWindowOptions {
    * memory until its last page when a few of them matter. Default: every record.
    */
   select?: (record: WatchedRecord) => boolean;
+  /** How often, and after what waits, a range whose records disagree with `total_count` is fetched again. */
+  recount?: Partial<RecountPolicy>;
+  /** Told of each disagreement before the range is fetched again (the poller logs it). */
+  onRecount?: (mismatch: CountMismatch) => void;
   signal: AbortSignal;
+}
+
+export interface RecountPolicy {
+  /** Fetches of a range after the first one (default 3). */
+  retries: number;
+  /** The wait before the first fetch again; doubles each time (default 1,000 ms). */
+  baseMs: number;
+  /** The longest wait (default 8,000 ms). */
+  maxMs: number;
+}
+
+export const DEFAULT_RECOUNT: RecountPolicy = { retries: 3, baseMs: 1000, maxMs: 8000 };
+
+export interface CountMismatch {
+  from: number;
+  to: number;
+  /** `total_count` of each page, in order: they differ when the explorer's data changed while paging. */
+  reported: number[];
+  /** The records the pages held, all of them (outside the range or repeated included: the API counted what it sent). */
+  received: number;
+  /** 1 for the first fetch of the range. */
+  attempt: number;
 }
 
 /**
@@ -58,41 +85,79 @@ export async function* fetchWindow(from: number, to: number, options: FetchWindo
 }
 
 async function* fetchRange(from: number, to: number, options: FetchWindowOptions): AsyncGenerator<WindowChunk> {
+  const policy = { ...DEFAULT_RECOUNT, ...options.recount };
+  for (let attempt = 1; ; attempt++) {
+    const pass = await readRange(from, to, options);
+    if (pass === "too-many") {
+      if (from === to) throw new BlockTooDenseError(from, options.countCap ?? API_LIMITS.maxTotalCount);
+      const middle = Math.floor((from + to) / 2);
+      yield* fetchRange(from, middle, options);
+      yield* fetchRange(middle + 1, to, options);
+      return;
+    }
+    const mismatch = countMismatch(pass, from, to, attempt);
+    if (mismatch === undefined) {
+      const prepared = prepareWindow(pass.kept, from, to);
+      yield { from, to, records: prepared.records, scanned: pass.scanned, pages: pass.pages, duplicates: prepared.duplicates, outside: pass.outside };
+      return;
+    }
+    // The explorer counted records it did not send (a block it is still indexing), or its
+    // data changed between pages. Trusting the pages would lose records, or, worse, make a
+    // page-drift repeat look like a second identical NFT transfer. Ask again, then give up
+    // loudly: the tick fails and the cursor stays before `from`.
+    if (attempt > policy.retries) throw new WindowCountMismatchError(mismatch);
+    options.onRecount?.(mismatch);
+    await sleep(Math.min(policy.maxMs, policy.baseMs * 2 ** (attempt - 1)), options.signal);
+  }
+}
+
+interface RangePass {
+  kept: WatchedRecord[];
+  scanned: number;
+  outside: number;
+  pages: number;
+  received: number;
+  reported: number[];
+}
+
+/** One paging of [from, to]: the kept records and what the pages said about their count. */
+async function readRange(from: number, to: number, options: FetchWindowOptions): Promise<RangePass | "too-many"> {
   const countCap = options.countCap ?? API_LIMITS.maxTotalCount;
   const maxPages = options.maxPagesPerChunk ?? Math.ceil(countCap / options.pageSize);
-  const kept: WatchedRecord[] = [];
   const probe = options.select === undefined ? undefined : options.probe;
-  let pages = 0;
-  let scanned = 0;
-  let outside = 0;
-  let tooMany = false;
+  const pass: RangePass = { kept: [], scanned: 0, outside: 0, pages: 0, received: 0, reported: [] };
   for await (const page of options.paginate({ from, to }, options.signal)) {
-    if (pages === 0 && exceeds(page, countCap, options.pageSize, maxPages)) {
-      tooMany = true;
-      break;
-    }
-    pages += 1;
+    // A count at the cap is where the API stopped counting, not the count: split instead.
+    if (pass.pages === 0 && exceeds(page, countCap, options.pageSize, maxPages)) return "too-many";
+    pass.pages += 1;
+    pass.received += page.results.length;
+    pass.reported.push(page.paging.total_count);
     for (const data of page.results) {
       // Selected on the record without its identity, which only a kept record needs.
       const record = (probe ?? options.normalize)(data as never);
       // Guarantee 2: never trust the API's bounds.
       if (record.block < from || record.block > to) {
-        outside += 1;
+        pass.outside += 1;
         continue;
       }
-      scanned += 1;
-      if (options.select === undefined || options.select(record)) kept.push(probe === undefined ? record : options.normalize(data as never));
+      pass.scanned += 1;
+      if (options.select === undefined || options.select(record)) pass.kept.push(probe === undefined ? record : options.normalize(data as never));
     }
   }
-  if (tooMany) {
-    if (from === to) throw new BlockTooDenseError(from, countCap);
-    const middle = Math.floor((from + to) / 2);
-    yield* fetchRange(from, middle, options);
-    yield* fetchRange(middle + 1, to, options);
-    return;
-  }
-  const prepared = prepareWindow(kept, from, to);
-  yield { from, to, records: prepared.records, scanned, pages, duplicates: prepared.duplicates, outside };
+  return pass;
+}
+
+/**
+ * The API's `total_count` against what it sent. Every page must report the same count and
+ * the pages together must hold exactly that many records. Below the cap the count is exact
+ * (a count at the cap splits the range before this); no pages at all (a "totalPage is
+ * over." on page 1) claim nothing and hold nothing.
+ */
+function countMismatch(pass: RangePass, from: number, to: number, attempt: number): CountMismatch | undefined {
+  const first = pass.reported[0];
+  if (first === undefined) return undefined;
+  if (pass.reported.every((count) => count === first) && pass.received === first) return undefined;
+  return { from, to, reported: pass.reported, received: pass.received, attempt };
 }
 
 function exceeds(page: ListResponse<unknown>, countCap: number, pageSize: number, maxPages: number): boolean {

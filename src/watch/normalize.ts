@@ -59,8 +59,32 @@ export interface PreparedWindow {
 }
 
 /**
+ * Families whose records can be identical in every field and still be distinct on chain:
+ * two KIP-37 transfers of the same count of the same token between the same accounts in one
+ * transaction (a batch transfer listing an id twice). The API gives transfers no log index,
+ * so nothing in the record tells them apart. Event logs (log index) and internal
+ * transactions (call id) cannot repeat, so a repeat of those is page drift.
+ */
+const TWINS_POSSIBLE: Record<RecordFamily, boolean> = { event_logs: false, nft_transfers: true, internal_transactions: false };
+
+/**
+ * The identity of the `occurrence`-th record (counted from 1) among records identical in
+ * every field of one transaction. The first keeps the key as it always was, so that no
+ * existing alert id changes; the second is `key#2`, the third `key#3`. An NFT transfer's
+ * key ends with its token count, a decimal, so `#` after it cannot make another record's key.
+ */
+export function occurrenceKey(key: string, occurrence: number): string {
+  return occurrence <= 1 ? key : `${key}#${occurrence}`;
+}
+
+/**
  * Never trust the API's order or its bounds (guarantee 2): keep what lies in [from, to],
- * sort ascending and drop repeated identities.
+ * sort ascending and settle repeated identities. A repeated event log or internal
+ * transaction is dropped (page drift). Identical NFT transfers are numbered instead
+ * (occurrenceKey): the caller must have checked that the API returned exactly as many records
+ * as it counted (fetchWindow does), which rules out a page-drift repeat. The numbering is
+ * stable because a block is never split across windows, so every twin of a transaction is
+ * in the same call, and twins are identical, so which one is "second" does not matter.
  */
 export function prepareWindow(records: WatchedRecord[], from: number, to: number): PreparedWindow {
   let outside = 0;
@@ -70,12 +94,27 @@ export function prepareWindow(records: WatchedRecord[], from: number, to: number
     return ok;
   });
   inside.sort(compareRecords);
-  const seen = new Set<string>();
+  const seen = new Map<string, number>();
   const unique: WatchedRecord[] = [];
   for (const record of inside) {
-    if (seen.has(record.key)) continue;
-    seen.add(record.key);
-    unique.push(record);
+    const times = (seen.get(record.key) ?? 0) + 1;
+    seen.set(record.key, times);
+    if (times === 1) unique.push(record);
+    else if (TWINS_POSSIBLE[record.family]) unique.push({ ...record, key: occurrenceKey(record.key, times) });
   }
   return { records: unique, duplicates: inside.length - unique.length, outside };
+}
+
+/**
+ * The records of one transaction with twins numbered as prepareWindow numbers them (for
+ * `kaiawatch explain`, whose records must carry the daemon's identities). Sorted input.
+ */
+export function numberTwins(records: WatchedRecord[]): WatchedRecord[] {
+  const seen = new Map<string, number>();
+  return records.map((record) => {
+    if (!TWINS_POSSIBLE[record.family]) return record;
+    const times = (seen.get(record.key) ?? 0) + 1;
+    seen.set(record.key, times);
+    return times === 1 ? record : { ...record, key: occurrenceKey(record.key, times) };
+  });
 }

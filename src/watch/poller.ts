@@ -5,7 +5,7 @@ import type { WatchedRecord } from "../model/record.js";
 import type { SourceDefinition } from "./source.js";
 import type { StartPosition } from "../model/start-position.js";
 import { initialCursor } from "./start.js";
-import { fetchWindow, type Paginate } from "./fetch-window.js";
+import { fetchWindow, type Paginate, type RecountPolicy } from "./fetch-window.js";
 import { PROBES } from "./normalize.js";
 import { createRuleMatcher, type Match, type SourceRule } from "./source-rule.js";
 
@@ -33,6 +33,8 @@ export interface SourcePollerOptions {
   enrich?: (matches: Match[], signal: AbortSignal) => Promise<void>;
   /** Called after a commit that added outbox entries (wakes the dispatcher). */
   onAlerts?: () => void;
+  /** Fetching a range again when its records disagree with `total_count` (tests shorten the waits). */
+  recount?: Partial<RecountPolicy>;
 }
 
 export interface TickResult {
@@ -84,7 +86,18 @@ export function createSourcePoller(common: Common, options: SourcePollerOptions)
       const from = cursor + 1;
       const to = Math.min(head, cursor + source.maxWindowBlocks);
       const started = common.now();
-      const chunks = fetchWindow(from, to, { paginate: options.paginate, normalize: options.normalize, probe: PROBES[source.family], pageSize: options.pageSize, perBlock, select, signal });
+      const chunks = fetchWindow(from, to, {
+        paginate: options.paginate,
+        normalize: options.normalize,
+        probe: PROBES[source.family],
+        pageSize: options.pageSize,
+        perBlock,
+        select,
+        recount: options.recount,
+        onRecount: (m) =>
+          logger.warn({ ...labels, block_range: [m.from, m.to], attempt: m.attempt, total_count: m.reported, received: m.received }, "the explorer's total_count disagrees with the records it returned; fetching the blocks again"),
+        signal,
+      });
       for await (const chunk of chunks) {
         if (chunk.outside > 0) logger.warn({ ...labels, block_range: [chunk.from, chunk.to], count: chunk.outside }, "explorer returned records outside the requested range; ignored");
         const now = new Date(common.now());

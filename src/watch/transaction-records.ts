@@ -1,7 +1,7 @@
 import { KaiawatchError } from "../common/errors.js";
 import type { ExplorerClient } from "../explorer/client.js";
 import { ExplorerHttpError } from "../explorer/errors.js";
-import { NORMALIZERS } from "./normalize.js";
+import { NORMALIZERS, numberTwins } from "./normalize.js";
 import type { RecordFamily, WatchedRecord } from "../model/record.js";
 import type { SourceDefinition } from "./source.js";
 
@@ -61,7 +61,8 @@ export async function fetchTransactionRecords(client: ExplorerClient, options: T
       return { records, block: records[0]?.block ?? options.block, via };
     }
     case "nft_transfers": {
-      const records = sorted((await transfersOfTx()).map(NORMALIZERS.nft_transfers));
+      // Identical transfers numbered as the daemon numbers them (normalize.ts occurrenceKey).
+      const records = numberTwins(sorted((await transfersOfTx()).map(NORMALIZERS.nft_transfers)));
       return { records, block: records[0]?.block ?? options.block, via };
     }
     case "internal_transactions": {

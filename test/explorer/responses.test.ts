@@ -65,6 +65,21 @@ describe("exact amounts", () => {
     expect(page.results[0]!.token_count).toBe("99999999999999999999999");
   });
 
+  it("changes a record only as README's alert document says: numbers to text, nulls removed, the rest as received", async () => {
+    makeClient();
+    const wire = JSON.stringify(s.list({ ...s.nftTransfer, token_count: "@", token_id: "0x1f", to: null, fee_payer: null, surprise: { nested: [1, "x"] } })).replace('"@"', "3");
+    server.enqueue({ body: wire });
+    const record = (await client.nftTransfers({ tokenAddress: s.TOKEN })).results[0] as unknown as Record<string, unknown>;
+    expect(record.token_count).toBe("3");
+    expect(record.token_id).toBe("0x1f");
+    expect("to" in record || "fee_payer" in record).toBe(false);
+    expect(record.surprise).toEqual({ nested: [1, "x"] });
+    expect(record.from).toBe(s.nftTransfer.from);
+
+    server.enqueue({ body: list('"1.50"') });
+    expect((await client.blockInternalTransactions({ blockNumber: 1 })).results[0]!.amount).toBe("1.50");
+  });
+
   it("an amount that is not a number is a bad response", async () => {
     makeClient();
     server.enqueue({ body: list('"1,5 KAIA"') });

@@ -210,3 +210,39 @@ describe("injected faults", () => {
     expect(s.stats()).toEqual({ requests: {}, credits: {}, creditsTotal: 0, creditsToday: 0, faults: {} });
   });
 });
+
+describe("short pages and identical NFT transfers", () => {
+  it("answers a list with one record fewer than its total_count for the next shortPages answers, then whole again", async () => {
+    const s = await start({ seed: 21 });
+    const path = pathOf("accountEventLogs", { accountAddress: s.addresses.busyToken });
+    const query = { blockNumberStart: s.head() - 19, blockNumberEnd: s.head(), size: 2000 };
+    const whole = await ok<ListResponse<unknown>>(s.url, path, query);
+    expect(whole.results.length).toBe(whole.paging.total_count);
+    s.setFaults({ shortPages: 2 });
+    for (let i = 0; i < 2; i++) {
+      const short = await ok<ListResponse<unknown>>(s.url, path, query);
+      expect(short.paging.total_count).toBe(whole.paging.total_count);
+      expect(short.results).toEqual(whole.results.slice(0, -1));
+    }
+    expect((await ok<ListResponse<unknown>>(s.url, path, query)).results.length).toBe(whole.paging.total_count);
+    expect(s.stats().faults.shortPage).toBe(2);
+  });
+
+  it("shortPageRate 1 makes every list answer that holds records short", async () => {
+    const s = await start({ seed: 22, faults: { shortPageRate: 1 } });
+    const block = await ok<ListResponse<unknown>>(s.url, pathOf("blockInternalTransactions", { blockNumber: s.head() }), { size: 2000 });
+    expect(block.results.length).toBe(block.paging.total_count - 1);
+  });
+
+  it("serves two KIP37 transfers identical in every field of one transaction as two records", async () => {
+    const s = await start({ seed: 23 });
+    const hash = "0x" + "ab".repeat(32);
+    const twin = { transaction_hash: hash, contract: { contract_address: s.addresses.kip37Collection, contract_type: "KIP37" }, token_id: "7", token_count: "5", from: s.addresses.wallets[2], to: s.addresses.wallets[3] };
+    const block = s.addBlock({ nftTransfers: [twin, twin] });
+    const byCollection = await ok<ListResponse<Record<string, unknown>>>(s.url, pathOf("nftTransfers", { tokenAddress: s.addresses.kip37Collection }), { blockNumberStart: block, blockNumberEnd: block });
+    expect(byCollection.paging.total_count).toBe(2);
+    expect(byCollection.results[0]).toEqual(byCollection.results[1]);
+    const byTransaction = await ok<ListResponse<unknown>>(s.url, pathOf("transactionNftTransfers", { transactionHash: hash }));
+    expect(byTransaction.results).toHaveLength(2);
+  });
+});

@@ -98,6 +98,6 @@ describe("kaiawatch simulate", () => {
   it("documents every option in --help", async () => {
     const { io, out } = captureIO(new AbortController().signal);
     expect(await main(["simulate", "--help"], io)).toBe(0);
-    for (const option of ["--port", "--host", "--seed", "--block-time", "--start-block", "--initial-blocks", "--density", "--api-key", "--rps", "--daily-quota", "--lag", "--error-rate", "--latency", "--truncate-rate", "--malformed-rate", "--reset-rate", "--hostile"]) expect(out()).toContain(option);
+    for (const option of ["--port", "--host", "--seed", "--block-time", "--start-block", "--initial-blocks", "--density", "--api-key", "--rps", "--daily-quota", "--lag", "--error-rate", "--latency", "--truncate-rate", "--malformed-rate", "--reset-rate", "--short-page-rate", "--hostile"]) expect(out()).toContain(option);
   });
 });

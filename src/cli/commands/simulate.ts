@@ -38,6 +38,8 @@ Options:
   --truncate-rate R    fraction (0..1) of 200 answers whose JSON is cut short
   --malformed-rate R   fraction (0..1) of 200 answers that are not JSON or of the wrong shape
   --reset-rate R       fraction (0..1) of requests whose connection is dropped
+  --short-page-rate R  fraction (0..1) of list answers missing one record that their
+                       paging.total_count still counts (a block not fully indexed yet)
   --help               show this text
 
 Faults are drawn from the seed: the same requests meet the same faults. Stop with Ctrl-C.
@@ -61,6 +63,7 @@ const OPTIONS = {
   "truncate-rate": { type: "string" },
   "malformed-rate": { type: "string" },
   "reset-rate": { type: "string" },
+  "short-page-rate": { type: "string" },
 } as const;
 
 function integer(name: string, text: string | undefined, min: number, max = Number.MAX_SAFE_INTEGER): number | undefined {
@@ -122,6 +125,7 @@ function optionsFrom(values: Record<string, string | boolean | undefined>): Simu
     truncateRate: rate("truncate-rate", str("truncate-rate")),
     malformedRate: rate("malformed-rate", str("malformed-rate")),
     resetRate: rate("reset-rate", str("reset-rate")),
+    shortPageRate: rate("short-page-rate", str("short-page-rate")),
   };
   const apiKey = str("api-key");
   if (apiKey !== undefined && apiKey.trim() === "") throw new UsageError("--api-key must not be empty");
@@ -158,6 +162,7 @@ function describeFaults(o: SimulatorOptions): string {
     f.truncateRate ? `${f.truncateRate} truncated` : "",
     f.malformedRate ? `${f.malformedRate} malformed` : "",
     f.resetRate ? `${f.resetRate} resets` : "",
+    f.shortPageRate ? `${f.shortPageRate} short pages` : "",
   ].filter(Boolean);
   return parts.length ? parts.join(", ") : "none";
 }
