@@ -95,6 +95,7 @@ export class PostgresStore implements AsyncStore {
   private writes = 0;
   private failedWrites = 0;
   private lastWriteFailed = false;
+  private lastCounts = { bytes: 0, outbox: 0, cursors: 0 };
 
   constructor(
     private readonly common: Common,
@@ -375,22 +376,24 @@ export class PostgresStore implements AsyncStore {
     await this.pool.end();
   }
 
+  /**
+   * Answers without the server too (with the counts it last read), so that /readyz and the
+   * status page can say the store is down rather than fail themselves.
+   */
   async stats(): Promise<StoreStats> {
-    const counts = this.closed
-      ? undefined
-      : (
-          await this.read<{ bytes: string; outbox: number; cursors: number }>(
+    if (!this.closed) {
+      try {
+        const row = (
+          await this.pool.query<{ bytes: string; outbox: number; cursors: number }>(
             "SELECT pg_database_size(current_database()) AS bytes, (SELECT count(*)::int FROM outbox) AS outbox, (SELECT count(*)::int FROM cursors) AS cursors",
           )
-        )[0];
-    return {
-      writes: this.writes,
-      failedWrites: this.failedWrites,
-      lastWriteFailed: this.lastWriteFailed,
-      bytes: Number(counts?.bytes ?? 0),
-      outbox: counts?.outbox ?? 0,
-      cursors: counts?.cursors ?? 0,
-    };
+        ).rows[0];
+        if (row !== undefined) this.lastCounts = { bytes: Number(row.bytes), outbox: row.outbox, cursors: row.cursors };
+      } catch {
+        // Unreachable: the last counts read, and lastWriteFailed tells the rest.
+      }
+    }
+    return { writes: this.writes, failedWrites: this.failedWrites, lastWriteFailed: this.lastWriteFailed, ...this.lastCounts };
   }
 }
 
