@@ -10,6 +10,7 @@ import type { Cursor, OutboxChange, OutboxCount, OutboxCountFilter, OutboxEntry,
 import { createLeases, type Leases } from "./leases.js";
 import { migrate } from "./migrate.js";
 import { claimOutbox, releaseOutboxClaims } from "./outbox-claims.js";
+import { takeSinkToken, type SinkRate, type TokenOutcome } from "./sink-limits.js";
 import { entryOfPgRow, OUTBOX_COLUMNS, type PgOutboxRow, type Queryable } from "./rows.js";
 
 const STATES: ReadonlySet<OutboxState> = new Set(["pending", "delivered", "dead"]);
@@ -365,6 +366,20 @@ export class PostgresStore implements AsyncStore {
   async releaseOutboxClaims(ids: string[]): Promise<void> {
     this.assertWritable();
     await releaseOutboxClaims(this.pool, { ids, replicaId: this.replicaId });
+  }
+
+  /**
+   * Takes a token of the sink's rate limit, shared by every replica (sink-limits.ts).
+   * A server that does not answer is KW_STORE_UNREACHABLE: the caller waits and tries again.
+   */
+  async takeSinkToken(sink: string, rate: SinkRate): Promise<TokenOutcome> {
+    this.assertWritable();
+    try {
+      return await takeSinkToken(this.pool, { sink, rate, now: this.common.now() });
+    } catch (error) {
+      if (error instanceof TypeError || isServerAnswer(error)) throw error;
+      throw unreachable(this.options.url, error);
+    }
   }
 
   /** Every mutation is committed before it resolves: nothing waits. */
