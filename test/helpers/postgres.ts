@@ -126,8 +126,24 @@ export async function startPostgres(options: { dir?: string } = {}): Promise<Tes
       { stdio: ["ignore", "ignore", "pipe"], detached: true, ...user },
     );
     child = server;
+    // Detached, the server would outlive a test process that dies without dispose().
+    const killOnExit = (): void => {
+      if (server.pid !== undefined && server.exitCode === null && server.signalCode === null) {
+        try {
+          process.kill(-server.pid, "SIGKILL");
+        } catch {
+          // Already gone.
+        }
+      }
+    };
+    process.on("exit", killOnExit);
     server.stderr?.on("data", (chunk: Buffer) => (log = (log + chunk.toString()).slice(-4000)));
-    exited = new Promise((resolve) => server.on("exit", () => resolve()));
+    exited = new Promise((resolve) =>
+      server.on("exit", () => {
+        process.off("exit", killOnExit);
+        resolve();
+      }),
+    );
     let ended = false;
     void exited.then(() => (ended = true));
     for (let attempt = 0; ; attempt++) {
