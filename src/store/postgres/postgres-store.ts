@@ -198,16 +198,21 @@ export class PostgresStore implements AsyncStore {
         // The lease row first, locked: a takeover (which updates it) waits for this commit,
         // or this commit sees the new epoch. The same order everywhere: no deadlock.
         if (epoch !== undefined) await this.checkLease(client, cursor.key, epoch);
-        const current = (await client.query<{ block: string }>("SELECT block FROM cursors WHERE key = $1 FOR UPDATE", [cursor.key])).rows[0];
-        if (current !== undefined && cursor.block < Number(current.block)) {
+        // The check and the write in one statement: two commits of a new source racing each
+        // other cannot both pass a check made before either wrote.
+        const advanced = await client.query(
+          `INSERT INTO cursors (key, block, cursor) VALUES ($1, $2, $3::jsonb)
+           ON CONFLICT (key) DO UPDATE SET block = excluded.block, cursor = excluded.cursor WHERE cursors.block <= excluded.block`,
+          [cursor.key, cursor.block, JSON.stringify(cursor)],
+        );
+        if (advanced.rowCount === 0) {
+          const current = (await client.query<{ block: string }>("SELECT block FROM cursors WHERE key = $1", [cursor.key])).rows[0];
           throw new StoreError(
             "KW_STORE_CURSOR_BACKWARDS",
-            `the cursor of ${cursor.key} is at block ${current.block}; a window cannot move it back to ${cursor.block} (use setCursor to rewind)`,
+            `the cursor of ${cursor.key} is at block ${current?.block ?? "?"}; a window cannot move it back to ${cursor.block} (use setCursor to rewind)`,
           );
         }
-        const added = await insertNew(client, entries);
-        await upsertCursor(client, cursor);
-        return added;
+        return insertNew(client, entries);
       },
       // A window without alerts owes no delivery: a crash that loses its advance re-scans empty blocks.
       { durable: entries.length > 0 },

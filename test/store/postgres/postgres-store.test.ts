@@ -84,6 +84,24 @@ describe("PostgreSQL commitWindow", () => {
     expect((await store.stats()).failedWrites).toBe(0);
   });
 
+  it("never lets a racing commit move a new source's cursor back", async () => {
+    const a = await pg.open(url, { replicaId: "r1" });
+    const b = await pg.open(url, { replicaId: "r2" });
+    for (let round = 0; round < 10; round++) {
+      const key = `new${round}`;
+      const [high, low] = await Promise.allSettled([
+        a.commitWindow({ cursor: cursor(key, 5), entries: [entry(`${key}-high`, "slack")] }),
+        b.commitWindow({ cursor: cursor(key, 3), entries: [entry(`${key}-low`, "slack")] }),
+      ]);
+      expect(high.status).toBe("fulfilled");
+      expect((await a.getCursor(key))?.block).toBe(5);
+      // The lower window either committed first (and was then passed) or was refused whole.
+      const lowAdded = (await a.listOutbox()).some((e) => e.id === `${key}-low:slack`);
+      expect(lowAdded).toBe(low.status === "fulfilled");
+      if (low.status === "rejected") expect(low.reason).toMatchObject({ code: "KW_STORE_CURSOR_BACKWARDS" });
+    }
+  });
+
   it("is atomic: a window whose entries the server refuses leaves neither the cursor nor any entry", async () => {
     const store = await pg.open(url);
     await store.commitWindow({ cursor: cursor("s1", 1), entries: [] });
