@@ -10,7 +10,7 @@ import type { Cursor, OutboxChange, OutboxCount, OutboxCountFilter, OutboxEntry,
 import { createLeases, type Leases } from "./leases.js";
 import { migrate } from "./migrate.js";
 import { claimOutbox, releaseOutboxClaims } from "./outbox-claims.js";
-import { takeSinkToken, type SinkRate, type TokenOutcome } from "./sink-limits.js";
+import { releaseSinkSlot, takeSinkSlot, takeSinkToken, type SinkRate, type TokenOutcome } from "./sink-limits.js";
 import { entryOfPgRow, OUTBOX_COLUMNS, type PgOutboxRow, type Queryable } from "./rows.js";
 
 const STATES: ReadonlySet<OutboxState> = new Set(["pending", "delivered", "dead"]);
@@ -385,6 +385,17 @@ export class PostgresStore implements AsyncStore {
       if (error instanceof TypeError || isServerAnswer(error)) throw error;
       throw unreachable(this.options.url, error);
     }
+  }
+
+  /** Takes one of the sink's delivery slots shared by the replicas (sink-limits.ts); undefined: all are busy. */
+  async takeSinkSlot(sink: string, options: { concurrency: number; holdMs: number }): Promise<number | undefined> {
+    this.assertWritable();
+    return takeSinkSlot(this.pool, { sink, holder: this.replicaId, now: this.common.now(), ...options });
+  }
+
+  async releaseSinkSlot(sink: string, slot: number): Promise<void> {
+    this.assertWritable();
+    await releaseSinkSlot(this.pool, { sink, slot, holder: this.replicaId });
   }
 
   /** Every mutation is committed before it resolves: nothing waits. */

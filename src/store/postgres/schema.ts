@@ -19,7 +19,7 @@ export interface Migration {
 export const MIGRATIONS: readonly Migration[] = [
   {
     version: 1,
-    description: "cursors, leases, outbox, meta, replicas, sink limits",
+    description: "cursors, leases, outbox, meta, replicas, sink limits and slots",
     sql: `
 CREATE TABLE cursors (
   key text PRIMARY KEY,
@@ -90,6 +90,16 @@ CREATE TABLE sink_limits (
   sink text PRIMARY KEY,
   tokens double precision NOT NULL,
   refilled_ms bigint NOT NULL
+);
+
+-- A sink's concurrency across replicas: one row per slot (0 … concurrency-1), held by one
+-- replica for one delivery; a holder that dies lets the slot lapse at expires_ms.
+CREATE TABLE sink_slots (
+  sink text NOT NULL,
+  slot integer NOT NULL,
+  holder text,
+  expires_ms bigint NOT NULL DEFAULT 0,
+  PRIMARY KEY (sink, slot)
 );
 `,
   },

@@ -41,3 +41,33 @@ export async function takeSinkToken(pool: pg.Pool, options: { sink: string; rate
     client.release(broken);
   }
 }
+
+/**
+ * Takes one of the sink's `concurrency` delivery slots for `holdMs`, or undefined when all are
+ * held: with several replicas, a sink configured for 4 deliveries at a time gets 4, not 4 per
+ * replica. Give the slot back with releaseSinkSlot when the delivery ends; a replica that dies
+ * holding one loses it at its expiry. SKIP LOCKED: replicas asking together take different slots.
+ */
+export async function takeSinkSlot(
+  db: Pick<pg.Pool, "query">,
+  options: { sink: string; concurrency: number; holder: string; now: number; holdMs: number },
+): Promise<number | undefined> {
+  const { sink, concurrency, holder, now, holdMs } = options;
+  if (!Number.isSafeInteger(concurrency) || concurrency < 1) throw new TypeError(`concurrency must be a whole number ≥ 1, not ${concurrency}`);
+  await db.query("INSERT INTO sink_slots (sink, slot) SELECT $1, generate_series(0, $2 - 1) ON CONFLICT DO NOTHING", [sink, concurrency]);
+  const result = await db.query<{ slot: number }>(
+    `UPDATE sink_slots SET holder = $3, expires_ms = $5
+     WHERE sink = $1 AND slot = (
+       SELECT slot FROM sink_slots WHERE sink = $1 AND slot < $2 AND (holder IS NULL OR expires_ms <= $4)
+       ORDER BY slot LIMIT 1 FOR UPDATE SKIP LOCKED)
+     AND (holder IS NULL OR expires_ms <= $4)
+     RETURNING slot`,
+    [sink, concurrency, holder, now, now + holdMs],
+  );
+  return result.rows[0]?.slot;
+}
+
+/** Gives back a slot this holder took (a slot since taken over by another is left alone). */
+export async function releaseSinkSlot(db: Pick<pg.Pool, "query">, options: { sink: string; slot: number; holder: string }): Promise<void> {
+  await db.query("UPDATE sink_slots SET holder = NULL, expires_ms = 0 WHERE sink = $1 AND slot = $2 AND holder = $3", [options.sink, options.slot, options.holder]);
+}

@@ -40,3 +40,26 @@ describe("a sink's rate limit shared by replicas", () => {
     expect(outcomes.filter((o) => o.taken)).toHaveLength(5);
   });
 });
+
+describe("a sink's concurrency shared by replicas", () => {
+  const slots = { concurrency: 2, holdMs: 30_000 };
+
+  it("gives the replicas together at most `concurrency` deliveries at a time", async () => {
+    expect(await a.takeSinkSlot("slack", slots)).toBe(0);
+    expect(await b.takeSinkSlot("slack", slots)).toBe(1);
+    expect(await a.takeSinkSlot("slack", slots)).toBeUndefined();
+    // Only the holder gives a slot back.
+    await a.releaseSinkSlot("slack", 1);
+    expect(await a.takeSinkSlot("slack", slots)).toBeUndefined();
+    await b.releaseSinkSlot("slack", 1);
+    expect(await a.takeSinkSlot("slack", slots)).toBe(1);
+    // A holder that died: its slot lapses.
+    clock.advance(30_000);
+    expect(await b.takeSinkSlot("slack", slots)).toBe(0);
+  });
+
+  it("never gives one slot to two replicas asking at the same moment", async () => {
+    const taken = await Promise.all(Array.from({ length: 10 }, (_, i) => (i % 2 === 0 ? a : b).takeSinkSlot("webhook", { concurrency: 3, holdMs: 30_000 })));
+    expect(taken.filter((slot) => slot !== undefined).sort()).toEqual([0, 1, 2]);
+  });
+});
