@@ -8,7 +8,11 @@ export type StoreErrorCode =
   | "KW_STORE_READ_ONLY"
   | "KW_STORE_CLOSED"
   | "KW_STORE_CURSOR_BACKWARDS"
-  | "KW_STORE_OUTBOX_CHANGE";
+  | "KW_STORE_OUTBOX_CHANGE"
+  /** A replica's fenced write for a source whose lease another replica has taken over. */
+  | "KW_STORE_LEASE_LOST"
+  /** The database server did not answer a read (PostgreSQL down or unreachable). */
+  | "KW_STORE_UNREACHABLE";
 
 /** Every failure of the store; `code` says which. */
 export class StoreError extends KaiawatchError {

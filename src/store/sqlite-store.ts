@@ -6,6 +6,7 @@ import type { Logger } from "../common/logger.js";
 import { StoreError } from "./errors.js";
 import { createCheckpointer, type Checkpointer } from "./checkpointer.js";
 import { createGroupCommit, type GroupCommit } from "./group-commit.js";
+import { checkOutboxChanges } from "./outbox-transitions.js";
 import { cursorParams, entryOfRow, entryParams, INSERT_ENTRY, msOf, OUTBOX_COLUMNS, UPSERT_CURSOR, type OutboxRow } from "./sqlite-schema.js";
 import type { StoreLock } from "./store-lock.js";
 import type { Cursor, OutboxChange, OutboxCount, OutboxCountFilter, OutboxFilter, Store, StoreStats } from "./types.js";
@@ -275,17 +276,9 @@ export class SqliteStore implements Store {
       return;
     }
     this.mutate(() => {
-      // Check every change before applying any, following the states the batch itself
-      // produces (two changes may name one entry): a batch is all or nothing.
+      // Check every change before applying any: a batch is all or nothing.
       const stateOf = this.statement("SELECT state FROM outbox WHERE id = ?");
-      const states = new Map<string, OutboxState>();
-      for (const change of changes) {
-        const state = states.get(change.id) ?? (stateOf.get(change.id) as { state: OutboxState } | undefined)?.state;
-        if (state === undefined) throw outboxChangeError(change, "no such outbox entry");
-        const problem = transitionProblem(state, change);
-        if (problem !== undefined) throw outboxChangeError(change, problem);
-        states.set(change.id, stateAfter(state, change));
-      }
+      checkOutboxChanges(changes, (id) => (stateOf.get(id) as { state: OutboxState } | undefined)?.state);
       for (const change of changes) this.applyChange(change);
     });
     if (options.durable === false) {
@@ -502,37 +495,6 @@ export class SqliteStore implements Store {
     if (this.readOnly) throw new StoreError("KW_STORE_READ_ONLY", `the store ${this.path} was opened read-only`);
     if (this.closed) throw new StoreError("KW_STORE_CLOSED", `the store ${this.path} is closed`);
   }
-}
-
-function transitionProblem(state: OutboxState, change: OutboxChange): string | undefined {
-  switch (change.kind) {
-    case "delivered":
-      return state === "dead" ? "a dead entry must be requeued before it can be delivered" : undefined;
-    case "failed":
-    case "group":
-      return state === "pending" ? undefined : `the entry is ${state}, not pending`;
-    case "dead":
-      return state === "delivered" ? "a delivered entry cannot become dead" : undefined;
-    case "requeue":
-      return state === "delivered" ? "a delivered entry cannot be requeued" : undefined;
-  }
-}
-
-function stateAfter(state: OutboxState, change: OutboxChange): OutboxState {
-  switch (change.kind) {
-    case "delivered":
-      return "delivered";
-    case "dead":
-      return "dead";
-    case "requeue":
-      return "pending";
-    default:
-      return state;
-  }
-}
-
-function outboxChangeError(change: OutboxChange, problem: string): StoreError {
-  return new StoreError("KW_STORE_OUTBOX_CHANGE", `cannot apply "${change.kind}" to outbox entry ${change.id}: ${problem}; no change of this batch was applied`);
 }
 
 /**

@@ -1,0 +1,498 @@
+import { performance } from "node:perf_hooks";
+import pg from "pg";
+import type { Common } from "../../common/common.js";
+import type { AsyncStore } from "../async-store.js";
+import { StoreError } from "../errors.js";
+import { checkOutboxChanges } from "../outbox-transitions.js";
+import { entryParams, msOf } from "../sqlite-schema.js";
+import { checkCursor } from "../sqlite-store.js";
+import type { Cursor, OutboxChange, OutboxCount, OutboxCountFilter, OutboxEntry, OutboxFilter, OutboxState, StoreStats } from "../types.js";
+import { createLeases, type Leases } from "./leases.js";
+import { migrate } from "./migrate.js";
+import { claimOutbox, releaseOutboxClaims } from "./outbox-claims.js";
+import { releaseSinkSlot, takeSinkSlot, takeSinkToken, type SinkRate, type TokenOutcome } from "./sink-limits.js";
+import { entryOfPgRow, OUTBOX_COLUMNS, type PgOutboxRow, type Queryable } from "./rows.js";
+
+const STATES: ReadonlySet<OutboxState> = new Set(["pending", "delivered", "dead"]);
+
+export interface PostgresStoreOptions {
+  /** postgres://… (a secret: it may hold a password; never logged). */
+  url: string;
+  /** This replica's id, stable across its restarts if possible (the host name, a pod name). */
+  replicaId: string;
+  /** How long a lease on a source lasts unless renewed (default 10 s). */
+  leaseMs?: number;
+  readOnly?: boolean;
+  /** Connections in the pool (default 10). */
+  poolSize?: number;
+}
+
+/** The columns of an INSERT, in the order of entryParams (shared with the SQLite store, so both derive the same index times). */
+const INSERT_COLUMNS = ["id", "sink", "rule", "state", "attempts", "created_at", "next_attempt_at", "due_ms", "group_id", "last_error", "dead_reason", "delivered_at", "delivered_ms", "alert"] as const;
+/** PostgreSQL takes at most 65,535 parameters per statement: a large window goes in several statements of one transaction. */
+const INSERT_CHUNK = 1000;
+
+/** The URL without credentials or query, for messages and `path`. */
+export function describeUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    return `${parsed.protocol}//${parsed.hostname}${parsed.port === "" ? "" : `:${parsed.port}`}${parsed.pathname}`;
+  } catch {
+    return "postgres://(unreadable url)";
+  }
+}
+
+/**
+ * Opens the PostgreSQL store: connects, creates or migrates the schema (migrate.ts), and
+ * returns the store. The URL is registered as a secret before anything can log.
+ */
+export async function createPostgresStore(common: Common, options: PostgresStoreOptions): Promise<PostgresStore> {
+  common.secrets.add(options.url);
+  try {
+    const password = decodeURIComponent(new URL(options.url).password);
+    if (password !== "") common.secrets.add(password);
+  } catch {
+    // pg reports an unreadable URL when it connects.
+  }
+  const pool = new pg.Pool({ connectionString: options.url, max: options.poolSize ?? 10 });
+  const logger = common.logger.child({ component: "store", store: describeUrl(options.url), replica: options.replicaId });
+  // An idle connection that the server drops (restart, outage) is reported here; without a
+  // listener node-postgres would crash the process. The next query opens a new connection.
+  pool.on("error", (error) => logger.warn({ err: error }, "a PostgreSQL connection was lost; the next query reconnects"));
+  try {
+    if (options.readOnly !== true) {
+      const client = await pool.connect();
+      try {
+        await migrate(client, logger);
+      } finally {
+        client.release();
+      }
+    }
+  } catch (error) {
+    await pool.end().catch(() => undefined);
+    throw error instanceof StoreError ? error : unreachable(options.url, error);
+  }
+  return new PostgresStore(common, pool, options);
+}
+
+function unreachable(url: string, error: unknown): StoreError {
+  return new StoreError("KW_STORE_UNREACHABLE", `cannot reach the PostgreSQL store ${describeUrl(url)}: ${(error as Error).message}`, { cause: error });
+}
+
+/**
+ * The store in PostgreSQL, shared by several replicas. Nothing is cached: another replica may
+ * change any row at any time, so every read asks the server. Every mutation is one
+ * transaction, committed before its promise resolves; the changes that a crash may lose at
+ * no cost (a quiet window's cursor, a delivery's outcome with `durable: false`) commit with
+ * `synchronous_commit = off`, which skips the wait for the WAL flush but keeps them atomic.
+ */
+export class PostgresStore implements AsyncStore {
+  readonly path: string;
+  readonly readOnly: boolean;
+  readonly replicaId: string;
+  /** The leases of sources for this replica (leases.ts). */
+  readonly leases: Leases;
+  private closed = false;
+  private writes = 0;
+  private failedWrites = 0;
+  private lastWriteFailed = false;
+  private lastCounts = { bytes: 0, outbox: 0, cursors: 0 };
+
+  constructor(
+    private readonly common: Common,
+    private readonly pool: pg.Pool,
+    private readonly options: PostgresStoreOptions,
+  ) {
+    this.path = describeUrl(options.url);
+    this.readOnly = options.readOnly === true;
+    this.replicaId = options.replicaId;
+    this.leases = createLeases(common, { db: pool, replicaId: options.replicaId, leaseMs: options.leaseMs ?? 10_000 });
+  }
+
+  /** A read; a server that does not answer is KW_STORE_UNREACHABLE. */
+  private async read<R extends pg.QueryResultRow>(sql: string, params: unknown[] = []): Promise<R[]> {
+    if (this.closed) throw new StoreError("KW_STORE_CLOSED", `the store ${this.path} is closed`);
+    try {
+      return (await this.pool.query<R>(sql, params)).rows;
+    } catch (error) {
+      if (isServerAnswer(error)) throw error;
+      throw unreachable(this.options.url, error);
+    }
+  }
+
+  /**
+   * Runs `fn` in one transaction. A StoreError that `fn` throws (a refused change) rolls it
+   * back and is rethrown as it is; any other failure is a failed write (KW_STORE_WRITE_FAILED).
+   */
+  private async transaction<T>(fn: (client: pg.PoolClient) => Promise<T>, options: { durable?: boolean } = {}): Promise<T> {
+    this.assertWritable();
+    const started = performance.now();
+    let client: pg.PoolClient;
+    try {
+      client = await this.pool.connect();
+    } catch (error) {
+      throw this.writeFailed(error);
+    }
+    let broken = false;
+    try {
+      await client.query("BEGIN");
+      if (options.durable === false) await client.query("SET LOCAL synchronous_commit = off");
+      const result = await fn(client);
+      await client.query("COMMIT");
+      this.writes++;
+      this.lastWriteFailed = false;
+      this.common.metrics.storeWriteDuration.observe((performance.now() - started) / 1000);
+      return result;
+    } catch (error) {
+      try {
+        await client.query("ROLLBACK");
+      } catch {
+        broken = true;
+      }
+      if (error instanceof StoreError) throw error;
+      throw this.writeFailed(error);
+    } finally {
+      // A connection whose ROLLBACK failed is in an unknown state: dropped, not reused.
+      client.release(broken);
+    }
+  }
+
+  private writeFailed(error: unknown): StoreError {
+    this.failedWrites++;
+    this.lastWriteFailed = true;
+    const failure = new StoreError("KW_STORE_WRITE_FAILED", `cannot write the PostgreSQL store ${this.path}: ${(error as Error).message}`, { cause: error });
+    this.common.logger.warn({ store: this.path, err: failure }, "store write failed; its changes were rolled back");
+    return failure;
+  }
+
+  private assertWritable(): void {
+    if (this.readOnly) throw new StoreError("KW_STORE_READ_ONLY", `the store ${this.path} was opened read-only`);
+    if (this.closed) throw new StoreError("KW_STORE_CLOSED", `the store ${this.path} is closed`);
+  }
+
+  async getCursor(key: string): Promise<Cursor | undefined> {
+    const rows = await this.read<{ cursor: Cursor }>("SELECT cursor FROM cursors WHERE key = $1", [key]);
+    return rows[0]?.cursor;
+  }
+
+  async listCursors(): Promise<Cursor[]> {
+    return (await this.read<{ cursor: Cursor }>('SELECT cursor FROM cursors ORDER BY key COLLATE "C"')).map((row) => row.cursor);
+  }
+
+  async setCursor(cursor: Cursor): Promise<void> {
+    checkCursor(cursor);
+    await this.transaction((client) => upsertCursor(client, cursor));
+  }
+
+  /**
+   * The atomic step of guarantee 1 (see Store.commitWindow). With `epoch`, the write is fenced:
+   * it commits only while this replica holds the source's lease at that epoch, and is refused
+   * with KW_STORE_LEASE_LOST otherwise, so a replica that paused past its lease and lost the
+   * source to another cannot move the cursor any more.
+   */
+  async commitWindow(input: { cursor: Cursor; entries: OutboxEntry[]; epoch?: number }): Promise<{ added: number }> {
+    const { cursor, entries, epoch } = input;
+    checkCursor(cursor);
+    const bySink = await this.transaction(
+      async (client) => {
+        // The lease row first, locked: a takeover (which updates it) waits for this commit,
+        // or this commit sees the new epoch. The same order everywhere: no deadlock.
+        if (epoch !== undefined) await this.checkLease(client, cursor.key, epoch);
+        // The check and the write in one statement: two commits of a new source racing each
+        // other cannot both pass a check made before either wrote.
+        const advanced = await client.query(
+          `INSERT INTO cursors (key, block, cursor) VALUES ($1, $2, $3::jsonb)
+           ON CONFLICT (key) DO UPDATE SET block = excluded.block, cursor = excluded.cursor WHERE cursors.block <= excluded.block`,
+          [cursor.key, cursor.block, JSON.stringify(cursor)],
+        );
+        if (advanced.rowCount === 0) {
+          const current = (await client.query<{ block: string }>("SELECT block FROM cursors WHERE key = $1", [cursor.key])).rows[0];
+          throw new StoreError(
+            "KW_STORE_CURSOR_BACKWARDS",
+            `the cursor of ${cursor.key} is at block ${current?.block ?? "?"}; a window cannot move it back to ${cursor.block} (use setCursor to rewind)`,
+          );
+        }
+        return insertNew(client, entries);
+      },
+      // A window without alerts owes no delivery: a crash that loses its advance re-scans empty blocks.
+      { durable: entries.length > 0 },
+    );
+    return { added: this.countQueued(bySink) };
+  }
+
+  private async checkLease(client: pg.PoolClient, key: string, epoch: number): Promise<void> {
+    const lease = (await client.query<{ owner: string | null; epoch: string }>("SELECT owner, epoch FROM leases WHERE key = $1 FOR UPDATE", [key])).rows[0];
+    if (lease === undefined || lease.owner !== this.replicaId || Number(lease.epoch) !== epoch) {
+      const holder = lease === undefined ? "no lease exists" : lease.owner === null ? `the lease is free at epoch ${lease.epoch}` : `the lease is at epoch ${lease.epoch}`;
+      throw new StoreError("KW_STORE_LEASE_LOST", `replica ${this.replicaId} no longer holds the lease of ${key} at epoch ${epoch} (${holder}); its window was not committed`);
+    }
+  }
+
+  async enqueue(entries: OutboxEntry[]): Promise<{ added: number }> {
+    if (entries.length === 0) {
+      this.assertWritable();
+      return { added: 0 };
+    }
+    const bySink = await this.transaction((client) => insertNew(client, entries));
+    return { added: this.countQueued(bySink) };
+  }
+
+  /** Counts the added entries in the metrics, once committed; returns how many. */
+  private countQueued(bySink: Map<string, number>): number {
+    let added = 0;
+    for (const [sink, n] of bySink) {
+      this.common.metrics.alertsQueued.inc({ sink }, n);
+      added += n;
+    }
+    return added;
+  }
+
+  async listOutbox(filter: OutboxFilter = {}): Promise<OutboxEntry[]> {
+    const where: string[] = [];
+    const params: unknown[] = [];
+    if (filter.state !== undefined) {
+      if (!STATES.has(filter.state)) throw new TypeError(`not an outbox state: ${String(filter.state)}`);
+      // A literal, not a parameter: the planner then sees the partial indexes' condition.
+      where.push(`state = '${filter.state}'`);
+    }
+    if (filter.sink !== undefined) {
+      params.push(filter.sink);
+      where.push(`sink = $${params.length}`);
+    }
+    if (filter.dueBefore !== undefined) {
+      const due = Date.parse(filter.dueBefore);
+      if (Number.isNaN(due)) throw new TypeError(`dueBefore is not an ISO-8601 date: ${filter.dueBefore}`);
+      params.push(due);
+      where.push(`due_ms <= $${params.length}`);
+    }
+    if (filter.groupId !== undefined) {
+      params.push(filter.groupId);
+      where.push(`group_id = $${params.length}`);
+    }
+    let sql = `SELECT ${OUTBOX_COLUMNS} FROM outbox${where.length > 0 ? ` WHERE ${where.join(" AND ")}` : ""} ORDER BY seq ${filter.newestFirst === true ? "DESC" : "ASC"}`;
+    if (filter.limit !== undefined) {
+      if (!Number.isSafeInteger(filter.limit) || filter.limit < 0) throw new TypeError(`limit must be a whole number ≥ 0, not ${filter.limit}`);
+      params.push(filter.limit);
+      sql += ` LIMIT $${params.length}`;
+    }
+    return (await this.read<PgOutboxRow>(sql, params)).map(entryOfPgRow);
+  }
+
+  async countOutbox(filter: OutboxCountFilter = {}): Promise<number> {
+    const where: string[] = [];
+    const params: unknown[] = [];
+    if (filter.sink !== undefined) {
+      params.push(filter.sink);
+      where.push(`sink = $${params.length}`);
+    }
+    if (filter.state !== undefined) {
+      params.push(filter.state);
+      where.push(`state = $${params.length}`);
+    }
+    if (filter.retrying !== undefined) {
+      params.push(filter.retrying);
+      where.push(`(attempts > 0) = $${params.length}`);
+    }
+    const rows = await this.read<{ n: number }>(`SELECT count(*)::int AS n FROM outbox${where.length > 0 ? ` WHERE ${where.join(" AND ")}` : ""}`, params);
+    return rows[0]?.n ?? 0;
+  }
+
+  async outboxCounts(): Promise<OutboxCount[]> {
+    return this.read<OutboxCount>(
+      `SELECT sink, state, count(*)::int AS count, (count(*) FILTER (WHERE attempts > 0))::int AS retrying
+       FROM outbox GROUP BY sink, state ORDER BY sink COLLATE "C", state COLLATE "C"`,
+    );
+  }
+
+  async nextAttemptAfter(sink: string, after: string): Promise<string | undefined> {
+    const ms = Date.parse(after);
+    if (Number.isNaN(ms)) throw new TypeError(`after is not an ISO-8601 date: ${after}`);
+    const rows = await this.read<{ next_attempt_at: string }>(
+      "SELECT next_attempt_at FROM outbox WHERE state = 'pending' AND sink = $1 AND due_ms > $2 ORDER BY due_ms LIMIT 1",
+      [sink, ms],
+    );
+    return rows[0]?.next_attempt_at;
+  }
+
+  async updateOutbox(changes: OutboxChange[], options: { durable?: boolean } = {}): Promise<void> {
+    if (changes.length === 0) {
+      this.assertWritable();
+      return;
+    }
+    await this.transaction(async (client) => {
+      // Locked in id order, as every batch locks them: two replicas' batches never deadlock.
+      const ids = [...new Set(changes.map((change) => change.id))].sort();
+      const rows = (await client.query<{ id: string; state: OutboxState }>("SELECT id, state FROM outbox WHERE id = ANY($1) ORDER BY id FOR UPDATE", [ids])).rows;
+      const states = new Map(rows.map((row) => [row.id, row.state]));
+      checkOutboxChanges(changes, (id) => states.get(id));
+      for (const change of changes) await applyChange(client, change);
+    }, options);
+  }
+
+  async pruneDelivered(olderThan: string, limit?: number): Promise<number> {
+    const before = Date.parse(olderThan);
+    if (Number.isNaN(before)) throw new TypeError(`olderThan is not an ISO-8601 date: ${olderThan}`);
+    if (limit !== undefined && (!Number.isSafeInteger(limit) || limit < 1)) throw new TypeError(`limit must be a whole number ≥ 1, not ${limit}`);
+    return this.transaction(
+      async (client) =>
+        (
+          await client.query(
+            // LIMIT NULL is no limit.
+            "DELETE FROM outbox WHERE seq IN (SELECT seq FROM outbox WHERE state = 'delivered' AND delivered_ms < $1 ORDER BY delivered_ms LIMIT $2)",
+            [before, limit ?? null],
+          )
+        ).rowCount ?? 0,
+    );
+  }
+
+  async getMeta<T = unknown>(key: string): Promise<T | undefined> {
+    const rows = await this.read<{ value: T }>("SELECT value FROM meta WHERE key = $1", [key]);
+    return rows[0]?.value;
+  }
+
+  async setMeta(key: string, value: unknown): Promise<void> {
+    const text = JSON.stringify(value);
+    await this.transaction(async (client) => {
+      if (text === undefined) await client.query("DELETE FROM meta WHERE key = $1", [key]);
+      else await client.query("INSERT INTO meta (key, value) VALUES ($1, $2::jsonb) ON CONFLICT (key) DO UPDATE SET value = excluded.value", [key, text]);
+    });
+  }
+
+  /**
+   * Claims up to `limit` due pending entries of `sink` for this replica for `claimMs`, so that
+   * no other replica sends them meanwhile (outbox-claims.ts). Oldest first.
+   */
+  async claimOutbox(sink: string, options: { limit: number; claimMs: number }): Promise<OutboxEntry[]> {
+    this.assertWritable();
+    return claimOutbox(this.pool, { sink, replicaId: this.replicaId, now: this.common.now(), ...options });
+  }
+
+  /** Gives claimed entries back before their claim lapses (a shutdown, a sink paused). */
+  async releaseOutboxClaims(ids: string[]): Promise<void> {
+    this.assertWritable();
+    await releaseOutboxClaims(this.pool, { ids, replicaId: this.replicaId });
+  }
+
+  /**
+   * Takes a token of the sink's rate limit, shared by every replica (sink-limits.ts).
+   * A server that does not answer is KW_STORE_UNREACHABLE: the caller waits and tries again.
+   */
+  async takeSinkToken(sink: string, rate: SinkRate): Promise<TokenOutcome> {
+    this.assertWritable();
+    try {
+      return await takeSinkToken(this.pool, { sink, rate, now: this.common.now() });
+    } catch (error) {
+      if (error instanceof TypeError || isServerAnswer(error)) throw error;
+      throw unreachable(this.options.url, error);
+    }
+  }
+
+  /** Takes one of the sink's delivery slots shared by the replicas (sink-limits.ts); undefined: all are busy. */
+  async takeSinkSlot(sink: string, options: { concurrency: number; holdMs: number }): Promise<number | undefined> {
+    this.assertWritable();
+    return takeSinkSlot(this.pool, { sink, holder: this.replicaId, now: this.common.now(), ...options });
+  }
+
+  async releaseSinkSlot(sink: string, slot: number): Promise<void> {
+    this.assertWritable();
+    await releaseSinkSlot(this.pool, { sink, slot, holder: this.replicaId });
+  }
+
+  /** Every mutation is committed before it resolves: nothing waits. */
+  async flush(): Promise<void> {}
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.pool.end();
+  }
+
+  /**
+   * Answers without the server too (with the counts it last read), so that /readyz and the
+   * status page can say the store is down rather than fail themselves.
+   */
+  async stats(): Promise<StoreStats> {
+    if (!this.closed) {
+      try {
+        const row = (
+          await this.pool.query<{ bytes: string; outbox: number; cursors: number }>(
+            "SELECT pg_database_size(current_database()) AS bytes, (SELECT count(*)::int FROM outbox) AS outbox, (SELECT count(*)::int FROM cursors) AS cursors",
+          )
+        ).rows[0];
+        if (row !== undefined) this.lastCounts = { bytes: Number(row.bytes), outbox: row.outbox, cursors: row.cursors };
+      } catch {
+        // Unreachable: the last counts read, and lastWriteFailed tells the rest.
+      }
+    }
+    return { writes: this.writes, failedWrites: this.failedWrites, lastWriteFailed: this.lastWriteFailed, ...this.lastCounts };
+  }
+}
+
+/** An error the server answered with (a constraint, bad SQL): not a connection problem. */
+function isServerAnswer(error: unknown): boolean {
+  return error instanceof pg.DatabaseError;
+}
+
+async function upsertCursor(client: Queryable, cursor: Cursor): Promise<void> {
+  await client.query(
+    "INSERT INTO cursors (key, block, cursor) VALUES ($1, $2, $3::jsonb) ON CONFLICT (key) DO UPDATE SET block = excluded.block, cursor = excluded.cursor",
+    [cursor.key, cursor.block, JSON.stringify(cursor)],
+  );
+}
+
+/** Adds the entries whose id is new (in their order); returns how many were added per sink. */
+async function insertNew(client: Queryable, entries: readonly OutboxEntry[]): Promise<Map<string, number>> {
+  const bySink = new Map<string, number>();
+  for (let start = 0; start < entries.length; start += INSERT_CHUNK) {
+    const chunk = entries.slice(start, start + INSERT_CHUNK);
+    const params: unknown[] = [];
+    const rows = chunk.map((entry) => {
+      const values = entryParams(entry);
+      const placeholders = INSERT_COLUMNS.map((column) => {
+        params.push(values[column]);
+        return `$${params.length}${column === "alert" ? "::json" : ""}`;
+      });
+      return `(${placeholders.join(", ")})`;
+    });
+    const result = await client.query<{ sink: string }>(
+      `INSERT INTO outbox (${INSERT_COLUMNS.join(", ")}) VALUES ${rows.join(", ")} ON CONFLICT (id) DO NOTHING RETURNING sink`,
+      params,
+    );
+    for (const row of result.rows) bySink.set(row.sink, (bySink.get(row.sink) ?? 0) + 1);
+  }
+  return bySink;
+}
+
+/** One allowed change (checked before); the outcomes end any delivery claim on the entry. */
+async function applyChange(client: Queryable, change: OutboxChange): Promise<void> {
+  switch (change.kind) {
+    case "delivered":
+      await client.query(
+        "UPDATE outbox SET state = 'delivered', attempts = attempts + 1, delivered_at = $1, delivered_ms = $2, claimed_by = NULL, claim_expires_ms = NULL WHERE id = $3 AND state <> 'delivered'",
+        [change.at, msOf(change.at), change.id],
+      );
+      return;
+    case "failed":
+      await client.query(
+        "UPDATE outbox SET attempts = attempts + 1, last_error = $1, next_attempt_at = $2, due_ms = $3, claimed_by = NULL, claim_expires_ms = NULL WHERE id = $4",
+        [change.error, change.next_attempt_at, msOf(change.next_attempt_at), change.id],
+      );
+      return;
+    case "dead":
+      await client.query("UPDATE outbox SET state = 'dead', attempts = attempts + 1, dead_reason = $1, claimed_by = NULL, claim_expires_ms = NULL WHERE id = $2 AND state <> 'dead'", [
+        change.reason,
+        change.id,
+      ]);
+      return;
+    case "requeue":
+      // A fresh digest: reusing the old group id would make a receiver drop it as a duplicate.
+      await client.query(
+        "UPDATE outbox SET state = 'pending', attempts = 0, next_attempt_at = $1, due_ms = $2, group_id = NULL, dead_reason = NULL WHERE id = $3 AND state <> 'pending'",
+        [change.at, msOf(change.at), change.id],
+      );
+      return;
+    case "group":
+      await client.query("UPDATE outbox SET group_id = $1 WHERE id = $2", [change.group_id, change.id]);
+      return;
+  }
+}

@@ -1,0 +1,109 @@
+/**
+ * The PostgreSQL store's tables, as an ordered list of migrations. kaiawatch creates and
+ * upgrades them itself (migrate.ts); a migration, once released, is never edited: a change
+ * is a new migration at the end. The version of a database is the highest one applied,
+ * recorded in `kaiawatch_schema`.
+ *
+ * Times that the daemon compares (due, lease and claim expiries, heartbeats) are bigint
+ * milliseconds since the epoch from the replicas' clocks (`common.now()`, injectable in
+ * tests), like the SQLite store's `due_ms`; the ISO-8601 strings of the public types are
+ * kept as given, so that a read returns exactly what was written.
+ */
+export interface Migration {
+  version: number;
+  /** What it does, for the log line of an upgrade. */
+  description: string;
+  sql: string;
+}
+
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    description: "cursors, leases, outbox, meta, replicas, sink limits and slots",
+    sql: `
+CREATE TABLE cursors (
+  key text PRIMARY KEY,
+  block bigint NOT NULL,
+  cursor jsonb NOT NULL
+);
+
+-- One row per source of the plan (a source may have no cursor yet), owned by one replica at a
+-- time. epoch grows by one at every claim: a write fenced with an older epoch is refused.
+CREATE TABLE leases (
+  key text PRIMARY KEY,
+  owner text,
+  epoch bigint NOT NULL DEFAULT 0,
+  expires_ms bigint NOT NULL DEFAULT 0,
+  acquired_ms bigint
+);
+CREATE INDEX leases_by_owner ON leases (owner, key);
+
+-- seq is the order of addition, which listings promise.
+CREATE TABLE outbox (
+  seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  id text NOT NULL UNIQUE,
+  sink text NOT NULL,
+  rule text NOT NULL,
+  state text NOT NULL CHECK (state IN ('pending', 'delivered', 'dead')),
+  attempts integer NOT NULL,
+  created_at text NOT NULL,
+  next_attempt_at text NOT NULL,
+  due_ms bigint NOT NULL,
+  group_id text,
+  last_error text,
+  dead_reason text,
+  delivered_at text,
+  delivered_ms bigint,
+  -- A replica sending the entry now; the claim lapses at claim_expires_ms if it dies.
+  claimed_by text,
+  claim_expires_ms bigint,
+  -- json, not jsonb: the document comes back byte for byte (jsonb reorders keys), and nothing
+  -- queries inside it.
+  alert json NOT NULL
+);
+-- The dispatcher's pass and the delivery claims: a sink's pending entries in order of addition.
+CREATE INDEX outbox_pending_by_sink ON outbox (sink, seq) INCLUDE (due_ms) WHERE state = 'pending';
+-- When the next backoff of a sink ends.
+CREATE INDEX outbox_pending_due ON outbox (sink, due_ms) WHERE state = 'pending';
+-- Listings by state across sinks, and the counts by sink and state (index-only scans).
+CREATE INDEX outbox_by_state ON outbox (state, seq);
+CREATE INDEX outbox_counts ON outbox (sink, state, (attempts > 0));
+-- Pruning: the oldest deliveries first.
+CREATE INDEX outbox_delivered ON outbox (delivered_ms) WHERE state = 'delivered';
+CREATE INDEX outbox_groups ON outbox (group_id) WHERE group_id IS NOT NULL;
+
+CREATE TABLE meta (
+  key text PRIMARY KEY,
+  value jsonb NOT NULL
+);
+
+-- Every replica that ever started; live ones have a recent heartbeat.
+CREATE TABLE replicas (
+  id text PRIMARY KEY,
+  started_ms bigint NOT NULL,
+  heartbeat_ms bigint NOT NULL,
+  info jsonb NOT NULL DEFAULT '{}'
+);
+
+-- A token bucket per sink, shared by the replicas so that a sink's rate limit holds across them.
+CREATE TABLE sink_limits (
+  sink text PRIMARY KEY,
+  tokens double precision NOT NULL,
+  refilled_ms bigint NOT NULL
+);
+
+-- A sink's concurrency across replicas: one row per slot (0 … concurrency-1), held by one
+-- replica for one delivery; a holder that dies lets the slot lapse at expires_ms.
+CREATE TABLE sink_slots (
+  sink text NOT NULL,
+  slot integer NOT NULL,
+  holder text,
+  expires_ms bigint NOT NULL DEFAULT 0,
+  PRIMARY KEY (sink, slot)
+);
+`,
+  },
+];
+
+/** The version this code writes: the last migration's. */
+export const POSTGRES_SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

@@ -1,0 +1,65 @@
+import pg from "pg";
+import { beforeEach, describe, expect, it } from "vitest";
+import { createSilentLogger } from "../../../src/common/logger.js";
+import { migrate } from "../../../src/store/postgres/migrate.js";
+import { MIGRATIONS, POSTGRES_SCHEMA_VERSION, type Migration } from "../../../src/store/postgres/schema.js";
+import { usePostgres } from "./pg-fixtures.js";
+
+const server = usePostgres();
+let url: string;
+beforeEach(async () => {
+  url = await server.database();
+});
+
+async function withClient<T>(fn: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return await fn(client);
+  } finally {
+    await client.end();
+  }
+}
+
+const versions = (client: pg.Client) => client.query<{ version: number }>("SELECT version FROM kaiawatch_schema ORDER BY version").then((r) => r.rows.map((row) => row.version));
+
+describe("PostgreSQL migrations", () => {
+  it("create the schema once; running them again changes nothing", async () => {
+    const logger = createSilentLogger();
+    await withClient(async (client) => {
+      expect(await migrate(client, logger)).toEqual({ from: 0, to: POSTGRES_SCHEMA_VERSION });
+      expect(await migrate(client, logger)).toEqual({ from: POSTGRES_SCHEMA_VERSION, to: POSTGRES_SCHEMA_VERSION });
+      expect(await versions(client)).toEqual(MIGRATIONS.map((m) => m.version));
+      const tables = await client.query<{ table_name: string }>("SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' ORDER BY table_name");
+      expect(tables.rows.map((row) => row.table_name)).toEqual(["cursors", "kaiawatch_schema", "leases", "meta", "outbox", "replicas", "sink_limits", "sink_slots"]);
+    });
+  });
+
+  it("are safe when several replicas start together: one migrates, the others wait and find nothing to do", async () => {
+    const logger = createSilentLogger();
+    const results = await Promise.all(Array.from({ length: 5 }, () => withClient((client) => migrate(client, logger))));
+    expect(results.filter((r) => r.from === 0)).toHaveLength(1);
+    expect(results.every((r) => r.to === POSTGRES_SCHEMA_VERSION)).toBe(true);
+    await withClient(async (client) => expect(await versions(client)).toEqual(MIGRATIONS.map((m) => m.version)));
+  });
+
+  it("apply each migration in its own transaction: a failing one leaves the database at the version before it", async () => {
+    const logger = createSilentLogger();
+    const broken: Migration[] = [...MIGRATIONS, { version: 99, description: "broken", sql: "CREATE TABLE half (x int); SELECT no_such_function();" }];
+    await withClient(async (client) => {
+      await expect(migrate(client, logger, broken)).rejects.toThrow(/no_such_function/);
+      expect(await versions(client)).toEqual(MIGRATIONS.map((m) => m.version));
+      const half = await client.query("SELECT to_regclass('half') AS t");
+      expect(half.rows[0]).toEqual({ t: null });
+    });
+  });
+
+  it("refuse a database newer than this code", async () => {
+    const logger = createSilentLogger();
+    const newer: Migration[] = [...MIGRATIONS, { version: 99, description: "future", sql: "CREATE TABLE future (x int)" }];
+    await withClient(async (client) => {
+      await migrate(client, logger, newer);
+      await expect(migrate(client, logger)).rejects.toMatchObject({ code: "KW_STORE_VERSION" });
+    });
+  });
+});
