@@ -1,4 +1,5 @@
-import type { Cursor, OutboxCount, OutboxCountFilter, OutboxEntry, OutboxFilter, Store, StoreStats } from "./types.js";
+import type { Cursor, OutboxCount, OutboxCountFilter, OutboxFilter, Store, StoreStats } from "./types.js";
+import type { OutboxEntry } from "../model/outbox-entry.js";
 
 /**
  * The shape `Store` takes next: the same methods and meanings, but reads return promises,

@@ -1,5 +1,6 @@
 import { StoreError } from "./errors.js";
-import type { OutboxChange, OutboxState } from "./types.js";
+import type { OutboxChange } from "./types.js";
+import type { OutboxState } from "../model/outbox-entry.js";
 
 /**
  * The rules of OutboxChange (see types.ts), shared by every store so that SQLite and

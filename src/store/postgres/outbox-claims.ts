@@ -1,4 +1,4 @@
-import type { OutboxEntry } from "../types.js";
+import type { OutboxEntry } from "../../model/outbox-entry.js";
 import { entryOfPgRow, OUTBOX_COLUMNS, type PgOutboxRow, type Queryable } from "./rows.js";
 
 /**

@@ -1,5 +1,5 @@
 import type pg from "pg";
-import type { OutboxEntry, OutboxState } from "../types.js";
+import type { OutboxEntry, OutboxState } from "../../model/outbox-entry.js";
 
 /** What one query needs: a pool or a client inside a transaction. */
 export type Queryable = Pick<pg.Pool, "query"> | pg.PoolClient;
