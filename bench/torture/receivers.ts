@@ -200,6 +200,9 @@ export async function startMailReceiver(options: { failureRate: number; random: 
       });
     },
   });
+  // A kaiawatch killed mid-conversation resets its connection: smtp-server emits that as an
+  // 'error', which without a listener ends the whole torture. It is the torture working, not a fault.
+  server.on("error", () => undefined);
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   receiver.port = (server.server.address() as AddressInfo).port;
   receiver.close = () => new Promise<void>((resolve) => server.close(() => resolve()));
