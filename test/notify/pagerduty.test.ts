@@ -60,7 +60,7 @@ describe("PagerDuty sink (Events API v2)", () => {
     await sink.send(deliveryOf(nftAlert({ id: "kw_oneshot" })), signal);
 
     expect(r.requests.map((req) => req.url)).toEqual(["/v2/enqueue", "/v2/enqueue", "/v2/enqueue"]);
-    const [trigger, resolve, oneShot] = r.events() as [PagerDutyTrigger, Record<string, unknown>, PagerDutyTrigger];
+    const [trigger, resolve, oneShot] = r.events() as unknown as [PagerDutyTrigger, Record<string, unknown>, PagerDutyTrigger];
     expect(trigger).toMatchObject({
       routing_key: ROUTING_KEY,
       event_action: "trigger",
@@ -92,7 +92,7 @@ describe("PagerDuty sink (Events API v2)", () => {
     hostile.record = { ...(hostile.record as object), token_id: HOSTILE.crlf };
     await sink.send(deliveryOf(hostile), signal);
     expect(r.requests).toHaveLength(1);
-    const [event] = r.events() as [PagerDutyTrigger];
+    const [event] = r.events() as unknown as [PagerDutyTrigger];
     expect(event.payload.summary.length).toBeLessThanOrEqual(PAGERDUTY_LIMITS.summary);
     expect(event.payload.summary).not.toMatch(/[\r\n]/);
     for (const text of strings(event)) {
