@@ -8,6 +8,7 @@ import { buildDiscordMessage } from "../../src/notify/sinks/discord.js";
 import { buildTelegramMessage } from "../../src/notify/sinks/telegram.js";
 import { buildEmail } from "../../src/notify/sinks/email.js";
 import { formatConsole } from "../../src/notify/sinks/console.js";
+import { compileTemplate } from "../../src/notify/template.js";
 import { createWebhookSink } from "../../src/notify/sinks/webhook.js";
 import { startReceiver, type Receiver } from "./receiver.js";
 import { HOSTILE_NAME, INVISIBLE_OR_BIDI, nftAlert } from "./fixtures.js";
@@ -77,6 +78,13 @@ describe("alerts with a lifecycle", () => {
       expect(text).not.toContain("<script>");
     }
     expect(email.subject).not.toMatch(/[\r\n]/);
+  });
+
+  it("templates see `status` (and nothing when an alert has none)", () => {
+    const { resolved } = episode();
+    const template = compileTemplate("{{#status}}[{{status}}] {{/status}}{{rule}}");
+    expect(buildSlackMessage(deliveryOf(resolved), template).text).toBe("[resolved] hot-wallet-low");
+    expect(buildSlackMessage(deliveryOf(nftAlert({ rule: "hot-wallet-low" })), template).text).toBe("hot-wallet-low");
   });
 
   it("digest lines say which alerts resolved", () => {
