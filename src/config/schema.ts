@@ -3,6 +3,7 @@ import { baseUrl, duration, httpUrl, optionalSecret, unlessMissing } from "../co
 import { sinkConfigSchema } from "../notify/sinks/index.js";
 import { eventSignatureProblem } from "./event-signature.js";
 import { scheduleProblem } from "./schedule.js";
+import { ALERT_SEVERITIES } from "../model/alert-document.js";
 import { ENRICHMENTS } from "../model/enrichment.js";
 import { RECORD_FAMILIES } from "../model/record.js";
 import type { StartPosition } from "../model/start-position.js";
@@ -236,6 +237,7 @@ export const ruleSchema = z.strictObject({
   cooldown_key: fieldName.optional().meta({ description: "The field whose value has its own cooldown. Default: the whole rule." }),
   enrich: z.array(z.enum(ENRICHMENTS)).superRefine(uniqueItems).default([]),
   summary: text.optional().meta({ description: "Template of the alert's one-line summary, e.g. \"{{amount}} KAIA from {{from}}\"." }),
+  severity: z.enum(ALERT_SEVERITIES).optional().meta({ description: "How bad its alerts are (PagerDuty's payload.severity). Default: the sink's `severity`." }),
 });
 
 // ---- the whole file ----

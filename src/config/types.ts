@@ -1,4 +1,5 @@
 import type { SinkConfig } from "../notify/sinks/index.js";
+import type { AlertSeverity } from "../model/alert-document.js";
 import type { Enrichment } from "../model/enrichment.js";
 import type { RecordFamily } from "../model/record.js";
 import type { StartPosition } from "../model/start-position.js";
@@ -157,6 +158,8 @@ export interface RuleConfig {
   cooldown_key?: string;
   enrich: Enrichment[];
   summary?: string;
+  /** Copied into its alerts; PagerDuty's payload.severity. Absent: the sink's default. */
+  severity?: AlertSeverity;
 }
 
 /**

@@ -10,6 +10,17 @@ export type AlertSource = RecordFamily | typeof OPERATIONAL_ALERT_SOURCE;
 /** The `source` (and `watch`) of kaiawatch's own operational alerts. */
 export const OPERATIONAL_ALERT_SOURCE = "kaiawatch";
 
+/**
+ * The lifecycle of an alert that has one (a balance below a threshold, an operational
+ * condition): "firing" when the condition starts to hold, "resolved" when it stops. Absent:
+ * a one-shot alert about one record, as every alert was before lifecycles.
+ */
+export type AlertStatus = "firing" | "resolved";
+
+/** How bad an alert is, in PagerDuty's four levels (a rule's `severity`). */
+export const ALERT_SEVERITIES = ["critical", "error", "warning", "info"] as const;
+export type AlertSeverity = (typeof ALERT_SEVERITIES)[number];
+
 /** Bumped whenever a field of the alert document changes meaning or disappears. */
 export const ALERT_DOCUMENT_VERSION = 1;
 
@@ -19,7 +30,11 @@ export const ALERT_DOCUMENT_VERSION = 1;
  */
 export interface AlertDocument {
   version: typeof ALERT_DOCUMENT_VERSION;
-  /** Stable across retries and restarts: derived from the rule and the record's identity key. */
+  /**
+   * Stable across retries and restarts: derived from the rule and the record's identity key.
+   * An alert with a lifecycle keeps one id family: the firing alert's id is the episode id,
+   * the resolved alert's is `${episodeId}:resolved` (see alert-status.ts).
+   */
   id: string;
   rule: string;
   watch: string;
@@ -42,6 +57,10 @@ export interface AlertDocument {
   record: unknown;
   /** Extra lookups the rule asked for, by name; `{ error }` when a lookup failed. */
   enrichment?: Record<string, unknown>;
+  /** Absent for a one-shot alert; see AlertStatus. */
+  status?: AlertStatus;
+  /** The rule's `severity`, when it sets one; a sink that needs one (PagerDuty) uses its own default otherwise. */
+  severity?: AlertSeverity;
   /** When kaiawatch created the alert (ISO-8601 UTC). */
   created_at: string;
 }

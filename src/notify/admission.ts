@@ -113,7 +113,9 @@ export function admit(input: AdmissionInput): Admission {
         continue;
       }
     }
-    if (firstDecision && rule?.cooldownMs !== undefined && rule.cooldownMs > 0) {
+    // A resolved alert is the end of an incident its sink was told about, not a repeat: a
+    // cooldown (started by the firing alert) must not hold it, or the incident stays open.
+    if (firstDecision && rule?.cooldownMs !== undefined && rule.cooldownMs > 0 && entry.alert.status !== "resolved") {
       const key = cooldownKeyOf(rule, entry);
       const stamp = `${rule.name}\u0000${key}`;
       if (startedNow.has(stamp) || cooldown.isActive(sink, rule.name, key, rule.cooldownMs, now)) {

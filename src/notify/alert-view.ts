@@ -1,4 +1,4 @@
-import type { AlertDocument } from "../model/alert-document.js";
+import type { AlertDocument, AlertStatus } from "../model/alert-document.js";
 import type { Delivery } from "./sink.js";
 import { safeUrl } from "./escape.js";
 import { cleanLine } from "../common/sanitize-text.js";
@@ -15,6 +15,29 @@ export interface AlertView {
   links: { label: string; url: string }[];
   /** ISO-8601, when the record carries it. */
   datetime: string | undefined;
+  /** The lifecycle state of an alert that has one; undefined for a one-shot alert. */
+  status: AlertStatus | undefined;
+}
+
+/**
+ * The title of a single alert in every chat and email sink: a one-shot alert reads as it always
+ * did; an alert with a lifecycle says FIRING or RESOLVED first, so that the pair reads as one
+ * incident opened and closed.
+ */
+export function alertTitle(view: Pick<AlertView, "rule" | "status">): string {
+  switch (view.status) {
+    case "firing":
+      return `🔔 FIRING: ${view.rule}`;
+    case "resolved":
+      return `✅ RESOLVED: ${view.rule}`;
+    case undefined:
+      return `🔔 ${view.rule}`;
+  }
+}
+
+/** "FIRING: " or "RESOLVED: " before a line about an alert with a lifecycle (digest lines, subjects); "" otherwise. */
+export function statusPrefix(status: AlertStatus | undefined): string {
+  return status === undefined ? "" : `${status.toUpperCase()}: `;
 }
 
 /** On-chain free text (names, messages) is cut here; hashes and addresses fit easily. */
@@ -107,6 +130,7 @@ export function alertView(alert: AlertDocument): AlertView {
     fields,
     links,
     datetime: alert.datetime ?? undefined,
+    status: alertStatus(alert),
   };
 }
 
@@ -149,10 +173,15 @@ export function digestHeadline(delivery: Delivery, shown: number): string {
   return `${count} ${noun} for rule ${cleanLine(delivery.rule, 100)}${about}${tail}`;
 }
 
-/** One line of a digest: the alert's summary and its best link. */
+/** The status of a document read back from the store: only the two known values count. */
+function alertStatus(alert: AlertDocument): AlertStatus | undefined {
+  return alert.status === "firing" || alert.status === "resolved" ? alert.status : undefined;
+}
+
+/** One line of a digest: the alert's summary (after its status, when it has one) and its best link. */
 export function digestLine(alert: AlertDocument): { text: string; url: string | undefined } {
   return {
-    text: cleanLine(alert.summary, TEXT_MAX),
+    text: statusPrefix(alertStatus(alert)) + cleanLine(alert.summary, TEXT_MAX),
     url: safeUrl(alert.links.transaction) ?? safeUrl(alert.links.block),
   };
 }

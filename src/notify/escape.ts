@@ -50,6 +50,17 @@ export function escapeDiscord(s: string): string {
     .replace(/^([ \t]*)([#+-]|\d+\.)/gm, (_m, space: string, marker: string) => `${space}${marker.replace(/[#+.-]/, "\\$&")}`);
 }
 
+/**
+ * Text of an Adaptive Card TextRun (Microsoft Teams). kaiawatch puts text only in TextRuns,
+ * whose text the Adaptive Card schema renders without markdown, so `[x](url)`, `**`, list
+ * markers and HTML stay literal and need no backslashes (which a TextRun would show). What a
+ * TextRun does interpret are the `{{DATE(…)}}` and `{{TIME(…)}}` functions: every `{{` gets a
+ * space between its braces, so on-chain text cannot turn into a date that was never written.
+ */
+export function escapeAdaptiveText(s: string): string {
+  return sanitizeText(s).replace(/\{(?=\{)/g, "{ ");
+}
+
 /** Telegram HTML parse mode: the four entities Telegram knows. */
 export function escapeTelegramHtml(s: string): string {
   return sanitizeText(s).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");

@@ -5,7 +5,7 @@ import { SinkError } from "./sink.js";
 import { cleanLine } from "../common/sanitize-text.js";
 
 /**
- * The one HTTP sender behind the webhook, Slack, Discord and Telegram sinks (as in
+ * The one HTTP sender behind the webhook, Slack, Discord, Telegram, PagerDuty and Teams sinks (as in
  * OpenZeppelin Monitor: payload builders over one sender). It POSTs JSON once and turns the
  * answer into success or a SinkError; retrying is the dispatcher's business.
  *

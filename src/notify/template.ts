@@ -18,7 +18,8 @@ import { truncate } from "./escape.js";
  * Variables (single alert): every field of the alert document — `id`, `rule`, `watch`,
  * `source`, `network`, `block`, `transaction_hash`, `datetime`, `summary`, `created_at`,
  * `links.transaction`, `links.block`, `links.account`, `links.contract`, `links.token`,
- * `record.*` (the explorer record as received), `enrichment.*` — plus `digest` (false),
+ * `record.*` (the explorer record as received), `enrichment.*`, `status` and `severity` (when
+ * the alert has them) — plus `digest` (false),
  * `count` (1) and `alerts` (a list holding the alert).
  * Variables (digest): `digest` (true), `id` (the delivery id), `rule`, `count`, `alerts`
  * (the list of alert documents), and `watch`, `source`, `network` of the first alert.

@@ -2,14 +2,14 @@ import { createHash } from "node:crypto";
 import { ZERO_ADDRESS, isAddress, isBurnAddress } from "../chain/address.js";
 import { formatKei } from "../chain/units.js";
 import type { WatchedRecord } from "../model/record.js";
-import type { AlertDocument } from "../model/alert-document.js";
+import type { AlertDocument, AlertSeverity } from "../model/alert-document.js";
 import { ALERT_DOCUMENT_VERSION } from "../model/alert-document.js";
 import { amountKeiOf } from "./record-values.js";
 import { truncate } from "../common/text.js";
 import { oneLine, renderTemplate } from "./summary-template.js";
 
 export interface BuildAlertInput {
-  rule: { name: string; summary?: string };
+  rule: { name: string; summary?: string; severity?: AlertSeverity };
   watch: string;
   record: WatchedRecord;
   network: string;
@@ -52,7 +52,7 @@ export function buildAlert(input: BuildAlertInput): AlertDocument {
     input.rule.summary === undefined
       ? fallback
       : renderTemplate(input.rule.summary, (name) => templateValue(name, { ...base, summary: fallback }, record, input.watchedAccount));
-  return { ...base, summary };
+  return { ...base, summary, ...(input.rule.severity === undefined ? {} : { severity: input.rule.severity }) };
 }
 
 function recordDatetime(record: WatchedRecord): string | null {

@@ -22,6 +22,6 @@ export function compileSourceRule(config: Config, rule: RuleConfig, watch: Watch
     enrich: rule.enrich,
     test: compiled.test,
     condition: compiled.node,
-    toAlert: (record, now) => buildAlert({ rule: { name: rule.name, summary: rule.summary }, watch: rule.watch, record, network: config.chain.network, explorerUrl: config.chain.explorer_url, now, watchedAccount }),
+    toAlert: (record, now) => buildAlert({ rule: { name: rule.name, summary: rule.summary, severity: rule.severity }, watch: rule.watch, record, network: config.chain.network, explorerUrl: config.chain.explorer_url, now, watchedAccount }),
   };
 }

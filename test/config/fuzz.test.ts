@@ -22,6 +22,8 @@ const ENV: NodeJS.ProcessEnv = {
   SMTP_PASS: "pass",
   WEBHOOK_SECRET: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
   STATUS_TOKEN: "status-token-0123456789",
+  PAGERDUTY_ROUTING_KEY: "0123456789abcdef0123456789abcdef",
+  TEAMS_WORKFLOW_URL: "https://hooks.example/teams",
 };
 // Bounded so the file stays a few seconds on two shared cores; a failure prints its seed to replay.
 const RUNS = Number(process.env.FUZZ_RUNS ?? 150);

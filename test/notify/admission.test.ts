@@ -96,6 +96,23 @@ describe("admission", () => {
     expect(admit(input(due.slice(0, 1), [rule], { cooldown: ended })).sends.map((s) => s.id)).toEqual(["a1"]);
   });
 
+  it("never holds a resolved alert by the cooldown its firing alert started, nor starts one with it", () => {
+    const rule: DispatcherRule = { name: "r", cooldownMs: 60_000 };
+    const firing = at("ep1", "r", NOW - 2000);
+    firing.alert = { ...firing.alert, status: "firing" };
+    const resolved = at("ep1:resolved", "r", NOW - 1000);
+    resolved.alert = { ...resolved.alert, status: "resolved" };
+    const running = cooldownOf({ "r\u0000": NOW - 1000 });
+    const result = admit(input([resolved], [rule], { cooldown: running }));
+    expect(result.sends.map((s) => s.id)).toEqual(["ep1:resolved"]);
+    expect(result.held).toEqual([]);
+    expect(result.cooldownStarts).toEqual([]);
+    // In one batch: the firing alert starts the cooldown, the resolved alert still goes.
+    const batch = admit(input([firing, resolved], [rule]));
+    expect(batch.sends.map((s) => s.id)).toEqual(["ep1", "ep1:resolved"]);
+    expect(batch.cooldownStarts.map((c) => c.entryId)).toEqual(["ep1:out"]);
+  });
+
   it("keeps a digest open until its window ends, then closes it and starts the cooldown of its keys", () => {
     const rule: DispatcherRule = { name: "mint", group: { windowMs: 10_000, max: 100 }, cooldownMs: 60_000, cooldownKey: "to" };
     const due = [at("m1", "mint", NOW - 4000, { to: "0x1" }), at("m2", "mint", NOW - 3000, { to: "0x2" }), at("m3", "mint", NOW - 2000, { to: "0x1" })];

@@ -25,13 +25,15 @@ sinks:
     url: "https://example.com/HOOKURL"
     secret: whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw
     headers: { Authorization: "Bearer HEADERTOKEN", X-Team: TEAMNAME }
+  page: { type: pagerduty, routing_key: PDROUTINGKEY0123456789abcdefABCD }
+  room: { type: teams, url: "https://prod.westeurope.logic.azure.com/workflows/1/triggers/manual/paths/invoke?sig=TEAMSSIG" }
   out: { type: console }
   audit: { type: file, path: ./alerts.jsonl }
 `;
 
 describe("the sink registry", () => {
   it("lists every type once, in the order of messages and of the JSON Schema", () => {
-    expect(SINK_TYPES).toEqual(["slack", "discord", "telegram", "email", "webhook", "console", "file"]);
+    expect(SINK_TYPES).toEqual(["slack", "discord", "telegram", "email", "webhook", "pagerduty", "teams", "console", "file"]);
     expect(sinkConfigSchema.options.map((option) => option.shape.type.value)).toEqual(SINK_TYPES);
   });
 
@@ -50,6 +52,8 @@ describe("the sink registry", () => {
     expect(config.sinks.mail).toMatchObject({ smtp: { port: 587, secure: false, starttls: true, timeout: 30_000 }, cc: [] });
     expect(config.sinks.hook).toMatchObject({ timeout: 10_000, allow_http: false });
     expect(config.sinks.audit?.rate_per_second).toBeUndefined();
+    expect(config.sinks.page).toMatchObject({ url: "https://events.pagerduty.com/v2/enqueue", severity: "error", rate_per_second: 1 });
+    expect(config.sinks.room?.rate_per_second).toBe(1);
     expect(secrets.filter((secret) => /[A-Z]{6}|^whsec_/.test(secret)).sort()).toEqual(
       [
         "https://hooks.slack.com/services/T0/B0/SLACKURL",
@@ -61,6 +65,8 @@ describe("the sink registry", () => {
         "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
         "Bearer HEADERTOKEN",
         "TEAMNAME",
+        "PDROUTINGKEY0123456789abcdefABCD",
+        "https://prod.westeurope.logic.azure.com/workflows/1/triggers/manual/paths/invoke?sig=TEAMSSIG",
       ].sort(),
     );
     for (const sink of Object.values(config.sinks)) {

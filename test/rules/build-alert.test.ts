@@ -25,6 +25,13 @@ describe("alert identity", () => {
 });
 
 describe("the alert document", () => {
+  it("carries the rule's severity when it sets one, and no severity or status otherwise", () => {
+    expect(alert(internalTx(), { rule: { name: "big-outflow", severity: "critical" } }).severity).toBe("critical");
+    const plain = alert(internalTx());
+    expect("severity" in plain).toBe(false);
+    expect("status" in plain).toBe(false);
+  });
+
   it("carries the rule, the source, the block and the record as received", () => {
     const record = internalTx();
     const doc = alert(record);

@@ -2,7 +2,7 @@ import { z } from "zod";
 import type { Common } from "../../common/common.js";
 import type { Delivery, Sink } from "../sink.js";
 import { cleanLine } from "../../common/sanitize-text.js";
-import { DIGEST_SHOWN, alertView, digestHeadline, digestLine, isDigest } from "../alert-view.js";
+import { DIGEST_SHOWN, alertView, digestHeadline, digestLine, isDigest, statusPrefix } from "../alert-view.js";
 import { defineSink, type SinkOptionsOf } from "./define-sink.js";
 
 // The console sink has no options of its own; the stream is injectable for tests and embedding.
@@ -21,7 +21,7 @@ export function formatConsole(delivery: Delivery): string {
     const alert = delivery.alerts[0]!;
     const view = alertView(alert);
     const where = [alert.watch, alert.source, alert.network, `block ${alert.block}`].map((x) => cleanLine(String(x), 100)).join(" · ");
-    lines.push(`[kaiawatch] ${view.rule} · ${where}`, `  ${view.summary}`);
+    lines.push(`[kaiawatch] ${statusPrefix(view.status)}${view.rule} · ${where}`, `  ${view.summary}`);
     const tx = view.links.find((l) => l.label === "Transaction") ?? view.links[0];
     if (tx !== undefined) lines.push(`  ${tx.url}`);
   } else {

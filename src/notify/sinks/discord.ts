@@ -5,7 +5,7 @@ import type { Delivery, Sink } from "../sink.js";
 import type { SinkConfigProblem } from "../errors.js";
 import { escapeDiscord, truncateUnits } from "../escape.js";
 import { cleanLine } from "../../common/sanitize-text.js";
-import { DIGEST_SHOWN, alertView, digestHeadline, digestLine, isDigest } from "../alert-view.js";
+import { DIGEST_SHOWN, alertTitle, alertView, digestHeadline, digestLine, isDigest } from "../alert-view.js";
 import { takeLines } from "../fit.js";
 import { createHttpSender, type HttpSender } from "../http-sender.js";
 import { checkUrl, throwIfProblems } from "../sink-checks.js";
@@ -20,12 +20,16 @@ const discordOptions = z.strictObject({
 
 export type DiscordOptions = z.output<typeof discordOptions>;
 
+const STATUS_COLOURS = { firing: 0xe01e5a, resolved: 0x2eb67d } as const;
+
 export const DISCORD_LIMITS = { content: 2000, title: 256, description: 4096, fields: 25, fieldName: 256, fieldValue: 1024, footer: 2048, embeds: 10, total: 6000 } as const;
 
 export interface DiscordEmbed {
   title: string;
   description?: string;
   url?: string;
+  /** The side bar: red while an incident fires, green once it is resolved; none for a one-shot alert. */
+  color?: number;
   fields?: { name: string; value: string; inline: boolean }[];
   footer?: { text: string };
   timestamp?: string;
@@ -57,15 +61,17 @@ function validTimestamp(datetime: string | null | undefined): string | undefined
 
 /** The webhook payload of a delivery: pure, so that its escaping and limits are testable. */
 export function buildDiscordMessage(delivery: Delivery): DiscordMessage {
-  const title = truncateUnits(`🔔 ${escapeDiscord(cleanLine(delivery.rule, 200))}`, DISCORD_LIMITS.title);
+  let title = truncateUnits(`🔔 ${escapeDiscord(cleanLine(delivery.rule, 200))}`, DISCORD_LIMITS.title);
   let embed: DiscordEmbed;
   if (!isDigest(delivery)) {
     const alert = delivery.alerts[0]!;
     const view = alertView(alert);
+    title = truncateUnits(escapeDiscord(alertTitle(view)), DISCORD_LIMITS.title);
     const links = view.links.map((l) => `[${l.label}](${l.url})`).join(" · ");
     const description = truncateUnits([escapeDiscord(view.summary), links].filter((s) => s !== "").join("\n"), DISCORD_LIMITS.description);
     const footer = { text: truncateUnits([alert.watch, alert.source, alert.network].join(" · "), DISCORD_LIMITS.footer) };
     embed = { title, description, footer };
+    if (view.status !== undefined) embed.color = STATUS_COLOURS[view.status];
     if (view.links[0] !== undefined) embed.url = view.links[0].url;
     const timestamp = validTimestamp(view.datetime);
     if (timestamp !== undefined) embed.timestamp = timestamp;

@@ -10,7 +10,7 @@ import type { Template } from "../template.js";
 import { templateContext } from "../template.js";
 import { escapeHtml, escapePlain, sanitizeHeader } from "../escape.js";
 import { cleanLine } from "../../common/sanitize-text.js";
-import { alertView, digestHeadline, digestLine, isDigest } from "../alert-view.js";
+import { alertTitle, alertView, digestHeadline, digestLine, isDigest, statusPrefix } from "../alert-view.js";
 import { checkTemplate, checkTimeout, throwIfProblems } from "../sink-checks.js";
 import { defineSink } from "./define-sink.js";
 
@@ -99,7 +99,7 @@ export function buildEmail(delivery: Delivery, templates: { subject?: Template; 
   const shown = delivery.alerts.slice(0, EMAIL_LIMITS.digestShown);
   const headline = digestHeadline(delivery, shown.length);
 
-  const defaultSubject = view === undefined ? `[kaiawatch] ${headline}` : `[kaiawatch] ${view.rule}: ${view.summary}`;
+  const defaultSubject = view === undefined ? `[kaiawatch] ${headline}` : `[kaiawatch] ${statusPrefix(view.status)}${view.rule}: ${view.summary}`;
   const renderedSubject = templates.subject?.render(context, (s) => sanitizeHeader(s, EMAIL_LIMITS.subject));
   const subject = sanitizeHeader(renderedSubject !== undefined && renderedSubject.trim() !== "" ? renderedSubject : defaultSubject, EMAIL_LIMITS.subject);
 
@@ -112,8 +112,10 @@ export function buildEmail(delivery: Delivery, templates: { subject?: Template; 
   const text: string[] = [];
   const html: string[] = ['<!doctype html><html><body style="font-family:sans-serif">'];
   if (view !== undefined && alert !== undefined) {
-    text.push(`Rule: ${view.rule}`, view.summary, "");
-    html.push(`<h2>🔔 ${escapeHtml(view.rule)}</h2>`, `<p>${escapeHtml(view.summary)}</p>`, "<table>");
+    text.push(...(view.status === undefined ? [] : [`Status: ${view.status.toUpperCase()}`]), `Rule: ${view.rule}`, view.summary, "");
+    // Red while an incident fires, green once resolved: the colour says it before the words do.
+    const colour = view.status === undefined ? "" : ` style="color:${view.status === "resolved" ? "#1a7f37" : "#cf222e"}"`;
+    html.push(`<h2${colour}>${escapeHtml(alertTitle(view))}</h2>`, `<p>${escapeHtml(view.summary)}</p>`, "<table>");
     for (const f of view.fields) {
       text.push(`${f.label}: ${f.value}`);
       html.push(`<tr><th align="left" style="padding-right:1em">${escapeHtml(f.label)}</th><td><code>${escapeHtml(f.value)}</code></td></tr>`);

@@ -4,7 +4,9 @@ import type { SinkDefinition, SinkOptionsOf } from "./define-sink.js";
 import { discordSink } from "./discord.js";
 import { emailSink } from "./email.js";
 import { fileSink } from "./file.js";
+import { pagerdutySink } from "./pagerduty.js";
 import { slackSink } from "./slack.js";
+import { teamsSink } from "./teams.js";
 import { telegramSink } from "./telegram.js";
 import { webhookSink } from "./webhook.js";
 
@@ -13,7 +15,7 @@ import { webhookSink } from "./webhook.js";
  * Adding a sink is a file beside this one (see define-sink.ts) and a line here: the config
  * schema, the config types, the checks, createSink, the previews and the secrets follow.
  */
-export const SINK_DEFINITIONS = [slackSink, discordSink, telegramSink, emailSink, webhookSink, consoleSink, fileSink] as const;
+export const SINK_DEFINITIONS = [slackSink, discordSink, telegramSink, emailSink, webhookSink, pagerdutySink, teamsSink, consoleSink, fileSink] as const;
 
 type AnySinkDefinition = (typeof SINK_DEFINITIONS)[number];
 

@@ -6,7 +6,7 @@ import type { SinkConfigProblem } from "../errors.js";
 import type { Template } from "../template.js";
 import { templateContext } from "../template.js";
 import { escapeSlack, truncateUnits } from "../escape.js";
-import { DIGEST_SHOWN, alertView, digestHeadline, digestLine, isDigest } from "../alert-view.js";
+import { DIGEST_SHOWN, alertTitle, alertView, digestHeadline, digestLine, isDigest, statusPrefix } from "../alert-view.js";
 import { packLines } from "../fit.js";
 import { createHttpSender, type HttpSender } from "../http-sender.js";
 import { checkTemplate, checkUrl, throwIfProblems } from "../sink-checks.js";
@@ -82,8 +82,8 @@ export function buildSlackMessage(delivery: Delivery, template?: Template): Slac
     for (const chunk of packLines(rendered.split("\n"), SLACK_LIMITS.section, SLACK_LIMITS.blocks - 1)) blocks.push(section(chunk));
   } else if (!isDigest(delivery)) {
     const view = alertView(delivery.alerts[0]!);
-    text = `${escapeSlack(view.rule)}: ${escapeSlack(view.summary)}`;
-    blocks.push(header(`🔔 ${view.rule}`));
+    text = `${statusPrefix(view.status)}${escapeSlack(view.rule)}: ${escapeSlack(view.summary)}`;
+    blocks.push(header(alertTitle(view)));
     if (view.summary !== "") blocks.push(section(escapeSlack(view.summary)));
     const fields = view.fields.map((f) => ({ type: "mrkdwn" as const, text: truncateUnits(`*${escapeSlack(f.label)}*\n${escapeSlack(f.value)}`, SLACK_LIMITS.field) }));
     for (let i = 0; i < fields.length; i += SLACK_LIMITS.fieldsPerSection) blocks.push({ type: "section", fields: fields.slice(i, i + SLACK_LIMITS.fieldsPerSection) });

@@ -4,7 +4,7 @@ import { baseUrl } from "../../common/value-schemas.js";
 import type { Delivery, Sink } from "../sink.js";
 import type { SinkConfigProblem } from "../errors.js";
 import { escapeTelegramHtml as esc, truncateUnits } from "../escape.js";
-import { DIGEST_SHOWN, alertView, digestHeadline, digestLine, isDigest } from "../alert-view.js";
+import { DIGEST_SHOWN, alertTitle, alertView, digestHeadline, digestLine, isDigest } from "../alert-view.js";
 import { takeLines } from "../fit.js";
 import { createHttpSender, type HttpSender } from "../http-sender.js";
 import { checkUrl, throwIfProblems } from "../sink-checks.js";
@@ -55,10 +55,11 @@ function anchor(url: string, text: string): string {
 export function buildTelegramMessage(delivery: Delivery, chatId: string | number): TelegramMessage {
   const max = TELEGRAM_LIMITS.text;
   let text: string;
-  const title = `<b>🔔 ${truncateUnits(esc(delivery.rule), 300)}</b>`;
+  let title = `<b>🔔 ${truncateUnits(esc(delivery.rule), 300)}</b>`;
   if (!isDigest(delivery)) {
     const alert = delivery.alerts[0]!;
     const view = alertView(alert);
+    title = `<b>${truncateUnits(esc(alertTitle(view)), 320)}</b>`;
     const footer = [
       view.links.map((l) => anchor(l.url, l.label)).join(" · "),
       `<i>${esc([alert.watch, alert.source, alert.network, view.datetime].filter((x) => x != null).join(" · "))}</i>`,
