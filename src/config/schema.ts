@@ -178,8 +178,14 @@ const tokenId = z
 export const watchSchema = z.strictObject({
   name: slug("a watch name"),
   account: address.optional().meta({ description: "Account watch: NFT transfers (op 3) and/or internal transactions (op 7) of this address." }),
-  sources: z.array(z.enum(ACCOUNT_SOURCES)).min(1).superRefine(uniqueItems).optional().meta({ description: "Account watch only. Default: [nft_transfers]." }),
+  sources: z.array(z.enum(ACCOUNT_SOURCES)).min(1).superRefine(uniqueItems).optional().meta({ description: "Account watch only. Default: [nft_transfers], or none when `tokens` is given." }),
   nft_contract: address.optional().meta({ description: "Account watch only: NFT transfers of this token contract only." }),
+  tokens: z
+    .array(address)
+    .min(1)
+    .superRefine(uniqueItems)
+    .optional()
+    .meta({ description: "Account watch only: KIP-7 token contracts whose Transfer logs from or to the account are watched (op 11 with the Transfer signature; rules read them as source event_logs). Decimals and symbol are read by JSON-RPC at start-up." }),
   collection: address.optional().meta({ description: "Collection watch: NFT transfers of this token contract (op 4)." }),
   token_id: tokenId.optional().meta({ description: "Collection watch only: transfers of this token id only." }),
   contract: address.optional().meta({ description: "Contract watch: event logs emitted by this contract (op 11)." }),

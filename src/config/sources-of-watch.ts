@@ -5,7 +5,8 @@ import type { WatchConfig } from "./types.js";
 export function sourcesOfWatch(watch: WatchConfig): RecordFamily[] {
   switch (watch.kind) {
     case "account":
-      return [...watch.sources];
+      // A token watch's Transfer logs are event logs (of the token contracts).
+      return watch.tokens.length > 0 ? [...watch.sources, "event_logs"] : [...watch.sources];
     case "collection":
       return ["nft_transfers"];
     case "contract":

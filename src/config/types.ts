@@ -94,10 +94,16 @@ export type AccountSource = "nft_transfers" | "internal_transactions";
 export interface AccountWatchConfig extends WatchBase {
   kind: "account";
   account: string;
-  /** Non-empty, no duplicates. */
+  /** No duplicates; non-empty unless `tokens` is. */
   sources: AccountSource[];
   /** Only NFT transfers of this token contract (op 3 `contractAddress`). */
   nft_contract?: string;
+  /**
+   * KIP-7 token contracts, lowercase, no duplicates: the Transfer logs of each (op 11 with the
+   * Transfer signature, one source per token, shared with every watch of it) whose `from` or
+   * `to` is the account, read by rules as `event_logs` with the token fields. Empty: none.
+   */
+  tokens: string[];
 }
 
 /** NFT transfers of a token contract (op 4). */

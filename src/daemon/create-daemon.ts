@@ -2,6 +2,9 @@ import type { Common } from "../common/common.js";
 import type { Config } from "../config/types.js";
 import { createHeadReader, type HeadReader } from "../chain/head.js";
 import { indexedHead } from "../chain/indexed-head.js";
+import { createJsonRpc } from "../chain/json-rpc.js";
+import { createTokenInfoCache } from "../chain/token-info.js";
+import { readConfigTokens } from "../watch/config-tokens.js";
 import { createExplorerClient, type ExplorerClient } from "../explorer/client.js";
 import type { CreditMeterState } from "../explorer/credit-meter.js";
 import { createSink } from "../notify/create-sink.js";
@@ -74,8 +77,14 @@ export async function createDaemon(common: Common, options: DaemonOptions): Prom
     const savedCredits = store.getMeta<CreditMeterState>(CREDITS_META_KEY);
     if (savedCredits) client.meter.restore(savedCredits);
 
-    const head: HeadReader = createHeadReader(common, { rpcUrl: config.chain.rpc_url, maxRetries: config.explorer.max_retries, deadlineMs: config.chain.request_deadline });
+    // One JSON-RPC client for the head and the token reads: one pool, one count.
+    const rpc = createJsonRpc(common, { rpcUrl: config.chain.rpc_url, maxRetries: config.explorer.max_retries, deadlineMs: config.chain.request_deadline });
+    closers.push(() => rpc.close());
+    const head: HeadReader = createHeadReader(common, { rpcUrl: config.chain.rpc_url, rpc });
     closers.push(() => head.close());
+    // Before the plan: a token watch's rules are compiled in its tokens' units, and a
+    // contract that is not a token is a config error before anything runs.
+    const tokens = await readConfigTokens(config, createTokenInfoCache(rpc));
 
     const sinks = Object.entries(config.sinks).map(([name, sinkConfig]) => {
       const sink = options.sinks?.[name] ?? createSink(common, name, sinkConfig);
@@ -98,7 +107,7 @@ export async function createDaemon(common: Common, options: DaemonOptions): Prom
       })),
     });
 
-    const plan = planFromConfig(config);
+    const plan = planFromConfig(config, { tokens });
     for (const name of plan.idleWatches) logger.warn({ watch: name }, "no rule reads this watch: it is not polled");
 
     // One enricher for the run: its cache serves every source (the same transaction can match in several).

@@ -40,6 +40,11 @@ export interface AlertDocument {
    * null fields are removed.
    */
   record: unknown;
+  /**
+   * A token watch's Transfer: the token (symbol is on-chain text, null when the contract has
+   * none) and the exact amount in whole tokens as decimal text ("1250.5").
+   */
+  token?: { address: string; symbol: string | null; decimals: number; amount: string };
   /** Extra lookups the rule asked for, by name; `{ error }` when a lookup failed. */
   enrichment?: Record<string, unknown>;
   /** When kaiawatch created the alert (ISO-8601 UTC). */

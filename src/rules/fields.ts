@@ -1,4 +1,5 @@
 import type { RecordFamily } from "../model/record.js";
+import type { TokenInfo } from "../chain/token-info.js";
 
 /**
  * How a field's values compare:
@@ -49,9 +50,22 @@ export interface FieldSpec {
   operand?: "event_topic" | "topic" | "selector" | "transaction";
   /** direction: the lowercase watched account it is relative to. */
   account?: string;
+  /**
+   * The token fields of a token watch (`amount` of a Transfer log): the token this rule is
+   * compiled for, undefined while the config is checked without JSON-RPC (any unit is then
+   * accepted and checked at start-up), and the symbols of the watch's other tokens.
+   */
+  token?: TokenFieldContext;
 }
 
-type FieldTemplate = Omit<FieldSpec, "name" | "id" | "index" | "arg" | "account"> & { doc: string; example: string };
+/** What a token watch's rule knows of its tokens when it is compiled for one of them. */
+export interface TokenFieldContext {
+  info: TokenInfo | undefined;
+  /** Symbols of the watch's other tokens: an amount in one of them never matches this token. */
+  otherSymbols: readonly string[];
+}
+
+type FieldTemplate = Omit<FieldSpec, "name" | "id" | "index" | "arg" | "account" | "token"> & { doc: string; example: string; tokenWatchOnly?: boolean };
 
 const BLOCK: FieldTemplate = { kind: "integer", doc: "block number", example: "block: { gte: 150000000 }" };
 const TRANSACTION: FieldTemplate = { kind: "hash", operand: "transaction", doc: "transaction hash", example: 'transaction: "0x…64 hex"' };
@@ -82,6 +96,21 @@ export const FIELDS: Readonly<Record<RecordFamily, Readonly<Record<string, Field
     transaction: TRANSACTION,
     log_index: { kind: "integer", doc: "position of the log in its block", example: "log_index: 0" },
     estimated: { kind: "boolean", doc: "the event name was guessed from a signature database", example: "estimated: false" },
+    from: { kind: "address", tokenWatchOnly: true, doc: "token watches: the sender of the Transfer", example: 'from: "0x…"' },
+    to: { kind: "address", tokenWatchOnly: true, doc: "token watches: the recipient of the Transfer", example: 'to: { not_in: ["0x…"] }' },
+    direction: {
+      kind: "keyword",
+      values: ["in", "out", "self"],
+      tokenWatchOnly: true,
+      doc: "token watches: in (to the watched account), out (from it), self (both)",
+      example: "direction: out",
+    },
+    amount: {
+      kind: "amount",
+      tokenWatchOnly: true,
+      doc: 'token watches: the value moved, exact, with a unit: "tokens" (whole tokens of the token) or its symbol, letter case included',
+      example: 'amount: { gte: "50000 USDT" }',
+    },
   },
   nft_transfers: {
     contract: { kind: "address", doc: "the NFT contract", example: 'contract: "0x…"' },
@@ -129,7 +158,7 @@ const TOPIC_FIELD = /^topics\[(\d+)\]$/;
 const ARG_FIELD = /^args\.(.+)$/s;
 
 /** Resolves a field name written in a condition against the rule's source. */
-export function resolveField(name: string, context: { family: RecordFamily; watchedAccount?: string }): FieldResolution {
+export function resolveField(name: string, context: { family: RecordFamily; watchedAccount?: string; token?: TokenFieldContext }): FieldResolution {
   const fields = FIELDS[context.family];
   const known = () => Object.keys(fields).join(", ");
   const topic = TOPIC_FIELD.exec(name);
@@ -140,6 +169,9 @@ export function resolveField(name: string, context: { family: RecordFamily; watc
     const elsewhere = (Object.keys(FIELDS) as RecordFamily[]).filter((f) => f !== context.family && Object.hasOwn(FIELDS[f], id));
     const hint = elsewhere.length ? ` (it is a field of ${elsewhere.join(" and ")})` : "";
     return { ok: false, message: `unknown field "${name}" for ${context.family} records${hint}; fields: ${known()}` };
+  }
+  if (template.tokenWatchOnly && context.token === undefined) {
+    return { ok: false, message: `"${name}" of event_logs is a field of token transfers only: an account watch with \`tokens:\`` };
   }
   // Every key written out, in one order: objects made by spreading take a hidden class of
   // their own in V8, and a rule keeps its fields for the life of the daemon (10,000 rules,
@@ -153,6 +185,7 @@ export function resolveField(name: string, context: { family: RecordFamily; watc
     values: template.values,
     operand: template.operand,
     account: undefined,
+    token: template.tokenWatchOnly ? context.token : undefined,
   };
   if (topic) {
     const index = Number(topic[1]);
@@ -162,7 +195,7 @@ export function resolveField(name: string, context: { family: RecordFamily; watc
   if (arg) field.arg = arg[1] as string;
   if (name === "direction") {
     if (context.watchedAccount === undefined) {
-      return { ok: false, message: `"direction" needs a watch of an account (it says whether the NFT came in or went out of that account)` };
+      return { ok: false, message: `"direction" needs a watch of an account (it says whether the transfer came in or went out of that account)` };
     }
     field.account = context.watchedAccount.toLowerCase();
   }
