@@ -65,7 +65,7 @@ export interface TokenFieldContext {
   otherSymbols: readonly string[];
 }
 
-type FieldTemplate = Omit<FieldSpec, "name" | "id" | "index" | "arg" | "account" | "token"> & { doc: string; example: string; tokenWatchOnly?: boolean };
+type FieldTemplate = Omit<FieldSpec, "name" | "id" | "index" | "arg" | "account" | "token"> & { doc: string; example: string };
 
 const BLOCK: FieldTemplate = { kind: "integer", doc: "block number", example: "block: { gte: 150000000 }" };
 const TRANSACTION: FieldTemplate = { kind: "hash", operand: "transaction", doc: "transaction hash", example: 'transaction: "0x…64 hex"' };
@@ -96,21 +96,6 @@ export const FIELDS: Readonly<Record<RecordFamily, Readonly<Record<string, Field
     transaction: TRANSACTION,
     log_index: { kind: "integer", doc: "position of the log in its block", example: "log_index: 0" },
     estimated: { kind: "boolean", doc: "the event name was guessed from a signature database", example: "estimated: false" },
-    from: { kind: "address", tokenWatchOnly: true, doc: "token watches: the sender of the Transfer", example: 'from: "0x…"' },
-    to: { kind: "address", tokenWatchOnly: true, doc: "token watches: the recipient of the Transfer", example: 'to: { not_in: ["0x…"] }' },
-    direction: {
-      kind: "keyword",
-      values: ["in", "out", "self"],
-      tokenWatchOnly: true,
-      doc: "token watches: in (to the watched account), out (from it), self (both)",
-      example: "direction: out",
-    },
-    amount: {
-      kind: "amount",
-      tokenWatchOnly: true,
-      doc: 'token watches: the value moved, exact, with a unit: "tokens" (whole tokens of the token) or its symbol, letter case included',
-      example: 'amount: { gte: "50000 USDT" }',
-    },
   },
   nft_transfers: {
     contract: { kind: "address", doc: "the NFT contract", example: 'contract: "0x…"' },
@@ -152,6 +137,27 @@ export const FIELDS: Readonly<Record<RecordFamily, Readonly<Record<string, Field
   },
 };
 
+/**
+ * The fields a token watch's rule has on top of event_logs: the Transfer log read as a
+ * transfer of the token the rule is compiled for (from its topics and data, never from the
+ * explorer's decoded items). Only with a token context: on other logs they mean nothing.
+ */
+export const TOKEN_TRANSFER_FIELDS: Readonly<Record<string, FieldTemplate>> = {
+  from: { kind: "address", doc: "token watches: the sender of the Transfer", example: 'from: "0x…"' },
+  to: { kind: "address", doc: "token watches: the recipient of the Transfer", example: 'to: { not_in: ["0x…"] }' },
+  direction: {
+    kind: "keyword",
+    values: ["in", "out", "self"],
+    doc: "token watches: in (to the watched account), out (from it), self (both)",
+    example: "direction: out",
+  },
+  amount: {
+    kind: "amount",
+    doc: 'token watches: the value moved, exact, with a unit: "tokens" (whole tokens of the token) or its symbol, letter case included',
+    example: 'amount: { gte: "50000 USDT" }',
+  },
+};
+
 export type FieldResolution = { ok: true; field: FieldSpec } | { ok: false; message: string };
 
 const TOPIC_FIELD = /^topics\[(\d+)\]$/;
@@ -159,7 +165,8 @@ const ARG_FIELD = /^args\.(.+)$/s;
 
 /** Resolves a field name written in a condition against the rule's source. */
 export function resolveField(name: string, context: { family: RecordFamily; watchedAccount?: string; token?: TokenFieldContext }): FieldResolution {
-  const fields = FIELDS[context.family];
+  const tokenFields = context.token !== undefined && context.family === "event_logs";
+  const fields = tokenFields ? { ...FIELDS.event_logs, ...TOKEN_TRANSFER_FIELDS } : FIELDS[context.family];
   const known = () => Object.keys(fields).join(", ");
   const topic = TOPIC_FIELD.exec(name);
   const arg = ARG_FIELD.exec(name);
@@ -167,11 +174,9 @@ export function resolveField(name: string, context: { family: RecordFamily; watc
   const template = Object.hasOwn(fields, id) ? fields[id] : undefined;
   if (!template || name === "topics[i]" || name === "args.NAME") {
     const elsewhere = (Object.keys(FIELDS) as RecordFamily[]).filter((f) => f !== context.family && Object.hasOwn(FIELDS[f], id));
-    const hint = elsewhere.length ? ` (it is a field of ${elsewhere.join(" and ")})` : "";
+    const token = context.family === "event_logs" && !tokenFields && Object.hasOwn(TOKEN_TRANSFER_FIELDS, id) ? " and of the token transfers of an account watch with `tokens:`" : "";
+    const hint = elsewhere.length ? ` (it is a field of ${elsewhere.join(" and ")}${token})` : token ? ` (it is a field${token.slice(4)})` : "";
     return { ok: false, message: `unknown field "${name}" for ${context.family} records${hint}; fields: ${known()}` };
-  }
-  if (template.tokenWatchOnly && context.token === undefined) {
-    return { ok: false, message: `"${name}" of event_logs is a field of token transfers only: an account watch with \`tokens:\`` };
   }
   // Every key written out, in one order: objects made by spreading take a hidden class of
   // their own in V8, and a rule keeps its fields for the life of the daemon (10,000 rules,
@@ -185,7 +190,7 @@ export function resolveField(name: string, context: { family: RecordFamily; watc
     values: template.values,
     operand: template.operand,
     account: undefined,
-    token: template.tokenWatchOnly ? context.token : undefined,
+    token: tokenFields && Object.hasOwn(TOKEN_TRANSFER_FIELDS, id) ? context.token : undefined,
   };
   if (topic) {
     const index = Number(topic[1]);
