@@ -13,7 +13,7 @@ export const NETWORK_DEFAULTS: Record<string, { base_url: string; rpc_url: strin
 };
 
 /** Keys that only make sense for one kind of watch. */
-const ONLY_FOR: Record<string, WatchKind> = { sources: "account", nft_contract: "account", tokens: "account", token_id: "collection", events: "contract" };
+const ONLY_FOR: Record<string, WatchKind> = { sources: "account", nft_contract: "account", token_id: "collection", events: "contract" };
 
 export interface ResolvedConfig {
   /** Built from the parts that are valid; complete when `issues` is empty and the schema passed. */
@@ -87,6 +87,9 @@ function buildWatch(kind: WatchKind, w: z.output<typeof watchSchema>, defaults: 
   if (kind === "collection" && w.collection !== undefined) return { ...base, kind, collection: w.collection, token_id: w.token_id };
   if (kind === "contract" && w.contract !== undefined) return { ...base, kind, contract: w.contract, events: w.events ?? [] };
   if (kind === "every_block") return { ...base, kind, every_block: true };
+  if (kind === "balance" && w.balance !== undefined) {
+    return { ...base, kind, balance: w.balance.map((a) => a.toLowerCase()), tokens: (w.tokens ?? []).map((t) => t.toLowerCase()) };
+  }
   return undefined;
 }
 

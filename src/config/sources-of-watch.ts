@@ -1,8 +1,8 @@
-import type { RecordFamily } from "../model/record.js";
+import { BALANCE_ALERT_SOURCE, type RuleSource } from "../model/alert-document.js";
 import type { WatchConfig } from "./types.js";
 
 /** The record families a watch produces, i.e. the `source` values its rules may name. */
-export function sourcesOfWatch(watch: WatchConfig): RecordFamily[] {
+export function sourcesOfWatch(watch: WatchConfig): RuleSource[] {
   switch (watch.kind) {
     case "account":
       // A token watch's Transfer logs are event logs (of the token contracts).
@@ -13,5 +13,7 @@ export function sourcesOfWatch(watch: WatchConfig): RecordFamily[] {
       return ["event_logs"];
     case "every_block":
       return ["internal_transactions"];
+    case "balance":
+      return [BALANCE_ALERT_SOURCE];
   }
 }

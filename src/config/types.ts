@@ -1,6 +1,6 @@
 import type { SinkConfig } from "../notify/sinks/index.js";
 import type { Enrichment } from "../model/enrichment.js";
-import type { RecordFamily } from "../model/record.js";
+import type { RuleSource } from "../model/alert-document.js";
 import type { StartPosition } from "../model/start-position.js";
 
 /**
@@ -131,7 +131,16 @@ export interface BlockWatchConfig extends WatchBase {
   every_block: true;
 }
 
-export type WatchConfig = AccountWatchConfig | CollectionWatchConfig | ContractWatchConfig | BlockWatchConfig;
+/** Balances of addresses, KAIA and optionally KIP-7, read at the head by JSON-RPC on the schedule. */
+export interface BalanceWatchConfig extends WatchBase {
+  kind: "balance";
+  /** Lowercase addresses, no duplicates. */
+  balance: string[];
+  /** Lowercase KIP-7 token contracts; empty: KAIA only. */
+  tokens: string[];
+}
+
+export type WatchConfig = AccountWatchConfig | CollectionWatchConfig | ContractWatchConfig | BlockWatchConfig | BalanceWatchConfig;
 export type WatchKind = WatchConfig["kind"];
 
 export type ConditionScalar = string | number | boolean | null;
@@ -152,8 +161,8 @@ export interface Condition {
 export interface RuleConfig {
   name: string;
   watch: string;
-  /** Resolved: given, or the only family the watch produces. */
-  source: RecordFamily;
+  /** Resolved: given, or the only family the watch produces; "balances" for a balance watch. */
+  source: RuleSource;
   /** Absent: every record of the source matches. */
   when?: Condition;
   /** Sink names, non-empty, each one exists. */
@@ -163,6 +172,8 @@ export interface RuleConfig {
   cooldown_key?: string;
   enrich: Enrichment[];
   summary?: string;
+  /** Balance rules: readings in a row without the condition before the alert resolves. */
+  clear_after?: number;
 }
 
 /**

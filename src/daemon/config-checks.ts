@@ -4,6 +4,7 @@ import { validateSinkConfig } from "../notify/create-sink.js";
 import { checkRuleConditions } from "../rules/validate-rules.js";
 import { checkEnrichments } from "../config/check-enrichments.js";
 import { validateSummaryTemplate } from "../rules/summary-template.js";
+import { parseBalanceCondition } from "../watch/balance-rule.js";
 
 /**
  * What only other subsystems can check in a config: rule conditions against their source,
@@ -15,8 +16,16 @@ export const CONFIG_CHECKS: ConfigCheck[] = [
   (config) => checkEnrichments(config),
   (config) =>
     config.rules.flatMap((rule, index): ConfigIssue[] =>
-      rule.summary === undefined ? [] : validateSummaryTemplate(rule.summary, rule.source).map((issue) => ({ path: ["rules", index, "summary", ...issue.path], message: issue.message })),
+      rule.summary === undefined || rule.source === "balances" ? [] : validateSummaryTemplate(rule.summary, rule.source).map((issue) => ({ path: ["rules", index, "summary", ...issue.path], message: issue.message })),
     ),
+  (config) =>
+    config.rules.flatMap((rule, index): ConfigIssue[] => {
+      if (rule.source !== "balances") return [];
+      const watch = config.watches.find((w) => w.name === rule.watch);
+      if (watch?.kind !== "balance") return [];
+      const parsed = parseBalanceCondition(rule.when, undefined, watch.tokens.length);
+      return parsed.ok ? [] : parsed.issues.map((issue) => ({ path: ["rules", index, "when", ...issue.path], message: `rule "${rule.name}": ${issue.message}` }));
+    }),
   (config) =>
     Object.entries(config.sinks).flatMap(([name, sink]): ConfigIssue[] =>
       validateSinkConfig(sink).map((problem) => ({ path: ["sinks", name, ...problem.key.split(".").filter(Boolean)], message: problem.message })),

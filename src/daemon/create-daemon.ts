@@ -5,6 +5,8 @@ import { indexedHead } from "../chain/indexed-head.js";
 import { createJsonRpc } from "../chain/json-rpc.js";
 import { createTokenInfoCache } from "../chain/token-info.js";
 import { readConfigTokens } from "../watch/config-tokens.js";
+import { createBalanceMonitor } from "../watch/balance-monitor.js";
+import { balanceWatchesOf } from "../watch/balance-watches.js";
 import { createExplorerClient, type ExplorerClient } from "../explorer/client.js";
 import type { CreditMeterState } from "../explorer/credit-meter.js";
 import { createSink } from "../notify/create-sink.js";
@@ -108,6 +110,7 @@ export async function createDaemon(common: Common, options: DaemonOptions): Prom
     });
 
     const plan = planFromConfig(config, { tokens });
+    const balanceWatches = balanceWatchesOf(config, tokens);
     for (const name of plan.idleWatches) logger.warn({ watch: name }, "no rule reads this watch: it is not polled");
 
     // One enricher for the run: its cache serves every source (the same transaction can match in several).
@@ -132,6 +135,16 @@ export async function createDaemon(common: Common, options: DaemonOptions): Prom
       sinks: Object.values(config.sinks).filter((sink) => sink.operational).map((sink) => sink.name),
       network: config.chain.network,
       head: () => headProbe.state().block,
+      onQueued: () => dispatcher.kick(),
+    });
+    const balances = createBalanceMonitor(common, {
+      rpc,
+      store,
+      watches: balanceWatches,
+      tokens,
+      network: config.chain.network,
+      explorerUrl: config.chain.explorer_url,
+      readHead: (signal) => head.blockNumber(signal),
       onQueued: () => dispatcher.kick(),
     });
     const engine = createWatchEngine(common, {
@@ -171,6 +184,7 @@ export async function createDaemon(common: Common, options: DaemonOptions): Prom
         dispatcher.start();
         silences.start();
         engine.start();
+        await balances.start();
         creditTimer = setInterval(() => {
           saveCredits().catch((error: unknown) => logger.warn({ err: String(error) }, "cannot save the credit meter"));
         }, CREDITS_SAVE_INTERVAL_MS);
@@ -178,6 +192,7 @@ export async function createDaemon(common: Common, options: DaemonOptions): Prom
       },
       async runOnce(runOptions = {}) {
         const scan = await engine.runOnce();
+        await balances.runOnce();
         const delivery = await dispatcher.drain({ timeoutMs: runOptions.drainTimeoutMs ?? 30_000 });
         return { scan, delivery };
       },
@@ -187,6 +202,7 @@ export async function createDaemon(common: Common, options: DaemonOptions): Prom
         clearInterval(budgetTimer);
         clearInterval(creditTimer);
         await engine.stop();
+        await balances.stop();
         await dispatcher.stop();
         silences.stop();
         await saveCredits().catch(() => undefined);

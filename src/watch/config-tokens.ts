@@ -5,6 +5,7 @@ import { createJsonRpc } from "../chain/json-rpc.js";
 import { NotATokenError, createTokenInfoCache, type TokenInfo, type TokenInfoCache } from "../chain/token-info.js";
 import { validateRuleConditions, type RuleConditionInput } from "../rules/validate-rules.js";
 import { tokenFieldContext } from "./compile-source-rule.js";
+import { parseBalanceCondition } from "./balance-rule.js";
 
 /**
  * A token of a token watch is not a KIP-7 token, or a rule's amount does not fit a token
@@ -29,7 +30,7 @@ export class TokenConfigError extends KaiawatchError {
 export async function readConfigTokens(config: Config, cache: TokenInfoCache, signal?: AbortSignal): Promise<Map<string, TokenInfo>> {
   const wanted: Array<{ token: string; path: string }> = [];
   config.watches.forEach((watch, w) => {
-    if (watch.kind !== "account") return;
+    if (watch.kind !== "account" && watch.kind !== "balance") return;
     watch.tokens.forEach((token, t) => wanted.push({ token, path: `watches[${w}].tokens[${t}]` }));
   });
   const tokens = new Map<string, TokenInfo>();
@@ -56,8 +57,15 @@ export function checkTokenRules(config: Config, tokens: ReadonlyMap<string, Toke
       inputs.push({ name: rule.name, family: "event_logs", when: rule.when, watchedAccount: watch.account, token: tokenFieldContext(watch, token, tokens), path: ["rules", index, "when"] });
     }
   });
+  const balanceIssues = config.rules.flatMap((rule, index) => {
+    const watch = config.watches.find((candidate) => candidate.name === rule.watch);
+    if (watch?.kind !== "balance") return [];
+    const infos = watch.tokens.flatMap((token) => tokens.get(token) ?? []);
+    const parsed = parseBalanceCondition(rule.when, infos, watch.tokens.length);
+    return parsed.ok ? [] : parsed.issues.map((issue) => ({ path: ["rules", index, "when", ...issue.path], message: `rule "${rule.name}": ${issue.message}` }));
+  });
   const seen = new Set<string>();
-  return validateRuleConditions(inputs).flatMap((issue) => {
+  return [...validateRuleConditions(inputs), ...balanceIssues].flatMap((issue) => {
     const line = `${issue.path.map((p, i) => (typeof p === "number" ? `[${p}]` : i === 0 ? p : `.${p}`)).join("")}: ${issue.message}`;
     if (seen.has(line)) return [];
     seen.add(line);
@@ -67,7 +75,7 @@ export function checkTokenRules(config: Config, tokens: ReadonlyMap<string, Toke
 
 /** readConfigTokens for a one-off command (replay): its own JSON-RPC client, only when a watch has tokens. */
 export async function readConfigTokensOnce(common: Common, config: Config, signal?: AbortSignal): Promise<Map<string, TokenInfo>> {
-  if (!config.watches.some((watch) => watch.kind === "account" && watch.tokens.length > 0)) return new Map();
+  if (!config.watches.some((watch) => (watch.kind === "account" || watch.kind === "balance") && watch.tokens.length > 0)) return new Map();
   const rpc = createJsonRpc(common, { rpcUrl: config.chain.rpc_url, maxRetries: config.explorer.max_retries, deadlineMs: config.chain.request_deadline });
   try {
     return await readConfigTokens(config, createTokenInfoCache(rpc), signal);

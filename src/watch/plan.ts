@@ -27,7 +27,8 @@ export interface WatchInput {
 export interface RuleInput {
   name: string;
   watch: string;
-  source?: RecordFamily;
+  /** A record family, or "balances" (a balance watch's rules have no explorer source). */
+  source?: RecordFamily | "balances";
 }
 
 export interface PlanInput<R extends RuleInput, W extends WatchInput> {
