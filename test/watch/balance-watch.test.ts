@@ -81,3 +81,22 @@ describe("a balance watch", () => {
     expect(alerts()).toHaveLength(2);
   });
 });
+
+describe("balance rules in the config", () => {
+  const base = (rules: string, tokens = "") => `
+chain: { rpc_url: "https://rpc.example" }
+status: { listen: false }
+watches:
+  - { name: payer, balance: ["${PAYER}"]${tokens} }
+rules:
+${rules}
+sinks:
+  out: { type: console }
+`;
+  it("names the key path of a bound without a unit it knows, of a token amount on a KAIA-only watch, and of a rule mixing assets", () => {
+    expect(() => configFromText(base(`  - { name: a, watch: payer, notify: [out], when: { balance: { below: "1 KAIA" } } }`))).toThrow(/rules\[0\]\.when\.balance\.below: rule "a": unknown operator "below"/);
+    expect(() => configFromText(base(`  - { name: a, watch: payer, notify: [out], when: { balance: { lt: "1 USDT" } } }`))).toThrow(/rules\[0\]\.when\.balance\.lt: .*reads KAIA only/);
+    expect(() => configFromText(base(`  - { name: a, watch: payer, notify: [out], when: { balance: { lt: "1 KAIA", gt: "1 USDT" } } }`, `, tokens: ["${FUNDER}"]`))).toThrow(/rules\[0\]\.when\.balance: .*one rule reads one asset/);
+    expect(() => configFromText(base(`  - { name: a, watch: payer, notify: [out] }`))).toThrow(/rules\[0\]\.when: .*needs a condition on its balance/);
+  });
+});

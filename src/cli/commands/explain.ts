@@ -56,6 +56,10 @@ async function run(args: string[], io: CommandIO): Promise<number> {
   const source = rule.source;
   if (source === BALANCE_ALERT_SOURCE) throw new UsageError(`rule ${rule.name} reads balances, not records of a transaction: explain does not apply`);
   const family = source;
+  if (watch.kind === "account" && watch.tokens.length > 0 && family === "event_logs") {
+    // Its amounts are in the tokens' units, read by JSON-RPC; explain does not read them yet.
+    throw new UsageError(`rule ${rule.name} reads the token transfers of watch ${watch.name}: explain does not cover token watches yet (try kaiawatch replay)`);
+  }
   // The daemon's plan for this one rule: the same sources it polls, the same compiled condition.
   const plan = planFromConfig(config, { rules: [rule] });
   const definitions = plan.sources.map((source) => source.definition);
