@@ -66,7 +66,8 @@ describe("token transfers of a wallet", () => {
   - { name: usdt-out, watch: hot, notify: [out], when: { direction: out, amount: { gte: "50000 USDT" } } }
   - { name: wkaia-big, watch: hot, notify: [out], when: { amount: { gt: "1 WKAIA" } } }
   - { name: stk-any, watch: hot, notify: [out], when: { amount: { gte: "7 tokens" }, contract: "${"0x" + "0".repeat(40)}" } }
-  - { name: stk-seven, watch: hot, notify: [out], when: { amount: { gte: "7 STK" } } }`);
+  - { name: stk-seven, watch: hot, notify: [out], when: { amount: { gte: "7 STK" } } }
+  - { name: usdt-templated, watch: hot, notify: [out], when: { amount: { gte: "50000 USDT" }, direction: out }, summary: "{{direction}} {{amount}} {{token_symbol}} to {{to}}" }`);
     const [wkaia, usdt, , stk] = sim.addresses.tokens as [string, string, string, string];
     expect(daemon.plan.sources.map((s) => s.definition.address).sort()).toEqual([wkaia, usdt, stk].sort());
     sim.addBlock({
@@ -90,6 +91,7 @@ describe("token transfers of a wallet", () => {
     expect(got).toEqual([
       ["stk-seven", "7", "STK", `7 STK (${stk.slice(0, 6)}…${stk.slice(-4)}) self: 0x0000…11e7 → 0x0000…11e7`],
       ["usdt-out", "50000", "USDT", `50,000 USDT (${usdt.slice(0, 6)}…${usdt.slice(-4)}) out: 0x0000…11e7 → 0x0000…0b00`],
+      ["usdt-templated", "50000", "USDT", `out 50000 USDT to ${OTHER}`],
       ["wkaia-big", "1.000000000000000001", "WKAIA", `1.000000000000000001 WKAIA (${wkaia.slice(0, 6)}…${wkaia.slice(-4)}) in: 0x0000…0b00 → 0x0000…11e7`],
     ]);
   });
