@@ -8,7 +8,7 @@ export function checkEnrichments(config: Pick<Config, "rules">): ConfigIssue[] {
   config.rules.forEach((rule, index) => {
     rule.enrich.forEach((kind, position) => {
       const spec = ENRICHMENT_KINDS[kind];
-      if (spec.families.includes(rule.source)) return;
+      if ((spec.families as readonly string[]).includes(rule.source)) return;
       issues.push({
         path: ["rules", index, "enrich", position],
         message: `rule "${rule.name}": enrich "${kind}" applies only to ${spec.families.join(", ")} records (${spec.needs}); this rule reads ${rule.source}`,

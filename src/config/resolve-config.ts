@@ -79,11 +79,17 @@ function buildWatch(kind: WatchKind, w: z.output<typeof watchSchema>, defaults: 
     jitter: w.jitter ?? defaults.jitter,
   };
   if (kind === "account" && w.account !== undefined) {
-    return { ...base, kind, account: w.account, sources: w.sources ?? ["nft_transfers"], nft_contract: w.nft_contract };
+    const tokens = (w.tokens ?? []).map((token) => token.toLowerCase());
+    // A watch of a wallet's tokens alone should not also pay for its NFT transfers.
+    const sources = w.sources ?? (tokens.length > 0 ? [] : ["nft_transfers" as const]);
+    return { ...base, kind, account: w.account, sources, nft_contract: w.nft_contract, tokens };
   }
   if (kind === "collection" && w.collection !== undefined) return { ...base, kind, collection: w.collection, token_id: w.token_id };
   if (kind === "contract" && w.contract !== undefined) return { ...base, kind, contract: w.contract, events: w.events ?? [] };
   if (kind === "every_block") return { ...base, kind, every_block: true };
+  if (kind === "balance" && w.balance !== undefined) {
+    return { ...base, kind, balance: w.balance.map((a) => a.toLowerCase()), tokens: (w.tokens ?? []).map((t) => t.toLowerCase()) };
+  }
   return undefined;
 }
 
@@ -130,11 +136,11 @@ export function resolveConfig(raw: unknown): ResolvedConfig {
     const kinds = WATCH_KINDS.filter((kind) => kind in item);
     const [kind] = kinds;
     if (kind === undefined) {
-      issues.push({ path: ["watches", i], message: "a watch needs one of account, collection, contract or every_block" });
+      issues.push({ path: ["watches", i], message: "a watch needs one of account, collection, contract, every_block or balance" });
       return;
     }
     if (kinds.length > 1) {
-      issues.push({ path: ["watches", i, kinds[1] ?? kind], message: `a watch has exactly one of account, collection, contract or every_block; this one has ${kinds.join(" and ")}`, atKey: true });
+      issues.push({ path: ["watches", i, kinds[1] ?? kind], message: `a watch has exactly one of account, collection, contract, every_block or balance; this one has ${kinds.join(" and ")}`, atKey: true });
       return;
     }
     for (const [key, only] of Object.entries(ONLY_FOR)) {
@@ -142,6 +148,10 @@ export function resolveConfig(raw: unknown): ResolvedConfig {
         issues.push({ path: ["watches", i, key], message: `applies to ${only} watches only (this is ${kind === "every_block" ? "an every_block" : `a ${kind}`} watch)`, atKey: true });
         usable = false;
       }
+    }
+    if ("tokens" in item && kind !== "account" && kind !== "balance") {
+      issues.push({ path: ["watches", i, "tokens"], message: `applies to account and balance watches only (this is ${kind === "every_block" ? "an every_block" : `a ${kind}`} watch)`, atKey: true });
+      usable = false;
     }
     const parsed = watchSchema.safeParse(item);
     const watch = parsed.success && usable ? buildWatch(kind, parsed.data, defaults) : undefined;
@@ -156,7 +166,9 @@ export function resolveConfig(raw: unknown): ResolvedConfig {
     // watched address as written (a mistyped one still makes `direction` meaningful).
     if (duplicate || typeof item.name !== "string") return;
     const fields = fieldwise(watchSchema.shape, item);
-    const target = typeof item[kind] === "string" ? item[kind] : "";
+    const raw = item[kind];
+    // A balance watch lists addresses; the others name one.
+    const target = kind === "balance" ? (Array.isArray(raw) ? raw.filter((a): a is string => typeof a === "string") : []) : typeof raw === "string" ? raw : "";
     const guess = buildWatch(kind, { ...fields, name: item.name, [kind]: kind === "every_block" ? true : target } as z.output<typeof watchSchema>, defaults);
     if (guess) {
       checkWatches.push(guess);

@@ -6,6 +6,7 @@ import { scheduleProblem } from "./schedule.js";
 import { ALERT_SEVERITIES } from "../model/alert-document.js";
 import { ENRICHMENTS } from "../model/enrichment.js";
 import { RECORD_FAMILIES } from "../model/record.js";
+import { BALANCE_ALERT_SOURCE } from "../model/alert-document.js";
 import type { StartPosition } from "../model/start-position.js";
 import type { Condition } from "./types.js";
 
@@ -152,7 +153,7 @@ export const defaultsSchema = z
 
 // ---- watches ----
 
-export const WATCH_KINDS = ["account", "collection", "contract", "every_block"] as const;
+export const WATCH_KINDS = ["account", "collection", "contract", "every_block", "balance"] as const;
 export const ACCOUNT_SOURCES = ["nft_transfers", "internal_transactions"] as const;
 
 const eventFilter = z.string().superRefine((value, ctx) => {
@@ -179,12 +180,24 @@ const tokenId = z
 export const watchSchema = z.strictObject({
   name: slug("a watch name"),
   account: address.optional().meta({ description: "Account watch: NFT transfers (op 3) and/or internal transactions (op 7) of this address." }),
-  sources: z.array(z.enum(ACCOUNT_SOURCES)).min(1).superRefine(uniqueItems).optional().meta({ description: "Account watch only. Default: [nft_transfers]." }),
+  sources: z.array(z.enum(ACCOUNT_SOURCES)).min(1).superRefine(uniqueItems).optional().meta({ description: "Account watch only. Default: [nft_transfers], or none when `tokens` is given." }),
   nft_contract: address.optional().meta({ description: "Account watch only: NFT transfers of this token contract only." }),
+  tokens: z
+    .array(address)
+    .min(1)
+    .superRefine(uniqueItems)
+    .optional()
+    .meta({ description: "Account watch: KIP-7 token contracts whose Transfer logs from or to the account are watched (op 11 with the Transfer signature; rules read them as source event_logs). Decimals and symbol are read by JSON-RPC at start-up. Balance watch: the KIP-7 balances read besides KAIA." }),
   collection: address.optional().meta({ description: "Collection watch: NFT transfers of this token contract (op 4)." }),
   token_id: tokenId.optional().meta({ description: "Collection watch only: transfers of this token id only." }),
   contract: address.optional().meta({ description: "Contract watch: event logs emitted by this contract (op 11)." }),
   events: z.array(eventFilter).min(1).superRefine(uniqueItems).optional().meta({ description: "Contract watch only: each signature or topic hash is its own filtered source. Default: every event." }),
+  balance: z
+    .array(address)
+    .min(1)
+    .superRefine(uniqueItems)
+    .optional()
+    .meta({ description: "Balance watch: the KAIA balance (eth_getBalance) of these addresses, and their balance of each of `tokens` (balanceOf), read at the head by JSON-RPC on the watch's schedule." }),
   every_block: z.literal(true, { error: unlessMissing("every_block can only be true (remove it otherwise)") }).optional().meta({ description: "Internal transactions of every block (op 8, 1 credit a block)." }),
   schedule: schedule.optional(),
   start: start.optional(),
@@ -222,7 +235,7 @@ export const conditionSchema: z.ZodType<Condition> = z
 export const ruleSchema = z.strictObject({
   name: slug("a rule name"),
   watch: z.string().meta({ description: "The name of the watch whose records this rule sees." }),
-  source: z.enum(RECORD_FAMILIES).optional().meta({ description: "The record family; optional when the watch produces only one." }),
+  source: z.enum([...RECORD_FAMILIES, BALANCE_ALERT_SOURCE]).optional().meta({ description: "The record family (or `balances` for a balance watch); optional when the watch produces only one." }),
   when: conditionSchema.optional().meta({ description: "The condition. Absent: every record of the source matches." }),
   notify: z.array(z.string()).min(1).superRefine(uniqueItems).meta({ description: "Sink names." }),
   group: z
@@ -238,6 +251,11 @@ export const ruleSchema = z.strictObject({
   enrich: z.array(z.enum(ENRICHMENTS)).superRefine(uniqueItems).default([]),
   summary: text.optional().meta({ description: "Template of the alert's one-line summary, e.g. \"{{amount}} KAIA from {{from}}\"." }),
   severity: z.enum(ALERT_SEVERITIES).optional().meta({ description: "How bad its alerts are (PagerDuty's payload.severity). Default: the sink's `severity`." }),
+  clear_after: z
+    .int()
+    .min(1)
+    .optional()
+    .meta({ description: "Balance rules: the alert resolves after this many readings in a row where the condition no longer holds (hysteresis against a balance hovering at the threshold). Default 2." }),
 });
 
 // ---- the whole file ----

@@ -1,7 +1,7 @@
 import type { SinkConfig } from "../notify/sinks/index.js";
 import type { AlertSeverity } from "../model/alert-document.js";
 import type { Enrichment } from "../model/enrichment.js";
-import type { RecordFamily } from "../model/record.js";
+import type { RuleSource } from "../model/alert-document.js";
 import type { StartPosition } from "../model/start-position.js";
 
 /**
@@ -95,10 +95,16 @@ export type AccountSource = "nft_transfers" | "internal_transactions";
 export interface AccountWatchConfig extends WatchBase {
   kind: "account";
   account: string;
-  /** Non-empty, no duplicates. */
+  /** No duplicates; non-empty unless `tokens` is. */
   sources: AccountSource[];
   /** Only NFT transfers of this token contract (op 3 `contractAddress`). */
   nft_contract?: string;
+  /**
+   * KIP-7 token contracts, lowercase, no duplicates: the Transfer logs of each (op 11 with the
+   * Transfer signature, one source per token, shared with every watch of it) whose `from` or
+   * `to` is the account, read by rules as `event_logs` with the token fields. Empty: none.
+   */
+  tokens: string[];
 }
 
 /** NFT transfers of a token contract (op 4). */
@@ -126,7 +132,16 @@ export interface BlockWatchConfig extends WatchBase {
   every_block: true;
 }
 
-export type WatchConfig = AccountWatchConfig | CollectionWatchConfig | ContractWatchConfig | BlockWatchConfig;
+/** Balances of addresses, KAIA and optionally KIP-7, read at the head by JSON-RPC on the schedule. */
+export interface BalanceWatchConfig extends WatchBase {
+  kind: "balance";
+  /** Lowercase addresses, no duplicates. */
+  balance: string[];
+  /** Lowercase KIP-7 token contracts; empty: KAIA only. */
+  tokens: string[];
+}
+
+export type WatchConfig = AccountWatchConfig | CollectionWatchConfig | ContractWatchConfig | BlockWatchConfig | BalanceWatchConfig;
 export type WatchKind = WatchConfig["kind"];
 
 export type ConditionScalar = string | number | boolean | null;
@@ -147,8 +162,8 @@ export interface Condition {
 export interface RuleConfig {
   name: string;
   watch: string;
-  /** Resolved: given, or the only family the watch produces. */
-  source: RecordFamily;
+  /** Resolved: given, or the only family the watch produces; "balances" for a balance watch. */
+  source: RuleSource;
   /** Absent: every record of the source matches. */
   when?: Condition;
   /** Sink names, non-empty, each one exists. */
@@ -160,6 +175,8 @@ export interface RuleConfig {
   summary?: string;
   /** Copied into its alerts; PagerDuty's payload.severity. Absent: the sink's default. */
   severity?: AlertSeverity;
+  /** Balance rules: readings in a row without the condition before the alert resolves. */
+  clear_after?: number;
 }
 
 /**

@@ -3,7 +3,15 @@ import type { ConfigIssue } from "../config/errors.js";
 import { validateSinkConfig } from "../notify/create-sink.js";
 import { checkRuleConditions } from "../rules/validate-rules.js";
 import { checkEnrichments } from "../config/check-enrichments.js";
-import { validateSummaryTemplate } from "../rules/summary-template.js";
+import { TOKEN_TRANSFER_TEMPLATE_VARIABLES, validateSummaryTemplate } from "../rules/summary-template.js";
+import type { Config, RuleConfig } from "../config/types.js";
+import { parseBalanceCondition } from "../watch/balance-rule.js";
+
+/** A rule on the Transfer logs of an account watch's tokens. */
+function isTokenRule(config: Config, rule: RuleConfig): boolean {
+  const watch = config.watches.find((w) => w.name === rule.watch);
+  return watch?.kind === "account" && watch.tokens.length > 0 && rule.source === "event_logs";
+}
 
 /**
  * What only other subsystems can check in a config: rule conditions against their source,
@@ -15,8 +23,18 @@ export const CONFIG_CHECKS: ConfigCheck[] = [
   (config) => checkEnrichments(config),
   (config) =>
     config.rules.flatMap((rule, index): ConfigIssue[] =>
-      rule.summary === undefined ? [] : validateSummaryTemplate(rule.summary, rule.source).map((issue) => ({ path: ["rules", index, "summary", ...issue.path], message: issue.message })),
+      rule.summary === undefined || rule.source === "balances"
+        ? []
+        : validateSummaryTemplate(rule.summary, rule.source, isTokenRule(config, rule) ? TOKEN_TRANSFER_TEMPLATE_VARIABLES : []).map((issue) => ({ path: ["rules", index, "summary", ...issue.path], message: issue.message })),
     ),
+  (config) =>
+    config.rules.flatMap((rule, index): ConfigIssue[] => {
+      if (rule.source !== "balances") return [];
+      const watch = config.watches.find((w) => w.name === rule.watch);
+      if (watch?.kind !== "balance") return [];
+      const parsed = parseBalanceCondition(rule.when, undefined, watch.tokens.length);
+      return parsed.ok ? [] : parsed.issues.map((issue) => ({ path: ["rules", index, "when", ...issue.path], message: `rule "${rule.name}": ${issue.message}` }));
+    }),
   (config) =>
     Object.entries(config.sinks).flatMap(([name, sink]): ConfigIssue[] =>
       validateSinkConfig(sink).map((problem) => ({ path: ["sinks", name, ...problem.key.split(".").filter(Boolean)], message: problem.message })),

@@ -2,6 +2,11 @@ import type { Common } from "../common/common.js";
 import type { Config } from "../config/types.js";
 import { createHeadReader, type HeadReader } from "../chain/head.js";
 import { indexedHead } from "../chain/indexed-head.js";
+import { createJsonRpc } from "../chain/json-rpc.js";
+import { createTokenInfoCache } from "../chain/token-info.js";
+import { readConfigTokens } from "../watch/config-tokens.js";
+import { createBalanceMonitor } from "../watch/balance-monitor.js";
+import { balanceWatchesOf } from "../watch/balance-watches.js";
 import { createExplorerClient, type ExplorerClient } from "../explorer/client.js";
 import type { CreditMeterState } from "../explorer/credit-meter.js";
 import { createSink } from "../notify/create-sink.js";
@@ -74,8 +79,14 @@ export async function createDaemon(common: Common, options: DaemonOptions): Prom
     const savedCredits = store.getMeta<CreditMeterState>(CREDITS_META_KEY);
     if (savedCredits) client.meter.restore(savedCredits);
 
-    const head: HeadReader = createHeadReader(common, { rpcUrl: config.chain.rpc_url, maxRetries: config.explorer.max_retries, deadlineMs: config.chain.request_deadline });
+    // One JSON-RPC client for the head and the token reads: one pool, one count.
+    const rpc = createJsonRpc(common, { rpcUrl: config.chain.rpc_url, maxRetries: config.explorer.max_retries, deadlineMs: config.chain.request_deadline });
+    closers.push(() => rpc.close());
+    const head: HeadReader = createHeadReader(common, { rpcUrl: config.chain.rpc_url, rpc });
     closers.push(() => head.close());
+    // Before the plan: a token watch's rules are compiled in its tokens' units, and a
+    // contract that is not a token is a config error before anything runs.
+    const tokens = await readConfigTokens(config, createTokenInfoCache(rpc));
 
     const sinks = Object.entries(config.sinks).map(([name, sinkConfig]) => {
       const sink = options.sinks?.[name] ?? createSink(common, name, sinkConfig);
@@ -98,7 +109,8 @@ export async function createDaemon(common: Common, options: DaemonOptions): Prom
       })),
     });
 
-    const plan = planFromConfig(config);
+    const plan = planFromConfig(config, { tokens });
+    const balanceWatches = balanceWatchesOf(config, tokens);
     for (const name of plan.idleWatches) logger.warn({ watch: name }, "no rule reads this watch: it is not polled");
 
     // One enricher for the run: its cache serves every source (the same transaction can match in several).
@@ -123,6 +135,16 @@ export async function createDaemon(common: Common, options: DaemonOptions): Prom
       sinks: Object.values(config.sinks).filter((sink) => sink.operational).map((sink) => sink.name),
       network: config.chain.network,
       head: () => headProbe.state().block,
+      onQueued: () => dispatcher.kick(),
+    });
+    const balances = createBalanceMonitor(common, {
+      rpc,
+      store,
+      watches: balanceWatches,
+      tokens,
+      network: config.chain.network,
+      explorerUrl: config.chain.explorer_url,
+      readHead: (signal) => head.blockNumber(signal),
       onQueued: () => dispatcher.kick(),
     });
     const engine = createWatchEngine(common, {
@@ -162,6 +184,7 @@ export async function createDaemon(common: Common, options: DaemonOptions): Prom
         dispatcher.start();
         silences.start();
         engine.start();
+        await balances.start();
         creditTimer = setInterval(() => {
           saveCredits().catch((error: unknown) => logger.warn({ err: String(error) }, "cannot save the credit meter"));
         }, CREDITS_SAVE_INTERVAL_MS);
@@ -169,6 +192,7 @@ export async function createDaemon(common: Common, options: DaemonOptions): Prom
       },
       async runOnce(runOptions = {}) {
         const scan = await engine.runOnce();
+        await balances.runOnce();
         const delivery = await dispatcher.drain({ timeoutMs: runOptions.drainTimeoutMs ?? 30_000 });
         return { scan, delivery };
       },
@@ -178,6 +202,7 @@ export async function createDaemon(common: Common, options: DaemonOptions): Prom
         clearInterval(budgetTimer);
         clearInterval(creditTimer);
         await engine.stop();
+        await balances.stop();
         await dispatcher.stop();
         silences.stop();
         await saveCredits().catch(() => undefined);

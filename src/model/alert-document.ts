@@ -5,7 +5,13 @@ import type { RecordFamily } from "./record.js";
  * kaiawatch's own operational alerts (the daily credit budget), whose `record` describes
  * kaiawatch's event rather than an explorer record.
  */
-export type AlertSource = RecordFamily | typeof OPERATIONAL_ALERT_SOURCE;
+export type AlertSource = RecordFamily | typeof BALANCE_ALERT_SOURCE | typeof OPERATIONAL_ALERT_SOURCE;
+
+/** The `source` of a balance watch's alerts (and of its rules): balances read at the head by JSON-RPC. */
+export const BALANCE_ALERT_SOURCE = "balances";
+
+/** What a rule reads: a record family, or the balances of a balance watch. */
+export type RuleSource = RecordFamily | typeof BALANCE_ALERT_SOURCE;
 
 /** The `source` (and `watch`) of kaiawatch's own operational alerts. */
 export const OPERATIONAL_ALERT_SOURCE = "kaiawatch";
@@ -55,6 +61,11 @@ export interface AlertDocument {
    * null fields are removed.
    */
   record: unknown;
+  /**
+   * A token watch's Transfer: the token (symbol is on-chain text, null when the contract has
+   * none) and the exact amount in whole tokens as decimal text ("1250.5").
+   */
+  token?: { address: string; symbol: string | null; decimals: number; amount: string };
   /** Extra lookups the rule asked for, by name; `{ error }` when a lookup failed. */
   enrichment?: Record<string, unknown>;
   /** Absent for a one-shot alert; see AlertStatus. */

@@ -1,6 +1,9 @@
 import { createHash } from "node:crypto";
 import { ZERO_ADDRESS, isAddress, isBurnAddress } from "../chain/address.js";
 import { formatKei } from "../chain/units.js";
+import { formatTokenAmount } from "../chain/token-amounts.js";
+import type { TokenInfo } from "../chain/token-info.js";
+import { decodeTokenTransfer, type TokenTransferValues } from "../chain/token-transfer.js";
 import type { WatchedRecord } from "../model/record.js";
 import type { AlertDocument, AlertSeverity } from "../model/alert-document.js";
 import { ALERT_DOCUMENT_VERSION } from "../model/alert-document.js";
@@ -18,6 +21,8 @@ export interface BuildAlertInput {
   now: Date;
   /** The account an account watch watches: the account link and `direction`. */
   watchedAccount?: string;
+  /** A token watch's token: its Transfer logs are written as token amounts with its symbol. */
+  token?: TokenInfo;
 }
 
 /**
@@ -47,11 +52,15 @@ export function buildAlert(input: BuildAlertInput): AlertDocument {
     record: record.data,
     created_at: input.now.toISOString(),
   };
-  const fallback = defaultSummary(record, input.watchedAccount);
+  const transfer = input.token && record.family === "event_logs" ? decodeTokenTransfer(record.data) : undefined;
+  if (input.token && transfer) {
+    base.token = { address: input.token.address, symbol: input.token.symbol ?? null, decimals: input.token.decimals, amount: formatTokenAmount(transfer.value, input.token.decimals) };
+  }
+  const fallback = input.token && transfer ? tokenTransferSummary(input.token, transfer, input.watchedAccount) : defaultSummary(record, input.watchedAccount);
   const summary =
     input.rule.summary === undefined
       ? fallback
-      : renderTemplate(input.rule.summary, (name) => templateValue(name, { ...base, summary: fallback }, record, input.watchedAccount));
+      : renderTemplate(input.rule.summary, (name) => templateValue(name, { ...base, summary: fallback }, record, input.watchedAccount, transfer));
   return { ...base, summary, ...(input.rule.severity === undefined ? {} : { severity: input.rule.severity }) };
 }
 
@@ -110,6 +119,17 @@ function direction(from: string | undefined, to: string | undefined, account: st
   return out && into ? "self" : out ? "out" : into ? "in" : undefined;
 }
 
+/**
+ * "1,250.5 USDT (0x1234…abcd) out 0xwall…et01 → 0x40e4…531c". The symbol is on-chain
+ * text: flattened and cut here, escaped by each sink, and always next to the address, since
+ * anyone can deploy a token named "USDT".
+ */
+export function tokenTransferSummary(token: TokenInfo, transfer: TokenTransferValues, watchedAccount?: string): string {
+  const symbol = token.symbol === undefined ? "tokens" : truncate(oneLine(token.symbol), 24);
+  const dir = direction(transfer.from, transfer.to, watchedAccount);
+  return `${formatTokenAmount(transfer.value, token.decimals, { group: true })} ${symbol} (${shortAddress(token.address)})${dir ? ` ${dir}` : ""}: ${shortAddress(transfer.from)} → ${shortAddress(transfer.to)}`;
+}
+
 /** One plain-text line per family; on-chain text is flattened and cut, never trusted. */
 export function defaultSummary(record: WatchedRecord, watchedAccount?: string): string {
   switch (record.family) {
@@ -148,12 +168,22 @@ export function defaultSummary(record: WatchedRecord, watchedAccount?: string): 
 }
 
 /** The value of one template variable (see summary-template.ts for the documented set). */
-function templateValue(name: string, alert: AlertDocument, record: WatchedRecord, account: string | undefined): unknown {
+function templateValue(name: string, alert: AlertDocument, record: WatchedRecord, account: string | undefined, transfer?: TokenTransferValues): unknown {
   if (name.startsWith("link.")) return alert.links[name.slice(5) as keyof AlertDocument["links"]];
   if (name === "record" || name.startsWith("record.") || name.startsWith("record[")) return readPath(record.data, name.slice(6));
   switch (name) {
     case "id": case "rule": case "watch": case "network": case "source": case "block": case "transaction_hash": case "datetime": case "summary":
       return alert[name];
+  }
+  if (transfer !== undefined && alert.token !== undefined) {
+    switch (name) {
+      case "from": return transfer.from;
+      case "to": return transfer.to;
+      case "direction": return direction(transfer.from, transfer.to, account);
+      case "amount": return alert.token.amount;
+      case "token": return alert.token.address;
+      case "token_symbol": return alert.token.symbol ?? undefined;
+    }
   }
   switch (record.family) {
     case "event_logs": {

@@ -1,4 +1,5 @@
 import { ZERO_ADDRESS, isBurnAddress } from "../chain/address.js";
+import { decodeTokenTransfer } from "../chain/token-transfer.js";
 import { KaiawatchError } from "../common/errors.js";
 import type { WatchedRecord } from "../model/record.js";
 import type { FieldSpec } from "./fields.js";
@@ -98,6 +99,16 @@ export function readField(record: WatchedRecord, field: FieldSpec): unknown {
         case "transaction": return record.transactionHash;
         case "log_index": return d.log_index;
         case "estimated": return d.estimated_event_log === true;
+        case "from": return decodeTokenTransfer(d)?.from;
+        case "to": return decodeTokenTransfer(d)?.to;
+        case "amount": return decodeTokenTransfer(d)?.value;
+        case "direction": {
+          const transfer = decodeTokenTransfer(d);
+          if (transfer === undefined) return undefined;
+          const from = transfer.from === field.account;
+          const to = transfer.to === field.account;
+          return from && to ? "self" : from ? "out" : to ? "in" : undefined;
+        }
       }
       break;
     }
@@ -159,7 +170,8 @@ function normalize(field: FieldSpec, actual: unknown): Value {
     case "integer":
       return integerOf(actual);
     case "amount":
-      return amountKeiOf(actual);
+      // A token amount is read from the log as base units already.
+      return typeof actual === "bigint" ? actual : amountKeiOf(actual);
     case "boolean":
       return actual === true;
     case "arg":

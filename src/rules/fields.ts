@@ -1,4 +1,5 @@
 import type { RecordFamily } from "../model/record.js";
+import type { TokenInfo } from "../chain/token-info.js";
 
 /**
  * How a field's values compare:
@@ -49,9 +50,22 @@ export interface FieldSpec {
   operand?: "event_topic" | "topic" | "selector" | "transaction";
   /** direction: the lowercase watched account it is relative to. */
   account?: string;
+  /**
+   * The token fields of a token watch (`amount` of a Transfer log): the token this rule is
+   * compiled for, undefined while the config is checked without JSON-RPC (any unit is then
+   * accepted and checked at start-up), and the symbols of the watch's other tokens.
+   */
+  token?: TokenFieldContext;
 }
 
-type FieldTemplate = Omit<FieldSpec, "name" | "id" | "index" | "arg" | "account"> & { doc: string; example: string };
+/** What a token watch's rule knows of its tokens when it is compiled for one of them. */
+export interface TokenFieldContext {
+  info: TokenInfo | undefined;
+  /** Symbols of the watch's other tokens: an amount in one of them never matches this token. */
+  otherSymbols: readonly string[];
+}
+
+type FieldTemplate = Omit<FieldSpec, "name" | "id" | "index" | "arg" | "account" | "token"> & { doc: string; example: string };
 
 const BLOCK: FieldTemplate = { kind: "integer", doc: "block number", example: "block: { gte: 150000000 }" };
 const TRANSACTION: FieldTemplate = { kind: "hash", operand: "transaction", doc: "transaction hash", example: 'transaction: "0x…64 hex"' };
@@ -123,14 +137,36 @@ export const FIELDS: Readonly<Record<RecordFamily, Readonly<Record<string, Field
   },
 };
 
+/**
+ * The fields a token watch's rule has on top of event_logs: the Transfer log read as a
+ * transfer of the token the rule is compiled for (from its topics and data, never from the
+ * explorer's decoded items). Only with a token context: on other logs they mean nothing.
+ */
+export const TOKEN_TRANSFER_FIELDS: Readonly<Record<string, FieldTemplate>> = {
+  from: { kind: "address", doc: "token watches: the sender of the Transfer", example: 'from: "0x…"' },
+  to: { kind: "address", doc: "token watches: the recipient of the Transfer", example: 'to: { not_in: ["0x…"] }' },
+  direction: {
+    kind: "keyword",
+    values: ["in", "out", "self"],
+    doc: "token watches: in (to the watched account), out (from it), self (both)",
+    example: "direction: out",
+  },
+  amount: {
+    kind: "amount",
+    doc: 'token watches: the value moved, exact, with a unit: "tokens" (whole tokens of the token) or its symbol, letter case included',
+    example: 'amount: { gte: "50000 USDT" }',
+  },
+};
+
 export type FieldResolution = { ok: true; field: FieldSpec } | { ok: false; message: string };
 
 const TOPIC_FIELD = /^topics\[(\d+)\]$/;
 const ARG_FIELD = /^args\.(.+)$/s;
 
 /** Resolves a field name written in a condition against the rule's source. */
-export function resolveField(name: string, context: { family: RecordFamily; watchedAccount?: string }): FieldResolution {
-  const fields = FIELDS[context.family];
+export function resolveField(name: string, context: { family: RecordFamily; watchedAccount?: string; token?: TokenFieldContext }): FieldResolution {
+  const tokenFields = context.token !== undefined && context.family === "event_logs";
+  const fields = tokenFields ? { ...FIELDS.event_logs, ...TOKEN_TRANSFER_FIELDS } : FIELDS[context.family];
   const known = () => Object.keys(fields).join(", ");
   const topic = TOPIC_FIELD.exec(name);
   const arg = ARG_FIELD.exec(name);
@@ -138,7 +174,8 @@ export function resolveField(name: string, context: { family: RecordFamily; watc
   const template = Object.hasOwn(fields, id) ? fields[id] : undefined;
   if (!template || name === "topics[i]" || name === "args.NAME") {
     const elsewhere = (Object.keys(FIELDS) as RecordFamily[]).filter((f) => f !== context.family && Object.hasOwn(FIELDS[f], id));
-    const hint = elsewhere.length ? ` (it is a field of ${elsewhere.join(" and ")})` : "";
+    const token = context.family === "event_logs" && !tokenFields && Object.hasOwn(TOKEN_TRANSFER_FIELDS, id) ? " and of the token transfers of an account watch with `tokens:`" : "";
+    const hint = elsewhere.length ? ` (it is a field of ${elsewhere.join(" and ")}${token})` : token ? ` (it is a field${token.slice(4)})` : "";
     return { ok: false, message: `unknown field "${name}" for ${context.family} records${hint}; fields: ${known()}` };
   }
   // Every key written out, in one order: objects made by spreading take a hidden class of
@@ -153,6 +190,7 @@ export function resolveField(name: string, context: { family: RecordFamily; watc
     values: template.values,
     operand: template.operand,
     account: undefined,
+    token: tokenFields && Object.hasOwn(TOKEN_TRANSFER_FIELDS, id) ? context.token : undefined,
   };
   if (topic) {
     const index = Number(topic[1]);
@@ -162,7 +200,7 @@ export function resolveField(name: string, context: { family: RecordFamily; watc
   if (arg) field.arg = arg[1] as string;
   if (name === "direction") {
     if (context.watchedAccount === undefined) {
-      return { ok: false, message: `"direction" needs a watch of an account (it says whether the NFT came in or went out of that account)` };
+      return { ok: false, message: `"direction" needs a watch of an account (it says whether the transfer came in or went out of that account)` };
     }
     field.account = context.watchedAccount.toLowerCase();
   }

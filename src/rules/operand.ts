@@ -1,6 +1,7 @@
 import { addressToTopic, hasValidChecksum, isAddress } from "../chain/address.js";
 import { eventTopic, functionSelector, isSelector, isTopicHash, looksLikeSignature } from "../chain/signatures.js";
 import { decimalTextOfNumber, parseAmount, parseInteger } from "../chain/units.js";
+import { TOKENS_UNIT, parseTokenAmount } from "../chain/token-amounts.js";
 import type { FieldSpec } from "./fields.js";
 
 /**
@@ -59,8 +60,12 @@ export function parseScalar(field: FieldSpec, raw: unknown): OperandResult<Scala
       return { ok: true, value: raw };
     case "integer":
       return parseIntegerValue(raw);
-    case "amount":
-      return parseAmountValue(raw);
+    case "amount": {
+      if (field.token === undefined) return parseAmountValue(raw);
+      // No token amount is negative: an amount of another token equals nothing here.
+      const r = parseTokenAmountValue(field, raw);
+      return r.ok && r.value === OTHER_TOKEN ? { ok: true, value: -1n } : (r as OperandResult<bigint>);
+    }
     case "boolean":
       if (typeof raw !== "boolean") return fail(`${show(raw)} is not true or false`);
       return { ok: true, value: raw };
@@ -92,7 +97,13 @@ function argFromRule(raw: string): ArgValue {
 }
 
 /** The bound of `gt`, `gte`, `lt`, `lte`. */
-export function parseBound(field: FieldSpec, raw: unknown): OperandResult<bigint> {
+export function parseBound(field: FieldSpec, raw: unknown, op: "gt" | "gte" | "lt" | "lte" = "gte"): OperandResult<bigint> {
+  if (field.kind === "amount" && field.token !== undefined) {
+    const r = parseTokenAmountValue(field, raw);
+    if (!r.ok || r.value !== OTHER_TOKEN) return r as OperandResult<bigint>;
+    // A bound in another token's symbol is a rule about that token: a bound no uint256 passes.
+    return { ok: true, value: op === "gt" || op === "gte" ? 2n ** 256n : -1n };
+  }
   if (field.kind === "amount") return parseAmountValue(raw);
   if (field.kind === "integer") return parseIntegerValue(raw);
   const value = parseScalar(field, raw);
@@ -156,6 +167,33 @@ function fromSignature(raw: string, hash: (s: string) => string, wanted: string)
   if (!looksLikeSignature(raw)) return fail(`${show(raw)} is not ${wanted}`);
   try {
     return { ok: true, value: hash(raw) };
+  } catch (error) {
+    return fail((error as Error).message);
+  }
+}
+
+/** An amount written in the symbol of another token of the same watch. */
+const OTHER_TOKEN = Symbol("other token");
+
+/**
+ * A token amount of a token watch's rule, in base units of the token the rule is compiled
+ * for (see parseTokenAmount). Without the token's info (the config checked without
+ * JSON-RPC) only the shape is checked: a number and a unit; start-up checks the rest.
+ */
+function parseTokenAmountValue(field: FieldSpec, raw: unknown): OperandResult<bigint | typeof OTHER_TOKEN> {
+  const token = field.token;
+  if (typeof raw !== "string") return fail(`${show(raw)} is not a token amount: write quoted text with a unit, e.g. "50000 ${TOKENS_UNIT}" or "50000 USDT" (the token's symbol)`);
+  const unit = /\s(\S+)$/.exec(raw.trim())?.[1];
+  if (token?.info === undefined) {
+    if (unit === undefined || !/[A-Za-z]/.test(unit)) return fail(`${show(raw)} has no unit: write e.g. "50000 ${TOKENS_UNIT}" or "50000 USDT" (the token's symbol)`);
+    return { ok: true, value: 0n };
+  }
+  const symbol = token.info.symbol;
+  if (symbol !== undefined && raw.trim().endsWith(` ${symbol}`)) {
+    // Its own symbol first: two tokens of a watch may share a symbol.
+  } else if (token.otherSymbols.some((other) => raw.trim().endsWith(` ${other}`))) return { ok: true, value: OTHER_TOKEN };
+  try {
+    return { ok: true, value: parseTokenAmount(raw, token.info) };
   } catch (error) {
     return fail((error as Error).message);
   }

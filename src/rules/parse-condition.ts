@@ -1,5 +1,5 @@
 import type { RecordFamily } from "../model/record.js";
-import type { FieldSpec, Operator } from "./fields.js";
+import type { FieldSpec, Operator, TokenFieldContext } from "./fields.js";
 import { OPERATORS, OPERATORS_BY_KIND, resolveField } from "./fields.js";
 import type { Scalar } from "./operand.js";
 import { parseBound, parseScalar } from "./operand.js";
@@ -18,6 +18,8 @@ export interface ConditionContext {
   family: RecordFamily;
   /** The account an account watch watches; enables `direction`. */
   watchedAccount?: string;
+  /** A token watch's rule on event_logs: enables from, to, direction and amount of its Transfer logs. */
+  token?: TokenFieldContext;
 }
 
 /** One comparison; `value` is already in the field's comparable form. */
@@ -154,7 +156,7 @@ function parseTest(field: FieldSpec, op: string, raw: unknown, path: ConditionPa
     case "gte":
     case "lt":
     case "lte": {
-      const r = parseBound(field, raw);
+      const r = parseBound(field, raw, operator);
       return r.ok ? test(operator, r.value) : bad(r.message);
     }
     case "contains":

@@ -1,4 +1,5 @@
 import { DEAD_ADDRESSES, ZERO_ADDRESS } from "../chain/address.js";
+import { decodeTokenTransfer } from "../chain/token-transfer.js";
 import type { WatchedRecord } from "../model/record.js";
 import type { ArgValue } from "./operand.js";
 import { argValue } from "./operand.js";
@@ -186,6 +187,10 @@ export class PreparedRecord {
           case SLOT.event_signature: return this.topic(0);
           case SLOT.log_index: return integerOf(d.log_index);
           case SLOT.estimated: return d.estimated_event_log === true;
+          // The token fields of a token watch's Transfer logs; undefined for any other log.
+          case SLOT.from: return decodeTokenTransfer(d)?.from;
+          case SLOT.to: return decodeTokenTransfer(d)?.to;
+          case SLOT.amount: return decodeTokenTransfer(d)?.value;
         }
         return undefined;
       }

@@ -22,6 +22,9 @@ export const FAMILY_TEMPLATE_VARIABLES: Readonly<Record<RecordFamily, readonly s
   internal_transactions: ["type", "from", "to", "amount_kaia", "amount_kei", "status", "failed", "error", "fail_message", "method_id", "signature", "call_id"],
 };
 
+/** A token watch's Transfer logs offer these besides event_logs' (see build-alert.ts). */
+export const TOKEN_TRANSFER_TEMPLATE_VARIABLES = ["from", "to", "direction", "amount", "token", "token_symbol"] as const;
+
 /** The longest a summary may be: one short line; sinks cut further to their own limits. */
 export const MAX_SUMMARY_LENGTH = 500;
 
@@ -63,12 +66,12 @@ export function isTemplateVariable(name: string, family: RecordFamily): boolean 
  * Config-time check of a `summary` template for a rule of the given source: every
  * variable must exist. Paths are relative to the template (empty); the caller prefixes them.
  */
-export function validateSummaryTemplate(template: unknown, family: RecordFamily): ConditionIssue[] {
+export function validateSummaryTemplate(template: unknown, family: RecordFamily, extra: readonly string[] = []): ConditionIssue[] {
   if (typeof template !== "string") return [{ path: [], message: "summary is a text template, e.g. \"{{amount_kaia}} KAIA left {{from}}\"" }];
   const issues: ConditionIssue[] = [];
   for (const part of parseTemplate(template, issues)) {
-    if (typeof part !== "string" && NAME.test(part.name) && !isTemplateVariable(part.name, family)) {
-      const names = [...COMMON_TEMPLATE_VARIABLES, ...FAMILY_TEMPLATE_VARIABLES[family], "record.PATH"].join(", ");
+    if (typeof part !== "string" && NAME.test(part.name) && !isTemplateVariable(part.name, family) && !extra.includes(part.name)) {
+      const names = [...COMMON_TEMPLATE_VARIABLES, ...FAMILY_TEMPLATE_VARIABLES[family], ...extra, "record.PATH"].join(", ");
       issues.push({ path: [], message: `unknown variable "{{${part.name}}}" for ${family}; variables: ${names}` });
     }
   }

@@ -1,6 +1,7 @@
 import type { RecordFamily } from "../model/record.js";
 import type { ConditionIssue, ConditionPath } from "./parse-condition.js";
 import { parseCondition } from "./parse-condition.js";
+import type { TokenFieldContext } from "./fields.js";
 
 const FAMILIES: readonly string[] = ["event_logs", "nft_transfers", "internal_transactions"];
 
@@ -9,6 +10,8 @@ export interface RuleConditionInput {
   family: RecordFamily;
   when: unknown;
   watchedAccount?: string;
+  /** A token watch's rule on its Transfer logs: the token fields, for one of its tokens. */
+  token?: TokenFieldContext;
   /** Where this rule's `when` sits in the config; default [...basePath, index, "when"]. */
   path?: ConditionPath;
 }
@@ -21,7 +24,11 @@ export interface RuleConditionInput {
 export function validateRuleConditions(rules: readonly RuleConditionInput[], basePath: ConditionPath = ["rules"]): ConditionIssue[] {
   const issues: ConditionIssue[] = [];
   rules.forEach((rule, index) => {
-    const parsed = parseCondition(rule.when, { family: rule.family, ...(rule.watchedAccount === undefined ? {} : { watchedAccount: rule.watchedAccount }) });
+    const parsed = parseCondition(rule.when, {
+      family: rule.family,
+      ...(rule.watchedAccount === undefined ? {} : { watchedAccount: rule.watchedAccount }),
+      ...(rule.token === undefined ? {} : { token: rule.token }),
+    });
     if (parsed.ok) return;
     const at = rule.path ?? [...basePath, index, "when"];
     for (const issue of parsed.issues) {
@@ -34,7 +41,7 @@ export function validateRuleConditions(rules: readonly RuleConditionInput[], bas
 
 /** The least a config must look like for checkRuleConditions; the loader's type fits it. */
 export interface RulesConfigShape {
-  watches?: ReadonlyArray<{ name?: unknown; account?: unknown }>;
+  watches?: ReadonlyArray<{ name?: unknown; account?: unknown; tokens?: unknown }>;
   rules?: ReadonlyArray<{ name?: unknown; watch?: unknown; source?: unknown; when?: unknown }>;
 }
 
@@ -45,8 +52,11 @@ export interface RulesConfigShape {
  */
 export function checkRuleConditions(config: RulesConfigShape): ConditionIssue[] {
   const accounts = new Map<string, string | undefined>();
+  const tokenWatches = new Set<string>();
   for (const watch of config.watches ?? []) {
-    if (typeof watch.name === "string") accounts.set(watch.name, typeof watch.account === "string" ? watch.account : undefined);
+    if (typeof watch.name !== "string") continue;
+    accounts.set(watch.name, typeof watch.account === "string" ? watch.account : undefined);
+    if (Array.isArray(watch.tokens) && watch.tokens.length > 0) tokenWatches.add(watch.name);
   }
   const inputs: RuleConditionInput[] = [];
   (config.rules ?? []).forEach((rule, index) => {
@@ -59,6 +69,8 @@ export function checkRuleConditions(config: RulesConfigShape): ConditionIssue[] 
       when: rule.when,
       path: ["rules", index, "when"],
       ...(account === undefined ? {} : { watchedAccount: account }),
+      // The tokens' decimals and symbols are read at start-up (checkTokenRules); here only the shape of amounts.
+      ...(rule.source === "event_logs" && tokenWatches.has(rule.watch) ? { token: { info: undefined, otherSymbols: [] } } : {}),
     });
   });
   return validateRuleConditions(inputs);

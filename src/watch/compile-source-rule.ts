@@ -1,27 +1,71 @@
 import { KaiawatchError } from "../common/errors.js";
 import type { Config, RuleConfig, WatchConfig } from "../config/types.js";
+import type { TokenInfo } from "../chain/token-info.js";
+import { TRANSFER_TOPIC, decodeTokenTransfer } from "../chain/token-transfer.js";
 import { buildAlert } from "../rules/build-alert.js";
 import { compileCondition } from "../rules/compile-condition.js";
-import type { RecordFamily } from "../model/record.js";
+import type { TokenFieldContext } from "../rules/fields.js";
+import type { RecordFamily, WatchedRecord } from "../model/record.js";
 import type { SourceRule } from "./source-rule.js";
+import type { SourceDefinition } from "./source.js";
+
+/** A token watch's rule ran before the token's decimals and symbol were read (a wiring mistake). */
+export class TokenInfoMissingError extends KaiawatchError {
+  override name = "TokenInfoMissingError";
+  constructor(token: string) {
+    super("KW_TOKEN_INFO_MISSING", `the decimals and symbol of token ${token} were not read before its rules were compiled`);
+  }
+}
+
+/** Decimals and symbols of the token watches' tokens, by lowercase address (see readConfigTokens). */
+export type TokenInfos = ReadonlyMap<string, TokenInfo>;
+
+/**
+ * The token a rule is compiled for when its source is the Transfer logs of one of its
+ * account watch's `tokens`, else undefined.
+ */
+export function tokenOfSource(watch: WatchConfig, family: RecordFamily, definition: SourceDefinition | undefined): string | undefined {
+  if (watch.kind !== "account" || family !== "event_logs" || definition?.signature !== TRANSFER_TOPIC) return undefined;
+  const token = definition.address;
+  return token !== undefined && watch.tokens.includes(token) ? token : undefined;
+}
+
+/** The token fields' context of a token watch's rule (see fields.ts). */
+export function tokenFieldContext(watch: WatchConfig & { kind: "account" }, token: string, tokens: TokenInfos | undefined): TokenFieldContext {
+  const otherSymbols = watch.tokens.filter((other) => other !== token).flatMap((other) => tokens?.get(other)?.symbol ?? []);
+  return { info: tokens?.get(token), otherSymbols };
+}
 
 /**
  * Compiles a rule for one of its sources: its condition once, and the alert it makes of a
  * matching record. The watched account matters to both (`direction`, the account link).
  * The config checks have already proven that the condition compiles; a failure here means
  * an unchecked config and stops the caller.
+ *
+ * A token watch's rule sees the Transfer logs of one token, shared with every other watch
+ * of it: only those from or to its account pass, and amounts are in that token's units.
  */
-export function compileSourceRule(config: Config, rule: RuleConfig, watch: WatchConfig, family: RecordFamily): SourceRule {
+export function compileSourceRule(config: Config, rule: RuleConfig, watch: WatchConfig, family: RecordFamily, definition?: SourceDefinition, tokens?: TokenInfos): SourceRule {
   const watchedAccount = watch.kind === "account" ? watch.account : undefined;
-  const compiled = compileCondition(rule.when, { family, watchedAccount });
+  const token = tokenOfSource(watch, family, definition);
+  const tokenContext = token !== undefined && watch.kind === "account" ? tokenFieldContext(watch, token, tokens) : undefined;
+  const compiled = compileCondition(rule.when, { family, watchedAccount, ...(tokenContext ? { token: tokenContext } : {}) });
   if (!compiled.ok) throw new KaiawatchError("KW_CONFIG_INVALID", `rule ${rule.name}: ${compiled.issues.map((i) => i.message).join("; ")}`);
+  const toAlert = (record: WatchedRecord, now: Date) =>
+    buildAlert({ rule: { name: rule.name, summary: rule.summary, severity: rule.severity }, watch: rule.watch, record, network: config.chain.network, explorerUrl: config.chain.explorer_url, now, watchedAccount, token: tokenContext?.info });
+  const base = { name: rule.name, watch: rule.watch, notify: rule.notify, enrich: rule.enrich, toAlert };
+  if (token === undefined || watchedAccount === undefined) return { ...base, test: compiled.test, condition: compiled.node };
+  const info = tokenContext?.info;
+  const wallet = watchedAccount.toLowerCase();
   return {
-    name: rule.name,
-    watch: rule.watch,
-    notify: rule.notify,
-    enrich: rule.enrich,
-    test: compiled.test,
-    condition: compiled.node,
-    toAlert: (record, now) => buildAlert({ rule: { name: rule.name, summary: rule.summary, severity: rule.severity }, watch: rule.watch, record, network: config.chain.network, explorerUrl: config.chain.explorer_url, now, watchedAccount }),
+    ...base,
+    test: (record) => {
+      if (info === undefined) throw new TokenInfoMissingError(token);
+      if (record.family !== "event_logs") return false;
+      const transfer = decodeTokenTransfer(record.data);
+      return transfer !== undefined && (transfer.from === wallet || transfer.to === wallet) && compiled.test(record);
+    },
+    // No `condition`: the rule index reads plain record fields, and a token watch's from,
+    // to and amount are read from the log's topics and data.
   };
 }

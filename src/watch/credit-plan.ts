@@ -4,6 +4,7 @@ import { OPERATIONS } from "../explorer/operations.js";
 import { planFromConfig } from "./plan-from-config.js";
 import { firingsOfDay, previousFiring, utcDayStart } from "./schedule-firings.js";
 import type { SourceOperation } from "./source.js";
+import { planRpcCalls, type RpcPlan } from "./rpc-plan.js";
 
 const DAY_SECONDS = 86_400;
 /** Kaia makes one block a second: a tick covers as many blocks as seconds passed since the previous one. */
@@ -62,6 +63,8 @@ export interface CreditPlan {
   /** When the day's spending would pass the budget (ISO-8601 UTC), or undefined when it does not. */
   budgetExhaustedAt: string | undefined;
   warnings: PlanWarning[];
+  /** JSON-RPC calls of the balance watches and the token reads (no explorer credits). */
+  rpc: RpcPlan;
 }
 
 /**
@@ -149,6 +152,7 @@ export function planCredits(config: Config, options: { dayMs: number }): CreditP
     budget,
     budgetExhaustedAt,
     warnings: [],
+    rpc: planRpcCalls(config, options),
   };
   result.warnings = warningsOf(config, result);
   return result;

@@ -1,10 +1,15 @@
 import type { Config, RuleConfig } from "../config/types.js";
-import { compileSourceRule } from "./compile-source-rule.js";
+import { compileSourceRule, type TokenInfos } from "./compile-source-rule.js";
 import { planSources, type Plan } from "./plan.js";
 
 export interface PlanFromConfigOptions {
   /** Plan only these rules of the config (replay and explain take one); default: every rule. */
   rules?: readonly RuleConfig[];
+  /**
+   * Decimals and symbols of the token watches' tokens (readConfigTokens). Needed to run
+   * their rules; `plan` leaves it out, as it only counts the sources.
+   */
+  tokens?: TokenInfos;
 }
 
 /**
@@ -18,6 +23,6 @@ export function planFromConfig(config: Config, options: PlanFromConfigOptions = 
     watches: config.watches,
     rules: options.rules ?? config.rules,
     defaults: config.defaults,
-    compileRule: (rule, watch, family) => compileSourceRule(config, rule, watch, family),
+    compileRule: (rule, watch, family, definition) => compileSourceRule(config, rule, watch, family, definition, options.tokens),
   });
 }

@@ -1,4 +1,5 @@
 import { eventTopic } from "../chain/signatures.js";
+import { TRANSFER_TOPIC } from "../chain/token-transfer.js";
 import type { RecordFamily } from "../model/record.js";
 import type { PlannedSource } from "./poller.js";
 import type { SourceRule } from "./source-rule.js";
@@ -11,6 +12,8 @@ export interface WatchInput {
   account?: string;
   sources?: readonly RecordFamily[];
   nft_contract?: string;
+  /** Account watch: KIP-7 token contracts whose Transfer logs are watched. */
+  tokens?: readonly string[];
   collection?: string;
   token_id?: string;
   contract?: string;
@@ -24,7 +27,8 @@ export interface WatchInput {
 export interface RuleInput {
   name: string;
   watch: string;
-  source?: RecordFamily;
+  /** A record family, or "balances" (a balance watch's rules have no explorer source). */
+  source?: RecordFamily | "balances";
 }
 
 export interface PlanInput<R extends RuleInput, W extends WatchInput> {
@@ -32,8 +36,11 @@ export interface PlanInput<R extends RuleInput, W extends WatchInput> {
   watches: readonly W[];
   rules: readonly R[];
   defaults: { schedule: string; start: StartPosition; max_window_blocks: number };
-  /** Compiles a rule for one of its sources (the watched account matters for `direction`). */
-  compileRule: (rule: R, watch: W, family: RecordFamily) => SourceRule;
+  /**
+   * Compiles a rule for one of its sources (the watched account matters for `direction`,
+   * the definition's token contract for the token fields of a token watch).
+   */
+  compileRule: (rule: R, watch: W, family: RecordFamily, definition: SourceDefinition) => SourceRule;
 }
 
 export interface Plan {
@@ -46,7 +53,12 @@ export interface Plan {
 export function definitionsOfWatch(network: string, watch: WatchInput): SourceDefinition[] {
   const lower = (value: string | undefined) => value?.toLowerCase();
   if (watch.account !== undefined) {
-    const families = watch.sources ?? ["nft_transfers"];
+    const families = watch.sources ?? (watch.tokens?.length ? [] : ["nft_transfers"]);
+    // The Transfer logs of each token, not of the account: op 11 filters by emitting
+    // contract and topic0 only, so the wallet is matched by the rules (from or to). The
+    // definition is the same as a contract watch of the token's Transfer events, so every
+    // watch of the same token shares one source and one poll.
+    const tokens = (watch.tokens ?? []).map((token): SourceDefinition => ({ network, operation: "accountEventLogs", address: lower(token), signature: TRANSFER_TOPIC }));
     return families.map((family): SourceDefinition => {
       switch (family) {
         case "nft_transfers":
@@ -56,7 +68,7 @@ export function definitionsOfWatch(network: string, watch: WatchInput): SourceDe
         case "event_logs":
           return { network, operation: "accountEventLogs", address: lower(watch.account) };
       }
-    });
+    }).concat(tokens);
   }
   if (watch.collection !== undefined) return [{ network, operation: "nftTransfers", address: lower(watch.collection), tokenId: watch.token_id }];
   if (watch.contract !== undefined) {
@@ -109,7 +121,7 @@ export function planSources<R extends RuleInput, W extends WatchInput>(input: Pl
         };
         byKey.set(key, source);
       }
-      for (const rule of familyRules) source.rules.push(input.compileRule(rule, watch, family));
+      for (const rule of familyRules) source.rules.push(input.compileRule(rule, watch, family, definition));
     }
   }
   return { sources: [...byKey.values()], idleWatches };

@@ -19,7 +19,7 @@ describe("defaults", () => {
     expect(config.log).toEqual({ level: "info", format: "json" });
     expect(config.defaults).toEqual({ schedule: "*/10 * * * * *", start: { kind: "latest" }, max_window_blocks: 1000, jitter: 1000, tick_timeout: 600_000 });
     expect(config.watches).toEqual([
-      { name: "w", kind: "account", account: ADDRESS_A, sources: ["nft_transfers"], nft_contract: undefined, schedule: "*/10 * * * * *", start: { kind: "latest" }, max_window_blocks: 1000, jitter: 1000 },
+      { name: "w", kind: "account", account: ADDRESS_A, sources: ["nft_transfers"], nft_contract: undefined, tokens: [], schedule: "*/10 * * * * *", start: { kind: "latest" }, max_window_blocks: 1000, jitter: 1000 },
     ]);
     expect(config.rules).toEqual([]);
     expect(config.sinks).toEqual({});

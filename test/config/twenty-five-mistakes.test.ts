@@ -85,7 +85,7 @@ const EXPECTED = [
   { marker: "M7", at: '"0x1234"', path: "watches[0].account", message: "not an address" },
   { marker: "M8", at: "Token", path: "watches[1].name", message: "a watch name must be lowercase letters" },
   { marker: "M9", at: '"Transfer', path: "watches[1].events[0]", message: "without spaces or parameter names" },
-  { marker: "M10", at: "contract", path: "watches[2].contract", message: "exactly one of account, collection, contract or every_block; this one has collection and contract" },
+  { marker: "M10", at: "contract", path: "watches[2].contract", message: "exactly one of account, collection, contract, every_block or balance; this one has collection and contract" },
   { marker: "M11", at: "hot-wallet", path: "watches[3].name", message: 'duplicate watch name "hot-wallet" (also watches[0])' },
   { marker: "M12", at: "sources", path: "watches[4].sources", message: "applies to account watches only" },
   { marker: "M21", at: '"*/10', path: "watches[5].schedule", message: "a schedule has 6 fields, seconds first (e.g. \"*/10 * * * * *\"); this one has 7" },

@@ -32,7 +32,7 @@ export function quietCommon(overrides: Partial<Common> = {}): Common {
 
 /** The identity key of the record an alert was made from: what "no gap, no duplicate" is counted in. */
 export function recordKeyOf(alert: AlertDocument): string {
-  if (alert.source === OPERATIONAL_ALERT_SOURCE) throw new Error(`alert ${alert.id} is kaiawatch's own operational alert: it was made from no record`);
+  if (alert.source === OPERATIONAL_ALERT_SOURCE || alert.source === "balances") throw new Error(`alert ${alert.id} is kaiawatch's own operational alert: it was made from no record`);
   return NORMALIZERS[alert.source](alert.record as never).key;
 }
 

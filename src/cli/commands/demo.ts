@@ -58,6 +58,8 @@ function watchTarget(watch: Config["watches"][number]): string {
       return `account ${watch.account} (${watch.sources.join(", ")})`;
     case "collection":
       return `collection ${watch.collection} (NFT transfers)`;
+    case "balance":
+      return `balances of ${watch.balance.join(", ")}${watch.tokens.length > 0 ? ` (KAIA and ${watch.tokens.length} tokens)` : " (KAIA)"}`;
     case "contract":
       return `contract ${watch.contract} (event logs${watch.events.length ? `: ${watch.events.join(", ")}` : ""})`;
     case "every_block":

@@ -1,6 +1,7 @@
 import { describeError, isKaiawatchError } from "../../common/errors.js";
 import { cleanLine } from "../../common/sanitize-text.js";
 import { explainRecord } from "../../rules/explain-record.js";
+import { BALANCE_ALERT_SOURCE } from "../../model/alert-document.js";
 import { planFromConfig } from "../../watch/plan-from-config.js";
 import type { WatchedRecord } from "../../model/record.js";
 import { describeSource } from "../../watch/source.js";
@@ -52,7 +53,13 @@ async function run(args: string[], io: CommandIO): Promise<number> {
   const { config } = loaded;
   const rule = ruleNamed(config, values.rule);
   const watch = config.watches.find((w) => w.name === rule.watch)!;
-  const family = rule.source;
+  const source = rule.source;
+  if (source === BALANCE_ALERT_SOURCE) throw new UsageError(`rule ${rule.name} reads balances, not records of a transaction: explain does not apply`);
+  const family = source;
+  if (watch.kind === "account" && watch.tokens.length > 0 && family === "event_logs") {
+    // Its amounts are in the tokens' units, read by JSON-RPC; explain does not read them yet.
+    throw new UsageError(`rule ${rule.name} reads the token transfers of watch ${watch.name}: explain does not cover token watches yet (try kaiawatch replay)`);
+  }
   // The daemon's plan for this one rule: the same sources it polls, the same compiled condition.
   const plan = planFromConfig(config, { rules: [rule] });
   const definitions = plan.sources.map((source) => source.definition);

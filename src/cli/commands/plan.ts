@@ -57,6 +57,10 @@ export function formatPlan(plan: CreditPlan, config: Config, path: string): stri
     lines.push(`budget: ${n(plan.creditsPerDay)} of ${n(plan.budget)} credits a day (${share.toFixed(1)}%)`);
   }
   lines.push(`requests: ${plan.requestsPerSecond.toFixed(2)} a second on average (explorer.requests_per_second: ${config.explorer.requests_per_second})`);
+  if (plan.rpc.balanceWatches.length > 0 || plan.rpc.startupCalls > 0) {
+    lines.push("", `JSON-RPC at ${new URL(config.chain.rpc_url).host} (no explorer credits): ${n(plan.rpc.callsPerDay)} calls a day for balances, ${plan.rpc.startupCalls} at start-up for token decimals and symbols`);
+    for (const w of plan.rpc.balanceWatches) lines.push(`  watch ${w.watch}: ${n(w.readingsPerDay)} readings a day (${w.schedule}) × ${w.callsPerReading} calls = ${n(w.callsPerDay)} calls`);
+  }
   if (plan.enrichments.length > 0) {
     lines.push("", "enrichments (per distinct lookup not in the cache; not in the total):");
     for (const e of plan.enrichments) lines.push(`  rule ${e.rule}: ${e.kind} → ${e.operations.join(" + ")}: ${e.creditsPerLookup} credits a lookup`);

@@ -11,6 +11,7 @@ import { createEnricher } from "../../rules/enrich.js";
 import { isStoreError } from "../../store/errors.js";
 import { NORMALIZERS } from "../../watch/normalize.js";
 import { planFromConfig } from "../../watch/plan-from-config.js";
+import { readConfigTokensOnce } from "../../watch/config-tokens.js";
 import { estimateReplayCredits, outboxEntriesOf, replay, type ReplayMatch, type ReplayResult } from "../../watch/replay.js";
 import { CONFIG_OPTIONS, CONFIG_OPTIONS_HELP, UsageError, createCommandCommon, loadConfigForCommand, parseCommandArgs, ruleNamed } from "../bootstrap.js";
 import { openCommandClient } from "../command-client.js";
@@ -109,7 +110,8 @@ async function run(args: string[], io: CommandIO): Promise<number> {
   }
 
   try {
-    const plan = planFromConfig(config, { rules: [rule] });
+    const tokens = await readConfigTokensOnce(common, config);
+    const plan = planFromConfig(config, { rules: [rule], tokens });
 
     const head = await readIndexedHead(common, config);
     if (to > head) throw new UsageError(`--to ${to} is past the head the explorer has indexed (${head}: the chain head minus chain.lag_blocks ${config.chain.lag_blocks})`);

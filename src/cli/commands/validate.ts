@@ -48,6 +48,8 @@ function describeTarget(watch: WatchConfig): string {
       return `account ${watch.account}${watch.nft_contract ? ` (NFTs of ${watch.nft_contract})` : ""}`;
     case "collection":
       return `collection ${watch.collection}${watch.token_id ? ` token ${watch.token_id}` : ""}`;
+    case "balance":
+      return `balances of ${watch.balance.join(", ")}${watch.tokens.length > 0 ? ` and ${watch.tokens.length} tokens` : ""}`;
     case "contract":
       return `contract ${watch.contract}`;
     case "every_block":

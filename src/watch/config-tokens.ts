@@ -1,0 +1,85 @@
+import { KaiawatchError } from "../common/errors.js";
+import type { Config } from "../config/types.js";
+import type { Common } from "../common/common.js";
+import { createJsonRpc } from "../chain/json-rpc.js";
+import { NotATokenError, createTokenInfoCache, type TokenInfo, type TokenInfoCache } from "../chain/token-info.js";
+import { validateRuleConditions, type RuleConditionInput } from "../rules/validate-rules.js";
+import { tokenFieldContext } from "./compile-source-rule.js";
+import { parseBalanceCondition } from "./balance-rule.js";
+
+/**
+ * A token of a token watch is not a KIP-7 token, or a rule's amount does not fit a token
+ * (a symbol that is not the token's, a fraction finer than its decimals). A config error
+ * (exit 2), found at start-up because it needs the chain; each line names the key path.
+ */
+export class TokenConfigError extends KaiawatchError {
+  override name = "TokenConfigError";
+  readonly problems: readonly string[];
+  constructor(problems: readonly string[]) {
+    super("KW_CONFIG_INVALID", `the token watches do not fit their tokens:\n${problems.join("\n")}`);
+    this.problems = problems;
+  }
+}
+
+/**
+ * Reads the decimals and symbol of every token of the config's token watches (through the
+ * cache, concurrently: the JSON-RPC client's rate limit paces them), then checks each token
+ * rule's amounts against each of its tokens. Every problem at once, then one error.
+ * Transport failures (the node unreachable) pass through as they are: they say nothing of the config.
+ */
+export async function readConfigTokens(config: Config, cache: TokenInfoCache, signal?: AbortSignal): Promise<Map<string, TokenInfo>> {
+  const wanted: Array<{ token: string; path: string }> = [];
+  config.watches.forEach((watch, w) => {
+    if (watch.kind !== "account" && watch.kind !== "balance") return;
+    watch.tokens.forEach((token, t) => wanted.push({ token, path: `watches[${w}].tokens[${t}]` }));
+  });
+  const tokens = new Map<string, TokenInfo>();
+  const problems: string[] = [];
+  const results = await Promise.allSettled(wanted.map(({ token }) => cache.get(token, signal)));
+  results.forEach((result, i) => {
+    const { token, path } = wanted[i] as (typeof wanted)[number];
+    if (result.status === "fulfilled") tokens.set(token, result.value);
+    else if (result.reason instanceof NotATokenError) problems.push(`${path}: ${result.reason.message}`);
+    else throw result.reason;
+  });
+  if (problems.length === 0) problems.push(...checkTokenRules(config, tokens));
+  if (problems.length > 0) throw new TokenConfigError(problems);
+  return tokens;
+}
+
+/** Each token rule's `when` against each token of its watch: "rules[2].when.amount.gte: …". */
+export function checkTokenRules(config: Config, tokens: ReadonlyMap<string, TokenInfo>): string[] {
+  const inputs: RuleConditionInput[] = [];
+  config.rules.forEach((rule, index) => {
+    const watch = config.watches.find((candidate) => candidate.name === rule.watch);
+    if (watch?.kind !== "account" || rule.source !== "event_logs") return;
+    for (const token of watch.tokens) {
+      inputs.push({ name: rule.name, family: "event_logs", when: rule.when, watchedAccount: watch.account, token: tokenFieldContext(watch, token, tokens), path: ["rules", index, "when"] });
+    }
+  });
+  const balanceIssues = config.rules.flatMap((rule, index) => {
+    const watch = config.watches.find((candidate) => candidate.name === rule.watch);
+    if (watch?.kind !== "balance") return [];
+    const infos = watch.tokens.flatMap((token) => tokens.get(token) ?? []);
+    const parsed = parseBalanceCondition(rule.when, infos, watch.tokens.length);
+    return parsed.ok ? [] : parsed.issues.map((issue) => ({ path: ["rules", index, "when", ...issue.path], message: `rule "${rule.name}": ${issue.message}` }));
+  });
+  const seen = new Set<string>();
+  return [...validateRuleConditions(inputs), ...balanceIssues].flatMap((issue) => {
+    const line = `${issue.path.map((p, i) => (typeof p === "number" ? `[${p}]` : i === 0 ? p : `.${p}`)).join("")}: ${issue.message}`;
+    if (seen.has(line)) return [];
+    seen.add(line);
+    return [line];
+  });
+}
+
+/** readConfigTokens for a one-off command (replay): its own JSON-RPC client, only when a watch has tokens. */
+export async function readConfigTokensOnce(common: Common, config: Config, signal?: AbortSignal): Promise<Map<string, TokenInfo>> {
+  if (!config.watches.some((watch) => (watch.kind === "account" || watch.kind === "balance") && watch.tokens.length > 0)) return new Map();
+  const rpc = createJsonRpc(common, { rpcUrl: config.chain.rpc_url, maxRetries: config.explorer.max_retries, deadlineMs: config.chain.request_deadline });
+  try {
+    return await readConfigTokens(config, createTokenInfoCache(rpc), signal);
+  } finally {
+    await rpc.close();
+  }
+}

@@ -1,0 +1,51 @@
+import type { Config } from "../config/types.js";
+import { parseBalanceCondition } from "./balance-rule.js";
+import { firingsOfDay, utcDayStart } from "./schedule-firings.js";
+
+/** The JSON-RPC calls of one balance watch in a UTC day. */
+export interface BalanceWatchCalls {
+  watch: string;
+  schedule: string;
+  readingsPerDay: number;
+  /** eth_blockNumber, then one eth_getBalance or balanceOf eth_call per (address, asset) read. */
+  callsPerReading: number;
+  callsPerDay: number;
+}
+
+/** JSON-RPC calls (at chain.rpc_url, not the explorer: no credits) of a config in a UTC day. */
+export interface RpcPlan {
+  balanceWatches: BalanceWatchCalls[];
+  /** decimals() and symbol() of each distinct token of the token and balance watches, once at start-up. */
+  startupCalls: number;
+  callsPerDay: number;
+}
+
+/**
+ * Counts the balance watches' readings on their schedules. A reading reads only the assets
+ * its rules name: KAIA when a rule's amounts are in KAIA, and each of the watch's tokens
+ * when a rule's are in a token (an upper bound: a symbol names one token). The head reads
+ * of the explorer sources are not counted: one per tick, shared.
+ */
+export function planRpcCalls(config: Config, options: { dayMs: number }): RpcPlan {
+  const dayStart = utcDayStart(options.dayMs);
+  const tokens = new Set<string>();
+  const balanceWatches: BalanceWatchCalls[] = [];
+  for (const watch of config.watches) {
+    if (watch.kind === "account" || watch.kind === "balance") for (const token of watch.tokens) tokens.add(token);
+    if (watch.kind !== "balance") continue;
+    let kaia = false;
+    let token = false;
+    for (const rule of config.rules) {
+      if (rule.watch !== watch.name || rule.source !== "balances") continue;
+      const parsed = parseBalanceCondition(rule.when, undefined, watch.tokens.length);
+      if (!parsed.ok) continue;
+      if (parsed.condition.tests.some((t) => t.asset === "KAIA")) kaia = true;
+      else token = true;
+    }
+    if (!kaia && !token) continue;
+    const readingsPerDay = firingsOfDay(watch.schedule, dayStart).length;
+    const callsPerReading = 1 + watch.balance.length * ((kaia ? 1 : 0) + (token ? watch.tokens.length : 0));
+    balanceWatches.push({ watch: watch.name, schedule: watch.schedule, readingsPerDay, callsPerReading, callsPerDay: readingsPerDay * callsPerReading });
+  }
+  return { balanceWatches, startupCalls: tokens.size * 2, callsPerDay: balanceWatches.reduce((sum, w) => sum + w.callsPerDay, 0) };
+}
