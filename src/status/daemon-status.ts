@@ -8,7 +8,9 @@ import type { WatchEngine } from "../watch/engine.js";
 import type { PlannedSource } from "../watch/poller.js";
 import { longestIntervalSeconds } from "../watch/schedule-firings.js";
 import { createCreditHistory } from "./credit-history.js";
-import type { Readiness, StatusProvider } from "./status-server.js";
+import { sleep } from "../common/sleep.js";
+import type { CursorMove } from "./cursor-body.js";
+import type { CursorMoveResult, Readiness, StatusProvider } from "./status-server.js";
 
 /**
  * A source is ready once it has finished a tick successfully, and stale (not ready) again
@@ -21,6 +23,13 @@ export const STALE_MIN_MS = 60_000;
 /** Alerts /status lists (newest first), and dead letters at most. */
 export const LATEST_ALERTS = 50;
 export const DEAD_LETTERS_SHOWN = 200;
+/**
+ * A cursor is moved between two ticks of its source: a running tick commits its own cursor
+ * after each window and would overwrite the move. A catch-up tick can run long; past this wait
+ * the move is refused rather than lost.
+ */
+export const CURSOR_MOVE_WAIT_MS = 60_000;
+const CURSOR_MOVE_POLL_MS = 50;
 /** On-chain text in /status is cut to this many characters: the page shows a line, not a record. */
 const TEXT_LIMIT = 500;
 
@@ -297,7 +306,35 @@ export function createDaemonStatus(common: Common, parts: DaemonStatusParts): St
     return dispatcher.retry(selector);
   }
 
-  return { readiness, status, refreshMetrics, requeueDeadLetters, close: () => creditHistory.stop() };
+  /**
+   * Moves cursors as `kaiawatch cursors --set` does on a stopped daemon. Each source is moved
+   * once it is between ticks, in the same turn of the event loop as that check, so that no
+   * tick starts in between (a tick reads its cursor from the store when it starts).
+   */
+  async function moveCursors(moves: readonly CursorMove[]): Promise<CursorMoveResult> {
+    const byKey = new Map(parts.sources.map((source) => [source.key, source]));
+    const unknown = moves.filter((m) => !byKey.has(m.source)).map((m) => m.source);
+    if (unknown.length > 0) return { ok: false, error: `the running daemon polls no source ${unknown.join(", ")} (a source of a watch no rule reads, or of another config?)` };
+    const headBlock = head.state().block;
+    if (moves.some((m) => m.block === "latest") && headBlock === null) return { ok: false, error: "the daemon has not read the chain head yet: cannot move a cursor to latest" };
+    const moved: Array<{ source: string; watch: string; from: number | null; to: number }> = [];
+    for (const move of moves) {
+      const source = byKey.get(move.source)!;
+      const to = move.block === "latest" ? headBlock! : move.block;
+      const isRunning = () => engine.states().some((state) => state.key === source.key && state.running);
+      for (let waited = 0; isRunning(); waited += CURSOR_MOVE_POLL_MS) {
+        if (waited >= CURSOR_MOVE_WAIT_MS) return { ok: false, error: `source ${source.key} stayed in one tick for ${CURSOR_MOVE_WAIT_MS / 1000} s; moved so far: ${moved.length}` };
+        await sleep(CURSOR_MOVE_POLL_MS, common.signal);
+      }
+      const from = store.getCursor(source.key)?.block ?? null;
+      // setCursor changes the store in this turn; its await is only the commit to disk.
+      await store.setCursor({ key: source.key, watch: source.watch, source: source.family, description: source.description, block: to, updated_at: iso(common.now()) });
+      moved.push({ source: source.key, watch: source.watch, from, to });
+    }
+    return { ok: true, moved };
+  }
+
+  return { readiness, status, refreshMetrics, requeueDeadLetters, moveCursors, close: () => creditHistory.stop() };
 }
 
 function cut(text: string): string;

@@ -68,7 +68,7 @@ export async function acquireStoreLock(storePath: string, logger: Logger): Promi
       const where = holder.hostname === owner.hostname ? "" : ` on host ${holder.hostname}`;
       throw new StoreError(
         "KW_STORE_LOCKED",
-        `the store ${storePath} is in use by process ${holder.pid}${where} (started ${holder.started_at}); stop it first, or use a read-only command`,
+        `the store ${storePath} is in use by process ${holder.pid}${where} (started ${holder.started_at}); stop it first (commands that change the store ask a running daemon through its status API)`,
       );
     }
     logger.warn({ lock: path, pid: holder.pid, hostname: holder.hostname, started_at: holder.started_at }, "taking over a stale store lock: its process is gone");

@@ -216,7 +216,7 @@ async function run(args: string[], io: CommandIO): Promise<number> {
 }
 
 /** The head the explorer has indexed (see indexedHead), read once with a reader of its own. */
-async function readIndexedHead(common: Common, config: Config): Promise<number> {
+export async function readIndexedHead(common: Common, config: Config): Promise<number> {
   const head = createHeadReader(common, { rpcUrl: config.chain.rpc_url, maxRetries: config.explorer.max_retries, deadlineMs: config.chain.request_deadline });
   try {
     return indexedHead(await head.blockNumber(common.signal), config.chain.lag_blocks);
