@@ -23,6 +23,10 @@ export const STALE_MIN_MS = 60_000;
 /** Alerts /status lists (newest first), and dead letters at most. */
 export const LATEST_ALERTS = 50;
 export const DEAD_LETTERS_SHOWN = 200;
+/** Dead letters read to group them for the page (by digest, else by reason): more than a person reads one by one. */
+export const DEAD_LETTERS_GROUPED = 10_000;
+/** Entry ids a reason group carries for its re-queue button (the requeue API's limit). */
+const GROUP_IDS_LIMIT = 1000;
 /**
  * A cursor is moved between two ticks of its source: a running tick commits its own cursor
  * after each window and would overwrite the move. A catch-up tick can run long; past this wait
@@ -151,6 +155,7 @@ export function createDaemonStatus(common: Common, parts: DaemonStatusParts): St
           sink: entry.sink,
           alert_id: entry.alert.id,
           rule: entry.rule,
+          digest: entry.group_id ?? null,
           block: entry.alert.block,
           summary: cut(entry.alert.summary),
           attempts: entry.attempts,
@@ -159,6 +164,35 @@ export function createDaemonStatus(common: Common, parts: DaemonStatusParts): St
           links: linksOf(entry.alert),
         })),
     };
+  }
+
+  /**
+   * Dead letters grouped as a person handles them: one row per failed digest (its alerts went
+   * as one message and failed as one), and one per sink and reason for the rest, with what a
+   * re-queue of the whole group sends.
+   */
+  function deadLetterGroups() {
+    const groups = new Map<string, { sink: string; digest: string | null; reason: string | null; rules: string[]; count: number; newest_at: string; ids: string[] }>();
+    for (const entry of store.listOutbox({ state: "dead", newestFirst: true, limit: DEAD_LETTERS_GROUPED })) {
+      const reason = cut(entry.dead_reason ?? entry.last_error ?? null);
+      const key = entry.group_id !== undefined ? `digest\u0000${entry.group_id}` : `reason\u0000${entry.sink}\u0000${reason ?? ""}`;
+      let group = groups.get(key);
+      if (group === undefined) {
+        group = { sink: entry.sink, digest: entry.group_id ?? null, reason, rules: [], count: 0, newest_at: entry.created_at, ids: entry.group_id !== undefined ? [entry.group_id] : [] };
+        groups.set(key, group);
+      }
+      group.count += 1;
+      if (!group.rules.includes(entry.rule)) group.rules.push(entry.rule);
+      if (group.digest === null && group.ids.length < GROUP_IDS_LIMIT) group.ids.push(entry.id);
+    }
+    return [...groups.values()].sort((a, b) => b.count - a.count || b.newest_at.localeCompare(a.newest_at));
+  }
+
+  /** When each sink's oldest pending alert was queued: a backlog that does not move is a stalled sink. */
+  function oldestPending(): Record<string, string | null> {
+    const out: Record<string, string | null> = {};
+    for (const name of Object.keys(dispatcher.states())) out[name] = store.listOutbox({ sink: name, state: "pending", limit: 1 })[0]?.created_at ?? null;
+    return out;
   }
 
   function readiness(): Readiness {
@@ -277,6 +311,8 @@ export function createDaemonStatus(common: Common, parts: DaemonStatusParts): St
       alerts: latestAlerts(),
       dead_letters: dead.shown,
       dead_letters_total: dead.total,
+      dead_letter_groups: deadLetterGroups(),
+      oldest_pending: oldestPending(),
       silences: parts.silences?.list(now) ?? [],
       credits: {
         day: meterState.day,
