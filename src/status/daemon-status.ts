@@ -2,6 +2,7 @@ import type { Common } from "../common/common.js";
 import type { CreditMeter } from "../explorer/credit-meter.js";
 import type { DeadLetterSelector, Dispatcher, RequeueResult } from "../notify/dispatcher.js";
 import type { SilenceBook } from "../notify/silences.js";
+import { readSuppressedNotes } from "../notify/cooldown.js";
 import type { Store } from "../store/types.js";
 import type { OutboxEntry } from "../model/outbox-entry.js";
 import type { WatchEngine } from "../watch/engine.js";
@@ -69,7 +70,8 @@ export interface DaemonStatusParts {
 interface DeliveryView {
   sink: string;
   entry_id: string;
-  state: OutboxEntry["state"];
+  /** "suppressed": held back by a silence or a cooldown, never sent (the store keeps it as delivered). */
+  state: OutboxEntry["state"] | "suppressed";
   attempts: number;
   error: string | null;
 }
@@ -122,9 +124,11 @@ export function createDaemonStatus(common: Common, parts: DaemonStatusParts): St
   function latestAlerts() {
     const sinks = Math.max(1, Object.keys(dispatcher.states()).length);
     const entries = store.listOutbox({ newestFirst: true, limit: LATEST_ALERTS * (sinks + 1) });
+    const suppressed = readSuppressedNotes(store);
     const byAlert = new Map<string, { entry: OutboxEntry; deliveries: DeliveryView[] }>();
     for (const entry of entries) {
-      const delivery: DeliveryView = { sink: entry.sink, entry_id: entry.id, state: entry.state, attempts: entry.attempts, error: cut(entry.dead_reason ?? entry.last_error ?? null) };
+      const state = entry.state === "delivered" && suppressed[entry.id] !== undefined ? "suppressed" : entry.state;
+      const delivery: DeliveryView = { sink: entry.sink, entry_id: entry.id, state, attempts: entry.attempts, error: cut(entry.dead_reason ?? entry.last_error ?? null) };
       const known = byAlert.get(entry.alert.id);
       if (known) known.deliveries.push(delivery);
       else if (byAlert.size < LATEST_ALERTS) byAlert.set(entry.alert.id, { entry, deliveries: [delivery] });

@@ -112,6 +112,13 @@ sinks:
     const [source] = (await statusOf()).sources;
     await expect.poll(async () => (await statusOf()).sources[0]!.cursor, { timeout: 20_000 }).toBe(silencedAt);
     expect(receiver.requests.filter((r) => r.url === "/hook")).toHaveLength(4);
+    // The held-back alert was never sent: listed as suppressed, not as delivered, by the CLI and /status.
+    const delivered = await kaiawatch("outbox", "--state", "delivered", "--json", "--config", config);
+    const states = delivered.stdout.trim().split("\n").map((line) => JSON.parse(line) as { state: string; suppressed_by?: string });
+    expect(states.filter((e) => e.state === "suppressed")).toEqual([expect.objectContaining({ suppressed_by: "silence" })]);
+    expect(states.filter((e) => e.state === "delivered")).toHaveLength(2);
+    const newest = ((await (await fetch(`http://127.0.0.1:${port}/status`)).json()) as { alerts: Array<{ deliveries: Array<{ state: string }> }> }).alerts[0]!;
+    expect(newest.deliveries.map((d) => d.state)).toEqual(["suppressed"]);
 
     // 3. Move the cursor back before the first block: the daemon rescans it (same alert ids, so nothing is queued twice).
     const move = await kaiawatch("cursors", "--config", config, "--set", `wallet=${first - 1}`);

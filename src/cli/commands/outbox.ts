@@ -144,7 +144,7 @@ async function list(args: string[], io: CommandIO): Promise<number> {
   if (values.json === true) {
     for (const entry of entries) {
       const { alert, ...rest } = entry;
-      const line = { ...rest, alert_id: alert.id, summary: alert.summary, suppressed_at: suppressed[entry.id]?.at, suppressed_by: suppressed[entry.id]?.reason };
+      const line = { ...rest, state: rest.state === "delivered" && suppressed[entry.id] !== undefined ? "suppressed" : rest.state, alert_id: alert.id, summary: alert.summary, suppressed_at: suppressed[entry.id]?.at, suppressed_by: suppressed[entry.id]?.reason };
       io.stdout.write(`${JSON.stringify(line)}\n`);
     }
     return EXIT_OK;
@@ -154,7 +154,9 @@ async function list(args: string[], io: CommandIO): Promise<number> {
     io.stdout.write(`No ${what}${typeof values.sink === "string" ? ` for sink ${values.sink}` : ""} in the outbox.\n`);
     return EXIT_OK;
   }
-  const rows = entries.map((entry) => [entry.id, entry.sink, entry.rule, entry.state, String(entry.attempts), entry.created_at, note(entry, suppressed[entry.id])].map(printable));
+  // A silenced or cooled-down alert was never sent: it is "suppressed", not "delivered".
+  const shownState = (entry: OutboxEntry) => (entry.state === "delivered" && suppressed[entry.id] !== undefined ? "suppressed" : entry.state);
+  const rows = entries.map((entry) => [entry.id, entry.sink, entry.rule, shownState(entry), String(entry.attempts), entry.created_at, note(entry, suppressed[entry.id])].map(printable));
   io.stdout.write(table(["ID", "SINK", "RULE", "STATE", "ATTEMPTS", "CREATED", "LAST ERROR / REASON"], rows));
   const counts = totals.filter(([, n]) => n > 0);
   const cut = entries.length < counts.reduce((sum, [, n]) => sum + n, 0);
