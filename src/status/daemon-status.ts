@@ -10,7 +10,9 @@ import type { PlannedSource } from "../watch/poller.js";
 import { longestIntervalSeconds } from "../watch/schedule-firings.js";
 import { createCreditHistory } from "./credit-history.js";
 import { sleep } from "../common/sleep.js";
+import type { AlertToQueue } from "./alerts-body.js";
 import type { CursorMove } from "./cursor-body.js";
+import { newOutboxEntries } from "../model/outbox-entry.js";
 import type { CursorMoveResult, Readiness, StatusProvider } from "./status-server.js";
 
 /**
@@ -374,7 +376,19 @@ export function createDaemonStatus(common: Common, parts: DaemonStatusParts): St
     return { ok: true, moved };
   }
 
-  return { readiness, status, refreshMetrics, requeueDeadLetters, moveCursors, close: () => creditHistory.stop() };
+  /** Queues what `replay --send` found, as that command does with the store in hand: deduplicated by entry id. */
+  async function queueAlerts(alerts: readonly AlertToQueue[]): Promise<{ ok: true; queued: number; already_queued: number } | { ok: false; error: string }> {
+    const known = new Set(Object.keys(dispatcher.states()));
+    const unknown = [...new Set(alerts.flatMap((a) => a.sinks).filter((sink) => !known.has(sink)))];
+    if (unknown.length > 0) return { ok: false, error: `the running daemon has no sink ${unknown.join(", ")} (is it running another config?)` };
+    const now = new Date(common.now());
+    const entries = alerts.flatMap((a) => newOutboxEntries(a.alert, a.sinks, now));
+    const { added } = await store.enqueue(entries);
+    if (added > 0) dispatcher.kick();
+    return { ok: true, queued: added, already_queued: entries.length - added };
+  }
+
+  return { readiness, status, refreshMetrics, requeueDeadLetters, moveCursors, queueAlerts, close: () => creditHistory.stop() };
 }
 
 function cut(text: string): string;

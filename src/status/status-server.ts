@@ -5,6 +5,7 @@ import { describeError } from "../common/errors.js";
 import type { DeadLetterSelector, RequeueResult } from "../notify/dispatcher.js";
 import { createHostCheck, isLoopbackHost } from "./allowed-hosts.js";
 import { bearerTokenMatches } from "./bearer.js";
+import { parseAlertsBody, type AlertToQueue } from "./alerts-body.js";
 import { parseCursorBody, type CursorMove } from "./cursor-body.js";
 import { StatusError } from "./errors.js";
 import { PAGE_FILES, PAGE_SECURITY_HEADERS } from "./page/page-files.js";
@@ -30,6 +31,8 @@ export interface StatusProvider {
   requeueDeadLetters?(selector: DeadLetterSelector): Promise<RequeueResult>;
   /** Moves source cursors while the daemon runs (POST /api/cursors); rejects an unknown source as a whole. */
   moveCursors?(moves: readonly CursorMove[]): Promise<CursorMoveResult>;
+  /** Queues alerts a command found (`replay --send`) for delivery (POST /api/alerts); rejects unknown sinks as a whole. */
+  queueAlerts?(alerts: readonly AlertToQueue[]): Promise<{ ok: true; queued: number; already_queued: number } | { ok: false; error: string }>;
   /** Stops what the provider runs in the background; called when the server closes. */
   close?(): void;
 }
@@ -151,6 +154,24 @@ export async function createStatusServer(common: Common, options: StatusServerOp
         const result = await move(parsed.moves);
         if (!result.ok) return sendJson(res, 400, { error: result.error });
         for (const m of result.moved) logger.info({ ...writer(req), source: m.source, watch: m.watch, from: m.from, to: m.to }, "cursor moved through the status API");
+        sendJson(res, 200, result);
+      },
+    };
+  }
+
+  if (provider.queueAlerts !== undefined) {
+    const queue = provider.queueAlerts.bind(provider);
+    routes["/api/alerts"] = {
+      methods: ["POST"],
+      auth: true,
+      write: true,
+      handler: async (req, res) => {
+        const parsed = await parseAlertsBody(req);
+        if (!parsed.ok) return sendJson(res, parsed.status, { error: parsed.error });
+        const result = await queue(parsed.alerts);
+        if (!result.ok) return sendJson(res, 400, { error: result.error });
+        const rules = [...new Set(parsed.alerts.map((a) => a.alert.rule))];
+        logger.info({ ...writer(req), rules, alerts: parsed.alerts.length, queued: result.queued, already_queued: result.already_queued }, "alerts queued through the status API");
         sendJson(res, 200, result);
       },
     };

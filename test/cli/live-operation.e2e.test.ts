@@ -11,7 +11,7 @@ import { startReceiver } from "../notify/receiver.js";
 /**
  * Operating a running daemon from the CLI, like amtool against a running Alertmanager: the
  * daemon (`kaiawatch run`, a real child process) holds the store's lock, and `outbox retry`,
- * `silence add` and `cursors --set` change it all the same, through its status API (here
+ * `replay --send`, `silence add` and `cursors --set` change it all the same, through its status API (here
  * without a token: from loopback only), each change logged by the daemon.
  */
 const cleanups: Array<() => Promise<void> | void> = [];
@@ -102,6 +102,13 @@ sinks:
     await expect.poll(() => receiver.requests.filter((r) => r.url === "/hook").length, { timeout: 20_000 }).toBe(4);
     expect((await statusOf()).dead_letters_total).toBe(0);
 
+    // replay --send while the daemon runs: the matches go to the daemon, which queues them
+    // under their alert ids (here already in its outbox, so nothing is sent twice).
+    const replayed = await kaiawatch("replay", "--config", config, "--rule", "calls", "--from", String(first), "--to", String(first), "--send");
+    expect(replayed.stderr).toBe("");
+    expect(replayed.code).toBe(0);
+    expect(replayed.stdout).toContain(`Queued 0 of 2 alerts in the running daemon (http://127.0.0.1:${port}), which sends them now (2 were already in the outbox).`);
+
     // 2. A silence, picked up by the running daemon (it confirms), holds back the next alert.
     const silence = await kaiawatch("silence", "add", "--rule", "calls", "--for", "1h", "--reason", "maintenance window", "--config", config);
     expect(silence.code).toBe(0);
@@ -133,9 +140,10 @@ sinks:
 
     // Every write is in the daemon's log, with who made it.
     const writes = logLines(daemon).filter((l) => / through the status API$/.test(l.msg));
-    expect(writes.map((l) => l.msg)).toEqual(["dead letters re-queued through the status API", "cursor moved through the status API", "cursor moved through the status API"]);
+    expect(writes.map((l) => l.msg)).toEqual(["dead letters re-queued through the status API", "alerts queued through the status API", "cursor moved through the status API", "cursor moved through the status API"]);
     expect(writes.every((l) => l.by === "loopback" && typeof l.peer === "string")).toBe(true);
-    expect(writes[1]).toMatchObject({ source: source!.key, to: first - 1 });
+    expect(writes[1]).toMatchObject({ rules: ["calls"], alerts: 2, queued: 0, already_queued: 2 });
+    expect(writes[2]).toMatchObject({ source: source!.key, to: first - 1 });
 
     daemon.process.kill("SIGTERM");
     expect((await daemon.exited).code).toBe(0);
