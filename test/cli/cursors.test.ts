@@ -109,4 +109,12 @@ describe("kaiawatch cursors", () => {
       await holder.close();
     }
   });
+
+  it("--set NAME=latest skips to the head the explorer has indexed", async () => {
+    sim.mine(3);
+    const latest = await cli("cursors", "--config", configPath, "--set", "token=latest");
+    expect(latest.err).toBe("");
+    expect(latest.code).toBe(0);
+    expect(latest.out).toMatch(new RegExp(`^src_[0-9a-f]+ \\(token\\): (\\d+|none) → ${sim.head()}$`, "m"));
+  });
 });
