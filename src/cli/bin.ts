@@ -6,6 +6,14 @@ import { routeProcessWarnings } from "../common/process-warnings.js";
 // Warnings become JSON log lines once a command has its logger: no plain text in a JSON log.
 routeProcessWarnings();
 
+// `kaiawatch outbox | head`: once the reader has what it wants it closes the pipe, and the
+// next write fails with EPIPE. That is the reader's choice, not an error: end quietly, as
+// other command-line tools do, rather than with a stack trace on stderr.
+process.stdout.on("error", (error: NodeJS.ErrnoException) => {
+  if (error.code === "EPIPE") process.exit(0);
+  throw error;
+});
+
 const controller = new AbortController();
 let signals = 0;
 const onSignal = (signal: NodeJS.Signals) => {

@@ -23,7 +23,7 @@ export const CONFIG_OPTIONS = {
 export const CONFIG_OPTIONS_HELP = [
   "  -c, --config PATH     the config file (default ./config.yaml)",
   "  --log-level LEVEL     trace, debug, info, warn, error, fatal or silent (default: log.level, info)",
-  "  --log-format FORMAT   json or pretty (default: log.format; pretty on a terminal)",
+  "  --log-format FORMAT   json or pretty (default: log.format, which is json unless the config says pretty)",
 ].join("\n");
 
 // Kept here too: commands take their parsing helpers from this module.

@@ -7,7 +7,7 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom
  */
 export function createMetrics(options: { defaultMetrics?: boolean } = {}) {
   const registry = new Registry();
-  if (options.defaultMetrics) collectDefaultMetrics({ register: registry, prefix: "kaiawatch_process_" });
+  if (options.defaultMetrics) collectDefaultMetrics({ register: registry, prefix: "kaiawatch_" }); // kaiawatch_process_* and kaiawatch_nodejs_*, "process" once
   const registers = [registry];
   const counter = <L extends string>(name: string, help: string, labelNames: readonly L[]) =>
     new Counter<L>({ name, help, labelNames, registers });

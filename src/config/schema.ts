@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { hasValidChecksum } from "../chain/address.js";
 import { baseUrl, duration, httpUrl, optionalSecret, unlessMissing } from "../common/value-schemas.js";
 import { sinkConfigSchema } from "../notify/sinks/index.js";
 import { eventSignatureProblem } from "./event-signature.js";
@@ -23,7 +24,12 @@ export const ADDRESS_PATTERN = /^0x[0-9a-fA-F]{40}$/;
 const slug = (what: string) =>
   z.string().regex(SLUG_PATTERN, `${what} must be lowercase letters, digits, "-" or "_", starting with a letter or digit`);
 
-const address = z.string({ error: unlessMissing("not an address (0x followed by 40 hex digits)") }).regex(ADDRESS_PATTERN, "not an address (0x followed by 40 hex digits)");
+// The same EIP-55 check as addresses in rule conditions (src/rules/operand.ts): a mixed-case
+// address whose case is wrong is almost always a typo, and a watch on it would never match.
+const address = z
+  .string({ error: unlessMissing("not an address (0x followed by 40 hex digits)") })
+  .regex(ADDRESS_PATTERN, "not an address (0x followed by 40 hex digits)")
+  .refine((value) => !ADDRESS_PATTERN.test(value) || hasValidChecksum(value), "has mixed letter case that fails its EIP-55 checksum: probably a typo (write it all lowercase to skip the check)");
 
 /** A deadline of zero would fail everything at once. */
 const positiveDuration = duration.refine((ms) => ms > 0, "must be longer than 0");

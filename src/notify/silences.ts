@@ -73,9 +73,14 @@ export function isActive(silence: Silence, now: number): boolean {
 }
 
 export function silenceMatches(silence: Silence, rule: string, alert: AlertDocument): boolean {
+  return silenceMatchesRecord(silence, rule, alert.record);
+}
+
+/** The same test on the explorer record an alert would carry (`kaiawatch explain` has no alert). */
+export function silenceMatchesRecord(silence: Silence, rule: string, record: unknown): boolean {
   if (silence.rule !== rule) return false;
   for (const [field, value] of Object.entries(silence.match)) {
-    if (readRecordField(alert.record, field) !== value.toLowerCase()) return false;
+    if (readRecordField(record, field) !== value.toLowerCase()) return false;
   }
   return true;
 }

@@ -2,13 +2,18 @@ import type { Common } from "../common/common.js";
 import type { CreditMeter } from "../explorer/credit-meter.js";
 import type { DeadLetterSelector, Dispatcher, RequeueResult } from "../notify/dispatcher.js";
 import type { SilenceBook } from "../notify/silences.js";
+import { readSuppressedNotes } from "../notify/cooldown.js";
 import type { Store } from "../store/types.js";
 import type { OutboxEntry } from "../model/outbox-entry.js";
 import type { WatchEngine } from "../watch/engine.js";
 import type { PlannedSource } from "../watch/poller.js";
 import { longestIntervalSeconds } from "../watch/schedule-firings.js";
 import { createCreditHistory } from "./credit-history.js";
-import type { Readiness, StatusProvider } from "./status-server.js";
+import { sleep } from "../common/sleep.js";
+import type { AlertToQueue } from "./alerts-body.js";
+import type { CursorMove } from "./cursor-body.js";
+import { newOutboxEntries } from "../model/outbox-entry.js";
+import type { CursorMoveResult, Readiness, StatusProvider } from "./status-server.js";
 
 /**
  * A source is ready once it has finished a tick successfully, and stale (not ready) again
@@ -21,6 +26,17 @@ export const STALE_MIN_MS = 60_000;
 /** Alerts /status lists (newest first), and dead letters at most. */
 export const LATEST_ALERTS = 50;
 export const DEAD_LETTERS_SHOWN = 200;
+/** Dead letters read to group them for the page (by digest, else by reason): more than a person reads one by one. */
+export const DEAD_LETTERS_GROUPED = 10_000;
+/** Entry ids a reason group carries for its re-queue button (the requeue API's limit). */
+const GROUP_IDS_LIMIT = 1000;
+/**
+ * A cursor is moved between two ticks of its source: a running tick commits its own cursor
+ * after each window and would overwrite the move. A catch-up tick can run long; past this wait
+ * the move is refused rather than lost.
+ */
+export const CURSOR_MOVE_WAIT_MS = 60_000;
+const CURSOR_MOVE_POLL_MS = 50;
 /** On-chain text in /status is cut to this many characters: the page shows a line, not a record. */
 const TEXT_LIMIT = 500;
 
@@ -56,7 +72,8 @@ export interface DaemonStatusParts {
 interface DeliveryView {
   sink: string;
   entry_id: string;
-  state: OutboxEntry["state"];
+  /** "suppressed": held back by a silence or a cooldown, never sent (the store keeps it as delivered). */
+  state: OutboxEntry["state"] | "suppressed";
   attempts: number;
   error: string | null;
 }
@@ -109,9 +126,11 @@ export function createDaemonStatus(common: Common, parts: DaemonStatusParts): St
   function latestAlerts() {
     const sinks = Math.max(1, Object.keys(dispatcher.states()).length);
     const entries = store.listOutbox({ newestFirst: true, limit: LATEST_ALERTS * (sinks + 1) });
+    const suppressed = readSuppressedNotes(store);
     const byAlert = new Map<string, { entry: OutboxEntry; deliveries: DeliveryView[] }>();
     for (const entry of entries) {
-      const delivery: DeliveryView = { sink: entry.sink, entry_id: entry.id, state: entry.state, attempts: entry.attempts, error: cut(entry.dead_reason ?? entry.last_error ?? null) };
+      const state = entry.state === "delivered" && suppressed[entry.id] !== undefined ? "suppressed" : entry.state;
+      const delivery: DeliveryView = { sink: entry.sink, entry_id: entry.id, state, attempts: entry.attempts, error: cut(entry.dead_reason ?? entry.last_error ?? null) };
       const known = byAlert.get(entry.alert.id);
       if (known) known.deliveries.push(delivery);
       else if (byAlert.size < LATEST_ALERTS) byAlert.set(entry.alert.id, { entry, deliveries: [delivery] });
@@ -142,6 +161,7 @@ export function createDaemonStatus(common: Common, parts: DaemonStatusParts): St
           sink: entry.sink,
           alert_id: entry.alert.id,
           rule: entry.rule,
+          digest: entry.group_id ?? null,
           block: entry.alert.block,
           summary: cut(entry.alert.summary),
           attempts: entry.attempts,
@@ -150,6 +170,35 @@ export function createDaemonStatus(common: Common, parts: DaemonStatusParts): St
           links: linksOf(entry.alert),
         })),
     };
+  }
+
+  /**
+   * Dead letters grouped as a person handles them: one row per failed digest (its alerts went
+   * as one message and failed as one), and one per sink and reason for the rest, with what a
+   * re-queue of the whole group sends.
+   */
+  function deadLetterGroups() {
+    const groups = new Map<string, { sink: string; digest: string | null; reason: string | null; rules: string[]; count: number; newest_at: string; ids: string[] }>();
+    for (const entry of store.listOutbox({ state: "dead", newestFirst: true, limit: DEAD_LETTERS_GROUPED })) {
+      const reason = cut(entry.dead_reason ?? entry.last_error ?? null);
+      const key = entry.group_id !== undefined ? `digest\u0000${entry.group_id}` : `reason\u0000${entry.sink}\u0000${reason ?? ""}`;
+      let group = groups.get(key);
+      if (group === undefined) {
+        group = { sink: entry.sink, digest: entry.group_id ?? null, reason, rules: [], count: 0, newest_at: entry.created_at, ids: entry.group_id !== undefined ? [entry.group_id] : [] };
+        groups.set(key, group);
+      }
+      group.count += 1;
+      if (!group.rules.includes(entry.rule)) group.rules.push(entry.rule);
+      if (group.digest === null && group.ids.length < GROUP_IDS_LIMIT) group.ids.push(entry.id);
+    }
+    return [...groups.values()].sort((a, b) => b.count - a.count || b.newest_at.localeCompare(a.newest_at));
+  }
+
+  /** When each sink's oldest pending alert was queued: a backlog that does not move is a stalled sink. */
+  function oldestPending(): Record<string, string | null> {
+    const out: Record<string, string | null> = {};
+    for (const name of Object.keys(dispatcher.states())) out[name] = store.listOutbox({ sink: name, state: "pending", limit: 1 })[0]?.created_at ?? null;
+    return out;
   }
 
   function readiness(): Readiness {
@@ -268,6 +317,8 @@ export function createDaemonStatus(common: Common, parts: DaemonStatusParts): St
       alerts: latestAlerts(),
       dead_letters: dead.shown,
       dead_letters_total: dead.total,
+      dead_letter_groups: deadLetterGroups(),
+      oldest_pending: oldestPending(),
       silences: parts.silences?.list(now) ?? [],
       credits: {
         day: meterState.day,
@@ -297,7 +348,47 @@ export function createDaemonStatus(common: Common, parts: DaemonStatusParts): St
     return dispatcher.retry(selector);
   }
 
-  return { readiness, status, refreshMetrics, requeueDeadLetters, close: () => creditHistory.stop() };
+  /**
+   * Moves cursors as `kaiawatch cursors --set` does on a stopped daemon. Each source is moved
+   * once it is between ticks, in the same turn of the event loop as that check, so that no
+   * tick starts in between (a tick reads its cursor from the store when it starts).
+   */
+  async function moveCursors(moves: readonly CursorMove[]): Promise<CursorMoveResult> {
+    const byKey = new Map(parts.sources.map((source) => [source.key, source]));
+    const unknown = moves.filter((m) => !byKey.has(m.source)).map((m) => m.source);
+    if (unknown.length > 0) return { ok: false, error: `the running daemon polls no source ${unknown.join(", ")} (a source of a watch no rule reads, or of another config?)` };
+    const headBlock = head.state().block;
+    if (moves.some((m) => m.block === "latest") && headBlock === null) return { ok: false, error: "the daemon has not read the chain head yet: cannot move a cursor to latest" };
+    const moved: Array<{ source: string; watch: string; from: number | null; to: number }> = [];
+    for (const move of moves) {
+      const source = byKey.get(move.source)!;
+      const to = move.block === "latest" ? headBlock! : move.block;
+      const isRunning = () => engine.states().some((state) => state.key === source.key && state.running);
+      for (let waited = 0; isRunning(); waited += CURSOR_MOVE_POLL_MS) {
+        if (waited >= CURSOR_MOVE_WAIT_MS) return { ok: false, error: `source ${source.key} stayed in one tick for ${CURSOR_MOVE_WAIT_MS / 1000} s; moved so far: ${moved.length}` };
+        await sleep(CURSOR_MOVE_POLL_MS, common.signal);
+      }
+      const from = store.getCursor(source.key)?.block ?? null;
+      // setCursor changes the store in this turn; its await is only the commit to disk.
+      await store.setCursor({ key: source.key, watch: source.watch, source: source.family, description: source.description, block: to, updated_at: iso(common.now()) });
+      moved.push({ source: source.key, watch: source.watch, from, to });
+    }
+    return { ok: true, moved };
+  }
+
+  /** Queues what `replay --send` found, as that command does with the store in hand: deduplicated by entry id. */
+  async function queueAlerts(alerts: readonly AlertToQueue[]): Promise<{ ok: true; queued: number; already_queued: number } | { ok: false; error: string }> {
+    const known = new Set(Object.keys(dispatcher.states()));
+    const unknown = [...new Set(alerts.flatMap((a) => a.sinks).filter((sink) => !known.has(sink)))];
+    if (unknown.length > 0) return { ok: false, error: `the running daemon has no sink ${unknown.join(", ")} (is it running another config?)` };
+    const now = new Date(common.now());
+    const entries = alerts.flatMap((a) => newOutboxEntries(a.alert, a.sinks, now));
+    const { added } = await store.enqueue(entries);
+    if (added > 0) dispatcher.kick();
+    return { ok: true, queued: added, already_queued: entries.length - added };
+  }
+
+  return { readiness, status, refreshMetrics, requeueDeadLetters, moveCursors, queueAlerts, close: () => creditHistory.stop() };
 }
 
 function cut(text: string): string;

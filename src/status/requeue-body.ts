@@ -1,5 +1,6 @@
 import type { IncomingMessage } from "node:http";
 import type { DeadLetterSelector } from "../notify/dispatcher.js";
+import { readJsonBody } from "./json-body.js";
 
 /** A re-queue request names a few dead letters or all of them: a larger body is a mistake. */
 export const MAX_REQUEUE_BODY_BYTES = 64 * 1024;
@@ -13,28 +14,8 @@ export type ParsedRequeue = { ok: true; selector: DeadLetterSelector } | { ok: f
  * (entry ids, alert ids or digest ids, as `kaiawatch outbox retry` takes them).
  */
 export async function parseRequeueBody(req: IncomingMessage): Promise<ParsedRequeue> {
-  const type = (req.headers["content-type"] ?? "").split(";")[0]?.trim().toLowerCase();
-  if (type !== "application/json") {
-    req.resume();
-    return { ok: false, status: 415, error: "send the selector as JSON (content-type: application/json)" };
-  }
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > MAX_REQUEUE_BODY_BYTES) {
-      req.resume();
-      return { ok: false, status: 413, error: `the body is larger than ${MAX_REQUEUE_BODY_BYTES} bytes` };
-    }
-    chunks.push(chunk);
-  }
-  let value: unknown;
-  try {
-    value = JSON.parse(Buffer.concat(chunks).toString("utf8"));
-  } catch {
-    return { ok: false, status: 400, error: "the body is not JSON" };
-  }
-  return selectorOf(value);
+  const body = await readJsonBody(req, MAX_REQUEUE_BODY_BYTES);
+  return body.ok ? selectorOf(body.value) : body;
 }
 
 export function selectorOf(value: unknown): ParsedRequeue {

@@ -5,9 +5,12 @@ import { describeError } from "../common/errors.js";
 import type { DeadLetterSelector, RequeueResult } from "../notify/dispatcher.js";
 import { createHostCheck, isLoopbackHost } from "./allowed-hosts.js";
 import { bearerTokenMatches } from "./bearer.js";
+import { parseAlertsBody, type AlertToQueue } from "./alerts-body.js";
+import { parseCursorBody, type CursorMove } from "./cursor-body.js";
 import { StatusError } from "./errors.js";
 import { PAGE_FILES, PAGE_SECURITY_HEADERS } from "./page/page-files.js";
 import { parseRequeueBody } from "./requeue-body.js";
+import { checkWriteAccess } from "./write-access.js";
 
 /** Why the daemon is or is not ready: each check with its verdict. */
 export interface Readiness {
@@ -24,17 +27,25 @@ export interface StatusProvider {
   status(): Promise<unknown>;
   /** Brings gauges that are read rather than pushed (cursors, store size) up to date before a scrape. */
   refreshMetrics?(): void;
-  /** Sends dead letters again; offered at POST /api/dead-letters/requeue only when a token is configured. */
+  /** Sends dead letters again (POST /api/dead-letters/requeue). */
   requeueDeadLetters?(selector: DeadLetterSelector): Promise<RequeueResult>;
+  /** Moves source cursors while the daemon runs (POST /api/cursors); rejects an unknown source as a whole. */
+  moveCursors?(moves: readonly CursorMove[]): Promise<CursorMoveResult>;
+  /** Queues alerts a command found (`replay --send`) for delivery (POST /api/alerts); rejects unknown sinks as a whole. */
+  queueAlerts?(alerts: readonly AlertToQueue[]): Promise<{ ok: true; queued: number; already_queued: number } | { ok: false; error: string }>;
   /** Stops what the provider runs in the background; called when the server closes. */
   close?(): void;
 }
 
+export type CursorMoveResult =
+  | { ok: true; moved: Array<{ source: string; watch: string; from: number | null; to: number }> }
+  | { ok: false; error: string };
+
 export interface StatusServerOptions {
   listen: { host: string; port: number };
   /**
-   * When set, /metrics and /status need `Authorization: Bearer <token>`, and dead letters can
-   * be re-queued (POST /api/dead-letters/requeue, with the token). Without it the server is read-only.
+   * When set, /metrics and /status need `Authorization: Bearer <token>`, and so do the
+   * writes (POST /api/…). Without it, writes are taken only from loopback peers (see write-access.ts).
    */
   token?: string;
   /** Host names (besides loopback names, IP addresses and the listen host) that requests may be addressed to. */
@@ -53,6 +64,8 @@ type Handler = (req: IncomingMessage, res: ServerResponse) => Promise<void> | vo
 interface Route {
   methods: readonly string[];
   auth: boolean;
+  /** A write: allowed by checkWriteAccess (the token, or a loopback peer without one) and logged. */
+  write?: boolean;
   handler: Handler;
 }
 
@@ -63,8 +76,10 @@ const READ = ["GET", "HEAD"] as const;
  * reads /status), `/healthz` (the process serves), `/readyz` (store writable, recent ticks,
  * head reachable), `/metrics` (Prometheus) and `/status` (the same as JSON). Loopback by
  * default. The optional bearer token guards what reveals the setup (/metrics, /status); the
- * probes stay open so that an orchestrator needs no secret. Read-only unless that token is
- * configured: only then can dead letters be re-queued, by a request that carries it.
+ * probes stay open so that an orchestrator needs no secret. The write API (re-queue dead
+ * letters, move cursors) is what `kaiawatch outbox retry` and `cursors --set` use while the
+ * daemon holds the store's lock, like amtool against a running Alertmanager: with the token
+ * when one is configured, else from this machine only. Every write is logged at info.
  */
 export async function createStatusServer(common: Common, options: StatusServerOptions): Promise<StatusServer> {
   const { provider } = options;
@@ -75,6 +90,8 @@ export async function createStatusServer(common: Common, options: StatusServerOp
   const sendJson = (res: ServerResponse, status: number, value: unknown) =>
     send(res, status, "application/json; charset=utf-8", common.secrets.redact(`${JSON.stringify(value, null, 2)}\n`));
 
+  // The page offers its re-queue buttons only with a token: a browser is the one client that
+  // other web pages can steer, so it does not get the loopback allowance the CLI has.
   const canRequeue = options.token !== undefined && provider.requeueDeadLetters !== undefined;
 
   const routes: Record<string, Route> = {
@@ -110,16 +127,51 @@ export async function createStatusServer(common: Common, options: StatusServerOp
   for (const [path, file] of Object.entries(PAGE_FILES)) {
     routes[path] = { methods: READ, auth: false, handler: (_req, res) => send(res, 200, file.contentType, file.body) };
   }
-  if (canRequeue) {
-    const requeue = provider.requeueDeadLetters!.bind(provider);
+  if (provider.requeueDeadLetters !== undefined) {
+    const requeue = provider.requeueDeadLetters.bind(provider);
     routes["/api/dead-letters/requeue"] = {
       methods: ["POST"],
       auth: true,
+      write: true,
       handler: async (req, res) => {
         const parsed = await parseRequeueBody(req);
         if (!parsed.ok) return sendJson(res, parsed.status, { error: parsed.error });
         const result = await requeue(parsed.selector);
-        logger.info({ requeued: result.requeued, unmatched: result.unmatched.length, all: "all" in parsed.selector }, "dead letters re-queued from the status server");
+        logger.info({ ...writer(req), requeued: result.requeued, unmatched: result.unmatched.length, all: "all" in parsed.selector }, "dead letters re-queued through the status API");
+        sendJson(res, 200, result);
+      },
+    };
+  }
+  if (provider.moveCursors !== undefined) {
+    const move = provider.moveCursors.bind(provider);
+    routes["/api/cursors"] = {
+      methods: ["POST"],
+      auth: true,
+      write: true,
+      handler: async (req, res) => {
+        const parsed = await parseCursorBody(req);
+        if (!parsed.ok) return sendJson(res, parsed.status, { error: parsed.error });
+        const result = await move(parsed.moves);
+        if (!result.ok) return sendJson(res, 400, { error: result.error });
+        for (const m of result.moved) logger.info({ ...writer(req), source: m.source, watch: m.watch, from: m.from, to: m.to }, "cursor moved through the status API");
+        sendJson(res, 200, result);
+      },
+    };
+  }
+
+  if (provider.queueAlerts !== undefined) {
+    const queue = provider.queueAlerts.bind(provider);
+    routes["/api/alerts"] = {
+      methods: ["POST"],
+      auth: true,
+      write: true,
+      handler: async (req, res) => {
+        const parsed = await parseAlertsBody(req);
+        if (!parsed.ok) return sendJson(res, parsed.status, { error: parsed.error });
+        const result = await queue(parsed.alerts);
+        if (!result.ok) return sendJson(res, 400, { error: result.error });
+        const rules = [...new Set(parsed.alerts.map((a) => a.alert.rule))];
+        logger.info({ ...writer(req), rules, alerts: parsed.alerts.length, queued: result.queued, already_queued: result.already_queued }, "alerts queued through the status API");
         sendJson(res, 200, result);
       },
     };
@@ -138,7 +190,14 @@ export async function createStatusServer(common: Common, options: StatusServerOp
       res.setHeader("allow", route.methods.join(", "));
       return sendJson(res, 405, { error: "method not allowed" });
     }
-    if (route.auth && options.token !== undefined && !bearerTokenMatches(req.headers.authorization, options.token)) {
+    if (route.write) {
+      const verdict = checkWriteAccess(req, options.token);
+      if (!verdict.ok) {
+        logger.warn({ path, peer: req.socket.remoteAddress, status: verdict.status }, "a write to the status API was refused");
+        if (verdict.status === 401) res.setHeader("www-authenticate", 'Bearer realm="kaiawatch"');
+        return sendJson(res, verdict.status, { error: verdict.error });
+      }
+    } else if (route.auth && options.token !== undefined && !bearerTokenMatches(req.headers.authorization, options.token)) {
       res.setHeader("www-authenticate", 'Bearer realm="kaiawatch"');
       return sendJson(res, 401, { error: "this endpoint needs Authorization: Bearer <status.token>" });
     }
@@ -166,7 +225,7 @@ export async function createStatusServer(common: Common, options: StatusServerOp
   server.on("error", (error) => logger.error({ err: describeError(error) }, "status server error"));
   const address = server.address() as AddressInfo;
   const url = `http://${address.family === "IPv6" ? `[${address.address}]` : address.address}:${address.port}`;
-  logger.info({ url, auth: options.token !== undefined, requeue: canRequeue }, "status server listening (the status page at /; /healthz /readyz /metrics /status)");
+  logger.info({ url, auth: options.token !== undefined, writes: options.token !== undefined ? "with the token" : "from loopback only" }, "status server listening (the status page at /; /healthz /readyz /metrics /status)");
   if (options.token === undefined && !isLoopbackHost(host)) {
     logger.warn({ url }, "the status server listens beyond this machine without status.token: anyone who reaches it can read /status and /metrics (the sources, rules, sinks and recent alerts); set status.token");
   }
@@ -180,6 +239,11 @@ export async function createStatusServer(common: Common, options: StatusServerOp
         server.closeAllConnections();
       }),
   };
+}
+
+/** Who wrote, for the log line every write leaves. */
+function writer(req: IncomingMessage): { peer: string | undefined; by: "token" | "loopback" } {
+  return { peer: req.socket.remoteAddress, by: req.headers.authorization === undefined ? "loopback" : "token" };
 }
 
 function send(res: ServerResponse, status: number, contentType: string, body: string): void {

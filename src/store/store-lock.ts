@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import { link, readFile, unlink, writeFile } from "node:fs/promises";
 import { hostname } from "node:os";
 import type { Logger } from "../common/logger.js";
@@ -67,7 +68,7 @@ export async function acquireStoreLock(storePath: string, logger: Logger): Promi
       const where = holder.hostname === owner.hostname ? "" : ` on host ${holder.hostname}`;
       throw new StoreError(
         "KW_STORE_LOCKED",
-        `the store ${storePath} is in use by process ${holder.pid}${where} (started ${holder.started_at}); stop it first, or use a read-only command`,
+        `the store ${storePath} is in use by process ${holder.pid}${where} (started ${holder.started_at}); stop it first (commands that change the store ask a running daemon through its status API)`,
       );
     }
     logger.warn({ lock: path, pid: holder.pid, hostname: holder.hostname, started_at: holder.started_at }, "taking over a stale store lock: its process is gone");
@@ -120,12 +121,35 @@ function isStale(path: string, holder: LockOwner): boolean {
   return !isProcessAlive(holder.pid);
 }
 
-function isProcessAlive(pid: number): boolean {
+/**
+ * True while the process can still be using the store. kill(pid, 0) alone is not enough: a
+ * zombie (exited, not yet reaped by a parent such as a supervisor or npx that is itself
+ * stuck) still answers it, and would block every restart until its parent reaps it.
+ */
+export function isProcessAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
-    return true;
   } catch (error) {
     // EPERM: the process exists but belongs to another user.
-    return (error as NodeJS.ErrnoException).code !== "ESRCH";
+    if ((error as NodeJS.ErrnoException).code === "ESRCH") return false;
   }
+  const state = processState(pid);
+  // Z: zombie, X: dead (being reaped). Neither holds a file open or writes any more.
+  return state !== "Z" && state !== "X";
+}
+
+/**
+ * The state letter of /proc/<pid>/stat (R, S, D, Z, X, …), or undefined where /proc is not
+ * there (macOS) or the process is gone. The command name in parentheses may hold spaces and
+ * parentheses itself, so the state is read after the last ")".
+ */
+export function processState(pid: number): string | undefined {
+  let stat: string;
+  try {
+    stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  } catch {
+    return undefined;
+  }
+  const after = stat.slice(stat.lastIndexOf(")") + 1).trim();
+  return after.split(" ")[0] || undefined;
 }

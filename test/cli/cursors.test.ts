@@ -93,7 +93,7 @@ describe("kaiawatch cursors", () => {
     }
     // A negative block names the rule rather than failing every tick later.
     const negative = await cli("cursors", "--config", configPath, "--set", "token=-5");
-    expect(negative.err).toContain('BLOCK must be a block number (0 or more), got "token=-5"');
+    expect(negative.err).toContain('BLOCK must be a block number (0 or more) or latest, got "token=-5"');
   });
 
   it("refuses --set while a daemon holds the store, and still lists", async () => {
@@ -102,9 +102,19 @@ describe("kaiawatch cursors", () => {
       const set = await cli("cursors", "--config", configPath, "--set", "token=1");
       expect(set.code).toBe(1);
       expect(set.err).toContain("KW_STORE_LOCKED");
+      // The config has no status server: the command says it cannot ask the daemon instead.
+      expect(set.err).toContain("The daemon cannot be asked instead: status.listen is false");
       expect((await cli("cursors", "--config", configPath)).code).toBe(0);
     } finally {
       await holder.close();
     }
+  });
+
+  it("--set NAME=latest skips to the head the explorer has indexed", async () => {
+    sim.mine(3);
+    const latest = await cli("cursors", "--config", configPath, "--set", "token=latest");
+    expect(latest.err).toBe("");
+    expect(latest.code).toBe(0);
+    expect(latest.out).toMatch(new RegExp(`^src_[0-9a-f]+ \\(token\\): (\\d+|none) → ${sim.head()}$`, "m"));
   });
 });

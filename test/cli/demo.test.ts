@@ -1,4 +1,4 @@
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { afterEach, describe, expect, it } from "vitest";
 import { startKaiawatch, waitFor, type Child } from "../helpers/child.js";
 
@@ -101,6 +101,14 @@ describe("kaiawatch demo", () => {
     const mails = [...out.matchAll(/^\[email\] to treasury-team@demo\.invalid · (<[^>]+>)\n {2}Subject: \[kaiawatch\] ([a-z0-9_-]+): (.+)$/gm)];
     expect(mails.length).toBeGreaterThan(0);
     for (const [, , rule] of mails) expect(["large-outflow", "failed-call"]).toContain(rule);
+
+    // The README's sample output is what the demo prints (ports aside), line for line.
+    const readme = readFileSync(new URL("../../README.md", import.meta.url), "utf8");
+    const sample = /<!-- demo-output -->\n```\n([\s\S]*?)\n```/.exec(readme)?.[1];
+    expect(sample, "README.md has the demo-output block").toBeDefined();
+    const anyPort = (text: string) => text.replace(/127\.0\.0\.1:\d+/g, "127.0.0.1:PORT");
+    const printed = new Set(anyPort(out).split("\n"));
+    for (const line of anyPort(sample!).split("\n")) expect(printed.has(line), `README line not printed by the demo: ${line}`).toBe(true);
 
     expect(out).toMatch(/kaiawatch demo: stopped\. \d+ alerts shown, \d+ webhooks and \d+ mails received\.\n$/);
     expect(existsSync(store!), "the temporary store is removed").toBe(false);

@@ -118,6 +118,23 @@ describe("kaiawatch explain", () => {
     expect(result.stdout).toContain("1 of 2 records would alert");
   });
 
+  it("says when an active silence would hold a matching alert back", async () => {
+    const s = await setup();
+    const added = await kaiawatch("silence", "add", "--config", s.config, "--rule", "big-outflow", "--match", `from=${s.wallet}`, "--for", "1h", "--reason", "treasury migration");
+    expect(added.code).toBe(0);
+    const id = /Silence (sil_[0-9a-f]+) added/.exec(added.stdout)![1]!;
+    const result = await kaiawatch("explain", "--config", s.config, "--rule", "big-outflow", "--tx", TX_CALLS, "--block", String(s.callsBlock));
+    expect(result.code).toBe(0);
+    const over = recordSection(result.stdout, 2);
+    expect(over).toContain("✓ MATCH: would alert out");
+    expect(over).toContain(`✗ HELD BACK while silence ${id} is active`);
+    expect(over).toContain("treasury migration");
+    // A record the rule does not match says nothing about silences.
+    expect(recordSection(result.stdout, 1)).not.toContain("HELD BACK");
+    await kaiawatch("silence", "remove", "--config", s.config, id);
+    expect((await kaiawatch("explain", "--config", s.config, "--rule", "big-outflow", "--tx", TX_CALLS, "--block", String(s.callsBlock))).stdout).not.toContain("HELD BACK");
+  });
+
   it("finds an internal transaction's block from its logs, and asks for --block when nothing tells it", async () => {
     const s = await setup();
     const found = await kaiawatch("explain", "--config", s.config, "--rule", "big-outflow", "--tx", TX_CALLS_AND_LOG);

@@ -185,7 +185,8 @@ describe("kaiawatch outbox", () => {
     try {
       const { code, stderr } = await run("outbox", "retry", "--all", "--config", configPath);
       expect(code).toBe(1);
-      expect(stderr).toContain("stop the daemon or use the status page");
+      expect(stderr).toContain("is in use by process");
+      expect(stderr).toContain("Asked the daemon instead, and cannot reach the running daemon's status API");
       expect(daemon.listOutbox({ state: "dead" })).toHaveLength(2);
     } finally {
       await daemon.close();

@@ -175,6 +175,17 @@ sinks:
     expect((await kaiawatch("silence", "add", "--config", config, "--rule", "outflow", "--for", "1h")).stderr).toContain("--reason");
     expect((await kaiawatch("silence", "add", "--config", config, "--rule", "outflow", "--for", "90", "--reason", "x")).stderr).toContain('add a unit, e.g. "90s"');
     expect((await kaiawatch("silence", "add", "--config", config, "--rule", "outflow", "--for", "1h", "--reason", "x", "--match", "to")).stderr).toContain("FIELD=VALUE");
+    // Only fields that records of the rule's source have: token_id is an NFT transfer's, not an internal transaction's.
+    const noField = await kaiawatch("silence", "add", "--config", config, "--rule", "outflow", "--for", "1h", "--reason", "x", "--match", "token_id=5");
+    expect(noField.code).toBe(2);
+    expect(noField.stderr).toContain('internal_transactions records (the source of rule outflow) have no field "token_id"');
+    for (const field of ["to", "transaction_status.status", "method_id"]) {
+      const ok = await kaiawatch("silence", "add", "--config", config, "--rule", "outflow", "--for", "1m", "--reason", "x", "--match", `${field}=y`);
+      expect(ok.code, field).toBe(0);
+    }
+    for (const field of ["transaction_status.nope", "to.deeper"]) {
+      expect((await kaiawatch("silence", "add", "--config", config, "--rule", "outflow", "--for", "1m", "--reason", "x", "--match", `${field}=y`)).code, field).toBe(2);
+    }
     const unknown = await kaiawatch("silence", "remove", "--config", config, "sil_00000000");
     expect(unknown.code).toBe(1);
     expect(unknown.stderr).toContain("no active silence");

@@ -59,7 +59,10 @@ describe("kaiawatch validate", () => {
     expect(stderr).toBe("");
     expect(code).toBe(0);
     expect(stdout).toContain(`${path} is valid: network mainnet`);
-    expect(stdout).toContain("watches (2, polling 3 sources)");
+    // Only big-outflow reads a source (hot-wallet's internal transactions): one source is polled.
+    expect(stdout).toContain("watches (2, polling 1 source)");
+    expect(stdout).toContain("source nft_transfers  (not polled: no rule reads it)");
+    expect(stdout).toContain("source event_logs Transfer(address,address,uint256)  (not polled: no rule reads it)");
     expect(stdout).toMatch(/hot-wallet\s+account 0x1111111111111111111111111111111111111111/);
     expect(stdout).toContain("source internal_transactions");
     expect(stdout).toContain("source event_logs Transfer(address,address,uint256)");

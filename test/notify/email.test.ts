@@ -151,6 +151,14 @@ describe("email sink", () => {
     expect(permanent.message).toContain("550");
   });
 
+  it("a server without STARTTLS, with starttls on (the default), gets the hint to set starttls: false", async () => {
+    const smtp = await startSmtp();
+    const error = await sendError(sink(smtp.port, {}, { starttls: true }));
+    expect(error.permanent).toBe(true);
+    expect(error.message).toContain("set starttls: false on the sink");
+    expect(smtp.mails).toHaveLength(0);
+  });
+
   it("a server that is not there is retryable", async () => {
     const smtp = await startSmtp();
     const port = smtp.port;

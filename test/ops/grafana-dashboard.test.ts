@@ -29,7 +29,7 @@ interface Dashboard {
 
 const dashboard = JSON.parse(readFileSync(new URL("../../examples/grafana-dashboard.json", import.meta.url), "utf8")) as Dashboard;
 
-// The default process metrics too, as /metrics serves them (kaiawatch_process_ prefix).
+// The default process metrics too, as /metrics serves them (kaiawatch_process_*, kaiawatch_nodejs_*).
 const registry = createMetrics({ defaultMetrics: true }).registry;
 const METRICS = new Map(
   registry.getMetricsAsArray().map((metric) => {
@@ -56,6 +56,11 @@ const queries: { where: string; expr: string; legend?: string }[] = [
 ];
 
 describe("examples/grafana-dashboard.json", () => {
+  it("names node's process metrics kaiawatch_process_* with \"process\" once", () => {
+    expect(METRICS.has("kaiawatch_process_resident_memory_bytes")).toBe(true);
+    expect([...METRICS.keys()].filter((name) => name.includes("process_process"))).toEqual([]);
+  });
+
   it("is a dashboard with panels, each query panel with queries, ids unique and inside the 24-column grid", () => {
     expect(dashboard.uid).toBe("kaiawatch");
     const ids = dashboard.panels.map((p) => p.id);

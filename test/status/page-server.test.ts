@@ -140,8 +140,11 @@ describe("the status page's server side", () => {
     expect([...times].sort((a, b) => a - b)).toEqual(times);
     expect(body.credits.history.every((s, i, all) => i === 0 || s.spent >= all[i - 1]!.spent)).toBe(true);
 
-    // Read-only: without a token the re-queue endpoint does not exist.
-    expect((await requeue(url, '{"all":true}')).status).toBe(404);
+    // Without a token the write API answers loopback peers (the CLI beside the daemon), and only
+    // to JSON: a form another web page could post (text/plain) is refused before it is read.
+    expect((await requeue(url, '{"all":true}', { "content-type": "text/plain" })).status).toBe(415);
+    expect((await statusOf(url)).dead_letters_total).toBe(body.dead_letters_total);
+    expect(await (await requeue(url, '{"all":true}')).json()).toEqual({ requeued: body.dead_letters_total, unmatched: [] });
   });
 
   it("with status.token, re-queues dead letters only for a request that carries it, and checks what it is asked", async () => {

@@ -138,7 +138,7 @@ describe("kaiawatch run's status server, from outside", () => {
       expect(queued).toBeGreaterThan(0);
       expect(sample(metrics, "kaiawatch_alerts_queued_total", { sink: "out" })).toBe(queued);
       expect(sample(metrics, "kaiawatch_store_size_bytes")).toBeGreaterThan(0);
-      expect(metrics).toContain("kaiawatch_process_process_cpu_seconds_total"); // the default process metrics too
+      expect(metrics).toContain("kaiawatch_process_cpu_seconds_total"); // the default process metrics too
 
       // Without the token: refused; the probes need none.
       expect((await fetch(`${url}/status`)).status).toBe(401);

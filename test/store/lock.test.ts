@@ -8,6 +8,7 @@ import { createTestCommon } from "../../src/common/common.js";
 import { createLogger } from "../../src/common/logger.js";
 import { createSecretRedactor } from "../../src/common/secrets.js";
 import { openStore } from "../../src/store/open-store.js";
+import { isProcessAlive, processState } from "../../src/store/store-lock.js";
 import type { Store } from "../../src/store/types.js";
 import { cursor } from "./fixtures/sample.js";
 import { makeTempDir } from "./fixtures/temp-dir.js";
@@ -45,6 +46,21 @@ function deadPid(): Promise<number> {
     child.on("error", reject);
     child.on("close", () => resolve(child.pid as number));
   });
+}
+
+/**
+ * A zombie: `sh` starts a child that exits at once, then execs `sleep`, which never waits for
+ * it, so the child stays a zombie (state Z) that still answers kill(pid, 0) while sleep runs.
+ */
+async function zombie(): Promise<{ pid: number; stop: () => void }> {
+  const parent = spawn("sh", ["-c", "true & echo $!; exec sleep 30"], { stdio: ["ignore", "pipe", "ignore"] });
+  const pid = await new Promise<number>((resolve, reject) => {
+    parent.stdout.setEncoding("utf8").once("data", (chunk: string) => resolve(Number(chunk.trim())));
+    parent.on("error", reject);
+  });
+  // Wait (bounded by a count, not the clock) until the child has exited and shows as a zombie.
+  for (let i = 0; i < 2_000 && processState(pid) !== "Z"; i++) await new Promise((resolve) => setImmediate(resolve));
+  return { pid, stop: () => parent.kill("SIGKILL") };
 }
 
 function capturingCommon() {
@@ -98,6 +114,21 @@ describe("the store lock", () => {
     expect(JSON.parse(readFileSync(`${path}.lock`, "utf8"))).toMatchObject({ pid: process.pid });
     const warning = lines.map((line) => JSON.parse(line) as Record<string, unknown>).find((line) => line.pid === pid);
     expect(warning).toMatchObject({ level: 40, msg: expect.stringContaining("stale store lock") });
+  });
+
+  it.skipIf(process.platform !== "linux")("takes over a lock whose process is a zombie (it answers kill(pid, 0) but is dead)", async () => {
+    const z = await zombie();
+    try {
+      expect(processState(z.pid)).toBe("Z");
+      expect(isProcessAlive(z.pid)).toBe(false);
+      expect(isProcessAlive(process.pid)).toBe(true);
+      writeLock({ pid: z.pid, hostname: hostname(), started_at: "2025-01-01T00:00:00.000Z" });
+      const store = await openStore(createTestCommon(), { path });
+      open.push(store);
+      expect(JSON.parse(readFileSync(`${path}.lock`, "utf8"))).toMatchObject({ pid: process.pid });
+    } finally {
+      z.stop();
+    }
   });
 
   it("takes over a lock naming this very pid that this process does not hold (a restarted container's PID 1)", async () => {

@@ -1,5 +1,9 @@
 import type { Command, CommandIO } from "../command.js";
-import { EXIT_OK } from "../command.js";
+import { EXIT_OK, EXIT_RUNTIME } from "../command.js";
+import { daemonApiOf, describeApiFailure } from "../daemon-api.js";
+import { readIndexedHead } from "./replay.js";
+import { isStoreError } from "../../store/errors.js";
+import type { Store } from "../../store/types.js";
 import { CONFIG_OPTIONS, CONFIG_OPTIONS_HELP, UsageError, createCommandCommon, loadConfigForCommand, parseCommandArgs } from "../bootstrap.js";
 import type { Config } from "../../config/index.js";
 import { openStore } from "../../store/open-store.js";
@@ -12,7 +16,11 @@ Lists every source of the config with its cursor: the last block fully processed
 
   --set NAME=BLOCK   move a cursor (back to rescan, forward to skip). NAME is a source key
                      (src_…) or a watch name when that watch has one source. The next scan
-                     starts at BLOCK + 1. Needs the daemon stopped (it holds the store's lock).
+                     starts at BLOCK + 1. BLOCK may be \`latest\`: the head the explorer has
+                     indexed (the chain head minus chain.lag_blocks), to skip to now.
+                     While a daemon runs (it holds the store's lock), the move goes through
+                     its status API (status.listen, with status.token when one is set): the
+                     daemon moves the cursor between two ticks of the source.
                      Rescanned records keep their alert ids: alerts still in the outbox are
                      not queued twice.
 
@@ -38,16 +46,18 @@ function sourcesOfConfig(config: Config): Row[] {
   return [...rows.values()];
 }
 
-function parseSet(text: string, rows: Row[]): { row: Row; block: number } {
+function parseSet(text: string, rows: Row[]): { row: Row; block: number | "latest" } {
   const at = text.lastIndexOf("=");
   const name = text.slice(0, at);
   const blockText = text.slice(at + 1);
   if (at <= 0) throw new UsageError(`--set takes NAME=BLOCK, got "${text}"`);
-  if (!/^\d+$/.test(blockText) || !Number.isSafeInteger(Number(blockText))) throw new UsageError(`--set takes NAME=BLOCK, and BLOCK must be a block number (0 or more), got "${text}"`);
+  const latest = blockText.toLowerCase() === "latest";
+  if (!latest && (!/^\d+$/.test(blockText) || !Number.isSafeInteger(Number(blockText)))) throw new UsageError(`--set takes NAME=BLOCK, and BLOCK must be a block number (0 or more) or latest, got "${text}"`);
+  const block = latest ? "latest" : Number(blockText);
   const byKey = rows.find((r) => r.key === name);
-  if (byKey) return { row: byKey, block: Number(blockText) };
+  if (byKey) return { row: byKey, block };
   const ofWatch = rows.filter((r) => r.watch === name);
-  if (ofWatch.length === 1) return { row: ofWatch[0]!, block: Number(blockText) };
+  if (ofWatch.length === 1) return { row: ofWatch[0]!, block };
   if (ofWatch.length > 1) throw new UsageError(`watch "${name}" has ${ofWatch.length} sources; name one by its key: ${ofWatch.map((r) => r.key).join(", ")}`);
   throw new UsageError(`no source or watch named "${name}"; see \`kaiawatch cursors\``);
 }
@@ -59,9 +69,17 @@ async function run(args: string[], io: CommandIO): Promise<number> {
   const common = createCommandCommon(io, { config: loaded.config, secrets: loaded.secrets, logLevel: values["log-level"] ?? "warn", logFormat: values["log-format"] });
   const rows = sourcesOfConfig(loaded.config);
   const sets = (values.set ?? []).map((text) => parseSet(text, rows));
-  const store = await openStore(common, { path: loaded.config.store.path, readOnly: sets.length === 0 });
+  let store: Store;
   try {
-    for (const { row, block } of sets) {
+    store = await openStore(common, { path: loaded.config.store.path, readOnly: sets.length === 0 });
+  } catch (error) {
+    if (!isStoreError(error, "KW_STORE_LOCKED")) throw error;
+    return moveThroughDaemon(io, loaded.config, sets, common.secrets.redact.bind(common.secrets), `${error.code} ${error.message}`);
+  }
+  try {
+    const head = sets.some((s) => s.block === "latest") ? await readIndexedHead(common, loaded.config) : undefined;
+    for (const { row, block: asked } of sets) {
+      const block = asked === "latest" ? head! : asked;
       const before = store.getCursor(row.key)?.block;
       // The cursor is the last processed block: scanning resumes at BLOCK + 1.
       await store.setCursor({ key: row.key, watch: row.watch, source: row.family, description: row.description, block, updated_at: new Date().toISOString() });
@@ -75,6 +93,29 @@ async function run(args: string[], io: CommandIO): Promise<number> {
   } finally {
     await store.close();
   }
+  return EXIT_OK;
+}
+
+/** A running daemon holds the store: it moves the cursors itself, through its status API. */
+async function moveThroughDaemon(io: CommandIO, config: Config, sets: Array<{ row: Row; block: number | "latest" }>, redact: (text: string) => string, lockMessage: string): Promise<number> {
+  const api = daemonApiOf(config);
+  if (sets.length === 0) throw new Error("unreachable: listing opens the store read-only");
+  if ("unavailable" in api) {
+    io.stderr.write(`kaiawatch cursors: ${lockMessage}\nThe daemon cannot be asked instead: ${api.unavailable}.\n`);
+    return EXIT_RUNTIME;
+  }
+  let outcome: { status: number; body: Record<string, unknown> } | Error;
+  try {
+    outcome = await api.post("/api/cursors", { cursors: sets.map(({ row, block }) => ({ source: row.key, block })) }, io.signal);
+  } catch (error) {
+    outcome = error instanceof Error ? error : new Error(String(error));
+  }
+  if (outcome instanceof Error || outcome.status !== 200) {
+    io.stderr.write(`kaiawatch cursors: ${lockMessage}\nAsked the daemon instead, and ${redact(describeApiFailure(api, outcome))}\n`);
+    return EXIT_RUNTIME;
+  }
+  const moved = (outcome.body.moved ?? []) as Array<{ source: string; watch: string; from: number | null; to: number }>;
+  for (const m of moved) io.stdout.write(`${m.source} (${m.watch}): ${m.from ?? "none"} → ${m.to} (moved by the running daemon at ${api.url})\n`);
   return EXIT_OK;
 }
 

@@ -1,4 +1,9 @@
+import { existsSync } from "node:fs";
+import type { Common } from "../../common/common.js";
 import { describeError, isKaiawatchError } from "../../common/errors.js";
+import type { Config } from "../../config/index.js";
+import { isActive, mergeSilenceSets, readSilenceFile, readStoredSilences, silenceFileOf, silenceMatchesRecord, type Silence, type SilenceSet } from "../../notify/silences.js";
+import { openStore } from "../../store/open-store.js";
 import { cleanLine } from "../../common/sanitize-text.js";
 import { explainRecord } from "../../rules/explain-record.js";
 import { BALANCE_ALERT_SOURCE } from "../../model/alert-document.js";
@@ -73,6 +78,7 @@ async function run(args: string[], io: CommandIO): Promise<number> {
   const out = (line: string) => io.stdout.write(`${line}\n`);
   const spentBefore = client.meter.spentToday();
   try {
+    const silences = (await activeSilences(common, config)).filter((silence) => silence.rule === rule.name);
     const found = await fetchTransactionRecords(client, {
       family,
       transactionHash: values.tx,
@@ -97,7 +103,10 @@ async function run(args: string[], io: CommandIO): Promise<number> {
       const explanation = explainRecord(condition, record, context);
       const alerts = covered && explanation.matched;
       if (alerts) matched += 1;
+      const silence = alerts ? silences.find((candidate) => silenceMatchesRecord(candidate, rule.name, record.data)) : undefined;
       out(`    ${alerts ? `✓ MATCH: would alert ${rule.notify.join(", ")}` : covered ? "✗ NO MATCH" : "✗ NO ALERT: the watch's query does not return this record"}`);
+      // The rule matches, but the daemon would hold the alert back: say so, or the user looks for the wrong fault.
+      if (silence !== undefined) out(`    ✗ HELD BACK while silence ${silence.id} is active (until ${silence.expires_at}: ${cleanLine(silence.reason, 120)}); \`kaiawatch silence remove ${silence.id}\` ends it`);
       if (!covered) for (const reason of new Set(reasons)) out(`    ✗ ${reason}`);
       for (const line of explanation.lines) out(`    ${"  ".repeat(line.depth)}${line.passed ? "✓" : "✗"} ${line.text}`);
     });
@@ -112,6 +121,21 @@ async function run(args: string[], io: CommandIO): Promise<number> {
   } finally {
     await client.close();
   }
+}
+
+/** The silences in force now: what the daemon applied (the store) and what it may not have read yet (the side file). */
+async function activeSilences(common: Common, config: Config): Promise<Silence[]> {
+  const sets: SilenceSet[] = [await readSilenceFile(silenceFileOf(config.store.path))];
+  if (existsSync(config.store.path)) {
+    const store = await openStore(common, { path: config.store.path, readOnly: true });
+    try {
+      sets.push(readStoredSilences(store).set);
+    } finally {
+      await store.close();
+    }
+  }
+  const now = common.now();
+  return mergeSilenceSets(sets, now).silences.filter((silence) => isActive(silence, now));
 }
 
 /** One line about a record: where it sits and what it moved. */

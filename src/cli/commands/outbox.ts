@@ -5,7 +5,9 @@ import { describeError } from "../../common/errors.js";
 import { createLogger } from "../../common/logger.js";
 import { createMetrics } from "../../common/metrics.js";
 import { createSecretRedactor } from "../../common/secrets.js";
-import { describeConfigFailure, loadConfig } from "../../config/index.js";
+import { describeConfigFailure, loadConfig, type Config } from "../../config/index.js";
+import { daemonApiOf, describeApiFailure } from "../daemon-api.js";
+import type { DeadLetterSelector, RequeueResult } from "../../notify/dispatcher.js";
 import { readSuppressedNotes, type SuppressedNote } from "../../notify/cooldown.js";
 import { requeueDeadLetters } from "../../notify/dispatcher.js";
 import { isStoreError } from "../../store/errors.js";
@@ -72,12 +74,12 @@ function parse(args: string[], io: CommandIO, options: Record<string, { type: "s
 }
 
 /** The store file from --store, or from the config's store.path. */
-async function storePath(values: Record<string, string | boolean | undefined>, io: CommandIO): Promise<{ path: string; secrets: string[] } | { code: number }> {
+async function storePath(values: Record<string, string | boolean | undefined>, io: CommandIO): Promise<{ path: string; secrets: string[]; config?: Config } | { code: number }> {
   if (typeof values.store === "string") return { path: values.store, secrets: [] };
   const configPath = typeof values.config === "string" ? values.config : "./config.yaml";
   try {
     const loaded = await loadConfig({ path: configPath, env: io.env });
-    return { path: loaded.config.store.path, secrets: loaded.secrets };
+    return { path: loaded.config.store.path, secrets: loaded.secrets, config: loaded.config };
   } catch (error) {
     const text = describeConfigFailure(error);
     if (text === undefined) throw error;
@@ -142,7 +144,7 @@ async function list(args: string[], io: CommandIO): Promise<number> {
   if (values.json === true) {
     for (const entry of entries) {
       const { alert, ...rest } = entry;
-      const line = { ...rest, alert_id: alert.id, summary: alert.summary, suppressed_at: suppressed[entry.id]?.at, suppressed_by: suppressed[entry.id]?.reason };
+      const line = { ...rest, state: rest.state === "delivered" && suppressed[entry.id] !== undefined ? "suppressed" : rest.state, alert_id: alert.id, summary: alert.summary, suppressed_at: suppressed[entry.id]?.at, suppressed_by: suppressed[entry.id]?.reason };
       io.stdout.write(`${JSON.stringify(line)}\n`);
     }
     return EXIT_OK;
@@ -152,7 +154,9 @@ async function list(args: string[], io: CommandIO): Promise<number> {
     io.stdout.write(`No ${what}${typeof values.sink === "string" ? ` for sink ${values.sink}` : ""} in the outbox.\n`);
     return EXIT_OK;
   }
-  const rows = entries.map((entry) => [entry.id, entry.sink, entry.rule, entry.state, String(entry.attempts), entry.created_at, note(entry, suppressed[entry.id])].map(printable));
+  // A silenced or cooled-down alert was never sent: it is "suppressed", not "delivered".
+  const shownState = (entry: OutboxEntry) => (entry.state === "delivered" && suppressed[entry.id] !== undefined ? "suppressed" : entry.state);
+  const rows = entries.map((entry) => [entry.id, entry.sink, entry.rule, shownState(entry), String(entry.attempts), entry.created_at, note(entry, suppressed[entry.id])].map(printable));
   io.stdout.write(table(["ID", "SINK", "RULE", "STATE", "ATTEMPTS", "CREATED", "LAST ERROR / REASON"], rows));
   const counts = totals.filter(([, n]) => n > 0);
   const cut = entries.length < counts.reduce((sum, [, n]) => sum + n, 0);
@@ -199,25 +203,51 @@ async function retry(args: string[], io: CommandIO): Promise<number> {
     return EXIT_RUNTIME;
   }
   const common = cliCommon(io, location.secrets);
+  const selector: DeadLetterSelector = all ? { all: true } : { ids: positionals };
+  const report = (result: RequeueResult, when: string): number => {
+    for (const id of result.unmatched) io.stderr.write(`kaiawatch outbox retry: no dead letter matches "${printable(id)}"\n`);
+    const plural = result.requeued === 1 ? "dead letter" : "dead letters";
+    io.stdout.write(result.requeued === 0 ? "Nothing requeued.\n" : `Requeued ${result.requeued} ${plural}; ${when}.\n`);
+    return result.unmatched.length > 0 ? EXIT_RUNTIME : EXIT_OK;
+  };
   try {
     const store = await openStore(common, { path: location.path });
     try {
-      const result = await requeueDeadLetters(store, all ? { all: true } : { ids: positionals }, Date.now());
-      for (const id of result.unmatched) io.stderr.write(`kaiawatch outbox retry: no dead letter matches "${printable(id)}"\n`);
-      const plural = result.requeued === 1 ? "dead letter" : "dead letters";
-      io.stdout.write(
-        result.requeued === 0 ? "Nothing requeued.\n" : `Requeued ${result.requeued} ${plural}; they are sent the next time kaiawatch runs (run or once).\n`,
-      );
-      return result.unmatched.length > 0 ? EXIT_RUNTIME : EXIT_OK;
+      return report(await requeueDeadLetters(store, selector, Date.now()), "they are sent the next time kaiawatch runs (run or once)");
     } finally {
       await store.close();
     }
   } catch (error) {
     if (isStoreError(error, "KW_STORE_LOCKED")) {
-      io.stderr.write(`kaiawatch outbox retry: ${error.message}\nThe running daemon holds the store: stop the daemon or use the status page to retry dead letters.\n`);
-      return EXIT_RUNTIME;
+      if (location.config === undefined) {
+        io.stderr.write(`kaiawatch outbox retry: ${error.message}\nA running daemon holds the store: give --config instead of --store so that retry can ask it through its status API.\n`);
+        return EXIT_RUNTIME;
+      }
+      return retryThroughDaemon(io, location.config, selector, report, common.secrets.redact.bind(common.secrets), error.message);
     }
     io.stderr.write(`kaiawatch outbox retry: ${common.secrets.redact(describeError(error))}\n`);
     return EXIT_RUNTIME;
   }
+}
+
+/** The daemon holds the store: it re-queues them itself, through its status API. */
+async function retryThroughDaemon(io: CommandIO, config: Config, selector: DeadLetterSelector, report: (result: RequeueResult, when: string) => number, redact: (text: string) => string, lockMessage: string): Promise<number> {
+  const api = daemonApiOf(config);
+  if ("unavailable" in api) {
+    io.stderr.write(`kaiawatch outbox retry: ${lockMessage}\nThe daemon cannot be asked instead: ${api.unavailable}.\n`);
+    return EXIT_RUNTIME;
+  }
+  let outcome: { status: number; body: Record<string, unknown> } | Error;
+  try {
+    outcome = await api.post("/api/dead-letters/requeue", selector, io.signal);
+  } catch (error) {
+    outcome = error instanceof Error ? error : new Error(String(error));
+  }
+  if (outcome instanceof Error || outcome.status !== 200) {
+    io.stderr.write(`kaiawatch outbox retry: ${lockMessage}\nAsked the daemon instead, and ${redact(describeApiFailure(api, outcome))}\n`);
+    return EXIT_RUNTIME;
+  }
+  const body = outcome.body as { requeued?: unknown; unmatched?: unknown };
+  const result: RequeueResult = { requeued: Number(body.requeued ?? 0), unmatched: Array.isArray(body.unmatched) ? body.unmatched.map(String) : [] };
+  return report(result, `the running daemon (${api.url}) sends them now`);
 }

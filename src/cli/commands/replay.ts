@@ -15,6 +15,7 @@ import { readConfigTokensOnce } from "../../watch/config-tokens.js";
 import { estimateReplayCredits, outboxEntriesOf, replay, type ReplayMatch, type ReplayResult } from "../../watch/replay.js";
 import { CONFIG_OPTIONS, CONFIG_OPTIONS_HELP, UsageError, createCommandCommon, loadConfigForCommand, parseCommandArgs, ruleNamed } from "../bootstrap.js";
 import { openCommandClient } from "../command-client.js";
+import { daemonApiOf, describeApiFailure, type DaemonApi } from "../daemon-api.js";
 import { EXIT_OK, EXIT_RUNTIME, EXIT_USAGE, type Command, type CommandIO } from "../command.js";
 
 /** Without a daily budget, a replay estimated above this many credits asks for --yes. */
@@ -30,7 +31,8 @@ records scanned, matches, credits spent.
 Nothing is sent and no cursor moves, so this is safe while the daemon runs. With --send the
 matches are queued in the outbox and delivered at once (through cooldowns, digests and
 silences, like the daemon's alerts); alerts already in the outbox, delivered or not, are
-not queued again. --send needs the store's lock: stop the daemon first.
+not queued again. While a daemon runs (it holds the store's lock), --send hands the
+matches to it through its status API (status.listen, with status.token when one is set).
 
 Credits are estimated before anything is fetched (at least one page per window). A replay
 estimated above what is left of explorer.daily_credit_budget today, or above
@@ -92,19 +94,28 @@ async function run(args: string[], io: CommandIO): Promise<number> {
   };
 
   let daemon: Daemon | undefined;
+  /** With --send while a daemon holds the store: the matches are queued by that daemon, through its status API. */
+  let runningDaemon: DaemonApi | undefined;
   let client: ExplorerClient;
   try {
     if (values.send) {
-      daemon = await createDaemon(common, { config });
-      client = daemon.client;
+      try {
+        daemon = await createDaemon(common, { config });
+        client = daemon.client;
+      } catch (error) {
+        if (!isStoreError(error, "KW_STORE_LOCKED")) throw error;
+        const api = daemonApiOf(config);
+        if ("unavailable" in api) {
+          io.stderr.write(`kaiawatch replay: ${error.message}\n--send cannot ask the running daemon instead: ${api.unavailable}.\n`);
+          return EXIT_RUNTIME;
+        }
+        runningDaemon = api;
+        client = await openCommandClient(common, config);
+      }
     } else {
       client = await openCommandClient(common, config);
     }
   } catch (error) {
-    if (isStoreError(error, "KW_STORE_LOCKED")) {
-      io.stderr.write(`kaiawatch replay: ${error.message}\nA running daemon holds the store: --send needs it stopped (a replay without --send works while it runs).\n`);
-      return EXIT_RUNTIME;
-    }
     if (isKaiawatchError(error)) return fail(error);
     throw error;
   }
@@ -201,6 +212,15 @@ async function run(args: string[], io: CommandIO): Promise<number> {
       Object.assign(summary, { queued: added, already_queued: entries.length - added, delivery });
       out(`Queued ${added} of ${entries.length} alerts (${entries.length - added} were already in the outbox).`);
       out(`Delivered ${delivery.delivered}, suppressed ${delivery.suppressed}, retrying ${delivery.retried}, dead ${delivery.dead}, still pending ${delivery.pending}.`);
+    } else if (runningDaemon !== undefined) {
+      const queued = await queueThroughDaemon(runningDaemon, result.matches, io.signal);
+      if (!queued.ok) {
+        io.stderr.write(`kaiawatch replay: ${common.secrets.redact(queued.error)}\n`);
+        return EXIT_RUNTIME;
+      }
+      Object.assign(summary, { queued: queued.queued, already_queued: queued.already_queued, daemon: runningDaemon.url });
+      out(`Queued ${queued.queued} of ${queued.queued + queued.already_queued} alerts in the running daemon (${runningDaemon.url}), which sends them now (${queued.already_queued} were already in the outbox).`);
+      if (credits > 0) out(`These ${credits} credits are not in the daemon's meter for today; it counts only its own.`);
     } else {
       out("Nothing was sent and no cursor moved (--send queues these alerts for delivery).");
       if (budget !== undefined && credits > 0) out(`These ${credits} credits are not in the daemon's saved meter for today; it counts only its own.`);
@@ -217,8 +237,21 @@ async function run(args: string[], io: CommandIO): Promise<number> {
   }
 }
 
+/** Hands the matches to the running daemon (POST /api/alerts), which queues them as --send would with the store. */
+async function queueThroughDaemon(api: DaemonApi, matches: readonly ReplayMatch[], signal: AbortSignal): Promise<{ ok: true; queued: number; already_queued: number } | { ok: false; error: string }> {
+  if (matches.length === 0) return { ok: true, queued: 0, already_queued: 0 };
+  let outcome: { status: number; body: Record<string, unknown> } | Error;
+  try {
+    outcome = await api.post("/api/alerts", { alerts: matches.map((m) => ({ alert: m.alert, sinks: m.rule.notify })) }, signal);
+  } catch (error) {
+    outcome = error instanceof Error ? error : new Error(String(error));
+  }
+  if (outcome instanceof Error || outcome.status !== 200) return { ok: false, error: `the store is held by a running daemon, and ${describeApiFailure(api, outcome)}` };
+  return { ok: true, queued: Number(outcome.body.queued ?? 0), already_queued: Number(outcome.body.already_queued ?? 0) };
+}
+
 /** The head the explorer has indexed (see indexedHead), read once with a reader of its own. */
-async function readIndexedHead(common: Common, config: Config): Promise<number> {
+export async function readIndexedHead(common: Common, config: Config): Promise<number> {
   const head = createHeadReader(common, { rpcUrl: config.chain.rpc_url, maxRetries: config.explorer.max_retries, deadlineMs: config.chain.request_deadline });
   try {
     return indexedHead(await head.blockNumber(common.signal), config.chain.lag_blocks);

@@ -15,6 +15,7 @@ import {
   type SilenceSet,
 } from "../../notify/silences.js";
 import { openStore } from "../../store/open-store.js";
+import { recordFieldExists, recordFieldNames } from "../../notify/record-fields.js";
 import { CONFIG_OPTIONS, CONFIG_OPTIONS_HELP, UsageError, createCommandCommon, loadConfigForCommand, parseCommandArgs, ruleNamed } from "../bootstrap.js";
 import { EXIT_OK, EXIT_RUNTIME, type Command, type CommandIO } from "../command.js";
 
@@ -90,7 +91,7 @@ async function run(args: string[], io: CommandIO): Promise<number> {
       if (rest.length > 0) throw new UsageError(`add takes no arguments besides its options, got "${cleanLine(rest.join(" "), 80)}"`);
       const rule = values.rule;
       if (rule === undefined) throw new UsageError("add needs --rule NAME");
-      ruleNamed(config, rule);
+      const family = ruleNamed(config, rule).source;
       if (values.for === undefined) throw new UsageError("add needs --for DURATION (e.g. 2h): a silence always ends by itself");
       let forMs: number;
       try {
@@ -101,7 +102,14 @@ async function run(args: string[], io: CommandIO): Promise<number> {
       if (forMs <= 0) throw new UsageError("--for must be longer than 0s");
       const reason = values.reason?.trim();
       if (!reason) throw new UsageError('add needs --reason "…": whoever finds the silence later should know why');
-      return add(context, newSilence({ rule, match: parseMatchers(values.match ?? []), forMs, reason, now: common.now() }));
+      const match = parseMatchers(values.match ?? []);
+      // A field the rule's records do not have would never match (or, reading "", match all of them without it).
+      for (const field of Object.keys(match)) {
+        if (!recordFieldExists(family, field)) {
+          throw new UsageError(`--match: ${family} records (the source of rule ${rule}) have no field "${cleanLine(field, 80)}"; their fields: ${recordFieldNames(family).join(", ")} (nested with a dot, e.g. contract.contract_address; list items by index, e.g. topics.1)`);
+        }
+      }
+      return add(context, newSilence({ rule, match, forMs, reason, now: common.now() }));
     }
     case "list":
       if (rest.length > 0) throw new UsageError("list takes no arguments");

@@ -2,6 +2,9 @@ import { EXIT_OK, EXIT_USAGE, type Command, type CommandIO } from "../command.js
 import { describeConfigFailure, formatDuration, loadConfig, sourcesOfWatch, type Config, type WatchConfig } from "../../config/index.js";
 import type { StartPosition } from "../../model/start-position.js";
 import { CONFIG_CHECKS } from "../../daemon/config-checks.js";
+import { definitionsOfWatch } from "../../watch/plan.js";
+import { planFromConfig } from "../../watch/plan-from-config.js";
+import { sourceKey } from "../../watch/source.js";
 
 const HELP = `Usage: kaiawatch validate [--config PATH]
 
@@ -73,7 +76,9 @@ function table(rows: string[][]): string[] {
 /** What will run, without any secret (sink URLs and tokens are credentials). */
 export function summarize(file: string, config: Config): string {
   const lines: string[] = [];
-  const sourceCount = config.watches.reduce((n, w) => n + describeSources(w).length, 0);
+  // Only what the daemon will poll: a source no rule reads costs nothing and is not counted.
+  const polled = new Set(planFromConfig(config).sources.map((source) => source.key));
+  const sourceCount = polled.size;
   lines.push(`${file} is valid: network ${config.chain.network}, explorer ${config.explorer.base_url}`);
   lines.push("");
   lines.push(`watches (${config.watches.length}, polling ${sourceCount} source${sourceCount === 1 ? "" : "s"}):`);
@@ -81,7 +86,11 @@ export function summarize(file: string, config: Config): string {
   config.watches.forEach((watch, i) => {
     lines.push(watchRows[i] ?? "");
     lines.push(`      schedule "${watch.schedule}", start ${describeStart(watch.start)}, window ${watch.max_window_blocks} blocks`);
-    for (const source of describeSources(watch)) lines.push(`      source ${source}`);
+    const keys = definitionsOfWatch(config.chain.network, watch).map(sourceKey);
+    describeSources(watch).forEach((source, j) => {
+      const key = keys[j];
+      lines.push(`      source ${source}${key !== undefined && !polled.has(key) ? "  (not polled: no rule reads it)" : ""}`);
+    });
   });
   lines.push("");
   lines.push(`rules (${config.rules.length}):`);

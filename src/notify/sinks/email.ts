@@ -151,6 +151,15 @@ export function buildEmail(delivery: Delivery, templates: { subject?: Template; 
 function toSinkError(target: string, error: unknown): SinkError {
   const e = error as Partial<NodemailerError>;
   const reply = typeof e.response === "string" ? cleanLine(e.response, 200) : undefined;
+  // starttls defaults to true: a relay on a trusted network (a local postfix, a mail
+  // catcher) often offers no STARTTLS, and the fix is one key, so name it.
+  if (e.command === "STARTTLS" || (e.code === "ETLS" && /starttls/i.test(e.message ?? ""))) {
+    return new SinkError(
+      "KW_NOTIFY_SMTP",
+      `${target}: the SMTP server offers no STARTTLS (${reply ?? e.code ?? "refused"}); if it is a relay you trust on this network, set starttls: false on the sink (smtp.starttls)`,
+      { permanent: true },
+    );
+  }
   if (e.code === "EAUTH" || e.code === "ENOAUTH") {
     return new SinkError("KW_NOTIFY_SMTP_AUTH", `${target}: SMTP authentication failed${e.responseCode === undefined ? "" : ` (${e.responseCode})`}`, { permanent: true });
   }

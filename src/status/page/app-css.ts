@@ -62,5 +62,8 @@ button { font: inherit; padding: 0.3rem 0.8rem; border-radius: 6px; border: 1px 
 button.small { padding: 0.05rem 0.5rem; font-size: 0.85em; white-space: nowrap; }
 button[disabled] { opacity: 0.5; cursor: default; }
 footer { margin-top: 1rem; }
+.trouble { border-color: var(--bad); border-width: 2px; }
+.trouble h3:first-of-type { margin-top: 0.4rem; }
+ul#reasons { margin: 0 0 0.4rem; }
 [hidden] { display: none !important; }
 `;

@@ -172,29 +172,142 @@ export const APP_JS = String.raw`(function () {
 
   // ---- rendering ----
 
+  // A source whose last success is older than this while it fails is failing, not retrying
+  // (the daemon's STALE_MIN_MS); a sink whose oldest pending alert is older than this is stalled.
+  var FAILING_AFTER_S = 60;
+  var STALLED_SINK_S = 300;
+  var KIND = { ok: "ok", "catching up": "warn", starting: "warn", paused: "warn", retrying: "warn", failing: "bad", stalled: "bad" };
+
+  /**
+   * ok, catching up, retrying, failing or stalled (plus starting and paused), from what
+   * /status says of the source; a daemon that reports the state itself (s.state) is believed.
+   * A source cannot succeed while the head is unreachable, whatever its last outcome said.
+   */
+  function sourceState(s, data) {
+    if (typeof s.state === "string" && KIND[s.state]) return s.state;
+    var headError = data.head && data.head.error;
+    if (s.last_outcome === "paused") return "paused";
+    if (s.last_outcome === "error" || headError) {
+      var since = s.last_ok_at ? secondsBetween(s.last_ok_at, data.now) : null;
+      return since === null || since > FAILING_AFTER_S ? "failing" : "retrying";
+    }
+    if (s.last_outcome === null) return s.running ? "catching up" : "starting";
+    if (s.running && s.lag > 0) return "catching up";
+    return "ok";
+  }
+
+  function sinkTrouble(name, s, data) {
+    var oldest = data.oldest_pending ? data.oldest_pending[name] : null;
+    var age = oldest ? secondsBetween(oldest, data.now) : null;
+    if (age !== null && age > STALLED_SINK_S) return "stalled";
+    if (s.retrying > 0 && s.last_error) return "retrying";
+    return null;
+  }
+
+  function plural(n, one, many) { return num(n) + " " + (n === 1 ? one : many); }
+
   function render(data) {
     last = data;
     $("content").hidden = false;
-    $("readiness").textContent = data.ready ? "ready" : "not ready";
-    $("readiness").className = "badge " + (data.ready ? "ok" : "bad");
+    var sources = data.sources || [];
+    var sinks = data.sinks || {};
+    var deadTotal = data.dead_letters_total || 0;
+    var states = sources.map(function (s) { return sourceState(s, data); });
+    var failing = states.filter(function (st) { return KIND[st] === "bad"; }).length;
+    var retrying = states.filter(function (st) { return st === "retrying"; }).length;
+    var stalled = Object.keys(sinks).filter(function (n) { return sinkTrouble(n, sinks[n], data) === "stalled"; }).length;
+    // The badge is the worst of it: not ready, a source failing, a sink stalled, dead letters.
+    var bad = [];
+    if (failing) bad.push(plural(failing, "source failing", "sources failing"));
+    if (stalled) bad.push(plural(stalled, "sink stalled", "sinks stalled"));
+    if (deadTotal) bad.push(plural(deadTotal, "dead letter", "dead letters"));
+    if (!data.ready && bad.length === 0) bad.push("not ready");
+    var warn = retrying ? [plural(retrying, "source retrying", "sources retrying")] : [];
+    $("readiness").textContent = bad.length ? bad.join(" · ") : warn.length ? "ready · " + warn.join(" · ") : "ready";
+    $("readiness").className = "badge " + (bad.length ? "bad" : warn.length ? "warn" : "ok");
     $("updated").textContent = "updated " + clean(String(data.now).slice(11, 19)) + " UTC";
     var head = data.head || {};
     $("head-block").textContent = num(head.block);
     $("head-read").textContent = head.error ? "failed: " + clean(head.error, 200) : ago(head.read_at);
     $("uptime").textContent = duration(data.uptime_seconds);
-    $("outbox-size").textContent = num(data.store ? data.store.outbox : null);
+    // What is still to be sent, not what the outbox keeps (delivered alerts stay for store.retention).
+    var pending = 0;
+    Object.keys(sinks).forEach(function (n) { pending += (sinks[n].pending || 0) + (sinks[n].retrying || 0) + (sinks[n].in_flight || 0); });
+    $("outbox-size").textContent = num(pending);
+    $("dead-total").textContent = num(deadTotal);
     fill($("reasons"), (data.reasons || []).map(function (r) { return el("li", null, r); }));
-    renderSources(data.sources || []);
+    renderTrouble(data, sources, states, sinks, !!(data.actions && data.actions.requeue_dead_letters));
+    renderSources(sources, states);
     renderAlerts(data.alerts || []);
-    renderSinks(data.sinks || {});
-    renderDeadLetters(data.dead_letters || [], data.dead_letters_total || 0, !!(data.actions && data.actions.requeue_dead_letters));
+    renderSinks(sinks);
+    renderDeadLetters(data.dead_letters || [], deadTotal, !!(data.actions && data.actions.requeue_dead_letters));
     renderCredits(data.credits || {});
     renderRequests(data.requests || {}, data.retries || {}, (data.credits && data.credits.by_operation) || {});
     renderSilences(data.silences || []);
   }
 
-  function renderSources(sources) {
-    fill($("sources-body"), sources.map(function (s) {
+  /** The top panel: only what needs a person, so that it fits the first screen. */
+  function renderTrouble(data, sources, states, sinks, canRequeue) {
+    var troubled = sources.map(function (s, i) { return { s: s, state: states[i] }; }).filter(function (x) { return KIND[x.state] === "bad" || x.state === "retrying"; });
+    fill($("trouble-sources"), troubled.map(function (x) {
+      var tr = el("tr");
+      tr.setAttribute("data-source-key", String(x.s.key));
+      var watch = td(x.s.watch);
+      watch.appendChild(el("div", "subtle", x.s.description));
+      var state = el("td");
+      state.appendChild(badge(x.state, KIND[x.state]));
+      var error = x.s.last_error || (data.head && data.head.error ? "head unreachable: " + data.head.error : "");
+      tr.append(watch, state, td(num(x.s.lag), "num"), td(x.s.last_ok_at ? ago(x.s.last_ok_at) : "never"), td(error, "error"));
+      return tr;
+    }));
+    $("trouble-sources-block").hidden = troubled.length === 0;
+
+    var sinkRows = Object.keys(sinks).sort().filter(function (n) { return sinkTrouble(n, sinks[n], data) !== null; });
+    fill($("trouble-sinks"), sinkRows.map(function (n) {
+      var s = sinks[n];
+      var tr = el("tr");
+      tr.setAttribute("data-sink", n);
+      var name = td(n);
+      name.appendChild(document.createTextNode(" "));
+      var kind = sinkTrouble(n, s, data);
+      name.appendChild(badge(kind, kind === "stalled" ? "bad" : "warn"));
+      var oldest = data.oldest_pending ? data.oldest_pending[n] : null;
+      tr.append(name, td(num((s.pending || 0) + (s.retrying || 0) + (s.in_flight || 0)), "num"), td(oldest ? ago(oldest) : "–"), td(s.last_error || "", "error"));
+      return tr;
+    }));
+    $("trouble-sinks-block").hidden = sinkRows.length === 0;
+
+    var groups = data.dead_letter_groups || [];
+    var total = data.dead_letters_total || 0;
+    $("trouble-dead-count").textContent = total ? "(" + plural(total, "alert", "alerts") + " in " + plural(groups.length, "group", "groups") + ")" : "";
+    fill($("dead-groups"), groups.map(function (g) {
+      var tr = el("tr");
+      var what = el("td", "error");
+      if (g.digest) {
+        what.appendChild(el("div", "mono", "digest " + g.digest));
+        if (g.reason) what.appendChild(el("div", null, g.reason));
+      } else {
+        what.textContent = clean(g.reason || "dead");
+      }
+      var action = el("td");
+      if (canRequeue && g.ids && g.ids.length) {
+        var button = el("button", "small requeue-group", "Re-queue " + (g.digest ? "digest" : "these"));
+        button.type = "button";
+        button.addEventListener("click", function () { requeue({ ids: g.ids }, button, $("group-requeue-message")); });
+        action.appendChild(button);
+      }
+      tr.append(td(g.sink), what, td((g.rules || []).join(", ")), td(num(g.count), "num"), td(ago(g.newest_at)), action);
+      return tr;
+    }));
+    $("trouble-dead-block").hidden = total === 0;
+
+    var any = troubled.length > 0 || sinkRows.length > 0 || total > 0 || (data.reasons || []).length > 0;
+    $("trouble").hidden = !any;
+    $("all-clear").hidden = any;
+  }
+
+  function renderSources(sources, states) {
+    fill($("sources-body"), sources.map(function (s, i) {
       var tr = el("tr");
       tr.setAttribute("data-source-key", String(s.key));
       var watch = td(s.watch);
@@ -202,8 +315,7 @@ export const APP_JS = String.raw`(function () {
       var source = td(s.family);
       source.appendChild(el("div", "subtle mono", s.schedule));
       var outcome = el("td");
-      var kind = s.last_outcome === "ok" ? "ok" : s.last_outcome === "paused" ? "warn" : s.last_outcome === "error" ? "bad" : "";
-      outcome.appendChild(badge(s.last_outcome || "not yet", kind));
+      outcome.appendChild(badge(states[i], KIND[states[i]]));
       if (s.running) { outcome.appendChild(document.createTextNode(" ")); outcome.appendChild(badge("running", "")); }
       var ticks = td(num(s.ticks) + (s.skipped ? " (" + num(s.skipped) + " skipped)" : ""), "num");
       tr.append(watch, source, td(num(s.cursor), "num cursor"), td(num(s.lag), "num lag"), timeCell(s.last_tick_at), outcome, ticks, td(s.last_error || "", "error"));
@@ -287,10 +399,10 @@ export const APP_JS = String.raw`(function () {
 
   $("requeue-all").addEventListener("click", function () { requeue({ all: true }, $("requeue-all")); });
 
-  async function requeue(selector, button) {
-    var message = $("requeue-message");
+  async function requeue(selector, button, where) {
+    var message = where || $("requeue-message");
     if (!token()) {
-      askToken("Re-queueing dead letters needs the status token (status.token).", "", function () { requeue(selector, button); }, true);
+      askToken("Re-queueing dead letters needs the status token (status.token).", "", function () { requeue(selector, button, where); }, true);
       return;
     }
     button.disabled = true;
@@ -303,7 +415,7 @@ export const APP_JS = String.raw`(function () {
         setToken("");
         message.className = "problem";
         message.textContent = "Not re-queued: the token was refused.";
-        askToken("Re-queueing dead letters needs the status token (status.token).", "That token was refused.", function () { requeue(selector, button); }, true);
+        askToken("Re-queueing dead letters needs the status token (status.token).", "That token was refused.", function () { requeue(selector, button, where); }, true);
         return;
       }
       if (!res.ok) {

@@ -37,20 +37,48 @@ export const INDEX_HTML = String.raw`<!doctype html>
 <p id="error" class="problem panel" role="alert" hidden></p>
 
 <main id="content" hidden>
+  <section class="panel trouble" id="trouble" hidden>
+    <h2>Needs attention</h2>
+    <ul id="reasons" class="problem"></ul>
+    <div id="trouble-sources-block" hidden>
+      <h3>Sources in trouble</h3>
+      <table>
+        <thead><tr><th>Watch</th><th>State</th><th class="num">Lag</th><th>Last success</th><th>Last error</th></tr></thead>
+        <tbody id="trouble-sources"></tbody>
+      </table>
+    </div>
+    <div id="trouble-sinks-block" hidden>
+      <h3>Sinks falling behind</h3>
+      <table>
+        <thead><tr><th>Sink</th><th class="num">Pending</th><th>Oldest pending</th><th>Last error</th></tr></thead>
+        <tbody id="trouble-sinks"></tbody>
+      </table>
+    </div>
+    <div id="trouble-dead-block" hidden>
+      <h3>Dead letters <span class="subtle" id="trouble-dead-count"></span></h3>
+      <p id="group-requeue-message" role="status"></p>
+      <table>
+        <thead><tr><th>Sink</th><th>Digest or reason</th><th>Rules</th><th class="num">Alerts</th><th>Newest</th><th></th></tr></thead>
+        <tbody id="dead-groups"></tbody>
+      </table>
+    </div>
+  </section>
+
   <section class="panel" id="overview">
     <dl class="facts">
       <div><dt>Head</dt><dd id="head-block">–</dd></div>
       <div><dt>Head read</dt><dd id="head-read">–</dd></div>
       <div><dt>Uptime</dt><dd id="uptime">–</dd></div>
-      <div><dt>Alerts in outbox</dt><dd id="outbox-size">–</dd></div>
+      <div><dt>Pending deliveries</dt><dd id="outbox-size">–</dd></div>
+      <div><dt>Dead letters</dt><dd id="dead-total">–</dd></div>
     </dl>
-    <ul id="reasons" class="problem"></ul>
+    <p id="all-clear" class="subtle" hidden>Nothing needs attention.</p>
   </section>
 
   <section class="panel" id="sources">
     <h2>Sources</h2>
     <table>
-      <thead><tr><th>Watch</th><th>Source</th><th class="num">Cursor</th><th class="num">Lag</th><th>Last tick</th><th>Outcome</th><th class="num">Ticks</th><th>Last error</th></tr></thead>
+      <thead><tr><th>Watch</th><th>Source</th><th class="num">Cursor</th><th class="num">Lag</th><th>Last tick</th><th>State</th><th class="num">Ticks</th><th>Last error</th></tr></thead>
       <tbody id="sources-body"></tbody>
     </table>
   </section>

@@ -1,0 +1,49 @@
+import type { Config } from "../config/index.js";
+
+/** How long a command waits for the running daemon to answer a write (a cursor move waits for a tick to end). */
+const REQUEST_TIMEOUT_MS = 90_000;
+
+/** The status API of the daemon that runs with this config, as a command beside it reaches it. */
+export interface DaemonApi {
+  readonly url: string;
+  /** POSTs JSON; resolves with the status and the parsed answer (an `{error}` object on failure). */
+  post(path: string, body: unknown, signal: AbortSignal): Promise<{ status: number; body: Record<string, unknown> }>;
+}
+
+/**
+ * The running daemon's status API, read from the config: `status.listen` (a wildcard address
+ * is reached over loopback) and `status.token` when set. Undefined with the reason when the
+ * config gives no way in: no status server, or port 0 (a port only the daemon knows).
+ */
+export function daemonApiOf(config: Config): DaemonApi | { unavailable: string } {
+  const listen = config.status.listen;
+  if (listen === false) return { unavailable: "status.listen is false, so the running daemon has no status API to take the change" };
+  if (listen.port === 0) return { unavailable: "status.listen has port 0, so this command cannot know the running daemon's port" };
+  const host = listen.host === "0.0.0.0" || listen.host === "" ? "127.0.0.1" : listen.host === "::" ? "::1" : listen.host;
+  const url = `http://${host.includes(":") ? `[${host}]` : host}:${listen.port}`;
+  const token = config.status.token;
+  return {
+    url,
+    async post(path, body, signal) {
+      const headers: Record<string, string> = { "content-type": "application/json" };
+      if (token !== undefined) headers.authorization = `Bearer ${token}`;
+      const response = await fetch(`${url}${path}`, { method: "POST", headers, body: JSON.stringify(body), signal: AbortSignal.any([signal, AbortSignal.timeout(REQUEST_TIMEOUT_MS)]) });
+      const text = await response.text();
+      let parsed: Record<string, unknown>;
+      try {
+        const value = JSON.parse(text) as unknown;
+        parsed = value !== null && typeof value === "object" && !Array.isArray(value) ? (value as Record<string, unknown>) : { error: text };
+      } catch {
+        parsed = { error: text.slice(0, 300) };
+      }
+      return { status: response.status, body: parsed };
+    },
+  };
+}
+
+/** One line for a refused or failed request: what the daemon said, or why it could not be reached. */
+export function describeApiFailure(api: DaemonApi, outcome: { status: number; body: Record<string, unknown> } | Error): string {
+  if (outcome instanceof Error) return `cannot reach the running daemon's status API at ${api.url}: ${outcome.message}`;
+  const error = typeof outcome.body.error === "string" ? outcome.body.error : JSON.stringify(outcome.body);
+  return `the running daemon's status API at ${api.url} answered ${outcome.status}: ${error}`;
+}

@@ -1,0 +1,151 @@
+import { writeFileSync } from "node:fs";
+import { createServer } from "node:net";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { main } from "../../src/cli/main.js";
+import { createSimulator } from "../../src/simulator/index.js";
+import { startKaiawatch, waitFor, type Child } from "../helpers/child.js";
+import { memoryIO, tempDir } from "../helpers/harness.js";
+import { startReceiver } from "../notify/receiver.js";
+
+/**
+ * Operating a running daemon from the CLI, like amtool against a running Alertmanager: the
+ * daemon (`kaiawatch run`, a real child process) holds the store's lock, and `outbox retry`,
+ * `replay --send`, `silence add` and `cursors --set` change it all the same, through its status API (here
+ * without a token: from loopback only), each change logged by the daemon.
+ */
+const cleanups: Array<() => Promise<void> | void> = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+async function kaiawatch(...argv: string[]) {
+  const io = memoryIO();
+  const code = await main(argv, io);
+  return { code, stdout: io.out(), stderr: io.err() };
+}
+
+/** A port nobody listens on right now (the daemon's status port must be in the config for the CLI to find it). */
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+interface LogLine {
+  msg: string;
+  [key: string]: unknown;
+}
+const logLines = (child: Child): LogLine[] =>
+  child
+    .stderr()
+    .split("\n")
+    .filter((line) => line.startsWith("{"))
+    .map((line) => JSON.parse(line) as LogLine);
+
+describe("a running daemon operated from the CLI", () => {
+  it("re-queues dead letters, adds a silence and moves a cursor while it holds the lock", { timeout: 90_000 }, async () => {
+    const sim = await createSimulator({ seed: 3, initialBlocks: 10, density: { eventLogs: 0, nftTransfers: 0, internalTransactions: 0 } });
+    let hookStatus = 400;
+    const receiver = await startReceiver((res) => {
+      res.writeHead(hookStatus, { "content-type": "text/plain" });
+      res.end(hookStatus === 200 ? "ok" : "bad request");
+    });
+    const dir = tempDir();
+    cleanups.push(async () => {
+      await receiver.close();
+      await sim.close();
+      dir.remove();
+    });
+    const port = await freePort();
+    const config = join(dir.path, "config.yaml");
+    writeFileSync(
+      config,
+      `
+explorer: { base_url: "${sim.url}", requests_per_second: 500 }
+chain: { rpc_url: "${sim.rpcUrl}", lag_blocks: 0 }
+store: { path: "${join(dir.path, "store.json")}" }
+status: { listen: "127.0.0.1:${port}" }
+defaults: { schedule: "* * * * * *", start: ${sim.head()}, jitter: 0s }
+watches:
+  - { name: wallet, account: "${sim.addresses.busyWallet}", sources: [internal_transactions] }
+rules:
+  - { name: calls, watch: wallet, summary: "call to {{to}}", notify: [hook] }
+sinks:
+  hook: { type: webhook, url: "${receiver.url}/hook", allow_http: true }
+`,
+    );
+    const daemon = startKaiawatch(["run", "--config", config, "--log-format", "json"]);
+    cleanups.push(async () => {
+      if (daemon.process.exitCode === null) {
+        daemon.process.kill("SIGKILL");
+        await daemon.exited;
+      }
+    });
+    const contracts = sim.addresses.contracts;
+    const call = (i: number) => ({ from: sim.addresses.busyWallet, to: contracts[i % contracts.length]!, amount: "1" });
+    await waitFor(() => logLines(daemon).some((l) => l.msg.startsWith("status server listening")) || daemon.process.exitCode !== null, 20_000, "the status server");
+
+    // Two calls, both refused by the receiver (HTTP 400): two dead letters.
+    const first = sim.addBlock({ internalTransactions: [call(0), call(1)] });
+    const statusOf = async () => (await (await fetch(`http://127.0.0.1:${port}/status`)).json()) as { dead_letters_total: number; sources: Array<{ key: string; cursor: number | null }>; silences: Array<{ rule: string }> };
+    await expect.poll(async () => (await statusOf()).dead_letters_total, { timeout: 20_000 }).toBe(2);
+
+    // 1. Dead letters: the daemon holds the lock, so retry asks it, and it sends them at once.
+    hookStatus = 200;
+    const retry = await kaiawatch("outbox", "retry", "--all", "--config", config);
+    expect(retry.stderr).toBe("");
+    expect(retry.stdout).toContain("Requeued 2 dead letters; the running daemon");
+    expect(retry.code).toBe(0);
+    await expect.poll(() => receiver.requests.filter((r) => r.url === "/hook").length, { timeout: 20_000 }).toBe(4);
+    expect((await statusOf()).dead_letters_total).toBe(0);
+
+    // replay --send while the daemon runs: the matches go to the daemon, which queues them
+    // under their alert ids (here already in its outbox, so nothing is sent twice).
+    const replayed = await kaiawatch("replay", "--config", config, "--rule", "calls", "--from", String(first), "--to", String(first), "--send");
+    expect(replayed.stderr).toBe("");
+    expect(replayed.code).toBe(0);
+    expect(replayed.stdout).toContain(`Queued 0 of 2 alerts in the running daemon (http://127.0.0.1:${port}), which sends them now (2 were already in the outbox).`);
+
+    // 2. A silence, picked up by the running daemon (it confirms), holds back the next alert.
+    const silence = await kaiawatch("silence", "add", "--rule", "calls", "--for", "1h", "--reason", "maintenance window", "--config", config);
+    expect(silence.code).toBe(0);
+    expect(silence.stdout).toMatch(/applied|running daemon/i);
+    await expect.poll(async () => (await statusOf()).silences.map((s) => s.rule), { timeout: 10_000 }).toEqual(["calls"]);
+    sim.addBlock({ internalTransactions: [call(2)] });
+    const silencedAt = sim.head();
+    const [source] = (await statusOf()).sources;
+    await expect.poll(async () => (await statusOf()).sources[0]!.cursor, { timeout: 20_000 }).toBe(silencedAt);
+    expect(receiver.requests.filter((r) => r.url === "/hook")).toHaveLength(4);
+    // The held-back alert was never sent: listed as suppressed, not as delivered, by the CLI and /status.
+    const delivered = await kaiawatch("outbox", "--state", "delivered", "--json", "--config", config);
+    const states = delivered.stdout.trim().split("\n").map((line) => JSON.parse(line) as { state: string; suppressed_by?: string });
+    expect(states.filter((e) => e.state === "suppressed")).toEqual([expect.objectContaining({ suppressed_by: "silence" })]);
+    expect(states.filter((e) => e.state === "delivered")).toHaveLength(2);
+    const newest = ((await (await fetch(`http://127.0.0.1:${port}/status`)).json()) as { alerts: Array<{ deliveries: Array<{ state: string }> }> }).alerts[0]!;
+    expect(newest.deliveries.map((d) => d.state)).toEqual(["suppressed"]);
+
+    // 3. Move the cursor back before the first block: the daemon rescans it (same alert ids, so nothing is queued twice).
+    const move = await kaiawatch("cursors", "--config", config, "--set", `wallet=${first - 1}`);
+    expect(move.stderr).toBe("");
+    expect(move.code).toBe(0);
+    expect(move.stdout).toContain(`${source!.key} (wallet): ${silencedAt} → ${first - 1} (moved by the running daemon`);
+    // ... and forward to latest, again while it runs.
+    sim.addBlock({});
+    const latest = await kaiawatch("cursors", "--config", config, "--set", "wallet=latest");
+    expect(latest.code).toBe(0);
+    await expect.poll(async () => (await statusOf()).sources[0]!.cursor, { timeout: 20_000 }).toBe(sim.head());
+
+    // Every write is in the daemon's log, with who made it.
+    const writes = logLines(daemon).filter((l) => / through the status API$/.test(l.msg));
+    expect(writes.map((l) => l.msg)).toEqual(["dead letters re-queued through the status API", "alerts queued through the status API", "cursor moved through the status API", "cursor moved through the status API"]);
+    expect(writes.every((l) => l.by === "loopback" && typeof l.peer === "string")).toBe(true);
+    expect(writes[1]).toMatchObject({ rules: ["calls"], alerts: 2, queued: 0, already_queued: 2 });
+    expect(writes[2]).toMatchObject({ source: source!.key, to: first - 1 });
+
+    daemon.process.kill("SIGTERM");
+    expect((await daemon.exited).code).toBe(0);
+  });
+});
