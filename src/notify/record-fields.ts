@@ -1,5 +1,5 @@
 import type { EventLog, InternalTransactionListItem, NftTransfer } from "../explorer/types.js";
-import type { RecordFamily } from "../model/record.js";
+import { BALANCE_ALERT_SOURCE, type RuleSource } from "../model/alert-document.js";
 
 /** A field's shape: a value, an object of fields, or a list (read by index: `topics.1`, `items.0.value`). */
 type Shape = "value" | { readonly [key: string]: Shape } | { readonly list: Shape };
@@ -52,10 +52,14 @@ const EVENT_LOG = {
   estimated_event_log: "value",
 } as const satisfies Record<keyof EventLog, Shape>;
 
-const RECORDS: Record<RecordFamily, { readonly [key: string]: Shape }> = {
+/** The record of a balance alert (built by the balance monitor, not read from the explorer). */
+const BALANCE_READING = { address: "value", asset: "value", symbol: "value", decimals: "value", balance: "value", balance_base_units: "value", condition: "value" } as const;
+
+const RECORDS: Record<RuleSource, { readonly [key: string]: Shape }> = {
   nft_transfers: NFT_TRANSFER,
   internal_transactions: INTERNAL_TRANSACTION,
   event_logs: EVENT_LOG,
+  [BALANCE_ALERT_SOURCE]: BALANCE_READING,
 };
 
 /**
@@ -63,7 +67,7 @@ const RECORDS: Record<RecordFamily, { readonly [key: string]: Shape }> = {
  * a dot path, list items by index, and `NAME` for `NAME_address`). A silence on a field that
  * does not exist would match nothing, or, matching "", everything without the field.
  */
-export function recordFieldExists(family: RecordFamily, path: string): boolean {
+export function recordFieldExists(family: RuleSource, path: string): boolean {
   const record = RECORDS[family];
   const keys = path.split(".");
   if (keys.length === 1 && !Object.hasOwn(record, path) && Object.hasOwn(record, `${path}_address`)) return true;
@@ -71,7 +75,7 @@ export function recordFieldExists(family: RecordFamily, path: string): boolean {
 }
 
 /** The top-level fields of the family's records, for an error message. */
-export function recordFieldNames(family: RecordFamily): string[] {
+export function recordFieldNames(family: RuleSource): string[] {
   return Object.keys(RECORDS[family]);
 }
 
