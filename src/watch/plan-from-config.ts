@@ -18,6 +18,8 @@ export function planFromConfig(config: Config, options: PlanFromConfigOptions = 
     watches: config.watches,
     rules: options.rules ?? config.rules,
     defaults: config.defaults,
+    apiPlan: config.explorer.api_plan,
+    requestsPerSecond: config.explorer.requests_per_second,
     compileRule: (rule, watch, family) => compileSourceRule(config, rule, watch, family),
   });
 }

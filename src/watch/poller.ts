@@ -21,6 +21,8 @@ export interface PlannedSource {
   schedule: string;
   start: StartPosition;
   maxWindowBlocks: number;
+  /** The watches it serves: each one's own source key, and the client-side filter of a shared source (absent: the watch's own source). */
+  members?: { watch: string; ownKey: string; filter?: string }[];
 }
 
 export interface SourcePollerOptions {
