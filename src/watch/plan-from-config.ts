@@ -5,6 +5,8 @@ import { planSources, type Plan } from "./plan.js";
 export interface PlanFromConfigOptions {
   /** Plan only these rules of the config (replay and explain take one); default: every rule. */
   rules?: readonly RuleConfig[];
+  /** The UTC day whose schedules the planner costs (default: a fixed reference Monday). */
+  dayMs?: number;
 }
 
 /**
@@ -20,6 +22,7 @@ export function planFromConfig(config: Config, options: PlanFromConfigOptions = 
     defaults: config.defaults,
     apiPlan: config.explorer.api_plan,
     requestsPerSecond: config.explorer.requests_per_second,
+    dayMs: options.dayMs,
     compileRule: (rule, watch, family) => compileSourceRule(config, rule, watch, family),
   });
 }

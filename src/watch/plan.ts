@@ -3,7 +3,7 @@ import type { RecordFamily } from "../model/record.js";
 import type { PlannedSource } from "./poller.js";
 import type { SourceRule } from "./source-rule.js";
 import type { StartPosition } from "../model/start-position.js";
-import { FAMILY_OF_OPERATION, type SourceDefinition } from "./source.js";
+import type { SourceDefinition } from "./source.js";
 import { chooseSources, type PlanChoice } from "./choose-sources.js";
 
 /** The parts of a watch the planner reads (the validated config's watch has them all). */
