@@ -2,7 +2,7 @@ import { OPERATIONS } from "../explorer/operations.js";
 import type { RecordFamily, WatchedRecord } from "../model/record.js";
 import type { InternalTransactionListItem, EventLog, NftTransfer } from "../explorer/types.js";
 import type { Plan, PlanInput, RuleInput, WatchInput } from "./plan.js";
-import type { PlannedSource } from "./poller.js";
+import type { PlannedSource, SourceMember } from "./poller.js";
 import { sourceDayCost } from "./source-day-cost.js";
 import type { SourceRule } from "./source-rule.js";
 import { FAMILY_OF_OPERATION, describeSource, sourceKey, type SourceDefinition } from "./source.js";
@@ -273,11 +273,11 @@ export function chooseSources<R extends RuleInput, W extends WatchInput>(input: 
   const sources = chosenSources.map((costed): PlannedSource => {
     const first = costed.members[0] as Assigned<R, W>;
     const rules: SourceRule[] = [];
+    const members: SourceMember[] = [];
     for (const member of costed.members as Assigned<R, W>[]) {
-      for (const rule of member.need.rules) {
-        const compiled = input.compileRule(rule, member.need.watch, member.need.family);
-        rules.push(member.shared ? narrowRule(compiled, member.shared.filter) : compiled);
-      }
+      const served: SourceMember = { watch: member.need.watch.name, ownKey: sourceKey(member.need.own), filter: member.shared?.filterText, handover: { skipThrough: -1 } };
+      members.push(served);
+      for (const rule of member.need.rules) rules.push(narrowRule(input.compileRule(rule, member.need.watch, member.need.family), served.handover, member.shared?.filter));
     }
     return {
       key: costed.key,
@@ -289,7 +289,7 @@ export function chooseSources<R extends RuleInput, W extends WatchInput>(input: 
       schedule: costed.schedule,
       start: first.need.watch.start ?? input.defaults.start,
       maxWindowBlocks: costed.maxWindowBlocks,
-      members: (costed.members as Assigned<R, W>[]).map((m) => ({ watch: m.need.watch.name, ownKey: sourceKey(m.need.own), filter: m.shared?.filterText })),
+      members,
     };
   });
   return { sources, idleWatches, choices };
@@ -297,10 +297,12 @@ export function chooseSources<R extends RuleInput, W extends WatchInput>(input: 
 
 /**
  * A rule on a shared source sees only the records its watch's own source would have
- * returned. The condition (read by the rule index) stays the rule's: the index only narrows
- * the candidates, and `test` decides.
+ * returned, and no block its watch already had from the source that served it before (the
+ * handover, see the poller). The condition (read by the rule index) stays the rule's: the
+ * index only narrows the candidates, and `test` decides.
  */
-function narrowRule(rule: SourceRule, filter: (record: WatchedRecord) => boolean): SourceRule {
+function narrowRule(rule: SourceRule, handover: SourceMember["handover"], filter: ((record: WatchedRecord) => boolean) | undefined): SourceRule {
   const test = rule.test;
-  return { ...rule, test: (record) => filter(record) && test(record) };
+  if (filter === undefined) return { ...rule, test: (record) => record.block > handover.skipThrough && test(record) };
+  return { ...rule, test: (record) => record.block > handover.skipThrough && filter(record) && test(record) };
 }
