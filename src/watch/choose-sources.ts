@@ -275,7 +275,7 @@ export function chooseSources<R extends RuleInput, W extends WatchInput>(input: 
     const pool = feasible.length > 0 ? feasible : tried;
     const best = pool.reduce((a, b) => (b.alternative.creditsPerDay < a.alternative.creditsPerDay || (b.alternative.creditsPerDay === a.alternative.creditsPerDay && b.alternative.requestsPerDay < a.alternative.requestsPerDay) ? b : a));
     chosenSources.push(...best.sources);
-    const rejected = tried.filter((t) => t !== best).map((t) => ({ ...t.alternative, rejected: t.alternative.rejected ?? `${NUMBER.format(t.alternative.creditsPerDay - best.alternative.creditsPerDay)} more credits a day` }));
+    const rejected = tried.filter((t) => t !== best).map((t) => ({ ...t.alternative, rejected: t.alternative.rejected ?? extraCost(t.alternative, best.alternative) }));
     choices.push({ watches: [...new Set(group.map((n) => n.watch.name))], chosen: { ...best.alternative, rejected: undefined }, own: own ?? best.alternative, rejected });
   }
 
@@ -302,6 +302,15 @@ export function chooseSources<R extends RuleInput, W extends WatchInput>(input: 
     };
   });
   return { sources, idleWatches, choices };
+}
+
+/** Why a feasible alternative lost: more credits, or as many and more requests, or a tie kept in favour of fewer shared records. */
+function extraCost(alternative: PlanAlternative, best: PlanAlternative): string {
+  const credits = alternative.creditsPerDay - best.creditsPerDay;
+  if (credits > 0) return `${NUMBER.format(credits)} more credits a day`;
+  const requests = alternative.requestsPerDay - best.requestsPerDay;
+  if (requests > 0) return `as many credits, ${NUMBER.format(requests)} more requests a day`;
+  return "as many credits and requests: the first alternative tried (fewer shared sources) is kept";
 }
 
 /**
