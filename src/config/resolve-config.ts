@@ -77,6 +77,7 @@ function buildWatch(kind: WatchKind, w: z.output<typeof watchSchema>, defaults: 
     start: w.start ?? defaults.start,
     max_window_blocks: w.max_window_blocks ?? defaults.max_window_blocks,
     jitter: w.jitter ?? defaults.jitter,
+    via: w.via ?? "auto",
   };
   if (kind === "account" && w.account !== undefined) {
     const tokens = (w.tokens ?? []).map((token) => token.toLowerCase());

@@ -102,6 +102,7 @@ export const explorerSchema = z
     timeout: duration.prefault("30s").meta({ description: "Longest silence while connecting, waiting for the headers, or between two bytes of the body. A server that keeps sending slowly is bounded by request_deadline." }),
     request_deadline: positiveDuration.prefault("60s").meta({ description: "Longest one request may take, from connecting to the last byte of the body; past it the request fails (KW_EXPLORER_DEADLINE) and is retried." }),
     page_size: z.int().min(1).max(2000).default(2000),
+    api_plan: z.enum(["FREE", "PRO_PLUS"]).default("FREE").meta({ description: "The KaiaScan API plan of the key: the planner uses operation 7 (internal transactions per account) only on PRO_PLUS." }),
   })
   .prefault({});
 
@@ -209,6 +210,7 @@ export const watchSchema = z.strictObject({
   start: start.optional(),
   max_window_blocks: maxWindowBlocks.optional(),
   jitter: duration.optional(),
+  via: z.enum(["auto", "own", "shared"]).optional().meta({ description: "Which sources serve this watch. auto (default): the cheapest the planner finds. own: its own sources, one per server-side filter (operation 7 for internal transactions). shared: a source shared with other watches when one sees its records (operation 8 for internal transactions)." }),
 });
 
 // ---- rules ----

@@ -36,7 +36,14 @@ export interface ExplorerConfig {
   /** Longest a whole request may take. */
   request_deadline: Duration;
   page_size: number;
+  /** The API plan of the key: operation 7 is planned only on PRO_PLUS. */
+  api_plan: ApiPlan;
 }
+
+export type ApiPlan = "FREE" | "PRO_PLUS";
+
+/** Which sources serve a watch: the planner's cheapest (auto), its own, or a shared one. */
+export type WatchVia = "auto" | "own" | "shared";
 
 export interface ChainConfig {
   /** A slug used in alerts ("mainnet", "kairos", …). */
@@ -87,6 +94,7 @@ interface WatchBase {
   start: StartPosition;
   max_window_blocks: number;
   jitter: Duration;
+  via: WatchVia;
 }
 
 export type AccountSource = "nft_transfers" | "internal_transactions";

@@ -5,6 +5,7 @@ import { planFromConfig } from "./plan-from-config.js";
 import { firingsOfDay, previousFiring, utcDayStart } from "./schedule-firings.js";
 import type { SourceOperation } from "./source.js";
 import { planRpcCalls, type RpcPlan } from "./rpc-plan.js";
+import type { PlanChoice } from "./choose-sources.js";
 
 const DAY_SECONDS = 86_400;
 /** Kaia makes one block a second: a tick covers as many blocks as seconds passed since the previous one. */
@@ -55,6 +56,8 @@ export interface CreditPlan {
   enrichments: EnrichmentCost[];
   /** Watches no rule reads: not polled, no cost. */
   idleWatches: string[];
+  /** The planner's choices: the chosen sources, the rejected alternatives and their cost (costed on a fixed reference Monday). */
+  choices: PlanChoice[];
   requestsPerDay: number;
   creditsPerDay: number;
   /** Average explorer requests per second over the day (the client's `requests_per_second` caps the rate). */
@@ -80,7 +83,7 @@ export function planCredits(config: Config, options: { dayMs: number }): CreditP
   const dayStart = utcDayStart(options.dayMs);
   // The daemon's own plan, so that the sources costed are the sources polled. Only their
   // shape is read here; compiling the rules costs little and keeps one way to plan.
-  const planned = planFromConfig(config);
+  const planned = planFromConfig(config, { dayMs: options.dayMs });
 
   // Credits spent in each second of the day, all sources together: when the budget runs out.
   const perSecond = new Float64Array(DAY_SECONDS);
@@ -146,6 +149,7 @@ export function planCredits(config: Config, options: { dayMs: number }): CreditP
     sources,
     enrichments,
     idleWatches: planned.idleWatches,
+    choices: planned.choices,
     requestsPerDay,
     creditsPerDay,
     requestsPerSecond: requestsPerDay / DAY_SECONDS,

@@ -10,6 +10,8 @@ export interface PlanFromConfigOptions {
    * their rules; `plan` leaves it out, as it only counts the sources.
    */
   tokens?: TokenInfos;
+  /** The UTC day whose schedules the planner costs (default: a fixed reference Monday). */
+  dayMs?: number;
 }
 
 /**
@@ -23,6 +25,9 @@ export function planFromConfig(config: Config, options: PlanFromConfigOptions = 
     watches: config.watches,
     rules: options.rules ?? config.rules,
     defaults: config.defaults,
+    apiPlan: config.explorer.api_plan,
+    requestsPerSecond: config.explorer.requests_per_second,
+    dayMs: options.dayMs,
     compileRule: (rule, watch, family, definition) => compileSourceRule(config, rule, watch, family, definition, options.tokens),
   });
 }

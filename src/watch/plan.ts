@@ -4,7 +4,8 @@ import type { RecordFamily } from "../model/record.js";
 import type { PlannedSource } from "./poller.js";
 import type { SourceRule } from "./source-rule.js";
 import type { StartPosition } from "../model/start-position.js";
-import { FAMILY_OF_OPERATION, describeSource, sourceKey, type SourceDefinition } from "./source.js";
+import type { SourceDefinition } from "./source.js";
+import { chooseSources, type PlanChoice } from "./choose-sources.js";
 
 /** The parts of a watch the planner reads (the validated config's watch has them all). */
 export interface WatchInput {
@@ -22,6 +23,8 @@ export interface WatchInput {
   schedule?: string;
   start?: StartPosition;
   max_window_blocks?: number;
+  /** auto (default): the planner's cheapest; own: the watch's own sources; shared: a shared source where one sees its records. */
+  via?: "auto" | "own" | "shared";
 }
 
 export interface RuleInput {
@@ -36,6 +39,12 @@ export interface PlanInput<R extends RuleInput, W extends WatchInput> {
   watches: readonly W[];
   rules: readonly R[];
   defaults: { schedule: string; start: StartPosition; max_window_blocks: number };
+  /** The key's API plan: operation 7 only on PRO_PLUS. Default FREE. */
+  apiPlan?: "FREE" | "PRO_PLUS";
+  /** explorer.requests_per_second: an alternative asking more on average is rejected. Default: no limit. */
+  requestsPerSecond?: number;
+  /** The UTC day whose schedules are costed (default: a fixed Monday, so the choice does not change with the date). */
+  dayMs?: number;
   /**
    * Compiles a rule for one of its sources (the watched account matters for `direction`,
    * the definition's token contract for the token fields of a token watch).
@@ -47,6 +56,8 @@ export interface Plan {
   sources: PlannedSource[];
   /** Watches no rule reads: they would spend credits for nothing, so they are not polled. */
   idleWatches: string[];
+  /** The planner's choices, one per group of watches whose sources could be shared: chosen and rejected alternatives with their cost. */
+  choices: PlanChoice[];
 }
 
 /** The server-side queries a watch needs, one per (operation, address, filter). */
@@ -81,48 +92,11 @@ export function definitionsOfWatch(network: string, watch: WatchInput): SourceDe
 }
 
 /**
- * One source per distinct definition. Rules on the same source share its poll and its
- * cursor; when two watches yield the same definition, the first watch's schedule and start
- * apply (a source cannot poll on two schedules without polling twice).
+ * The sources of a config: the cheapest set of explorer operations that sees every record
+ * each rule needs (see chooseSources). Rules on one source share its poll and its cursor;
+ * a shared source filters its records to each watch as that watch's own source would have
+ * seen them, so the alerts (and their ids) are the same whichever source serves a watch.
  */
 export function planSources<R extends RuleInput, W extends WatchInput>(input: PlanInput<R, W>): Plan {
-  const byKey = new Map<string, PlannedSource>();
-  const idleWatches: string[] = [];
-  // Grouped once, not filtered per watch: 10,000 watches and rules plan in linear time.
-  const rulesByWatch = new Map<string, R[]>();
-  for (const rule of input.rules) {
-    const list = rulesByWatch.get(rule.watch);
-    if (list) list.push(rule);
-    else rulesByWatch.set(rule.watch, [rule]);
-  }
-  for (const watch of input.watches) {
-    const rules = rulesByWatch.get(watch.name) ?? [];
-    if (rules.length === 0) {
-      idleWatches.push(watch.name);
-      continue;
-    }
-    for (const definition of definitionsOfWatch(input.network, watch)) {
-      const family = FAMILY_OF_OPERATION[definition.operation];
-      const familyRules = rules.filter((rule) => (rule.source ?? family) === family);
-      if (familyRules.length === 0) continue;
-      const key = sourceKey(definition);
-      let source = byKey.get(key);
-      if (!source) {
-        source = {
-          key,
-          definition,
-          description: describeSource(definition),
-          watch: watch.name,
-          family,
-          rules: [],
-          schedule: watch.schedule ?? input.defaults.schedule,
-          start: watch.start ?? input.defaults.start,
-          maxWindowBlocks: watch.max_window_blocks ?? input.defaults.max_window_blocks,
-        };
-        byKey.set(key, source);
-      }
-      for (const rule of familyRules) source.rules.push(input.compileRule(rule, watch, family, definition));
-    }
-  }
-  return { sources: [...byKey.values()], idleWatches };
+  return chooseSources(input, definitionsOfWatch);
 }

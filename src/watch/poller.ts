@@ -21,6 +21,22 @@ export interface PlannedSource {
   schedule: string;
   start: StartPosition;
   maxWindowBlocks: number;
+  /** The watches it serves: each one's own source key, and the client-side filter of a shared source (absent: the watch's own source). */
+  members?: SourceMember[];
+}
+
+/** A watch (one of its server-side queries) served by a source. */
+export interface SourceMember {
+  watch: string;
+  /** The key of the watch's own source: where its position is kept while another source serves it. */
+  ownKey: string;
+  /** The client-side filter of a shared source, in words; absent on the watch's own source. */
+  filter?: string;
+  /**
+   * Blocks up to this one were already processed for this watch (by the source that served
+   * it before): its rules skip them while the source catches up. Set by the poller.
+   */
+  handover: { skipThrough: number };
 }
 
 export interface SourcePollerOptions {
@@ -61,14 +77,45 @@ export function createSourcePoller(common: Common, options: SourcePollerOptions)
   // Only records some rule matches are kept past their page (see fetchWindow's select).
   const select = (record: WatchedRecord) => matcher.some(record);
 
+  // Members whose position is kept under their own source's key (the source serves them shared).
+  const handedOver = (source.members ?? []).filter((m) => m.ownKey !== source.key);
+
+  /**
+   * The handover rule (README "Changing the plan"): a source starts at the lowest position
+   * of the watches it serves, each watch's position being the cursor under its own source's
+   * key (kept current by whichever source serves it, see savePositions), and each watch skips
+   * the blocks it has already had. So a source replaced by another hands over its position:
+   * no block is skipped, and none is scanned twice for the same watch.
+   */
   async function ensureCursor(head: number): Promise<number> {
     const existing = store.getCursor(source.key);
-    if (existing) return existing.block;
-    const block = initialCursor(source.start, head);
+    const start = existing?.block ?? initialCursor(source.start, head);
+    let block: number | undefined;
+    for (const member of source.members ?? []) {
+      const position = member.ownKey === source.key ? existing?.block : store.getCursor(member.ownKey)?.block;
+      // A watch without a position (new, or never served apart) starts where the source does.
+      member.handover.skipThrough = position ?? start;
+      block = Math.min(block ?? Infinity, member.handover.skipThrough);
+    }
+    // The lowest position, even when the stored cursor is older (a source used in an earlier plan).
+    block ??= start;
+    if (existing && existing.block === block) return block;
     // Persist the starting point at once: a crash before the first window must not move it to a later head.
     await store.setCursor({ key: source.key, watch: source.watch, source: source.family, description: source.description, block, updated_at: new Date(common.now()).toISOString() });
-    logger.info({ ...labels, block_range: [block + 1, head] }, "source starts");
+    logger.info({ ...labels, block_range: [block + 1, head], handed_over: existing ? undefined : handedOver.length || undefined }, existing ? "source resumes at the lowest position of its watches" : "source starts");
     return block;
+  }
+
+  /** Keeps the position of each watch served here under its own source's key, for a later plan. */
+  async function savePositions(cursor: number): Promise<void> {
+    const at = new Date(common.now()).toISOString();
+    await Promise.all(
+      handedOver.map((m) => {
+        const saved = store.getCursor(m.ownKey);
+        if (cursor <= m.handover.skipThrough || (saved !== undefined && saved.block >= cursor)) return undefined;
+        return store.setCursor({ key: m.ownKey, watch: m.watch, source: source.family, description: `position of watch ${m.watch}, served by ${source.key}`, block: cursor, updated_at: at });
+      }),
+    );
   }
 
   async function tick(head: number, signal: AbortSignal): Promise<TickResult> {
@@ -77,6 +124,7 @@ export function createSourcePoller(common: Common, options: SourcePollerOptions)
     const behind = head - cursor;
     if (behind > source.maxWindowBlocks) logger.info({ ...labels, block_range: [cursor + 1, head], blocks: behind }, "catching up");
 
+    try {
     while (cursor < head) {
       signal.throwIfAborted();
       // A store that cannot write (a full disk, a read-only directory) keeps what follows in
@@ -115,6 +163,10 @@ export function createSourcePoller(common: Common, options: SourcePollerOptions)
       }
       result.windows += 1;
       logger.debug({ ...labels, block_range: [from, to], duration_ms: common.now() - started, head }, "window done");
+    }
+    } finally {
+      // Also after an aborted tick: the windows committed so far are the watches' positions.
+      if (handedOver.length > 0) await savePositions(cursor);
     }
     // The cursor and lag gauges are read from the store when /metrics is scraped (daemon-status).
     result.cursor = cursor;

@@ -22,7 +22,7 @@ store: { path: "${storePath}" }
 status: { listen: false }
 defaults: { start: "-10", jitter: 0s }
 watches:
-  - { name: wallet, account: "${sim.addresses.busyWallet}", sources: [nft_transfers, internal_transactions] }
+  - { name: wallet, account: "${sim.addresses.busyWallet}", sources: [nft_transfers, internal_transactions], via: own }
   - { name: token, contract: "${sim.addresses.busyToken}" }
 rules:
   - { name: wallet-nft, watch: wallet, source: nft_transfers, notify: [out] }

@@ -54,7 +54,7 @@ store: { path: ${s.store} }
 status: { listen: false }
 defaults: { start: ${s.from}, max_window_blocks: 40, jitter: 0s }
 watches:
-  - ${options.watch ?? `{ name: wallet, account: "${s.sim.addresses.busyWallet}", sources: [internal_transactions] }`}
+  - ${options.watch ?? `{ name: wallet, account: "${s.sim.addresses.busyWallet}", sources: [internal_transactions], via: own }`}
 rules:
   - name: big-calls
     watch: wallet

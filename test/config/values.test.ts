@@ -120,7 +120,7 @@ describe("suggestions", () => {
 });
 
 describe("sourcesOfWatch", () => {
-  const base = { name: "w", schedule: "* * * * * *", start: { kind: "latest" as const }, max_window_blocks: 1000, jitter: 0 };
+  const base = { name: "w", schedule: "* * * * * *", start: { kind: "latest" as const }, max_window_blocks: 1000, jitter: 0, via: "auto" as const };
   it("names the families each kind of watch produces", () => {
     expect(sourcesOfWatch({ ...base, kind: "account", account: "0x", sources: ["internal_transactions"], tokens: [] })).toEqual(["internal_transactions"]);
     expect(sourcesOfWatch({ ...base, kind: "collection", collection: "0x" })).toEqual(["nft_transfers"]);

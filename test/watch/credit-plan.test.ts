@@ -51,8 +51,8 @@ describe("firingsOfDay", () => {
 describe("planCredits", () => {
   it("counts one request a tick per windowed source, one a block for operation 8, at the operations' costs", () => {
     const config = configWith(
-      `  - { name: hot, account: "${A}", sources: [nft_transfers, internal_transactions] }
-  - { name: tok, contract: "${B}", events: ["Transfer(address,address,uint256)"] }
+      `  - { name: hot, account: "${A}", sources: [nft_transfers, internal_transactions], via: own }
+  - { name: tok, contract: "${B}", events: ["Transfer(address,address,uint256)"], via: own }
   - { name: blocks, every_block: true }
   - { name: idle, collection: "${C}" }`,
       `  - { name: r1, watch: hot, source: nft_transfers, notify: [out] }
@@ -136,7 +136,7 @@ describe("kaiawatch plan", () => {
 explorer: { base_url: "http://127.0.0.1:9", daily_credit_budget: 100000 }
 chain: { rpc_url: "http://127.0.0.1:9" }
 watches:
-  - { name: hot, account: "${A}", sources: [internal_transactions] }
+  - { name: hot, account: "${A}", sources: [internal_transactions], via: own }
 rules:
   - { name: r, watch: hot, notify: [out] }
 sinks:

@@ -47,7 +47,7 @@ store: { path: ${storePath} }
 status: { listen: false }
 defaults: { start: ${setup.start}, max_window_blocks: ${setup.maxWindow ?? 1000}, jitter: 0s }
 watches:
-${setup.watches ?? `  - { name: wallet, account: "${sim.addresses.busyWallet}", sources: [nft_transfers, internal_transactions] }
+${setup.watches ?? `  - { name: wallet, account: "${sim.addresses.busyWallet}", sources: [nft_transfers, internal_transactions], via: own }
   - { name: token, contract: "${sim.addresses.busyToken}" }
   - { name: collection, collection: "${sim.addresses.busyCollection}" }`}
 rules:

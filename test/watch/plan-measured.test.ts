@@ -47,7 +47,7 @@ store: { path: "${join(dir.path, "store.json")}" }
 status: { listen: "127.0.0.1:0" }
 defaults: { schedule: "*/2 * * * * *", jitter: 0s }
 watches:
-  - { name: wallet, account: "${sim.addresses.busyWallet}", sources: [nft_transfers, internal_transactions] }
+  - { name: wallet, account: "${sim.addresses.busyWallet}", sources: [nft_transfers, internal_transactions], via: own }
   - { name: token, contract: "${sim.addresses.busyToken}" }
   - { name: collection, collection: "${sim.addresses.busyCollection}" }
   - { name: blocks, every_block: true }

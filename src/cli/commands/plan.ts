@@ -9,7 +9,10 @@ Shows what a config costs at the explorer in one UTC day, without contacting any
 per source its operation, schedule, ticks, requests and credits; the enrichments' cost
 per lookup; the total against explorer.daily_credit_budget; and warnings (an operation
 only the PRO_PLUS plan has, a schedule slower than its block window, a request rate
-above requests_per_second, the hour the budget runs out).
+above requests_per_second, the hour the budget runs out). Where watches could share a
+source (operation 8 for accounts' internal transactions, one unfiltered operation 11 for a
+contract's events, one operation 3 or 4 for several watches of an account or collection),
+it shows the planner's choice and each rejected alternative with its cost and the reason.
 
 The estimate assumes Kaia's one block a second and a quiet chain: a tick covers the
 blocks made since the previous tick, in windows of at most max_window_blocks blocks,
@@ -69,6 +72,19 @@ export function formatPlan(plan: CreditPlan, config: Config, path: string): stri
   lines.push("", `assumes one page per window (page_size ${config.explorer.page_size} records); a busier window costs the operation again per extra page.`);
   if (windowed.length > 0) {
     lines.push(`records a block that fit in one page at each source's window: ${windowed.map((s) => `${s.watch} ${n(s.recordsPerBlockInOnePage)}`).join(", ")}`);
+  }
+  const shared = plan.choices.filter((c) => c.rejected.length > 0);
+  if (shared.length > 0) {
+    lines.push("", "choices (the cheapest operations that see every record each rule needs):");
+    for (const choice of shared) {
+      const saving = choice.own.creditsPerDay - choice.chosen.creditsPerDay;
+      lines.push(`  watches ${choice.watches.join(", ")}: ${n(choice.chosen.creditsPerDay)} credits/day${saving > 0 ? `, ${n(saving)} less than one source per watch (${n(choice.own.creditsPerDay)})` : ""}`);
+      for (const source of choice.chosen.sources) lines.push(`    chosen: ${source}`);
+      for (const alternative of choice.rejected) {
+        lines.push(`    rejected (${n(alternative.creditsPerDay)} credits/day, ${n(alternative.requestsPerDay)} requests/day): ${alternative.rejected ?? ""}`);
+        for (const source of alternative.sources) lines.push(`      ${source}`);
+      }
+    }
   }
   if (plan.warnings.length > 0) {
     lines.push("", "warnings:");
