@@ -48,7 +48,7 @@ export interface BudgetGuard extends PauseControl {
  * alert goes, once per level and UTC day, to the sinks marked `operational: true`, through
  * the outbox like any alert (durable, retried).
  */
-export function createBudgetGuard(common: Common, options: BudgetGuardOptions): BudgetGuard {
+export async function createBudgetGuard(common: Common, options: BudgetGuardOptions): Promise<BudgetGuard> {
   const { meter, store } = options;
   const logger = common.logger.child({ component: "budget" });
   const budget = meter.dailyBudget;
@@ -58,14 +58,15 @@ export function createBudgetGuard(common: Common, options: BudgetGuardOptions): 
   const nextMidnight = (day: string) => new Date(Date.parse(`${day}T00:00:00.000Z`) + 86_400_000).toISOString();
   common.metrics.pollingPaused.set(0);
 
-  const sentToday = (): BudgetLevel[] => {
-    const saved = store.getMeta<SentAlerts>(BUDGET_ALERTS_META_KEY);
-    return saved?.day === today() && Array.isArray(saved.levels) ? saved.levels : [];
-  };
+  // The store's record, read again before each raise (another replica may have sent it);
+  // state() answers from this copy, synchronously.
+  let saved = await store.getMeta<SentAlerts>(BUDGET_ALERTS_META_KEY);
+  const sentToday = (): BudgetLevel[] => (saved?.day === today() && Array.isArray(saved.levels) ? saved.levels : []);
 
   async function raise(level: BudgetLevel): Promise<void> {
     if (budget === undefined) return;
     const day = today();
+    saved = await store.getMeta<SentAlerts>(BUDGET_ALERTS_META_KEY);
     const sent = sentToday();
     if (sent.includes(level) || raising.has(`${day}:${level}`)) return;
     raising.add(`${day}:${level}`);
@@ -77,6 +78,7 @@ export function createBudgetGuard(common: Common, options: BudgetGuardOptions): 
       // The exhaustion alert supersedes the warning: a day that skips past 80% gets one alert.
       const levels: BudgetLevel[] = level === "exhausted" ? ["warning", "exhausted"] : [...new Set([...sent, level])];
       await store.setMeta(BUDGET_ALERTS_META_KEY, { day, levels } satisfies SentAlerts);
+      saved = { day, levels };
       logger.warn({ level, spent: meter.spentToday(), budget, sinks: options.sinks }, alert.summary);
       options.onQueued();
     } finally {

@@ -71,7 +71,7 @@ export async function createDaemon(common: Common, options: DaemonOptions): Prom
     const client = createExplorerClient(common, explorerOptionsOf(config));
     closers.push(() => client.close());
     // The day's spending survives restarts, or a restart would reset the budget.
-    const savedCredits = store.getMeta<CreditMeterState>(CREDITS_META_KEY);
+    const savedCredits = await store.getMeta<CreditMeterState>(CREDITS_META_KEY);
     if (savedCredits) client.meter.restore(savedCredits);
 
     const head: HeadReader = createHeadReader(common, { rpcUrl: config.chain.rpc_url, maxRetries: config.explorer.max_retries, deadlineMs: config.chain.request_deadline });
@@ -84,7 +84,7 @@ export async function createDaemon(common: Common, options: DaemonOptions): Prom
     closers.push(async () => {
       await Promise.allSettled(sinks.map(({ sink }) => sink.close?.()));
     });
-    const silences = createSilenceBook(common, { store, file: silenceFileOf(config.store.path) });
+    const silences = await createSilenceBook(common, { store, file: silenceFileOf(config.store.path) });
     const dispatcher = createDispatcher(common, {
       store,
       retentionMs: config.store.retention,
@@ -117,7 +117,7 @@ export async function createDaemon(common: Common, options: DaemonOptions): Prom
     );
     const lagBlocks = config.chain.lag_blocks;
     const headProbe = createHeadProbe(async (signal) => indexedHead(await head.blockNumber(signal), lagBlocks), common.now);
-    const budget = createBudgetGuard(common, {
+    const budget = await createBudgetGuard(common, {
       meter: client.meter,
       store,
       sinks: Object.values(config.sinks).filter((sink) => sink.operational).map((sink) => sink.name),

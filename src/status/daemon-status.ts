@@ -2,7 +2,7 @@ import type { Common } from "../common/common.js";
 import type { CreditMeter } from "../explorer/credit-meter.js";
 import type { DeadLetterSelector, Dispatcher, RequeueResult } from "../notify/dispatcher.js";
 import type { SilenceBook } from "../notify/silences.js";
-import type { Store } from "../store/types.js";
+import type { Cursor, Store } from "../store/types.js";
 import type { OutboxEntry } from "../model/outbox-entry.js";
 import type { WatchEngine } from "../watch/engine.js";
 import type { PlannedSource } from "../watch/poller.js";
@@ -106,9 +106,9 @@ export function createDaemonStatus(common: Common, parts: DaemonStatusParts): St
    * sink. An alert's entries are added together, one per sink: reading LATEST_ALERTS times
    * the number of sinks (and some) of the newest entries finds them without reading the rest.
    */
-  function latestAlerts() {
-    const sinks = Math.max(1, Object.keys(dispatcher.states()).length);
-    const entries = store.listOutbox({ newestFirst: true, limit: LATEST_ALERTS * (sinks + 1) });
+  async function latestAlerts() {
+    const sinks = Math.max(1, Object.keys(await dispatcher.states()).length);
+    const entries = await store.listOutbox({ newestFirst: true, limit: LATEST_ALERTS * (sinks + 1) });
     const byAlert = new Map<string, { entry: OutboxEntry; deliveries: DeliveryView[] }>();
     for (const entry of entries) {
       const delivery: DeliveryView = { sink: entry.sink, entry_id: entry.id, state: entry.state, attempts: entry.attempts, error: cut(entry.dead_reason ?? entry.last_error ?? null) };
@@ -132,12 +132,10 @@ export function createDaemonStatus(common: Common, parts: DaemonStatusParts): St
     }));
   }
 
-  function deadLetters() {
+  async function deadLetters() {
     return {
-      total: store.countOutbox({ state: "dead" }),
-      shown: store
-        .listOutbox({ state: "dead", newestFirst: true, limit: DEAD_LETTERS_SHOWN })
-        .map((entry) => ({
+      total: await store.countOutbox({ state: "dead" }),
+      shown: (await store.listOutbox({ state: "dead", newestFirst: true, limit: DEAD_LETTERS_SHOWN })).map((entry) => ({
           id: entry.id,
           sink: entry.sink,
           alert_id: entry.alert.id,
@@ -152,10 +150,10 @@ export function createDaemonStatus(common: Common, parts: DaemonStatusParts): St
     };
   }
 
-  function readiness(): Readiness {
+  async function readiness(): Promise<Readiness> {
     const now = common.now();
     const checks: Readiness["checks"] = {};
-    const stats = store.stats();
+    const stats = await store.stats();
     checks.store = stats.lastWriteFailed
       ? { ok: false, detail: `the last write of ${store.path} failed (${stats.failedWrites} failed writes since start); the store retries with the next change` }
       : { ok: true, detail: `${store.path} is writable (${stats.writes} writes since start)` };
@@ -193,11 +191,12 @@ export function createDaemonStatus(common: Common, parts: DaemonStatusParts): St
     return { ready: reasons.length === 0, reasons, checks };
   }
 
-  function refreshMetrics(): void {
+  async function refreshMetrics(): Promise<void> {
     const { metrics } = common;
     const h = head.state().block;
+    const cursors = await cursorsByKey();
     for (const source of parts.sources) {
-      const cursor = store.getCursor(source.key);
+      const cursor = cursors.get(source.key);
       if (cursor === undefined) continue;
       const labels = { watch: source.watch, source: source.key };
       metrics.sourceCursor.set(labels, cursor.block);
@@ -206,7 +205,7 @@ export function createDaemonStatus(common: Common, parts: DaemonStatusParts): St
     for (const state of engine.states()) {
       if (state.last_tick_seconds !== null) metrics.sourceLastTickDuration.set({ watch: state.watch, source: state.key }, state.last_tick_seconds);
     }
-    metrics.storeSize.set(store.stats().bytes);
+    metrics.storeSize.set((await store.stats()).bytes);
     // Reading the meter rolls it over at midnight even when nothing is being spent.
     metrics.explorerCreditsToday.set(meter.spentToday());
   }
@@ -224,13 +223,19 @@ export function createDaemonStatus(common: Common, parts: DaemonStatusParts): St
     return out;
   }
 
+  /** Every cursor in one read (one query on PostgreSQL, not one per source). */
+  async function cursorsByKey(): Promise<Map<string, Cursor>> {
+    return new Map((await store.listCursors()).map((cursor) => [cursor.key, cursor]));
+  }
+
   async function status(): Promise<unknown> {
     const now = common.now();
     const h = head.state();
     const states = new Map(engine.states().map((state) => [state.key, state]));
+    const cursors = await cursorsByKey();
     const sources = parts.sources.map((source) => {
       const state = states.get(source.key);
-      const cursor = store.getCursor(source.key)?.block ?? null;
+      const cursor = cursors.get(source.key)?.block ?? null;
       return {
         key: source.key,
         watch: source.watch,
@@ -251,10 +256,10 @@ export function createDaemonStatus(common: Common, parts: DaemonStatusParts): St
     });
     creditHistory.sample();
     const meterState = meter.snapshot();
-    const stats = store.stats();
-    const dead = deadLetters();
+    const stats = await store.stats();
+    const dead = await deadLetters();
     const b = budget.state();
-    const ready = readiness();
+    const ready = await readiness();
     return {
       now: iso(now),
       started_at: iso(startedAt),
@@ -264,8 +269,8 @@ export function createDaemonStatus(common: Common, parts: DaemonStatusParts): St
       head: h,
       sources,
       explorer_url: explorer ?? null,
-      sinks: dispatcher.states(),
-      alerts: latestAlerts(),
+      sinks: await dispatcher.states(),
+      alerts: await latestAlerts(),
       dead_letters: dead.shown,
       dead_letters_total: dead.total,
       silences: parts.silences?.list(now) ?? [],

@@ -62,7 +62,7 @@ export function createSourcePoller(common: Common, options: SourcePollerOptions)
   const select = (record: WatchedRecord) => matcher.some(record);
 
   async function ensureCursor(head: number): Promise<number> {
-    const existing = store.getCursor(source.key);
+    const existing = await store.getCursor(source.key);
     if (existing) return existing.block;
     const block = initialCursor(source.start, head);
     // Persist the starting point at once: a crash before the first window must not move it to a later head.
@@ -82,7 +82,7 @@ export function createSourcePoller(common: Common, options: SourcePollerOptions)
       // A store that cannot write (a full disk, a read-only directory) keeps what follows in
       // memory only: scanning on would move the cursor ever further past what a restart
       // remembers. Retry the write first; while it fails, so does the tick, and the cursor stays.
-      if (store.stats().lastWriteFailed) await store.flush();
+      if ((await store.stats()).lastWriteFailed) await store.flush();
       const from = cursor + 1;
       const to = Math.min(head, cursor + source.maxWindowBlocks);
       const started = common.now();

@@ -1,12 +1,12 @@
 import { performance } from "node:perf_hooks";
 import pg from "pg";
 import type { Common } from "../../common/common.js";
-import type { AsyncStore } from "../async-store.js";
+
 import { StoreError } from "../errors.js";
 import { checkOutboxChanges } from "../outbox-transitions.js";
 import { entryParams, msOf } from "../sqlite-schema.js";
 import { checkCursor } from "../sqlite-store.js";
-import type { Cursor, OutboxChange, OutboxCount, OutboxCountFilter, OutboxFilter, StoreStats } from "../types.js";
+import type { Cursor, Store, OutboxChange, OutboxCount, OutboxCountFilter, OutboxFilter, StoreStats } from "../types.js";
 import type { OutboxEntry, OutboxState } from "../../model/outbox-entry.js";
 import { createLeases, type Leases } from "./leases.js";
 import { migrate } from "./migrate.js";
@@ -87,7 +87,7 @@ function unreachable(url: string, error: unknown): StoreError {
  * no cost (a quiet window's cursor, a delivery's outcome with `durable: false`) commit with
  * `synchronous_commit = off`, which skips the wait for the WAL flush but keeps them atomic.
  */
-export class PostgresStore implements AsyncStore {
+export class PostgresStore implements Store {
   readonly path: string;
   readonly readOnly: boolean;
   readonly replicaId: string;
