@@ -9,7 +9,11 @@ import { createDispatcher, type Dispatcher, type DrainResult } from "../notify/d
 import { createSilenceBook, silenceFileOf, type SilenceBook } from "../notify/silences.js";
 import type { Sink } from "../notify/sink.js";
 import { createEnricher } from "../rules/enrich.js";
+import { storeOptionsOf } from "../config/store-options.js";
 import { openStore } from "../store/open-store.js";
+import { createSoleOwnership, sinkResource, sourceResource, type Ownership } from "../store/ownership.js";
+import { createLeaseKeeper } from "../store/postgres/lease-keeper.js";
+import { PostgresStore } from "../store/postgres/postgres-store.js";
 import type { Store } from "../store/types.js";
 import { createWatchEngine, type OnceResult, type WatchEngine } from "../watch/engine.js";
 import { NORMALIZERS } from "../watch/normalize.js";
@@ -19,7 +23,7 @@ import { createSourcePoller } from "../watch/poller.js";
 import type { RecountPolicy } from "../watch/fetch-window.js";
 import { explorerOptionsOf } from "./explorer-options.js";
 import { paginateSource } from "./paginate-source.js";
-import { createDaemonStatus } from "../status/daemon-status.js";
+import { createDaemonStatus, type ReplicaView } from "../status/daemon-status.js";
 import { createStatusServer, type StatusServer } from "../status/status-server.js";
 import { createBudgetGuard, type BudgetGuard } from "./budget-guard.js";
 import { createHeadProbe } from "./head-probe.js";
@@ -41,6 +45,8 @@ export interface Daemon {
   readonly silences: SilenceBook;
   /** The daily credit budget: its pause and its operational alerts. */
   readonly budget: BudgetGuard;
+  /** Which sources and sinks this process works on: all of them, or its leases with PostgreSQL replicas. */
+  readonly ownership: Ownership;
   /**
    * Start the status server (when `status.listen` is set; a port in use rejects with
    * KW_STATUS_LISTEN before anything else starts), then schedule every source and start delivering.
@@ -65,7 +71,7 @@ export interface DaemonOptions {
 export async function createDaemon(common: Common, options: DaemonOptions): Promise<Daemon> {
   const { config } = options;
   const logger = common.logger;
-  const store = await openStore(common, { path: config.store.path });
+  const store = await openStore(common, storeOptionsOf(config.store));
   const closers: Array<() => Promise<void>> = [];
   try {
     const client = createExplorerClient(common, explorerOptionsOf(config));
@@ -85,8 +91,15 @@ export async function createDaemon(common: Common, options: DaemonOptions): Prom
       await Promise.allSettled(sinks.map(({ sink }) => sink.close?.()));
     });
     const silences = await createSilenceBook(common, { store, file: silenceFileOf(config.store.path) });
+    // With PostgreSQL, replicas lease the sources and sinks; a sink gained is delivered at once.
+    const ownership: Ownership =
+      store instanceof PostgresStore
+        ? createLeaseKeeper(common, { leases: store.leases, replicaId: store.replicaId, leaseMs: config.store.lease, onChange: () => dispatcher.kick() })
+        : createSoleOwnership("local");
+    if (store instanceof PostgresStore) common.metrics.registry.setDefaultLabels({ replica: store.replicaId });
     const dispatcher = createDispatcher(common, {
       store,
+      ownership,
       retentionMs: config.store.retention,
       silences,
       sinks,
@@ -100,6 +113,8 @@ export async function createDaemon(common: Common, options: DaemonOptions): Prom
 
     const plan = planFromConfig(config);
     for (const name of plan.idleWatches) logger.warn({ watch: name }, "no rule reads this watch: it is not polled");
+    const resources = [...plan.sources.map((source) => sourceResource(source.key)), ...sinks.map(({ sink }) => sinkResource(sink.name))];
+    let ownershipStarted = false;
 
     // One enricher for the run: its cache serves every source (the same transaction can match in several).
     const enricher = createEnricher(common, { client });
@@ -131,6 +146,7 @@ export async function createDaemon(common: Common, options: DaemonOptions): Prom
       jitterMs: config.defaults.jitter,
       tickTimeoutMs: config.defaults.tick_timeout,
       pause: budget,
+      ownership,
       // One write per firing for the cursor advances of windows without alerts.
       flush: () => store.flush(),
     });
@@ -149,16 +165,20 @@ export async function createDaemon(common: Common, options: DaemonOptions): Prom
       dispatcher,
       silences,
       budget,
+      ownership,
       statusUrl: () => statusServer?.url,
       async start() {
         if (config.status.listen !== false) {
-          const provider = createDaemonStatus(common, { sources: plan.sources, store, engine, dispatcher, meter: client.meter, head: headProbe, budget, silences, explorerUrl: config.chain.explorer_url });
+          const replicas = store instanceof PostgresStore ? () => replicaViews(store) : undefined;
+          const provider = createDaemonStatus(common, { sources: plan.sources, store, engine, dispatcher, meter: client.meter, head: headProbe, budget, silences, replicas, explorerUrl: config.chain.explorer_url });
           statusServer = await createStatusServer(common, { listen: config.status.listen, token: config.status.token, allowedHosts: config.status.allowed_hosts, provider });
         }
         budgetTimer = setInterval(() => {
           budget.check().catch((error: unknown) => logger.warn({ err: String(error) }, "cannot check the daily credit budget"));
         }, BUDGET_CHECK_INTERVAL_MS);
         budgetTimer.unref();
+        await ownership.start(resources);
+        ownershipStarted = true;
         dispatcher.start();
         silences.start();
         engine.start();
@@ -168,6 +188,10 @@ export async function createDaemon(common: Common, options: DaemonOptions): Prom
         creditTimer.unref();
       },
       async runOnce(runOptions = {}) {
+        if (!ownershipStarted) {
+          await ownership.start(resources);
+          ownershipStarted = true;
+        }
         const scan = await engine.runOnce();
         const delivery = await dispatcher.drain({ timeoutMs: runOptions.drainTimeoutMs ?? 30_000 });
         return { scan, delivery };
@@ -179,6 +203,8 @@ export async function createDaemon(common: Common, options: DaemonOptions): Prom
         clearInterval(creditTimer);
         await engine.stop();
         await dispatcher.stop();
+        // After the last commit and delivery: the others take over at once, not after a lease.
+        if (ownershipStarted) await ownership.stop();
         silences.stop();
         await saveCredits().catch(() => undefined);
         for (const close of closers.reverse()) await close().catch(() => undefined);
@@ -190,4 +216,18 @@ export async function createDaemon(common: Common, options: DaemonOptions): Prom
     await store.close();
     throw error;
   }
+}
+
+/** The live replicas and what each holds, from their heartbeats. */
+async function replicaViews(store: PostgresStore): Promise<ReplicaView[]> {
+  const strings = (value: unknown): string[] => (Array.isArray(value) ? value.filter((item): item is string => typeof item === "string") : []);
+  return (await store.leases.replicas())
+    .filter((replica) => replica.live)
+    .map((replica) => ({
+      id: replica.id,
+      started_at: new Date(replica.startedMs).toISOString(),
+      heartbeat_at: new Date(replica.heartbeatMs).toISOString(),
+      sources: strings(replica.info.sources),
+      sinks: strings(replica.info.sinks),
+    }));
 }

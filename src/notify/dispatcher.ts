@@ -1,5 +1,6 @@
 import type { Common } from "../common/common.js";
 import { describeError } from "../common/errors.js";
+import { sinkResource, type Ownership } from "../store/ownership.js";
 import type { OutboxChange, Store } from "../store/types.js";
 import type { OutboxEntry } from "../model/outbox-entry.js";
 import { admit, type DispatcherRule, type PlannedDelivery } from "./admission.js";
@@ -54,6 +55,12 @@ export interface DispatcherOptions {
   pruneIntervalMs?: number;
   /** Replaceable in tests; Math.random by default. */
   random?: () => number;
+  /**
+   * Replicas: a sink's worker runs its passes only while this process holds the sink's lease,
+   * so its rate limit, concurrency, digests and cooldowns hold as in one process. Absent:
+   * every sink is this process's.
+   */
+  ownership?: Pick<Ownership, "holds">;
   /** Alerts an active silence matches are held back like a cooldown's (`kaiawatch silence`). */
   silences?: Pick<SilenceBook, "active" | "noteHeld">;
 }
@@ -406,6 +413,14 @@ export function createDispatcher(common: Common, options: DispatcherOptions): Di
 
   async function workerLoop(w: Worker, signal: AbortSignal): Promise<void> {
     while (!signal.aborted) {
+      if (options.ownership && options.ownership.holds(sinkResource(w.name)) === undefined) {
+        // Another replica delivers this sink; sends already started here finish and record.
+        w.dirty = false;
+        w.queue = [];
+        w.nextAt = undefined;
+        await w.waker.wait(idlePollMs, signal);
+        continue;
+      }
       w.dirty = false;
       w.passing = true;
       let nextAt: number | undefined;

@@ -48,8 +48,19 @@ export interface DaemonStatusParts {
   budget: BudgetReading;
   /** Active silences (`kaiawatch silence`) with how many alerts each held back. */
   silences?: Pick<SilenceBook, "list">;
+  /** PostgreSQL replicas: every live one, with the sources and sinks it holds (absent with the file store). */
+  replicas?: () => Promise<ReplicaView[]>;
   /** The block explorer (config chain.explorer_url): /status carries links under it for the page. */
   explorerUrl?: string;
+}
+
+/** A replica as /status shows it. */
+export interface ReplicaView {
+  id: string;
+  started_at: string;
+  heartbeat_at: string;
+  sources: string[];
+  sinks: string[];
 }
 
 /** One delivery of an alert as /status shows it. */
@@ -270,6 +281,7 @@ export function createDaemonStatus(common: Common, parts: DaemonStatusParts): St
       sources,
       explorer_url: explorer ?? null,
       sinks: await dispatcher.states(),
+      ...(parts.replicas ? { replicas: await parts.replicas() } : {}),
       alerts: await latestAlerts(),
       dead_letters: dead.shown,
       dead_letters_total: dead.total,

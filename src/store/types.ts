@@ -92,8 +92,11 @@ export interface Store {
    * not added again. A cursor behind the stored one is refused (KW_STORE_CURSOR_BACKWARDS).
    * A window without entries resolves at once: its cursor advance becomes durable with the
    * next write or flush() (a crash before that re-scans blocks that held no alert).
+   * With `epoch` (a replica's lease on the source, see ownership.ts) the write is fenced:
+   * refused with KW_STORE_LEASE_LOST unless the lease is still this replica's at that epoch.
+   * The file store has no leases and ignores it.
    */
-  commitWindow(input: { cursor: Cursor; entries: OutboxEntry[] }): Promise<{ added: number }>;
+  commitWindow(input: { cursor: Cursor; entries: OutboxEntry[]; epoch?: number }): Promise<{ added: number }>;
   /**
    * Adds outbox entries that belong to no source's window (kaiawatch's own operational
    * alerts, `kaiawatch replay --send`) without touching any cursor; like commitWindow, an

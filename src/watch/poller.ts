@@ -1,4 +1,5 @@
 import type { Common } from "../common/common.js";
+import { isStoreError } from "../store/errors.js";
 import type { Store } from "../store/types.js";
 import { newOutboxEntries } from "../model/outbox-entry.js";
 import type { WatchedRecord } from "../model/record.js";
@@ -47,8 +48,12 @@ export interface TickResult {
 
 export interface SourcePoller {
   readonly source: PlannedSource;
-  /** Process every block up to `head`, window after window, committing each. */
-  tick(head: number, signal: AbortSignal): Promise<TickResult>;
+  /**
+   * Process every block up to `head`, window after window, committing each. With a lease
+   * `epoch` (replicas) every commit is fenced by it: once another replica has taken the
+   * source over, the refused commit ends the tick (nothing was written) without an error.
+   */
+  tick(head: number, signal: AbortSignal, lease?: { epoch?: number }): Promise<TickResult>;
 }
 
 export function createSourcePoller(common: Common, options: SourcePollerOptions): SourcePoller {
@@ -71,7 +76,8 @@ export function createSourcePoller(common: Common, options: SourcePollerOptions)
     return block;
   }
 
-  async function tick(head: number, signal: AbortSignal): Promise<TickResult> {
+  async function tick(head: number, signal: AbortSignal, lease: { epoch?: number } = {}): Promise<TickResult> {
+    // Read at every tick, never kept: with replicas another one may have moved it since.
     let cursor = await ensureCursor(head);
     const result: TickResult = { cursor, windows: 0, records: 0, alerts: 0 };
     const behind = head - cursor;
@@ -105,7 +111,20 @@ export function createSourcePoller(common: Common, options: SourcePollerOptions)
         if (matches.length > 0 && options.enrich) await options.enrich(matches, signal);
         const entries = matches.flatMap(({ rule, alert }) => newOutboxEntries(alert, rule.notify, now));
         // Guarantee 1: the cursor moves only together with the alerts of the blocks it passes.
-        const { added } = await store.commitWindow({ cursor: { key: source.key, watch: source.watch, source: source.family, description: source.description, block: chunk.to, updated_at: now.toISOString() }, entries });
+        let added: number;
+        try {
+          ({ added } = await store.commitWindow({
+            cursor: { key: source.key, watch: source.watch, source: source.family, description: source.description, block: chunk.to, updated_at: now.toISOString() },
+            entries,
+            epoch: lease.epoch,
+          }));
+        } catch (error) {
+          if (!isStoreError(error, "KW_STORE_LEASE_LOST")) throw error;
+          // Another replica owns the source now and scans this window itself: not a failure.
+          logger.info({ ...labels, block_range: [from, chunk.to], epoch: lease.epoch }, "the source's lease was lost; its window was left to the replica that took it over");
+          result.cursor = cursor;
+          return result;
+        }
         if (added > 0) options.onAlerts?.();
         cursor = chunk.to;
         result.records += chunk.scanned;

@@ -68,6 +68,13 @@ export async function createPostgresStore(common: Common, options: PostgresStore
       } finally {
         client.release();
       }
+    } else {
+      // A reader never creates the schema: an empty database is said to be one, not left to
+      // fail later with a raw "relation does not exist".
+      const found = (await pool.query<{ cursors: string | null }>("SELECT to_regclass('cursors')::text AS cursors")).rows[0];
+      if (found?.cursors === null || found === undefined) {
+        throw new StoreError("KW_STORE_VERSION", `the PostgreSQL database ${describeUrl(options.url)} holds no kaiawatch store yet (a daemon creates it at its first start, or \`kaiawatch store migrate\` does)`);
+      }
     }
   } catch (error) {
     await pool.end().catch(() => undefined);
