@@ -4,6 +4,9 @@ import { sleep } from "../../common/sleep.js";
 import type { Ownership } from "../ownership.js";
 import type { Lease, Leases } from "./leases.js";
 
+const SOURCE_PREFIX = "source:";
+const SINK_PREFIX = "sink:";
+
 export interface LeaseKeeperOptions {
   leases: Leases;
   replicaId: string;
@@ -23,7 +26,7 @@ export interface LeaseKeeperOptions {
  * polling and delivering before another can take its resources over, rather than after.
  * A source's commit is fenced by its epoch in any case (PostgresStore.commitWindow).
  */
-export function createLeaseKeeper(common: Common, options: LeaseKeeperOptions): Ownership & { renewNow(): Promise<void> } {
+export function createLeaseKeeper(common: Common, options: LeaseKeeperOptions): Ownership {
   const { leases, leaseMs } = options;
   const margin = Math.floor(leaseMs / 3);
   const logger = common.logger.child({ component: "leases", replica: options.replicaId });
@@ -32,13 +35,19 @@ export function createLeaseKeeper(common: Common, options: LeaseKeeperOptions): 
   let loop: Promise<void> | undefined;
 
   const usable = (lease: Lease) => common.now() < lease.expiresMs - margin;
+  // A source's lease row is named by the source key alone, as PostgresStore.commitWindow
+  // fences the cursor of that key; sinks keep their prefix (source keys are src_<hex>).
+  const leaseKey = (resource: string) => (resource.startsWith(SOURCE_PREFIX) ? resource.slice(SOURCE_PREFIX.length) : resource);
+  const resourceOf = (key: string) => (key.startsWith(SINK_PREFIX) ? key : `${SOURCE_PREFIX}${key}`);
 
   async function renewNow(): Promise<void> {
     const before = new Set(held.keys());
     const renewed = await leases.renew();
-    const claimed = await leases.claim();
+    // A round that lost leases (shed for a newcomer, or taken over) claims nothing: claiming
+    // up to the share plus slack would take back at once what was just shed.
+    const claimed = renewed.lost.length > 0 ? [] : await leases.claim();
     const next = new Map<string, Lease>();
-    for (const lease of [...renewed.held, ...claimed]) next.set(lease.key, lease);
+    for (const lease of [...renewed.held, ...claimed]) next.set(resourceOf(lease.key), lease);
     held = next;
     const gained = [...next.keys()].filter((key) => !before.has(key)).sort();
     const lost = [...before].filter((key) => !next.has(key)).sort();
@@ -49,8 +58,8 @@ export function createLeaseKeeper(common: Common, options: LeaseKeeperOptions): 
     const resources = [...next.keys()];
     await leases.heartbeat({
       ...options.info?.(),
-      sources: resources.filter((key) => key.startsWith("source:")).map((key) => key.slice("source:".length)),
-      sinks: resources.filter((key) => key.startsWith("sink:")).map((key) => key.slice("sink:".length)),
+      sources: resources.filter((key) => key.startsWith(SOURCE_PREFIX)).map((key) => key.slice(SOURCE_PREFIX.length)),
+      sinks: resources.filter((key) => key.startsWith(SINK_PREFIX)).map((key) => key.slice(SINK_PREFIX.length)),
     });
   }
 
@@ -74,7 +83,7 @@ export function createLeaseKeeper(common: Common, options: LeaseKeeperOptions): 
       return lease !== undefined && usable(lease) ? { epoch: lease.epoch } : undefined;
     },
     async start(resources) {
-      await leases.register(resources);
+      await leases.register(resources.map(leaseKey));
       await renewNow();
       controller = new AbortController();
       loop = keep(controller.signal);
