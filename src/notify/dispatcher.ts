@@ -223,12 +223,15 @@ export function createDispatcher(common: Common, options: DispatcherOptions): Di
     w.queue = [];
     const now = common.now();
     const at = new Date(now).toISOString();
+    // Taken before the read: a send that ends while the read awaits records its entries, and
+    // the list read before that still shows them pending; they must not be planned again.
+    const inFlight = new Set(w.inFlight);
     const book = await cooldownBook();
     const due = await readDueEntries(store, w.name, at, passLimit);
     const admission = admit({
       sink: w.name,
       due,
-      inFlight: w.inFlight,
+      inFlight,
       rules,
       silences: options.silences?.active(now) ?? [],
       cooldown: book,
