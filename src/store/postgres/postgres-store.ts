@@ -367,6 +367,37 @@ export class PostgresStore implements Store {
   }
 
   /**
+   * `kaiawatch store migrate`: copies a whole store into this one in one transaction, entries
+   * with their state, attempts and order. A database that already has cursors or entries is
+   * refused unless `force`; then what it has wins (ON CONFLICT DO NOTHING on cursor keys,
+   * entry ids and meta keys), so running the copy again repeats nothing.
+   */
+  async importStore(data: { cursors: Cursor[]; entries: OutboxEntry[]; meta: Record<string, unknown> }, options: { force?: boolean } = {}): Promise<{ cursors: number; entries: number; meta: number }> {
+    return this.transaction(async (client) => {
+      // Taken first: two copies at once would each find the database empty.
+      await client.query("LOCK TABLE cursors, outbox, meta IN SHARE ROW EXCLUSIVE MODE");
+      const found = (await client.query<{ cursors: number; outbox: number }>("SELECT (SELECT count(*)::int FROM cursors) AS cursors, (SELECT count(*)::int FROM outbox) AS outbox")).rows[0]!;
+      if (options.force !== true && (found.cursors > 0 || found.outbox > 0)) {
+        throw new StoreError("KW_STORE_MIGRATE_TARGET", `the PostgreSQL store ${this.path} already has ${found.cursors} cursors and ${found.outbox} outbox entries; nothing was copied (--force copies what it lacks and keeps what it has)`);
+      }
+      let cursors = 0;
+      for (const cursor of data.cursors) {
+        checkCursor(cursor);
+        const result = await client.query("INSERT INTO cursors (key, block, cursor) VALUES ($1, $2, $3::jsonb) ON CONFLICT (key) DO NOTHING", [cursor.key, cursor.block, JSON.stringify(cursor)]);
+        cursors += result.rowCount ?? 0;
+      }
+      let entries = 0;
+      for (const n of (await insertNew(client, data.entries)).values()) entries += n;
+      let meta = 0;
+      for (const [key, value] of Object.entries(data.meta)) {
+        const result = await client.query("INSERT INTO meta (key, value) VALUES ($1, $2::jsonb) ON CONFLICT (key) DO NOTHING", [key, JSON.stringify(value)]);
+        meta += result.rowCount ?? 0;
+      }
+      return { cursors, entries, meta };
+    });
+  }
+
+  /**
    * Claims up to `limit` due pending entries of `sink` for this replica for `claimMs`, so that
    * no other replica sends them meanwhile (outbox-claims.ts). Oldest first.
    */
