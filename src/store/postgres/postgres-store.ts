@@ -10,8 +10,6 @@ import type { Cursor, Store, OutboxChange, OutboxCount, OutboxCountFilter, Outbo
 import type { OutboxEntry, OutboxState } from "../../model/outbox-entry.js";
 import { createLeases, type Leases } from "./leases.js";
 import { migrate } from "./migrate.js";
-import { claimOutbox, releaseOutboxClaims } from "./outbox-claims.js";
-import { releaseSinkSlot, takeSinkSlot, takeSinkToken, type SinkRate, type TokenOutcome } from "./sink-limits.js";
 import { entryOfPgRow, OUTBOX_COLUMNS, type PgOutboxRow, type Queryable } from "./rows.js";
 
 const STATES: ReadonlySet<OutboxState> = new Set(["pending", "delivered", "dead"]);
@@ -395,46 +393,6 @@ export class PostgresStore implements Store {
       }
       return { cursors, entries, meta };
     });
-  }
-
-  /**
-   * Claims up to `limit` due pending entries of `sink` for this replica for `claimMs`, so that
-   * no other replica sends them meanwhile (outbox-claims.ts). Oldest first.
-   */
-  async claimOutbox(sink: string, options: { limit: number; claimMs: number }): Promise<OutboxEntry[]> {
-    this.assertWritable();
-    return claimOutbox(this.pool, { sink, replicaId: this.replicaId, now: this.common.now(), ...options });
-  }
-
-  /** Gives claimed entries back before their claim lapses (a shutdown, a sink paused). */
-  async releaseOutboxClaims(ids: string[]): Promise<void> {
-    this.assertWritable();
-    await releaseOutboxClaims(this.pool, { ids, replicaId: this.replicaId });
-  }
-
-  /**
-   * Takes a token of the sink's rate limit, shared by every replica (sink-limits.ts).
-   * A server that does not answer is KW_STORE_UNREACHABLE: the caller waits and tries again.
-   */
-  async takeSinkToken(sink: string, rate: SinkRate): Promise<TokenOutcome> {
-    this.assertWritable();
-    try {
-      return await takeSinkToken(this.pool, { sink, rate, now: this.common.now() });
-    } catch (error) {
-      if (error instanceof TypeError || isServerAnswer(error)) throw error;
-      throw unreachable(this.options.url, error);
-    }
-  }
-
-  /** Takes one of the sink's delivery slots shared by the replicas (sink-limits.ts); undefined: all are busy. */
-  async takeSinkSlot(sink: string, options: { concurrency: number; holdMs: number }): Promise<number | undefined> {
-    this.assertWritable();
-    return takeSinkSlot(this.pool, { sink, holder: this.replicaId, now: this.common.now(), ...options });
-  }
-
-  async releaseSinkSlot(sink: string, slot: number): Promise<void> {
-    this.assertWritable();
-    await releaseSinkSlot(this.pool, { sink, slot, holder: this.replicaId });
   }
 
   /** Every mutation is committed before it resolves: nothing waits. */
