@@ -89,7 +89,7 @@ async function hour(every: number): Promise<Outcome> {
       const min = minimum(sim, windows, daemon.plan.sources.map((s) => s.definition));
       const planned = planCredits(config, { dayMs: Date.UTC(2026, 0, 5) }).creditsPerDay * (BLOCKS / 86_400);
       if (sim.head() - startBlock + 1 !== BLOCKS) throw new Error("mined the wrong number of blocks");
-      alerts = daemon.store.stats().outbox;
+      alerts = (await daemon.store.stats()).outbox;
 
       return { every, alerts, spent: stats.creditsTotal, minimum: min.credits, planned, requests, minimumRequests: min.requests, seconds, clientSpent: daemon.client.meter.spentToday() - clientBefore };
     } finally {

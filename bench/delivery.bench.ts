@@ -36,12 +36,12 @@ async function alertsPerSecond(makeSink: (dir: string) => Sink, concurrency: num
     }));
     await store.commitWindow({ cursor: { key: "k", watch: "w", source: "nft_transfers", description: "bench", block: 1, updated_at: now }, entries });
     const dispatcher = createDispatcher(common, { store, sinks: [{ sink: makeSink(dir), concurrency, maxAttempts: 5, maxAgeMs: 3600_000 }], rules: [] });
-    const writesBefore = store.stats().writes;
+    const writesBefore = (await store.stats()).writes;
     const started = performance.now();
     const result = await dispatcher.drain({ timeoutMs: 600_000 });
     const seconds = (performance.now() - started) / 1000;
     if (result.delivered !== ALERTS) throw new Error(`delivered ${result.delivered} of ${ALERTS}`);
-    const writes = store.stats().writes - writesBefore;
+    const writes = (await store.stats()).writes - writesBefore;
     await store.close();
     return { rate: ALERTS / seconds, writes };
   } finally {

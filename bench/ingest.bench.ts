@@ -128,8 +128,8 @@ async function daemonRun(rules: unknown[]): Promise<{ seconds: number; records: 
       return {
         seconds,
         records: results.reduce((sum, r) => sum + (r.result?.records ?? 0), 0),
-        alerts: daemon.store.stats().outbox,
-        writes: daemon.store.stats().writes,
+        alerts: (await daemon.store.stats()).outbox,
+        writes: (await daemon.store.stats()).writes,
         requests: count(after) - count(before),
       };
     } finally {

@@ -161,19 +161,19 @@ if (daemon.plan.sources.length !== SOURCES) throw new Error(`planned ${daemon.pl
 
 // The first tick only sets every cursor at the head (start: latest): no window to read.
 const firstStarted = performance.now();
-let writes = daemon.store.stats().writes;
+let writes = (await daemon.store.stats()).writes;
 await daemon.engine.runOnce();
-const first = { seconds: (performance.now() - firstStarted) / 1000, writes: daemon.store.stats().writes - writes };
+const first = { seconds: (performance.now() - firstStarted) / 1000, writes: (await daemon.store.stats()).writes - writes };
 
 // The measured tick: one new, empty block for every source.
 await sim.mine(1);
 await sim.resetStats();
-writes = daemon.store.stats().writes;
+writes = (await daemon.store.stats()).writes;
 global.gc?.();
 const tickStarted = performance.now();
 const tick = await daemon.engine.runOnce();
 const tickSeconds = (performance.now() - tickStarted) / 1000;
-const tickWrites = daemon.store.stats().writes - writes;
+const tickWrites = (await daemon.store.stats()).writes - writes;
 const heapAfterTick = process.memoryUsage().heapUsed;
 // What stays alive (npm run bench gives --expose-gc), and the resident size once V8 has collected.
 global.gc?.();
@@ -182,7 +182,7 @@ const committedHeap = process.memoryUsage().heapTotal;
 const requests = requestsOf(await sim.stats());
 const failed = tick.results.filter((r) => r.error !== undefined);
 if (failed.length > 0) throw new Error(`${failed.length} sources failed, e.g. ${failed[0]?.key}: ${failed[0]?.error}`);
-if (daemon.store.listCursors().some((c) => c.block !== tick.head)) throw new Error("a cursor did not reach the head");
+if ((await daemon.store.listCursors()).some((c) => c.block !== tick.head)) throw new Error("a cursor did not reach the head");
 
 // 10,000 alerts waiting in the outbox, then single writes (a cursor moving) timed one by one.
 const now = new Date().toISOString();
@@ -200,7 +200,7 @@ const entries: OutboxEntry[] = Array.from({ length: ALERTS }, (_, i) => ({
   },
 }));
 await daemon.store.enqueue(entries);
-const cursor = daemon.store.listCursors()[0];
+const cursor = (await daemon.store.listCursors())[0];
 if (!cursor) throw new Error("no cursor");
 const writeTimes: number[] = [];
 for (let i = 0; i < WRITES; i++) {
@@ -208,7 +208,7 @@ for (let i = 0; i < WRITES; i++) {
   await daemon.store.setCursor({ ...cursor, block: cursor.block + i + 1, updated_at: new Date().toISOString() });
   writeTimes.push(performance.now() - started);
 }
-const storeBytes = daemon.store.stats().bytes;
+const storeBytes = (await daemon.store.stats()).bytes;
 const load = loadNote("when the run ended");
 await daemon.stop();
 await sim.close();

@@ -64,7 +64,7 @@ async function measureSqlite(path: string, held: number): Promise<Measured> {
   const openMs = performance.now() - started;
 
   started = performance.now();
-  store.listOutbox({ sink: "slack", state: "pending", dueBefore: new Date().toISOString(), limit: 1000 });
+  (await store.listOutbox({ sink: "slack", state: "pending", dueBefore: new Date().toISOString(), limit: 1000 }));
   const passReadMs = performance.now() - started;
 
   const loop = monitorEventLoopDelay({ resolution: 1 });
@@ -73,7 +73,7 @@ async function measureSqlite(path: string, held: number): Promise<Measured> {
   let next = held;
   for (let i = 0; i < COMMITS; i++) {
     // The two oldest pending entries, as a dispatcher would have sent them.
-    const sent = store.listOutbox({ sink: "slack", state: "pending", limit: 2 }).map((e) => e.id);
+    const sent = (await store.listOutbox({ sink: "slack", state: "pending", limit: 2 })).map((e) => e.id);
     const entries = [...seedEntries({ count: 2, from: next, state: "pending", at: AT })];
     next += 2;
     const t = performance.now();
@@ -85,7 +85,7 @@ async function measureSqlite(path: string, held: number): Promise<Measured> {
   }
   loop.disable();
   const rss = process.memoryUsage().rss;
-  const bytes = store.stats().bytes;
+  const bytes = (await store.stats()).bytes;
   await store.close();
 
   started = performance.now();

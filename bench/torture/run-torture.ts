@@ -324,8 +324,8 @@ sinks:
   const finalMs = Date.now() - finalStarted;
 
   const store = await openStore(createTestCommon(), { path: storePath, readOnly: true });
-  const data = { cursors: store.listCursors() };
-  const outbox = { pending: store.countOutbox({ state: "pending" }), dead: store.countOutbox({ state: "dead" }) };
+  const data = { cursors: await store.listCursors() };
+  const outbox = { pending: await store.countOutbox({ state: "pending" }), dead: await store.countOutbox({ state: "dead" }) };
   await store.close();
   const cursorOf = (watch: string, family: RecordFamily) => data.cursors.find((c) => c.watch === watch && c.source === family)?.block;
   const expected: ExpectedRule[] = [];

@@ -18,7 +18,7 @@ export async function openCommandClient(common: Common, config: Config): Promise
   if (existsSync(config.store.path)) {
     try {
       const store = await openStore(common, { path: config.store.path, readOnly: true });
-      const saved = store.getMeta<CreditMeterState>(CREDITS_META_KEY);
+      const saved = await store.getMeta<CreditMeterState>(CREDITS_META_KEY);
       if (saved) client.meter.restore(saved);
       await store.close();
     } catch (error) {

@@ -1,7 +1,7 @@
 import type { z } from "zod";
 import type { ConfigIssue } from "./errors.js";
 import { sinkConfigSchema } from "../notify/sinks/index.js";
-import { SLUG_PATTERN, SECTION_SCHEMAS, WATCH_KINDS, ruleSchema, watchSchema } from "./schema.js";
+import { DEFAULT_STORE_PATH, SLUG_PATTERN, SECTION_SCHEMAS, WATCH_KINDS, ruleSchema, watchSchema } from "./schema.js";
 import { sourcesOfWatch } from "./sources-of-watch.js";
 import { didYouMean } from "./suggest.js";
 import type { Config, DefaultsConfig, RuleConfig, SinkConfig, WatchConfig, WatchKind } from "./types.js";
@@ -277,7 +277,7 @@ export function resolveConfig(raw: unknown): ResolvedConfig {
       rpc_url: networkUrl("chain", "rpc_url", chain.rpc_url),
       explorer_url: networkUrl("chain", "explorer_url", chain.explorer_url),
     },
-    store: parseOr(SECTION_SCHEMAS.store, root.store),
+    store: withStorePath(parseOr(SECTION_SCHEMAS.store, root.store)),
     status: parseOr(SECTION_SCHEMAS.status, root.status),
     log: parseOr(SECTION_SCHEMAS.log, root.log),
     defaults,
@@ -289,3 +289,8 @@ export function resolveConfig(raw: unknown): ResolvedConfig {
   return { config, checkable, issues, watchIndex, ruleIndex, checkWatchIndex, checkRuleIndex };
 }
 
+
+/** The file store's default path applies when neither a path nor a PostgreSQL URL is given. */
+function withStorePath(store: z.output<typeof SECTION_SCHEMAS.store>): Config["store"] {
+  return { ...store, path: store.path ?? DEFAULT_STORE_PATH };
+}

@@ -116,17 +116,33 @@ export const chainSchema = z
   })
   .prefault({});
 
+/** The store file when neither `store.path` nor `store.url` is given. */
+export const DEFAULT_STORE_PATH = "./data/kaiawatch.json";
+
+const postgresUrl = z
+  .string()
+  .regex(/^postgres(ql)?:\/\/\S+$/, "must be a postgres:// or postgresql:// URL")
+  .meta({ description: "A PostgreSQL store shared by replicas (a secret: it may hold a password; write `${KW_STORE_URL}`). Excludes `path`." });
+
 export const storeSchema = z
   .strictObject({
     path: z
       .string()
       .min(1)
-      .default("./data/kaiawatch.json")
-      .meta({ description: "The store: an SQLite database (the .json name is kept from earlier releases, whose JSON file is upgraded in place)." }),
+      .optional()
+      .meta({ description: `The store: an SQLite database (the .json name is kept from earlier releases, whose JSON file is upgraded in place). Default ${DEFAULT_STORE_PATH}; excludes \`url\`.` }),
+    url: postgresUrl.optional(),
+    lease: positiveDuration
+      .prefault("10s")
+      .meta({ description: "With `url`: how long a replica holds a source or a sink without renewing (it renews every third of it). A dead replica's work is taken over after this long." }),
+    replica_id: slug("a replica id")
+      .optional()
+      .meta({ description: "With `url`: this replica's name in /status, logs and metrics. Default: host name, process id and a random suffix." }),
     retention: duration
       .prefault("7d")
       .meta({ description: "How long delivered alerts stay in the store: `kaiawatch outbox` and the status page show them, and a re-scan does not queue them again." }),
   })
+  .refine((store) => store.path === undefined || store.url === undefined, { message: "give either path (a file store) or url (PostgreSQL), not both", path: ["url"] })
   .prefault({});
 
 export const statusSchema = z

@@ -56,7 +56,14 @@ export interface ChainConfig {
 }
 
 export interface StoreConfig {
+  /** The SQLite file (the default one when `url` is set: it is then only a name for side files). */
   path: string;
+  /** postgres://… : the store shared by replicas (a secret). */
+  url?: string;
+  /** With `url`: lease duration in ms. */
+  lease: number;
+  /** With `url`: this replica's id (generated when absent). */
+  replica_id?: string;
   /** How long delivered alerts are kept, in ms. */
   retention: number;
 }

@@ -48,7 +48,7 @@ export interface BudgetGuard extends PauseControl {
  * alert goes, once per level and UTC day, to the sinks marked `operational: true`, through
  * the outbox like any alert (durable, retried).
  */
-export function createBudgetGuard(common: Common, options: BudgetGuardOptions): BudgetGuard {
+export async function createBudgetGuard(common: Common, options: BudgetGuardOptions): Promise<BudgetGuard> {
   const { meter, store } = options;
   const logger = common.logger.child({ component: "budget" });
   const budget = meter.dailyBudget;
@@ -58,25 +58,27 @@ export function createBudgetGuard(common: Common, options: BudgetGuardOptions): 
   const nextMidnight = (day: string) => new Date(Date.parse(`${day}T00:00:00.000Z`) + 86_400_000).toISOString();
   common.metrics.pollingPaused.set(0);
 
-  const sentToday = (): BudgetLevel[] => {
-    const saved = store.getMeta<SentAlerts>(BUDGET_ALERTS_META_KEY);
-    return saved?.day === today() && Array.isArray(saved.levels) ? saved.levels : [];
-  };
+  // The store's record, read again before each raise (another replica may have sent it);
+  // state() answers from this copy, synchronously.
+  let saved = await store.getMeta<SentAlerts>(BUDGET_ALERTS_META_KEY);
+  const sentToday = (): BudgetLevel[] => (saved?.day === today() && Array.isArray(saved.levels) ? saved.levels : []);
 
   async function raise(level: BudgetLevel): Promise<void> {
     if (budget === undefined) return;
     const day = today();
+    saved = await store.getMeta<SentAlerts>(BUDGET_ALERTS_META_KEY);
     const sent = sentToday();
     if (sent.includes(level) || raising.has(`${day}:${level}`)) return;
     raising.add(`${day}:${level}`);
     try {
       const now = new Date(common.now());
-      const alert = buildBudgetAlert({ level, day, spent: meter.spentToday(), budget, network: options.network, head: options.head(), now });
+      const alert = buildBudgetAlert({ level, day, spent: meter.spentTodayByAll(), budget, network: options.network, head: options.head(), now });
       if (options.sinks.length === 0) logger.warn({ level }, "no sink is marked operational: true; this budget alert is only logged");
       else await store.enqueue(newOutboxEntries(alert, options.sinks, now));
       // The exhaustion alert supersedes the warning: a day that skips past 80% gets one alert.
       const levels: BudgetLevel[] = level === "exhausted" ? ["warning", "exhausted"] : [...new Set([...sent, level])];
       await store.setMeta(BUDGET_ALERTS_META_KEY, { day, levels } satisfies SentAlerts);
+      saved = { day, levels };
       logger.warn({ level, spent: meter.spentToday(), budget, sinks: options.sinks }, alert.summary);
       options.onQueued();
     } finally {
@@ -113,7 +115,7 @@ export function createBudgetGuard(common: Common, options: BudgetGuardOptions): 
       resumeIfNewDay();
       if (budget === undefined) return;
       if (pausedDay !== undefined && !sentToday().includes("exhausted")) await raise("exhausted");
-      if (meter.spentToday() >= BUDGET_WARNING_SHARE * budget) await raise("warning");
+      if (meter.spentTodayByAll() >= BUDGET_WARNING_SHARE * budget) await raise("warning");
     },
     state() {
       resumeIfNewDay();

@@ -14,7 +14,11 @@ import { createDispatcher, type Dispatcher, type DrainResult } from "../notify/d
 import { createSilenceBook, silenceFileOf, type SilenceBook } from "../notify/silences.js";
 import type { Sink } from "../notify/sink.js";
 import { createEnricher } from "../rules/enrich.js";
+import { storeOptionsOf } from "../config/store-options.js";
 import { openStore } from "../store/open-store.js";
+import { createSoleOwnership, sinkResource, sourceResource, type Ownership } from "../store/ownership.js";
+import { createLeaseKeeper } from "../store/postgres/lease-keeper.js";
+import { PostgresStore } from "../store/postgres/postgres-store.js";
 import type { Store } from "../store/types.js";
 import { createWatchEngine, type OnceResult, type WatchEngine } from "../watch/engine.js";
 import { NORMALIZERS } from "../watch/normalize.js";
@@ -24,7 +28,7 @@ import { createSourcePoller } from "../watch/poller.js";
 import type { RecountPolicy } from "../watch/fetch-window.js";
 import { explorerOptionsOf } from "./explorer-options.js";
 import { paginateSource } from "./paginate-source.js";
-import { createDaemonStatus } from "../status/daemon-status.js";
+import { createDaemonStatus, type ReplicaView } from "../status/daemon-status.js";
 import { createStatusServer, type StatusServer } from "../status/status-server.js";
 import { createBudgetGuard, type BudgetGuard } from "./budget-guard.js";
 import { createHeadProbe } from "./head-probe.js";
@@ -46,6 +50,8 @@ export interface Daemon {
   readonly silences: SilenceBook;
   /** The daily credit budget: its pause and its operational alerts. */
   readonly budget: BudgetGuard;
+  /** Which sources and sinks this process works on: all of them, or its leases with PostgreSQL replicas. */
+  readonly ownership: Ownership;
   /**
    * Start the status server (when `status.listen` is set; a port in use rejects with
    * KW_STATUS_LISTEN before anything else starts), then schedule every source and start delivering.
@@ -70,13 +76,15 @@ export interface DaemonOptions {
 export async function createDaemon(common: Common, options: DaemonOptions): Promise<Daemon> {
   const { config } = options;
   const logger = common.logger;
-  const store = await openStore(common, { path: config.store.path });
+  const store = await openStore(common, storeOptionsOf(config.store));
   const closers: Array<() => Promise<void>> = [];
   try {
-    const client = createExplorerClient(common, explorerOptionsOf(config));
+    const client = createExplorerClient(common, { ...explorerOptionsOf(config), replicaId: store instanceof PostgresStore ? store.replicaId : undefined });
     closers.push(() => client.close());
     // The day's spending survives restarts, or a restart would reset the budget.
-    const savedCredits = store.getMeta<CreditMeterState>(CREDITS_META_KEY);
+    // Replicas: each keeps its own day's spending (credits.<replica>), and the budget counts them all.
+    const creditsKey = store instanceof PostgresStore ? `${CREDITS_META_KEY}.${store.replicaId}` : CREDITS_META_KEY;
+    const savedCredits = await store.getMeta<CreditMeterState>(creditsKey);
     if (savedCredits) client.meter.restore(savedCredits);
 
     // One JSON-RPC client for the head and the token reads: one pool, one count.
@@ -95,9 +103,16 @@ export async function createDaemon(common: Common, options: DaemonOptions): Prom
     closers.push(async () => {
       await Promise.allSettled(sinks.map(({ sink }) => sink.close?.()));
     });
-    const silences = createSilenceBook(common, { store, file: silenceFileOf(config.store.path) });
+    const silences = await createSilenceBook(common, { store, file: silenceFileOf(config.store.path) });
+    // With PostgreSQL, replicas lease the sources and sinks; a sink gained is delivered at once.
+    const ownership: Ownership =
+      store instanceof PostgresStore
+        ? createLeaseKeeper(common, { leases: store.leases, replicaId: store.replicaId, leaseMs: config.store.lease, onChange: () => dispatcher.kick() })
+        : createSoleOwnership("local");
+    if (store instanceof PostgresStore) common.metrics.registry.setDefaultLabels({ replica: store.replicaId });
     const dispatcher = createDispatcher(common, {
       store,
+      ownership,
       retentionMs: config.store.retention,
       silences,
       sinks,
@@ -112,6 +127,8 @@ export async function createDaemon(common: Common, options: DaemonOptions): Prom
     const plan = planFromConfig(config, { tokens });
     const balanceWatches = balanceWatchesOf(config, tokens);
     for (const name of plan.idleWatches) logger.warn({ watch: name }, "no rule reads this watch: it is not polled");
+    const resources = [...plan.sources.map((source) => sourceResource(source.key)), ...sinks.map(({ sink }) => sinkResource(sink.name))];
+    let ownershipStarted = false;
 
     // One enricher for the run: its cache serves every source (the same transaction can match in several).
     const enricher = createEnricher(common, { client });
@@ -129,7 +146,7 @@ export async function createDaemon(common: Common, options: DaemonOptions): Prom
     );
     const lagBlocks = config.chain.lag_blocks;
     const headProbe = createHeadProbe(async (signal) => indexedHead(await head.blockNumber(signal), lagBlocks), common.now);
-    const budget = createBudgetGuard(common, {
+    const budget = await createBudgetGuard(common, {
       meter: client.meter,
       store,
       sinks: Object.values(config.sinks).filter((sink) => sink.operational).map((sink) => sink.name),
@@ -153,6 +170,7 @@ export async function createDaemon(common: Common, options: DaemonOptions): Prom
       jitterMs: config.defaults.jitter,
       tickTimeoutMs: config.defaults.tick_timeout,
       pause: budget,
+      ownership,
       // One write per firing for the cursor advances of windows without alerts.
       flush: () => store.flush(),
     });
@@ -160,7 +178,10 @@ export async function createDaemon(common: Common, options: DaemonOptions): Prom
     let budgetTimer: NodeJS.Timeout | undefined;
 
     let creditTimer: NodeJS.Timeout | undefined;
-    const saveCredits = () => store.setMeta(CREDITS_META_KEY, client.meter.snapshot());
+    const saveCredits = async () => {
+      await store.setMeta(creditsKey, client.meter.snapshot());
+      if (store instanceof PostgresStore) client.meter.setSpentElsewhere(await spentByOthers(store, client.meter.snapshot().day));
+    };
 
     return {
       config,
@@ -171,16 +192,20 @@ export async function createDaemon(common: Common, options: DaemonOptions): Prom
       dispatcher,
       silences,
       budget,
+      ownership,
       statusUrl: () => statusServer?.url,
       async start() {
         if (config.status.listen !== false) {
-          const provider = createDaemonStatus(common, { sources: plan.sources, store, engine, dispatcher, meter: client.meter, head: headProbe, budget, silences, explorerUrl: config.chain.explorer_url });
+          const replicas = store instanceof PostgresStore ? () => replicaViews(store) : undefined;
+          const provider = createDaemonStatus(common, { sources: plan.sources, store, engine, dispatcher, meter: client.meter, head: headProbe, budget, silences, replicas, explorerUrl: config.chain.explorer_url });
           statusServer = await createStatusServer(common, { listen: config.status.listen, token: config.status.token, allowedHosts: config.status.allowed_hosts, provider });
         }
         budgetTimer = setInterval(() => {
           budget.check().catch((error: unknown) => logger.warn({ err: String(error) }, "cannot check the daily credit budget"));
         }, BUDGET_CHECK_INTERVAL_MS);
         budgetTimer.unref();
+        await ownership.start(resources);
+        ownershipStarted = true;
         dispatcher.start();
         silences.start();
         engine.start();
@@ -191,6 +216,10 @@ export async function createDaemon(common: Common, options: DaemonOptions): Prom
         creditTimer.unref();
       },
       async runOnce(runOptions = {}) {
+        if (!ownershipStarted) {
+          await ownership.start(resources);
+          ownershipStarted = true;
+        }
         const scan = await engine.runOnce();
         await balances.runOnce();
         const delivery = await dispatcher.drain({ timeoutMs: runOptions.drainTimeoutMs ?? 30_000 });
@@ -204,6 +233,8 @@ export async function createDaemon(common: Common, options: DaemonOptions): Prom
         await engine.stop();
         await balances.stop();
         await dispatcher.stop();
+        // After the last commit and delivery: the others take over at once, not after a lease.
+        if (ownershipStarted) await ownership.stop();
         silences.stop();
         await saveCredits().catch(() => undefined);
         for (const close of closers.reverse()) await close().catch(() => undefined);
@@ -215,4 +246,29 @@ export async function createDaemon(common: Common, options: DaemonOptions): Prom
     await store.close();
     throw error;
   }
+}
+
+/** The live replicas and what each holds, from their heartbeats. */
+async function replicaViews(store: PostgresStore): Promise<ReplicaView[]> {
+  const strings = (value: unknown): string[] => (Array.isArray(value) ? value.filter((item): item is string => typeof item === "string") : []);
+  return (await store.leases.replicas())
+    .filter((replica) => replica.live)
+    .map((replica) => ({
+      id: replica.id,
+      started_at: new Date(replica.startedMs).toISOString(),
+      heartbeat_at: new Date(replica.heartbeatMs).toISOString(),
+      sources: strings(replica.info.sources),
+      sinks: strings(replica.info.sinks),
+    }));
+}
+
+/** What the other replicas (every one that has a heartbeat row) say they spent on `day`. */
+async function spentByOthers(store: PostgresStore, day: string): Promise<number> {
+  let spent = 0;
+  for (const replica of await store.leases.replicas()) {
+    if (replica.id === store.replicaId) continue;
+    const state = await store.getMeta<Partial<CreditMeterState>>(`${CREDITS_META_KEY}.${replica.id}`);
+    if (state?.day === day && typeof state.spent === "number") spent += state.spent;
+  }
+  return spent;
 }

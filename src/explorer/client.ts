@@ -43,6 +43,8 @@ export interface ExplorerClientOptions {
   maxResponseBytes?: number;
   /** Default kaiawatch/<version>. */
   userAgent?: string;
+  /** Sent as `x-kaiawatch-replica` when replicas share a store, so a test's simulator can tell who polled what. */
+  replicaId?: string;
 }
 
 export interface CallOptions {
@@ -101,6 +103,7 @@ export function createExplorerClient(common: Common, options: ExplorerClientOpti
     accept: "application/json",
     "user-agent": options.userAgent ?? USER_AGENT,
     ...(options.apiKey ? { authorization: `Bearer ${options.apiKey}` } : {}),
+    ...(options.replicaId !== undefined ? { "x-kaiawatch-replica": options.replicaId } : {}),
   };
   const limiter = createRateLimiter(settings.requestsPerSecond);
   const meter = createCreditMeter(common, options.dailyCreditBudget === undefined ? {} : { dailyBudget: options.dailyCreditBudget });

@@ -43,8 +43,8 @@ export interface CooldownBook {
  * One book is shared by every sink's worker; each write stores the whole book, so concurrent
  * writers cannot lose each other's stamps.
  */
-export function createCooldownBook(store: Store): CooldownBook {
-  const stored = store.getMeta<Partial<CooldownData>>(COOLDOWN_META_KEY);
+export async function loadCooldownBook(store: Store): Promise<CooldownBook> {
+  const stored = await store.getMeta<Partial<CooldownData>>(COOLDOWN_META_KEY);
   const data: CooldownData = {
     last: isObject(stored?.last) ? (stored.last as CooldownData["last"]) : {},
     admitted: Array.isArray(stored?.admitted) ? stored.admitted.filter((id): id is string => typeof id === "string") : [],
@@ -109,8 +109,8 @@ export function createCooldownBook(store: Store): CooldownBook {
 }
 
 /** Entry id → when and why it was suppressed (cooldown or silence), for `kaiawatch outbox`. */
-export function readSuppressedNotes(store: Store): Record<string, SuppressedNote> {
-  return readNotes(store.getMeta<Partial<CooldownData>>(COOLDOWN_META_KEY)?.suppressed);
+export async function readSuppressedNotes(store: Store): Promise<Record<string, SuppressedNote>> {
+  return readNotes((await store.getMeta<Partial<CooldownData>>(COOLDOWN_META_KEY))?.suppressed);
 }
 
 function readNotes(value: unknown): Record<string, SuppressedNote> {

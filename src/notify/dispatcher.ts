@@ -1,10 +1,11 @@
 import type { Common } from "../common/common.js";
 import { describeError } from "../common/errors.js";
+import { sinkResource, type Ownership } from "../store/ownership.js";
 import type { OutboxChange, Store } from "../store/types.js";
 import type { OutboxEntry } from "../model/outbox-entry.js";
 import { admit, type DispatcherRule, type PlannedDelivery } from "./admission.js";
 import { DEFAULT_BACKOFF, type BackoffPolicy } from "./backoff.js";
-import { createCooldownBook } from "./cooldown.js";
+import { loadCooldownBook, type CooldownBook } from "./cooldown.js";
 import { readDueEntries } from "./due-entries.js";
 import { decideOutcome, type OutcomePolicy } from "./outcome.js";
 import { sendDelivery } from "./send-delivery.js";
@@ -54,6 +55,12 @@ export interface DispatcherOptions {
   pruneIntervalMs?: number;
   /** Replaceable in tests; Math.random by default. */
   random?: () => number;
+  /**
+   * Replicas: a sink's worker runs its passes only while this process holds the sink's lease,
+   * so its rate limit, concurrency, digests and cooldowns hold as in one process. Absent:
+   * every sink is this process's.
+   */
+  ownership?: Pick<Ownership, "holds">;
   /** Alerts an active silence matches are held back like a cooldown's (`kaiawatch silence`). */
   silences?: Pick<SilenceBook, "active" | "noteHeld">;
 }
@@ -109,7 +116,7 @@ export interface Dispatcher {
   retry(selector: DeadLetterSelector): Promise<RequeueResult>;
   /** Removes delivered entries older than the retention; returns how many. */
   prune(): Promise<number>;
-  states(): Record<string, SinkStatus>;
+  states(): Promise<Record<string, SinkStatus>>;
 }
 
 const DEFAULT_RETENTION_MS = 7 * 24 * 3600_000;
@@ -174,7 +181,14 @@ export function createDispatcher(common: Common, options: DispatcherOptions): Di
   const random = options.random ?? Math.random;
   const rules = new Map(options.rules.map((rule) => [rule.name, rule]));
   const longestCooldownMs = Math.max(0, ...options.rules.map((rule) => rule.cooldownMs ?? 0));
-  const book = createCooldownBook(store);
+  /** The cooldown book, read from the store by the first pass (reading it is asynchronous). */
+  let loadedBook: CooldownBook | undefined;
+  let loadingBook: Promise<CooldownBook> | undefined;
+  const cooldownBook = async (): Promise<CooldownBook> => {
+    if (loadedBook) return loadedBook;
+    loadingBook ??= loadCooldownBook(store).finally(() => (loadingBook = undefined));
+    return (loadedBook = await loadingBook);
+  };
   const baseLogger = common.logger.child({ component: "dispatcher" });
   const warnedSinks = new Set<string>();
   const totals = { delivered: 0, suppressed: 0, retried: 0, dead: 0 };
@@ -209,11 +223,15 @@ export function createDispatcher(common: Common, options: DispatcherOptions): Di
     w.queue = [];
     const now = common.now();
     const at = new Date(now).toISOString();
-    const due = readDueEntries(store, w.name, at, passLimit);
+    // Taken before the read: a send that ends while the read awaits records its entries, and
+    // the list read before that still shows them pending; they must not be planned again.
+    const inFlight = new Set(w.inFlight);
+    const book = await cooldownBook();
+    const due = await readDueEntries(store, w.name, at, passLimit);
     const admission = admit({
       sink: w.name,
       due,
-      inFlight: w.inFlight,
+      inFlight,
       rules,
       silences: options.silences?.active(now) ?? [],
       cooldown: book,
@@ -225,7 +243,7 @@ export function createDispatcher(common: Common, options: DispatcherOptions): Di
       nextAt = nextAt === undefined ? time : Math.min(nextAt, time);
     };
     // Entries in backoff are not read; the store says when the first of them ends.
-    const later = store.nextAttemptAfter(w.name, at);
+    const later = await store.nextAttemptAfter(w.name, at);
     if (later !== undefined) soonest(Date.parse(later));
     for (const start of admission.cooldownStarts) book.admit(w.name, start.rule, [start.key], [start.entryId], now);
 
@@ -267,19 +285,19 @@ export function createDispatcher(common: Common, options: DispatcherOptions): Di
     // busy worker re-reading its batch at every turn would spend its time reading.
     if (due.length >= passLimit && launched === 0 && w.queue.length === 0 && w.inFlightCount === 0) soonest(now);
 
-    updateGauges(w);
+    await updateGauges(w);
     return nextAt;
   }
 
-  function updateGauges(w: Worker): void {
-    const pending = store.countOutbox({ sink: w.name, state: "pending" });
-    const retrying = store.countOutbox({ sink: w.name, state: "pending", retrying: true });
+  async function updateGauges(w: Worker): Promise<void> {
+    const pending = await store.countOutbox({ sink: w.name, state: "pending" });
+    const retrying = await store.countOutbox({ sink: w.name, state: "pending", retrying: true });
     common.metrics.outboxPending.set({ sink: w.name, state: "pending" }, pending - retrying);
     common.metrics.outboxPending.set({ sink: w.name, state: "retrying" }, retrying);
   }
 
-  function countDead(w: Worker): number {
-    const dead = store.countOutbox({ sink: w.name, state: "dead" });
+  async function countDead(w: Worker): Promise<number> {
+    const dead = await store.countOutbox({ sink: w.name, state: "dead" });
     common.metrics.outboxPending.set({ sink: w.name, state: "dead" }, dead);
     return dead;
   }
@@ -350,7 +368,7 @@ export function createDispatcher(common: Common, options: DispatcherOptions): Di
       case "dead":
         common.metrics.alertsDead.inc({ sink: w.name }, count);
         totals.dead += count;
-        countDead(w);
+        await countDead(w);
         w.logger.warn({ delivery_id: planned.id, rule: planned.rule, alerts: count, attempt, reason: outcome.reason }, "delivery failed for good: dead letter");
         break;
       case "retry":
@@ -378,8 +396,10 @@ export function createDispatcher(common: Common, options: DispatcherOptions): Di
     const ids = changes.map((change) => change.id);
     // Both calls apply in memory before their first await, so they join the same write.
     const applied = store.updateOutbox(changes, { durable: false });
-    book.settle(ids);
-    const write = Promise.all([applied, book.persist()])
+    // Loaded: a delivery comes only from a pass, which read the book first.
+    const book = loadedBook;
+    book?.settle(ids);
+    const write = Promise.all([applied, book?.persist()])
       .then(() => undefined)
       .catch((error: unknown) => {
         w.logger.error({ delivery_id: planned.id, error: describeError(error) }, "recording a delivery's outcome failed");
@@ -396,6 +416,14 @@ export function createDispatcher(common: Common, options: DispatcherOptions): Di
 
   async function workerLoop(w: Worker, signal: AbortSignal): Promise<void> {
     while (!signal.aborted) {
+      if (options.ownership && options.ownership.holds(sinkResource(w.name)) === undefined) {
+        // Another replica delivers this sink; sends already started here finish and record.
+        w.dirty = false;
+        w.queue = [];
+        w.nextAt = undefined;
+        await w.waker.wait(idlePollMs, signal);
+        continue;
+      }
       w.dirty = false;
       w.passing = true;
       let nextAt: number | undefined;
@@ -418,8 +446,8 @@ export function createDispatcher(common: Common, options: DispatcherOptions): Di
     while (!signal.aborted) {
       try {
         await prune();
-        warnUnknownSinks();
-        for (const w of workers) countDead(w);
+        await warnUnknownSinks();
+        for (const w of workers) await countDead(w);
       } catch (error) {
         if (signal.aborted) break;
         baseLogger.error({ error: describeError(error) }, "outbox maintenance failed");
@@ -428,8 +456,8 @@ export function createDispatcher(common: Common, options: DispatcherOptions): Di
     }
   }
 
-  function warnUnknownSinks(): void {
-    for (const { sink, state } of store.outboxCounts()) {
+  async function warnUnknownSinks(): Promise<void> {
+    for (const { sink, state } of await store.outboxCounts()) {
       if (state !== "pending" || configuredSinks.has(sink) || warnedSinks.has(sink)) continue;
       warnedSinks.add(sink);
       baseLogger.warn({ sink }, "pending alerts for a sink that is not configured; they stay in the outbox until it is configured again");
@@ -446,6 +474,7 @@ export function createDispatcher(common: Common, options: DispatcherOptions): Di
       removed += batch;
       if (batch < pruneBatch) break;
     }
+    const book = await cooldownBook();
     book.prune(now - longestCooldownMs, now - retentionMs);
     await book.persist();
     if (removed > 0) baseLogger.info({ count: removed }, "pruned delivered alerts past retention");
@@ -483,7 +512,7 @@ export function createDispatcher(common: Common, options: DispatcherOptions): Di
     }
     for (const { dispose } of current.signals.values()) dispose();
     await settleOutcomes();
-    await book.persist().catch((error: unknown) => baseLogger.error({ error: describeError(error) }, "saving the cooldown book failed"));
+    await loadedBook?.persist().catch((error: unknown) => baseLogger.error({ error: describeError(error) }, "saving the cooldown book failed"));
     if (run === current) run = undefined;
   }
 
@@ -520,7 +549,7 @@ export function createDispatcher(common: Common, options: DispatcherOptions): Di
     // What drain reports is on disk by the time it returns.
     await settleOutcomes();
     let pending = 0;
-    for (const count of store.outboxCounts()) if (count.state === "pending" && configuredSinks.has(count.sink)) pending += count.count;
+    for (const count of await store.outboxCounts()) if (count.state === "pending" && configuredSinks.has(count.sink)) pending += count.count;
     return {
       delivered: totals.delivered - before.delivered,
       suppressed: totals.suppressed - before.suppressed,
@@ -534,22 +563,22 @@ export function createDispatcher(common: Common, options: DispatcherOptions): Di
   async function retry(selector: DeadLetterSelector): Promise<RequeueResult> {
     const result = await requeueDeadLetters(store, selector, common.now());
     if (result.requeued > 0) {
-      for (const w of workers) countDead(w);
+      for (const w of workers) await countDead(w);
       kick();
     }
     return result;
   }
 
-  function states(): Record<string, SinkStatus> {
+  async function states(): Promise<Record<string, SinkStatus>> {
     const out: Record<string, SinkStatus> = {};
     for (const w of workers) {
-      const pending = store.countOutbox({ sink: w.name, state: "pending" });
-      const retrying = store.countOutbox({ sink: w.name, state: "pending", retrying: true });
+      const pending = await store.countOutbox({ sink: w.name, state: "pending" });
+      const retrying = await store.countOutbox({ sink: w.name, state: "pending", retrying: true });
       out[w.name] = {
         type: w.options.sink.type,
         pending: pending - retrying,
         retrying,
-        dead: countDead(w),
+        dead: await countDead(w),
         in_flight: w.inFlightCount,
         delivered_total: w.deliveredTotal,
         last_error: w.lastError,
@@ -567,7 +596,7 @@ export function createDispatcher(common: Common, options: DispatcherOptions): Di
  * gathered again). An id may name an entry, an alert (its entries for every sink) or a digest.
  */
 export async function requeueDeadLetters(store: Store, selector: DeadLetterSelector, now: number): Promise<RequeueResult> {
-  const dead = store.listOutbox({ state: "dead" });
+  const dead = await store.listOutbox({ state: "dead" });
   let chosen: OutboxEntry[];
   const unmatched: string[] = [];
   if ("all" in selector) {

@@ -7,13 +7,13 @@ import type { OutboxEntry } from "../model/outbox-entry.js";
  * not (a digest is sent whole or not at all, and the limit must not cut one in two).
  * Replicas (issue 15) replace this with a claim, so that two processes never send the same entry.
  */
-export function readDueEntries(store: Store, sink: string, at: string, limit: number): OutboxEntry[] {
-  const due = store.listOutbox({ sink, state: "pending", dueBefore: at, limit });
+export async function readDueEntries(store: Store, sink: string, at: string, limit: number): Promise<OutboxEntry[]> {
+  const due = await store.listOutbox({ sink, state: "pending", dueBefore: at, limit });
   const ids = new Set(due.map((entry) => entry.id));
   const groups = new Set<string>();
   for (const entry of due) if (entry.group_id !== undefined) groups.add(entry.group_id);
   for (const groupId of groups) {
-    for (const member of store.listOutbox({ sink, state: "pending", groupId })) {
+    for (const member of await store.listOutbox({ sink, state: "pending", groupId })) {
       if (ids.has(member.id)) continue;
       ids.add(member.id);
       due.push(member);

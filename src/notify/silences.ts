@@ -209,8 +209,8 @@ interface StoredSilences extends SilenceSet {
 }
 
 /** The silences as the daemon last stored them (for `kaiawatch silence list` beside a running daemon). */
-export function readStoredSilences(store: Store): { set: SilenceSet; suppressed: Record<string, number> } {
-  const stored = store.getMeta<unknown>(SILENCES_META_KEY);
+export async function readStoredSilences(store: Store): Promise<{ set: SilenceSet; suppressed: Record<string, number> }> {
+  const stored = await store.getMeta<unknown>(SILENCES_META_KEY);
   const suppressed: Record<string, number> = {};
   if (isObject(stored) && isObject(stored.suppressed)) {
     for (const [id, count] of Object.entries(stored.suppressed)) if (typeof count === "number" && Number.isSafeInteger(count)) suppressed[id] = count;
@@ -247,11 +247,11 @@ export interface SilenceBook {
  * The dispatcher asks for the active silences once per pass, synchronously: the side file
  * is small and only stat(2)ed unless it changed, so synchronous file calls are cheap here.
  */
-export function createSilenceBook(common: Common, options: SilenceBookOptions): SilenceBook {
+export async function createSilenceBook(common: Common, options: SilenceBookOptions): Promise<SilenceBook> {
   const { store, file } = options;
   const refreshMs = options.refreshMs ?? 500;
   const logger = common.logger.child({ component: "silences" });
-  const stored = readStoredSilences(store);
+  const stored = await readStoredSilences(store);
   let set = mergeSilenceSets([stored.set], common.now());
   const suppressed = stored.suppressed;
   let seen = "";

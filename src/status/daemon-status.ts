@@ -3,7 +3,7 @@ import type { CreditMeter } from "../explorer/credit-meter.js";
 import type { DeadLetterSelector, Dispatcher, RequeueResult } from "../notify/dispatcher.js";
 import type { SilenceBook } from "../notify/silences.js";
 import { readSuppressedNotes } from "../notify/cooldown.js";
-import type { Store } from "../store/types.js";
+import type { Cursor, Store } from "../store/types.js";
 import type { OutboxEntry } from "../model/outbox-entry.js";
 import type { WatchEngine } from "../watch/engine.js";
 import type { PlannedSource } from "../watch/poller.js";
@@ -64,8 +64,19 @@ export interface DaemonStatusParts {
   budget: BudgetReading;
   /** Active silences (`kaiawatch silence`) with how many alerts each held back. */
   silences?: Pick<SilenceBook, "list">;
+  /** PostgreSQL replicas: every live one, with the sources and sinks it holds (absent with the file store). */
+  replicas?: () => Promise<ReplicaView[]>;
   /** The block explorer (config chain.explorer_url): /status carries links under it for the page. */
   explorerUrl?: string;
+}
+
+/** A replica as /status shows it. */
+export interface ReplicaView {
+  id: string;
+  started_at: string;
+  heartbeat_at: string;
+  sources: string[];
+  sinks: string[];
 }
 
 /** One delivery of an alert as /status shows it. */
@@ -123,10 +134,10 @@ export function createDaemonStatus(common: Common, parts: DaemonStatusParts): St
    * sink. An alert's entries are added together, one per sink: reading LATEST_ALERTS times
    * the number of sinks (and some) of the newest entries finds them without reading the rest.
    */
-  function latestAlerts() {
-    const sinks = Math.max(1, Object.keys(dispatcher.states()).length);
-    const entries = store.listOutbox({ newestFirst: true, limit: LATEST_ALERTS * (sinks + 1) });
-    const suppressed = readSuppressedNotes(store);
+  async function latestAlerts() {
+    const sinks = Math.max(1, Object.keys(await dispatcher.states()).length);
+    const entries = await store.listOutbox({ newestFirst: true, limit: LATEST_ALERTS * (sinks + 1) });
+    const suppressed = await readSuppressedNotes(store);
     const byAlert = new Map<string, { entry: OutboxEntry; deliveries: DeliveryView[] }>();
     for (const entry of entries) {
       const state = entry.state === "delivered" && suppressed[entry.id] !== undefined ? "suppressed" : entry.state;
@@ -151,12 +162,10 @@ export function createDaemonStatus(common: Common, parts: DaemonStatusParts): St
     }));
   }
 
-  function deadLetters() {
+  async function deadLetters() {
     return {
-      total: store.countOutbox({ state: "dead" }),
-      shown: store
-        .listOutbox({ state: "dead", newestFirst: true, limit: DEAD_LETTERS_SHOWN })
-        .map((entry) => ({
+      total: await store.countOutbox({ state: "dead" }),
+      shown: (await store.listOutbox({ state: "dead", newestFirst: true, limit: DEAD_LETTERS_SHOWN })).map((entry) => ({
           id: entry.id,
           sink: entry.sink,
           alert_id: entry.alert.id,
@@ -177,9 +186,9 @@ export function createDaemonStatus(common: Common, parts: DaemonStatusParts): St
    * as one message and failed as one), and one per sink and reason for the rest, with what a
    * re-queue of the whole group sends.
    */
-  function deadLetterGroups() {
+  async function deadLetterGroups() {
     const groups = new Map<string, { sink: string; digest: string | null; reason: string | null; rules: string[]; count: number; newest_at: string; ids: string[] }>();
-    for (const entry of store.listOutbox({ state: "dead", newestFirst: true, limit: DEAD_LETTERS_GROUPED })) {
+    for (const entry of await store.listOutbox({ state: "dead", newestFirst: true, limit: DEAD_LETTERS_GROUPED })) {
       const reason = cut(entry.dead_reason ?? entry.last_error ?? null);
       const key = entry.group_id !== undefined ? `digest\u0000${entry.group_id}` : `reason\u0000${entry.sink}\u0000${reason ?? ""}`;
       let group = groups.get(key);
@@ -195,19 +204,27 @@ export function createDaemonStatus(common: Common, parts: DaemonStatusParts): St
   }
 
   /** When each sink's oldest pending alert was queued: a backlog that does not move is a stalled sink. */
-  function oldestPending(): Record<string, string | null> {
+  async function oldestPending(): Promise<Record<string, string | null>> {
     const out: Record<string, string | null> = {};
-    for (const name of Object.keys(dispatcher.states())) out[name] = store.listOutbox({ sink: name, state: "pending", limit: 1 })[0]?.created_at ?? null;
+    for (const name of Object.keys(await dispatcher.states())) out[name] = (await store.listOutbox({ sink: name, state: "pending", limit: 1 }))[0]?.created_at ?? null;
     return out;
   }
 
-  function readiness(): Readiness {
+  async function readiness(): Promise<Readiness> {
     const now = common.now();
     const checks: Readiness["checks"] = {};
-    const stats = store.stats();
-    checks.store = stats.lastWriteFailed
-      ? { ok: false, detail: `the last write of ${store.path} failed (${stats.failedWrites} failed writes since start); the store retries with the next change` }
-      : { ok: true, detail: `${store.path} is writable (${stats.writes} writes since start)` };
+    const stats = await store.stats();
+    // A shared store (PostgreSQL) may be unreachable with no write failing yet: one small read tells.
+    const unreachable = await store.countOutbox({ state: "dead" }).then(
+      () => undefined,
+      (error: unknown) => (error instanceof Error ? error.message : String(error)),
+    );
+    checks.store =
+      unreachable !== undefined
+        ? { ok: false, detail: `the store ${store.path} cannot be read: ${unreachable}` }
+        : stats.lastWriteFailed
+          ? { ok: false, detail: `the last write of ${store.path} failed (${stats.failedWrites} failed writes since start); the store retries with the next change` }
+          : { ok: true, detail: `${store.path} is writable (${stats.writes} writes since start)` };
 
     const h = head.state();
     checks.head =
@@ -242,11 +259,12 @@ export function createDaemonStatus(common: Common, parts: DaemonStatusParts): St
     return { ready: reasons.length === 0, reasons, checks };
   }
 
-  function refreshMetrics(): void {
+  async function refreshMetrics(): Promise<void> {
     const { metrics } = common;
     const h = head.state().block;
+    const cursors = await cursorsByKey();
     for (const source of parts.sources) {
-      const cursor = store.getCursor(source.key);
+      const cursor = cursors.get(source.key);
       if (cursor === undefined) continue;
       const labels = { watch: source.watch, source: source.key };
       metrics.sourceCursor.set(labels, cursor.block);
@@ -255,7 +273,7 @@ export function createDaemonStatus(common: Common, parts: DaemonStatusParts): St
     for (const state of engine.states()) {
       if (state.last_tick_seconds !== null) metrics.sourceLastTickDuration.set({ watch: state.watch, source: state.key }, state.last_tick_seconds);
     }
-    metrics.storeSize.set(store.stats().bytes);
+    metrics.storeSize.set((await store.stats()).bytes);
     // Reading the meter rolls it over at midnight even when nothing is being spent.
     metrics.explorerCreditsToday.set(meter.spentToday());
   }
@@ -273,13 +291,19 @@ export function createDaemonStatus(common: Common, parts: DaemonStatusParts): St
     return out;
   }
 
+  /** Every cursor in one read (one query on PostgreSQL, not one per source). */
+  async function cursorsByKey(): Promise<Map<string, Cursor>> {
+    return new Map((await store.listCursors()).map((cursor) => [cursor.key, cursor]));
+  }
+
   async function status(): Promise<unknown> {
     const now = common.now();
     const h = head.state();
     const states = new Map(engine.states().map((state) => [state.key, state]));
+    const cursors = await cursorsByKey();
     const sources = parts.sources.map((source) => {
       const state = states.get(source.key);
-      const cursor = store.getCursor(source.key)?.block ?? null;
+      const cursor = cursors.get(source.key)?.block ?? null;
       return {
         key: source.key,
         watch: source.watch,
@@ -300,10 +324,10 @@ export function createDaemonStatus(common: Common, parts: DaemonStatusParts): St
     });
     creditHistory.sample();
     const meterState = meter.snapshot();
-    const stats = store.stats();
-    const dead = deadLetters();
+    const stats = await store.stats();
+    const dead = await deadLetters();
     const b = budget.state();
-    const ready = readiness();
+    const ready = await readiness();
     return {
       now: iso(now),
       started_at: iso(startedAt),
@@ -313,8 +337,9 @@ export function createDaemonStatus(common: Common, parts: DaemonStatusParts): St
       head: h,
       sources,
       explorer_url: explorer ?? null,
-      sinks: dispatcher.states(),
-      alerts: latestAlerts(),
+      sinks: await dispatcher.states(),
+      ...(parts.replicas ? { replicas: await parts.replicas() } : {}),
+      alerts: await latestAlerts(),
       dead_letters: dead.shown,
       dead_letters_total: dead.total,
       dead_letter_groups: deadLetterGroups(),
@@ -368,7 +393,7 @@ export function createDaemonStatus(common: Common, parts: DaemonStatusParts): St
         if (waited >= CURSOR_MOVE_WAIT_MS) return { ok: false, error: `source ${source.key} stayed in one tick for ${CURSOR_MOVE_WAIT_MS / 1000} s; moved so far: ${moved.length}` };
         await sleep(CURSOR_MOVE_POLL_MS, common.signal);
       }
-      const from = store.getCursor(source.key)?.block ?? null;
+      const from = (await store.getCursor(source.key))?.block ?? null;
       // setCursor changes the store in this turn; its await is only the commit to disk.
       await store.setCursor({ key: source.key, watch: source.watch, source: source.family, description: source.description, block: to, updated_at: iso(common.now()) });
       moved.push({ source: source.key, watch: source.watch, from, to });

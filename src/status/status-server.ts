@@ -22,11 +22,11 @@ export interface Readiness {
 
 /** What the status server shows; the daemon supplies it (src/status/daemon-status.ts). */
 export interface StatusProvider {
-  readiness(): Readiness;
+  readiness(): Promise<Readiness>;
   /** The JSON of `/status`. */
   status(): Promise<unknown>;
   /** Brings gauges that are read rather than pushed (cursors, store size) up to date before a scrape. */
-  refreshMetrics?(): void;
+  refreshMetrics?(): Promise<void>;
   /** Sends dead letters again (POST /api/dead-letters/requeue). */
   requeueDeadLetters?(selector: DeadLetterSelector): Promise<RequeueResult>;
   /** Moves source cursors while the daemon runs (POST /api/cursors); rejects an unknown source as a whole. */
@@ -99,8 +99,8 @@ export async function createStatusServer(common: Common, options: StatusServerOp
     "/readyz": {
       methods: READ,
       auth: false,
-      handler: (_req, res) => {
-        const readiness = provider.readiness();
+      handler: async (_req, res) => {
+        const readiness = await provider.readiness();
         sendJson(res, readiness.ready ? 200 : 503, readiness);
       },
     },
@@ -108,7 +108,7 @@ export async function createStatusServer(common: Common, options: StatusServerOp
       methods: READ,
       auth: true,
       handler: async (_req, res) => {
-        provider.refreshMetrics?.();
+        await provider.refreshMetrics?.();
         send(res, 200, registry.contentType, await registry.metrics());
       },
     },

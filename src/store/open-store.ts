@@ -1,5 +1,7 @@
 import { closeSync, existsSync, linkSync, openSync, readSync, renameSync, rmSync, statSync, copyFileSync } from "node:fs";
 import { mkdir, readFile } from "node:fs/promises";
+import { randomBytes } from "node:crypto";
+import { hostname } from "node:os";
 import { dirname, resolve } from "node:path";
 import BetterSqlite3, { type Database } from "better-sqlite3";
 import type { Common } from "../common/common.js";
@@ -8,6 +10,7 @@ import { fsyncDirectorySync, fsyncFileSync } from "./durable-file.js";
 import { StoreError } from "./errors.js";
 import { jsonErrorPosition } from "./json-error-position.js";
 import { upgradeStoreData } from "./schema.js";
+import { createPostgresStore } from "./postgres/postgres-store.js";
 import { createSchema, importAll, SQLITE_SCHEMA_VERSION, TABLES } from "./sqlite-schema.js";
 import { SqliteStore } from "./sqlite-store.js";
 import { acquireStoreLock, type StoreLock } from "./store-lock.js";
@@ -15,6 +18,14 @@ import type { Store, StoreData } from "./types.js";
 
 export interface OpenStoreOptions {
   path: string;
+  /**
+   * postgres://… : open the PostgreSQL store shared by replicas instead of the file at
+   * `path` (config `store.url`, a secret).
+   */
+  url?: string;
+  /** With `url`: this replica's id and its lease duration (config `store.replica_id`, `store.lease`). */
+  replicaId?: string;
+  leaseMs?: number;
   /**
    * Read without taking the lock, for listing commands while a daemon runs (SQLite's WAL
    * lets a reader see the last commit while the daemon writes). Mutations are refused.
@@ -43,6 +54,9 @@ type Found = { kind: "missing" } | { kind: "sqlite" } | { kind: "json"; data: St
  * file) stops with KW_STORE_CORRUPT and is left as it is.
  */
 export async function openStore(common: Common, options: OpenStoreOptions): Promise<Store> {
+  if (options.url !== undefined) {
+    return createPostgresStore(common, { url: options.url, replicaId: options.replicaId ?? defaultReplicaId(), leaseMs: options.leaseMs, readOnly: options.readOnly });
+  }
   const path = resolve(options.path);
   const readOnly = options.readOnly ?? false;
   const logger = common.logger.child({ subsystem: "store" });
@@ -275,4 +289,9 @@ function upgradeInPlace(path: string, data: StoreData, logger: Logger, from: num
     { path, backup, from, to: SQLITE_SCHEMA_VERSION, cursors: Object.keys(data.cursors).length, outbox: data.outbox.length },
     "store upgraded from JSON to SQLite; the JSON file is kept as the backup",
   );
+}
+
+/** A replica id unique among the running ones: the host, the process and a random suffix. */
+export function defaultReplicaId(): string {
+  return `${hostname().toLowerCase().replace(/[^a-z0-9_-]+/g, "-")}-${process.pid}-${randomBytes(3).toString("hex")}`;
 }

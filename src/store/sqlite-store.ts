@@ -131,12 +131,12 @@ export class SqliteStore implements Store {
     }
   }
 
-  getCursor(key: string): Cursor | undefined {
+  async getCursor(key: string): Promise<Cursor | undefined> {
     const cursor = this.cursors.get(key);
     return cursor === undefined ? undefined : { ...cursor };
   }
 
-  listCursors(): Cursor[] {
+  async listCursors(): Promise<Cursor[]> {
     return [...this.cursors.values()].map((cursor) => ({ ...cursor }));
   }
 
@@ -202,7 +202,7 @@ export class SqliteStore implements Store {
     return added;
   }
 
-  listOutbox(filter: OutboxFilter = {}): OutboxEntry[] {
+  async listOutbox(filter: OutboxFilter = {}): Promise<OutboxEntry[]> {
     const where: string[] = [];
     const params: Array<string | number> = [];
     if (filter.state !== undefined) {
@@ -236,7 +236,11 @@ export class SqliteStore implements Store {
     return (this.statement(sql).all(...params) as OutboxRow[]).map(entryOfRow);
   }
 
-  countOutbox(filter: OutboxCountFilter = {}): number {
+  async countOutbox(filter: OutboxCountFilter = {}): Promise<number> {
+    return this.countOutboxNow(filter);
+  }
+
+  private countOutboxNow(filter: OutboxCountFilter = {}): number {
     const where: string[] = [];
     const params: Array<string | number> = [];
     if (filter.sink !== undefined) {
@@ -255,13 +259,13 @@ export class SqliteStore implements Store {
     return (this.statement(sql).get(...params) as { n: number }).n;
   }
 
-  outboxCounts(): OutboxCount[] {
+  async outboxCounts(): Promise<OutboxCount[]> {
     const sql = `SELECT sink, state, sum(n) AS count, sum(CASE WHEN retrying THEN n ELSE 0 END) AS retrying
       FROM outbox_counts GROUP BY sink, state HAVING sum(n) > 0 ORDER BY sink, state`;
     return this.statement(sql).all() as OutboxCount[];
   }
 
-  nextAttemptAfter(sink: string, after: string): string | undefined {
+  async nextAttemptAfter(sink: string, after: string): Promise<string | undefined> {
     const ms = Date.parse(after);
     if (Number.isNaN(ms)) throw new TypeError(`after is not an ISO-8601 date: ${after}`);
     const row = this.statement("SELECT next_attempt_at FROM outbox WHERE state = 'pending' AND sink = ? AND due_ms > ? ORDER BY due_ms LIMIT 1").get(sink, ms) as
@@ -343,8 +347,13 @@ export class SqliteStore implements Store {
     return removed;
   }
 
-  getMeta<T = unknown>(key: string): T | undefined {
+  async getMeta<T = unknown>(key: string): Promise<T | undefined> {
     return this.meta.get(key) as T | undefined;
+  }
+
+  /** Every meta key (for `kaiawatch store migrate`, which copies them all). */
+  metaKeys(): string[] {
+    return [...this.meta.keys()];
   }
 
   async setMeta(key: string, value: unknown): Promise<void> {
@@ -384,13 +393,18 @@ export class SqliteStore implements Store {
     }
   }
 
-  stats(): StoreStats {
+  async stats(): Promise<StoreStats> {
+    return this.statsNow();
+  }
+
+  /** The stats from memory (and the outbox count, cached until the outbox changes). */
+  statsNow(): StoreStats {
     return {
       writes: this.writes,
       failedWrites: this.failedWrites,
       lastWriteFailed: this.lastWriteFailed,
       bytes: this.bytes,
-      outbox: this.closed ? (this.outboxTotal ?? 0) : (this.outboxTotal ??= this.countOutbox()),
+      outbox: this.closed ? (this.outboxTotal ?? 0) : (this.outboxTotal ??= this.countOutboxNow()),
       cursors: this.cursors.size,
     };
   }

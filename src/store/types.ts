@@ -71,17 +71,19 @@ export interface StoreStats {
 }
 
 /**
- * The persistent state of kaiawatch behind a narrow interface, so that a PostgreSQL
- * implementation can replace the embedded one. Reads are synchronous; a listing of the
- * outbox costs what it returns (use `limit`), and counting costs nothing per entry. Every
- * mutation applies at once (the next read sees it) and resolves when it is durable; a
- * mutation whose write fails is undone and rejects. Returned objects are copies.
+ * The persistent state of kaiawatch behind a narrow interface with two implementations: the
+ * embedded SQLite file and PostgreSQL shared by replicas. Reads return promises, because the
+ * PostgreSQL store is read over the network and cannot answer from memory (the SQLite store
+ * answers with resolved promises). A listing of the outbox costs what it returns (use
+ * `limit`), and counting costs nothing per entry. Every mutation applies at once (the next
+ * read sees it) and resolves when it is durable; a mutation whose write fails is undone and
+ * rejects. Returned objects are copies.
  */
 export interface Store {
   readonly path: string;
   readonly readOnly: boolean;
-  getCursor(key: string): Cursor | undefined;
-  listCursors(): Cursor[];
+  getCursor(key: string): Promise<Cursor | undefined>;
+  listCursors(): Promise<Cursor[]>;
   /** Sets a cursor to any block, also backwards (CLI rewind and skip); never below 0. */
   setCursor(cursor: Cursor): Promise<void>;
   /**
@@ -90,8 +92,11 @@ export interface Store {
    * not added again. A cursor behind the stored one is refused (KW_STORE_CURSOR_BACKWARDS).
    * A window without entries resolves at once: its cursor advance becomes durable with the
    * next write or flush() (a crash before that re-scans blocks that held no alert).
+   * With `epoch` (a replica's lease on the source, see ownership.ts) the write is fenced:
+   * refused with KW_STORE_LEASE_LOST unless the lease is still this replica's at that epoch.
+   * The file store has no leases and ignores it.
    */
-  commitWindow(input: { cursor: Cursor; entries: OutboxEntry[] }): Promise<{ added: number }>;
+  commitWindow(input: { cursor: Cursor; entries: OutboxEntry[]; epoch?: number }): Promise<{ added: number }>;
   /**
    * Adds outbox entries that belong to no source's window (kaiawatch's own operational
    * alerts, `kaiawatch replay --send`) without touching any cursor; like commitWindow, an
@@ -99,13 +104,13 @@ export interface Store {
    */
   enqueue(entries: OutboxEntry[]): Promise<{ added: number }>;
   /** Matching entries, oldest first (in the order they were added) unless `newestFirst`. */
-  listOutbox(filter?: OutboxFilter): OutboxEntry[];
+  listOutbox(filter?: OutboxFilter): Promise<OutboxEntry[]>;
   /** How many entries match. */
-  countOutbox(filter?: OutboxCountFilter): number;
+  countOutbox(filter?: OutboxCountFilter): Promise<number>;
   /** The number of entries by sink and state (only pairs that have entries). */
-  outboxCounts(): OutboxCount[];
+  outboxCounts(): Promise<OutboxCount[]>;
   /** The earliest next_attempt_at of the sink's pending entries that falls after `after` (ISO), if any. */
-  nextAttemptAfter(sink: string, after: string): string | undefined;
+  nextAttemptAfter(sink: string, after: string): Promise<string | undefined>;
   /**
    * Many changes in one write; all or nothing. With `durable: false` the changes apply at
    * once and the promise resolves without waiting for them to be durable: they go with the
@@ -119,15 +124,16 @@ export interface Store {
    * (the oldest), so that a large backlog of history is pruned in steps; returns how many.
    */
   pruneDelivered(olderThan: string, limit?: number): Promise<number>;
-  /** The stored value itself (not a copy, as meta may be large): treat it as read-only. */
-  getMeta<T = unknown>(key: string): T | undefined;
+  /** The stored value (the SQLite store answers with the value itself, not a copy: treat it as read-only). */
+  getMeta<T = unknown>(key: string): Promise<T | undefined>;
   /** Stores a JSON value (a copy of it); `undefined` removes the key. */
   setMeta(key: string, value: unknown): Promise<void>;
   /** Resolves when everything mutated so far is durable (retrying a write that failed). */
   flush(): Promise<void>;
   /** Flushes, releases the lock; mutations afterwards are refused. */
   close(): Promise<void>;
-  stats(): StoreStats;
+  /** Answers also while a shared store is unreachable (with the counts last read). */
+  stats(): Promise<StoreStats>;
 }
 
 /** The shape of the JSON store file of schema_version 1 (before SQLite), read to upgrade it. */

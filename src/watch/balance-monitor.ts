@@ -88,7 +88,7 @@ export function createBalanceMonitor(common: Common, options: BalanceMonitorOpti
   const crons: Cron[] = [];
   let chain: Promise<void> = Promise.resolve();
 
-  const load = (): SavedEpisodes => store.getMeta<SavedEpisodes>(BALANCE_META_KEY) ?? { episodes: {}, pending: [] };
+  const load = async (): Promise<SavedEpisodes> => (await store.getMeta<SavedEpisodes>(BALANCE_META_KEY)) ?? { episodes: {}, pending: [] };
 
   async function queue(saved: SavedEpisodes): Promise<void> {
     if (saved.pending.length === 0) return;
@@ -149,7 +149,7 @@ export function createBalanceMonitor(common: Common, options: BalanceMonitorOpti
         balances.set(`${address}|${asset}`, units);
       }
     }
-    const saved = load();
+    const saved = await load();
     const episodes = { ...saved.episodes };
     const pending = [...saved.pending];
     for (const rule of watch.rules) {
@@ -195,7 +195,7 @@ export function createBalanceMonitor(common: Common, options: BalanceMonitorOpti
 
   return {
     async start() {
-      await queue(load());
+      await queue(await load());
       for (const watch of options.watches) {
         crons.push(new Cron(watch.schedule, { timezone: "UTC", protect: true }, () => run(watch).catch(() => undefined)));
       }

@@ -2,6 +2,8 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { Cron } from "croner";
 import type { Common } from "../common/common.js";
 import { describeError, isAbortError } from "../common/errors.js";
+import type { Ownership } from "../store/ownership.js";
+import { sourceResource } from "../store/ownership.js";
 import type { SourcePoller, TickResult } from "./poller.js";
 import { createTickQueue } from "./tick-queue.js";
 import { TickTimeoutError } from "./errors.js";
@@ -39,6 +41,11 @@ export interface WatchEngineOptions {
    * alerts): called once every tick of a firing has ended, and at the end of runOnce.
    */
   flush?: () => Promise<void>;
+  /**
+   * Replicas: only the sources whose lease this process holds are ticked (each firing asks),
+   * and their commits carry the lease's epoch. Absent: every source, unfenced.
+   */
+  ownership?: Pick<Ownership, "holds">;
   /** Sources ticking at the same time (default 64); the others wait in a queue. */
   maxConcurrentTicks?: number;
   /**
@@ -115,7 +122,10 @@ export function createWatchEngine(common: Common, options: WatchEngineOptions): 
     try {
       // After a stop the queue drains without ticking.
       signal.throwIfAborted();
-      const result = await tick(poller, firing.head);
+      const lease = options.ownership ? options.ownership.holds(sourceResource(key)) : {};
+      // Lost between the firing and this turn in the queue: the new owner ticks it.
+      if (lease === undefined) return;
+      const result = await tick(poller, firing.head, lease);
       if (firing.results) firing.results[index] = { key, result };
     } catch (error) {
       if (firing.results) firing.results[index] = { key, error: describeError(error) };
@@ -126,7 +136,7 @@ export function createWatchEngine(common: Common, options: WatchEngineOptions): 
     }
   }
 
-  async function tick(poller: SourcePoller, currentHead: number): Promise<TickResult> {
+  async function tick(poller: SourcePoller, currentHead: number, lease: { epoch?: number }): Promise<TickResult> {
     const { source } = poller;
     const state = states.get(source.key)!;
     const started = performance.now();
@@ -136,7 +146,7 @@ export function createWatchEngine(common: Common, options: WatchEngineOptions): 
     const timer = setTimeout(() => deadline.abort(new TickTimeoutError(source.key, timeoutMs)), timeoutMs);
     const tickSignal = linkSignals(signal, deadline.signal);
     try {
-      const result = await poller.tick(currentHead, tickSignal.signal);
+      const result = await poller.tick(currentHead, tickSignal.signal, lease);
       state.cursor = result.cursor;
       state.last_outcome = "ok";
       state.last_ok_at = new Date(common.now()).toISOString();
@@ -233,6 +243,7 @@ export function createWatchEngine(common: Common, options: WatchEngineOptions): 
           try {
             const currentHead = await readHead();
             const ready = pollers.filter((poller) => {
+              if (options.ownership && options.ownership.holds(sourceResource(poller.source.key)) === undefined) return false;
               if (!due.has(poller.source.key)) return true;
               // A tick still queued or running (a long catch-up, a slow API) skips this one.
               states.get(poller.source.key)!.skipped += 1;

@@ -1,4 +1,5 @@
 import type { Common } from "../common/common.js";
+import { isStoreError } from "../store/errors.js";
 import type { Store } from "../store/types.js";
 import { newOutboxEntries } from "../model/outbox-entry.js";
 import type { WatchedRecord } from "../model/record.js";
@@ -63,8 +64,12 @@ export interface TickResult {
 
 export interface SourcePoller {
   readonly source: PlannedSource;
-  /** Process every block up to `head`, window after window, committing each. */
-  tick(head: number, signal: AbortSignal): Promise<TickResult>;
+  /**
+   * Process every block up to `head`, window after window, committing each. With a lease
+   * `epoch` (replicas) every commit is fenced by it: once another replica has taken the
+   * source over, the refused commit ends the tick (nothing was written) without an error.
+   */
+  tick(head: number, signal: AbortSignal, lease?: { epoch?: number }): Promise<TickResult>;
 }
 
 export function createSourcePoller(common: Common, options: SourcePollerOptions): SourcePoller {
@@ -88,11 +93,12 @@ export function createSourcePoller(common: Common, options: SourcePollerOptions)
    * no block is skipped, and none is scanned twice for the same watch.
    */
   async function ensureCursor(head: number): Promise<number> {
-    const existing = store.getCursor(source.key);
+    // Read at every tick, never kept: with replicas another one may have moved it since.
+    const existing = await store.getCursor(source.key);
     const start = existing?.block ?? initialCursor(source.start, head);
     let block: number | undefined;
     for (const member of source.members ?? []) {
-      const position = member.ownKey === source.key ? existing?.block : store.getCursor(member.ownKey)?.block;
+      const position = member.ownKey === source.key ? existing?.block : (await store.getCursor(member.ownKey))?.block;
       // A watch without a position (new, or never served apart) starts where the source does.
       member.handover.skipThrough = position ?? start;
       block = Math.min(block ?? Infinity, member.handover.skipThrough);
@@ -110,15 +116,15 @@ export function createSourcePoller(common: Common, options: SourcePollerOptions)
   async function savePositions(cursor: number): Promise<void> {
     const at = new Date(common.now()).toISOString();
     await Promise.all(
-      handedOver.map((m) => {
-        const saved = store.getCursor(m.ownKey);
-        if (cursor <= m.handover.skipThrough || (saved !== undefined && saved.block >= cursor)) return undefined;
-        return store.setCursor({ key: m.ownKey, watch: m.watch, source: source.family, description: `position of watch ${m.watch}, served by ${source.key}`, block: cursor, updated_at: at });
+      handedOver.map(async (m) => {
+        const saved = await store.getCursor(m.ownKey);
+        if (cursor <= m.handover.skipThrough || (saved !== undefined && saved.block >= cursor)) return;
+        await store.setCursor({ key: m.ownKey, watch: m.watch, source: source.family, description: `position of watch ${m.watch}, served by ${source.key}`, block: cursor, updated_at: at });
       }),
     );
   }
 
-  async function tick(head: number, signal: AbortSignal): Promise<TickResult> {
+  async function tick(head: number, signal: AbortSignal, lease: { epoch?: number } = {}): Promise<TickResult> {
     let cursor = await ensureCursor(head);
     const result: TickResult = { cursor, windows: 0, records: 0, alerts: 0 };
     const behind = head - cursor;
@@ -130,7 +136,7 @@ export function createSourcePoller(common: Common, options: SourcePollerOptions)
       // A store that cannot write (a full disk, a read-only directory) keeps what follows in
       // memory only: scanning on would move the cursor ever further past what a restart
       // remembers. Retry the write first; while it fails, so does the tick, and the cursor stays.
-      if (store.stats().lastWriteFailed) await store.flush();
+      if ((await store.stats()).lastWriteFailed) await store.flush();
       const from = cursor + 1;
       const to = Math.min(head, cursor + source.maxWindowBlocks);
       const started = common.now();
@@ -153,7 +159,20 @@ export function createSourcePoller(common: Common, options: SourcePollerOptions)
         if (matches.length > 0 && options.enrich) await options.enrich(matches, signal);
         const entries = matches.flatMap(({ rule, alert }) => newOutboxEntries(alert, rule.notify, now));
         // Guarantee 1: the cursor moves only together with the alerts of the blocks it passes.
-        const { added } = await store.commitWindow({ cursor: { key: source.key, watch: source.watch, source: source.family, description: source.description, block: chunk.to, updated_at: now.toISOString() }, entries });
+        let added: number;
+        try {
+          ({ added } = await store.commitWindow({
+            cursor: { key: source.key, watch: source.watch, source: source.family, description: source.description, block: chunk.to, updated_at: now.toISOString() },
+            entries,
+            epoch: lease.epoch,
+          }));
+        } catch (error) {
+          if (!isStoreError(error, "KW_STORE_LEASE_LOST")) throw error;
+          // Another replica owns the source now and scans this window itself: not a failure.
+          logger.info({ ...labels, block_range: [from, chunk.to], epoch: lease.epoch }, "the source's lease was lost; its window was left to the replica that took it over");
+          result.cursor = cursor;
+          return result;
+        }
         if (added > 0) options.onAlerts?.();
         cursor = chunk.to;
         result.records += chunk.scanned;

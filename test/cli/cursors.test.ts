@@ -63,8 +63,8 @@ describe("kaiawatch cursors", () => {
     expect(set.out).toMatch(new RegExp(`\\(token\\): ${sim.head()} → ${rewind}`));
 
     const store = await openStore(quietCommon(), { path: storePath, readOnly: true });
-    const tokenCursor = store.listCursors().find((c) => c.watch === "token")!;
-    const walletCalls = store.listCursors().find((c) => c.watch === "wallet" && c.source === "internal_transactions")!;
+    const tokenCursor = (await store.listCursors()).find((c) => c.watch === "token")!;
+    const walletCalls = (await store.listCursors()).find((c) => c.watch === "wallet" && c.source === "internal_transactions")!;
     await store.close();
     expect(tokenCursor.block).toBe(rewind);
 

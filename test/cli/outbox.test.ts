@@ -153,8 +153,8 @@ describe("kaiawatch outbox", () => {
     expect(one.stdout).toContain("Requeued 1 dead letter;");
 
     let store = await openStore(createTestCommon(), { path: storePath, readOnly: true });
-    expect(store.listOutbox({ state: "dead" }).map((e) => e.id)).toEqual(["gone1:slack2"]);
-    expect(store.listOutbox({ state: "pending" }).find((e) => e.id === "bad1:mail")).toMatchObject({ attempts: 0 });
+    expect((await store.listOutbox({ state: "dead" })).map((e) => e.id)).toEqual(["gone1:slack2"]);
+    expect((await store.listOutbox({ state: "pending" })).find((e) => e.id === "bad1:mail")).toMatchObject({ attempts: 0 });
     await store.close();
 
     const missing = await run("outbox", "retry", "nope", "--store", storePath);
@@ -165,7 +165,7 @@ describe("kaiawatch outbox", () => {
     expect(all).toMatchObject({ code: 0 });
     expect(all.stdout).toContain("Requeued 1 dead letter;");
     store = await openStore(createTestCommon(), { path: storePath, readOnly: true });
-    expect(store.listOutbox({ state: "dead" })).toEqual([]);
+    expect((await store.listOutbox({ state: "dead" }))).toEqual([]);
     await store.close();
 
     // The requeued letters are delivered by the next run, under their alert ids.
@@ -187,7 +187,7 @@ describe("kaiawatch outbox", () => {
       expect(code).toBe(1);
       expect(stderr).toContain("is in use by process");
       expect(stderr).toContain("Asked the daemon instead, and cannot reach the running daemon's status API");
-      expect(daemon.listOutbox({ state: "dead" })).toHaveLength(2);
+      expect(await daemon.listOutbox({ state: "dead" })).toHaveLength(2);
     } finally {
       await daemon.close();
     }

@@ -228,8 +228,8 @@ describe("kaiawatch replay", () => {
     expect(readJsonLines(s.alerts).length).toBe(expected);
 
     const store = await openStore(quietCommon(), { path: s.store, readOnly: true });
-    expect(store.listCursors()).toEqual([]);
-    expect(store.listOutbox().every((entry) => entry.state === "delivered")).toBe(true);
+    expect((await store.listCursors())).toEqual([]);
+    expect((await store.listOutbox()).every((entry) => entry.state === "delivered")).toBe(true);
     await store.close();
   });
 

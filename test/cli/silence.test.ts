@@ -80,8 +80,8 @@ sinks:
     const heldBack = async () => {
       const reader = await openStore(quietCommon(), { path: store, readOnly: true });
       try {
-        const entry = reader.listOutbox().find((e) => e.alert.block === during && (e.alert.record as InternalTransactionListItem).to === quiet);
-        return entry !== undefined && entry.state === "delivered" && readSuppressedNotes(reader)[entry.id]?.reason === "silence";
+        const entry = (await reader.listOutbox()).find((e) => e.alert.block === during && (e.alert.record as InternalTransactionListItem).to === quiet);
+        return entry !== undefined && entry.state === "delivered" && (await readSuppressedNotes(reader))[entry.id]?.reason === "silence";
       } finally {
         await reader.close();
       }

@@ -68,7 +68,7 @@ sinks:
     };
 
     let daemon = await startDaemon();
-    await waitFor(() => daemon.store.getCursor(daemon.plan.sources[0]!.key)?.block === sim.head(), 10_000, "the first catch-up");
+    await waitFor(async () => (await daemon.store.getCursor(daemon.plan.sources[0]!.key))?.block === sim.head(), 10_000, "the first catch-up");
     expect(daemon.client.meter.spentToday()).toBe(24);
     await waitFor(() => opsAlerts().length === 1, 10_000, "the 80% alert");
     expect(opsAlerts()[0]).toMatchObject({ rule: BUDGET_RULE, watch: "kaiawatch", record: { kind: "credit_budget", level: "warning", spent: 24, budget: BUDGET, day: "2030-01-15" } });
@@ -80,7 +80,7 @@ sinks:
     expect(opsAlerts()[1]).toMatchObject({ rule: BUDGET_RULE, record: { level: "exhausted", spent: BUDGET, resumes_at: "2030-01-16T00:00:00.000Z" } });
     expect(daemon.client.meter.spentToday()).toBe(BUDGET);
     expect(daemon.budget.state().paused_until).toBe("2030-01-16T00:00:00.000Z");
-    const pausedAt = daemon.store.getCursor(daemon.plan.sources[0]!.key)!.block;
+    const pausedAt = (await daemon.store.getCursor(daemon.plan.sources[0]!.key))!.block;
     expect(pausedAt).toBe(sim.head() - 3);
 
     // Paused: no tick runs, so neither the API nor the node is asked anything.
@@ -97,11 +97,11 @@ sinks:
     await waitFor(() => daemon.engine.states()[0]?.last_outcome === "paused", 10_000, "the restarted daemon to pause");
     await new Promise((resolve) => setTimeout(resolve, 2_500)); // a budget check comes and goes
     expect(opsAlerts()).toHaveLength(2);
-    expect(daemon.store.listOutbox({ sink: "ops" })).toHaveLength(2);
+    expect((await daemon.store.listOutbox({ sink: "ops" }))).toHaveLength(2);
 
     // The UTC day turns: polling resumes where the cursor stayed and catches up.
     offset += 24 * 3600_000;
-    await waitFor(() => daemon.store.getCursor(daemon.plan.sources[0]!.key)?.block === sim.head(), 10_000, "the catch-up on the new day");
+    await waitFor(async () => (await daemon.store.getCursor(daemon.plan.sources[0]!.key))?.block === sim.head(), 10_000, "the catch-up on the new day");
     expect(daemon.budget.state().paused_until).toBeNull();
     expect(daemon.client.meter.spentToday()).toBe(3 * (sim.head() - pausedAt));
     expect(logLines.some((line) => line.includes("polling resumes"))).toBe(true);

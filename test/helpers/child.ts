@@ -21,9 +21,9 @@ export function startKaiawatch(args: string[], env: NodeJS.ProcessEnv = {}): Chi
   return { process: child, stdout: () => out, stderr: () => err, exited };
 }
 
-export async function waitFor(condition: () => boolean, timeoutMs: number, what: string): Promise<void> {
+export async function waitFor(condition: () => boolean | Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
   const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
+  while (!(await condition())) {
     if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 25));
   }

@@ -31,8 +31,8 @@ describe("a backlog on one sink", () => {
     expect(sink.maxInFlight).toBe(1);
     // Read back from the file, not from memory.
     const reopened = await env.reopen();
-    expect(reopened.listOutbox({ state: "delivered" })).toHaveLength(500);
-    expect(reopened.listOutbox({ state: "pending" })).toHaveLength(0);
+    expect((await reopened.listOutbox({ state: "delivered" }))).toHaveLength(500);
+    expect((await reopened.listOutbox({ state: "pending" }))).toHaveLength(0);
   });
 
   it("sends alerts committed while the backlog drains, after the older ones", async () => {
@@ -80,7 +80,7 @@ describe("a backlog on one sink", () => {
     // The alerts after it did not wait for its retry.
     expect(sink.delivered.indexOf("a0043")).toBeLessThan(sink.delivered.indexOf("a0042"));
     const reopened = await env.reopen();
-    expect(reopened.listOutbox({ state: "delivered" }).find((e) => e.alert.id === "a0042")?.attempts).toBe(2);
+    expect((await reopened.listOutbox({ state: "delivered" })).find((e) => e.alert.id === "a0042")?.attempts).toBe(2);
   });
 });
 

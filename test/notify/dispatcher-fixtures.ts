@@ -74,9 +74,9 @@ export function sleep(ms: number): Promise<void> {
 }
 
 /** Polls until `check` is true; fails after a generous timeout. */
-export async function until(check: () => boolean, timeoutMs = 10_000, what = "condition"): Promise<void> {
+export async function until(check: () => boolean | Promise<boolean>, timeoutMs = 10_000, what = "condition"): Promise<void> {
   const started = Date.now();
-  while (!check()) {
+  while (!(await check())) {
     if (Date.now() - started > timeoutMs) throw new Error(`timed out waiting for ${what}`);
     await sleep(10);
   }

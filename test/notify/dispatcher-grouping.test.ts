@@ -44,7 +44,7 @@ describe("dispatcher: digests", () => {
     expect(call!.alertIds).toHaveLength(500);
     expect(new Set(call!.alertIds).size).toBe(500);
     expect(call!.id).toMatch(/^grp_[0-9a-f]{32}$/);
-    const stored = env.store.listOutbox();
+    const stored = await env.store.listOutbox();
     expect(stored.every((e) => e.state === "delivered" && e.group_id === call!.id)).toBe(true);
   });
 
@@ -90,7 +90,7 @@ describe("dispatcher: digests", () => {
     await until(() => sink.delivered.length === 20, 10_000, "two full digests");
     await sleep(200);
     expect(sink.calls.map((c) => c.alertIds.length)).toEqual([10, 10]);
-    expect(env.store.listOutbox({ state: "pending" })).toHaveLength(5);
+    expect((await env.store.listOutbox({ state: "pending" }))).toHaveLength(5);
   });
 
   it("makes one digest per `by` value read from the record", async () => {
@@ -128,7 +128,7 @@ describe("dispatcher: digests", () => {
     const first = dispatcher({ sinks: [{ sink: failing, concurrency: 1, maxAttempts: 5, maxAgeMs: 7200_000 }], rules, backoff: { baseMs: 3600_000, maxMs: 3600_000 } });
     first.start();
     first.kick();
-    await until(() => env.store.listOutbox()[0]!.attempts === 1, 10_000, "the failed attempt");
+    await until(async () => (await env.store.listOutbox())[0]!.attempts === 1, 10_000, "the failed attempt");
     await first.stop();
     expect(failing.calls).toHaveLength(1);
     const digestId = failing.calls[0]!.id;
@@ -143,7 +143,7 @@ describe("dispatcher: digests", () => {
     const second = dispatcher({ sinks: [{ sink: ok, concurrency: 1, maxAttempts: 5, maxAgeMs: 7200_000 }], rules: [{ name: "mint", group: { windowMs: 30_000, max: 7 } }] });
     await second.drain({ timeoutMs: 10_000 });
     expect(ok.calls.map((c) => [c.id, c.attempt, c.alertIds.length])).toEqual([[digestId, 2, 30]]);
-    expect(env.store.listOutbox().every((e) => e.state === "delivered" && e.group_id === digestId && e.attempts === 2)).toBe(true);
+    expect((await env.store.listOutbox()).every((e) => e.state === "delivered" && e.group_id === digestId && e.attempts === 2)).toBe(true);
   });
 });
 
@@ -166,7 +166,7 @@ describe("dispatcher: cooldown", () => {
     expect(result).toMatchObject({ delivered: 3, suppressed: 2, pending: 0 });
     expect(sink.delivered).toEqual(["x1", "y1", "other"]);
     // Suppressed entries are done (delivered, never dead: `retry` must not resend them).
-    const byId = new Map(env.store.listOutbox().map((e) => [e.id, e]));
+    const byId = new Map((await env.store.listOutbox()).map((e) => [e.id, e]));
     expect(byId.get("x2:hook")!.state).toBe("delivered");
     expect(byId.get("x3:hook")!.state).toBe("delivered");
     expect(await counter(env.common, "alertsSuppressed", { rule: "outflow", reason: "cooldown" })).toBe(2);
@@ -194,7 +194,7 @@ describe("dispatcher: cooldown", () => {
     const rules: DispatcherRule[] = [{ name: "outflow", cooldownMs: 60_000 }];
     const first = dispatcher({ sinks: [{ sink, concurrency: 1, maxAttempts: 5, maxAgeMs: 3600_000 }], rules, backoff: { baseMs: 3600_000, maxMs: 3600_000 } });
     await first.drain({ timeoutMs: 500 });
-    expect(env.store.listOutbox()[0]).toMatchObject({ state: "pending", attempts: 1 });
+    expect((await env.store.listOutbox())[0]).toMatchObject({ state: "pending", attempts: 1 });
     await first.stop();
 
     await env.reopen();

@@ -34,7 +34,7 @@ describe("dispatcher: delivery and retries", () => {
     expect(result).toMatchObject({ delivered: 3, dead: 0, pending: 0, timedOut: false });
     expect(sink.calls.map((c) => c.id).sort()).toEqual(["a1", "a2", "a3"]);
     expect(sink.calls.every((c) => c.attempt === 1 && c.alertIds.length === 1 && c.alertIds[0] === c.id)).toBe(true);
-    const stored = env.store.listOutbox({ sink: "hook" });
+    const stored = await env.store.listOutbox({ sink: "hook" });
     expect(stored.map((e) => [e.id, e.state, e.attempts])).toEqual([
       ["a1:hook", "delivered", 1],
       ["a2:hook", "delivered", 1],
@@ -71,7 +71,7 @@ describe("dispatcher: delivery and retries", () => {
     const [first, second, third] = sink.calls;
     expect(second!.startedAt - first!.endedAt!).toBeGreaterThanOrEqual(40 - 5);
     expect(third!.startedAt - second!.endedAt!).toBeGreaterThanOrEqual(80 - 5);
-    const [stored] = env.store.listOutbox();
+    const [stored] = (await env.store.listOutbox());
     expect(stored).toMatchObject({ state: "delivered", attempts: 3, last_error: "KW_NOTIFY_HTTP: receiver answered 503" });
     expect(await counter(env.common, "alertsRetried", { sink: "hook" })).toBe(2);
   });
@@ -109,11 +109,11 @@ describe("dispatcher: delivery and retries", () => {
       ["a1", 2],
       ["a1", 3],
     ]);
-    const [stored] = env.store.listOutbox();
+    const [stored] = (await env.store.listOutbox());
     expect(stored).toMatchObject({ state: "dead", attempts: 3 });
     expect(stored!.dead_reason).toBe("gave up after 3 attempts: KW_NOTIFY_HTTP: connection refused");
     expect(await counter(env.common, "alertsDead", { sink: "hook" })).toBe(1);
-    expect(d.states()["hook"]).toMatchObject({ dead: 1, pending: 0, retrying: 0, delivered_total: 0, last_error: "KW_NOTIFY_HTTP: connection refused" });
+    expect((await d.states())["hook"]).toMatchObject({ dead: 1, pending: 0, retrying: 0, delivered_total: 0, last_error: "KW_NOTIFY_HTTP: connection refused" });
   });
 
   it("turns an alert older than maxAgeMs into a dead letter at its next failure", async () => {
@@ -127,7 +127,7 @@ describe("dispatcher: delivery and retries", () => {
 
     const result = await d.drain({ timeoutMs: 2000 });
     expect(result).toMatchObject({ dead: 1, retried: 1 });
-    const byId = new Map(env.store.listOutbox().map((e) => [e.id, e]));
+    const byId = new Map((await env.store.listOutbox()).map((e) => [e.id, e]));
     expect(byId.get("old:hook")).toMatchObject({ state: "dead", attempts: 1 });
     expect(byId.get("old:hook")!.dead_reason).toMatch(/^gave up after 1 attempts over 1 h \(max age 1 min\): /);
     expect(byId.get("new:hook")).toMatchObject({ state: "pending", attempts: 1 });
@@ -144,7 +144,7 @@ describe("dispatcher: delivery and retries", () => {
     const result = await d.drain();
     expect(result).toMatchObject({ dead: 1, retried: 0 });
     expect(sink.calls).toHaveLength(1);
-    expect(env.store.listOutbox()[0]).toMatchObject({ state: "dead", attempts: 1, dead_reason: "permanent error: KW_NOTIFY_HTTP: 550 mailbox unavailable" });
+    expect((await env.store.listOutbox())[0]).toMatchObject({ state: "dead", attempts: 1, dead_reason: "permanent error: KW_NOTIFY_HTTP: 550 mailbox unavailable" });
   });
 
   it("retry() requeues dead letters, which are then delivered under the same id", async () => {
@@ -161,12 +161,12 @@ describe("dispatcher: delivery and retries", () => {
     expect(await d.retry({ ids: ["a1:hook", "a2", "nope"] })).toEqual({ requeued: 2, unmatched: ["nope"] });
     expect(await d.drain()).toMatchObject({ delivered: 2, pending: 0 });
     expect(sink.delivered.sort()).toEqual(["a1", "a2"]);
-    expect(env.store.listOutbox({ state: "dead" }).map((e) => e.id)).toEqual(["a3:hook"]);
+    expect((await env.store.listOutbox({ state: "dead" })).map((e) => e.id)).toEqual(["a3:hook"]);
 
     expect(await d.retry({ all: true })).toEqual({ requeued: 1, unmatched: [] });
     await d.drain();
     expect(sink.delivered.sort()).toEqual(["a1", "a2", "a3"]);
-    expect(env.store.listOutbox().every((e) => e.state === "delivered" && e.attempts === 1)).toBe(true);
+    expect((await env.store.listOutbox()).every((e) => e.state === "delivered" && e.attempts === 1)).toBe(true);
   });
 
   it("leaves entries of a sink that is no longer configured pending, and warns once", async () => {
@@ -176,7 +176,7 @@ describe("dispatcher: delivery and retries", () => {
     const d = dispatcher({ sinks: [sinkOptions(sink)] });
     const result = await d.drain();
     expect(result).toMatchObject({ delivered: 1, pending: 0 });
-    expect(env.store.listOutbox({ sink: "gone" }).map((e) => e.state)).toEqual(["pending", "pending"]);
+    expect((await env.store.listOutbox({ sink: "gone" })).map((e) => e.state)).toEqual(["pending", "pending"]);
     await d.drain();
     const warnings = env.logLines.filter((line) => line.includes("not configured"));
     expect(warnings).toHaveLength(1);
@@ -211,7 +211,7 @@ describe("dispatcher: isolation, concurrency and rate", () => {
     // stop() is bounded even though the hanging sends never finish; their entries stay
     // pending with no attempt counted (the outcome is unknown: they go again after a restart).
     await d.stop();
-    const hangingEntries = env.store.listOutbox({ sink: "hanging" });
+    const hangingEntries = await env.store.listOutbox({ sink: "hanging" });
     expect(hangingEntries.every((e) => e.state === "pending" && e.attempts === 0)).toBe(true);
   });
 
@@ -226,7 +226,7 @@ describe("dispatcher: isolation, concurrency and rate", () => {
       ["a1", 1],
       ["a1", 2],
     ]);
-    expect(env.store.listOutbox()[0]!.last_error).toContain("KW_NOTIFY_SEND_TIMEOUT");
+    expect((await env.store.listOutbox())[0]!.last_error).toContain("KW_NOTIFY_SEND_TIMEOUT");
   });
 
   it("keeps at most `concurrency` sends of a sink in flight", async () => {
@@ -266,7 +266,7 @@ describe("dispatcher: retention", () => {
 
     env.clock.offsetMs = 24 * 3600_000 + 1000;
     expect(await d.prune()).toBe(1);
-    expect(env.store.listOutbox().map((e) => [e.id, e.state])).toEqual([
+    expect((await env.store.listOutbox()).map((e) => [e.id, e.state])).toEqual([
       ["bad:hook", "dead"],
       ["a2:other", "pending"],
     ]);

@@ -75,7 +75,7 @@ ${sinkExtra}
   const daemon = await createDaemon(quietCommon(), { config: configFromText(text) });
   try {
     const { delivery } = await daemon.runOnce({ drainTimeoutMs: 20_000 });
-    return { delivery, entries: daemon.store.listOutbox({ sink: "ops-email" }), configPath };
+    return { delivery, entries: (await daemon.store.listOutbox({ sink: "ops-email" })), configPath };
   } finally {
     await daemon.stop();
   }

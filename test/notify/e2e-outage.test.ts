@@ -55,7 +55,7 @@ async function once(drainTimeoutMs: number, laterMs = 0): Promise<{ delivery: Dr
   const daemon = await createDaemon(quietCommon({ now: () => Date.now() + laterMs }), { config: configFromText(configText) });
   try {
     const { delivery } = await daemon.runOnce({ drainTimeoutMs });
-    return { delivery, outbox: daemon.store.listOutbox() };
+    return { delivery, outbox: (await daemon.store.listOutbox()) };
   } finally {
     await daemon.stop();
   }

@@ -103,8 +103,8 @@ sinks:
     expect([...idsByRecord.entries()].filter(([, ids]) => ids.size > 1)).toEqual([]);
     // The history is still there, and the alerts of this run beside it, each once.
     const store = await openStore(createTestCommon(), { path: storePath, readOnly: true });
-    expect(store.countOutbox({ state: "delivered" })).toBe(SEEDED + truth.length);
-    expect(store.countOutbox({ state: "pending" })).toBe(0);
+    expect((await store.countOutbox({ state: "delivered" }))).toBe(SEEDED + truth.length);
+    expect((await store.countOutbox({ state: "pending" }))).toBe(0);
     await store.close();
     const repeats = receiver.requests.length - truth.length;
     console.log(`sigkill e2e: ${KILLS} kills, ${truth.length} alerts, ${receiver.requests.length} requests, ${repeats} repeated under their own id`);

@@ -67,7 +67,7 @@ sinks:
   const daemon = await createDaemon(quietCommon(), { config: configFromText(text) });
   try {
     delivery = (await daemon.runOnce({ drainTimeoutMs: 28_000 })).delivery;
-    entries = daemon.store.listOutbox();
+    entries = (await daemon.store.listOutbox());
   } finally {
     await daemon.stop();
   }

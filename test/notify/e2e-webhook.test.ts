@@ -52,7 +52,7 @@ sinks:
   try {
     const { delivery } = await daemon.runOnce({ drainTimeoutMs: 25_000 });
     expect(delivery).toMatchObject({ delivered: 4, pending: 0, dead: 0 });
-    entries = daemon.store.listOutbox({ sink: "audit" });
+    entries = (await daemon.store.listOutbox({ sink: "audit" }));
   } finally {
     await daemon.stop();
   }

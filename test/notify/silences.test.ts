@@ -58,7 +58,7 @@ describe("silences in the dispatcher", () => {
     const file = join(env.dir, "store.json.silences.json");
     const silence = newSilence({ rule: "big", match: { to: WALLET_A.toUpperCase().replace("0X", "0x") }, forMs: HOUR, reason: "maintenance", now: env.common.now() });
     await updateSilenceFile(file, (set) => ({ ...set, silences: [silence] }), env.common.now());
-    const book = createSilenceBook(env.common, { store: env.store, file, refreshMs: 0 });
+    const book = await createSilenceBook(env.common, { store: env.store, file, refreshMs: 0 });
     const sink = recording("out");
     const dispatcher = createDispatcher(env.common, { store: env.store, sinks: [sinkOptions("out", sink)], rules: [{ name: "big" }, { name: "other" }], silences: book });
 
@@ -70,9 +70,9 @@ describe("silences in the dispatcher", () => {
     const first = await dispatcher.drain({ timeoutMs: 5_000 });
     expect(sink.delivered.sort()).toEqual(["a-to-b", "other-to-a"]);
     expect(first.suppressed).toBe(1);
-    expect(env.store.listOutbox({ state: "pending" })).toEqual([]);
-    expect(env.store.listOutbox({ state: "delivered" }).map((e) => e.id).sort()).toEqual(["a-to-a:out", "a-to-b:out", "other-to-a:out"]);
-    expect(Object.keys(readSuppressedNotes(env.store))).toEqual(["a-to-a:out"]);
+    expect((await env.store.listOutbox({ state: "pending" }))).toEqual([]);
+    expect((await env.store.listOutbox({ state: "delivered" })).map((e) => e.id).sort()).toEqual(["a-to-a:out", "a-to-b:out", "other-to-a:out"]);
+    expect(Object.keys((await readSuppressedNotes(env.store)))).toEqual(["a-to-a:out"]);
     expect(await counter(env.common, "alertsSuppressed", { rule: "big", reason: "silence" })).toBe(1);
     expect(await counter(env.common, "alertsSuppressed", { reason: "cooldown" })).toBe(0);
     expect(book.list(env.common.now()).map((s) => [s.id, s.suppressed])).toEqual([[silence.id, 1]]);
@@ -88,14 +88,14 @@ describe("silences in the dispatcher", () => {
 
   it("never holds back a retry: an alert whose first attempt was made before the silence still goes out", async () => {
     const file = join(env.dir, "store.json.silences.json");
-    const book = createSilenceBook(env.common, { store: env.store, file, refreshMs: 0 });
+    const book = await createSilenceBook(env.common, { store: env.store, file, refreshMs: 0 });
     const sink = recording("out", (_delivery, call) => {
       if (call === 0) throw transient();
     });
     const dispatcher = createDispatcher(env.common, { store: env.store, sinks: [sinkOptions("out", sink)], rules: [{ name: "big" }], silences: book, backoff: { baseMs: 60_000, maxMs: 60_000 }, random: () => 0.5 });
     await commit(env.store, [entry("retried", "out", "big", { record: { to: WALLET_A } })]);
     await dispatcher.drain({ timeoutMs: 100, flushGroups: false });
-    expect(env.store.listOutbox({ state: "pending" })[0]?.attempts).toBe(1);
+    expect((await env.store.listOutbox({ state: "pending" }))[0]?.attempts).toBe(1);
 
     await updateSilenceFile(file, (set) => ({ ...set, silences: [newSilence({ rule: "big", match: {}, forMs: HOUR, reason: "r", now: env.common.now() })] }), env.common.now());
     env.clock.offsetMs = 120_000;
@@ -105,7 +105,7 @@ describe("silences in the dispatcher", () => {
 
   it("picks up silences added and removed in the side file without a restart, and keeps them in the store", async () => {
     const file = join(env.dir, "store.json.silences.json");
-    const book = createSilenceBook(env.common, { store: env.store, file, refreshMs: 0 });
+    const book = await createSilenceBook(env.common, { store: env.store, file, refreshMs: 0 });
     const probe = entry("x", "out", "big", { record: { to: WALLET_A } }).alert;
     expect(book.silencing("big", probe, env.common.now())).toBeUndefined();
 
@@ -113,19 +113,19 @@ describe("silences in the dispatcher", () => {
     await updateSilenceFile(file, (set) => ({ ...set, silences: [...set.silences, silence] }), env.common.now());
     expect(book.silencing("big", probe, env.common.now())?.id).toBe(silence.id);
     await env.store.flush();
-    expect(readStoredSilences(env.store).set.silences.map((s) => s.id)).toEqual([silence.id]);
+    expect((await readStoredSilences(env.store)).set.silences.map((s) => s.id)).toEqual([silence.id]);
 
     // A restart reads the store even when the side file is gone.
     await env.reopen();
-    const again = createSilenceBook(env.common, { store: env.store, file: join(env.dir, "no-such-file.json"), refreshMs: 0 });
+    const again = await createSilenceBook(env.common, { store: env.store, file: join(env.dir, "no-such-file.json"), refreshMs: 0 });
     expect(again.list(env.common.now()).map((s) => s.id)).toEqual([silence.id]);
 
     await updateSilenceFile(file, (set) => ({ ...set, removed: { ...set.removed, [silence.id]: silence.expires_at } }), env.common.now());
-    const withFile = createSilenceBook(env.common, { store: env.store, file, refreshMs: 0 });
+    const withFile = await createSilenceBook(env.common, { store: env.store, file, refreshMs: 0 });
     expect(withFile.silencing("big", probe, env.common.now())).toBeUndefined();
     await env.store.flush();
-    expect(readStoredSilences(env.store).set.silences).toEqual([]);
-    expect(Object.keys((env.store.getMeta<SilenceSet>(SILENCES_META_KEY) ?? { removed: {} }).removed)).toEqual([silence.id]);
+    expect((await readStoredSilences(env.store)).set.silences).toEqual([]);
+    expect(Object.keys(((await env.store.getMeta<SilenceSet>(SILENCES_META_KEY)) ?? { removed: {} }).removed)).toEqual([silence.id]);
   });
 
   it("lets two writers of the side file add silences at once without losing one", async () => {
@@ -133,7 +133,7 @@ describe("silences in the dispatcher", () => {
     const now = env.common.now();
     const silences = Array.from({ length: 8 }, (_, i) => newSilence({ rule: "big", match: { to: `0x${String(i).padStart(40, "0")}` }, forMs: HOUR, reason: `r${i}`, now }));
     await Promise.all(silences.map((silence) => updateSilenceFile(file, (set) => ({ ...set, silences: [...set.silences, silence] }), now)));
-    const book = createSilenceBook(env.common, { store: env.store, file, refreshMs: 0 });
+    const book = await createSilenceBook(env.common, { store: env.store, file, refreshMs: 0 });
     expect(book.list(now).map((s) => s.id).sort()).toEqual(silences.map((s) => s.id).sort());
   });
 });

@@ -168,7 +168,7 @@ sinks:
     );
     const { scan } = await daemon.runOnce();
     expect(scan.results.every((r) => r.error === undefined)).toBe(true);
-    expect(daemon.store.listCursors().map((c) => c.block)).toEqual([sim.head()]);
+    expect((await daemon.store.listCursors()).map((c) => c.block)).toEqual([sim.head()]);
     const alerts = readJsonLines<AlertDocument>(alertsFile);
     expect(new Set(alerts.map(recordKeyOf))).toEqual(new Set(truth.map((t) => NORMALIZERS.nft_transfers(t).key)));
     for (const alert of alerts) {

@@ -73,7 +73,7 @@ describe("which Host a request may carry", () => {
 });
 
 const provider: StatusProvider = {
-  readiness: () => ({ ready: true, reasons: [], checks: {} }),
+  readiness: () => Promise.resolve({ ready: true, reasons: [], checks: {} }),
   status: () => Promise.resolve({ sources: [] }),
 };
 

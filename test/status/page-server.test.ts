@@ -167,7 +167,7 @@ describe("the status page's server side", () => {
     }
     expect((await requeue(url, JSON.stringify({ ids: ["x".repeat(70_000)] }), auth)).status).toBe(413);
     // Nothing was re-queued by any of that.
-    expect(daemon.store.listOutbox({ state: "dead" }).length).toBe(2);
+    expect((await daemon.store.listOutbox({ state: "dead" })).length).toBe(2);
     expect(hook.accepted).toEqual([]);
 
     hook.accept = true;
@@ -176,7 +176,7 @@ describe("the status page's server side", () => {
     expect(await answer.json()).toEqual({ requeued: 1, unmatched: ["kw_unknown"] });
     await until(() => hook.accepted.length === 1);
     expect(hook.accepted[0]!.id).toBe(one!.alert_id);
-    expect(daemon.store.listOutbox({ state: "dead" }).map((e) => e.id)).toEqual([two!.id]);
+    expect((await daemon.store.listOutbox({ state: "dead" })).map((e) => e.id)).toEqual([two!.id]);
 
     expect(await (await requeue(url, '{"all":true}', auth)).json()).toEqual({ requeued: 1, unmatched: [] });
     await until(() => hook.accepted.length === 2);

@@ -116,7 +116,7 @@ describe("status server", () => {
     const sources = status.sources as Array<{ key: string; watch: string; cursor: number; lag: number; last_outcome: string }>;
     expect(sources.map((s) => s.watch).sort()).toEqual(["token", "wallet"]);
     for (const source of sources) {
-      expect(source.cursor).toBe(daemon.store.getCursor(source.key)?.block);
+      expect(source.cursor).toBe((await daemon.store.getCursor(source.key))?.block);
       expect(source.last_outcome).toBe("ok");
     }
     const credits = status.credits as { spent_today: number; by_operation: Record<string, number> };
@@ -130,7 +130,7 @@ describe("status server", () => {
     const metrics = await (await get(`${url}/metrics`)).text();
     for (const source of sources) {
       const cursor = sample(metrics, "kaiawatch_source_cursor_block", { source: source.key });
-      expect(cursor).toBe(daemon.store.getCursor(source.key)?.block);
+      expect(cursor).toBe((await daemon.store.getCursor(source.key))?.block);
       // Each source's last tick duration; the distribution is per record family, not per source.
       expect(sample(metrics, "kaiawatch_source_last_tick_duration_seconds", { source: source.key })).toBeGreaterThan(0);
       expect(sample(metrics, "kaiawatch_source_tick_duration_seconds_count", { family: daemon.plan.sources.find((s) => s.key === source.key)!.family })).toBeGreaterThan(0);
@@ -141,10 +141,10 @@ describe("status server", () => {
     const simCredits = sim.stats().creditsTotal;
     expect(sample(metrics, "kaiawatch_explorer_credits_today")).toBeGreaterThan(0);
     expect(sample(metrics, "kaiawatch_explorer_credits_today")).toBeLessThanOrEqual(simCredits);
-    const alerts = daemon.store.listOutbox({ sink: "out" }).length;
+    const alerts = (await daemon.store.listOutbox({ sink: "out" })).length;
     expect(alerts).toBeGreaterThan(0);
     expect(sample(metrics, "kaiawatch_alerts_queued_total", { sink: "out" })).toBeGreaterThanOrEqual(alerts);
-    expect(sample(metrics, "kaiawatch_store_size_bytes")).toBe(daemon.store.stats().bytes);
+    expect(sample(metrics, "kaiawatch_store_size_bytes")).toBe((await daemon.store.stats()).bytes);
     expect(sample(metrics, "kaiawatch_source_ticks_total", { watch: "token", outcome: "ok" })).toBeGreaterThan(0);
     expect(metrics).toContain("kaiawatch_store_write_duration_seconds_count");
   });

@@ -104,6 +104,6 @@ it(`keeps the store whole and consistent across ${KILLS} kill -9 of a writing pr
   expect(Math.min(...KEYS.map((key) => previous.get(key) ?? -1))).toBeGreaterThan(KILLS);
   // The last writer's lock was stale; a new process takes it over and reads the same state.
   const store = await openStore(createTestCommon(), { path });
-  expect(store.getCursor("k0")?.block).toBe(previous.get("k0"));
+  expect((await store.getCursor("k0"))?.block).toBe(previous.get("k0"));
   await store.close();
 }, 120_000);

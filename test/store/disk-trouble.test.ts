@@ -164,7 +164,7 @@ async function readyzUntil(url: string, status: number): Promise<Readyz> {
   }
 }
 
-const pendingAlerts = (daemon: Daemon) => daemon.store.listOutbox({ state: "pending" }).length;
+const pendingAlerts = async (daemon: Daemon) => (await daemon.store.listOutbox({ state: "pending" })).length;
 
 describe("disk trouble under a running daemon", () => {
   // Where mount is not allowed (no root, no CAP_SYS_ADMIN) the case shows as skipped.
@@ -175,7 +175,7 @@ describe("disk trouble under a running daemon", () => {
     const keys = daemon.plan.sources.map((s) => s.key);
     const atHead = () => existsSync(storePath) && keys.every((key) => fileCursors(storePath)[key] === sim.head());
     await waitFor(atHead, 20_000, "every cursor on disk to reach the head");
-    await waitFor(() => pendingAlerts(daemon) === 0, 20_000, "the first alerts to be delivered");
+    await waitFor(async () => (await pendingAlerts(daemon)) === 0, 20_000, "the first alerts to be delivered");
 
     await trouble.break(storePath);
     let broken = true;
@@ -197,7 +197,7 @@ describe("disk trouble under a running daemon", () => {
     // failed write is undone in memory too: the poller scans those windows again).
     await sleep(3_000);
     expect(readOnDisk(storePath)).toEqual(good);
-    for (const key of keys) expect(daemon.store.getCursor(key)!.block, key).toBeLessThanOrEqual(goodCursors[key]!);
+    for (const key of keys) expect((await daemon.store.getCursor(key))!.block, key).toBeLessThanOrEqual(goodCursors[key]!);
     const logged = run.logs.map((line) => JSON.parse(line) as { msg: string; err?: { code?: string; message?: string } }).filter((line) => line.msg.startsWith("store write failed"));
     expect(logged.length).toBeGreaterThan(0);
     for (const line of logged) {
@@ -208,7 +208,7 @@ describe("disk trouble under a running daemon", () => {
     trouble.fix(storePath);
     broken = false;
     await waitFor(atHead, 30_000, "the cursors on disk to reach the head once the disk is fine");
-    await waitFor(() => pendingAlerts(daemon) === 0, 20_000, "every alert to be delivered");
+    await waitFor(async () => (await pendingAlerts(daemon)) === 0, 20_000, "every alert to be delivered");
     await readyzUntil(url, 200);
     await daemon.stop();
 

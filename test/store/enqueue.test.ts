@@ -31,12 +31,12 @@ describe("enqueue (replay --send, operational alerts)", () => {
     const store = await openTracked();
     await store.commitWindow({ cursor: cursor("s1", 50), entries: [entry("a1", "slack")] });
     await store.setCursor(cursor("s2", 7));
-    const cursorsBefore = store.listCursors();
+    const cursorsBefore = (await store.listCursors());
 
     expect(await store.enqueue([entry("a1", "slack"), entry("a2", "slack"), entry("a2", "email"), entry("a2", "email")])).toEqual({ added: 2 });
-    expect(store.listCursors()).toEqual(cursorsBefore);
-    expect(store.listOutbox({ state: "pending" }).map((e) => e.id)).toEqual(["a1:slack", "a2:slack", "a2:email"]);
-    expect(store.listOutbox({ sink: "email", state: "pending" }).map((e) => e.id)).toEqual(["a2:email"]);
+    expect((await store.listCursors())).toEqual(cursorsBefore);
+    expect((await store.listOutbox({ state: "pending" })).map((e) => e.id)).toEqual(["a1:slack", "a2:slack", "a2:email"]);
+    expect((await store.listOutbox({ sink: "email", state: "pending" })).map((e) => e.id)).toEqual(["a2:email"]);
 
     // Durable: the file holds them (the call resolved after the write), with the cursors unchanged.
     const disk = readOnDisk(path);
@@ -49,7 +49,7 @@ describe("enqueue (replay --send, operational alerts)", () => {
     await store.commitWindow({ cursor: cursor("s1", 1), entries: [entry("a1", "slack")] });
     await store.updateOutbox([{ id: "a1:slack", kind: "delivered", at: new Date().toISOString() }]);
     expect(await store.enqueue([entry("a1", "slack")])).toEqual({ added: 0 });
-    expect(store.listOutbox().map((e) => [e.id, e.state])).toEqual([["a1:slack", "delivered"]]);
+    expect((await store.listOutbox()).map((e) => [e.id, e.state])).toEqual([["a1:slack", "delivered"]]);
   });
 
   it("is refused on a read-only store", async () => {

@@ -166,8 +166,8 @@ describe("cursors", () => {
     await expect(store.setCursor(cursor("s1", 1.5))).rejects.toThrow(/whole number ≥ -1/);
     await expect(store.commitWindow({ cursor: cursor("s1", -2), entries: [entry("a1", "slack")] })).rejects.toThrow(/whole number ≥ -1/);
     await store.setCursor(cursor("s1", -1)); // a source starting at block 0
-    expect(store.getCursor("s1")?.block).toBe(-1);
-    expect(store.listOutbox()).toEqual([]);
+    expect((await store.getCursor("s1"))?.block).toBe(-1);
+    expect((await store.listOutbox())).toEqual([]);
   });
 
   it("refuses a JSON store holding a negative cursor instead of upgrading it", async () => {
@@ -195,18 +195,18 @@ describe("a failed write", () => {
       expect(result.status).toBe("rejected");
       expect((result as PromiseRejectedResult).reason).toMatchObject({ code: "KW_STORE_WRITE_FAILED" });
     }
-    expect(store.stats()).toMatchObject({ lastWriteFailed: true });
-    expect(store.stats().failedWrites).toBeGreaterThanOrEqual(1);
+    expect(await store.stats()).toMatchObject({ lastWriteFailed: true });
+    expect((await store.stats()).failedWrites).toBeGreaterThanOrEqual(1);
     // Undone, in memory too: the callers were told, and the poller scans the window again.
-    expect(store.getCursor("s1")?.block).toBe(1);
-    expect(store.getMeta("m")).toBeUndefined();
-    expect(store.listOutbox().map((e) => e.id)).toEqual(["a1:slack"]);
+    expect((await store.getCursor("s1"))?.block).toBe(1);
+    expect((await store.getMeta("m"))).toBeUndefined();
+    expect((await store.listOutbox()).map((e) => e.id)).toEqual(["a1:slack"]);
     expect(readOnDisk(path).outbox.map((e) => e.id)).toEqual(["a1:slack"]);
 
     rmSync(join(dir, "filler"));
     // flush tries the disk again even without a change, and clears the failure.
     await store.flush();
-    expect(store.stats().lastWriteFailed).toBe(false);
+    expect((await store.stats()).lastWriteFailed).toBe(false);
     await store.commitWindow({ cursor: cursor("s1", 3), entries: [entry("a3", "slack")] });
     const data = readOnDisk(path);
     expect(data.cursors.s1?.block).toBe(3);

@@ -30,18 +30,18 @@ const onDisk = () => readOnDisk(path);
 
 describe("windows without alerts", () => {
   it("move their cursors at once and reach the file together in one write at flush", async () => {
-    const before = store.stats().writes;
+    const before = (await store.stats()).writes;
     for (let i = 0; i < 1_000; i++) await store.commitWindow({ cursor: cursor(`s${i}`, 100 + i), entries: [] });
-    expect(store.getCursor("s999")?.block).toBe(1099);
-    expect(store.stats().cursors).toBe(1_000);
-    expect(store.stats().writes).toBe(before);
+    expect((await store.getCursor("s999"))?.block).toBe(1099);
+    expect((await store.stats()).cursors).toBe(1_000);
+    expect((await store.stats()).writes).toBe(before);
     await store.flush();
-    expect(store.stats().writes - before).toBe(1);
+    expect((await store.stats()).writes - before).toBe(1);
     expect(Object.keys(onDisk().cursors)).toHaveLength(1_000);
     expect(onDisk().cursors.s999?.block).toBe(1099);
     // Nothing deferred any more: a second flush writes nothing.
     await store.flush();
-    expect(store.stats().writes - before).toBe(1);
+    expect((await store.stats()).writes - before).toBe(1);
   });
 
   it("ride along with the next window that has alerts, which is durable when its commit resolves", async () => {

@@ -35,8 +35,8 @@ function onDisk(): OnDisk {
 describe("store round trips", () => {
   it("starts empty on a missing file, creating it and its directory at schema version 2", async () => {
     const store = await openTracked();
-    expect(store.listCursors()).toEqual([]);
-    expect(store.listOutbox()).toEqual([]);
+    expect((await store.listCursors())).toEqual([]);
+    expect((await store.listOutbox())).toEqual([]);
     expect(onDisk()).toEqual({ version: 2, cursors: {}, outbox: [], meta: {} });
   });
 
@@ -48,12 +48,12 @@ describe("store round trips", () => {
     await store.close();
 
     const again = await openTracked();
-    expect(again.getCursor("s1")).toEqual(cursor("s1", 10));
-    expect(again.listCursors().map((c) => c.key).sort()).toEqual(["s1", "s2"]);
-    expect(again.listOutbox().map((e) => e.id)).toEqual(["a1:slack", "a1:email"]);
-    expect(again.listOutbox()[0]?.alert).toEqual(entry("a1", "slack").alert);
-    expect(again.getMeta("recent")).toEqual({ keys: ["x", "y"] });
-    expect(again.getMeta("missing")).toBeUndefined();
+    expect((await again.getCursor("s1"))).toEqual(cursor("s1", 10));
+    expect((await again.listCursors()).map((c) => c.key).sort()).toEqual(["s1", "s2"]);
+    expect((await again.listOutbox()).map((e) => e.id)).toEqual(["a1:slack", "a1:email"]);
+    expect((await again.listOutbox())[0]?.alert).toEqual(entry("a1", "slack").alert);
+    expect((await again.getMeta("recent"))).toEqual({ keys: ["x", "y"] });
+    expect((await again.getMeta("missing"))).toBeUndefined();
   });
 
   it("stores a copy of meta values and removes a key set to undefined", async () => {
@@ -61,22 +61,22 @@ describe("store round trips", () => {
     const value = { n: 1 };
     await store.setMeta("k", value);
     value.n = 2;
-    expect(store.getMeta("k")).toEqual({ n: 1 });
+    expect((await store.getMeta("k"))).toEqual({ n: 1 });
     await store.setMeta("k", undefined);
-    expect(store.getMeta("k")).toBeUndefined();
+    expect((await store.getMeta("k"))).toBeUndefined();
     expect(onDisk().meta).toEqual({});
   });
 
   it("hands out copies: changing a returned cursor or entry changes nothing stored", async () => {
     const store = await openTracked();
     await store.commitWindow({ cursor: cursor("s1", 1), entries: [entry("a1", "slack")] });
-    const c = store.getCursor("s1");
-    const [e] = store.listOutbox();
+    const c = await store.getCursor("s1");
+    const [e] = await store.listOutbox();
     if (c === undefined || e === undefined) throw new Error("missing");
     c.block = 999;
     e.state = "dead";
-    expect(store.getCursor("s1")?.block).toBe(1);
-    expect(store.listOutbox()[0]?.state).toBe("pending");
+    expect((await store.getCursor("s1"))?.block).toBe(1);
+    expect((await store.listOutbox())[0]?.state).toBe("pending");
   });
 
   it("sets the store metrics on each write", async () => {
@@ -86,17 +86,17 @@ describe("store round trips", () => {
     const size = (await common.metrics.storeSize.get()).values[0]?.value;
     const onDiskBytes = statSync(path).size + statSync(`${path}-wal`).size;
     expect(size).toBe(onDiskBytes);
-    expect(store.stats().bytes).toBe(onDiskBytes);
+    expect((await store.stats()).bytes).toBe(onDiskBytes);
     const histogram = await common.metrics.storeWriteDuration.get();
     const count = histogram.values.find((v) => v.metricName === "kaiawatch_store_write_duration_seconds_count")?.value;
-    expect(count).toBe(store.stats().writes);
+    expect(count).toBe((await store.stats()).writes);
   });
 });
 
 describe("group commit", () => {
   it("writes 100 concurrent windows in one file write, and every caller sees its window on disk", async () => {
     const store = await openTracked();
-    const before = store.stats().writes;
+    const before = (await store.stats()).writes;
     const calls = Array.from({ length: 100 }, (_, i) =>
       store.commitWindow({ cursor: cursor(`s${i}`, i), entries: [entry(`a${i}`, "slack")] }).then((result) => {
         // Resolved means durable: the file must already hold this caller's window.
@@ -107,13 +107,13 @@ describe("group commit", () => {
       }),
     );
     expect(await Promise.all(calls)).toEqual(Array(100).fill(1));
-    expect(store.stats().writes - before).toBe(1);
+    expect((await store.stats()).writes - before).toBe(1);
     expect(onDisk().outbox).toHaveLength(100);
   });
 
   it("puts mutations made while a write is in flight into the next write", async () => {
     const store = await openTracked();
-    const before = store.stats().writes;
+    const before = (await store.stats()).writes;
     let firstDone = false;
     const checks: Promise<void>[] = [];
     const commit = (i: number) =>
@@ -132,7 +132,7 @@ describe("group commit", () => {
     await Promise.all(checks);
     const commits = i;
     expect(commits).toBeGreaterThan(1); // some commits did arrive during the first write
-    const writes = store.stats().writes - before;
+    const writes = (await store.stats()).writes - before;
     expect(writes).toBeGreaterThanOrEqual(2);
     expect(writes).toBeLessThanOrEqual(commits);
     expect(onDisk().outbox).toHaveLength(commits);
@@ -145,9 +145,9 @@ describe("group commit", () => {
     await store.flush();
     expect(onDisk().cursors.s1?.block).toBe(3);
     expect(onDisk().meta.m).toBe(1);
-    const writes = store.stats().writes;
+    const writes = (await store.stats()).writes;
     await store.flush(); // nothing new: no write
-    expect(store.stats().writes).toBe(writes);
+    expect((await store.stats()).writes).toBe(writes);
   });
 });
 
@@ -159,7 +159,7 @@ describe("commitWindow", () => {
     await store.updateOutbox([{ id: "a1:slack", kind: "delivered", at: "2025-01-01T00:01:00.000Z" }]);
     await store.setCursor(cursor("s1", 5)); // rewind
     expect(await store.commitWindow({ cursor: cursor("s1", 10), entries: [...entries, entry("a3", "slack")] })).toEqual({ added: 1 });
-    expect(store.listOutbox().map((e) => [e.id, e.state])).toEqual([
+    expect((await store.listOutbox()).map((e) => [e.id, e.state])).toEqual([
       ["a1:slack", "delivered"],
       ["a2:slack", "pending"],
       ["a3:slack", "pending"],
@@ -176,8 +176,8 @@ describe("commitWindow", () => {
     const store = await openTracked();
     await store.commitWindow({ cursor: cursor("s1", 10), entries: [] });
     await expect(store.commitWindow({ cursor: cursor("s1", 9), entries: [entry("a1", "slack")] })).rejects.toMatchObject({ code: "KW_STORE_CURSOR_BACKWARDS" });
-    expect(store.getCursor("s1")?.block).toBe(10);
-    expect(store.listOutbox()).toEqual([]);
+    expect((await store.getCursor("s1"))?.block).toBe(10);
+    expect((await store.listOutbox())).toEqual([]);
   });
 });
 
@@ -197,17 +197,17 @@ describe("outbox", () => {
 
   it("lists by sink, state and due time, oldest first", async () => {
     const store = await seeded();
-    expect(store.listOutbox({ sink: "slack", state: "pending" }).map((e) => e.id)).toEqual(["a1:slack", "a2:slack", "a3:slack"]);
-    expect(store.listOutbox({ sink: "email" }).map((e) => e.id)).toEqual(["a1:email"]);
+    expect((await store.listOutbox({ sink: "slack", state: "pending" })).map((e) => e.id)).toEqual(["a1:slack", "a2:slack", "a3:slack"]);
+    expect((await store.listOutbox({ sink: "email" })).map((e) => e.id)).toEqual(["a1:email"]);
     await store.updateOutbox([{ id: "a2:slack", kind: "failed", at: t0, error: "HTTP 500", next_attempt_at: t2 }]);
-    expect(store.listOutbox({ state: "pending", dueBefore: t1 }).map((e) => e.id)).toEqual(["a1:slack", "a1:email", "a3:slack"]);
-    expect(store.listOutbox({ state: "pending", dueBefore: t2 }).map((e) => e.id)).toEqual(["a1:slack", "a1:email", "a2:slack", "a3:slack"]);
-    expect(store.listOutbox({ sink: "nobody", state: "pending" })).toEqual([]);
+    expect((await store.listOutbox({ state: "pending", dueBefore: t1 })).map((e) => e.id)).toEqual(["a1:slack", "a1:email", "a3:slack"]);
+    expect((await store.listOutbox({ state: "pending", dueBefore: t2 })).map((e) => e.id)).toEqual(["a1:slack", "a1:email", "a2:slack", "a3:slack"]);
+    expect((await store.listOutbox({ sink: "nobody", state: "pending" }))).toEqual([]);
   });
 
   it("records failures, deliveries, dead letters, requeues and groups, and keeps them across a reopen", async () => {
     const store = await seeded();
-    const before = store.stats().writes;
+    const before = (await store.stats()).writes;
     await store.updateOutbox([
       { id: "a1:slack", kind: "group", group_id: "g1" },
       { id: "a2:slack", kind: "group", group_id: "g1" },
@@ -217,26 +217,26 @@ describe("outbox", () => {
       { id: "a3:slack", kind: "dead", at: t1, reason: "HTTP 400" },
       { id: "a3:slack", kind: "requeue", at: t2 },
     ]);
-    expect(store.stats().writes - before).toBe(1);
-    expect(onDisk().outbox).toEqual(store.listOutbox()); // the file holds every change
+    expect((await store.stats()).writes - before).toBe(1);
+    expect(onDisk().outbox).toEqual((await store.listOutbox())); // the file holds every change
     await store.close();
 
     const again = await openTracked();
-    const byId = new Map(again.listOutbox().map((e) => [e.id, e]));
+    const byId = new Map((await again.listOutbox()).map((e) => [e.id, e]));
     expect(byId.get("a1:slack")).toMatchObject({ state: "delivered", attempts: 2, delivered_at: t1, last_error: "HTTP 503", group_id: "g1" });
     expect(byId.get("a2:slack")).toMatchObject({ state: "dead", attempts: 1, dead_reason: "HTTP 404", group_id: "g1" });
     expect(byId.get("a3:slack")).toMatchObject({ state: "pending", attempts: 0, next_attempt_at: t2 });
     expect(byId.get("a3:slack")?.dead_reason).toBeUndefined();
-    expect(again.listOutbox({ state: "pending" }).map((e) => e.id)).toEqual(["a1:email", "a3:slack"]);
-    expect(again.listOutbox({ state: "dead" }).map((e) => e.id)).toEqual(["a2:slack"]);
-    expect(again.listOutbox({ state: "delivered", sink: "slack" }).map((e) => e.id)).toEqual(["a1:slack"]);
+    expect((await again.listOutbox({ state: "pending" })).map((e) => e.id)).toEqual(["a1:email", "a3:slack"]);
+    expect((await again.listOutbox({ state: "dead" })).map((e) => e.id)).toEqual(["a2:slack"]);
+    expect((await again.listOutbox({ state: "delivered", sink: "slack" })).map((e) => e.id)).toEqual(["a1:slack"]);
   });
 
   it("keeps the pending list in order of addition after a requeue", async () => {
     const store = await seeded();
     await store.updateOutbox([{ id: "a1:slack", kind: "dead", at: t0, reason: "x" }]);
     await store.updateOutbox([{ id: "a1:slack", kind: "requeue", at: t1 }]);
-    expect(store.listOutbox({ state: "pending", sink: "slack" }).map((e) => e.id)).toEqual(["a1:slack", "a2:slack", "a3:slack"]);
+    expect((await store.listOutbox({ state: "pending", sink: "slack" })).map((e) => e.id)).toEqual(["a1:slack", "a2:slack", "a3:slack"]);
   });
 
   it("refuses a batch with an impossible change and applies none of it", async () => {
@@ -258,7 +258,7 @@ describe("outbox", () => {
         { id: "a3:slack", kind: "failed", at: t1, error: "x", next_attempt_at: t2 },
       ]),
     ).rejects.toMatchObject({ code: "KW_STORE_OUTBOX_CHANGE" });
-    expect(store.listOutbox({ state: "pending" }).map((e) => e.id)).toEqual(["a1:email", "a2:slack", "a3:slack"]);
+    expect((await store.listOutbox({ state: "pending" })).map((e) => e.id)).toEqual(["a1:email", "a2:slack", "a3:slack"]);
     await store.flush();
     expect(readFileSync(path, "utf8")).toBe(snapshot);
   });
@@ -271,7 +271,7 @@ describe("outbox", () => {
       { id: "a3:slack", kind: "dead", at: t0, reason: "x" },
     ]);
     expect(await store.pruneDelivered(t1)).toBe(1);
-    expect(store.listOutbox().map((e) => e.id)).toEqual(["a1:email", "a2:slack", "a3:slack"]);
+    expect((await store.listOutbox()).map((e) => e.id)).toEqual(["a1:email", "a2:slack", "a3:slack"]);
     expect(onDisk().outbox.map((e) => e.id)).toEqual(["a1:email", "a2:slack", "a3:slack"]);
     expect(await store.pruneDelivered(t1)).toBe(0);
     // A pruned alert re-scanned later is new again: pruning is for alerts well past any rewind.
@@ -287,13 +287,13 @@ describe("pruning in batches", () => {
     await store.updateOutbox(Array.from({ length: 25 }, (_, i) => ({ id: `a${i}:slack`, kind: "delivered" as const, at: new Date(Date.UTC(2025, 0, 1, 0, 25 - i)).toISOString() })));
     const cutoff = "2025-01-01T00:21:00.000Z"; // deliveries at minutes 1..20 are older
     expect(await store.pruneDelivered(cutoff, 8)).toBe(8);
-    expect(store.listOutbox().map((e) => e.id).slice(-3)).toEqual(["a14:slack", "a15:slack", "a16:slack"]);
+    expect((await store.listOutbox()).map((e) => e.id).slice(-3)).toEqual(["a14:slack", "a15:slack", "a16:slack"]);
     expect(await store.pruneDelivered(cutoff, 8)).toBe(8);
     expect(await store.pruneDelivered(cutoff, 8)).toBe(4);
     expect(await store.pruneDelivered(cutoff, 8)).toBe(0);
-    expect(store.countOutbox({ state: "delivered" })).toBe(5);
-    expect(store.stats().outbox).toBe(5);
-    expect(store.outboxCounts()).toEqual([{ sink: "slack", state: "delivered", count: 5, retrying: 5 }]);
+    expect((await store.countOutbox({ state: "delivered" }))).toBe(5);
+    expect((await store.stats()).outbox).toBe(5);
+    expect((await store.outboxCounts())).toEqual([{ sink: "slack", state: "delivered", count: 5, retrying: 5 }]);
   });
 });
 
@@ -303,8 +303,8 @@ describe("read-only and closed stores", () => {
     await writer.commitWindow({ cursor: cursor("s1", 7), entries: [entry("a1", "slack")] });
     const reader = await openTracked({ readOnly: true });
     expect(reader.readOnly).toBe(true);
-    expect(reader.getCursor("s1")?.block).toBe(7);
-    expect(reader.listOutbox({ state: "pending" })).toHaveLength(1);
+    expect((await reader.getCursor("s1"))?.block).toBe(7);
+    expect((await reader.listOutbox({ state: "pending" }))).toHaveLength(1);
     await expect(reader.setCursor(cursor("s1", 8))).rejects.toMatchObject({ code: "KW_STORE_READ_ONLY" });
     await reader.close();
     expect(existsSync(`${path}.lock`)).toBe(true); // the writer's lock is untouched
@@ -312,7 +312,7 @@ describe("read-only and closed stores", () => {
 
   it("opens a missing file read-only as empty without creating it", async () => {
     const reader = await openTracked({ readOnly: true });
-    expect(reader.listCursors()).toEqual([]);
+    expect((await reader.listCursors())).toEqual([]);
     expect(existsSync(path)).toBe(false);
   });
 
@@ -335,7 +335,7 @@ describe("checkpoints", () => {
     await store.close();
     expect(existsSync(`${path}-wal`)).toBe(false);
     const again = await openTracked({ readOnly: true });
-    expect(again.countOutbox()).toBe(1_000);
-    expect(again.getCursor("s1")?.block).toBe(999);
+    expect((await again.countOutbox())).toBe(1_000);
+    expect((await again.getCursor("s1"))?.block).toBe(999);
   }, 60_000);
 });

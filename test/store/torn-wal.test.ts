@@ -32,14 +32,13 @@ interface Snapshot {
   meta: unknown;
 }
 
-function snapshot(store: Store): Snapshot {
+async function snapshot(store: Store): Promise<Snapshot> {
   return {
-    cursors: store
-      .listCursors()
+    cursors: (await store.listCursors())
       .map((c): [string, number] => [c.key, c.block])
       .sort((a, b) => a[0].localeCompare(b[0])),
-    outbox: store.listOutbox().map((e): [string, string, number] => [e.id, e.state, e.attempts]),
-    meta: store.getMeta("m"),
+    outbox: (await store.listOutbox()).map((e): [string, string, number] => [e.id, e.state, e.attempts]),
+    meta: await store.getMeta("m"),
   };
 }
 
@@ -62,12 +61,12 @@ describe("a WAL cut at every byte of its last commit", () => {
       await store.commitWindow({ cursor: cursor("s1", i * 10), entries: [entry(`a${i}`, "slack", { padding: 300 }), entry(`a${i}`, "mail")] });
       await store.updateOutbox([{ id: `a${i}:mail`, kind: "delivered", at: "2025-01-01T00:01:00.000Z" }]);
       await store.setMeta("m", { i });
-      states.push(snapshot(store));
+      states.push(await snapshot(store));
     }
     // The last commit: a window with an entry and a quiet source's advance.
     await store.commitWindow({ cursor: cursor("s2", 5), entries: [] });
     await store.commitWindow({ cursor: cursor("s1", 70), entries: [entry("a7", "slack")] });
-    const last = snapshot(store);
+    const last = await snapshot(store);
     const beforeLast = states.at(-1)!;
 
     // The store stays open: closing would checkpoint the WAL into the database and remove it.
@@ -86,7 +85,7 @@ describe("a WAL cut at every byte of its last commit", () => {
       rmSync(`${copy}-shm`, { force: true });
       const reader = await openStore(common, { path: copy, readOnly: true });
       try {
-        return snapshot(reader);
+        return await snapshot(reader);
       } finally {
         await reader.close();
       }
@@ -118,13 +117,13 @@ describe("a WAL cut at every byte of its last commit", () => {
       writeFileSync(writable, db);
       writeFileSync(`${writable}-wal`, wal.subarray(0, cut));
       const writer = await openStore(common, { path: writable });
-      expect(snapshot(writer)).toEqual(beforeLast);
+      expect(await snapshot(writer)).toEqual(beforeLast);
       await writer.commitWindow({ cursor: cursor("s1", 80), entries: [entry("a8", "slack")] });
       await writer.close();
       expect(existsSync(`${writable}-wal`)).toBe(false); // the writer checkpointed the WAL at close
       const again = await openStore(common, { path: writable, readOnly: true });
-      expect(again.getCursor("s1")?.block).toBe(80);
-      expect(again.listOutbox().map((e) => e.id)).toEqual([...beforeLast.outbox.map(([id]) => id), "a8:slack"]);
+      expect((await again.getCursor("s1"))?.block).toBe(80);
+      expect((await again.listOutbox()).map((e) => e.id)).toEqual([...beforeLast.outbox.map(([id]) => id), "a8:slack"]);
       await again.close();
     }
   }, 120_000);

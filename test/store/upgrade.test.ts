@@ -30,13 +30,13 @@ describe("upgrading a JSON store of the previous release", () => {
     expect(v1.schema_version).toBe(1);
     expect(v1.outbox.length).toBeGreaterThanOrEqual(6);
     const store = await openStore(createTestCommon(), { path });
-    expect(store.listCursors().sort((a, b) => a.key.localeCompare(b.key))).toEqual(Object.values(v1.cursors).sort((a, b) => a.key.localeCompare(b.key)));
-    expect(store.listOutbox()).toEqual(v1.outbox);
-    for (const [key, value] of Object.entries(v1.meta)) expect(store.getMeta(key)).toEqual(value);
+    expect((await store.listCursors()).sort((a, b) => a.key.localeCompare(b.key))).toEqual(Object.values(v1.cursors).sort((a, b) => a.key.localeCompare(b.key)));
+    expect((await store.listOutbox())).toEqual(v1.outbox);
+    for (const [key, value] of Object.entries(v1.meta)) expect((await store.getMeta(key))).toEqual(value);
     // The states were carried: the indexes and counts agree with the entries.
     for (const state of ["pending", "delivered", "dead"] as const) {
-      expect(store.listOutbox({ state }).map((e) => e.id)).toEqual(v1.outbox.filter((e) => e.state === state).map((e) => e.id));
-      expect(store.countOutbox({ state })).toBe(v1.outbox.filter((e) => e.state === state).length);
+      expect((await store.listOutbox({ state })).map((e) => e.id)).toEqual(v1.outbox.filter((e) => e.state === state).map((e) => e.id));
+      expect((await store.countOutbox({ state }))).toBe(v1.outbox.filter((e) => e.state === state).length);
     }
     // Dedup works across the upgrade: a re-scan of an upgraded alert adds nothing.
     const first = v1.outbox[0]!;
@@ -51,14 +51,14 @@ describe("upgrading a JSON store of the previous release", () => {
     expect(disk.outbox).toEqual(v1.outbox);
 
     const again = await openStore(createTestCommon(), { path });
-    expect(again.listOutbox()).toEqual(v1.outbox);
+    expect((await again.listOutbox())).toEqual(v1.outbox);
     await again.close();
   });
 
   it("reads a JSON store read-only without upgrading it (the CLI beside a daemon that has not started yet)", async () => {
     const store = await openStore(createTestCommon(), { path, readOnly: true });
-    expect(store.listOutbox({ state: "pending" }).map((e) => e.id)).toEqual(v1.outbox.filter((e) => e.state === "pending").map((e) => e.id));
-    expect(store.getCursor("nft:0xabc")?.block).toBe(1200);
+    expect((await store.listOutbox({ state: "pending" })).map((e) => e.id)).toEqual(v1.outbox.filter((e) => e.state === "pending").map((e) => e.id));
+    expect((await store.getCursor("nft:0xabc"))?.block).toBe(1200);
     await store.close();
     expect(readFileSync(path, "utf8")).toBe(readFileSync(FIXTURE, "utf8"));
   });
@@ -69,7 +69,7 @@ describe("upgrading a JSON store of the previous release", () => {
     writeFileSync(`${path}.new-journal`, "torn");
     copyFileSync(FIXTURE, `${path}.v1.json.bak`);
     const store = await openStore(createTestCommon(), { path });
-    expect(store.listOutbox()).toEqual(v1.outbox);
+    expect((await store.listOutbox())).toEqual(v1.outbox);
     await store.close();
     expect(existsSync(`${path}.new`)).toBe(false);
   });

@@ -97,14 +97,14 @@ function truthOf(sim: Simulator, from: number, to: number) {
   };
 }
 
-function expectMatchesTruth(daemon: Daemon, sim: Simulator, from: number, to: number): void {
-  const byRule = keysByRule(daemon.store.listOutbox());
+async function expectMatchesTruth(daemon: Daemon, sim: Simulator, from: number, to: number): Promise<void> {
+  const byRule = keysByRule((await daemon.store.listOutbox()));
   const truth = truthOf(sim, from, to);
   for (const [rule, keys] of Object.entries(truth)) {
     expect(keys.length, `the chain has records for ${rule}`).toBeGreaterThan(0);
     expectExactly(byRule.get(rule), keys);
   }
-  for (const cursor of daemon.store.listCursors()) expect(cursor.block).toBe(to);
+  for (const cursor of (await daemon.store.listCursors())) expect(cursor.block).toBe(to);
 }
 
 describe("watch engine against the simulator", () => {
@@ -115,7 +115,7 @@ describe("watch engine against the simulator", () => {
     const { head, results } = await daemon.engine.runOnce();
     expect(results.every((r) => r.error === undefined)).toBe(true);
     expect(sim.head()).toBeGreaterThan(head);
-    expectMatchesTruth(daemon, sim, start, head);
+    await expectMatchesTruth(daemon, sim, start, head);
   });
 
   it("catches up 5,000 blocks of downtime window after window without skipping", async () => {
@@ -125,7 +125,7 @@ describe("watch engine against the simulator", () => {
     sim.mine(5_000);
     const { head, results } = await daemon.engine.runOnce();
     expect(results.every((r) => r.result!.windows >= 5)).toBe(true);
-    expectMatchesTruth(daemon, sim, start, head);
+    await expectMatchesTruth(daemon, sim, start, head);
   });
 
   it("pages a window of more than 2,000 records and splits one of more than 40,000", async () => {
@@ -144,12 +144,12 @@ describe("watch engine against the simulator", () => {
     });
     const { head, results } = await daemon.engine.runOnce();
     expect(results[0]!.error).toBeUndefined();
-    const keys = keysByRule(daemon.store.listOutbox()).get("dense-logs");
+    const keys = keysByRule((await daemon.store.listOutbox())).get("dense-logs");
     const truth = sim.truth.accountEventLogs(contract, { from: start, to: head }).map((r) => NORMALIZERS.event_logs(r).key);
     expect(truth.length).toBeGreaterThan(40_000);
     expectExactly(keys, truth);
     // Split, not paged past the count: more than one commit for the one window.
-    expect(daemon.store.getCursor(daemon.plan.sources[0]!.key)!.block).toBe(head);
+    expect((await daemon.store.getCursor(daemon.plan.sources[0]!.key))!.block).toBe(head);
   }, 120_000);
 
   it("loses nothing when a fifth of the calls fail and the API rate-limits", async () => {
@@ -160,6 +160,6 @@ describe("watch engine against the simulator", () => {
     expect(results.map((r) => r.error)).toEqual(results.map(() => undefined));
     const stats = sim.stats();
     expect(stats.faults.serverError ?? Object.values(stats.faults).reduce((a, b) => a + b, 0)).toBeGreaterThan(0);
-    expectMatchesTruth(daemon, sim, start, head);
+    await expectMatchesTruth(daemon, sim, start, head);
   }, 120_000);
 });

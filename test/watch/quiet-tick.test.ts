@@ -58,12 +58,12 @@ describe("a tick over a quiet chain", () => {
     await daemon.engine.runOnce(); // sets every cursor at the head
     sim.mine(1);
     sim.resetStats();
-    const writes = daemon.store.stats().writes;
+    const writes = (await daemon.store.stats()).writes;
     const { head, results } = await daemon.engine.runOnce();
     expect(results.filter((r) => r.error !== undefined)).toEqual([]);
     const requests = sim.stats().requests;
     expect(Object.entries(requests).filter(([op]) => op !== "rpc").reduce((n, [, byStatus]) => n + (byStatus["200"] ?? 0), 0)).toBe(SOURCES);
-    expect(daemon.store.stats().writes - writes).toBe(1);
+    expect((await daemon.store.stats()).writes - writes).toBe(1);
     expect(cursorsOnDisk(storePath)).toEqual(Array(SOURCES).fill(head));
   });
 

@@ -77,8 +77,8 @@ async function chainWithTwins(seed: number) {
   return { sim, wallet, start, block };
 }
 
-function twinAlerts(daemon: Daemon) {
-  return daemon.store.listOutbox().filter((entry) => entry.alert.transaction_hash === TWIN_HASH);
+async function twinAlerts(daemon: Daemon) {
+  return (await daemon.store.listOutbox()).filter((entry) => entry.alert.transaction_hash === TWIN_HASH);
 }
 
 describe("identical KIP37 transfers in one transaction", () => {
@@ -87,7 +87,7 @@ describe("identical KIP37 transfers in one transaction", () => {
     const first = await daemonFor(sim, start, wallet);
     const once = await first.daemon.engine.runOnce();
     expect(once.results.map((r) => r.error)).toEqual([undefined, undefined]);
-    const alerts = twinAlerts(first.daemon);
+    const alerts = (await twinAlerts(first.daemon));
     for (const rule of ["item-transfers", "wallet-nft"]) {
       const ofRule = alerts.filter((a) => a.rule === rule);
       // Three transfers, two of them identical: three alerts, three ids.
@@ -99,26 +99,26 @@ describe("identical KIP37 transfers in one transaction", () => {
       // The first keeps the id an alert of that record always had.
       expect(twins.map((t) => t.alert.id)).toContain(alertId(rule, recordKeyOf(twins[0]!.alert)));
     }
-    const ids = new Set(first.daemon.store.listOutbox().map((e) => e.id));
+    const ids = new Set((await first.daemon.store.listOutbox()).map((e) => e.id));
 
     // A re-scan of the same blocks on the same store adds nothing: the same ids again.
-    for (const cursor of first.daemon.store.listCursors()) await first.daemon.store.setCursor({ ...cursor, block: start - 1 });
+    for (const cursor of (await first.daemon.store.listCursors())) await first.daemon.store.setCursor({ ...cursor, block: start - 1 });
     await first.daemon.engine.runOnce();
-    expect(new Set(first.daemon.store.listOutbox().map((e) => e.id))).toEqual(ids);
+    expect(new Set((await first.daemon.store.listOutbox()).map((e) => e.id))).toEqual(ids);
     await first.daemon.stop();
 
     // A restart on the same store, with new blocks: the twins are not alerted again.
     sim.mine(2);
     const restarted = await daemonFor(sim, start, wallet, { dir: first.dir });
     await restarted.daemon.engine.runOnce();
-    const afterRestart = restarted.daemon.store.listOutbox().map((e) => e.id);
+    const afterRestart = (await restarted.daemon.store.listOutbox()).map((e) => e.id);
     expect(afterRestart.filter((id) => ids.has(id))).toHaveLength(ids.size);
-    expect(twinAlerts(restarted.daemon)).toHaveLength(6);
+    expect((await twinAlerts(restarted.daemon))).toHaveLength(6);
 
     // Another store scanning the same chain finds the same ids.
     const fresh = await daemonFor(sim, start, wallet);
     await fresh.daemon.engine.runOnce();
-    expect(new Set(twinAlerts(fresh.daemon).map((e) => e.id))).toEqual(new Set(alerts.map((e) => e.id)));
+    expect(new Set((await twinAlerts(fresh.daemon)).map((e) => e.id))).toEqual(new Set(alerts.map((e) => e.id)));
   });
 });
 
@@ -131,10 +131,10 @@ describe("a window whose records disagree with total_count", () => {
     expect(results.map((r) => r.error)).toEqual([undefined, undefined]);
     expect(sim.stats().faults.shortPage).toBe(2);
     const truth = sim.truth.nftTransfers(sim.addresses.kip37Collection, { from: start, to: head }).map((r) => NORMALIZERS.nft_transfers(r).key);
-    const keys = daemon.store.listOutbox().filter((e) => e.rule === "item-transfers").map((e) => recordKeyOf(e.alert));
+    const keys = (await daemon.store.listOutbox()).filter((e) => e.rule === "item-transfers").map((e) => recordKeyOf(e.alert));
     // Every transfer once, the twin twice (the same record: counted by key).
     expect(keys.sort()).toEqual(truth.sort());
-    for (const cursor of daemon.store.listCursors()) expect(cursor.block).toBe(head);
+    for (const cursor of (await daemon.store.listCursors())) expect(cursor.block).toBe(head);
   });
 
   it("fails the tick with KW_WATCH_COUNT_MISMATCH when they never agree: the cursor stays, and status and logs say why", async () => {
@@ -146,8 +146,8 @@ describe("a window whose records disagree with total_count", () => {
     sim.setFaults({ shortPageRate: 1 });
     const { results } = await daemon.engine.runOnce();
     for (const result of results) expect(result.error).toMatch(/^KW_WATCH_COUNT_MISMATCH: blocks \d+-\d+: the explorer counted \d+ records \(total_count\) but returned \d+, in 3 fetches/);
-    for (const cursor of daemon.store.listCursors()) expect(cursor.block).toBe(start - 1);
-    expect(daemon.store.listOutbox()).toEqual([]);
+    for (const cursor of (await daemon.store.listCursors())) expect(cursor.block).toBe(start - 1);
+    expect((await daemon.store.listOutbox())).toEqual([]);
     for (const state of daemon.engine.states()) {
       expect(state.last_outcome).toBe("error");
       expect(state.last_error).toContain("KW_WATCH_COUNT_MISMATCH");
@@ -159,6 +159,6 @@ describe("a window whose records disagree with total_count", () => {
     sim.setFaults({ shortPageRate: 0 });
     const again = await daemon.engine.runOnce();
     expect(again.results.map((r) => r.error)).toEqual([undefined, undefined]);
-    expect(twinAlerts(daemon)).toHaveLength(6);
+    expect((await twinAlerts(daemon))).toHaveLength(6);
   });
 });

@@ -47,9 +47,9 @@ sinks: { out: { type: file, path: "${join(dir.path, "alerts.jsonl")}" } }
     // Skipping loses nothing: what was committed up to the cursor is every record, once.
     const reopened = await createDaemon(quietCommon(), { config });
     cleanups.push(() => reopened.stop());
-    const cursor = reopened.store.getCursor(state!.key)!.block;
+    const cursor = (await reopened.store.getCursor(state!.key))!.block;
     expect(cursor).toBeGreaterThan(start);
-    const keys = reopened.store.listOutbox().map((e) => recordKeyOf(e.alert));
+    const keys = (await reopened.store.listOutbox()).map((e) => recordKeyOf(e.alert));
     const truth = sim.truth.accountEventLogs(sim.addresses.busyToken, { from: start, to: cursor }).map((r) => NORMALIZERS.event_logs(r).key);
     expect(repeated(keys)).toEqual([]);
     expect(new Set(keys)).toEqual(new Set(truth));

@@ -50,7 +50,7 @@ async function alertIds(via: "own" | "shared", start: number) {
     const { results } = await daemon.engine.runOnce();
     const failed = results.find((r) => r.error !== undefined);
     if (failed) throw new Error(`${failed.key}: ${failed.error}`);
-    const ids = daemon.store.listOutbox().map((entry) => `${entry.rule} ${entry.alert.id}`);
+    const ids = (await daemon.store.listOutbox()).map((entry) => `${entry.rule} ${entry.alert.id}`);
     return { ids: [...new Set(ids)].sort(), sources: daemon.plan.sources.map((s) => s.definition.operation).sort() };
   } finally {
     await daemon.stop();
@@ -78,7 +78,7 @@ describe("shared sources", () => {
         const { results } = await daemon.engine.runOnce();
         const failed = results.find((r) => r.error !== undefined);
         if (failed) throw new Error(`${failed.key}: ${failed.error}`);
-        return { matches: results.reduce((n, r) => n + (r.result?.alerts ?? 0), 0), ids: daemon.store.listOutbox().map((e) => e.alert.id) };
+        return { matches: results.reduce((n, r) => n + (r.result?.alerts ?? 0), 0), ids: (await daemon.store.listOutbox()).map((e) => e.alert.id) };
       } finally {
         await daemon.stop();
       }

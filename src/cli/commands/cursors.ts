@@ -80,15 +80,16 @@ async function run(args: string[], io: CommandIO): Promise<number> {
     const head = sets.some((s) => s.block === "latest") ? await readIndexedHead(common, loaded.config) : undefined;
     for (const { row, block: asked } of sets) {
       const block = asked === "latest" ? head! : asked;
-      const before = store.getCursor(row.key)?.block;
+      const before = (await store.getCursor(row.key))?.block;
       // The cursor is the last processed block: scanning resumes at BLOCK + 1.
       await store.setCursor({ key: row.key, watch: row.watch, source: row.family, description: row.description, block, updated_at: new Date().toISOString() });
       io.stdout.write(`${row.key} (${row.watch}): ${before ?? "none"} → ${block}\n`);
     }
     const known = new Set(rows.map((r) => r.key));
-    const table = rows.map((r) => [r.key, r.watch, String(store.getCursor(r.key)?.block ?? "-"), store.getCursor(r.key)?.updated_at ?? "-", r.description]);
+    const stored = new Map((await store.listCursors()).map((cursor) => [cursor.key, cursor]));
+    const table = rows.map((r) => [r.key, r.watch, String(stored.get(r.key)?.block ?? "-"), stored.get(r.key)?.updated_at ?? "-", r.description]);
     // Cursors of sources no longer in the config are kept (the watch may come back): show them too.
-    for (const cursor of store.listCursors()) if (!known.has(cursor.key)) table.push([cursor.key, cursor.watch, String(cursor.block), cursor.updated_at, `${cursor.description} (not in config)`]);
+    for (const cursor of stored.values()) if (!known.has(cursor.key)) table.push([cursor.key, cursor.watch, String(cursor.block), cursor.updated_at, `${cursor.description} (not in config)`]);
     io.stdout.write(formatTable(["SOURCE", "WATCH", "CURSOR", "UPDATED", "WHAT"], table));
   } finally {
     await store.close();

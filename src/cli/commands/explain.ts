@@ -129,7 +129,7 @@ async function activeSilences(common: Common, config: Config): Promise<Silence[]
   if (existsSync(config.store.path)) {
     const store = await openStore(common, { path: config.store.path, readOnly: true });
     try {
-      sets.push(readStoredSilences(store).set);
+      sets.push((await readStoredSilences(store)).set);
     } finally {
       await store.close();
     }

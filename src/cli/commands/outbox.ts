@@ -130,9 +130,13 @@ async function list(args: string[], io: CommandIO): Promise<number> {
     try {
       const sink = typeof values.sink === "string" ? values.sink : undefined;
       // The newest of each state, shown oldest first: what a long outbox holds last, read without reading all of it.
-      entries = shownStates.flatMap((s) => store.listOutbox({ sink, state: s, newestFirst: true, limit }).reverse());
-      totals = shownStates.map((s) => [s, store.countOutbox({ sink, state: s })] as const);
-      suppressed = readSuppressedNotes(store);
+      entries = [];
+      totals = [];
+      for (const s of shownStates) {
+        entries.push(...(await store.listOutbox({ sink, state: s, newestFirst: true, limit })).reverse());
+        totals.push([s, await store.countOutbox({ sink, state: s })] as const);
+      }
+      suppressed = await readSuppressedNotes(store);
     } finally {
       await store.close();
     }

@@ -184,12 +184,12 @@ async function currentSilences(context: Context): Promise<{ set: SilenceSet; sup
   return { set: mergeSilenceSets([stored.set, fromFile], context.common.now()), suppressed: stored.suppressed };
 }
 
-async function readStore(context: Context): Promise<ReturnType<typeof readStoredSilences>> {
+async function readStore(context: Context): ReturnType<typeof readStoredSilences> {
   const path = context.config.store.path;
   if (!existsSync(path)) return { set: emptySilenceSet(), suppressed: {} };
   const store = await openStore(context.common, { path, readOnly: true });
   try {
-    return readStoredSilences(store);
+    return await readStoredSilences(store);
   } finally {
     await store.close();
   }

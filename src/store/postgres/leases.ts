@@ -38,7 +38,10 @@ export interface ReplicaRow {
  * within a lease (NTP does), and tests move a fake clock instead of waiting.
  */
 export interface Leases {
-  /** Makes sure every source of the plan has a lease row; new ones start free. */
+  /**
+   * Makes sure every resource of the plan has a lease row (new ones start free), and removes
+   * free or expired rows the plan no longer has: they would count in the fair share forever.
+   */
   register(keys: readonly string[]): Promise<void>;
   /** Records this replica as live now, with what /status should show of it. */
   heartbeat(info?: Record<string, unknown>): Promise<void>;
@@ -120,6 +123,7 @@ export function createLeases(common: Common, options: LeasesOptions): Leases {
 
   return {
     async register(keys) {
+      await db.query("DELETE FROM leases WHERE NOT (key = ANY($1::text[])) AND (owner IS NULL OR expires_ms <= $2)", [[...keys], common.now()]);
       if (keys.length === 0) return;
       await db.query("INSERT INTO leases (key) SELECT unnest($1::text[]) ON CONFLICT (key) DO NOTHING", [[...keys]]);
     },

@@ -1,0 +1,129 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { join } from "node:path";
+import { createDaemon, type Daemon } from "../../src/daemon/create-daemon.js";
+import { sinkResource, sourceResource } from "../../src/store/ownership.js";
+import type { OutboxEntry } from "../../src/model/outbox-entry.js";
+import { createSimulator, type Simulator } from "../../src/simulator/index.js";
+import { configFromText, quietCommon, recordKeyOf, tempDir } from "../helpers/harness.js";
+import { recording } from "../notify/dispatcher-fixtures.js";
+import { fakeClock, usePostgres } from "../store/postgres/pg-fixtures.js";
+
+/**
+ * Replicas sharing one PostgreSQL store, in one process against the simulator. Each replica
+ * has its own clock, moved by hand: lease expiry and a paused replica without waiting.
+ */
+const pg = usePostgres();
+const LEASE_MS = 10_000;
+const cleanups: Array<() => Promise<void> | void> = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+async function simulator(): Promise<Simulator> {
+  const sim = await createSimulator({ seed: 15, initialBlocks: 60 });
+  cleanups.push(() => sim.close());
+  return sim;
+}
+
+function configText(sim: Simulator, store: string, start: number): string {
+  return `
+explorer: { base_url: ${sim.url}, requests_per_second: 1000, page_size: 2000 }
+chain: { rpc_url: ${sim.rpcUrl}, lag_blocks: 0 }
+store: ${store}
+status: { listen: false }
+defaults: { start: ${start}, max_window_blocks: 1000, jitter: 0s }
+watches:
+  - { name: wallet, account: "${sim.addresses.busyWallet}", sources: [nft_transfers, internal_transactions] }
+  - { name: token, contract: "${sim.addresses.busyToken}" }
+  - { name: collection, collection: "${sim.addresses.busyCollection}" }
+rules:
+  - { name: wallet-nft, watch: wallet, source: nft_transfers, notify: [out] }
+  - { name: wallet-calls, watch: wallet, source: internal_transactions, notify: [out] }
+  - { name: token-logs, watch: token, notify: [out] }
+  - { name: collection-transfers, watch: collection, notify: [out] }
+sinks:
+  out: { type: webhook, url: "http://127.0.0.1:9/unused", allow_http: true }
+`;
+}
+
+async function daemonOn(sim: Simulator, store: string, start: number, now: () => number = Date.now): Promise<Daemon> {
+  const config = configFromText(configText(sim, store, start));
+  const daemon = await createDaemon(quietCommon({ now }), { config, sinks: { out: recording("out") } });
+  cleanups.push(() => daemon.stop());
+  return daemon;
+}
+
+async function replicaOn(sim: Simulator, url: string, id: string, start: number, clock: ReturnType<typeof fakeClock>): Promise<Daemon> {
+  return daemonOn(sim, `{ url: "${url}", replica_id: ${id}, lease: ${LEASE_MS / 1000}s }`, start, clock.now);
+}
+
+const alertKeys = (entries: OutboxEntry[]) => entries.map((entry) => `${entry.rule} ${recordKeyOf(entry.alert)}`).sort();
+
+describe("replicas on PostgreSQL", () => {
+  it("queue the same alerts as the file store", async () => {
+    const sim = await simulator();
+    const start = sim.head() - 50;
+    const dir = tempDir();
+    cleanups.push(() => dir.remove());
+    const onFile = await daemonOn(sim, `{ path: ${join(dir.path, "store.json")} }`, start);
+    await onFile.runOnce({ drainTimeoutMs: 0 });
+    const onPostgres = await daemonOn(sim, `{ url: "${await pg.database()}", replica_id: solo }`, start);
+    const pgRun = await onPostgres.runOnce({ drainTimeoutMs: 0 });
+    expect(pgRun.scan.results.filter((r) => r.error !== undefined)).toEqual([]);
+
+    const expected = alertKeys(await onFile.store.listOutbox());
+    expect(expected.length).toBeGreaterThan(0);
+    expect(alertKeys(await onPostgres.store.listOutbox())).toEqual(expected);
+    const cursors = (await onPostgres.store.listCursors()).map((cursor) => cursor.block);
+    expect(cursors).toEqual((await onFile.store.listCursors()).map((cursor) => cursor.block));
+  });
+
+  it("split sources and sinks, each polled by one replica; a dead replica's are taken over after the lease; its late commit is refused", async () => {
+    const sim = await simulator();
+    const start = sim.head() - 50;
+    const url = await pg.database();
+    const clocks = [fakeClock(Date.now()), fakeClock(Date.now())] as const;
+    const r1 = await replicaOn(sim, url, "r1", start, clocks[0]);
+    const r2 = await replicaOn(sim, url, "r2", start, clocks[1]);
+    await r1.start();
+    await r2.start();
+    // r1 took everything alone; at its renewal it sheds down to the even share, r2 claims the rest.
+    await r1.ownership.renewNow();
+    await r2.ownership.renewNow();
+    const resources = [...r1.plan.sources.map((s) => sourceResource(s.key)), sinkResource("out")];
+    const holders = resources.map((resource) => [r1, r2].filter((r) => r.ownership.holds(resource) !== undefined).length);
+    expect(holders).toEqual(resources.map(() => 1));
+    const held = [r1, r2].map((r) => resources.filter((resource) => r.ownership.holds(resource) !== undefined).length);
+    expect(Math.max(...held) - Math.min(...held)).toBeLessThanOrEqual(1);
+
+    // One pass each: every source ticks on exactly one replica, and together they reach the head.
+    // (A source this replica does not hold ends its turn without a result.)
+    const ticked = async (r: Daemon) => (await r.engine.runOnce()).results.filter((one) => one.result !== undefined).map((one) => one.key);
+    expect([...(await ticked(r1)), ...(await ticked(r2))].sort()).toEqual(r1.plan.sources.map((s) => s.key).sort());
+    for (const cursor of await r1.store.listCursors()) expect(cursor.block).toBe(sim.head());
+    const before = alertKeys(await r1.store.listOutbox());
+
+    // r1 stops renewing (a SIGKILL, a long pause) and its clock stands still; r2's moves past the lease.
+    const r1Sources = r1.plan.sources.filter((s) => r1.ownership.holds(sourceResource(s.key)) !== undefined);
+    expect(r1Sources.length).toBeGreaterThan(0);
+    clocks[1].advance(LEASE_MS + 1);
+    await r2.ownership.renewNow();
+    for (const resource of resources) expect(r2.ownership.holds(resource), resource).toBeDefined();
+    sim.mine(5);
+    await r2.engine.runOnce();
+    for (const cursor of await r2.store.listCursors()) expect(cursor.block).toBe(sim.head());
+
+    // r1 wakes up believing it still holds its sources (its clock did not move): its ticks
+    // scan, but every commit is fenced off, quietly, and nothing moves or doubles.
+    sim.mine(3);
+    for (const source of r1Sources) expect(r1.ownership.holds(sourceResource(source.key))).toBeDefined();
+    const late = await r1.engine.runOnce();
+    expect(late.results.filter((one) => one.result !== undefined).length).toBe(r1Sources.length);
+    for (const result of late.results.filter((r) => r1Sources.some((s) => s.key === r.key))) expect(result.error).toBeUndefined();
+    for (const cursor of await r1.store.listCursors()) expect(cursor.block).toBe(sim.head() - 3);
+    // The alerts before the takeover are all still there, each once.
+    const after = alertKeys(await r2.store.listOutbox());
+    expect(new Set(after).size).toBe(after.length);
+    expect(before.every((key) => after.includes(key))).toBe(true);
+  });
+});
