@@ -44,4 +44,10 @@ export interface AlertDocument {
   enrichment?: Record<string, unknown>;
   /** When kaiawatch created the alert (ISO-8601 UTC). */
   created_at: string;
+  /**
+   * For an alert with a lifecycle (kaiawatch's operational alerts): "firing" when its condition
+   * began (the id is the episode's, stable), "resolved" when it cleared (id `${episode}:resolved`).
+   * Absent for a one-shot alert.
+   */
+  status?: "firing" | "resolved";
 }

@@ -1,0 +1,93 @@
+import type { Common } from "../common/common.js";
+import type { OperationalConfig } from "../config/types.js";
+import type { Store } from "../store/types.js";
+import type { WatchEngine } from "../watch/engine.js";
+import type { PlannedSource } from "../watch/poller.js";
+import { longestIntervalSeconds } from "../watch/schedule-firings.js";
+import { createSourceHealthTracker, worstState, type SourceHealth, type SourceHealthState } from "../watch/source-health.js";
+import { createHeadTracker, currentConditions, READINESS_KINDS, type HeadReadingState } from "./operational-checks.js";
+import type { OperationalCondition, OperationalMonitor } from "./operational-monitor.js";
+
+/** A source with no successful tick for this many of its schedule's longest intervals (and at least STALE_MIN_MS) is stalled. */
+export const STALE_INTERVALS = 3;
+export const STALE_MIN_MS = 60_000;
+
+/** The daemon's health at one instant: what /readyz, /status and the operational alerts read. */
+export interface HealthSnapshot {
+  /** The worst source state: the page's badge. */
+  worst: SourceHealthState;
+  sources: SourceHealth[];
+  conditions: OperationalCondition[];
+  /** The conditions that need a person (/readyz answers 503 while there is one). */
+  problems: Array<{ kind: string; summary: string }>;
+}
+
+export interface HealthMonitorOptions {
+  thresholds: OperationalConfig;
+  sources: readonly PlannedSource[];
+  engine: Pick<WatchEngine, "states">;
+  store: Store;
+  sinks: readonly string[];
+  head: { state(): HeadReadingState };
+  budget: { state(): { paused_until: string | null } };
+  monitor: OperationalMonitor;
+}
+
+export interface HealthMonitor {
+  /** The health now; cheap enough for every /readyz probe. */
+  evaluate(): HealthSnapshot;
+  /** Evaluates and sends the operational alerts of what started or cleared (the daemon's timer). */
+  check(): Promise<HealthSnapshot>;
+}
+
+export function createHealthMonitor(common: Common, options: HealthMonitorOptions): HealthMonitor {
+  const { thresholds, store } = options;
+  const startedAtMs = common.now();
+  const scheduleOf = new Map(options.sources.map((source) => [source.key, source.schedule]));
+  const staleBySchedule = new Map<string, number>();
+  const stalledAfterMs = (key: string): number => {
+    const schedule = scheduleOf.get(key);
+    if (schedule === undefined) return Infinity;
+    let ms = staleBySchedule.get(schedule);
+    if (ms === undefined) {
+      const interval = longestIntervalSeconds(schedule, startedAtMs);
+      ms = Number.isFinite(interval) ? Math.max(STALE_MIN_MS, STALE_INTERVALS * interval * 1000) : Infinity;
+      staleBySchedule.set(schedule, ms);
+    }
+    return ms;
+  };
+  const sourceHealth = createSourceHealthTracker({ failingAfterMs: thresholds.source_failing_after, behindBlocks: thresholds.source_behind_blocks, stalledAfterMs, startedAtMs });
+  const headTracker = createHeadTracker(thresholds, startedAtMs);
+
+  function evaluate(): HealthSnapshot {
+    const nowMs = common.now();
+    const states = options.engine.states();
+    const head = options.head.state();
+    const sources = sourceHealth.observe(states, head.block, nowMs);
+    const highestCursor = states.reduce<number | null>((max, state) => (state.cursor !== null && (max === null || state.cursor > max) ? state.cursor : max), null);
+    const conditions = [
+      ...headTracker.observe(head, highestCursor, nowMs),
+      ...currentConditions(thresholds, {
+        nowMs,
+        sources,
+        lastErrors: new Map(states.map((state) => [state.key, state.last_error])),
+        sinks: options.sinks.map((name) => ({ name, pending: store.countOutbox({ sink: name, state: "pending" }), oldest: store.listOutbox({ sink: name, state: "pending", limit: 1 })[0] })),
+        deadLetters: store.countOutbox({ state: "dead" }),
+        store: store.stats(),
+        storePath: store.path,
+        budgetPausedUntil: options.budget.state().paused_until,
+      }),
+    ];
+    const problems = conditions.filter((condition) => READINESS_KINDS.has(condition.kind)).map(({ kind, summary }) => ({ kind, summary }));
+    return { worst: worstState(sources.map((source) => source.state)), sources, conditions, problems };
+  }
+
+  return {
+    evaluate,
+    async check() {
+      const snapshot = evaluate();
+      await options.monitor.update(snapshot.conditions);
+      return snapshot;
+    },
+  };
+}
