@@ -23,6 +23,8 @@ import { createDaemonStatus } from "../status/daemon-status.js";
 import { createStatusServer, type StatusServer } from "../status/status-server.js";
 import { createBudgetGuard, type BudgetGuard } from "./budget-guard.js";
 import { createHeadProbe } from "./head-probe.js";
+import { createHealthMonitor, type HealthMonitor } from "./health-monitor.js";
+import { createOperationalMonitor } from "./operational-monitor.js";
 
 export const CREDITS_META_KEY = "credits";
 const CREDITS_SAVE_INTERVAL_MS = 10_000;
@@ -41,6 +43,8 @@ export interface Daemon {
   readonly silences: SilenceBook;
   /** The daily credit budget: its pause and its operational alerts. */
   readonly budget: BudgetGuard;
+  /** Source states, readiness and kaiawatch's operational alerts. */
+  readonly health: HealthMonitor;
   /**
    * Start the status server (when `status.listen` is set; a port in use rejects with
    * KW_STATUS_LISTEN before anything else starts), then schedule every source and start delivering.
@@ -117,10 +121,11 @@ export async function createDaemon(common: Common, options: DaemonOptions): Prom
     );
     const lagBlocks = config.chain.lag_blocks;
     const headProbe = createHeadProbe(async (signal) => indexedHead(await head.blockNumber(signal), lagBlocks), common.now);
+    const operationalSinks = Object.values(config.sinks).filter((sink) => sink.operational).map((sink) => sink.name);
     const budget = createBudgetGuard(common, {
       meter: client.meter,
       store,
-      sinks: Object.values(config.sinks).filter((sink) => sink.operational).map((sink) => sink.name),
+      sinks: operationalSinks,
       network: config.chain.network,
       head: () => headProbe.state().block,
       onQueued: () => dispatcher.kick(),
@@ -134,6 +139,17 @@ export async function createDaemon(common: Common, options: DaemonOptions): Prom
       // One write per firing for the cursor advances of windows without alerts.
       flush: () => store.flush(),
     });
+    const health = createHealthMonitor(common, {
+      thresholds: config.operational,
+      sources: plan.sources,
+      engine,
+      store,
+      sinks: Object.keys(config.sinks),
+      head: headProbe,
+      budget,
+      monitor: createOperationalMonitor(common, { store, sinks: operationalSinks, network: config.chain.network, head: () => headProbe.state().block, onQueued: () => dispatcher.kick() }),
+    });
+    let healthTimer: NodeJS.Timeout | undefined;
     let statusServer: StatusServer | undefined;
     let budgetTimer: NodeJS.Timeout | undefined;
 
@@ -149,16 +165,21 @@ export async function createDaemon(common: Common, options: DaemonOptions): Prom
       dispatcher,
       silences,
       budget,
+      health,
       statusUrl: () => statusServer?.url,
       async start() {
         if (config.status.listen !== false) {
-          const provider = createDaemonStatus(common, { sources: plan.sources, store, engine, dispatcher, meter: client.meter, head: headProbe, budget, silences, explorerUrl: config.chain.explorer_url });
+          const provider = createDaemonStatus(common, { sources: plan.sources, store, engine, dispatcher, meter: client.meter, head: headProbe, budget, health, silences, explorerUrl: config.chain.explorer_url });
           statusServer = await createStatusServer(common, { listen: config.status.listen, token: config.status.token, allowedHosts: config.status.allowed_hosts, provider });
         }
         budgetTimer = setInterval(() => {
           budget.check().catch((error: unknown) => logger.warn({ err: String(error) }, "cannot check the daily credit budget"));
         }, BUDGET_CHECK_INTERVAL_MS);
         budgetTimer.unref();
+        healthTimer = setInterval(() => {
+          health.check().catch((error: unknown) => logger.warn({ err: String(error) }, "cannot check kaiawatch's own health; tried again at the next check"));
+        }, config.operational.check_interval);
+        healthTimer.unref();
         dispatcher.start();
         silences.start();
         engine.start();
@@ -176,6 +197,7 @@ export async function createDaemon(common: Common, options: DaemonOptions): Prom
         await statusServer?.close();
         statusServer = undefined;
         clearInterval(budgetTimer);
+        clearInterval(healthTimer);
         clearInterval(creditTimer);
         await engine.stop();
         await dispatcher.stop();

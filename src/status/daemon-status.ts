@@ -38,6 +38,19 @@ export interface BudgetReading {
   state(): { budget: number | null; paused_until: string | null; alerts_sent: readonly string[] };
 }
 
+/**
+ * What status reads of the daemon's health monitor (its HealthMonitor satisfies it): each
+ * source's state with hysteresis, and the conditions that need a person.
+ */
+export interface HealthReading {
+  evaluate(): {
+    worst: string;
+    sources: Array<{ key: string; state: string; failing_since: string | null; detail: string }>;
+    conditions: Array<{ key: string; kind: string; summary: string }>;
+    problems: Array<{ kind: string; summary: string }>;
+  };
+}
+
 export interface DaemonStatusParts {
   sources: readonly PlannedSource[];
   store: Store;
@@ -46,6 +59,8 @@ export interface DaemonStatusParts {
   meter: CreditMeter;
   head: HeadReading;
   budget: BudgetReading;
+  /** When given, readiness is the health monitor's (states with hysteresis) instead of the stale-tick rule. */
+  health?: HealthReading;
   /** Active silences (`kaiawatch silence`) with how many alerts each held back. */
   silences?: Pick<SilenceBook, "list">;
   /** The block explorer (config chain.explorer_url): /status carries links under it for the page. */
@@ -153,6 +168,7 @@ export function createDaemonStatus(common: Common, parts: DaemonStatusParts): St
   }
 
   function readiness(): Readiness {
+    if (parts.health !== undefined) return readinessOfHealth(parts.health);
     const now = common.now();
     const checks: Readiness["checks"] = {};
     const stats = store.stats();
@@ -187,6 +203,27 @@ export function createDaemonStatus(common: Common, parts: DaemonStatusParts): St
         ? { ok: false, detail: `polling is paused: the daily credit budget (${b.budget}) is spent; it resumes at ${b.paused_until}` }
         : { ok: true, detail: b.budget === null ? "no daily credit budget" : `${meter.spentToday()} of ${b.budget} credits spent today` };
 
+    const reasons = Object.entries(checks)
+      .filter(([, check]) => !check.ok)
+      .map(([name, check]) => `${name}: ${check.detail}`);
+    return { ready: reasons.length === 0, reasons, checks };
+  }
+
+  /**
+   * 503 only while something needs a person (README "Readiness"): a failing or stalled source,
+   * a stalled sink, the head unreachable, stuck or backwards, the store not writable, the
+   * credit budget spent. Retrying and catching up are normal work and stay ready.
+   */
+  function readinessOfHealth(health: HealthReading): Readiness {
+    const snapshot = health.evaluate();
+    const checks: Readiness["checks"] = {};
+    for (const problem of snapshot.problems) {
+      const known = checks[problem.kind];
+      checks[problem.kind] = { ok: false, detail: known ? `${known.detail} | ${problem.summary}` : problem.summary };
+    }
+    const counts = new Map<string, number>();
+    for (const source of snapshot.sources) counts.set(source.state, (counts.get(source.state) ?? 0) + 1);
+    checks.sources ??= { ok: true, detail: `sources: ${[...counts].map(([state, n]) => `${n} ${state}`).join(", ") || "none"}` };
     const reasons = Object.entries(checks)
       .filter(([, check]) => !check.ok)
       .map(([name, check]) => `${name}: ${check.detail}`);
@@ -228,8 +265,11 @@ export function createDaemonStatus(common: Common, parts: DaemonStatusParts): St
     const now = common.now();
     const h = head.state();
     const states = new Map(engine.states().map((state) => [state.key, state]));
+    const snapshot = parts.health?.evaluate();
+    const healthOf = new Map(snapshot?.sources.map((source) => [source.key, source]) ?? []);
     const sources = parts.sources.map((source) => {
       const state = states.get(source.key);
+      const health = healthOf.get(source.key);
       const cursor = store.getCursor(source.key)?.block ?? null;
       return {
         key: source.key,
@@ -240,6 +280,10 @@ export function createDaemonStatus(common: Common, parts: DaemonStatusParts): St
         cursor,
         lag: cursor !== null && h.block !== null ? Math.max(0, h.block - cursor) : null,
         running: state?.running ?? false,
+        // ok | catching_up | retrying | failing | stalled (README "Readiness"); null without the health monitor.
+        state: health?.state ?? null,
+        state_detail: health?.detail ?? null,
+        failing_since: health?.failing_since ?? null,
         last_tick_at: state?.last_tick_at ?? null,
         last_ok_at: state?.last_ok_at ?? null,
         last_outcome: state?.last_outcome ?? null,
@@ -261,6 +305,8 @@ export function createDaemonStatus(common: Common, parts: DaemonStatusParts): St
       uptime_seconds: Math.round((now - startedAt) / 1000),
       ready: ready.ready,
       reasons: ready.reasons,
+      // The worst source state (the page's badge) and kaiawatch's operational alerts firing now.
+      health: snapshot === undefined ? null : { worst: snapshot.worst, conditions: snapshot.conditions.map(({ key, kind, summary }) => ({ key, kind, summary })) },
       head: h,
       sources,
       explorer_url: explorer ?? null,
