@@ -5,7 +5,7 @@ import type { WatchEngine } from "../watch/engine.js";
 import type { PlannedSource } from "../watch/poller.js";
 import { longestIntervalSeconds } from "../watch/schedule-firings.js";
 import { createSourceHealthTracker, worstState, type SourceHealth, type SourceHealthState } from "../watch/source-health.js";
-import { createHeadTracker, currentConditions, READINESS_KINDS, type HeadReadingState } from "./operational-checks.js";
+import { createHeadTracker, currentConditions, READINESS_CHECK_OF, type HeadReadingState } from "./operational-checks.js";
 import type { OperationalCondition, OperationalMonitor } from "./operational-monitor.js";
 
 /** A source with no successful tick for this many of its schedule's longest intervals (and at least STALE_MIN_MS) is stalled. */
@@ -18,8 +18,8 @@ export interface HealthSnapshot {
   worst: SourceHealthState;
   sources: SourceHealth[];
   conditions: OperationalCondition[];
-  /** The conditions that need a person (/readyz answers 503 while there is one). */
-  problems: Array<{ kind: string; summary: string }>;
+  /** The conditions that need a person (/readyz answers 503 while there is one), with the /readyz check naming each. */
+  problems: Array<{ check: string; kind: string; summary: string }>;
 }
 
 export interface HealthMonitorOptions {
@@ -78,7 +78,10 @@ export function createHealthMonitor(common: Common, options: HealthMonitorOption
         budgetPausedUntil: options.budget.state().paused_until,
       }),
     ];
-    const problems = conditions.filter((condition) => READINESS_KINDS.has(condition.kind)).map(({ kind, summary }) => ({ kind, summary }));
+    const problems = conditions.flatMap(({ kind, summary }) => {
+      const check = READINESS_CHECK_OF.get(kind);
+      return check === undefined ? [] : [{ check, kind, summary }];
+    });
     return { worst: worstState(sources.map((source) => source.state)), sources, conditions, problems };
   }
 

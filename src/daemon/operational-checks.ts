@@ -33,7 +33,7 @@ export function createHeadTracker(thresholds: OperationalConfig, startedAtMs: nu
       if (state.error !== null) failingSince ??= state.read_at === null ? nowMs : Date.parse(state.read_at);
       else if (state.read_at !== null) failingSince = undefined;
       if (failingSince !== undefined && nowMs - failingSince >= thresholds.source_failing_after) {
-        conditions.push({ key: "head_unreachable", kind: "head_unreachable", summary: "the chain head cannot be read", detail: { since: new Date(failingSince).toISOString(), error: state.error } });
+        conditions.push({ key: "head_unreachable", kind: "head_unreachable", summary: `the chain head was unreachable at the last read (${state.read_at ?? "none yet"}) and has been for ${Math.round((nowMs - failingSince) / 1000)} s: ${state.error ?? ""}`, detail: { since: new Date(failingSince).toISOString(), error: state.error } });
       }
       if (state.block !== null) {
         if (state.block !== lastBlock) {
@@ -78,7 +78,7 @@ export interface ConditionInputs {
 export function currentConditions(thresholds: OperationalConfig, input: ConditionInputs): OperationalCondition[] {
   const out: OperationalCondition[] = [];
   for (const source of input.sources) {
-    if (source.state === "failing") out.push({ key: `source_failing:${source.key}`, kind: "source_failing", summary: `source ${source.watch} (${source.key}) is failing`, detail: { source: source.key, watch: source.watch, since: source.failing_since, error: input.lastErrors.get(source.key) ?? null } });
+    if (source.state === "failing") out.push({ key: `source_failing:${source.key}`, kind: "source_failing", summary: `source ${source.watch} (${source.key}) is failing: ${source.detail}`, detail: { source: source.key, watch: source.watch, since: source.failing_since, error: input.lastErrors.get(source.key) ?? null } });
     if (source.state === "stalled") out.push({ key: `source_stalled:${source.key}`, kind: "source_stalled", summary: `source ${source.watch} (${source.key}) is stalled: ${source.detail}`, detail: { source: source.key, watch: source.watch } });
     if (source.lag !== null && source.lag > thresholds.source_behind_blocks) out.push({ key: `source_behind:${source.key}`, kind: "source_behind", summary: `source ${source.watch} (${source.key}) is more than ${thresholds.source_behind_blocks} blocks behind the head`, detail: { source: source.key, watch: source.watch, lag: source.lag } });
     // The count check's typed error: the explorer has not indexed the window the head says exists.
@@ -90,10 +90,23 @@ export function currentConditions(thresholds: OperationalConfig, input: Conditio
     if (age > thresholds.sink_pending_age) out.push({ key: `sink_stalled:${sink.name}`, kind: "sink_stalled", summary: `sink ${sink.name}: its oldest pending alert is ${Math.round(age / 1000)} s old (${sink.pending} pending)`, detail: { sink: sink.name, pending: sink.pending, oldest_created_at: sink.oldest.created_at } });
   }
   if (input.deadLetters > 0) out.push({ key: "dead_letters", kind: "dead_letters", summary: `${input.deadLetters} dead letters in the outbox (kaiawatch outbox --state dead)`, detail: { dead: input.deadLetters } });
-  if (input.store.lastWriteFailed) out.push({ key: "store_not_writable", kind: "store_not_writable", summary: `the store ${input.storePath} is not writable`, detail: { failed_writes: input.store.failedWrites } });
+  if (input.store.lastWriteFailed) out.push({ key: "store_not_writable", kind: "store_not_writable", summary: `the last write of ${input.storePath} failed (${input.store.failedWrites} failed writes since start): the store is not writable; it retries with the next change`, detail: { failed_writes: input.store.failedWrites } });
   if (input.budgetPausedUntil !== null) out.push({ key: "credits_exhausted", kind: "credits_exhausted", summary: `the daily credit budget is spent: polling pauses until ${input.budgetPausedUntil}`, detail: { resumes_at: input.budgetPausedUntil } });
   return out;
 }
 
-/** The conditions that need a person now: /readyz answers 503 while one holds. */
-export const READINESS_KINDS: ReadonlySet<string> = new Set(["source_failing", "source_stalled", "sink_stalled", "head_unreachable", "head_stuck", "head_backwards", "store_not_writable", "credits_exhausted"]);
+/**
+ * The conditions that need a person now, each with the /readyz check that reports it: /readyz
+ * answers 503 while one holds. Dead letters, a source behind the head and the explorer's count
+ * disagreeing are alerts only: kaiawatch is working through them (or they are history).
+ */
+export const READINESS_CHECK_OF: ReadonlyMap<string, string> = new Map([
+  ["source_failing", "sources"],
+  ["source_stalled", "sources"],
+  ["sink_stalled", "sinks"],
+  ["head_unreachable", "head"],
+  ["head_stuck", "head"],
+  ["head_backwards", "head"],
+  ["store_not_writable", "store"],
+  ["credits_exhausted", "budget"],
+]);

@@ -47,7 +47,7 @@ export interface HealthReading {
     worst: string;
     sources: Array<{ key: string; state: string; failing_since: string | null; detail: string }>;
     conditions: Array<{ key: string; kind: string; summary: string }>;
-    problems: Array<{ kind: string; summary: string }>;
+    problems: Array<{ check: string; kind: string; summary: string }>;
   };
 }
 
@@ -218,12 +218,14 @@ export function createDaemonStatus(common: Common, parts: DaemonStatusParts): St
     const snapshot = health.evaluate();
     const checks: Readiness["checks"] = {};
     for (const problem of snapshot.problems) {
-      const known = checks[problem.kind];
-      checks[problem.kind] = { ok: false, detail: known ? `${known.detail} | ${problem.summary}` : problem.summary };
+      const known = checks[problem.check];
+      checks[problem.check] = { ok: false, detail: known ? `${known.detail} | ${problem.summary}` : problem.summary };
     }
     const counts = new Map<string, number>();
     for (const source of snapshot.sources) counts.set(source.state, (counts.get(source.state) ?? 0) + 1);
     checks.sources ??= { ok: true, detail: `sources: ${[...counts].map(([state, n]) => `${n} ${state}`).join(", ") || "none"}` };
+    checks.store ??= { ok: true, detail: `${store.path} is writable` };
+    checks.head ??= { ok: true, detail: "the chain head moves" };
     const reasons = Object.entries(checks)
       .filter(([, check]) => !check.ok)
       .map(([name, check]) => `${name}: ${check.detail}`);
