@@ -58,6 +58,14 @@ export function createHealthMonitor(common: Common, options: HealthMonitorOption
   };
   const sourceHealth = createSourceHealthTracker({ failingAfterMs: thresholds.source_failing_after, behindBlocks: thresholds.source_behind_blocks, stalledAfterMs, startedAtMs });
   const headTracker = createHeadTracker(thresholds, startedAtMs);
+  // A source failing before a restart is still failing after it, until a tick succeeds: its
+  // streak is taken from the persisted episode, or the restart would resolve it and, minutes
+  // later, fire it again under a new id.
+  for (const episode of options.monitor.active()) {
+    if (episode.kind !== "source_failing") continue;
+    const key = episode.key.slice("source_failing:".length);
+    sourceHealth.seedStreak(key, Date.parse(episode.since) - thresholds.source_failing_after);
+  }
 
   function evaluate(): HealthSnapshot {
     const nowMs = common.now();

@@ -41,6 +41,8 @@ export interface SourceHealthOptions {
 export interface SourceHealthTracker {
   /** Each source's state now; call as often as wanted (every /readyz): it only remembers when streaks began. */
   observe(states: readonly SourceState[], head: number | null, nowMs: number): SourceHealth[];
+  /** A failure streak known from before a restart (a persisted failing episode), so a restart does not reset it to retrying. */
+  seedStreak(key: string, sinceMs: number): void;
 }
 
 /**
@@ -53,6 +55,9 @@ export interface SourceHealthTracker {
 export function createSourceHealthTracker(options: SourceHealthOptions): SourceHealthTracker {
   const streakStart = new Map<string, number>();
   return {
+    seedStreak(key, sinceMs) {
+      streakStart.set(key, sinceMs);
+    },
     observe(states, head, nowMs) {
       return states.map((state) => {
         const lag = state.cursor !== null && head !== null ? Math.max(0, head - state.cursor) : null;
