@@ -35,6 +35,7 @@ async function world(): Promise<World> {
   const dir = tempDir();
   cleanups.push(() => dir.remove());
   let offset = 0;
+  // The daemon's clock: the real one (timers and deadlines inside need it to move) shifted by the test.
   const now = () => Date.now() + offset;
   const config = configFromText(`
 explorer: { base_url: ${sim.url}, requests_per_second: 1000, max_retries: 0 }
