@@ -97,7 +97,9 @@ export function createHealthMonitor(common: Common, options: HealthMonitorOption
     evaluate,
     async check() {
       const snapshot = evaluate();
-      await options.monitor.update(snapshot.conditions);
+      // The budget guard sends the credit budget's own alerts (80% and spent, once per UTC day):
+      // its condition only counts for readiness here, or the operational sinks would hear it twice.
+      await options.monitor.update(snapshot.conditions.filter((condition) => condition.kind !== "credits_exhausted"));
       return snapshot;
     },
   };
