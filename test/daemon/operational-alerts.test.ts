@@ -27,10 +27,15 @@ interface World {
   received(): AlertDocument[];
 }
 
-async function world(): Promise<World> {
+async function world(options: { outRefuses?: () => boolean } = {}): Promise<World> {
   const sim = await createSimulator({ initialBlocks: 30 });
   cleanups.push(() => sim.close());
-  const receiver = await startReceiver();
+  // /ops always accepts; /out refuses (400, a permanent error: a dead letter) while outRefuses says so.
+  const receiver = await startReceiver((res, req) => {
+    const refuse = req.url === "/out" && (options.outRefuses?.() ?? false);
+    res.statusCode = refuse ? 400 : 200;
+    res.end(refuse ? "no" : "ok");
+  });
   cleanups.push(() => receiver.close());
   const dir = tempDir();
   cleanups.push(() => dir.remove());
@@ -49,7 +54,7 @@ watches:
 rules:
   - { name: token-logs, watch: token, notify: [out] }
 sinks:
-  out: { type: file, path: ${join(dir.path, "out.jsonl")} }
+  out: { type: webhook, url: "${receiver.url}/out", allow_http: true }
   ops: { type: webhook, url: "${receiver.url}/ops", allow_http: true, operational: true }
 `);
   return {
@@ -134,5 +139,32 @@ describe("operational alerts", () => {
     await round(daemon, w.sim);
     await round(daemon, w.sim);
     expect(w.received()).toHaveLength(2);
+  });
+
+  it("dead letters: one firing alert when they appear, one resolved alert once they are requeued and delivered", async () => {
+    let refusing = true;
+    const w = await world({ outRefuses: () => refusing });
+    const daemon = await w.start();
+    await round(daemon, w.sim); // the first pass starts at the head: no alerts yet
+    for (let i = 0; i < 3 && daemon.store.countOutbox({ state: "dead" }) === 0; i++) {
+      w.sim.mine(5);
+      await round(daemon, w.sim);
+    }
+    expect(daemon.store.countOutbox({ state: "dead" })).toBeGreaterThan(0);
+    await round(daemon, w.sim);
+    const firing = w.received().filter((a) => (a.record as { kind: string }).kind === "dead_letters");
+    expect(firing).toHaveLength(1);
+    expect(firing[0]).toMatchObject({ status: "firing", rule: OPERATIONAL_RULE });
+
+    refusing = false;
+    await daemon.dispatcher.retry({ all: true });
+    await daemon.dispatcher.drain({ timeoutMs: 5_000 });
+    await round(daemon, w.sim);
+    await round(daemon, w.sim);
+    const deadAlerts = w.received().filter((a) => (a.record as { kind: string }).kind === "dead_letters");
+    expect(deadAlerts.map((a) => [a.id, a.status])).toEqual([
+      [firing[0]!.id, "firing"],
+      [`${firing[0]!.id}:resolved`, "resolved"],
+    ]);
   });
 });
