@@ -279,6 +279,7 @@ export function resolveConfig(raw: unknown): ResolvedConfig {
     },
     store: withStorePath(parseOr(SECTION_SCHEMAS.store, root.store)),
     status: parseOr(SECTION_SCHEMAS.status, root.status),
+    operational: parseOr(SECTION_SCHEMAS.operational, root.operational),
     log: parseOr(SECTION_SCHEMAS.log, root.log),
     defaults,
     watches,

@@ -156,6 +156,17 @@ export const statusSchema = z
   })
   .prefault({});
 
+/** Thresholds of kaiawatch's alerts about itself and of /readyz (README "Operational alerts"). */
+export const operationalSchema = z
+  .strictObject({
+    check_interval: positiveDuration.prefault("5s").meta({ description: "How often the conditions below are checked." }),
+    source_failing_after: positiveDuration.prefault("2m").meta({ description: "A source whose ticks have failed this long (no success between) is failing: an alert, and /readyz 503." }),
+    source_behind_blocks: z.int().positive().default(1000).meta({ description: "A source more than this many blocks behind the head is catching up: an alert while it lasts." }),
+    sink_pending_age: positiveDuration.prefault("10m").meta({ description: "A sink whose oldest pending alert is older than this is stalled: an alert, and /readyz 503." }),
+    head_stuck_after: positiveDuration.prefault("2m").meta({ description: "A chain head that has not moved for this long is stuck: an alert, and /readyz 503." }),
+  })
+  .prefault({});
+
 export const LOG_LEVELS = ["trace", "debug", "info", "warn", "error", "fatal", "silent"] as const;
 export const logSchema = z
   .strictObject({
@@ -290,6 +301,7 @@ export const configSchema = z
     chain: chainSchema,
     store: storeSchema,
     status: statusSchema,
+    operational: operationalSchema,
     log: logSchema,
     defaults: defaultsSchema,
     watches: z.array(watchSchema, { error: (issue) => (issue.input === undefined ? "required: add at least one watch" : "expected a list of watches") }).min(1, "add at least one watch"),
@@ -303,6 +315,7 @@ export const SECTION_SCHEMAS = {
   chain: chainSchema,
   store: storeSchema,
   status: statusSchema,
+  operational: operationalSchema,
   log: logSchema,
   defaults: defaultsSchema,
 } as const;

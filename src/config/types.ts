@@ -14,6 +14,7 @@ export interface Config {
   chain: ChainConfig;
   store: StoreConfig;
   status: StatusConfig;
+  operational: OperationalConfig;
   log: LogConfig;
   defaults: DefaultsConfig;
   watches: WatchConfig[];
@@ -24,6 +25,15 @@ export interface Config {
 
 /** Milliseconds. */
 export type Duration = number;
+
+/** Thresholds of kaiawatch's alerts about itself and of /readyz. */
+export interface OperationalConfig {
+  check_interval: Duration;
+  source_failing_after: Duration;
+  source_behind_blocks: number;
+  sink_pending_age: Duration;
+  head_stuck_after: Duration;
+}
 
 export interface ExplorerConfig {
   base_url: string;

@@ -32,8 +32,12 @@ import { createDaemonStatus, type ReplicaView } from "../status/daemon-status.js
 import { createStatusServer, type StatusServer } from "../status/status-server.js";
 import { createBudgetGuard, type BudgetGuard } from "./budget-guard.js";
 import { createHeadProbe } from "./head-probe.js";
+import { createHealthMonitor, type HealthMonitor } from "./health-monitor.js";
+import { createOperationalMonitor } from "./operational-monitor.js";
 
 export const CREDITS_META_KEY = "credits";
+/** The lease of the replica that judges kaiawatch's own health and sends its operational alerts. */
+const OPERATIONAL_RESOURCE = "operational";
 const CREDITS_SAVE_INTERVAL_MS = 10_000;
 /** How often the daily credit budget is compared with its 80% mark. */
 const BUDGET_CHECK_INTERVAL_MS = 2_000;
@@ -52,6 +56,8 @@ export interface Daemon {
   readonly budget: BudgetGuard;
   /** Which sources and sinks this process works on: all of them, or its leases with PostgreSQL replicas. */
   readonly ownership: Ownership;
+  /** Source states, readiness and kaiawatch's operational alerts. */
+  readonly health: HealthMonitor;
   /**
    * Start the status server (when `status.listen` is set; a port in use rejects with
    * KW_STATUS_LISTEN before anything else starts), then schedule every source and start delivering.
@@ -127,7 +133,7 @@ export async function createDaemon(common: Common, options: DaemonOptions): Prom
     const plan = planFromConfig(config, { tokens });
     const balanceWatches = balanceWatchesOf(config, tokens);
     for (const name of plan.idleWatches) logger.warn({ watch: name }, "no rule reads this watch: it is not polled");
-    const resources = [...plan.sources.map((source) => sourceResource(source.key)), ...sinks.map(({ sink }) => sinkResource(sink.name))];
+    const resources = [...plan.sources.map((source) => sourceResource(source.key)), ...sinks.map(({ sink }) => sinkResource(sink.name)), OPERATIONAL_RESOURCE];
     let ownershipStarted = false;
 
     // One enricher for the run: its cache serves every source (the same transaction can match in several).
@@ -146,10 +152,11 @@ export async function createDaemon(common: Common, options: DaemonOptions): Prom
     );
     const lagBlocks = config.chain.lag_blocks;
     const headProbe = createHeadProbe(async (signal) => indexedHead(await head.blockNumber(signal), lagBlocks), common.now);
+    const operationalSinks = Object.values(config.sinks).filter((sink) => sink.operational).map((sink) => sink.name);
     const budget = await createBudgetGuard(common, {
       meter: client.meter,
       store,
-      sinks: Object.values(config.sinks).filter((sink) => sink.operational).map((sink) => sink.name),
+      sinks: operationalSinks,
       network: config.chain.network,
       head: () => headProbe.state().block,
       onQueued: () => dispatcher.kick(),
@@ -174,6 +181,17 @@ export async function createDaemon(common: Common, options: DaemonOptions): Prom
       // One write per firing for the cursor advances of windows without alerts.
       flush: () => store.flush(),
     });
+    const health = createHealthMonitor(common, {
+      thresholds: config.operational,
+      sources: plan.sources,
+      engine,
+      store,
+      sinks: Object.keys(config.sinks),
+      head: headProbe,
+      budget,
+      monitor: await createOperationalMonitor(common, { store, sinks: operationalSinks, network: config.chain.network, head: () => headProbe.state().block, onQueued: () => dispatcher.kick() }),
+    });
+    let healthTimer: NodeJS.Timeout | undefined;
     let statusServer: StatusServer | undefined;
     let budgetTimer: NodeJS.Timeout | undefined;
 
@@ -193,11 +211,12 @@ export async function createDaemon(common: Common, options: DaemonOptions): Prom
       silences,
       budget,
       ownership,
+      health,
       statusUrl: () => statusServer?.url,
       async start() {
         if (config.status.listen !== false) {
           const replicas = store instanceof PostgresStore ? () => replicaViews(store) : undefined;
-          const provider = createDaemonStatus(common, { sources: plan.sources, store, engine, dispatcher, meter: client.meter, head: headProbe, budget, silences, replicas, explorerUrl: config.chain.explorer_url });
+          const provider = createDaemonStatus(common, { sources: plan.sources, store, engine, dispatcher, meter: client.meter, head: headProbe, budget, health, silences, replicas, explorerUrl: config.chain.explorer_url });
           statusServer = await createStatusServer(common, { listen: config.status.listen, token: config.status.token, allowedHosts: config.status.allowed_hosts, provider });
         }
         budgetTimer = setInterval(() => {
@@ -206,6 +225,13 @@ export async function createDaemon(common: Common, options: DaemonOptions): Prom
         budgetTimer.unref();
         await ownership.start(resources);
         ownershipStarted = true;
+        healthTimer = setInterval(() => {
+          // With replicas, one of them (the holder of this lease) sends the operational alerts:
+          // their episodes are shared in the store, and two senders would open each twice.
+          if (ownership.holds(OPERATIONAL_RESOURCE) === undefined) return;
+          health.check().catch((error: unknown) => logger.warn({ err: String(error) }, "cannot check kaiawatch's own health; tried again at the next check"));
+        }, config.operational.check_interval);
+        healthTimer.unref();
         dispatcher.start();
         silences.start();
         engine.start();
@@ -229,6 +255,7 @@ export async function createDaemon(common: Common, options: DaemonOptions): Prom
         await statusServer?.close();
         statusServer = undefined;
         clearInterval(budgetTimer);
+        clearInterval(healthTimer);
         clearInterval(creditTimer);
         await engine.stop();
         await balances.stop();

@@ -54,6 +54,19 @@ export interface BudgetReading {
   state(): { budget: number | null; paused_until: string | null; alerts_sent: readonly string[] };
 }
 
+/**
+ * What status reads of the daemon's health monitor (its HealthMonitor satisfies it): each
+ * source's state with hysteresis, and the conditions that need a person.
+ */
+export interface HealthReading {
+  evaluate(): Promise<{
+    worst: string;
+    sources: Array<{ key: string; state: string; failing_since: string | null; detail: string }>;
+    conditions: Array<{ key: string; kind: string; summary: string }>;
+    problems: Array<{ check: string; kind: string; summary: string }>;
+  }>;
+}
+
 export interface DaemonStatusParts {
   sources: readonly PlannedSource[];
   store: Store;
@@ -62,6 +75,8 @@ export interface DaemonStatusParts {
   meter: CreditMeter;
   head: HeadReading;
   budget: BudgetReading;
+  /** When given, readiness is the health monitor's (states with hysteresis) instead of the stale-tick rule. */
+  health?: HealthReading;
   /** Active silences (`kaiawatch silence`) with how many alerts each held back. */
   silences?: Pick<SilenceBook, "list">;
   /** PostgreSQL replicas: every live one, with the sources and sinks it holds (absent with the file store). */
@@ -210,21 +225,26 @@ export function createDaemonStatus(common: Common, parts: DaemonStatusParts): St
     return out;
   }
 
-  async function readiness(): Promise<Readiness> {
-    const now = common.now();
-    const checks: Readiness["checks"] = {};
+  /**
+   * The store's check: its last write, and (a shared store, PostgreSQL, may be unreachable
+   * with no write failing yet) one small read.
+   */
+  async function storeCheck(): Promise<Readiness["checks"][string]> {
     const stats = await store.stats();
-    // A shared store (PostgreSQL) may be unreachable with no write failing yet: one small read tells.
     const unreachable = await store.countOutbox({ state: "dead" }).then(
       () => undefined,
       (error: unknown) => (error instanceof Error ? error.message : String(error)),
     );
-    checks.store =
-      unreachable !== undefined
-        ? { ok: false, detail: `the store ${store.path} cannot be read: ${unreachable}` }
-        : stats.lastWriteFailed
-          ? { ok: false, detail: `the last write of ${store.path} failed (${stats.failedWrites} failed writes since start); the store retries with the next change` }
-          : { ok: true, detail: `${store.path} is writable (${stats.writes} writes since start)` };
+    if (unreachable !== undefined) return { ok: false, detail: `the store ${store.path} cannot be read: ${unreachable}` };
+    if (stats.lastWriteFailed) return { ok: false, detail: `the last write of ${store.path} failed (${stats.failedWrites} failed writes since start); the store retries with the next change` };
+    return { ok: true, detail: `${store.path} is writable (${stats.writes} writes since start)` };
+  }
+
+  async function readiness(): Promise<Readiness> {
+    if (parts.health !== undefined) return readinessOfHealth(parts.health, await storeCheck());
+    const now = common.now();
+    const checks: Readiness["checks"] = {};
+    checks.store = await storeCheck();
 
     const h = head.state();
     checks.head =
@@ -253,6 +273,30 @@ export function createDaemonStatus(common: Common, parts: DaemonStatusParts): St
         ? { ok: false, detail: `polling is paused: the daily credit budget (${b.budget}) is spent; it resumes at ${b.paused_until}` }
         : { ok: true, detail: b.budget === null ? "no daily credit budget" : `${meter.spentToday()} of ${b.budget} credits spent today` };
 
+    const reasons = Object.entries(checks)
+      .filter(([, check]) => !check.ok)
+      .map(([name, check]) => `${name}: ${check.detail}`);
+    return { ready: reasons.length === 0, reasons, checks };
+  }
+
+  /**
+   * 503 only while something needs a person (README "Readiness"): a failing or stalled source,
+   * a stalled sink, the head unreachable, stuck or backwards, the store not writable, the
+   * credit budget spent. Retrying and catching up are normal work and stay ready.
+   */
+  async function readinessOfHealth(health: HealthReading, store: Readiness["checks"][string]): Promise<Readiness> {
+    const snapshot = await health.evaluate();
+    const checks: Readiness["checks"] = {};
+    for (const problem of snapshot.problems) {
+      const known = checks[problem.check];
+      checks[problem.check] = { ok: false, detail: known ? `${known.detail} | ${problem.summary}` : problem.summary };
+    }
+    const counts = new Map<string, number>();
+    for (const source of snapshot.sources) counts.set(source.state, (counts.get(source.state) ?? 0) + 1);
+    checks.sources ??= { ok: true, detail: `sources: ${[...counts].map(([state, n]) => `${n} ${state}`).join(", ") || "none"}` };
+    // The store's own reading wins over the monitor's (which sees only failed writes, not an unreachable server).
+    if (!store.ok || checks.store === undefined) checks.store = store;
+    checks.head ??= { ok: true, detail: "the chain head moves" };
     const reasons = Object.entries(checks)
       .filter(([, check]) => !check.ok)
       .map(([name, check]) => `${name}: ${check.detail}`);
@@ -301,8 +345,11 @@ export function createDaemonStatus(common: Common, parts: DaemonStatusParts): St
     const h = head.state();
     const states = new Map(engine.states().map((state) => [state.key, state]));
     const cursors = await cursorsByKey();
+    const snapshot = await parts.health?.evaluate();
+    const healthOf = new Map(snapshot?.sources.map((source) => [source.key, source]) ?? []);
     const sources = parts.sources.map((source) => {
       const state = states.get(source.key);
+      const health = healthOf.get(source.key);
       const cursor = cursors.get(source.key)?.block ?? null;
       return {
         key: source.key,
@@ -313,6 +360,10 @@ export function createDaemonStatus(common: Common, parts: DaemonStatusParts): St
         cursor,
         lag: cursor !== null && h.block !== null ? Math.max(0, h.block - cursor) : null,
         running: state?.running ?? false,
+        // ok | catching_up | retrying | failing | stalled (README "Readiness"); null without the health monitor.
+        state: health?.state ?? null,
+        state_detail: health?.detail ?? null,
+        failing_since: health?.failing_since ?? null,
         last_tick_at: state?.last_tick_at ?? null,
         last_ok_at: state?.last_ok_at ?? null,
         last_outcome: state?.last_outcome ?? null,
@@ -334,6 +385,8 @@ export function createDaemonStatus(common: Common, parts: DaemonStatusParts): St
       uptime_seconds: Math.round((now - startedAt) / 1000),
       ready: ready.ready,
       reasons: ready.reasons,
+      // The worst source state (the page's badge) and kaiawatch's operational alerts firing now.
+      health: snapshot === undefined ? null : { worst: snapshot.worst, conditions: snapshot.conditions.map(({ key, kind, summary }) => ({ key, kind, summary })) },
       head: h,
       sources,
       explorer_url: explorer ?? null,

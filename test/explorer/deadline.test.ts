@@ -123,6 +123,7 @@ explorer: { base_url: "${url}", request_deadline: 10m, timeout: 10m, max_retries
 chain: { rpc_url: "${sim.rpcUrl}", lag_blocks: 0 }
 store: { path: "${join(dir.path, "store.json")}" }
 status: { listen: "127.0.0.1:0" }
+operational: { source_failing_after: 1ms }
 defaults: { schedule: "0 0 0 1 1 *", start: -5, jitter: 0s, tick_timeout: 300ms }
 watches: [ { name: token, contract: "${ADDRESS}" } ]
 rules: [ { name: logs, watch: token, notify: [out] } ]
@@ -155,6 +156,8 @@ sinks: { out: { type: file, path: "${join(dir.path, "alerts.jsonl")}" } }
     const status = (await (await fetch(`${daemon.statusUrl()}/status`)).json()) as { sources: Array<{ last_outcome: string; last_error: string }> };
     expect(status.sources[0]?.last_outcome).toBe("error");
     expect(status.sources[0]?.last_error).toContain("KW_WATCH_TICK_TIMEOUT");
+    // Failing (503) once its ticks have failed for operational.source_failing_after (1 ms here).
+    await new Promise((resolve) => setTimeout(resolve, 5));
     const ready = await fetch(`${daemon.statusUrl()}/readyz`);
     expect(ready.status).toBe(503);
     expect(await ready.text()).toContain("KW_WATCH_TICK_TIMEOUT");

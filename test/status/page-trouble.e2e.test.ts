@@ -156,7 +156,7 @@ describe.skipIf(!HAS_CHROMIUM)("the status page shows trouble first", () => {
     // Pending counts what is still to be sent: nothing, though the outbox holds 53 entries.
     expect(await page.locator("#outbox-size").textContent()).toBe("0");
     expect(await page.locator("#dead-total").textContent()).toBe("53");
-    expect(daemon.store.countOutbox({})).toBe(53);
+    expect(await daemon.store.countOutbox({})).toBe(53);
     await page.screenshot({ path: join(SHOTS, "status-page-dead-letters.png") });
   });
 });

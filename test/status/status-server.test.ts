@@ -48,6 +48,8 @@ explorer: { base_url: ${sim.url}, requests_per_second: 1000, max_retries: 0 }
 chain: { rpc_url: ${options.rpcUrl ?? sim.rpcUrl}, lag_blocks: 0 }
 store: { path: ${storePath} }
 status: { listen: "${options.listen ?? "127.0.0.1:0"}"${options.token ? `, token: ${TOKEN}` : ""} }
+# Failing reads turn /readyz to 503 after this long (the default, 2m, is too long for a test).
+operational: { source_failing_after: 1s }
 defaults: { schedule: "* * * * * *", start: ${sim.head() - 10}, jitter: 0s }
 watches:
   - { name: token, contract: "${sim.addresses.busyToken}" }
