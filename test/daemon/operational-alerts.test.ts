@@ -150,7 +150,7 @@ describe("operational alerts", () => {
       w.sim.mine(5);
       await round(daemon, w.sim);
     }
-    expect(daemon.store.countOutbox({ state: "dead" })).toBeGreaterThan(0);
+    expect(await daemon.store.countOutbox({ state: "dead" })).toBeGreaterThan(0);
     await round(daemon, w.sim);
     const firing = w.received().filter((a) => (a.record as { kind: string }).kind === "dead_letters");
     expect(firing).toHaveLength(1);
