@@ -395,8 +395,8 @@ export function createDaemonStatus(common: Common, parts: DaemonStatusParts): St
       alerts: await latestAlerts(),
       dead_letters: dead.shown,
       dead_letters_total: dead.total,
-      dead_letter_groups: deadLetterGroups(),
-      oldest_pending: oldestPending(),
+      dead_letter_groups: await deadLetterGroups(),
+      oldest_pending: await oldestPending(),
       silences: parts.silences?.list(now) ?? [],
       credits: {
         day: meterState.day,
