@@ -456,7 +456,7 @@ export function createDaemonStatus(common: Common, parts: DaemonStatusParts): St
 
   /** Queues what `replay --send` found, as that command does with the store in hand: deduplicated by entry id. */
   async function queueAlerts(alerts: readonly AlertToQueue[]): Promise<{ ok: true; queued: number; already_queued: number } | { ok: false; error: string }> {
-    const known = new Set(Object.keys(dispatcher.states()));
+    const known = new Set(Object.keys(await dispatcher.states()));
     const unknown = [...new Set(alerts.flatMap((a) => a.sinks).filter((sink) => !known.has(sink)))];
     if (unknown.length > 0) return { ok: false, error: `the running daemon has no sink ${unknown.join(", ")} (is it running another config?)` };
     const now = new Date(common.now());

@@ -75,7 +75,7 @@ store: { path: "${storePath}" }
 status: { listen: "127.0.0.1:0" }
 defaults: { schedule: "* * * * * *", start: ${hostileBlock - 5}, jitter: 0s }
 watches:
-  - { name: wallet, account: "${sim.addresses.busyWallet}", sources: [internal_transactions] }
+  - { name: wallet, account: "${sim.addresses.busyWallet}", sources: [internal_transactions], via: own }
 rules:
 ${rules.join("\n")}
 sinks:
