@@ -70,7 +70,7 @@ store: { path: "${join(dir.path, "store.json")}" }
 status: { listen: "127.0.0.1:${port}" }
 defaults: { schedule: "* * * * * *", start: ${sim.head()}, jitter: 0s }
 watches:
-  - { name: wallet, account: "${sim.addresses.busyWallet}", sources: [internal_transactions] }
+  - { name: wallet, account: "${sim.addresses.busyWallet}", sources: [internal_transactions], via: own }
 rules:
   - { name: calls, watch: wallet, summary: "call to {{to}}", notify: [hook] }
 sinks:
