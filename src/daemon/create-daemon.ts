@@ -74,7 +74,7 @@ export async function createDaemon(common: Common, options: DaemonOptions): Prom
   const store = await openStore(common, storeOptionsOf(config.store));
   const closers: Array<() => Promise<void>> = [];
   try {
-    const client = createExplorerClient(common, explorerOptionsOf(config));
+    const client = createExplorerClient(common, { ...explorerOptionsOf(config), ...(store instanceof PostgresStore ? { replicaId: store.replicaId } : {}) });
     closers.push(() => client.close());
     // The day's spending survives restarts, or a restart would reset the budget.
     const savedCredits = await store.getMeta<CreditMeterState>(CREDITS_META_KEY);

@@ -43,6 +43,11 @@ export interface ExplorerClientOptions {
   maxResponseBytes?: number;
   /** Default kaiawatch/<version>. */
   userAgent?: string;
+  /**
+   * Sent as `x-kaiawatch-replica` when set (replicas sharing a PostgreSQL store), so that
+   * whoever serves the API (the simulator, a proxy's log) can tell which replica polled what.
+   */
+  replicaId?: string;
 }
 
 export interface CallOptions {
@@ -101,6 +106,7 @@ export function createExplorerClient(common: Common, options: ExplorerClientOpti
     accept: "application/json",
     "user-agent": options.userAgent ?? USER_AGENT,
     ...(options.apiKey ? { authorization: `Bearer ${options.apiKey}` } : {}),
+    ...(options.replicaId ? { "x-kaiawatch-replica": options.replicaId } : {}),
   };
   const limiter = createRateLimiter(settings.requestsPerSecond);
   const meter = createCreditMeter(common, options.dailyCreditBudget === undefined ? {} : { dailyBudget: options.dailyCreditBudget });
