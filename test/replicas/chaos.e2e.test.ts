@@ -202,7 +202,8 @@ sinks:
       try {
         await waitFor(async () => (await Promise.all(slots.map(ready))).every((answer) => answer === status), timeoutMs, what);
       } catch (error) {
-        throw new Error(`${(error as Error).message}; last /readyz: ${JSON.stringify(Object.fromEntries(slots.map((one) => [one.id, readyz.get(one.id)?.slice(0, 1500)])))}`);
+        const exited = slots.filter((one) => one.child.process.exitCode !== null).map((one) => `${one.id} exited ${one.child.process.exitCode}: ${one.child.stderr().slice(-1500)}`);
+        throw new Error(`${(error as Error).message}; last /readyz: ${JSON.stringify(Object.fromEntries(slots.map((one) => [one.id, readyz.get(one.id)?.slice(0, 1500)])))}; ${exited.join("; ")}`);
       }
     };
 
