@@ -72,7 +72,7 @@ export async function createBudgetGuard(common: Common, options: BudgetGuardOpti
     raising.add(`${day}:${level}`);
     try {
       const now = new Date(common.now());
-      const alert = buildBudgetAlert({ level, day, spent: meter.spentToday(), budget, network: options.network, head: options.head(), now });
+      const alert = buildBudgetAlert({ level, day, spent: meter.spentTodayByAll(), budget, network: options.network, head: options.head(), now });
       if (options.sinks.length === 0) logger.warn({ level }, "no sink is marked operational: true; this budget alert is only logged");
       else await store.enqueue(newOutboxEntries(alert, options.sinks, now));
       // The exhaustion alert supersedes the warning: a day that skips past 80% gets one alert.
@@ -115,7 +115,7 @@ export async function createBudgetGuard(common: Common, options: BudgetGuardOpti
       resumeIfNewDay();
       if (budget === undefined) return;
       if (pausedDay !== undefined && !sentToday().includes("exhausted")) await raise("exhausted");
-      if (meter.spentToday() >= BUDGET_WARNING_SHARE * budget) await raise("warning");
+      if (meter.spentTodayByAll() >= BUDGET_WARNING_SHARE * budget) await raise("warning");
     },
     state() {
       resumeIfNewDay();

@@ -74,10 +74,12 @@ export async function createDaemon(common: Common, options: DaemonOptions): Prom
   const store = await openStore(common, storeOptionsOf(config.store));
   const closers: Array<() => Promise<void>> = [];
   try {
-    const client = createExplorerClient(common, { ...explorerOptionsOf(config), ...(store instanceof PostgresStore ? { replicaId: store.replicaId } : {}) });
+    const client = createExplorerClient(common, { ...explorerOptionsOf(config), replicaId: store instanceof PostgresStore ? store.replicaId : undefined });
     closers.push(() => client.close());
     // The day's spending survives restarts, or a restart would reset the budget.
-    const savedCredits = await store.getMeta<CreditMeterState>(CREDITS_META_KEY);
+    // Replicas: each keeps its own day's spending (credits.<replica>), and the budget counts them all.
+    const creditsKey = store instanceof PostgresStore ? `${CREDITS_META_KEY}.${store.replicaId}` : CREDITS_META_KEY;
+    const savedCredits = await store.getMeta<CreditMeterState>(creditsKey);
     if (savedCredits) client.meter.restore(savedCredits);
 
     const head: HeadReader = createHeadReader(common, { rpcUrl: config.chain.rpc_url, maxRetries: config.explorer.max_retries, deadlineMs: config.chain.request_deadline });
@@ -154,7 +156,10 @@ export async function createDaemon(common: Common, options: DaemonOptions): Prom
     let budgetTimer: NodeJS.Timeout | undefined;
 
     let creditTimer: NodeJS.Timeout | undefined;
-    const saveCredits = () => store.setMeta(CREDITS_META_KEY, client.meter.snapshot());
+    const saveCredits = async () => {
+      await store.setMeta(creditsKey, client.meter.snapshot());
+      if (store instanceof PostgresStore) client.meter.setSpentElsewhere(await spentByOthers(store, client.meter.snapshot().day));
+    };
 
     return {
       config,
@@ -230,4 +235,15 @@ async function replicaViews(store: PostgresStore): Promise<ReplicaView[]> {
       sources: strings(replica.info.sources),
       sinks: strings(replica.info.sinks),
     }));
+}
+
+/** What the other replicas (every one that has a heartbeat row) say they spent on `day`. */
+async function spentByOthers(store: PostgresStore, day: string): Promise<number> {
+  let spent = 0;
+  for (const replica of await store.leases.replicas()) {
+    if (replica.id === store.replicaId) continue;
+    const state = await store.getMeta<Partial<CreditMeterState>>(`${CREDITS_META_KEY}.${replica.id}`);
+    if (state?.day === day && typeof state.spent === "number") spent += state.spent;
+  }
+  return spent;
 }

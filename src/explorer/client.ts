@@ -43,10 +43,7 @@ export interface ExplorerClientOptions {
   maxResponseBytes?: number;
   /** Default kaiawatch/<version>. */
   userAgent?: string;
-  /**
-   * Sent as `x-kaiawatch-replica` when set (replicas sharing a PostgreSQL store), so that
-   * whoever serves the API (the simulator, a proxy's log) can tell which replica polled what.
-   */
+  /** Sent as `x-kaiawatch-replica` when replicas share a store, so a test's simulator can tell who polled what. */
   replicaId?: string;
 }
 
@@ -106,7 +103,7 @@ export function createExplorerClient(common: Common, options: ExplorerClientOpti
     accept: "application/json",
     "user-agent": options.userAgent ?? USER_AGENT,
     ...(options.apiKey ? { authorization: `Bearer ${options.apiKey}` } : {}),
-    ...(options.replicaId ? { "x-kaiawatch-replica": options.replicaId } : {}),
+    ...(options.replicaId !== undefined ? { "x-kaiawatch-replica": options.replicaId } : {}),
   };
   const limiter = createRateLimiter(settings.requestsPerSecond);
   const meter = createCreditMeter(common, options.dailyCreditBudget === undefined ? {} : { dailyBudget: options.dailyCreditBudget });

@@ -24,8 +24,15 @@ export interface CreditMeter {
    * ExplorerBudgetExhaustedError (nothing sent) when it does not fit in what is left today.
    */
   reserve(operation: OperationName): CreditReservation;
-  /** Credits charged today (UTC). */
+  /** Credits charged today (UTC) by this process. */
   spentToday(): number;
+  /**
+   * Replicas sharing one budget: what the others spent today (from the store), counted in
+   * every budget decision. Forgotten when the day turns.
+   */
+  setSpentElsewhere(credits: number): void;
+  /** This process's spending today plus the others' (the budget's measure). */
+  spentTodayByAll(): number;
   /** Budget minus today's spending; Infinity without a budget. */
   remainingToday(): number;
   /** Today's credits per operation. */
@@ -48,6 +55,7 @@ export function createCreditMeter(common: Common, options: { dailyBudget?: numbe
   const { metrics } = common;
   const budget = options.dailyBudget;
   let state: CreditMeterState = { day: utcDay(common.now()), spent: 0, byOperation: {} };
+  let elsewhere = { day: state.day, credits: 0 };
   let pending = 0;
   metrics.explorerCreditBudget.set(budget ?? 0);
   metrics.explorerCreditsToday.set(0);
@@ -56,6 +64,7 @@ export function createCreditMeter(common: Common, options: { dailyBudget?: numbe
     const today = utcDay(common.now());
     if (today !== state.day) {
       state = { day: today, spent: 0, byOperation: {} };
+      elsewhere = { day: today, credits: 0 };
       metrics.explorerCreditsToday.set(0);
     }
   };
@@ -66,7 +75,7 @@ export function createCreditMeter(common: Common, options: { dailyBudget?: numbe
       roll();
       const cost = OPERATIONS[operation].cost;
       if (budget !== undefined) {
-        const remaining = budget - state.spent - pending;
+        const remaining = budget - state.spent - elsewhere.credits - pending;
         if (cost > remaining) throw new ExplorerBudgetExhaustedError(operation, cost, Math.max(0, remaining), budget);
       }
       pending += cost;
@@ -93,9 +102,17 @@ export function createCreditMeter(common: Common, options: { dailyBudget?: numbe
       roll();
       return state.spent;
     },
+    setSpentElsewhere(credits) {
+      roll();
+      elsewhere = { day: state.day, credits: Number.isFinite(credits) && credits > 0 ? credits : 0 };
+    },
+    spentTodayByAll() {
+      roll();
+      return state.spent + elsewhere.credits;
+    },
     remainingToday() {
       roll();
-      return budget === undefined ? Infinity : Math.max(0, budget - state.spent);
+      return budget === undefined ? Infinity : Math.max(0, budget - state.spent - elsewhere.credits);
     },
     byOperation() {
       roll();

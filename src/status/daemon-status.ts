@@ -170,9 +170,17 @@ export function createDaemonStatus(common: Common, parts: DaemonStatusParts): St
     const now = common.now();
     const checks: Readiness["checks"] = {};
     const stats = await store.stats();
-    checks.store = stats.lastWriteFailed
-      ? { ok: false, detail: `the last write of ${store.path} failed (${stats.failedWrites} failed writes since start); the store retries with the next change` }
-      : { ok: true, detail: `${store.path} is writable (${stats.writes} writes since start)` };
+    // A shared store (PostgreSQL) may be unreachable with no write failing yet: one small read tells.
+    const unreachable = await store.countOutbox({ state: "dead" }).then(
+      () => undefined,
+      (error: unknown) => (error instanceof Error ? error.message : String(error)),
+    );
+    checks.store =
+      unreachable !== undefined
+        ? { ok: false, detail: `the store ${store.path} cannot be read: ${unreachable}` }
+        : stats.lastWriteFailed
+          ? { ok: false, detail: `the last write of ${store.path} failed (${stats.failedWrites} failed writes since start); the store retries with the next change` }
+          : { ok: true, detail: `${store.path} is writable (${stats.writes} writes since start)` };
 
     const h = head.state();
     checks.head =

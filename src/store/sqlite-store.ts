@@ -351,6 +351,11 @@ export class SqliteStore implements Store {
     return this.meta.get(key) as T | undefined;
   }
 
+  /** Every meta key (for `kaiawatch store migrate`, which copies them all). */
+  metaKeys(): string[] {
+    return [...this.meta.keys()];
+  }
+
   async setMeta(key: string, value: unknown): Promise<void> {
     // A JSON copy: what is stored is exactly what a restart will read back.
     const text = JSON.stringify(value);

@@ -187,6 +187,7 @@ export const APP_JS = String.raw`(function () {
     renderSources(data.sources || []);
     renderAlerts(data.alerts || []);
     renderSinks(data.sinks || {});
+    renderReplicas(data.replicas);
     renderDeadLetters(data.dead_letters || [], data.dead_letters_total || 0, !!(data.actions && data.actions.requeue_dead_letters));
     renderCredits(data.credits || {});
     renderRequests(data.requests || {}, data.retries || {}, (data.credits && data.credits.by_operation) || {});
@@ -243,6 +244,18 @@ export const APP_JS = String.raw`(function () {
     var next = {};
     alerts.forEach(function (a) { next[a.id] = true; });
     seenAlerts = next;
+  }
+
+  // Only with PostgreSQL replicas: who is live and what each holds.
+  function renderReplicas(replicas) {
+    $("replicas").hidden = !Array.isArray(replicas);
+    if (!Array.isArray(replicas)) return;
+    fill($("replicas-body"), replicas.map(function (r) {
+      var tr = el("tr");
+      tr.setAttribute("data-replica", clean(r.id));
+      tr.append(td(r.id), td(ago(r.started_at)), td(ago(r.heartbeat_at)), td(num((r.sources || []).length), "num"), td((r.sinks || []).join(", ")));
+      return tr;
+    }));
   }
 
   function renderSinks(sinks) {

@@ -55,6 +55,14 @@ export const INDEX_HTML = String.raw`<!doctype html>
     </table>
   </section>
 
+  <section class="panel" id="replicas" hidden>
+    <h2>Replicas</h2>
+    <table>
+      <thead><tr><th>Replica</th><th>Started</th><th>Heartbeat</th><th class="num">Sources</th><th>Sinks</th></tr></thead>
+      <tbody id="replicas-body"></tbody>
+    </table>
+  </section>
+
   <section class="panel" id="alerts">
     <h2>Latest alerts <span class="subtle" id="alerts-count"></span></h2>
     <p id="alerts-empty" class="subtle">No alert yet.</p>

@@ -10,8 +10,6 @@ import type { Cursor, Store, OutboxChange, OutboxCount, OutboxCountFilter, Outbo
 import type { OutboxEntry, OutboxState } from "../../model/outbox-entry.js";
 import { createLeases, type Leases } from "./leases.js";
 import { migrate } from "./migrate.js";
-import { claimOutbox, releaseOutboxClaims } from "./outbox-claims.js";
-import { releaseSinkSlot, takeSinkSlot, takeSinkToken, type SinkRate, type TokenOutcome } from "./sink-limits.js";
 import { entryOfPgRow, OUTBOX_COLUMNS, type PgOutboxRow, type Queryable } from "./rows.js";
 
 const STATES: ReadonlySet<OutboxState> = new Set(["pending", "delivered", "dead"]);
@@ -367,43 +365,34 @@ export class PostgresStore implements Store {
   }
 
   /**
-   * Claims up to `limit` due pending entries of `sink` for this replica for `claimMs`, so that
-   * no other replica sends them meanwhile (outbox-claims.ts). Oldest first.
+   * `kaiawatch store migrate`: copies a whole store into this one in one transaction, entries
+   * with their state, attempts and order. A database that already has cursors or entries is
+   * refused unless `force`; then what it has wins (ON CONFLICT DO NOTHING on cursor keys,
+   * entry ids and meta keys), so running the copy again repeats nothing.
    */
-  async claimOutbox(sink: string, options: { limit: number; claimMs: number }): Promise<OutboxEntry[]> {
-    this.assertWritable();
-    return claimOutbox(this.pool, { sink, replicaId: this.replicaId, now: this.common.now(), ...options });
-  }
-
-  /** Gives claimed entries back before their claim lapses (a shutdown, a sink paused). */
-  async releaseOutboxClaims(ids: string[]): Promise<void> {
-    this.assertWritable();
-    await releaseOutboxClaims(this.pool, { ids, replicaId: this.replicaId });
-  }
-
-  /**
-   * Takes a token of the sink's rate limit, shared by every replica (sink-limits.ts).
-   * A server that does not answer is KW_STORE_UNREACHABLE: the caller waits and tries again.
-   */
-  async takeSinkToken(sink: string, rate: SinkRate): Promise<TokenOutcome> {
-    this.assertWritable();
-    try {
-      return await takeSinkToken(this.pool, { sink, rate, now: this.common.now() });
-    } catch (error) {
-      if (error instanceof TypeError || isServerAnswer(error)) throw error;
-      throw unreachable(this.options.url, error);
-    }
-  }
-
-  /** Takes one of the sink's delivery slots shared by the replicas (sink-limits.ts); undefined: all are busy. */
-  async takeSinkSlot(sink: string, options: { concurrency: number; holdMs: number }): Promise<number | undefined> {
-    this.assertWritable();
-    return takeSinkSlot(this.pool, { sink, holder: this.replicaId, now: this.common.now(), ...options });
-  }
-
-  async releaseSinkSlot(sink: string, slot: number): Promise<void> {
-    this.assertWritable();
-    await releaseSinkSlot(this.pool, { sink, slot, holder: this.replicaId });
+  async importStore(data: { cursors: Cursor[]; entries: OutboxEntry[]; meta: Record<string, unknown> }, options: { force?: boolean } = {}): Promise<{ cursors: number; entries: number; meta: number }> {
+    return this.transaction(async (client) => {
+      // Taken first: two copies at once would each find the database empty.
+      await client.query("LOCK TABLE cursors, outbox, meta IN SHARE ROW EXCLUSIVE MODE");
+      const found = (await client.query<{ cursors: number; outbox: number }>("SELECT (SELECT count(*)::int FROM cursors) AS cursors, (SELECT count(*)::int FROM outbox) AS outbox")).rows[0]!;
+      if (options.force !== true && (found.cursors > 0 || found.outbox > 0)) {
+        throw new StoreError("KW_STORE_MIGRATE_TARGET", `the PostgreSQL store ${this.path} already has ${found.cursors} cursors and ${found.outbox} outbox entries; nothing was copied (--force copies what it lacks and keeps what it has)`);
+      }
+      let cursors = 0;
+      for (const cursor of data.cursors) {
+        checkCursor(cursor);
+        const result = await client.query("INSERT INTO cursors (key, block, cursor) VALUES ($1, $2, $3::jsonb) ON CONFLICT (key) DO NOTHING", [cursor.key, cursor.block, JSON.stringify(cursor)]);
+        cursors += result.rowCount ?? 0;
+      }
+      let entries = 0;
+      for (const n of (await insertNew(client, data.entries)).values()) entries += n;
+      let meta = 0;
+      for (const [key, value] of Object.entries(data.meta)) {
+        const result = await client.query("INSERT INTO meta (key, value) VALUES ($1, $2::jsonb) ON CONFLICT (key) DO NOTHING", [key, JSON.stringify(value)]);
+        meta += result.rowCount ?? 0;
+      }
+      return { cursors, entries, meta };
+    });
   }
 
   /** Every mutation is committed before it resolves: nothing waits. */

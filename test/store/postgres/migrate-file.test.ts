@@ -1,0 +1,58 @@
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { createTestCommon } from "../../../src/common/common.js";
+import { openStore } from "../../../src/store/open-store.js";
+import { migrateFileToPostgres } from "../../../src/store/migrate-to-postgres.js";
+import { tempDir } from "../../helpers/harness.js";
+import { cursor, entry } from "../fixtures/sample.js";
+import { usePostgres } from "./pg-fixtures.js";
+
+const pg = usePostgres();
+
+/** A file store with two cursors, entries in every state, a digest and meta. */
+async function fileStore(): Promise<string> {
+  const dir = tempDir();
+  const path = join(dir.path, "store.json");
+  const store = await openStore(createTestCommon(), { path });
+  await store.commitWindow({ cursor: cursor("s1", 10), entries: [entry("a1", "slack"), entry("a2", "slack"), entry("a3", "mail")] });
+  await store.commitWindow({ cursor: cursor("s2", 20), entries: [entry("a4", "slack")] });
+  await store.updateOutbox([
+    { id: "a1:slack", kind: "delivered", at: "2025-01-01T00:01:00.000Z" },
+    { id: "a2:slack", kind: "dead", at: "2025-01-01T00:01:00.000Z", reason: "410 gone" },
+    { id: "a4:slack", kind: "group", group_id: "grp_1" },
+  ]);
+  await store.setMeta("credits", { day: "2025-01-01", spent: 42, byOperation: {} });
+  await store.close();
+  return path;
+}
+
+describe("kaiawatch store migrate (file → PostgreSQL)", () => {
+  it("copies cursors, every entry with its state and order, and meta; a second copy is refused, and with --force repeats nothing", async () => {
+    const from = await fileStore();
+    const to = await pg.database();
+    const common = createTestCommon();
+    expect(await migrateFileToPostgres(common, { from, to })).toEqual({ cursors: 2, entries: 4, meta: 1 });
+
+    const file = await openStore(common, { path: from, readOnly: true });
+    const target = await pg.open(to);
+    expect(await target.listCursors()).toEqual(await file.listCursors());
+    expect(await target.listOutbox()).toEqual(await file.listOutbox());
+    expect(await target.getMeta("credits")).toEqual({ day: "2025-01-01", spent: 42, byOperation: {} });
+    await file.close();
+
+    await expect(migrateFileToPostgres(common, { from, to })).rejects.toMatchObject({ code: "KW_STORE_MIGRATE_TARGET" });
+    expect(await migrateFileToPostgres(common, { from, to, force: true })).toEqual({ cursors: 0, entries: 0, meta: 0 });
+    expect(await target.countOutbox()).toBe(4);
+  });
+
+  it("refuses a file that a running daemon holds, and copies nothing", async () => {
+    const from = await fileStore();
+    const to = await pg.database();
+    const running = await openStore(createTestCommon(), { path: from });
+    try {
+      await expect(migrateFileToPostgres(createTestCommon(), { from, to })).rejects.toMatchObject({ code: "KW_STORE_LOCKED" });
+    } finally {
+      await running.close();
+    }
+  });
+});
