@@ -240,8 +240,9 @@ sinks:
     const failoverMs = Date.now() - killedMs;
     slots[slots.indexOf(holder)] = await launch();
     console.log(`failover: the next window of ${sourceKey} was committed ${(failoverMs / 1000).toFixed(1)} s after its holder was SIGKILLed (lease ${LEASE_S} s, tick ${TICK_S} s)`);
-    // The lease, the renewal that notices its expiry (a third of it), and one tick of the source.
-    expect(failoverMs).toBeLessThanOrEqual((LEASE_S + LEASE_S / 3 + TICK_S) * 1000 + 1000);
+    // The lease, the renewal that notices its expiry (a third of it), one tick of the source,
+    // and two seconds for the commit itself on a busy shared machine.
+    expect(failoverMs).toBeLessThanOrEqual((LEASE_S + LEASE_S / 3 + TICK_S) * 1000 + 2000);
 
     // PostgreSQL down for 30 s: nothing commits, /readyz says so; they resume by themselves.
     await allReadyz(200, 60_000, "every replica ready before the outage");
