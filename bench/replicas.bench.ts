@@ -48,7 +48,7 @@ const configFor = (url: string, id: string) =>
     store: { url, replica_id: id },
     status: { listen: false },
     // Ticks are driven by hand (engine.runOnce()): the schedule never fires during the run.
-    defaults: { start: "latest", jitter: "0s", schedule: "0 0 1 1 *" },
+    defaults: { start: "latest", jitter: "0s", schedule: "0 0 0 1 1 *" },
     watches,
     rules,
     sinks: { out: { type: "file", path: `${dir.path}/alerts.jsonl` } },
