@@ -169,7 +169,7 @@ sinks:
     const launch = async (): Promise<Incarnation> => {
       const id = `r${++started}`;
       const port = await freePort();
-      const child = startKaiawatch(["run", "--config", configOf(id, port), "--log-level", "warn", "--log-format", "json"], { KW_STORE_URL: url });
+      const child = startKaiawatch(["run", "--config", configOf(id, port), "--log-level", "info", "--log-format", "json"], { KW_STORE_URL: url });
       const one: Incarnation = { id, child, statusUrl: `http://127.0.0.1:${port}` };
       incarnations.push(one);
       return one;
@@ -284,7 +284,12 @@ sinks:
         `duplicates under the same id ${verdict.duplicatesSameId}, under a new id ${verdict.duplicatesNewId}; windows re-fetched after their poller was killed ${doubles.refetchedAfterKill}, after the outage ${doubles.refetchedAfterOutage}, polled by two live replicas ${doubles.byTwoLive}; ` +
         `explorer faults ${JSON.stringify(faults)}, webhook faults ${JSON.stringify(hook.faults)}`,
     );
-    const context = JSON.stringify({ examples: verdict.examples, doubles: doubles.examples });
+    // For a window polled by two live replicas: what their lease keepers and commits said.
+    const involved = new Set(doubles.examples.flatMap((example) => [...example.matchAll(/(r\d+) \(#/g)].map((m) => m[1])));
+    const leaseLines = incarnations
+      .filter((one) => involved.has(one.id))
+      .map((one) => `${one.id}: ${one.child.stderr().split("\n").filter((line) => /lease|fenced|KW_STORE_LEASE_LOST/i.test(line)).slice(-12).join("\n")}`);
+    const context = JSON.stringify({ examples: verdict.examples, doubles: doubles.examples, leaseLines });
     expect(total, context).toBeGreaterThan(50);
     expect(verdict.lost, context).toBe(0);
     expect(verdict.gaps, context).toBe(0);
