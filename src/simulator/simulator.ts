@@ -10,6 +10,7 @@ import { DEFAULT_DENSITY, generateBlock, type Density } from "./generate.js";
 import { Balances } from "./balances.js";
 import { createMeter, type SimulatorStats } from "./meter.js";
 import { NftState } from "./nft-state.js";
+import { createPollLog, type Poll } from "./poll-log.js";
 import { createPrng } from "./prng.js";
 import { eventLogJson, internalTxJson, nftTransferJson } from "./serialize.js";
 import { answerStateRpc } from "./state-rpc.js";
@@ -17,6 +18,8 @@ import { createWorld } from "./world.js";
 
 export type { ChosenRecords } from "./custom-block.js";
 export type { SimulatorStats } from "./meter.js";
+export type { Poll } from "./poll-log.js";
+export { REPLICA_HEADER } from "./poll-log.js";
 
 /** Faults injected into explorer API answers (never into JSON-RPC). Rates are fractions of requests, 0..1. */
 export interface SimulatorFaults {
@@ -88,6 +91,11 @@ export interface SimulatorTruth {
   blockTransactions(block: number): { hash: string; index: number; from: string; to: string; status: "Success" | "Fail" }[];
   /** Every record of the chain (event logs + NFT transfers + internal transactions). */
   recordCount(): number;
+  /**
+   * Every explorer API request since the start (or `resetStats()`), oldest first: who polled
+   * which window (replica header, operation, subject, block range, page, status).
+   */
+  polls(): Poll[];
   /** KAIA in kei after `block` (what eth_getBalance serves). */
   kaiaBalance(address: string, block: number): bigint;
   /** Base units of a token held after `block` (what balanceOf serves). */
@@ -178,6 +186,7 @@ export async function createSimulator(options: SimulatorOptions = {}): Promise<S
   let faults: SimulatorFaults = { ...options.faults };
   const limits: SimulatorLimits = { apiKey: options.apiKey, requestsPerSecond: options.requestsPerSecond, dailyCreditQuota: options.dailyCreditQuota, indexingLagBlocks: options.indexingLagBlocks };
   const meter = createMeter(now);
+  const pollLog = createPollLog();
   // Faults come from their own stream, drawn the same way for every request, so that
   // changing one rate does not reshuffle the others.
   const faultPrng = createPrng(seed, 0xfa17);
@@ -204,6 +213,7 @@ export async function createSimulator(options: SimulatorOptions = {}): Promise<S
     const shortDraw = shortPagePrng.next();
     const route = matchRoute(url.pathname);
     const op = route && req.method === "GET" ? route.op : "unknown";
+    pollLog.note(req, route, url, op, (done) => res.on("finish", () => done(String(res.statusCode))));
     const f = faults;
     if ((f.latencyMs ?? 0) > 0) {
       meter.fault("latency");
@@ -346,6 +356,7 @@ export async function createSimulator(options: SimulatorOptions = {}): Promise<S
     blockInternalTransactions: (block) => ascendingCalls(chain.block(block)?.calls ?? []).map(internalTxJson),
     blockTransactions: (block) => (chain.block(block)?.txs ?? []).map((tx: TxInfo) => ({ hash: tx.hash, index: tx.index, from: tx.from, to: tx.to, status: tx.status })),
     recordCount: () => chain.recordCount,
+    polls: () => pollLog.list(),
     kaiaBalance: (address, block) => balances.kaiaAt(address, block),
     tokenBalance: (token, owner, block) => balances.tokenAt(token, owner, block),
   };
@@ -371,7 +382,10 @@ export async function createSimulator(options: SimulatorOptions = {}): Promise<S
       if ("indexingLagBlocks" in f) limits.indexingLagBlocks = indexingLagBlocks;
     },
     stats: () => meter.stats(),
-    resetStats: () => meter.reset(),
+    resetStats: () => {
+      meter.reset();
+      pollLog.reset();
+    },
     truth,
     addresses: {
       wallets: [...world.wallets],

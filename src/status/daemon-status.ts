@@ -81,6 +81,11 @@ export interface DaemonStatusParts {
   silences?: Pick<SilenceBook, "list">;
   /** PostgreSQL replicas: every live one, with the sources and sinks it holds (absent with the file store). */
   replicas?: () => Promise<ReplicaView[]>;
+  /**
+   * PostgreSQL replicas: whether this replica holds the source's lease now. Readiness judges
+   * only those: another replica ticks the rest, so their ticks here never come.
+   */
+  holdsSource?: (key: string) => boolean;
   /** The block explorer (config chain.explorer_url): /status carries links under it for the page. */
   explorerUrl?: string;
 }
@@ -256,6 +261,7 @@ export function createDaemonStatus(common: Common, parts: DaemonStatusParts): St
 
     const stale: string[] = [];
     for (const state of engine.states()) {
+      if (parts.holdsSource && !parts.holdsSource(state.key)) continue;
       const limit = staleAfterMs(state.key);
       // A running tick (a long catch-up) counts as alive; a source that never succeeded is not ready yet.
       if (state.running || (state.last_ok_at !== null && now - Date.parse(state.last_ok_at) <= limit)) continue;

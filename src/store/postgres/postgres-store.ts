@@ -61,9 +61,12 @@ export async function createPostgresStore(common: Common, options: PostgresStore
   try {
     if (options.readOnly !== true) {
       const client = await pool.connect();
+      const lost = (): void => undefined; // as in transaction(): the failed query tells
+      client.on("error", lost);
       try {
         await migrate(client, logger);
       } finally {
+        client.off("error", lost);
         client.release();
       }
     } else {
@@ -139,6 +142,11 @@ export class PostgresStore implements Store {
     } catch (error) {
       throw this.writeFailed(error);
     }
+    // A checked-out connection has no listener of the pool's: when the server goes away in the
+    // middle of a transaction (an outage) node-postgres emits "error" on it, and unheard that
+    // ended the process. The query in flight fails as well, and that failure is what counts.
+    const lost = (): void => undefined;
+    client.on("error", lost);
     let broken = false;
     try {
       await client.query("BEGIN");
@@ -158,6 +166,7 @@ export class PostgresStore implements Store {
       if (error instanceof StoreError) throw error;
       throw this.writeFailed(error);
     } finally {
+      client.off("error", lost);
       // A connection whose ROLLBACK failed is in an unknown state: dropped, not reused.
       client.release(broken);
     }
