@@ -74,7 +74,7 @@ store: { path: "${join(dir.path, `${name}.json`)}" }
 status: { listen: "127.0.0.1:0"${token ? `, token: ${TOKEN}` : ""} }
 defaults: { schedule: "* * * * * *", start: ${sim.head() - 5}, jitter: 0s }
 watches:
-  - { name: wallet, account: "${sim.addresses.busyWallet}", sources: [internal_transactions] }
+  - { name: wallet, account: "${sim.addresses.busyWallet}", sources: [internal_transactions], via: own }
   - { name: token, contract: "${sim.addresses.busyToken}" }
 rules:
   - { name: failed-calls, watch: wallet, when: { status: Fail }, summary: "Failed: {{fail_message}}", notify: [hook, file] }
