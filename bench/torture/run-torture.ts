@@ -228,7 +228,7 @@ store: { path: "${storePath}" }
 status: { listen: false }
 defaults: { schedule: "* * * * * *", start: ${first}, max_window_blocks: 30, jitter: 0s }
 watches:
-  - { name: wallet, account: "${busyWallet}", sources: [nft_transfers, internal_transactions] }
+  - { name: wallet, account: "${busyWallet}", sources: [nft_transfers, internal_transactions], via: own }
   - { name: token, contract: "${busyToken}" }
   - { name: kitties, collection: "${busyCollection}" }
 rules:
