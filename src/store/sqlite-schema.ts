@@ -1,6 +1,7 @@
 import type { Database } from "better-sqlite3";
 import type { Cursor } from "./types.js";
-import type { OutboxEntry, OutboxState } from "../model/outbox-entry.js";
+import type { OutboxEntry } from "../model/outbox-entry.js";
+import { OUTBOX_COLUMNS, entryOfOutboxRow, type OutboxRowOf } from "./outbox-row.js";
 
 /**
  * The version of the store this code writes, in SQLite's `PRAGMA user_version`. Version 1
@@ -88,41 +89,13 @@ export function createSchema(db: Database): void {
   db.pragma(`user_version = ${SQLITE_SCHEMA_VERSION}`);
 }
 
-/** An outbox row as SQLite returns it. */
-export interface OutboxRow {
-  seq: number;
-  id: string;
-  sink: string;
-  rule: string;
-  state: OutboxState;
-  attempts: number;
-  created_at: string;
-  next_attempt_at: string;
-  group_id: string | null;
-  last_error: string | null;
-  dead_reason: string | null;
-  delivered_at: string | null;
-  alert: string;
-}
+/** An outbox row as SQLite returns it (the alert as JSON text). */
+export type OutboxRow = OutboxRowOf<number, string>;
 
-export const OUTBOX_COLUMNS = "seq, id, sink, rule, state, attempts, created_at, next_attempt_at, group_id, last_error, dead_reason, delivered_at, alert";
+export { OUTBOX_COLUMNS };
 
 export function entryOfRow(row: OutboxRow): OutboxEntry {
-  const entry: OutboxEntry = {
-    id: row.id,
-    alert: JSON.parse(row.alert) as OutboxEntry["alert"],
-    sink: row.sink,
-    rule: row.rule,
-    state: row.state,
-    attempts: row.attempts,
-    created_at: row.created_at,
-    next_attempt_at: row.next_attempt_at,
-  };
-  if (row.group_id !== null) entry.group_id = row.group_id;
-  if (row.last_error !== null) entry.last_error = row.last_error;
-  if (row.dead_reason !== null) entry.dead_reason = row.dead_reason;
-  if (row.delivered_at !== null) entry.delivered_at = row.delivered_at;
-  return entry;
+  return entryOfOutboxRow(row, JSON.parse(row.alert) as OutboxEntry["alert"]);
 }
 
 /** A time as milliseconds for the indexes; an unreadable one sorts first (due at once), as Date.parse comparisons did. */

@@ -1,0 +1,31 @@
+import type { OutboxEntry, OutboxState } from "../model/outbox-entry.js";
+
+/** The outbox table's columns, the same in SQLite and PostgreSQL. */
+export const OUTBOX_COLUMNS = "seq, id, sink, rule, state, attempts, created_at, next_attempt_at, group_id, last_error, dead_reason, delivered_at, alert";
+
+/** An outbox row as a driver returns it; `seq` and `alert` differ in type between the two (number or bigint text; JSON text or parsed). */
+export interface OutboxRowOf<Seq, Alert> {
+  seq: Seq;
+  id: string;
+  sink: string;
+  rule: string;
+  state: OutboxState;
+  attempts: number;
+  created_at: string;
+  next_attempt_at: string;
+  group_id: string | null;
+  last_error: string | null;
+  dead_reason: string | null;
+  delivered_at: string | null;
+  alert: Alert;
+}
+
+/** The entry of a row whose alert the caller has already read (parsed or not, by driver); NULL columns become absent fields. */
+export function entryOfOutboxRow(row: OutboxRowOf<unknown, unknown>, alert: OutboxEntry["alert"]): OutboxEntry {
+  const entry: OutboxEntry = { id: row.id, alert, sink: row.sink, rule: row.rule, state: row.state, attempts: row.attempts, created_at: row.created_at, next_attempt_at: row.next_attempt_at };
+  if (row.group_id !== null) entry.group_id = row.group_id;
+  if (row.last_error !== null) entry.last_error = row.last_error;
+  if (row.dead_reason !== null) entry.dead_reason = row.dead_reason;
+  if (row.delivered_at !== null) entry.delivered_at = row.delivered_at;
+  return entry;
+}
