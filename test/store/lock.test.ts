@@ -53,14 +53,24 @@ function deadPid(): Promise<number> {
  * it, so the child stays a zombie (state Z) that still answers kill(pid, 0) while sleep runs.
  */
 async function zombie(): Promise<{ pid: number; stop: () => void }> {
-  const parent = spawn("sh", ["-c", "true & echo $!; exec sleep 30"], { stdio: ["ignore", "pipe", "ignore"] });
-  const pid = await new Promise<number>((resolve, reject) => {
-    parent.stdout.setEncoding("utf8").once("data", (chunk: string) => resolve(Number(chunk.trim())));
-    parent.on("error", reject);
-  });
-  // Wait (bounded by a count, not the clock) until the child has exited and shows as a zombie.
-  for (let i = 0; i < 2_000 && processState(pid) !== "Z"; i++) await new Promise((resolve) => setImmediate(resolve));
-  return { pid, stop: () => parent.kill("SIGKILL") };
+  // `sleep` (exec'd in place of the shell) never reaps its child, so `true` stays a zombie;
+  // but the shell may reap it first if it exits before the exec, so such a try is made again.
+  for (let attempt = 1; ; attempt++) {
+    const parent = spawn("sh", ["-c", "true & echo $!; exec sleep 30"], { stdio: ["ignore", "pipe", "ignore"] });
+    const pid = await new Promise<number>((resolve, reject) => {
+      parent.stdout.setEncoding("utf8").once("data", (chunk: string) => resolve(Number(chunk.trim())));
+      parent.on("error", reject);
+    });
+    // Polled, with a generous bound for a busy machine: the child exits and shows as a zombie.
+    let state = processState(pid);
+    for (let i = 0; i < 1_000 && state !== "Z" && state !== undefined; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+      state = processState(pid);
+    }
+    if (state === "Z") return { pid, stop: () => parent.kill("SIGKILL") };
+    parent.kill("SIGKILL");
+    if (attempt === 5) throw new Error(`no zombie after ${attempt} tries (last state ${state ?? "reaped"})`);
+  }
 }
 
 function capturingCommon() {
