@@ -1,4 +1,35 @@
+import { BaseSequencer, type TestSpecification } from "vitest/node";
 import { defineConfig } from "vitest/config";
+
+/**
+ * The longest test files, longest first (measured with `vitest run --reporter=json`). On a
+ * fresh clone vitest has no durations cached and would start them in any order; one of them
+ * started last keeps a single core busy while the other idles, so they start first.
+ */
+const LONGEST_FIRST = [
+  "test/replicas/chaos.e2e.test.ts",
+  "test/daemon/torture-short.test.ts",
+  "test/store/crash.test.ts",
+  "test/watch/crash.test.ts",
+  "test/watch/engine.test.ts",
+  "test/config/fuzz.test.ts",
+  "test/notify/e2e-sigkill.test.ts",
+  "test/watch/shared-sources.test.ts",
+  "test/notify/dispatcher.test.ts",
+  "test/config/load-config-worker.test.ts",
+  "test/status/page.e2e.test.ts",
+  "test/cli/replay.test.ts",
+];
+
+class LongestFirst extends BaseSequencer {
+  override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
+    const rank = (file: TestSpecification) => {
+      const index = LONGEST_FIRST.findIndex((path) => file.moduleId.endsWith(path));
+      return index === -1 ? LONGEST_FIRST.length : index;
+    };
+    return (await super.sort(files)).sort((a, b) => rank(a) - rank(b));
+  }
+}
 
 export default defineConfig({
   test: {
@@ -11,6 +42,7 @@ export default defineConfig({
     setupFiles: ["test/setup/fast-check-seed.ts"],
     // Two cores on CI: forks keep child-process and server tests isolated.
     pool: "forks",
+    sequence: { sequencer: LongestFirst },
     testTimeout: 30_000,
     hookTimeout: 30_000,
   },
