@@ -216,7 +216,7 @@ export async function createDaemon(common: Common, options: DaemonOptions): Prom
       async start() {
         if (config.status.listen !== false) {
           const replicas = store instanceof PostgresStore ? () => replicaViews(store) : undefined;
-          const provider = createDaemonStatus(common, { sources: plan.sources, store, engine, dispatcher, meter: client.meter, head: headProbe, budget, health, silences, replicas, explorerUrl: config.chain.explorer_url, holdsSource: (key) => ownership.holds(sourceResource(key)) !== undefined });
+          const provider = createDaemonStatus(common, { sources: plan.sources, store, engine, dispatcher, meter: client.meter, head: headProbe, budget, health, silences, replicas, explorerUrl: config.chain.explorer_url });
           statusServer = await createStatusServer(common, { listen: config.status.listen, token: config.status.token, allowedHosts: config.status.allowed_hosts, provider });
         }
         budgetTimer = setInterval(() => {
