@@ -42,7 +42,7 @@ export interface HeadReading {
 
 /** What status reads of the daemon's budget guard (its BudgetGuard satisfies it). */
 export interface BudgetReading {
-  state(): { budget: number | null; paused_until: string | null; alerts_sent: readonly string[] };
+  state(): { budget: number | null; paused_until: string | null };
 }
 
 /**
@@ -343,7 +343,6 @@ export function createDaemonStatus(common: Common, parts: DaemonStatusParts): St
         by_operation: meterState.byOperation,
         history: creditHistory.today(),
         paused_until: b.paused_until,
-        alerts_sent: b.alerts_sent,
       },
       requests: await countsOf(common.metrics.explorerRequests, "operation", "status"),
       retries: await countsOf(common.metrics.explorerRetries, "operation"),
