@@ -6,11 +6,14 @@ import type { PlannedSource } from "../watch/poller.js";
 import { longestIntervalSeconds } from "../watch/schedule-firings.js";
 import { createSourceHealthTracker, worstState, type SourceHealth, type SourceHealthState } from "../watch/source-health.js";
 import { createBacklogTracker, createHeadTracker, currentConditions, READINESS_CHECK_OF, type BudgetReading, type HeadReadingState } from "./operational-checks.js";
-import type { OperationalCondition, OperationalMonitor } from "./operational-monitor.js";
+import type { Episode, OperationalCondition, OperationalMonitor } from "./operational-monitor.js";
 
 /** A source with no successful tick for this many of its schedule's longest intervals (and at least STALE_MIN_MS) is stalled. */
 export const STALE_INTERVALS = 3;
 export const STALE_MIN_MS = 60_000;
+
+/** Conditions a source's ticks tell: an episode of one from before a restart holds until the source ticks again. */
+const TOLD_BY_A_TICK: ReadonlySet<string> = new Set(["source_stalled", "source_behind", "explorer_behind_head"]);
 
 /** The daemon's health at one instant: what /readyz, /status and the operational alerts read. */
 export interface HealthSnapshot {
@@ -72,15 +75,27 @@ export function createHealthMonitor(common: Common, options: HealthMonitorOption
   // A source failing before a restart is still failing after it, until a tick succeeds: its
   // streak is taken from the persisted episode, or the restart would resolve it and, minutes
   // later, fire it again under a new id.
-  // The same for a growing backlog, whose verdict needs a window of samples first.
+  // The same for the head's conditions and a growing backlog, whose verdicts need time.
+  // The conditions a source's tick tells (stalled, behind, the explorer behind) hold until
+  // that source has finished a tick in this run: a check before it would resolve them.
+  const untilTicked = new Map<string, Episode>();
   for (const episode of options.monitor.active()) {
-    if (episode.kind === "source_failing") sourceHealth.seedStreak(episode.key.slice("source_failing:".length), Date.parse(episode.since) - thresholds.source_failing_after);
-    if (episode.kind === "sink_backlog_growing") backlog.seedGrowing(episode.key.slice("sink_backlog_growing:".length));
+    const subject = episode.key.slice(episode.kind.length + 1);
+    if (episode.kind === "source_failing") sourceHealth.seedStreak(subject, Date.parse(episode.since) - thresholds.source_failing_after);
+    else if (episode.kind === "sink_backlog_growing") backlog.seedGrowing(subject);
+    else if (episode.kind.startsWith("head_")) headTracker.seed(episode.kind, Date.parse(episode.since), episode.detail ?? {});
+    else if (TOLD_BY_A_TICK.has(episode.kind)) untilTicked.set(episode.key, episode);
   }
 
   async function evaluate(): Promise<HealthSnapshot> {
     const nowMs = common.now();
-    const states = options.engine.states();
+    // A source's cursor from the store until it has ticked successfully in this run (after a
+    // restart onto a failing explorer, its lag is still known).
+    let states = options.engine.states();
+    if (states.some((state) => state.cursor === null)) {
+      const stored = new Map((await store.listCursors()).map((cursor) => [cursor.key, cursor.block]));
+      states = states.map((state) => (state.cursor === null ? { ...state, cursor: stored.get(state.key) ?? null } : state));
+    }
     const head = options.head.state();
     const budget = options.budget.state();
     if (budget.paused_until !== null) pauseEndsMs = Date.parse(budget.paused_until);
@@ -102,6 +117,11 @@ export function createHealthMonitor(common: Common, options: HealthMonitorOption
         budget,
       }),
     ];
+    for (const [key, episode] of untilTicked) {
+      const state = states.find((candidate) => candidate.key === key.slice(episode.kind.length + 1));
+      if (state === undefined || state.last_tick_at !== null) untilTicked.delete(key);
+      else if (!conditions.some((condition) => condition.key === key)) conditions.push({ key, kind: episode.kind, summary: episode.summary, detail: episode.detail ?? {} });
+    }
     const problems = conditions.flatMap(({ kind, summary }) => {
       const check = READINESS_CHECK_OF.get(kind);
       return check === undefined ? [] : [{ check, kind, summary }];

@@ -14,6 +14,12 @@ export interface HeadReadingState {
 export interface HeadTracker {
   /** Notes the head probe's state; returns the head's conditions now. */
   observe(state: HeadReadingState, highestCursor: number | null, nowMs: number): OperationalCondition[];
+  /**
+   * A head condition firing before a restart (a persisted episode: its kind, start and detail),
+   * so that the restart neither resolves it before the first read nor starts its clock again:
+   * unreachable and stuck keep their start, backwards its heads until a read says otherwise.
+   */
+  seed(kind: string, sinceMs: number, detail: Record<string, unknown>): void;
 }
 
 /**
@@ -28,6 +34,18 @@ export function createHeadTracker(thresholds: OperationalConfig, startedAtMs: nu
   let movedAt = startedAtMs;
   let highest: number | null = null;
   return {
+    seed(kind, sinceMs, detail) {
+      const head = typeof detail.head === "number" ? detail.head : null;
+      if (kind === "head_unreachable") failingSince = sinceMs - thresholds.source_failing_after;
+      if (kind === "head_stuck" && head !== null) {
+        lastBlock = head;
+        movedAt = sinceMs - thresholds.head_stuck_after;
+      }
+      if (kind === "head_backwards" && head !== null && typeof detail.expected === "number") {
+        lastBlock ??= head;
+        highest = Math.max(highest ?? -1, detail.expected);
+      }
+    },
     observe(state, highestCursor, nowMs) {
       const conditions: OperationalCondition[] = [];
       if (state.error !== null) failingSince ??= state.read_at === null ? nowMs : Date.parse(state.read_at);
