@@ -1,7 +1,8 @@
 import type { Common } from "../common/common.js";
 import type { CreditMeter } from "../explorer/credit-meter.js";
 import type { DeadLetterSelector, Dispatcher, RequeueResult } from "../notify/dispatcher.js";
-import type { SilenceBook } from "../notify/silences.js";
+import { isActive, type Silence, type SilenceBook } from "../notify/silences.js";
+import type { SilenceChange } from "./silence-body.js";
 import { readSuppressedNotes } from "../notify/cooldown.js";
 import type { Cursor, Store } from "../store/types.js";
 import type { OutboxEntry } from "../model/outbox-entry.js";
@@ -68,8 +69,8 @@ export interface DaemonStatusParts {
   budget: BudgetReading;
   /** Readiness and the sources' states: the health monitor's (states with hysteresis). */
   health: HealthReading;
-  /** Active silences (`kaiawatch silence`) with how many alerts each held back. */
-  silences?: Pick<SilenceBook, "list">;
+  /** Active silences (`kaiawatch silence`) with how many alerts each held back; added and removed through the API. */
+  silences?: Pick<SilenceBook, "list" | "add" | "remove">;
   /** PostgreSQL replicas: every live one, with the sources and sinks it holds (absent with the file store). */
   replicas?: () => Promise<ReplicaView[]>;
   /** The block explorer (config chain.explorer_url): /status carries links under it for the page. */
@@ -402,7 +403,21 @@ export function createDaemonStatus(common: Common, parts: DaemonStatusParts): St
     return { ok: true, queued: added, already_queued: entries.length - added };
   }
 
-  return { readiness, status, refreshMetrics, requeueDeadLetters, moveCursors, queueAlerts, close: () => creditHistory.stop() };
+  /** `kaiawatch silence add/remove` beside a running daemon: the daemon's silence book takes it (and stores it). */
+  async function changeSilences(change: SilenceChange): Promise<{ ok: true; silence: Silence } | { ok: false; status: 400 | 404; error: string }> {
+    const book = parts.silences;
+    if (book === undefined) return { ok: false, status: 400, error: "this daemon keeps no silences" };
+    const now = common.now();
+    if ("add" in change) {
+      if (!isActive(change.add, now)) return { ok: false, status: 400, error: `the silence ended already (${change.add.expires_at})` };
+      await book.add(change.add, now);
+      return { ok: true, silence: change.add };
+    }
+    const removed = await book.remove(change.remove, now);
+    return removed === undefined ? { ok: false, status: 404, error: `no active silence "${change.remove}" (an expired silence is already gone)` } : { ok: true, silence: removed };
+  }
+
+  return { readiness, status, refreshMetrics, requeueDeadLetters, moveCursors, queueAlerts, changeSilences, close: () => creditHistory.stop() };
 }
 
 function cut(text: string): string;
