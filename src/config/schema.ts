@@ -163,6 +163,8 @@ export const operationalSchema = z
     source_failing_after: positiveDuration.prefault("2m").meta({ description: "A source whose ticks have failed this long (no success between) is failing: an alert, and /readyz 503." }),
     source_behind_blocks: z.int().positive().default(1000).meta({ description: "A source more than this many blocks behind the head is catching up: an alert while it lasts." }),
     sink_pending_age: positiveDuration.prefault("10m").meta({ description: "A sink whose oldest pending alert is older than this is stalled: an alert, and /readyz 503." }),
+    sink_backlog_window: positiveDuration.prefault("2m").meta({ description: "A sink whose pending count is sink_backlog_growth or more higher than this long ago has a growing backlog: an alert, until the count is no higher than this long ago." }),
+    sink_backlog_growth: z.int().positive().default(50).meta({ description: "How many more pending alerts than sink_backlog_window ago make a sink's backlog growing." }),
     head_stuck_after: positiveDuration.prefault("2m").meta({ description: "A chain head that has not moved for this long is stuck: an alert, and /readyz 503." }),
   })
   .prefault({});

@@ -32,6 +32,8 @@ export interface OperationalConfig {
   source_failing_after: Duration;
   source_behind_blocks: number;
   sink_pending_age: Duration;
+  sink_backlog_window: Duration;
+  sink_backlog_growth: number;
   head_stuck_after: Duration;
 }
 

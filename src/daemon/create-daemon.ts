@@ -39,8 +39,6 @@ export const CREDITS_META_KEY = "credits";
 /** The lease of the replica that judges kaiawatch's own health and sends its operational alerts. */
 const OPERATIONAL_RESOURCE = "operational";
 const CREDITS_SAVE_INTERVAL_MS = 10_000;
-/** How often the daily credit budget is compared with its 80% mark. */
-const BUDGET_CHECK_INTERVAL_MS = 2_000;
 
 /** Every subsystem of a running kaiawatch, built from one validated config. */
 export interface Daemon {
@@ -52,7 +50,7 @@ export interface Daemon {
   readonly dispatcher: Dispatcher;
   /** Active silences (`kaiawatch silence`), merged from the side file while running. */
   readonly silences: SilenceBook;
-  /** The daily credit budget: its pause and its operational alerts. */
+  /** The daily credit budget's pause (its alerts are operational conditions: credits_low, credits_exhausted). */
   readonly budget: BudgetGuard;
   /** Which sources and sinks this process works on: all of them, or its leases with PostgreSQL replicas. */
   readonly ownership: Ownership;
@@ -153,14 +151,7 @@ export async function createDaemon(common: Common, options: DaemonOptions): Prom
     const lagBlocks = config.chain.lag_blocks;
     const headProbe = createHeadProbe(async (signal) => indexedHead(await head.blockNumber(signal), lagBlocks), common.now);
     const operationalSinks = Object.values(config.sinks).filter((sink) => sink.operational).map((sink) => sink.name);
-    const budget = await createBudgetGuard(common, {
-      meter: client.meter,
-      store,
-      sinks: operationalSinks,
-      network: config.chain.network,
-      head: () => headProbe.state().block,
-      onQueued: () => dispatcher.kick(),
-    });
+    const budget = await createBudgetGuard(common, { meter: client.meter, store });
     const balances = createBalanceMonitor(common, {
       rpc,
       store,
@@ -193,7 +184,6 @@ export async function createDaemon(common: Common, options: DaemonOptions): Prom
     });
     let healthTimer: NodeJS.Timeout | undefined;
     let statusServer: StatusServer | undefined;
-    let budgetTimer: NodeJS.Timeout | undefined;
 
     let creditTimer: NodeJS.Timeout | undefined;
     const saveCredits = async () => {
@@ -216,13 +206,9 @@ export async function createDaemon(common: Common, options: DaemonOptions): Prom
       async start() {
         if (config.status.listen !== false) {
           const replicas = store instanceof PostgresStore ? () => replicaViews(store) : undefined;
-          const provider = createDaemonStatus(common, { sources: plan.sources, store, engine, dispatcher, meter: client.meter, head: headProbe, budget, health, silences, replicas, explorerUrl: config.chain.explorer_url, holdsSource: (key) => ownership.holds(sourceResource(key)) !== undefined });
+          const provider = createDaemonStatus(common, { sources: plan.sources, store, engine, dispatcher, meter: client.meter, head: headProbe, budget, health, silences, replicas, explorerUrl: config.chain.explorer_url });
           statusServer = await createStatusServer(common, { listen: config.status.listen, token: config.status.token, allowedHosts: config.status.allowed_hosts, provider });
         }
-        budgetTimer = setInterval(() => {
-          budget.check().catch((error: unknown) => logger.warn({ err: String(error) }, "cannot check the daily credit budget"));
-        }, BUDGET_CHECK_INTERVAL_MS);
-        budgetTimer.unref();
         await ownership.start(resources);
         ownershipStarted = true;
         healthTimer = setInterval(() => {
@@ -254,7 +240,6 @@ export async function createDaemon(common: Common, options: DaemonOptions): Prom
       async stop() {
         await statusServer?.close();
         statusServer = undefined;
-        clearInterval(budgetTimer);
         clearInterval(healthTimer);
         clearInterval(creditTimer);
         await engine.stop();

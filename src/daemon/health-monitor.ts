@@ -5,12 +5,15 @@ import type { WatchEngine } from "../watch/engine.js";
 import type { PlannedSource } from "../watch/poller.js";
 import { longestIntervalSeconds } from "../watch/schedule-firings.js";
 import { createSourceHealthTracker, worstState, type SourceHealth, type SourceHealthState } from "../watch/source-health.js";
-import { createHeadTracker, currentConditions, READINESS_CHECK_OF, type HeadReadingState } from "./operational-checks.js";
-import type { OperationalCondition, OperationalMonitor } from "./operational-monitor.js";
+import { createBacklogTracker, createHeadTracker, currentConditions, READINESS_CHECK_OF, type BudgetReading, type HeadReadingState } from "./operational-checks.js";
+import type { Episode, OperationalCondition, OperationalMonitor } from "./operational-monitor.js";
 
 /** A source with no successful tick for this many of its schedule's longest intervals (and at least STALE_MIN_MS) is stalled. */
 export const STALE_INTERVALS = 3;
 export const STALE_MIN_MS = 60_000;
+
+/** Conditions a source's ticks tell: an episode of one from before a restart holds until the source ticks again. */
+const TOLD_BY_A_TICK: ReadonlySet<string> = new Set(["source_stalled", "source_behind", "explorer_behind_head"]);
 
 /** The daemon's health at one instant: what /readyz, /status and the operational alerts read. */
 export interface HealthSnapshot {
@@ -29,7 +32,7 @@ export interface HealthMonitorOptions {
   store: Store;
   sinks: readonly string[];
   head: { state(): HeadReadingState };
-  budget: { state(): { paused_until: string | null } };
+  budget: { state(): BudgetReading };
   monitor: OperationalMonitor;
 }
 
@@ -45,7 +48,7 @@ export function createHealthMonitor(common: Common, options: HealthMonitorOption
   const startedAtMs = common.now();
   const scheduleOf = new Map(options.sources.map((source) => [source.key, source.schedule]));
   const staleBySchedule = new Map<string, number>();
-  const stalledAfterMs = (key: string): number => {
+  const baseStalledAfterMs = (key: string): number => {
     const schedule = scheduleOf.get(key);
     if (schedule === undefined) return Infinity;
     let ms = staleBySchedule.get(schedule);
@@ -56,36 +59,69 @@ export function createHealthMonitor(common: Common, options: HealthMonitorOption
     }
     return ms;
   };
+  // The budget's pause is not a stall (credits_exhausted says why nothing ticks): a source is
+  // measured from the end of the last pause seen at the earliest, so the end of a pause does
+  // not find every source stalled before its first tick of the new day.
+  let pauseEndsMs: number | undefined;
+  const lastOkOf = new Map<string, number>();
+  const stalledAfterMs = (key: string): number => {
+    const base = baseStalledAfterMs(key);
+    if (pauseEndsMs === undefined) return base;
+    return base + Math.max(0, Math.min(common.now(), pauseEndsMs) - (lastOkOf.get(key) ?? startedAtMs));
+  };
   const sourceHealth = createSourceHealthTracker({ failingAfterMs: thresholds.source_failing_after, behindBlocks: thresholds.source_behind_blocks, stalledAfterMs, startedAtMs });
   const headTracker = createHeadTracker(thresholds, startedAtMs);
+  const backlog = createBacklogTracker(thresholds);
   // A source failing before a restart is still failing after it, until a tick succeeds: its
   // streak is taken from the persisted episode, or the restart would resolve it and, minutes
   // later, fire it again under a new id.
+  // The same for the head's conditions and a growing backlog, whose verdicts need time.
+  // The conditions a source's tick tells (stalled, behind, the explorer behind) hold until
+  // that source has finished a tick in this run: a check before it would resolve them.
+  const untilTicked = new Map<string, Episode>();
   for (const episode of options.monitor.active()) {
-    if (episode.kind !== "source_failing") continue;
-    const key = episode.key.slice("source_failing:".length);
-    sourceHealth.seedStreak(key, Date.parse(episode.since) - thresholds.source_failing_after);
+    const subject = episode.key.slice(episode.kind.length + 1);
+    if (episode.kind === "source_failing") sourceHealth.seedStreak(subject, Date.parse(episode.since) - thresholds.source_failing_after);
+    else if (episode.kind === "sink_backlog_growing") backlog.seedGrowing(subject);
+    else if (episode.kind.startsWith("head_")) headTracker.seed(episode.kind, Date.parse(episode.since), episode.detail ?? {});
+    else if (TOLD_BY_A_TICK.has(episode.kind)) untilTicked.set(episode.key, episode);
   }
 
   async function evaluate(): Promise<HealthSnapshot> {
     const nowMs = common.now();
-    const states = options.engine.states();
+    // A source's cursor from the store until it has ticked successfully in this run (after a
+    // restart onto a failing explorer, its lag is still known).
+    let states = options.engine.states();
+    if (states.some((state) => state.cursor === null)) {
+      const stored = new Map((await store.listCursors()).map((cursor) => [cursor.key, cursor.block]));
+      states = states.map((state) => (state.cursor === null ? { ...state, cursor: stored.get(state.key) ?? null } : state));
+    }
     const head = options.head.state();
+    const budget = options.budget.state();
+    if (budget.paused_until !== null) pauseEndsMs = Date.parse(budget.paused_until);
+    for (const state of states) if (state.last_ok_at !== null) lastOkOf.set(state.key, Date.parse(state.last_ok_at));
     const sources = sourceHealth.observe(states, head.block, nowMs);
     const highestCursor = states.reduce<number | null>((max, state) => (state.cursor !== null && (max === null || state.cursor > max) ? state.cursor : max), null);
+    const sinks = await Promise.all(options.sinks.map(async (name) => ({ name, pending: await store.countOutbox({ sink: name, state: "pending" }), oldest: (await store.listOutbox({ sink: name, state: "pending", limit: 1 }))[0] })));
     const conditions = [
       ...headTracker.observe(head, highestCursor, nowMs),
+      ...backlog.observe(sinks, nowMs),
       ...currentConditions(thresholds, {
         nowMs,
         sources,
         lastErrors: new Map(states.map((state) => [state.key, state.last_error])),
-        sinks: await Promise.all(options.sinks.map(async (name) => ({ name, pending: await store.countOutbox({ sink: name, state: "pending" }), oldest: (await store.listOutbox({ sink: name, state: "pending", limit: 1 }))[0] }))),
+        sinks,
         deadLetters: await store.countOutbox({ state: "dead" }),
         store: await store.stats(),
         storePath: store.path,
-        budgetPausedUntil: options.budget.state().paused_until,
+        budget,
       }),
     ];
+    for (const [key, episode] of untilTicked) {
+      const state = states.find((candidate) => candidate.key === key.slice(episode.kind.length + 1));
+      if (state === undefined || state.last_tick_at !== null) untilTicked.delete(key);
+      else if (!conditions.some((condition) => condition.key === key)) conditions.push({ key, kind: episode.kind, summary: episode.summary, detail: episode.detail ?? {} });
+    }
     const problems = conditions.flatMap(({ kind, summary }) => {
       const check = READINESS_CHECK_OF.get(kind);
       return check === undefined ? [] : [{ check, kind, summary }];
@@ -97,9 +133,7 @@ export function createHealthMonitor(common: Common, options: HealthMonitorOption
     evaluate,
     async check() {
       const snapshot = await evaluate();
-      // The budget guard sends the credit budget's own alerts (80% and spent, once per UTC day):
-      // its condition only counts for readiness here, or the operational sinks would hear it twice.
-      await options.monitor.update(snapshot.conditions.filter((condition) => condition.kind !== "credits_exhausted"));
+      await options.monitor.update(snapshot.conditions);
       return snapshot;
     },
   };

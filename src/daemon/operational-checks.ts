@@ -14,6 +14,12 @@ export interface HeadReadingState {
 export interface HeadTracker {
   /** Notes the head probe's state; returns the head's conditions now. */
   observe(state: HeadReadingState, highestCursor: number | null, nowMs: number): OperationalCondition[];
+  /**
+   * A head condition firing before a restart (a persisted episode: its kind, start and detail),
+   * so that the restart neither resolves it before the first read nor starts its clock again:
+   * unreachable and stuck keep their start, backwards its heads until a read says otherwise.
+   */
+  seed(kind: string, sinceMs: number, detail: Record<string, unknown>): void;
 }
 
 /**
@@ -28,6 +34,18 @@ export function createHeadTracker(thresholds: OperationalConfig, startedAtMs: nu
   let movedAt = startedAtMs;
   let highest: number | null = null;
   return {
+    seed(kind, sinceMs, detail) {
+      const head = typeof detail.head === "number" ? detail.head : null;
+      if (kind === "head_unreachable") failingSince = sinceMs - thresholds.source_failing_after;
+      if (kind === "head_stuck" && head !== null) {
+        lastBlock = head;
+        movedAt = sinceMs - thresholds.head_stuck_after;
+      }
+      if (kind === "head_backwards" && head !== null && typeof detail.expected === "number") {
+        lastBlock ??= head;
+        highest = Math.max(highest ?? -1, detail.expected);
+      }
+    },
     observe(state, highestCursor, nowMs) {
       const conditions: OperationalCondition[] = [];
       if (state.error !== null) failingSince ??= state.read_at === null ? nowMs : Date.parse(state.read_at);
@@ -71,8 +89,23 @@ export interface ConditionInputs {
   deadLetters: number;
   store: Pick<StoreStats, "lastWriteFailed" | "failedWrites">;
   storePath: string;
-  budgetPausedUntil: string | null;
+  budget: BudgetReading;
 }
+
+/** What the checks read of the daily credit budget (the budget guard's state). */
+export interface BudgetReading {
+  /** The daily budget; null without one. */
+  budget: number | null;
+  /** Credits spent today (UTC), by every replica. */
+  spent_today: number;
+  /** Midnight UTC when polling resumes, while paused. */
+  paused_until: string | null;
+}
+
+/** The share of the daily credit budget at which `credits_low` starts. */
+export const CREDITS_LOW_SHARE = 0.8;
+
+const nextMidnightUtc = (nowMs: number): string => new Date((Math.floor(nowMs / 86_400_000) + 1) * 86_400_000).toISOString();
 
 /** The conditions holding now, other than the head's (see createHeadTracker). */
 export function currentConditions(thresholds: OperationalConfig, input: ConditionInputs): OperationalCondition[] {
@@ -91,14 +124,73 @@ export function currentConditions(thresholds: OperationalConfig, input: Conditio
   }
   if (input.deadLetters > 0) out.push({ key: "dead_letters", kind: "dead_letters", summary: `${input.deadLetters} dead letters in the outbox (kaiawatch outbox --state dead)`, detail: { dead: input.deadLetters } });
   if (input.store.lastWriteFailed) out.push({ key: "store_not_writable", kind: "store_not_writable", summary: `the last write of ${input.storePath} failed (${input.store.failedWrites} failed writes since start): the store is not writable; it retries with the next change`, detail: { failed_writes: input.store.failedWrites } });
-  if (input.budgetPausedUntil !== null) out.push({ key: "credits_exhausted", kind: "credits_exhausted", summary: `the daily credit budget is spent: polling pauses until ${input.budgetPausedUntil}`, detail: { resumes_at: input.budgetPausedUntil } });
+  // Both hold until the UTC day turns (the meter starts the new day at 0 and the pause ends):
+  // each is sent once when it starts and resolved once at 00:00 UTC, whatever restarts happen.
+  const { budget } = input;
+  if (budget.budget !== null && budget.spent_today >= CREDITS_LOW_SHARE * budget.budget) {
+    out.push({ key: "credits_low", kind: "credits_low", summary: `${Math.round(CREDITS_LOW_SHARE * 100)}% of the daily credit budget is spent (${budget.spent_today} of ${budget.budget} credits today, UTC)`, detail: { spent: budget.spent_today, budget: budget.budget, resets_at: nextMidnightUtc(input.nowMs) } });
+  }
+  if (budget.paused_until !== null) out.push({ key: "credits_exhausted", kind: "credits_exhausted", summary: `the daily credit budget is spent (${budget.spent_today} of ${budget.budget ?? "?"} credits today, UTC): polling pauses until ${budget.paused_until}, then catches up`, detail: { spent: budget.spent_today, budget: budget.budget, resumes_at: budget.paused_until } });
   return out;
 }
 
 /**
+ * A sink whose backlog grows: its pending count is at least `sink_backlog_growth` higher than
+ * it was `sink_backlog_window` ago (alerts arrive faster than the sink takes them, e.g. a chat
+ * sink at its rate limit). It holds, once started, until the backlog stops growing: the count
+ * is no higher than `sink_backlog_window` ago, or nothing is pending. Growth starts it and
+ * only no growth ends it, so a count wobbling around the threshold does not flap.
+ */
+export interface BacklogTracker {
+  observe(sinks: readonly Pick<SinkReading, "name" | "pending">[], nowMs: number): OperationalCondition[];
+  /** A sink known to be growing before a restart (a persisted episode): it stays so until a verdict says otherwise. */
+  seedGrowing(sink: string): void;
+}
+
+/** Samples closer together than this are not kept: /readyz may evaluate many times a second. */
+const BACKLOG_SAMPLE_MS = 1_000;
+
+export function createBacklogTracker(thresholds: Pick<OperationalConfig, "sink_backlog_window" | "sink_backlog_growth">): BacklogTracker {
+  const samples = new Map<string, Array<{ at: number; pending: number }>>();
+  const growing = new Set<string>();
+  return {
+    seedGrowing: (sink) => void growing.add(sink),
+    observe(sinks, nowMs) {
+      const out: OperationalCondition[] = [];
+      for (const sink of sinks) {
+        let list = samples.get(sink.name);
+        if (list === undefined) samples.set(sink.name, (list = []));
+        const last = list.at(-1);
+        if (last === undefined || nowMs - last.at >= BACKLOG_SAMPLE_MS) list.push({ at: nowMs, pending: sink.pending });
+        // The baseline: the newest sample at least a window old; older ones are no longer needed.
+        const cutoff = nowMs - thresholds.sink_backlog_window;
+        while (list.length > 1 && list[1]!.at <= cutoff) list.shift();
+        const baseline = list[0]!.at <= cutoff ? list[0] : undefined;
+        if (sink.pending === 0) growing.delete(sink.name);
+        else if (baseline !== undefined) {
+          const growth = sink.pending - baseline.pending;
+          if (growth >= thresholds.sink_backlog_growth) growing.add(sink.name);
+          else if (growth <= 0) growing.delete(sink.name);
+        }
+        if (!growing.has(sink.name)) continue;
+        const windowSeconds = Math.round(thresholds.sink_backlog_window / 1000);
+        out.push({
+          key: `sink_backlog_growing:${sink.name}`,
+          kind: "sink_backlog_growing",
+          summary: `sink ${sink.name}: its backlog grows faster than it delivers (${sink.pending} pending${baseline !== undefined ? `, ${baseline.pending} ${windowSeconds} s ago` : ""})`,
+          detail: { sink: sink.name, pending: sink.pending, pending_before: baseline?.pending ?? null, window_seconds: windowSeconds },
+        });
+      }
+      return out;
+    },
+  };
+}
+
+/**
  * The conditions that need a person now, each with the /readyz check that reports it: /readyz
- * answers 503 while one holds. Dead letters, a source behind the head and the explorer's count
- * disagreeing are alerts only: kaiawatch is working through them (or they are history).
+ * answers 503 while one holds. Dead letters, a source behind the head, the explorer's count
+ * disagreeing, a growing backlog and credits running low are alerts only: kaiawatch is
+ * working through them (or they are history).
  */
 export const READINESS_CHECK_OF: ReadonlyMap<string, string> = new Map([
   ["source_failing", "sources"],

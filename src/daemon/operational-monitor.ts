@@ -26,6 +26,10 @@ export interface Episode {
   kind: string;
   since: string;
   summary: string;
+  /** The condition's detail when it started (the firing alert's record carries it). */
+  detail?: Record<string, unknown>;
+  /** Set when the condition cleared; the episode is kept until its resolved alert is queued. */
+  resolved_at?: string;
 }
 
 export interface OperationalMonitorOptions {
@@ -51,17 +55,26 @@ export interface OperationalMonitor {
  * and to the log. An episode is written to the store before its firing alert is queued, and
  * its firing alert's id is derived from the condition and the episode's start: after a crash
  * in between, the next start queues it again under the same id, which the outbox ignores when
- * it already holds it. A resolved alert is queued before the episode is removed, for the same
- * reason. So a restart repeats nothing, and loses nothing.
+ * it already holds it. A cleared episode is marked resolved in the store, its resolved alert
+ * queued, and only then is it removed, for the same reason. So a restart repeats nothing, and
+ * loses nothing.
+ *
+ * The episodes live in memory first and are logged at once; what the store has not taken yet
+ * (it may be the store that is failing: `store_not_writable`) is written at the next update.
+ * So a store that fails and recovers is logged when it starts and when it clears, and its
+ * firing and resolved alerts reach the sinks once the store takes writes again.
  */
 export async function createOperationalMonitor(common: Common, options: OperationalMonitorOptions): Promise<OperationalMonitor> {
   const { store } = options;
   const logger = common.logger.child({ component: "operational" });
-  let episodes: Record<string, Episode> = { ...((await store.getMeta<Record<string, Episode>>(OPERATIONAL_EPISODES_META_KEY)) ?? {}) };
-  let resumed = false;
+  const episodes = new Map(Object.entries((await store.getMeta<Record<string, Episode>>(OPERATIONAL_EPISODES_META_KEY)) ?? {}));
+  // Episodes of an earlier run: their firing alert may not have reached the outbox (queued again, the outbox keeps one).
+  const unqueued = new Set(episodes.keys());
+  let unsaved = false;
   let queue: Promise<void> = Promise.resolve();
 
-  function documentOf(episode: Episode, status: "firing" | "resolved", detail: Record<string, unknown>, now: Date): AlertDocument {
+  function documentOf(episode: Episode, status: "firing" | "resolved"): AlertDocument {
+    const at = status === "firing" ? episode.since : (episode.resolved_at ?? episode.since);
     const summary = status === "firing" ? `kaiawatch: ${episode.summary}` : `kaiawatch: resolved: ${episode.summary}`;
     return {
       version: ALERT_DOCUMENT_VERSION,
@@ -72,11 +85,11 @@ export async function createOperationalMonitor(common: Common, options: Operatio
       network: options.network,
       block: options.head() ?? 0,
       transaction_hash: null,
-      datetime: now.toISOString(),
+      datetime: at,
       summary,
       links: {},
-      record: { kind: episode.kind, condition: episode.key, since: episode.since, ...(status === "resolved" ? { resolved_at: now.toISOString() } : {}), ...detail },
-      created_at: now.toISOString(),
+      record: { kind: episode.kind, condition: episode.key, since: episode.since, ...(status === "resolved" ? { resolved_at: at } : {}), ...(episode.detail ?? {}) },
+      created_at: new Date(common.now()).toISOString(),
       status,
     };
   }
@@ -87,33 +100,57 @@ export async function createOperationalMonitor(common: Common, options: Operatio
     if (added > 0) options.onQueued();
   }
 
-  async function update(conditions: readonly OperationalCondition[]): Promise<void> {
-    const now = new Date(common.now());
-    if (!resumed) {
-      // Episodes of an earlier run: their firing alert may not have reached the outbox.
-      resumed = true;
-      for (const episode of Object.values(episodes)) await send(documentOf(episode, "firing", {}, new Date(episode.since)));
+  async function save(): Promise<void> {
+    if (!unsaved) return;
+    unsaved = false;
+    try {
+      await store.setMeta(OPERATIONAL_EPISODES_META_KEY, Object.fromEntries(episodes));
+    } catch (error) {
+      unsaved = true;
+      throw error;
     }
+  }
+
+  /** Writes what the store has not taken yet, in the order that makes a crash between any two steps harmless. */
+  async function flush(): Promise<void> {
+    await save();
+    for (const key of [...unqueued]) {
+      const episode = episodes.get(key);
+      if (episode !== undefined) await send(documentOf(episode, "firing"));
+      unqueued.delete(key);
+    }
+    for (const episode of [...episodes.values()]) {
+      if (episode.resolved_at === undefined) continue;
+      await send(documentOf(episode, "resolved"));
+      episodes.delete(episode.key);
+      unsaved = true;
+    }
+    await save();
+  }
+
+  async function update(conditions: readonly OperationalCondition[]): Promise<void> {
+    const now = new Date(common.now()).toISOString();
     const holding = new Map(conditions.map((condition) => [condition.key, condition]));
     for (const condition of holding.values()) {
-      if (episodes[condition.key] !== undefined) continue;
-      const since = now.toISOString();
-      const episode: Episode = { id: alertId(OPERATIONAL_RULE, `${condition.key}@${since}`), key: condition.key, kind: condition.kind, since, summary: condition.summary };
+      const known = episodes.get(condition.key);
+      if (known !== undefined && known.resolved_at === undefined) continue;
+      // A condition back before its last episode's resolved alert was queued: that one ends first.
+      if (known !== undefined) await flush();
+      const episode: Episode = { id: alertId(OPERATIONAL_RULE, `${condition.key}@${now}`), key: condition.key, kind: condition.kind, since: now, summary: condition.summary, detail: condition.detail };
       // Logged first: when the store is what is failing, the log is the only place it goes.
       if (options.sinks.length === 0) logger.warn({ kind: episode.kind, condition: episode.key, alert_id: episode.id }, `${episode.summary} (no sink is marked operational: true; only logged)`);
       else logger.warn({ kind: episode.kind, condition: episode.key, alert_id: episode.id, ...condition.detail }, episode.summary);
-      await store.setMeta(OPERATIONAL_EPISODES_META_KEY, { ...episodes, [condition.key]: episode });
-      episodes = { ...episodes, [condition.key]: episode };
-      await send(documentOf(episode, "firing", condition.detail, now));
+      episodes.set(condition.key, episode);
+      unqueued.add(condition.key);
+      unsaved = true;
     }
-    for (const episode of Object.values(episodes)) {
-      if (holding.has(episode.key)) continue;
-      await send(documentOf(episode, "resolved", {}, now));
-      const { [episode.key]: _gone, ...rest } = episodes;
-      episodes = rest;
-      await store.setMeta(OPERATIONAL_EPISODES_META_KEY, episodes);
+    for (const episode of episodes.values()) {
+      if (holding.has(episode.key) || episode.resolved_at !== undefined) continue;
+      episode.resolved_at = now;
+      unsaved = true;
       logger.info({ kind: episode.kind, condition: episode.key, alert_id: resolvedAlertId(episode.id), since: episode.since }, `resolved: ${episode.summary}`);
     }
+    await flush();
   }
 
   return {
@@ -123,6 +160,6 @@ export async function createOperationalMonitor(common: Common, options: Operatio
       queue = run.catch(() => undefined);
       return run;
     },
-    active: () => Object.values(episodes),
+    active: () => [...episodes.values()].filter((episode) => episode.resolved_at === undefined),
   };
 }

@@ -235,6 +235,10 @@ export interface SilenceBook {
   noteHeld(silenceIds: readonly string[]): void;
   /** The active silences, oldest first, with their counts (for /status). */
   list(now: number): SilenceStatus[];
+  /** Adds a silence (the status API's `silence add` on a running daemon); resolves once the store has it. */
+  add(silence: Silence, now: number): Promise<void>;
+  /** Removes an active silence; resolves with it once the store has the removal, or undefined when none is active by that id. */
+  remove(id: string, now: number): Promise<Silence | undefined>;
   /** Looks at the side file on an interval until stop(), so new silences reach the store (and `silence add` its confirmation) without an alert passing by. */
   start(): void;
   stop(): void;
@@ -258,11 +262,15 @@ export async function createSilenceBook(common: Common, options: SilenceBookOpti
   let lastRefresh = Number.NEGATIVE_INFINITY;
   let timer: NodeJS.Timeout | undefined;
 
-  function persist(): void {
+  function save(): Promise<void> {
     const counts: Record<string, number> = {};
     for (const silence of set.silences) if (suppressed[silence.id] !== undefined) counts[silence.id] = suppressed[silence.id]!;
     const value: StoredSilences = { ...set, suppressed: counts };
-    store.setMeta(SILENCES_META_KEY, value).catch((error: unknown) => logger.warn({ err: describeError(error) }, "cannot store the silences; the next change tries again"));
+    return store.setMeta(SILENCES_META_KEY, value);
+  }
+
+  function persist(): void {
+    save().catch((error: unknown) => logger.warn({ err: describeError(error) }, "cannot store the silences; the next change tries again"));
   }
 
   function refresh(now: number, force = false): void {
@@ -316,6 +324,20 @@ export async function createSilenceBook(common: Common, options: SilenceBookOpti
     },
     active,
     noteHeld,
+    async add(silence, now) {
+      set = mergeSilenceSets([set, { silences: [silence], removed: {} }], now);
+      logger.info({ silences: set.silences.map((s) => s.id) }, "silences changed");
+      await save();
+    },
+    async remove(id, now) {
+      const known = active(now).find((s) => s.id === id);
+      if (known === undefined) return undefined;
+      // A tombstone, as the side file keeps: a stale copy of the silence can never bring it back.
+      set = mergeSilenceSets([set, { silences: [], removed: { [id]: known.expires_at } }], now);
+      logger.info({ silences: set.silences.map((s) => s.id) }, "silences changed");
+      await save();
+      return known;
+    },
     list(now) {
       return active(now).map((s) => ({ ...s, suppressed: suppressed[s.id] ?? 0 }));
     },

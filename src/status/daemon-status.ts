@@ -1,13 +1,13 @@
 import type { Common } from "../common/common.js";
 import type { CreditMeter } from "../explorer/credit-meter.js";
 import type { DeadLetterSelector, Dispatcher, RequeueResult } from "../notify/dispatcher.js";
-import type { SilenceBook } from "../notify/silences.js";
+import { isActive, type Silence, type SilenceBook } from "../notify/silences.js";
+import type { SilenceChange } from "./silence-body.js";
 import { readSuppressedNotes } from "../notify/cooldown.js";
 import type { Cursor, Store } from "../store/types.js";
 import type { OutboxEntry } from "../model/outbox-entry.js";
 import type { WatchEngine } from "../watch/engine.js";
 import type { PlannedSource } from "../watch/poller.js";
-import { longestIntervalSeconds } from "../watch/schedule-firings.js";
 import { createCreditHistory } from "./credit-history.js";
 import { sleep } from "../common/sleep.js";
 import type { AlertToQueue } from "./alerts-body.js";
@@ -15,14 +15,6 @@ import type { CursorMove } from "./cursor-body.js";
 import { newOutboxEntries } from "../model/outbox-entry.js";
 import type { CursorMoveResult, Readiness, StatusProvider } from "./status-server.js";
 
-/**
- * A source is ready once it has finished a tick successfully, and stale (not ready) again
- * when that is older than this many of its schedule's longest intervals, and never sooner
- * than STALE_MIN_MS: a tick may be skipped while a slow one runs, and a failed tick is
- * retried by the next. A tick still running (a long catch-up) counts as alive.
- */
-export const STALE_INTERVALS = 3;
-export const STALE_MIN_MS = 60_000;
 /** Alerts /status lists (newest first), and dead letters at most. */
 export const LATEST_ALERTS = 50;
 export const DEAD_LETTERS_SHOWN = 200;
@@ -51,7 +43,7 @@ export interface HeadReading {
 
 /** What status reads of the daemon's budget guard (its BudgetGuard satisfies it). */
 export interface BudgetReading {
-  state(): { budget: number | null; paused_until: string | null; alerts_sent: readonly string[] };
+  state(): { budget: number | null; paused_until: string | null };
 }
 
 /**
@@ -75,17 +67,12 @@ export interface DaemonStatusParts {
   meter: CreditMeter;
   head: HeadReading;
   budget: BudgetReading;
-  /** When given, readiness is the health monitor's (states with hysteresis) instead of the stale-tick rule. */
-  health?: HealthReading;
-  /** Active silences (`kaiawatch silence`) with how many alerts each held back. */
-  silences?: Pick<SilenceBook, "list">;
+  /** Readiness and the sources' states: the health monitor's (states with hysteresis). */
+  health: HealthReading;
+  /** Active silences (`kaiawatch silence`) with how many alerts each held back; added and removed through the API. */
+  silences?: Pick<SilenceBook, "list" | "add" | "remove">;
   /** PostgreSQL replicas: every live one, with the sources and sinks it holds (absent with the file store). */
   replicas?: () => Promise<ReplicaView[]>;
-  /**
-   * PostgreSQL replicas: whether this replica holds the source's lease now. Readiness judges
-   * only those: another replica ticks the rest, so their ticks here never come.
-   */
-  holdsSource?: (key: string) => boolean;
   /** The block explorer (config chain.explorer_url): /status carries links under it for the page. */
   explorerUrl?: string;
 }
@@ -111,24 +98,8 @@ interface DeliveryView {
 
 /** What /readyz, /status and the read-on-scrape gauges of /metrics show of a running daemon. */
 export function createDaemonStatus(common: Common, parts: DaemonStatusParts): StatusProvider {
-  const { store, engine, dispatcher, meter, head, budget } = parts;
+  const { store, engine, dispatcher, meter, head, budget, health } = parts;
   const startedAt = common.now();
-  // Worked out at the first readiness check, once per distinct schedule: an every-second
-  // schedule takes ~40 ms to lay out over a week, which start-up should not wait for, and
-  // 10,000 sources on one schedule should not pay it 10,000 times.
-  const scheduleOf = new Map(parts.sources.map((source) => [source.key, source.schedule]));
-  const staleBySchedule = new Map<string, number>();
-  const staleAfterMs = (key: string): number => {
-    const schedule = scheduleOf.get(key);
-    if (schedule === undefined) return Infinity;
-    let ms = staleBySchedule.get(schedule);
-    if (ms === undefined) {
-      const interval = longestIntervalSeconds(schedule, startedAt);
-      ms = Number.isFinite(interval) ? Math.max(STALE_MIN_MS, STALE_INTERVALS * interval * 1000) : Infinity;
-      staleBySchedule.set(schedule, ms);
-    }
-    return ms;
-  };
   const iso = (ms: number) => new Date(ms).toISOString();
   const creditHistory = createCreditHistory({
     read: () => {
@@ -245,52 +216,13 @@ export function createDaemonStatus(common: Common, parts: DaemonStatusParts): St
     return { ok: true, detail: `${store.path} is writable (${stats.writes} writes since start)` };
   }
 
-  async function readiness(): Promise<Readiness> {
-    if (parts.health !== undefined) return readinessOfHealth(parts.health, await storeCheck());
-    const now = common.now();
-    const checks: Readiness["checks"] = {};
-    checks.store = await storeCheck();
-
-    const h = head.state();
-    checks.head =
-      h.read_at === null
-        ? { ok: false, detail: "the chain head has not been read yet (the first tick reads it)" }
-        : h.error !== null
-          ? { ok: false, detail: `the chain head was unreachable at the last read (${h.read_at}): ${h.error}` }
-          : { ok: true, detail: `head ${h.block} read at ${h.read_at}` };
-
-    const stale: string[] = [];
-    for (const state of engine.states()) {
-      if (parts.holdsSource && !parts.holdsSource(state.key)) continue;
-      const limit = staleAfterMs(state.key);
-      // A running tick (a long catch-up) counts as alive; a source that never succeeded is not ready yet.
-      if (state.running || (state.last_ok_at !== null && now - Date.parse(state.last_ok_at) <= limit)) continue;
-      const what = state.last_ok_at === null ? "no successful tick yet" : `no successful tick since ${state.last_ok_at}`;
-      stale.push(`${state.watch} (${state.key}): ${what}${state.last_error ? `; last error: ${state.last_error}` : ""}`);
-    }
-    checks.ticks =
-      stale.length === 0
-        ? { ok: true, detail: `every source ticked successfully within ${STALE_INTERVALS}× its schedule's longest interval (at least ${STALE_MIN_MS / 1000} s)` }
-        : { ok: false, detail: `stale sources: ${stale.join(" | ")}` };
-
-    const b = budget.state();
-    checks.budget =
-      b.paused_until !== null
-        ? { ok: false, detail: `polling is paused: the daily credit budget (${b.budget}) is spent; it resumes at ${b.paused_until}` }
-        : { ok: true, detail: b.budget === null ? "no daily credit budget" : `${meter.spentToday()} of ${b.budget} credits spent today` };
-
-    const reasons = Object.entries(checks)
-      .filter(([, check]) => !check.ok)
-      .map(([name, check]) => `${name}: ${check.detail}`);
-    return { ready: reasons.length === 0, reasons, checks };
-  }
-
   /**
    * 503 only while something needs a person (README "Readiness"): a failing or stalled source,
    * a stalled sink, the head unreachable, stuck or backwards, the store not writable, the
    * credit budget spent. Retrying and catching up are normal work and stay ready.
    */
-  async function readinessOfHealth(health: HealthReading, store: Readiness["checks"][string]): Promise<Readiness> {
+  async function readiness(): Promise<Readiness> {
+    const storeReading = await storeCheck();
     const snapshot = await health.evaluate();
     const checks: Readiness["checks"] = {};
     for (const problem of snapshot.problems) {
@@ -301,7 +233,7 @@ export function createDaemonStatus(common: Common, parts: DaemonStatusParts): St
     for (const source of snapshot.sources) counts.set(source.state, (counts.get(source.state) ?? 0) + 1);
     checks.sources ??= { ok: true, detail: `sources: ${[...counts].map(([state, n]) => `${n} ${state}`).join(", ") || "none"}` };
     // The store's own reading wins over the monitor's (which sees only failed writes, not an unreachable server).
-    if (!store.ok || checks.store === undefined) checks.store = store;
+    if (!storeReading.ok || checks.store === undefined) checks.store = storeReading;
     checks.head ??= { ok: true, detail: "the chain head moves" };
     const reasons = Object.entries(checks)
       .filter(([, check]) => !check.ok)
@@ -351,11 +283,11 @@ export function createDaemonStatus(common: Common, parts: DaemonStatusParts): St
     const h = head.state();
     const states = new Map(engine.states().map((state) => [state.key, state]));
     const cursors = await cursorsByKey();
-    const snapshot = await parts.health?.evaluate();
-    const healthOf = new Map(snapshot?.sources.map((source) => [source.key, source]) ?? []);
+    const snapshot = await health.evaluate();
+    const healthOf = new Map(snapshot.sources.map((source) => [source.key, source]));
     const sources = parts.sources.map((source) => {
       const state = states.get(source.key);
-      const health = healthOf.get(source.key);
+      const sourceHealth = healthOf.get(source.key);
       const cursor = cursors.get(source.key)?.block ?? null;
       return {
         key: source.key,
@@ -366,10 +298,10 @@ export function createDaemonStatus(common: Common, parts: DaemonStatusParts): St
         cursor,
         lag: cursor !== null && h.block !== null ? Math.max(0, h.block - cursor) : null,
         running: state?.running ?? false,
-        // ok | catching_up | retrying | failing | stalled (README "Readiness"); null without the health monitor.
-        state: health?.state ?? null,
-        state_detail: health?.detail ?? null,
-        failing_since: health?.failing_since ?? null,
+        // ok | catching_up | retrying | failing | stalled (README "Readiness").
+        state: sourceHealth?.state ?? null,
+        state_detail: sourceHealth?.detail ?? null,
+        failing_since: sourceHealth?.failing_since ?? null,
         last_tick_at: state?.last_tick_at ?? null,
         last_ok_at: state?.last_ok_at ?? null,
         last_outcome: state?.last_outcome ?? null,
@@ -392,7 +324,7 @@ export function createDaemonStatus(common: Common, parts: DaemonStatusParts): St
       ready: ready.ready,
       reasons: ready.reasons,
       // The worst source state (the page's badge) and kaiawatch's operational alerts firing now.
-      health: snapshot === undefined ? null : { worst: snapshot.worst, conditions: snapshot.conditions.map(({ key, kind, summary }) => ({ key, kind, summary })) },
+      health: { worst: snapshot.worst, conditions: snapshot.conditions.map(({ key, kind, summary }) => ({ key, kind, summary })) },
       head: h,
       sources,
       explorer_url: explorer ?? null,
@@ -412,7 +344,6 @@ export function createDaemonStatus(common: Common, parts: DaemonStatusParts): St
         by_operation: meterState.byOperation,
         history: creditHistory.today(),
         paused_until: b.paused_until,
-        alerts_sent: b.alerts_sent,
       },
       requests: await countsOf(common.metrics.explorerRequests, "operation", "status"),
       retries: await countsOf(common.metrics.explorerRetries, "operation"),
@@ -472,7 +403,21 @@ export function createDaemonStatus(common: Common, parts: DaemonStatusParts): St
     return { ok: true, queued: added, already_queued: entries.length - added };
   }
 
-  return { readiness, status, refreshMetrics, requeueDeadLetters, moveCursors, queueAlerts, close: () => creditHistory.stop() };
+  /** `kaiawatch silence add/remove` beside a running daemon: the daemon's silence book takes it (and stores it). */
+  async function changeSilences(change: SilenceChange): Promise<{ ok: true; silence: Silence } | { ok: false; status: 400 | 404; error: string }> {
+    const book = parts.silences;
+    if (book === undefined) return { ok: false, status: 400, error: "this daemon keeps no silences" };
+    const now = common.now();
+    if ("add" in change) {
+      if (!isActive(change.add, now)) return { ok: false, status: 400, error: `the silence ended already (${change.add.expires_at})` };
+      await book.add(change.add, now);
+      return { ok: true, silence: change.add };
+    }
+    const removed = await book.remove(change.remove, now);
+    return removed === undefined ? { ok: false, status: 404, error: `no active silence "${change.remove}" (an expired silence is already gone)` } : { ok: true, silence: removed };
+  }
+
+  return { readiness, status, refreshMetrics, requeueDeadLetters, moveCursors, queueAlerts, changeSilences, close: () => creditHistory.stop() };
 }
 
 function cut(text: string): string;

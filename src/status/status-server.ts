@@ -10,6 +10,8 @@ import { parseCursorBody, type CursorMove } from "./cursor-body.js";
 import { StatusError } from "./errors.js";
 import { PAGE_FILES, PAGE_SECURITY_HEADERS } from "./page/page-files.js";
 import { parseRequeueBody } from "./requeue-body.js";
+import { parseSilenceBody, type SilenceChange } from "./silence-body.js";
+import type { Silence } from "../notify/silences.js";
 import { checkWriteAccess } from "./write-access.js";
 
 /** Why the daemon is or is not ready: each check with its verdict. */
@@ -33,6 +35,8 @@ export interface StatusProvider {
   moveCursors?(moves: readonly CursorMove[]): Promise<CursorMoveResult>;
   /** Queues alerts a command found (`replay --send`) for delivery (POST /api/alerts); rejects unknown sinks as a whole. */
   queueAlerts?(alerts: readonly AlertToQueue[]): Promise<{ ok: true; queued: number; already_queued: number } | { ok: false; error: string }>;
+  /** Adds or removes a silence while the daemon runs (POST /api/silences): `kaiawatch silence add/remove`. */
+  changeSilences?(change: SilenceChange): Promise<{ ok: true; silence: Silence } | { ok: false; status: 400 | 404; error: string }>;
   /** Stops what the provider runs in the background; called when the server closes. */
   close?(): void;
 }
@@ -172,6 +176,24 @@ export async function createStatusServer(common: Common, options: StatusServerOp
         if (!result.ok) return sendJson(res, 400, { error: result.error });
         const rules = [...new Set(parsed.alerts.map((a) => a.alert.rule))];
         logger.info({ ...writer(req), rules, alerts: parsed.alerts.length, queued: result.queued, already_queued: result.already_queued }, "alerts queued through the status API");
+        sendJson(res, 200, result);
+      },
+    };
+  }
+
+  if (provider.changeSilences !== undefined) {
+    const change = provider.changeSilences.bind(provider);
+    routes["/api/silences"] = {
+      methods: ["POST"],
+      auth: true,
+      write: true,
+      handler: async (req, res) => {
+        const parsed = await parseSilenceBody(req);
+        if (!parsed.ok) return sendJson(res, parsed.status, { error: parsed.error });
+        const result = await change(parsed.change);
+        if (!result.ok) return sendJson(res, result.status, { error: result.error });
+        const { id, rule, match, expires_at } = result.silence;
+        logger.info({ ...writer(req), silence: id, rule, match, expires_at, ...("add" in parsed.change ? { reason: result.silence.reason } : {}) }, "add" in parsed.change ? "silence added through the status API" : "silence removed through the status API");
         sendJson(res, 200, result);
       },
     };

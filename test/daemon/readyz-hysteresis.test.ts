@@ -1,11 +1,9 @@
-import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { createDaemon, type Daemon } from "../../src/daemon/create-daemon.js";
-import { createSimulator } from "../../src/simulator/index.js";
+import type { Daemon } from "../../src/daemon/create-daemon.js";
 import { createDaemonStatus } from "../../src/status/daemon-status.js";
 import { createStatusServer } from "../../src/status/status-server.js";
-import { configFromText, quietCommon, tempDir } from "../helpers/harness.js";
-import { startReceiver } from "../notify/receiver.js";
+import { quietCommon } from "../helpers/harness.js";
+import { operationalWorld } from "../helpers/operational-world.js";
 
 /**
  * /readyz sampled every 200 ms of the daemon's (injected) clock through a 5xx storm, a recovery
@@ -25,43 +23,24 @@ const PENDING_AGE_MS = 20_000;
 
 describe("/readyz with hysteresis", () => {
   it("does not flap through a 5xx storm, a recovery and a sink outage, and answers 503 within the documented time", async () => {
-    const sim = await createSimulator({ initialBlocks: 30 });
-    cleanups.push(() => sim.close());
     let sinkDown = false;
-    const receiver = await startReceiver((res) => {
-      res.statusCode = sinkDown ? 503 : 200;
-      res.end(sinkDown ? "down" : "ok");
+    const w = await operationalWorld({
+      cleanups,
+      operational: `source_failing_after: ${FAILING_AFTER_MS / 1000}s, sink_pending_age: ${PENDING_AGE_MS / 1000}s`,
+      outSink: "max_attempts: 1000",
+      outStatus: () => (sinkDown ? 503 : 200),
+      withoutOpsSink: true,
     });
-    cleanups.push(() => receiver.close());
-    const dir = tempDir();
-    cleanups.push(() => dir.remove());
-    let offset = 0;
-    // The daemon's clock: the real one (timers and deadlines inside need it to move) shifted by the test.
-  const now = () => Date.now() + offset;
-    const config = configFromText(`
-explorer: { base_url: ${sim.url}, requests_per_second: 1000, max_retries: 0 }
-chain: { rpc_url: ${sim.rpcUrl}, lag_blocks: 0 }
-store: { path: ${join(dir.path, "store.json")} }
-status: { listen: false }
-operational: { source_failing_after: ${FAILING_AFTER_MS / 1000}s, sink_pending_age: ${PENDING_AGE_MS / 1000}s }
-defaults: { schedule: "0 0 0 1 1 *", start: latest, jitter: 0s }
-watches:
-  - { name: token, contract: "${sim.addresses.busyToken}" }
-rules:
-  - { name: token-logs, watch: token, notify: [out] }
-sinks:
-  out: { type: webhook, url: "${receiver.url}/out", allow_http: true, max_attempts: 1000 }
-`);
-    const common = quietCommon({ now });
-    const daemon: Daemon = await createDaemon(common, { config });
-    cleanups.push(() => daemon.stop());
+    const { sim } = w;
+    const common = quietCommon({ now: w.now });
+    const daemon: Daemon = await w.start();
     const provider = createDaemonStatus(common, {
       sources: daemon.plan.sources,
       store: daemon.store,
       engine: daemon.engine,
       dispatcher: daemon.dispatcher,
       meter: daemon.client.meter,
-      head: { state: () => ({ block: sim.head(), read_at: new Date(now()).toISOString(), error: null }) },
+      head: { state: () => ({ block: sim.head(), read_at: new Date(w.now()).toISOString(), error: null }) },
       budget: daemon.budget,
       health: daemon.health,
     });
@@ -71,14 +50,9 @@ sinks:
     /** 200 ms of the daemon's clock, then one /readyz; every fifth sample a tick (one a second), a check and the deliveries. */
     let sample = 0;
     const step = async (): Promise<{ at: number; status: number; body: string }> => {
-      offset += 200;
+      w.advance(200);
       sample += 1;
-      if (sample % 5 === 0) {
-        sim.mine(1);
-        await daemon.engine.runOnce().catch(() => undefined);
-        await daemon.health.check();
-        await daemon.dispatcher.drain({ timeoutMs: 300 });
-      }
+      if (sample % 5 === 0) await w.round(daemon, { drainTimeoutMs: 300 });
       const res = await fetch(`${server.url}/readyz`);
       // Positions in the test's own time (200 ms a sample), so no assertion depends on the wall clock.
       return { at: sample * 200, status: res.status, body: await res.text() };

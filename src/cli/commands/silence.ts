@@ -18,6 +18,8 @@ import { openStore } from "../../store/open-store.js";
 import { recordFieldExists, recordFieldNames } from "../../notify/record-fields.js";
 import { CONFIG_OPTIONS, CONFIG_OPTIONS_HELP, UsageError, createCommandCommon, loadConfigForCommand, parseCommandArgs, ruleNamed } from "../bootstrap.js";
 import { EXIT_OK, EXIT_RUNTIME, type Command, type CommandIO } from "../command.js";
+import { daemonApiOf, describeApiFailure } from "../daemon-api.js";
+import type { SilenceChange } from "../../status/silence-body.js";
 
 /** How long `add` and `remove` wait for a running daemon to confirm that it applied the change. */
 const CONFIRM_TIMEOUT_MS = 5_000;
@@ -37,10 +39,12 @@ FIELD read like group.by: a dot path into the explorer record (from, to,
 contract.contract_address, token_id, transaction_hash …). Several --match must all hold;
 without one, every alert of the rule is held back.
 
-A running daemon picks up a change within a second, without a restart: the command writes
-it to a file beside the store (STORE.silences.json), the daemon merges that file into its
-store, and the command waits (up to ${CONFIRM_TIMEOUT_MS / 1000} s) to see it there. A stopped daemon applies it
-when it starts.
+A running daemon (it holds the store's lock) takes the change through its status API, like
+outbox retry and cursors --set (with status.token when one is set, else from this machine
+only), applies it at once and logs it. When its API cannot be reached (status.listen false
+or port 0), the command writes the change to a file beside the store (STORE.silences.json),
+which the daemon merges into its store within a second, and waits (up to ${CONFIRM_TIMEOUT_MS / 1000} s) to see
+it there. A stopped daemon applies the file when it starts.
 
 Options:
   --rule NAME          (add) the rule to silence
@@ -136,6 +140,11 @@ function parseMatchers(texts: readonly string[]): Record<string, string> {
 
 async function add(context: Context, silence: Silence): Promise<number> {
   const { io, common, file } = context;
+  const live = await throughDaemon(context, { add: silence });
+  if (live !== undefined) {
+    if (live.ok) io.stdout.write(`Silence ${silence.id} added by the running daemon (${live.url}): ${describe(silence)}\n`);
+    return live.ok ? EXIT_OK : EXIT_RUNTIME;
+  }
   await updateSilenceFile(file, (set) => ({ ...set, silences: [...set.silences, silence] }), common.now());
   io.stdout.write(`Silence ${silence.id} added: ${describe(silence)}\n`);
   const confirmed = await confirm(context, (stored) => stored.silences.some((s) => s.id === silence.id));
@@ -150,6 +159,11 @@ async function remove(context: Context, id: string): Promise<number> {
   if (known === undefined) {
     io.stderr.write(`kaiawatch silence: no active silence "${cleanLine(id, 40)}" (see \`kaiawatch silence list\`; an expired silence is already gone)\n`);
     return EXIT_RUNTIME;
+  }
+  const live = await throughDaemon(context, { remove: id });
+  if (live !== undefined) {
+    if (live.ok) io.stdout.write(`Silence ${id} removed by the running daemon (${live.url}): ${describe(known)}\n`);
+    return live.ok ? EXIT_OK : EXIT_RUNTIME;
   }
   // A removal is a tombstone kept until the silence would have ended: every copy of the silence yields to it.
   await updateSilenceFile(file, (set) => ({ ...set, removed: { ...set.removed, [id]: known.expires_at } }), now);
@@ -175,6 +189,26 @@ async function list(context: Context, json: boolean): Promise<number> {
   const rows = active.map((s) => [s.id, s.rule, matchText(s), `${s.expires_at} (in ${formatDuration(Math.max(0, Math.ceil((Date.parse(s.expires_at) - now) / 1000)) * 1000)})`, String(suppressed[s.id] ?? 0), cleanLine(s.reason, 200)]);
   io.stdout.write(table(["ID", "RULE", "MATCH", "EXPIRES", "HELD BACK", "REASON"], rows));
   return EXIT_OK;
+}
+
+/**
+ * A running daemon holds the store's lock: the change goes through its status API, which
+ * applies and logs it. Undefined when no daemon runs or its API cannot be reached (status.listen
+ * false or port 0, or nothing answers: a lock left behind): then the side file carries it.
+ */
+async function throughDaemon(context: Context, change: SilenceChange): Promise<{ ok: boolean; url: string } | undefined> {
+  const { io, config, common } = context;
+  if (!existsSync(`${config.store.path}.lock`)) return undefined;
+  const api = daemonApiOf(config);
+  if ("unavailable" in api) return undefined;
+  let outcome: { status: number; body: Record<string, unknown> };
+  try {
+    outcome = await api.post("/api/silences", change, io.signal);
+  } catch {
+    return undefined;
+  }
+  if (outcome.status !== 200) io.stderr.write(`kaiawatch silence: ${common.secrets.redact(describeApiFailure(api, outcome))}\n`);
+  return { ok: outcome.status === 200, url: api.url };
 }
 
 /** What the store holds (what a daemon applied) merged with the side file (what it may not have read yet). */
