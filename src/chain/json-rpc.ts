@@ -3,7 +3,7 @@ import type { Common } from "../common/common.js";
 import { KaiawatchError, describeError, isAbortError } from "../common/errors.js";
 import { ExplorerDeadlineError, ExplorerHttpError, ExplorerResponseTooLargeError, ExplorerTimeoutError } from "../explorer/errors.js";
 import { excerptOf, httpErrorOf, sendRequest } from "../explorer/http.js";
-import { createRateLimiter, type RateLimiter } from "../explorer/rate-limiter.js";
+import { createRateLimiter, type RateLimiter, type RateLimiterTime } from "../explorer/rate-limiter.js";
 import { linkSignals, withRetries } from "../explorer/retry.js";
 import { USER_AGENT } from "../explorer/user-agent.js";
 
@@ -57,7 +57,7 @@ export interface JsonRpcOptions {
   /**
    * Requests per second to this endpoint, shared by every caller of this client (the head
    * reader and the balance and token reads). Public endpoints throttle; 0 or absent: no limit.
-   * Proposed config key: `chain.requests_per_second`.
+   * The daemon's is `chain.requests_per_second`.
    */
   requestsPerSecond?: number;
   /** A limiter to use instead of one made from requestsPerSecond (tests; or one shared with other clients of the same endpoint). */
@@ -74,8 +74,8 @@ export interface JsonRpcOptions {
   retryBaseMs?: number;
   /** Default 30,000. */
   retryMaxMs?: number;
-  /** Replaceable in tests (the rate limiter's monotonic clock). */
-  clock?: () => number;
+  /** Replaceable in tests: the rate limiter's monotonic clock and its wait. */
+  time?: RateLimiterTime;
   /** Replaceable in tests (the backoff's jitter). */
   random?: () => number;
 }
@@ -118,7 +118,7 @@ export function createJsonRpc(common: Common, options: JsonRpcOptions): JsonRpc 
   const timeout = options.timeoutMs ?? 10_000;
   const pool = new Pool(url.origin, { connect: { timeout }, headersTimeout: timeout, bodyTimeout: timeout, keepAliveTimeout: 15_000 });
   const headers = { "content-type": "application/json", accept: "application/json", "user-agent": USER_AGENT };
-  const limiter: RateLimiter = options.rateLimiter ?? createRateLimiter(options.requestsPerSecond ?? 0, options.clock);
+  const limiter: RateLimiter = options.rateLimiter ?? createRateLimiter(options.requestsPerSecond ?? 0, options.time);
   const maxBytes = options.maxBytes ?? 1024 * 1024;
   let nextId = 1;
 
