@@ -88,6 +88,11 @@ export interface JsonRpc {
   close(): Promise<void>;
 }
 
+/** When an attempt passed the rate limiter (performance.now), for its duration: the wait is not the node's time. */
+interface Started {
+  at: number | undefined;
+}
+
 /** Why an attempt failed, as the `outcome` label of kaiawatch_rpc_requests_total. */
 function outcomeOf(error: unknown): string {
   if (error instanceof JsonRpcCallError) return "rpc_error";
@@ -122,8 +127,9 @@ export function createJsonRpc(common: Common, options: JsonRpcOptions): JsonRpc 
   const maxBytes = options.maxBytes ?? 1024 * 1024;
   let nextId = 1;
 
-  async function attempt(method: string, params: readonly unknown[], signal: AbortSignal): Promise<unknown> {
+  async function attempt(method: string, params: readonly unknown[], signal: AbortSignal, started: Started): Promise<unknown> {
     await limiter.acquire(signal);
+    started.at = performance.now();
     const id = nextId++;
     const body = JSON.stringify({ jsonrpc: "2.0", id, method, params });
     const response = await sendRequest(pool, { operation: method, method: "POST", path: url.pathname + url.search, headers, body, signal, maxBytes, deadlineMs: options.deadlineMs ?? 30_000 });
@@ -153,13 +159,16 @@ export function createJsonRpc(common: Common, options: JsonRpcOptions): JsonRpc 
       try {
         return await withRetries(
           async () => {
+            const started: Started = { at: undefined };
             try {
-              const result = await attempt(method, params, linked.signal);
+              const result = await attempt(method, params, linked.signal, started);
               common.metrics.rpcRequests.inc({ method, outcome: "ok" });
               return result;
             } catch (error) {
               common.metrics.rpcRequests.inc({ method, outcome: outcomeOf(error) });
               throw error;
+            } finally {
+              if (started.at !== undefined) common.metrics.rpcRequestDuration.observe({ method }, (performance.now() - started.at) / 1000);
             }
           },
           {
@@ -169,6 +178,7 @@ export function createJsonRpc(common: Common, options: JsonRpcOptions): JsonRpc 
             signal: linked.signal,
             ...(options.random ? { random: options.random } : {}),
             onRetry(error, n, delayMs) {
+              common.metrics.rpcRetries.inc({ method });
               const fields = { method, attempt: n, delay_ms: delayMs, error: describeError(error) };
               if (n === 1) common.logger.debug(fields, "JSON-RPC request failed; retrying");
               else common.logger.warn(fields, "JSON-RPC request failed again; retrying");
