@@ -23,9 +23,17 @@ export const CONFIG_CHECKS: ConfigCheck[] = [
   (config) => checkEnrichments(config),
   (config) =>
     config.rules.flatMap((rule, index): ConfigIssue[] =>
-      rule.summary === undefined || rule.source === "balances"
+      rule.summary === undefined
         ? []
         : validateSummaryTemplate(rule.summary, rule.source, isTokenRule(config, rule) ? TOKEN_TRANSFER_TEMPLATE_VARIABLES : []).map((issue) => ({ path: ["rules", index, "summary", ...issue.path], message: issue.message })),
+    ),
+  // Accepted by the schema for every rule, read only by balance rules: refused elsewhere
+  // rather than silently ignored (`enrich` on a balance rule is refused by checkEnrichments).
+  (config) =>
+    config.rules.flatMap((rule, index): ConfigIssue[] =>
+      rule.source === "balances" || rule.clear_after === undefined
+        ? []
+        : [{ path: ["rules", index, "clear_after"], message: `rule "${rule.name}" alerts once per record: clear_after applies to balance rules only` }],
     ),
   (config) =>
     config.rules.flatMap((rule, index): ConfigIssue[] => {
