@@ -11,7 +11,7 @@ import { ALERT_DOCUMENT_VERSION, BALANCE_ALERT_SOURCE, type AlertDocument, type 
 import { newOutboxEntries } from "../model/outbox-entry.js";
 import { alertId, shortAddress } from "../rules/build-alert.js";
 import { truncate } from "../common/text.js";
-import { balanceTemplateValue, renderTemplate } from "../rules/summary-template.js";
+import { balanceTemplateValue, oneLine, renderTemplate } from "../rules/summary-template.js";
 import type { Store } from "../store/types.js";
 import type { BalanceCondition } from "./balance-rule.js";
 
@@ -106,7 +106,8 @@ export function createBalanceMonitor(common: Common, options: BalanceMonitorOpti
     if (asset === "KAIA") return { text: `${formatKei(units, { group: true })} KAIA`, symbol: "KAIA", decimals: 18 };
     const token = options.tokens.get(asset);
     const decimals = token?.decimals ?? 0;
-    const symbol = token?.symbol === undefined ? "tokens" : truncate(token.symbol.replace(/\s+/g, " "), 24);
+    // Flattened and cut as in a token transfer's summary, so one token reads the same in both.
+    const symbol = token?.symbol === undefined ? "tokens" : truncate(oneLine(token.symbol), 24);
     return { text: `${formatTokenAmount(units, decimals, { group: true })} ${symbol} (${shortAddress(asset)})`, symbol, decimals };
   }
 
