@@ -131,6 +131,22 @@ describe("token transfers of a wallet", () => {
     ]);
   });
 
+  it("refuses a cooldown_key or group.by naming a decoded field, which would read as one key for every alert", () => {
+    const text = (keys: string) => `
+chain: { rpc_url: "https://rpc.example" }
+status: { listen: false }
+watches:
+  - { name: hot, account: "${WALLET}", tokens: ["${OTHER}"] }
+rules:
+  - { name: r, watch: hot, notify: [out], ${keys} }
+sinks:
+  out: { type: console }
+`;
+    expect(() => configFromText(text(`cooldown: 1h, cooldown_key: to`))).toThrow(/rules\[0\]\.cooldown_key: rule "r": to of a token transfer is decoded from the log, not a field of its record; write topics\.2/);
+    expect(() => configFromText(text(`group: { window: 1m, by: amount }`))).toThrow(/rules\[0\]\.group\.by: rule "r": amount of a token transfer .*write data/);
+    expect(() => configFromText(text(`cooldown: 1h, cooldown_key: topics.2, group: { window: 1m, by: contract }`))).not.toThrow();
+  });
+
   it("refuses, naming the key path, a token that is not a KIP-7 token", async () => {
     await expect(setup(`  - { name: any, watch: hot, notify: [out] }`, (sim) => [sim.addresses.tokens[1] as string, sim.addresses.wallets[0] as string])).rejects.toThrow(
       /watches\[0\]\.tokens\[1\]: 0x[0-9a-f]{40} is not a KIP-7 token/,
