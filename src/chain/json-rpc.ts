@@ -3,7 +3,7 @@ import type { Common } from "../common/common.js";
 import { KaiawatchError, describeError, isAbortError } from "../common/errors.js";
 import { ExplorerDeadlineError, ExplorerHttpError, ExplorerResponseTooLargeError, ExplorerTimeoutError } from "../explorer/errors.js";
 import { excerptOf, httpErrorOf, sendRequest } from "../explorer/http.js";
-import { createRateLimiter, type RateLimiter } from "../explorer/rate-limiter.js";
+import { createRateLimiter, type RateLimiter, type RateLimiterTime } from "../explorer/rate-limiter.js";
 import { linkSignals, withRetries } from "../explorer/retry.js";
 import { USER_AGENT } from "../explorer/user-agent.js";
 
@@ -57,7 +57,7 @@ export interface JsonRpcOptions {
   /**
    * Requests per second to this endpoint, shared by every caller of this client (the head
    * reader and the balance and token reads). Public endpoints throttle; 0 or absent: no limit.
-   * Proposed config key: `chain.requests_per_second`.
+   * The daemon's is `chain.requests_per_second`.
    */
   requestsPerSecond?: number;
   /** A limiter to use instead of one made from requestsPerSecond (tests; or one shared with other clients of the same endpoint). */
@@ -74,8 +74,8 @@ export interface JsonRpcOptions {
   retryBaseMs?: number;
   /** Default 30,000. */
   retryMaxMs?: number;
-  /** Replaceable in tests (the rate limiter's monotonic clock). */
-  clock?: () => number;
+  /** Replaceable in tests: the rate limiter's monotonic clock and its wait. */
+  time?: RateLimiterTime;
   /** Replaceable in tests (the backoff's jitter). */
   random?: () => number;
 }
@@ -86,6 +86,11 @@ export interface JsonRpc {
   /** One JSON-RPC call; resolves to its `result` (which may be null). */
   call(method: string, params: readonly unknown[], signal?: AbortSignal): Promise<unknown>;
   close(): Promise<void>;
+}
+
+/** When an attempt passed the rate limiter (performance.now), for its duration: the wait is not the node's time. */
+interface Started {
+  at: number | undefined;
 }
 
 /** Why an attempt failed, as the `outcome` label of kaiawatch_rpc_requests_total. */
@@ -118,12 +123,13 @@ export function createJsonRpc(common: Common, options: JsonRpcOptions): JsonRpc 
   const timeout = options.timeoutMs ?? 10_000;
   const pool = new Pool(url.origin, { connect: { timeout }, headersTimeout: timeout, bodyTimeout: timeout, keepAliveTimeout: 15_000 });
   const headers = { "content-type": "application/json", accept: "application/json", "user-agent": USER_AGENT };
-  const limiter: RateLimiter = options.rateLimiter ?? createRateLimiter(options.requestsPerSecond ?? 0, options.clock);
+  const limiter: RateLimiter = options.rateLimiter ?? createRateLimiter(options.requestsPerSecond ?? 0, options.time);
   const maxBytes = options.maxBytes ?? 1024 * 1024;
   let nextId = 1;
 
-  async function attempt(method: string, params: readonly unknown[], signal: AbortSignal): Promise<unknown> {
+  async function attempt(method: string, params: readonly unknown[], signal: AbortSignal, started: Started): Promise<unknown> {
     await limiter.acquire(signal);
+    started.at = performance.now();
     const id = nextId++;
     const body = JSON.stringify({ jsonrpc: "2.0", id, method, params });
     const response = await sendRequest(pool, { operation: method, method: "POST", path: url.pathname + url.search, headers, body, signal, maxBytes, deadlineMs: options.deadlineMs ?? 30_000 });
@@ -153,13 +159,16 @@ export function createJsonRpc(common: Common, options: JsonRpcOptions): JsonRpc 
       try {
         return await withRetries(
           async () => {
+            const started: Started = { at: undefined };
             try {
-              const result = await attempt(method, params, linked.signal);
+              const result = await attempt(method, params, linked.signal, started);
               common.metrics.rpcRequests.inc({ method, outcome: "ok" });
               return result;
             } catch (error) {
               common.metrics.rpcRequests.inc({ method, outcome: outcomeOf(error) });
               throw error;
+            } finally {
+              if (started.at !== undefined) common.metrics.rpcRequestDuration.observe({ method }, (performance.now() - started.at) / 1000);
             }
           },
           {
@@ -169,6 +178,7 @@ export function createJsonRpc(common: Common, options: JsonRpcOptions): JsonRpc 
             signal: linked.signal,
             ...(options.random ? { random: options.random } : {}),
             onRetry(error, n, delayMs) {
+              common.metrics.rpcRetries.inc({ method });
               const fields = { method, attempt: n, delay_ms: delayMs, error: describeError(error) };
               if (n === 1) common.logger.debug(fields, "JSON-RPC request failed; retrying");
               else common.logger.warn(fields, "JSON-RPC request failed again; retrying");

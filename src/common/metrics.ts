@@ -29,6 +29,8 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}) {
     pollingPaused: gauge("kaiawatch_polling_paused", "1 while polling is paused because the daily credit budget is spent (until 00:00 UTC).", [] as const),
     // chain JSON-RPC (head, balances, token metadata)
     rpcRequests: counter("kaiawatch_rpc_requests_total", "JSON-RPC attempts by method and outcome (ok, rpc_error, bad_response, http_error, too_large, timeout, network, aborted); retries count again.", ["method", "outcome"] as const),
+    rpcRetries: counter("kaiawatch_rpc_retries_total", "JSON-RPC requests retried, by method.", ["method"] as const),
+    rpcRequestDuration: histogram("kaiawatch_rpc_request_duration_seconds", "JSON-RPC attempt duration (after the rate limiter's wait), by method.", ["method"] as const, seconds),
     // chain head and sources
     headBlock: gauge("kaiawatch_head_block", "The chain head used for the last tick (after lag_blocks).", [] as const),
     sourceCursor: gauge("kaiawatch_source_cursor_block", "Last fully processed block of a source.", ["watch", "source"] as const),

@@ -113,6 +113,11 @@ export const chainSchema = z
     lag_blocks: z.int().min(0).default(2),
     explorer_url: baseUrl.optional().meta({ description: "Block explorer for links in messages. Default: the network's KaiaScan." }),
     request_deadline: positiveDuration.prefault("30s").meta({ description: "Longest one eth_blockNumber request may take, to the last byte of the answer; then it is retried." }),
+    requests_per_second: z
+      .number()
+      .positive()
+      .default(10)
+      .meta({ description: "JSON-RPC requests a second to rpc_url, all together: the head, token decimals and symbols, balances. Public endpoints throttle. Default 10." }),
   })
   .prefault({});
 

@@ -13,6 +13,15 @@ function isTokenRule(config: Config, rule: RuleConfig): boolean {
   return watch?.kind === "account" && watch.tokens.length > 0 && rule.source === "event_logs";
 }
 
+/** The token transfer fields a record path cannot read, and what to write instead. */
+const DECODED_TOKEN_FIELDS: Readonly<Record<string, string>> = {
+  from: "write topics.1 (the sender as a 32-byte topic)",
+  to: "write topics.2 (the recipient as a 32-byte topic)",
+  direction: "write topics.1 or topics.2",
+  amount: "write data (the amount in base units, as hex)",
+  token: "write contract (the token's address)",
+};
+
 /**
  * What only other subsystems can check in a config: rule conditions against their source,
  * summary templates, and each sink's own options. `validate`, `run` and `once` run the same
@@ -23,10 +32,33 @@ export const CONFIG_CHECKS: ConfigCheck[] = [
   (config) => checkEnrichments(config),
   (config) =>
     config.rules.flatMap((rule, index): ConfigIssue[] =>
-      rule.summary === undefined || rule.source === "balances"
+      rule.summary === undefined
         ? []
         : validateSummaryTemplate(rule.summary, rule.source, isTokenRule(config, rule) ? TOKEN_TRANSFER_TEMPLATE_VARIABLES : []).map((issue) => ({ path: ["rules", index, "summary", ...issue.path], message: issue.message })),
     ),
+  // Accepted by the schema for every rule, read only by balance rules: refused elsewhere
+  // rather than silently ignored (`enrich` on a balance rule is refused by checkEnrichments).
+  (config) =>
+    config.rules.flatMap((rule, index): ConfigIssue[] =>
+      rule.source === "balances" || rule.clear_after === undefined
+        ? []
+        : [{ path: ["rules", index, "clear_after"], message: `rule "${rule.name}" alerts once per record: clear_after applies to balance rules only` }],
+    ),
+  // cooldown_key and group.by read the stored record as received; a token transfer's from,
+  // to, direction and amount are decoded from its topics and data, not fields of it, so they
+  // would read as "" and put every alert under one key. Refused, with the path that works.
+  (config) =>
+    config.rules.flatMap((rule, index): ConfigIssue[] => {
+      if (!isTokenRule(config, rule)) return [];
+      const keys: Array<[path: Array<string | number>, value: string | undefined]> = [
+        [["rules", index, "cooldown_key"], rule.cooldown_key],
+        [["rules", index, "group", "by"], rule.group?.by],
+      ];
+      return keys.flatMap(([path, value]): ConfigIssue[] => {
+        if (value === undefined || !Object.hasOwn(DECODED_TOKEN_FIELDS, value)) return [];
+        return [{ path, message: `rule "${rule.name}": ${value} of a token transfer is decoded from the log, not a field of its record; ${DECODED_TOKEN_FIELDS[value]}` }];
+      });
+    }),
   (config) =>
     config.rules.flatMap((rule, index): ConfigIssue[] => {
       if (rule.source !== "balances") return [];

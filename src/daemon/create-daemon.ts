@@ -5,6 +5,7 @@ import { indexedHead } from "../chain/indexed-head.js";
 import { createJsonRpc } from "../chain/json-rpc.js";
 import { createTokenInfoCache } from "../chain/token-info.js";
 import { readConfigTokens } from "../watch/config-tokens.js";
+import { rpcOptionsOf } from "../watch/rpc-options.js";
 import { createBalanceMonitor } from "../watch/balance-monitor.js";
 import { balanceWatchesOf } from "../watch/balance-watches.js";
 import { createExplorerClient, type ExplorerClient } from "../explorer/client.js";
@@ -92,7 +93,7 @@ export async function createDaemon(common: Common, options: DaemonOptions): Prom
     if (savedCredits) client.meter.restore(savedCredits);
 
     // One JSON-RPC client for the head and the token reads: one pool, one count.
-    const rpc = createJsonRpc(common, { rpcUrl: config.chain.rpc_url, maxRetries: config.explorer.max_retries, deadlineMs: config.chain.request_deadline });
+    const rpc = createJsonRpc(common, rpcOptionsOf(config));
     closers.push(() => rpc.close());
     const head: HeadReader = createHeadReader(common, { rpcUrl: config.chain.rpc_url, rpc });
     closers.push(() => head.close());

@@ -8,7 +8,7 @@ import { ExactNumberError, parseExactJson } from "./exact-json.js";
 import { excerptOf, httpErrorOf, sendRequest } from "./http.js";
 import { API_LIMITS, OPERATIONS, type OperationName } from "./operations.js";
 import { buildRequestPath, type OperationParams } from "./params.js";
-import { createRateLimiter } from "./rate-limiter.js";
+import { createRateLimiter, type RateLimiter } from "./rate-limiter.js";
 import { RESPONSE_CHECKERS, ShapeError, type OperationResults } from "./response-checkers.js";
 import { follows, linkSignals, withRetries } from "./retry.js";
 import { USER_AGENT } from "./user-agent.js";
@@ -23,6 +23,8 @@ export interface ExplorerClientOptions {
   apiKey?: string;
   /** Shared by every call of the client. Default 5. */
   requestsPerSecond?: number;
+  /** A limiter to use instead of one made from requestsPerSecond (tests: one on a fake clock). */
+  rateLimiter?: RateLimiter;
   /** Credits per UTC day; calls that would exceed it fail before sending. Unlimited by default. */
   dailyCreditBudget?: number;
   /** Default 5. */
@@ -105,7 +107,7 @@ export function createExplorerClient(common: Common, options: ExplorerClientOpti
     ...(options.apiKey ? { authorization: `Bearer ${options.apiKey}` } : {}),
     ...(options.replicaId !== undefined ? { "x-kaiawatch-replica": options.replicaId } : {}),
   };
-  const limiter = createRateLimiter(settings.requestsPerSecond);
+  const limiter = options.rateLimiter ?? createRateLimiter(settings.requestsPerSecond);
   const meter = createCreditMeter(common, options.dailyCreditBudget === undefined ? {} : { dailyBudget: options.dailyCreditBudget });
   let closed = false;
 

@@ -9,7 +9,7 @@ import type { AlertDocument, AlertSeverity } from "../model/alert-document.js";
 import { ALERT_DOCUMENT_VERSION } from "../model/alert-document.js";
 import { amountKeiOf } from "./record-values.js";
 import { truncate } from "../common/text.js";
-import { oneLine, renderTemplate } from "./summary-template.js";
+import { oneLine, readPath, renderTemplate } from "./summary-template.js";
 
 export interface BuildAlertInput {
   rule: { name: string; summary?: string; severity?: AlertSeverity };
@@ -226,15 +226,4 @@ function templateValue(name: string, alert: AlertDocument, record: WatchedRecord
       return undefined;
     }
   }
-}
-
-/** ".a.b[0].c" or ".a.b.0.c" into a value; own properties only. */
-function readPath(value: unknown, path: string): unknown {
-  const steps = path.split(/\.|\[(\d+)\]/).filter((s) => s !== undefined && s !== "");
-  let current = value;
-  for (const step of steps) {
-    if (typeof current !== "object" || current === null || !Object.hasOwn(current, step)) return undefined;
-    current = (current as Record<string, unknown>)[step];
-  }
-  return current;
 }

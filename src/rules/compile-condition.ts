@@ -70,6 +70,8 @@ type Getter = (p: PreparedRecord) => PreparedValue;
 
 /** The slot of a field whose prepared value is stored, or undefined for computed ones. */
 export function slotOf(field: FieldSpec): number | undefined {
+  // A token watch's `token` is the log's contract: the token the Transfer moved.
+  if (field.id === "token") return SLOT.contract;
   if (field.id === "signature") return field.kind === "hash" ? SLOT.event_signature : SLOT.function_signature;
   return Object.hasOwn(SLOT, field.id) ? SLOT[field.id as keyof typeof SLOT] : undefined;
 }

@@ -102,6 +102,7 @@ export function readField(record: WatchedRecord, field: FieldSpec): unknown {
         case "from": return decodeTokenTransfer(d)?.from;
         case "to": return decodeTokenTransfer(d)?.to;
         case "amount": return decodeTokenTransfer(d)?.value;
+        case "token": return d.contract_address;
         case "direction": {
           const transfer = decodeTokenTransfer(d);
           if (transfer === undefined) return undefined;

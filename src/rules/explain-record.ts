@@ -1,4 +1,5 @@
 import { formatKei } from "../chain/units.js";
+import { formatTokenAmount } from "../chain/token-amounts.js";
 import { cleanLine } from "../common/sanitize-text.js";
 import type { WatchedRecord } from "../model/record.js";
 import { evaluateParsedCondition } from "./evaluate-condition.js";
@@ -85,6 +86,7 @@ function describeTest(node: TestNode, actual: unknown, passed: boolean): string 
 
 function showActual(node: TestNode, actual: unknown): string {
   if (actual === undefined || actual === null) return "(absent)";
+  if (node.field.kind === "amount" && node.field.token !== undefined && typeof actual === "bigint") return tokenAmount(node, actual);
   if (node.field.kind === "amount") return `${cleanLine(String(actual), 80)} KAIA`;
   if (node.field.kind === "text" || (node.field.kind === "arg" && typeof actual === "string" && !/^(-?\d+|0x[0-9a-fA-F]*)$/.test(actual))) {
     return JSON.stringify(cleanLine(String(actual), 80));
@@ -116,8 +118,21 @@ function showExpected(node: TestNode): string {
 }
 
 function showScalar(node: TestNode, value: Scalar): string {
+  if (typeof value === "bigint" && node.field.kind === "amount" && node.field.token !== undefined) return tokenAmount(node, value);
   if (typeof value === "bigint") return node.field.kind === "amount" ? `${formatKei(value)} KAIA` : value.toString();
   if (typeof value === "object") return (value as ArgValue).text;
   if (typeof value === "string" && node.field.kind === "text") return JSON.stringify(value);
   return String(value);
+}
+
+/**
+ * A token watch's amount in its token's units and symbol (flattened, cut: on-chain text). A
+ * bound in another token's symbol was compiled to one no amount passes: shown as such.
+ */
+function tokenAmount(node: TestNode, value: bigint): string {
+  const info = node.field.token?.info;
+  if (info === undefined) return `${value} base units`;
+  if (value < 0n || value >= 2n ** 256n) return "(an amount of another token)";
+  const symbol = info.symbol === undefined ? "tokens" : cleanLine(info.symbol, 24);
+  return `${formatTokenAmount(value, info.decimals)} ${symbol}`;
 }

@@ -47,7 +47,7 @@ export interface FieldSpec {
   /** Closed keyword fields: the lowercase values that exist. */
   values?: readonly string[];
   /** How a written value turns into what the field holds, beyond the kind's rule. */
-  operand?: "event_topic" | "topic" | "selector" | "transaction";
+  operand?: "event_topic" | "topic" | "selector" | "transaction" | "token";
   /** direction: the lowercase watched account it is relative to. */
   account?: string;
   /**
@@ -150,6 +150,12 @@ export const TOKEN_TRANSFER_FIELDS: Readonly<Record<string, FieldTemplate>> = {
     values: ["in", "out", "self"],
     doc: "token watches: in (to the watched account), out (from it), self (both)",
     example: "direction: out",
+  },
+  token: {
+    kind: "address",
+    operand: "token",
+    doc: "token watches: the token moved, by its address or by the symbol of one of the watch's tokens (letter case included)",
+    example: "token: USDT",
   },
   amount: {
     kind: "amount",

@@ -44,6 +44,7 @@ export function parseScalar(field: FieldSpec, raw: unknown): OperandResult<Scala
   if (typeof raw === "object") return fail(`expected a single value, got ${Array.isArray(raw) ? "a list" : "an object"}`);
   switch (field.kind) {
     case "address":
+      if (field.operand === "token" && typeof raw === "string" && !raw.startsWith("0x")) return parseTokenSymbol(field, raw);
       if (!isAddress(raw)) return fail(`${show(raw)} is not an address (0x and 40 hex digits; quote it in YAML)`);
       if (!hasValidChecksum(raw)) return fail(`${show(raw)} has mixed letter case that fails its EIP-55 checksum: probably a typo`);
       return { ok: true, value: raw.toLowerCase() };
@@ -170,6 +171,25 @@ function fromSignature(raw: string, hash: (s: string) => string, wanted: string)
   } catch (error) {
     return fail((error as Error).message);
   }
+}
+
+/**
+ * `token: USDT`: the symbol of one of the watch's tokens stands for that token's address.
+ * The rule is compiled once per token: its own symbol is its address, another token's
+ * symbol a value no address equals. Without the tokens' infos (the config checked without
+ * JSON-RPC) any symbol passes; start-up checks it.
+ */
+function parseTokenSymbol(field: FieldSpec, raw: string): OperandResult<string> {
+  const token = field.token;
+  const symbol = raw.trim();
+  if (symbol === "") return fail(`${show(raw)} is neither a token address nor a symbol`);
+  const notAnAddress = `symbol ${symbol}`;
+  if (token?.info === undefined) return { ok: true, value: notAnAddress };
+  if (token.info.symbol === symbol) return { ok: true, value: token.info.address };
+  if (token.otherSymbols.includes(symbol)) return { ok: true, value: notAnAddress };
+  // Sorted: the rule is checked once per token, and one message should read the same each time.
+  const known = [token.info.symbol, ...token.otherSymbols].filter((s): s is string => s !== undefined).sort();
+  return fail(`${show(raw)} is neither an address nor the symbol of a token of this watch${known.length > 0 ? ` (${known.map((s) => JSON.stringify(s)).join(", ")}; letter case counts)` : ""}`);
 }
 
 /** An amount written in the symbol of another token of the same watch. */

@@ -1,5 +1,6 @@
 import { truncate } from "../common/text.js";
 import type { RecordFamily } from "../model/record.js";
+import { BALANCE_ALERT_SOURCE, type AlertDocument, type RuleSource } from "../model/alert-document.js";
 import type { ConditionIssue } from "./parse-condition.js";
 
 /**
@@ -24,6 +25,12 @@ export const FAMILY_TEMPLATE_VARIABLES: Readonly<Record<RecordFamily, readonly s
 
 /** A token watch's Transfer logs offer these besides event_logs' (see build-alert.ts). */
 export const TOKEN_TRANSFER_TEMPLATE_VARIABLES = ["from", "to", "direction", "amount", "token", "token_symbol"] as const;
+
+/**
+ * A balance rule's alerts offer these besides the common ones: the reading of its record
+ * (see balance-monitor.ts) and `status` (firing or resolved: one template serves both).
+ */
+export const BALANCE_TEMPLATE_VARIABLES = ["address", "asset", "symbol", "decimals", "balance", "balance_base_units", "condition", "status"] as const;
 
 /** The longest a summary may be: one short line; sinks cut further to their own limits. */
 export const MAX_SUMMARY_LENGTH = 500;
@@ -53,10 +60,10 @@ function parseTemplate(template: string, issues: ConditionIssue[]): Part[] {
 }
 
 /** Whether a variable exists for the source. */
-export function isTemplateVariable(name: string, family: RecordFamily): boolean {
+export function isTemplateVariable(name: string, family: RuleSource): boolean {
   if ((COMMON_TEMPLATE_VARIABLES as readonly string[]).includes(name)) return true;
   if (/^record(\.|\[|$)/.test(name)) return true;
-  const own = FAMILY_TEMPLATE_VARIABLES[family];
+  const own = ownVariables(family);
   if (own.includes(name)) return true;
   if (family === "event_logs") return /^topics\[[0-3]\]$/.test(name) || /^args\.[\w$]+$/.test(name);
   return false;
@@ -66,16 +73,44 @@ export function isTemplateVariable(name: string, family: RecordFamily): boolean 
  * Config-time check of a `summary` template for a rule of the given source: every
  * variable must exist. Paths are relative to the template (empty); the caller prefixes them.
  */
-export function validateSummaryTemplate(template: unknown, family: RecordFamily, extra: readonly string[] = []): ConditionIssue[] {
+export function validateSummaryTemplate(template: unknown, family: RuleSource, extra: readonly string[] = []): ConditionIssue[] {
   if (typeof template !== "string") return [{ path: [], message: "summary is a text template, e.g. \"{{amount_kaia}} KAIA left {{from}}\"" }];
   const issues: ConditionIssue[] = [];
   for (const part of parseTemplate(template, issues)) {
     if (typeof part !== "string" && NAME.test(part.name) && !isTemplateVariable(part.name, family) && !extra.includes(part.name)) {
-      const names = [...COMMON_TEMPLATE_VARIABLES, ...FAMILY_TEMPLATE_VARIABLES[family], ...extra, "record.PATH"].join(", ");
+      const names = [...COMMON_TEMPLATE_VARIABLES, ...ownVariables(family), ...extra, "record.PATH"].join(", ");
       issues.push({ path: [], message: `unknown variable "{{${part.name}}}" for ${family}; variables: ${names}` });
     }
   }
   return issues;
+}
+
+function ownVariables(source: RuleSource): readonly string[] {
+  return source === BALANCE_ALERT_SOURCE ? BALANCE_TEMPLATE_VARIABLES : FAMILY_TEMPLATE_VARIABLES[source];
+}
+
+/** The value of a template variable in a balance alert (see BALANCE_TEMPLATE_VARIABLES). */
+export function balanceTemplateValue(name: string, alert: AlertDocument): unknown {
+  if (name.startsWith("link.")) return alert.links[name.slice(5) as keyof AlertDocument["links"]];
+  if (name === "record" || name.startsWith("record.") || name.startsWith("record[")) return readPath(alert.record, name.slice(6));
+  switch (name) {
+    case "id": case "rule": case "watch": case "network": case "source": case "block": case "transaction_hash": case "datetime": case "summary":
+      return alert[name];
+    case "status":
+      return alert.status;
+  }
+  return (BALANCE_TEMPLATE_VARIABLES as readonly string[]).includes(name) ? readPath(alert.record, `.${name}`) : undefined;
+}
+
+/** ".a.b[0].c" or ".a.b.0.c" into a value; own properties only. */
+export function readPath(value: unknown, path: string): unknown {
+  const steps = path.split(/\.|\[(\d+)\]/).filter((s) => s !== undefined && s !== "");
+  let current = value;
+  for (const step of steps) {
+    if (typeof current !== "object" || current === null || !Object.hasOwn(current, step)) return undefined;
+    current = (current as Record<string, unknown>)[step];
+  }
+  return current;
 }
 
 const parsedCache = new Map<string, Part[]>();

@@ -11,6 +11,8 @@ export interface SimulatorStats {
   creditsToday: number;
   /** Per fault kind: serverError, latency, truncate, malformed, reset, maintenance, unauthorized, rateLimit, quota. */
   faults: Record<string, number>;
+  /** JSON-RPC calls answered, per method (eth_getBalance counts a balance reading: a test waits for readings, not time). */
+  rpcMethods: Record<string, number>;
 }
 
 const DAY_MS = 86_400_000;
@@ -21,6 +23,7 @@ export function createMeter(now: () => number) {
   let credits: Partial<Record<OperationName, number>> = {};
   let creditsTotal = 0;
   let faults: Record<string, number> = {};
+  let rpcMethods: Record<string, number> = {};
   let day = Math.floor(now() / DAY_MS);
   let today = 0;
   let tokens: number | undefined;
@@ -38,6 +41,9 @@ export function createMeter(now: () => number) {
     request(op: string, status: string): void {
       const byStatus = (requests[op] ??= {});
       byStatus[status] = (byStatus[status] ?? 0) + 1;
+    },
+    rpcCall(method: string): void {
+      rpcMethods[method] = (rpcMethods[method] ?? 0) + 1;
     },
     fault(kind: string): void {
       faults[kind] = (faults[kind] ?? 0) + 1;
@@ -70,13 +76,14 @@ export function createMeter(now: () => number) {
     },
     stats(): SimulatorStats {
       rollDay();
-      return structuredClone({ requests, credits, creditsTotal, creditsToday: today, faults });
+      return structuredClone({ requests, credits, creditsTotal, creditsToday: today, faults, rpcMethods });
     },
     reset(): void {
       requests = {};
       credits = {};
       creditsTotal = 0;
       faults = {};
+      rpcMethods = {};
       today = 0;
       tokens = undefined;
       refilledAt = now();

@@ -283,6 +283,7 @@ export async function createSimulator(options: SimulatorOptions = {}): Promise<S
     const r = request as { jsonrpc?: unknown; id?: unknown; method?: unknown; params?: unknown };
     const id = r && typeof r === "object" && "id" in r ? r.id : null;
     if (!r || typeof r !== "object" || typeof r.method !== "string") return { jsonrpc: "2.0", id, error: { code: -32600, message: "invalid request" } };
+    meter.rpcCall(r.method);
     switch (r.method) {
       case "eth_blockNumber":
       case "kaia_blockNumber":

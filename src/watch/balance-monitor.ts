@@ -7,10 +7,11 @@ import type { JsonRpc } from "../chain/json-rpc.js";
 import type { TokenInfo } from "../chain/token-info.js";
 import { formatKei } from "../chain/units.js";
 import { formatTokenAmount } from "../chain/token-amounts.js";
-import { ALERT_DOCUMENT_VERSION, BALANCE_ALERT_SOURCE, type AlertDocument } from "../model/alert-document.js";
+import { ALERT_DOCUMENT_VERSION, BALANCE_ALERT_SOURCE, type AlertDocument, type AlertSeverity } from "../model/alert-document.js";
 import { newOutboxEntries } from "../model/outbox-entry.js";
 import { alertId, shortAddress } from "../rules/build-alert.js";
 import { truncate } from "../common/text.js";
+import { balanceTemplateValue, oneLine, renderTemplate } from "../rules/summary-template.js";
 import type { Store } from "../store/types.js";
 import type { BalanceCondition } from "./balance-rule.js";
 
@@ -25,6 +26,9 @@ export interface BalanceRuleInput {
   notify: readonly string[];
   clearAfter: number;
   condition: BalanceCondition;
+  /** The rule's `summary` template (see BALANCE_TEMPLATE_VARIABLES); absent: the default line. */
+  summary?: string;
+  severity?: AlertSeverity;
 }
 
 export interface BalanceWatchInput {
@@ -102,18 +106,19 @@ export function createBalanceMonitor(common: Common, options: BalanceMonitorOpti
     if (asset === "KAIA") return { text: `${formatKei(units, { group: true })} KAIA`, symbol: "KAIA", decimals: 18 };
     const token = options.tokens.get(asset);
     const decimals = token?.decimals ?? 0;
-    const symbol = token?.symbol === undefined ? "tokens" : truncate(token.symbol.replace(/\s+/g, " "), 24);
+    // Flattened and cut as in a token transfer's summary, so one token reads the same in both.
+    const symbol = token?.symbol === undefined ? "tokens" : truncate(oneLine(token.symbol), 24);
     return { text: `${formatTokenAmount(units, decimals, { group: true })} ${symbol} (${shortAddress(asset)})`, symbol, decimals };
   }
 
   function buildBalanceAlert(input: { rule: BalanceRuleInput; watch: string; address: string; asset: string; units: bigint; block: number; condition: string; status: "firing" | "resolved"; id: string }): AlertDocument {
     const base = options.explorerUrl.replace(/\/+$/, "");
     const { text, symbol, decimals } = describe(input.asset, input.units);
-    const summary =
+    const fallback =
       input.status === "firing"
         ? `balance of ${shortAddress(input.address)} is ${text}: ${input.condition}`
         : `resolved: balance of ${shortAddress(input.address)} is ${text}, no longer ${input.condition}`;
-    return {
+    const alert: AlertDocument = {
       version: ALERT_DOCUMENT_VERSION,
       id: input.id,
       rule: input.rule.name,
@@ -123,7 +128,7 @@ export function createBalanceMonitor(common: Common, options: BalanceMonitorOpti
       block: input.block,
       transaction_hash: null,
       datetime: null,
-      summary,
+      summary: fallback,
       links: { block: `${base}/block/${input.block}`, account: `${base}/account/${encodeURIComponent(input.address)}`, ...(input.asset === "KAIA" ? {} : { token: `${base}/token/${encodeURIComponent(input.asset)}` }) },
       record: {
         address: input.address,
@@ -135,8 +140,12 @@ export function createBalanceMonitor(common: Common, options: BalanceMonitorOpti
         condition: input.condition,
       },
       status: input.status,
+      ...(input.rule.severity === undefined ? {} : { severity: input.rule.severity }),
       created_at: new Date(common.now()).toISOString(),
     };
+    // The rule's template sees the default line as {{summary}}; the symbol in it is the flattened, cut one.
+    const template = input.rule.summary;
+    return template === undefined ? alert : { ...alert, summary: renderTemplate(template, (name) => balanceTemplateValue(name, alert)) };
   }
 
   async function readWatch(watch: BalanceWatchInput, signal: AbortSignal): Promise<void> {

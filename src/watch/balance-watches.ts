@@ -18,7 +18,14 @@ export function balanceWatchesOf(config: Config, tokens: ReadonlyMap<string, Tok
       .map((rule) => {
         const parsed = parseBalanceCondition(rule.when, infos, watch.tokens.length);
         if (!parsed.ok) throw new Error(`rule ${rule.name}: ${parsed.issues.map((i) => i.message).join("; ")}`);
-        return { name: rule.name, notify: rule.notify, clearAfter: rule.clear_after ?? DEFAULT_CLEAR_AFTER, condition: parsed.condition };
+        return {
+          name: rule.name,
+          notify: rule.notify,
+          clearAfter: rule.clear_after ?? DEFAULT_CLEAR_AFTER,
+          condition: parsed.condition,
+          ...(rule.summary === undefined ? {} : { summary: rule.summary }),
+          ...(rule.severity === undefined ? {} : { severity: rule.severity }),
+        };
       });
     if (rules.length > 0) watches.push({ name: watch.name, schedule: watch.schedule, addresses: watch.balance, rules });
   }

@@ -65,7 +65,8 @@ export function compileSourceRule(config: Config, rule: RuleConfig, watch: Watch
       const transfer = decodeTokenTransfer(record.data);
       return transfer !== undefined && (transfer.from === wallet || transfer.to === wallet) && compiled.test(record);
     },
-    // No `condition`: the rule index reads plain record fields, and a token watch's from,
-    // to and amount are read from the log's topics and data.
+    // The rule index and `explain` read it: the prepared record reads a token watch's from,
+    // to, amount and token from the log's topics, data and contract, as the test does.
+    condition: compiled.node,
   };
 }

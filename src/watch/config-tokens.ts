@@ -6,6 +6,7 @@ import { NotATokenError, createTokenInfoCache, type TokenInfo, type TokenInfoCac
 import { validateRuleConditions, type RuleConditionInput } from "../rules/validate-rules.js";
 import { tokenFieldContext } from "./compile-source-rule.js";
 import { parseBalanceCondition } from "./balance-rule.js";
+import { rpcOptionsOf } from "./rpc-options.js";
 
 /**
  * A token of a token watch is not a KIP-7 token, or a rule's amount does not fit a token
@@ -76,7 +77,7 @@ export function checkTokenRules(config: Config, tokens: ReadonlyMap<string, Toke
 /** readConfigTokens for a one-off command (replay): its own JSON-RPC client, only when a watch has tokens. */
 export async function readConfigTokensOnce(common: Common, config: Config, signal?: AbortSignal): Promise<Map<string, TokenInfo>> {
   if (!config.watches.some((watch) => (watch.kind === "account" || watch.kind === "balance") && watch.tokens.length > 0)) return new Map();
-  const rpc = createJsonRpc(common, { rpcUrl: config.chain.rpc_url, maxRetries: config.explorer.max_retries, deadlineMs: config.chain.request_deadline });
+  const rpc = createJsonRpc(common, rpcOptionsOf(config));
   try {
     return await readConfigTokens(config, createTokenInfoCache(rpc), signal);
   } finally {

@@ -4,7 +4,10 @@ import { JsonRpcCallError, JsonRpcError, createJsonRpc, type JsonRpc } from "../
 import { createTestCommon, type Common } from "../../src/common/common.js";
 import { isAbortError } from "../../src/common/errors.js";
 import { createSimulator, type Simulator } from "../../src/simulator/index.js";
+import { rpcOptionsOf } from "../../src/watch/rpc-options.js";
 import { startFixtureServer, type FixtureServer } from "../explorer/fixture-server.js";
+import { configFromText } from "../helpers/harness.js";
+import { stalledTime, virtualTime } from "../helpers/virtual-time.js";
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -147,6 +150,45 @@ describe("JSON-RPC client", () => {
     while (server.requests.length === 0) await new Promise((r) => setTimeout(r, 5));
     shutdown.abort();
     expect(isAbortError(await pending.catch((e: unknown) => e))).toBe(true);
+    expect(server.requests).toHaveLength(1);
+  });
+
+  it("the daemon's client keeps chain.requests_per_second across its readers and retries, on a virtual clock; retries and durations are counted like the explorer's", async () => {
+    const server = await fixture();
+    const config = configFromText(`
+explorer: { base_url: "http://127.0.0.1:9", max_retries: 3 }
+chain: { rpc_url: "${server.url}", requests_per_second: 4 }
+watches: [{ name: w, account: "0x00000000000000000000000000000000000000aa" }]
+rules: [{ name: r, watch: w, notify: [out] }]
+sinks: { out: { type: console } }
+`);
+    const options = rpcOptionsOf(config);
+    expect(options).toMatchObject({ rpcUrl: server.url, requestsPerSecond: 4, maxRetries: 3 });
+    const common = createTestCommon();
+    const time = virtualTime();
+    const rpc = createJsonRpc(common, { ...options, time, retryBaseMs: 1, random: () => 0 });
+    cleanups.push(() => rpc.close());
+    server.enqueue({ status: 503, body: "" });
+    server.setDefault(result("0x1"));
+    // The head and two balance reads at once, one of them retried: four requests, 250 ms apart.
+    await Promise.all([rpc.call("eth_blockNumber", []), rpc.call("eth_getBalance", []), rpc.call("eth_getBalance", [])]);
+    expect(server.requests).toHaveLength(4);
+    expect(time.wakes).toEqual([250, 500, 750]);
+    const retries = await common.metrics.rpcRetries.get();
+    expect(retries.values.map((v) => [v.labels.method, v.value])).toEqual([["eth_blockNumber", 1]]);
+    const durations = await common.metrics.rpcRequestDuration.get();
+    const counts = durations.values.filter((v) => v.metricName?.endsWith("_count")).map((v) => [v.labels.method, v.value]);
+    expect(Object.fromEntries(counts)).toEqual({ eth_blockNumber: 2, eth_getBalance: 2 });
+  });
+
+  it("an abort cancels a rate-limit wait, and nothing is sent", async () => {
+    const server = await fixture();
+    server.setDefault(result("0x1"));
+    const controller = new AbortController();
+    const rpc = createJsonRpc(createTestCommon(), { rpcUrl: server.url, requestsPerSecond: 1, time: stalledTime(() => controller.abort()) });
+    cleanups.push(() => rpc.close());
+    await rpc.call("eth_blockNumber", []);
+    expect(isAbortError(await rpc.call("eth_blockNumber", [], controller.signal).catch((e: unknown) => e))).toBe(true);
     expect(server.requests).toHaveLength(1);
   });
 

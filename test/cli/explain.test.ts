@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { main } from "../../src/cli/main.js";
 import { createSimulator, type Simulator } from "../../src/simulator/index.js";
+import { EVENTS, padAddress, uint256Hex } from "../../src/simulator/abi.js";
 import { memoryIO, tempDir } from "../helpers/harness.js";
 
 const cleanups: Array<() => Promise<void> | void> = [];
@@ -177,5 +178,55 @@ describe("kaiawatch explain", () => {
     const typo = await kaiawatch("explain", "--config", s.config, "--rule", "big-outflw", "--tx", TX_CALLS);
     expect(typo.code).toBe(2);
     expect(typo.stderr).toContain('did you mean "big-outflow"');
+  });
+});
+
+describe("kaiawatch explain on a token watch", () => {
+  it("shows amounts in the token's units, and says when a transfer is not the wallet's", async () => {
+    const sim = await createSimulator({ seed: 3, initialBlocks: 5, density: { eventLogs: 0, nftTransfers: 0, internalTransactions: 0 } });
+    const dir = tempDir();
+    cleanups.push(async () => {
+      await sim.close();
+      dir.remove();
+    });
+    const [wallet, other, stranger] = sim.addresses.wallets as [string, string, string];
+    const usdt = sim.addresses.tokens[1] as string;
+    const tx = `0x${"d4".repeat(32)}`;
+    const transfer = (from: string, to: string, value: bigint) => ({
+      transaction_hash: tx,
+      contract_address: usdt,
+      type: "Transfer",
+      topics: [EVENTS.transfer20.topic0, padAddress(from), padAddress(to)],
+      data: `0x${uint256Hex(value)}`,
+      items: [],
+    });
+    sim.addBlock({ eventLogs: [transfer(wallet, other, 999_999n), transfer(wallet, other, 1_000_000n), transfer(other, stranger, 5_000_000n)] });
+    const config = join(dir.path, "config.yaml");
+    writeFileSync(
+      config,
+      `
+explorer: { base_url: ${sim.url}, requests_per_second: 1000 }
+chain: { rpc_url: ${sim.rpcUrl}, lag_blocks: 0 }
+store: { path: ${join(dir.path, "store.json")} }
+status: { listen: false }
+watches:
+  - { name: hot, account: "${wallet}", tokens: ["${usdt}"] }
+rules:
+  - { name: usdt-out, watch: hot, when: { direction: out, amount: { gte: "1 USDT" } }, notify: [out] }
+sinks:
+  out: { type: console }
+`,
+    );
+    const result = await kaiawatch("explain", "--config", config, "--rule", "usdt-out", "--tx", tx);
+    expect(result.stderr).toBe("");
+    expect(result.code).toBe(0);
+    const under = recordSection(result.stdout, 1);
+    expect(under).toContain("✗ NO MATCH");
+    expect(under).toContain("✗ amount 0.999999 USDT < 1 USDT");
+    const exact = recordSection(result.stdout, 2);
+    expect(exact).toContain("✓ MATCH: would alert out");
+    expect(exact).toContain("✓ amount 1 USDT >= 1 USDT");
+    expect(recordSection(result.stdout, 3)).toContain(`✗ NO ALERT: neither from nor to is the watched wallet ${wallet.toLowerCase()}`);
+    expect(result.stdout).toContain("1 of 3 records would alert");
   });
 });

@@ -6,6 +6,8 @@ import { createLogger } from "../../src/common/logger.js";
 import { createSecretRedactor } from "../../src/common/secrets.js";
 import { createExplorerClient, type ExplorerClient, type ExplorerClientOptions } from "../../src/explorer/client.js";
 import { ExplorerHttpError, ExplorerNetworkError, shouldRetry } from "../../src/explorer/errors.js";
+import { createRateLimiter } from "../../src/explorer/rate-limiter.js";
+import { stalledTime, virtualTime } from "../helpers/virtual-time.js";
 import { startFixtureServer, type FixtureServer } from "./fixture-server.js";
 import * as s from "./samples.js";
 
@@ -169,22 +171,39 @@ describe("retries", () => {
 });
 
 describe("rate limiter", () => {
+  // On a virtual clock: spacing measured on the machine's timers failed once under load (a
+  // late first request shrinks the measured gap while the later slots stay where they were).
   it("spaces requests across concurrent calls of one client", async () => {
-    makeClient({ requestsPerSecond: 10 });
+    const time = virtualTime(1_000);
+    makeClient({ rateLimiter: createRateLimiter(10, time) });
     server.setDefault(ok);
     await Promise.all(Array.from({ length: 6 }, () => call()));
-    const times = server.requests.map((r) => r.at).sort((a, b) => a - b);
-    // Six requests at 10/s need at least 500 ms between the first and the last.
-    expect(times.at(-1)! - times[0]!).toBeGreaterThanOrEqual(450);
+    expect(server.requests).toHaveLength(6);
+    // The first goes at once; each other one waits for its own slot, 100 ms after the previous.
+    expect(time.wakes).toEqual([1_100, 1_200, 1_300, 1_400, 1_500]);
+  });
+
+  it("gives a slot to each retry too, and a caller that comes after a pause goes at once", async () => {
+    const time = virtualTime();
+    makeClient({ rateLimiter: createRateLimiter(2, time) });
+    server.enqueue({ status: 503, body: "" }, ok);
+    await call();
+    expect(server.requests).toHaveLength(2);
+    expect(time.wakes).toEqual([500]);
+    // Later than the next free slot: no wait.
+    time.advance(10_000);
+    server.setDefault(ok);
+    await call();
+    expect(server.requests).toHaveLength(3);
+    expect(time.wakes).toEqual([500]);
   });
 
   it("an abort cancels a rate-limit wait", async () => {
-    makeClient({ requestsPerSecond: 0.01 });
+    const controller = new AbortController();
+    makeClient({ rateLimiter: createRateLimiter(0.01, stalledTime(() => controller.abort())) });
     server.setDefault(ok);
     await call();
-    const controller = new AbortController();
     const pending = client!.accountEventLogs({ accountAddress: s.TOKEN }, { signal: controller.signal });
-    setTimeout(() => controller.abort(), 20);
     expect(isAbortError(await pending.catch((e: unknown) => e))).toBe(true);
     expect(server.requests).toHaveLength(1);
   });

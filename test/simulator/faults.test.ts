@@ -207,7 +207,7 @@ describe("injected faults", () => {
     await ok(s.url, pathOf("blockInternalTransactions", { blockNumber: s.head() }));
     expect(s.stats().creditsTotal).toBe(1);
     s.resetStats();
-    expect(s.stats()).toEqual({ requests: {}, credits: {}, creditsTotal: 0, creditsToday: 0, faults: {} });
+    expect(s.stats()).toEqual({ requests: {}, credits: {}, creditsTotal: 0, creditsToday: 0, faults: {}, rpcMethods: {} });
   });
 });
 

@@ -19,7 +19,11 @@ afterEach(async () => {
 const PAYER = "0x00000000000000000000000000000000000fee00";
 const FUNDER = "0x00000000000000000000000000000000000f0f00";
 
-async function setup(): Promise<{ sim: Simulator; start: () => Promise<Daemon>; alerts: () => AlertDocument[] }> {
+const DEFAULT_RULES = `
+  - { name: payer-low, watch: payer, notify: [out], clear_after: 2, when: { balance: { lt: "100 KAIA" } } }
+  - { name: payer-usdt-low, watch: payer, notify: [out], clear_after: 1, when: { balance: { lt: "0.000001 USDT" } } }`;
+
+async function setup(rules = DEFAULT_RULES): Promise<{ sim: Simulator; start: () => Promise<Daemon>; alerts: () => AlertDocument[] }> {
   const sim = await createSimulator({ seed: 12, initialBlocks: 3, density: { eventLogs: 0, nftTransfers: 0, internalTransactions: 0 } });
   cleanups.push(() => sim.close());
   const dir = tempDir();
@@ -33,9 +37,7 @@ status: { listen: false }
 defaults: { schedule: "0 0 0 1 1 *", jitter: 0s }
 watches:
   - { name: payer, balance: ["${PAYER}"], tokens: ["${usdt}"] }
-rules:
-  - { name: payer-low, watch: payer, notify: [out], clear_after: 2, when: { balance: { lt: "100 KAIA" } } }
-  - { name: payer-usdt-low, watch: payer, notify: [out], clear_after: 1, when: { balance: { lt: "0.000001 USDT" } } }
+rules:${rules}
 sinks:
   out: { type: file, path: ${join(dir.path, "alerts.jsonl")} }
 `;
@@ -82,6 +84,29 @@ describe("a balance watch", () => {
   });
 });
 
+describe("a balance rule's summary and severity", () => {
+  it("renders the rule's template for the firing and the resolved alert, and carries its severity", async () => {
+    const { sim, start, alerts } = await setup(`
+  - name: payer-low
+    watch: payer
+    notify: [out]
+    clear_after: 1
+    severity: critical
+    when: { balance: { lt: "100 KAIA" } }
+    summary: "{{status}}: fee payer {{address}} holds {{balance}} {{symbol}} ({{condition}}) <b>{{rule}}</b>"`);
+    sim.addBlock(pay(FUNDER, PAYER, "99"));
+    const daemon = await start();
+    await daemon.runOnce();
+    sim.addBlock(pay(FUNDER, PAYER, "1"));
+    await daemon.runOnce();
+    // Plain text in the document: each sink escapes it for its format (<b> stays text).
+    expect(alerts().map((a) => [a.status, a.severity, a.summary])).toEqual([
+      ["firing", "critical", `firing: fee payer ${PAYER} holds 99 KAIA (lt "100 KAIA") <b>payer-low</b>`],
+      ["resolved", "critical", `resolved: fee payer ${PAYER} holds 100 KAIA (lt "100 KAIA") <b>payer-low</b>`],
+    ]);
+  });
+});
+
 describe("balance rules in the config", () => {
   const base = (rules: string, tokens = "") => `
 chain: { rpc_url: "https://rpc.example" }
@@ -98,5 +123,14 @@ sinks:
     expect(() => configFromText(base(`  - { name: a, watch: payer, notify: [out], when: { balance: { lt: "1 USDT" } } }`))).toThrow(/rules\[0\]\.when\.balance\.lt: .*reads KAIA only/);
     expect(() => configFromText(base(`  - { name: a, watch: payer, notify: [out], when: { balance: { lt: "1 KAIA", gt: "1 USDT" } } }`, `, tokens: ["${FUNDER}"]`))).toThrow(/rules\[0\]\.when\.balance: .*one rule reads one asset/);
     expect(() => configFromText(base(`  - { name: a, watch: payer, notify: [out] }`))).toThrow(/rules\[0\]\.when: .*needs a condition on its balance/);
+  });
+
+  it("checks a balance rule's summary against the balance variables, and refuses keys a rule would ignore", () => {
+    const when = `when: { balance: { lt: "1 KAIA" } }`;
+    expect(() => configFromText(base(`  - { name: a, watch: payer, notify: [out], ${when}, summary: "{{balance}} {{symbol}} at {{address}} ({{status}}, {{condition}}) {{link.account}}" }`))).not.toThrow();
+    expect(() => configFromText(base(`  - { name: a, watch: payer, notify: [out], ${when}, summary: "{{amount}} left" }`))).toThrow(/rules\[0\]\.summary: unknown variable "\{\{amount\}\}" for balances; variables: .*balance_base_units/);
+    expect(() => configFromText(base(`  - { name: a, watch: payer, notify: [out], ${when}, enrich: [tx_logs] }`))).toThrow(/rules\[0\]\.enrich\[0\]: .*this rule reads balances/);
+    const recordRule = base(`  - { name: a, watch: payer, notify: [out], ${when} }`).replace("watches:", `watches:\n  - { name: wallet, account: "${FUNDER}" }`) + "";
+    expect(() => configFromText(recordRule.replace("rules:\n", `rules:\n  - { name: b, watch: wallet, notify: [out], clear_after: 3 }\n`))).toThrow(/rules\[0\]\.clear_after: rule "b" alerts once per record: clear_after applies to balance rules only/);
   });
 });

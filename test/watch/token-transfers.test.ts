@@ -35,7 +35,7 @@ function transfer(token: string, from: string, to: string, value: bigint) {
   };
 }
 
-async function setup(rules: string, tokens?: (sim: Simulator) => string[]): Promise<{ sim: Simulator; daemon: Daemon; alerts: () => AlertDocument[] }> {
+async function setup(rules: string | ((sim: Simulator) => string), tokens?: (sim: Simulator) => string[]): Promise<{ sim: Simulator; daemon: Daemon; alerts: () => AlertDocument[] }> {
   const sim = await createSimulator({ seed: 11, initialBlocks: 3, density: { eventLogs: 0, nftTransfers: 0, internalTransactions: 0 } });
   cleanups.push(() => sim.close());
   const dir = tempDir();
@@ -51,7 +51,7 @@ defaults: { start: ${sim.head() + 1}, schedule: "* * * * * *", jitter: 0s }
 watches:
   - { name: hot, account: "${WALLET}", tokens: [${list.map((t) => `"${t}"`).join(", ")}] }
 rules:
-${rules}
+${typeof rules === "string" ? rules : rules(sim)}
 sinks:
   out: { type: file, path: ${join(dir.path, "alerts.jsonl")} }
 `);
@@ -94,6 +94,57 @@ describe("token transfers of a wallet", () => {
       ["usdt-templated", "50000", "USDT", `out 50000 USDT to ${OTHER}`],
       ["wkaia-big", "1.000000000000000001", "WKAIA", `1.000000000000000001 WKAIA (${wkaia.slice(0, 6)}…${wkaia.slice(-4)}) in: 0x0000…0b00 → 0x0000…11e7`],
     ]);
+  });
+
+  it("takes conditions on from, to, direction, amount and token (by symbol or address), indexed like other rules", async () => {
+    // Five rules: the source's rule index files those that require a value (to, from, token).
+    const { sim, daemon, alerts } = await setup(
+      (sim) => `
+  - { name: usdt-only, watch: hot, notify: [out], when: { token: USDT, direction: in } }
+  - { name: not-usdt, watch: hot, notify: [out], when: { token: { not_in: [USDT] }, amount: { gte: "1 tokens" } } }
+  - { name: to-other, watch: hot, notify: [out], when: { to: "${OTHER}" } }
+  - { name: from-other-stk, watch: hot, notify: [out], when: { all: [{ from: "${OTHER}" }, { token: { in: [STK, WKAIA] } }] } }
+  - { name: by-address, watch: hot, notify: [out], when: { token: "${sim.addresses.tokens[1] as string}", amount: { lt: "0.00001 USDT" } } }`,
+    );
+    const [wkaia, usdt, , stk] = sim.addresses.tokens as [string, string, string, string];
+    sim.addBlock({
+      eventLogs: [
+        transfer(usdt, OTHER, WALLET, 5n), // usdt-only (in), by-address (0.000005 USDT < 0.00001)
+        transfer(wkaia, WALLET, OTHER, 10n ** 18n), // not-usdt (1 WKAIA), to-other
+        transfer(stk, OTHER, WALLET, 3n), // not-usdt, from-other-stk
+        transfer(stk, STRANGER, OTHER, 9n), // not the wallet's: nothing
+      ],
+    });
+    const { scan } = await daemon.runOnce();
+    expect(scan.results.filter((r) => r.error !== undefined)).toEqual([]);
+    const got = alerts()
+      .map((a) => `${a.rule} ${a.token?.symbol} ${a.token?.amount}`)
+      .sort();
+    expect(got).toEqual(["by-address USDT 0.000005", "from-other-stk STK 3", "not-usdt STK 3", "not-usdt WKAIA 1", "to-other WKAIA 1", "usdt-only USDT 0.000005"]);
+  });
+
+  it("refuses a token symbol that none of the watch's tokens has, naming the key path", async () => {
+    const error = await setup(`  - { name: typo, watch: hot, notify: [out], when: { token: { in: [USDT, USDC] } } }`).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(TokenConfigError);
+    expect((error as TokenConfigError).problems).toEqual([
+      'rules[0].when.token.in[1]: rule "typo", when.token.in[1]: token: "USDC" is neither an address nor the symbol of a token of this watch ("STK", "USDT", "WKAIA"; letter case counts)',
+    ]);
+  });
+
+  it("refuses a cooldown_key or group.by naming a decoded field, which would read as one key for every alert", () => {
+    const text = (keys: string) => `
+chain: { rpc_url: "https://rpc.example" }
+status: { listen: false }
+watches:
+  - { name: hot, account: "${WALLET}", tokens: ["${OTHER}"] }
+rules:
+  - { name: r, watch: hot, notify: [out], ${keys} }
+sinks:
+  out: { type: console }
+`;
+    expect(() => configFromText(text(`cooldown: 1h, cooldown_key: to`))).toThrow(/rules\[0\]\.cooldown_key: rule "r": to of a token transfer is decoded from the log, not a field of its record; write topics\.2/);
+    expect(() => configFromText(text(`group: { window: 1m, by: amount }`))).toThrow(/rules\[0\]\.group\.by: rule "r": amount of a token transfer .*write data/);
+    expect(() => configFromText(text(`cooldown: 1h, cooldown_key: topics.2, group: { window: 1m, by: contract }`))).not.toThrow();
   });
 
   it("refuses, naming the key path, a token that is not a KIP-7 token", async () => {

@@ -11,6 +11,8 @@ import { planFromConfig } from "../../watch/plan-from-config.js";
 import type { WatchedRecord } from "../../model/record.js";
 import { describeSource } from "../../watch/source.js";
 import { fetchTransactionRecords, outsideSource } from "../../watch/transaction-records.js";
+import { readConfigTokensOnce } from "../../watch/config-tokens.js";
+import { decodeTokenTransfer } from "../../chain/token-transfer.js";
 import { CONFIG_OPTIONS, CONFIG_OPTIONS_HELP, UsageError, createCommandCommon, loadConfigForCommand, parseCommandArgs, ruleNamed } from "../bootstrap.js";
 import { openCommandClient } from "../command-client.js";
 import { EXIT_OK, EXIT_RUNTIME, type Command, type CommandIO } from "../command.js";
@@ -24,6 +26,10 @@ why each one matched the rule or did not:
 
 A record the watch's own query would not return (another contract, event or account) is
 marked as such: the rule never sees it.
+
+A rule of an account watch's token transfers (tokens:) shows amounts in each token's
+units; its decimals and symbol are read by JSON-RPC at chain.rpc_url, as the daemon does,
+and a transfer neither from nor to the wallet is marked as such.
 
 Records come from operation 10 (event logs of a transaction, 3 credits) or 5 (NFT
 transfers of a transaction, 3 credits). Internal transactions are read from their block
@@ -61,19 +67,21 @@ async function run(args: string[], io: CommandIO): Promise<number> {
   const source = rule.source;
   if (source === BALANCE_ALERT_SOURCE) throw new UsageError(`rule ${rule.name} reads balances, not records of a transaction: explain does not apply`);
   const family = source;
-  if (watch.kind === "account" && watch.tokens.length > 0 && family === "event_logs") {
-    // Its amounts are in the tokens' units, read by JSON-RPC; explain does not read them yet.
-    throw new UsageError(`rule ${rule.name} reads the token transfers of watch ${watch.name}: explain does not cover token watches yet (try kaiawatch replay)`);
-  }
-  // The daemon's plan for this one rule: the same sources it polls, the same compiled condition.
-  const plan = planFromConfig(config, { rules: [rule] });
-  const definitions = plan.sources.map((source) => source.definition);
-  const condition = plan.sources[0]?.rules[0]?.condition;
-  // The config checks proved that the watch gives the rule's source; this only narrows the type.
-  if (condition === undefined) throw new UsageError(`rule ${rule.name}: watch ${watch.name} has no ${family} source`);
-  const context = { family, watchedAccount: watch.kind === "account" ? watch.account : undefined };
+  const tokenWallet = watch.kind === "account" && watch.tokens.length > 0 && family === "event_logs" ? watch.account.toLowerCase() : undefined;
 
   const common = createCommandCommon(io, { config, secrets: loaded.secrets, logLevel: values["log-level"] ?? "warn", logFormat: values["log-format"] });
+  // A token watch's amounts are in its tokens' units: their decimals and symbols by JSON-RPC, as the daemon reads them.
+  const tokens = tokenWallet === undefined ? undefined : await readConfigTokensOnce(common, config, io.signal);
+  // The daemon's plan for this one rule: the same sources it polls, the same compiled condition.
+  const plan = planFromConfig(config, { rules: [rule], ...(tokens === undefined ? {} : { tokens }) });
+  const definitions = plan.sources.map((source) => source.definition);
+  // The config checks proved that the watch gives the rule's source; this only narrows the type.
+  const condition = plan.sources[0]?.rules[0]?.condition;
+  if (condition === undefined) throw new UsageError(`rule ${rule.name}: watch ${watch.name} has no ${family} source`);
+  // A token watch has a source per token, its rule compiled in that token's units: a record is explained by the source that lists it.
+  const ruleFor = (record: WatchedRecord) => (plan.sources.find((s) => outsideSource(s.definition, record) === undefined) ?? plan.sources[0])?.rules[0];
+  const context = { family, watchedAccount: watch.kind === "account" ? watch.account : undefined };
+
   const client = await openCommandClient(common, config);
   const out = (line: string) => io.stdout.write(`${line}\n`);
   const spentBefore = client.meter.spentToday();
@@ -100,11 +108,21 @@ async function run(args: string[], io: CommandIO): Promise<number> {
       out(`[${i + 1}] ${describeRecord(record)}`);
       const reasons = definitions.map((d) => outsideSource(d, record));
       const covered = reasons.some((reason) => reason === undefined);
-      const explanation = explainRecord(condition, record, context);
-      const alerts = covered && explanation.matched;
+      const explanation = explainRecord(ruleFor(record)?.condition ?? condition, record, context);
+      // A token watch's source lists every transfer of the token; the rule sees the wallet's only.
+      const transfer = tokenWallet !== undefined && record.family === "event_logs" ? decodeTokenTransfer(record.data) : undefined;
+      const notTheWallets = tokenWallet !== undefined && (transfer === undefined || (transfer.from !== tokenWallet && transfer.to !== tokenWallet));
+      const alerts = covered && !notTheWallets && explanation.matched;
       if (alerts) matched += 1;
       const silence = alerts ? silences.find((candidate) => silenceMatchesRecord(candidate, rule.name, record.data)) : undefined;
-      out(`    ${alerts ? `✓ MATCH: would alert ${rule.notify.join(", ")}` : covered ? "✗ NO MATCH" : "✗ NO ALERT: the watch's query does not return this record"}`);
+      const verdict = alerts
+        ? `✓ MATCH: would alert ${rule.notify.join(", ")}`
+        : !covered
+          ? "✗ NO ALERT: the watch's query does not return this record"
+          : notTheWallets
+            ? `✗ NO ALERT: ${transfer === undefined ? "not a token Transfer" : "neither from nor to is the watched wallet"} ${tokenWallet}`
+            : "✗ NO MATCH";
+      out(`    ${verdict}`);
       // The rule matches, but the daemon would hold the alert back: say so, or the user looks for the wrong fault.
       if (silence !== undefined) out(`    ✗ HELD BACK while silence ${silence.id} is active (until ${silence.expires_at}: ${cleanLine(silence.reason, 120)}); \`kaiawatch silence remove ${silence.id}\` ends it`);
       if (!covered) for (const reason of new Set(reasons)) out(`    ✗ ${reason}`);

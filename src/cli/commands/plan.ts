@@ -61,7 +61,8 @@ export function formatPlan(plan: CreditPlan, config: Config, path: string): stri
   }
   lines.push(`requests: ${plan.requestsPerSecond.toFixed(2)} a second on average (explorer.requests_per_second: ${config.explorer.requests_per_second})`);
   if (plan.rpc.balanceWatches.length > 0 || plan.rpc.startupCalls > 0) {
-    lines.push("", `JSON-RPC at ${new URL(config.chain.rpc_url).host} (no explorer credits): ${n(plan.rpc.callsPerDay)} calls a day for balances, ${plan.rpc.startupCalls} at start-up for token decimals and symbols`);
+    const rpcPerSecond = plan.rpc.callsPerDay / 86_400;
+    lines.push("", `JSON-RPC at ${new URL(config.chain.rpc_url).host} (no explorer credits): ${n(plan.rpc.callsPerDay)} calls a day for balances (${rpcPerSecond.toFixed(2)} a second on average; chain.requests_per_second: ${config.chain.requests_per_second}), ${plan.rpc.startupCalls} at start-up for token decimals and symbols`);
     for (const w of plan.rpc.balanceWatches) lines.push(`  watch ${w.watch}: ${n(w.readingsPerDay)} readings a day (${w.schedule}) × ${w.callsPerReading} calls = ${n(w.callsPerDay)} calls`);
   }
   if (plan.enrichments.length > 0) {
