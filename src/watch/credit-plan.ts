@@ -5,7 +5,7 @@ import { planFromConfig } from "./plan-from-config.js";
 import { firingsOfDay, previousFiring, utcDayStart } from "./schedule-firings.js";
 import type { SourceOperation } from "./source.js";
 import { planRpcCalls, type RpcPlan } from "./rpc-plan.js";
-import type { PlanChoice } from "./choose-sources.js";
+import { STEADY_STATE_SHARE, type PlanChoice } from "./choose-sources.js";
 
 const DAY_SECONDS = 86_400;
 /** Kaia makes one block a second: a tick covers as many blocks as seconds passed since the previous one. */
@@ -49,6 +49,25 @@ export interface PlanWarning {
   message: string;
 }
 
+/**
+ * What catching up costs: after downtime, or for a `start` in the past. Operation 8 asks once
+ * per block behind, a windowed source once per `max_window_blocks` blocks behind; the steady
+ * state keeps being paid meanwhile, so only the rate left over (requests_per_second minus the
+ * steady average) goes to the backlog.
+ */
+export interface CatchUp {
+  /** Requests to catch up one hour (3,600 blocks) behind, all sources together. */
+  requestsPerHourBehind: number;
+  /** requests_per_second minus the steady state's average (0 when none is left). */
+  spareRequestsPerSecond: number;
+  /** Seconds to catch up an hour behind at the spare rate; null when nothing is spare. */
+  secondsPerHourBehind: number | null;
+  /** Requests of the first catch-up of sources whose `start` is N blocks back (`-N`); 0 when none is. */
+  startRequests: number;
+  /** Seconds that first catch-up takes at the spare rate; null when nothing is spare. */
+  startSeconds: number | null;
+}
+
 export interface CreditPlan {
   /** The UTC day the schedules were laid out on, YYYY-MM-DD. */
   day: string;
@@ -62,6 +81,9 @@ export interface CreditPlan {
   creditsPerDay: number;
   /** Average explorer requests per second over the day (the client's `requests_per_second` caps the rate). */
   requestsPerSecond: number;
+  /** The share of requests_per_second the steady state may use: the rest is kept for catching up. */
+  steadyStateShare: number;
+  catchUp: CatchUp;
   budget: number | undefined;
   /** When the day's spending would pass the budget (ISO-8601 UTC), or undefined when it does not. */
   budgetExhaustedAt: string | undefined;
@@ -165,6 +187,20 @@ export function planCredits(config: Config, options: { dayMs: number }): CreditP
     }
   }
 
+  const rps = config.explorer.requests_per_second;
+  const spare = Math.max(0, rps - requestsPerDay / DAY_SECONDS);
+  const behindRequests = (blocks: number, source: { definition: { operation: SourceOperation }; maxWindowBlocks: number }) =>
+    source.definition.operation === "blockInternalTransactions" ? blocks : Math.ceil(blocks / source.maxWindowBlocks);
+  const hourBehind = planned.sources.reduce((sum, source) => sum + behindRequests(3600 * BLOCKS_PER_SECOND, source), 0);
+  const startRequests = planned.sources.reduce((sum, source) => sum + (source.start.kind === "relative" ? behindRequests(source.start.blocks, source) : 0), 0);
+  const catchUp: CatchUp = {
+    requestsPerHourBehind: hourBehind,
+    spareRequestsPerSecond: spare,
+    secondsPerHourBehind: spare > 0 ? hourBehind / spare : null,
+    startRequests,
+    startSeconds: spare > 0 ? startRequests / spare : null,
+  };
+
   const result: CreditPlan = {
     day: new Date(dayStart).toISOString().slice(0, 10),
     sources,
@@ -174,6 +210,8 @@ export function planCredits(config: Config, options: { dayMs: number }): CreditP
     requestsPerDay,
     creditsPerDay,
     requestsPerSecond: requestsPerDay / DAY_SECONDS,
+    steadyStateShare: STEADY_STATE_SHARE,
+    catchUp,
     budget,
     budgetExhaustedAt,
     warnings: [],
@@ -201,8 +239,15 @@ function warningsOf(config: Config, plan: CreditPlan): PlanWarning[] {
     }
   }
   const rps = config.explorer.requests_per_second;
+  const steady = rps * plan.steadyStateShare;
   if (plan.requestsPerSecond > rps) {
-    warnings.push({ code: "rate", message: `the sources need ${plan.requestsPerSecond.toFixed(2)} requests a second on average, more than explorer.requests_per_second (${rps}): they will fall behind the chain` });
+    warnings.push({ code: "rate", message: `the sources need ${plan.requestsPerSecond.toFixed(2)} requests a second on average, more than explorer.requests_per_second (${rps}): they will fall behind the chain, and no alternative of the planner fits` });
+  } else if (plan.requestsPerSecond > steady) {
+    const hour = plan.catchUp.secondsPerHourBehind;
+    warnings.push({
+      code: "rate",
+      message: `the sources need ${plan.requestsPerSecond.toFixed(2)} requests a second on average, more than ${plan.steadyStateShare * 100}% of explorer.requests_per_second (${steady.toFixed(2)} of ${rps}), which kaiawatch leaves for catching up, and no alternative of the planner fits: with ${plan.catchUp.spareRequestsPerSecond.toFixed(2)} requests a second spare, an hour behind (${plan.catchUp.requestsPerHourBehind.toLocaleString("en-US")} requests) takes ${hour === null ? "forever" : formatSeconds(hour)} to catch up`,
+    });
   }
   if (plan.budget !== undefined && plan.budgetExhaustedAt !== undefined) {
     const at = plan.budgetExhaustedAt.slice(11, 16);
@@ -212,4 +257,11 @@ function warningsOf(config: Config, plan: CreditPlan): PlanWarning[] {
     });
   }
   return warnings;
+}
+
+/** "45 min", "2.5 h": how long a catch-up takes. */
+export function formatSeconds(seconds: number): string {
+  if (seconds < 90) return `${Math.ceil(seconds)} s`;
+  if (seconds < 5400) return `${Math.ceil(seconds / 60)} min`;
+  return `${(seconds / 3600).toFixed(1)} h`;
 }
