@@ -104,8 +104,8 @@ export interface CreditPlan {
 export function planCredits(config: Config, options: { dayMs: number }): CreditPlan {
   const dayStart = utcDayStart(options.dayMs);
   // The daemon's own plan, so that the sources costed are the sources polled. Only their
-  // shape is read here; compiling the rules costs little and keeps one way to plan.
-  const planned = planFromConfig(config, { dayMs: options.dayMs });
+  // shape is read here, so the rules are not compiled.
+  const planned = planFromConfig(config, { dayMs: options.dayMs, compile: false });
 
   // Sources on the same schedule, window and operation tick alike: their day is laid out
   // once (a schedule's day is ~1 ms to lay out, and 10,000 sources share a handful).

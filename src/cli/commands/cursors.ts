@@ -54,7 +54,7 @@ interface Row {
  * sources of watches no rule reads (not polled, but their cursors are kept).
  */
 function sourcesOfConfig(config: Config): { rows: Row[]; sources: PlannedSource[] } {
-  const plan = planFromConfig(config);
+  const plan = planFromConfig(config, { compile: false });
   const rows = new Map<string, Row>();
   for (const source of plan.sources) {
     const watches = [...new Set([source.watch, ...(source.members ?? []).map((m) => m.watch)])];

@@ -77,7 +77,7 @@ function table(rows: string[][]): string[] {
 export function summarize(file: string, config: Config): string {
   const lines: string[] = [];
   // Only what the daemon will poll: a source no rule reads costs nothing and is not counted.
-  const plan = planFromConfig(config);
+  const plan = planFromConfig(config, { compile: false });
   const polled = new Set(plan.sources.map((source) => source.key));
   const sourceCount = polled.size;
   lines.push(`${file} is valid: network ${config.chain.network}, explorer ${config.explorer.base_url}`);
