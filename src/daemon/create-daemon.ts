@@ -132,6 +132,7 @@ export async function createDaemon(common: Common, options: DaemonOptions): Prom
     const plan = planFromConfig(config, { tokens });
     const balanceWatches = balanceWatchesOf(config, tokens);
     for (const name of plan.idleWatches) logger.warn({ watch: name }, "no rule reads this watch: it is not polled");
+    if (!plan.rate.fits) logger.warn({ requests_per_second: plan.rate.requestsPerSecond, limit: plan.rate.limit, steady_limit: plan.rate.steadyLimit }, "the sources need more than half of explorer.requests_per_second, which is kept for catching up (see kaiawatch plan)");
     const resources = [...plan.sources.map((source) => sourceResource(source.key)), ...sinks.map(({ sink }) => sinkResource(sink.name)), OPERATIONAL_RESOURCE];
     let ownershipStarted = false;
 

@@ -8,6 +8,7 @@ import type { Cursor, Store } from "../store/types.js";
 import type { OutboxEntry } from "../model/outbox-entry.js";
 import type { WatchEngine } from "../watch/engine.js";
 import type { PlannedSource } from "../watch/poller.js";
+import { findCursorTarget, moveCursor, type MovedCursor } from "../watch/move-cursor.js";
 import { createCreditHistory } from "./credit-history.js";
 import { sleep } from "../common/sleep.js";
 import type { AlertToQueue } from "./alerts-body.js";
@@ -369,24 +370,24 @@ export function createDaemonStatus(common: Common, parts: DaemonStatusParts): St
    * tick starts in between (a tick reads its cursor from the store when it starts).
    */
   async function moveCursors(moves: readonly CursorMove[]): Promise<CursorMoveResult> {
-    const byKey = new Map(parts.sources.map((source) => [source.key, source]));
-    const unknown = moves.filter((m) => !byKey.has(m.source)).map((m) => m.source);
-    if (unknown.length > 0) return { ok: false, error: `the running daemon polls no source ${unknown.join(", ")} (a source of a watch no rule reads, or of another config?)` };
+    // A source's key moves the source and every watch it serves; a watch's own key, when a
+    // shared source serves it, moves that watch's position alone (see findCursorTarget).
+    const targets = moves.map((move) => ({ move, target: findCursorTarget(parts.sources, move.source) }));
+    const unknown = targets.filter((t) => t.target === undefined).map((t) => t.move.source);
+    if (unknown.length > 0) return { ok: false, error: `the running daemon polls no source ${unknown.join(", ")} and serves no watch from it (a source of a watch no rule reads, or of another config?)` };
     const headBlock = head.state().block;
     if (moves.some((m) => m.block === "latest") && headBlock === null) return { ok: false, error: "the daemon has not read the chain head yet: cannot move a cursor to latest" };
-    const moved: Array<{ source: string; watch: string; from: number | null; to: number }> = [];
-    for (const move of moves) {
-      const source = byKey.get(move.source)!;
+    const moved: MovedCursor[] = [];
+    for (const { move, target } of targets) {
+      const source = target!.source;
       const to = move.block === "latest" ? headBlock! : move.block;
       const isRunning = () => engine.states().some((state) => state.key === source.key && state.running);
       for (let waited = 0; isRunning(); waited += CURSOR_MOVE_POLL_MS) {
         if (waited >= CURSOR_MOVE_WAIT_MS) return { ok: false, error: `source ${source.key} stayed in one tick for ${CURSOR_MOVE_WAIT_MS / 1000} s; moved so far: ${moved.length}` };
         await sleep(CURSOR_MOVE_POLL_MS, common.signal);
       }
-      const from = (await store.getCursor(source.key))?.block ?? null;
       // setCursor changes the store in this turn; its await is only the commit to disk.
-      await store.setCursor({ key: source.key, watch: source.watch, source: source.family, description: source.description, block: to, updated_at: iso(common.now()) });
-      moved.push({ source: source.key, watch: source.watch, from, to });
+      moved.push(...(await moveCursor(store, target!, to, new Date(common.now()))));
     }
     return { ok: true, moved };
   }

@@ -3,7 +3,7 @@ import type { RecordFamily, WatchedRecord } from "../model/record.js";
 import type { InternalTransactionListItem, EventLog, NftTransfer } from "../explorer/types.js";
 import type { Plan, PlanInput, RuleInput, WatchInput } from "./plan.js";
 import type { PlannedSource, SourceMember } from "./poller.js";
-import { sourceDayCost } from "./source-day-cost.js";
+import { sourceDayCost, type SourceDayCost } from "./source-day-cost.js";
 import type { SourceRule } from "./source-rule.js";
 import { FAMILY_OF_OPERATION, describeSource, sourceKey, type SourceDefinition } from "./source.js";
 import { utcDayStart } from "./schedule-firings.js";
@@ -13,16 +13,36 @@ const REFERENCE_DAY_MS = Date.UTC(2026, 0, 5);
 const DAY_SECONDS = 86_400;
 /** Above this many shareable sources in one group, only "none shared", "all shared" and each one alone are tried. */
 const MAX_EXHAUSTIVE = 10;
+/** ...and also when trying every subset would cost more than this many need assignments (a few milliseconds). */
+const MAX_EXHAUSTIVE_WORK = 200_000;
+/** Rejected alternatives described per choice (the cheapest): a group of 1,000 accounts of one collection has over 1,000. */
+const MAX_REJECTED_SHOWN = 8;
+
+/**
+ * The share of `explorer.requests_per_second` the plan may use in steady state (one block a
+ * second). The rest is kept for catching up: a source behind the head (a start in the past,
+ * downtime, a failed tick) needs requests beyond its steady ones, and operation 8 needs one
+ * per block behind. With half the rate left over, a per-block source catches up at least as
+ * fast as the chain grows: an hour behind is caught up within about an hour.
+ */
+export const STEADY_STATE_SHARE = 0.5;
 
 /** What one watch needs of one server-side query: the records its own source would return, for its rules. */
 interface Need<R, W> {
+  /** Position in the config (watch order, then its queries): ties and member order follow it. */
+  index: number;
   watch: W;
   family: RecordFamily;
   /** The watch's own source: today's plan. */
   own: SourceDefinition;
+  ownKey: string;
   rules: R[];
   schedule: string;
+  /** Ticks a day of the schedule: a shared source polls on its members' most frequent one. */
+  ticks: number;
   maxWindowBlocks: number;
+  /** The wider sources that see its records (none when pinned `via: own`). */
+  candidates: SharedCandidate[];
 }
 
 /** A wider source that sees a need's records, and the client-side filter that gives them back exactly. */
@@ -50,12 +70,29 @@ export interface PlanChoice {
   chosen: PlanAlternative;
   /** One source per watch and filter (today's plan before the planner), for comparison. */
   own: PlanAlternative;
+  /** The cheapest rejected alternatives (at most MAX_REJECTED_SHOWN). */
   rejected: PlanAlternative[];
+  /** Rejected alternatives not listed (none dearer than those listed). */
+  omitted: number;
+}
+
+/** The whole plan's request rate against `explorer.requests_per_second`. */
+export interface PlanRate {
+  /** Average requests a second of the chosen sources at one block a second. */
+  requestsPerSecond: number;
+  /** explorer.requests_per_second, when given. */
+  limit: number | undefined;
+  /** What the steady state may use: limit × STEADY_STATE_SHARE. */
+  steadyLimit: number | undefined;
+  fits: boolean;
+  /** Groups that got a dearer alternative than their cheapest so that the whole plan fits. */
+  repairedGroups: number;
 }
 
 // One formatter: toLocaleString builds one per call, a tenth of a millisecond each, per group.
 const NUMBER = new Intl.NumberFormat("en-US");
 const lower = (value: string | undefined) => value?.toLowerCase();
+const perSecond = (requestsPerDay: number) => (requestsPerDay / DAY_SECONDS).toFixed(2);
 
 /**
  * The shared sources that see the records of a watch's own source, with the filter that
@@ -64,8 +101,8 @@ const lower = (value: string | undefined) => value?.toLowerCase();
  * records with that filter are the same list; an event filter is topic0; operation 3's
  * contract filter is the record's contract; operation 4's token filter is its token id.
  */
-function sharedCandidates(own: SourceDefinition): SharedCandidate[] {
-  const candidate = (definition: SourceDefinition, filter: (record: WatchedRecord) => boolean, filterText: string): SharedCandidate => ({ definition, key: sourceKey(definition), filter, filterText });
+function sharedCandidates(own: SourceDefinition, keyOf: (definition: SourceDefinition) => string): SharedCandidate[] {
+  const candidate = (definition: SourceDefinition, filter: (record: WatchedRecord) => boolean, filterText: string): SharedCandidate => ({ definition, key: keyOf(definition), filter, filterText });
   const { network, address } = own;
   switch (own.operation) {
     case "accountInternalTransactions": {
@@ -112,37 +149,80 @@ function sharedCandidates(own: SourceDefinition): SharedCandidate[] {
   }
 }
 
-interface Assigned<R, W> {
-  need: Need<R, W>;
-  /** Absent: the need's own source. */
-  shared?: SharedCandidate;
-}
-
-interface CostedSource {
-  key: string;
-  definition: SourceDefinition;
-  members: Assigned<unknown, WatchInput>[];
-  schedule: string;
-  maxWindowBlocks: number;
+/** One alternative of a group: which shared sources are open, and what the group then costs. */
+interface Option {
+  open: readonly string[];
   creditsPerDay: number;
   requestsPerDay: number;
-  ticksPerDay: number;
+  /** Why the alternative is not allowed (the API plan, a `via: shared` pin); absent when allowed. */
+  problem?: string;
+}
+
+interface Group<R, W> {
+  needs: Need<R, W>[];
+  options: Option[];
+  /** The cheapest allowed option (or the cheapest of all when none is allowed). */
+  cheapest: Option;
+  chosen: Option;
+}
+
+/** A source of one alternative: its key, what it asks, the needs it serves (in config order). */
+interface Draft<R, W> {
+  key: string;
+  definition: SourceDefinition;
+  needs: Array<{ need: Need<R, W>; shared?: SharedCandidate }>;
 }
 
 /**
  * The cost-based choice. Needs that could share a source form a group (connected through
- * their candidate sources); groups are independent, so each is chosen on its own: every
- * subset of its shareable sources is tried "open", each need goes to the first open shared
- * source that sees it (or to its own source), and the alternative with the fewest credits a
- * day wins, among those the API plan allows (operation 7 only on PRO_PLUS) and whose
- * requests fit in `requests_per_second`. A shared source polls on the most frequent schedule
- * of its watches (so no watch waits longer than on its own) and the smallest window.
+ * their candidate sources). In each group, sets of its shareable sources are tried "open"
+ * (every subset when there are at most MAX_EXHAUSTIVE; else none, all, and each one alone),
+ * each need going to the first open shared source that sees it (or to its own source); an
+ * alternative is allowed when the API plan has its operations (operation 7 only on PRO_PLUS)
+ * and it respects `via: shared` pins. Each group first takes its cheapest allowed alternative
+ * (fewest credits a day, then fewest requests).
+ *
+ * `requests_per_second` is for the whole config, so the rate is checked on the sum: while the
+ * chosen sources need more than STEADY_STATE_SHARE of it, the group whose next alternative
+ * with fewer requests costs the fewest extra credits per request saved takes it. This greedy
+ * repair is not guaranteed optimal (that is a knapsack problem), but each step is the
+ * cheapest saving available, and groups rarely have more than two useful alternatives. If
+ * even the fewest requests do not fit, every group keeps its cheapest alternative and
+ * `plan`/`validate` warn with the numbers (`rate`).
+ *
+ * A shared source polls on the most frequent schedule of its watches (so no watch waits
+ * longer than on its own) and the smallest window. Costing is incremental: an alternative is
+ * the all-own plan changed at the sources its open keys touch, so a group of n needs with n
+ * shareable sources costs O(n) to try "each alone", not O(n²).
  */
 export function chooseSources<R extends RuleInput, W extends WatchInput>(input: PlanInput<R, W>, definitionsOfWatch: (network: string, watch: W) => SourceDefinition[]): Plan {
   const apiPlan = input.apiPlan ?? "FREE";
   const dayStart = utcDayStart(input.dayMs ?? REFERENCE_DAY_MS);
-  const rateLimit = input.requestsPerSecond === undefined ? Infinity : input.requestsPerSecond * DAY_SECONDS;
   const idleWatches: string[] = [];
+
+  // Hashing a definition is a few microseconds; 10,000 watches ask for the same keys again and again.
+  const keys = new Map<string, string>();
+  const keyOf = (definition: SourceDefinition) => {
+    const canonical = `${definition.operation} ${definition.address ?? ""} ${definition.signature ?? ""} ${definition.contractAddress ?? ""} ${definition.tokenId ?? ""} ${definition.network}`;
+    let key = keys.get(canonical);
+    if (key === undefined) keys.set(canonical, (key = sourceKey(definition)));
+    return key;
+  };
+  // Cached: laying out a schedule's day is ~1 ms, and 10,000 watches share a handful of schedules.
+  const costs = new Map<string, SourceDayCost>();
+  const dayCost = (definition: SourceDefinition, schedule: string, maxWindowBlocks: number) => {
+    const cacheKey = `${definition.operation} ${maxWindowBlocks} ${schedule}`;
+    let found = costs.get(cacheKey);
+    if (found === undefined) costs.set(cacheKey, (found = sourceDayCost(definition.operation, schedule, maxWindowBlocks, dayStart)));
+    return found;
+  };
+  const ticks = new Map<string, number>();
+  const ticksOf = (schedule: string) => {
+    let found = ticks.get(schedule);
+    if (found === undefined) ticks.set(schedule, (found = dayCost({ network: "", operation: "accountEventLogs" }, schedule, 1).ticksPerDay));
+    return found;
+  };
+
   // Grouped once, not filtered per watch: 10,000 watches and rules plan in linear time.
   const rulesByWatch = new Map<string, R[]>();
   for (const rule of input.rules) {
@@ -150,6 +230,7 @@ export function chooseSources<R extends RuleInput, W extends WatchInput>(input: 
     if (list) list.push(rule);
     else rulesByWatch.set(rule.watch, [rule]);
   }
+  const candidatesByOwnKey = new Map<string, SharedCandidate[]>();
   const needs: Need<R, W>[] = [];
   for (const watch of input.watches) {
     const rules = rulesByWatch.get(watch.name) ?? [];
@@ -161,7 +242,22 @@ export function chooseSources<R extends RuleInput, W extends WatchInput>(input: 
       const family = FAMILY_OF_OPERATION[own.operation];
       const familyRules = rules.filter((rule) => (rule.source ?? family) === family);
       if (familyRules.length === 0) continue;
-      needs.push({ watch, family, own, rules: familyRules, schedule: watch.schedule ?? input.defaults.schedule, maxWindowBlocks: watch.max_window_blocks ?? input.defaults.max_window_blocks });
+      const ownKey = keyOf(own);
+      let candidates = candidatesByOwnKey.get(ownKey);
+      if (candidates === undefined) candidatesByOwnKey.set(ownKey, (candidates = sharedCandidates(own, keyOf)));
+      const schedule = watch.schedule ?? input.defaults.schedule;
+      needs.push({
+        index: needs.length,
+        watch,
+        family,
+        own,
+        ownKey,
+        rules: familyRules,
+        schedule,
+        ticks: ticksOf(schedule),
+        maxWindowBlocks: watch.max_window_blocks ?? input.defaults.max_window_blocks,
+        candidates: watch.via === "own" ? [] : candidates,
+      });
     }
   }
 
@@ -170,7 +266,11 @@ export function chooseSources<R extends RuleInput, W extends WatchInput>(input: 
   const find = (key: string): string => {
     let root = key;
     while (parent.get(root) !== root) root = parent.get(root) as string;
-    parent.set(key, root);
+    for (let k = key; k !== root; ) {
+      const next = parent.get(k) as string;
+      parent.set(k, root);
+      k = next;
+    }
     return root;
   };
   const union = (a: string, b: string) => {
@@ -179,133 +279,265 @@ export function chooseSources<R extends RuleInput, W extends WatchInput>(input: 
     const rb = find(b);
     if (ra !== rb) parent.set(ra, rb);
   };
-  const candidatesOf = new Map<Need<R, W>, SharedCandidate[]>();
   for (const need of needs) {
-    const ownKey = sourceKey(need.own);
-    const candidates = need.watch.via === "own" ? [] : sharedCandidates(need.own);
-    candidatesOf.set(need, candidates);
-    union(ownKey, ownKey);
-    for (const c of candidates) union(ownKey, c.key);
+    union(need.ownKey, need.ownKey);
+    for (const c of need.candidates) union(need.ownKey, c.key);
   }
-  const groups = new Map<string, Need<R, W>[]>();
+  const byRoot = new Map<string, Need<R, W>[]>();
   for (const need of needs) {
-    const root = find(sourceKey(need.own));
-    const list = groups.get(root);
+    const root = find(need.ownKey);
+    const list = byRoot.get(root);
     if (list) list.push(need);
-    else groups.set(root, [need]);
+    else byRoot.set(root, [need]);
   }
 
-  const ticksCache = new Map<string, number>();
-  // Cached: laying out a schedule's day is ~1 ms, and 10,000 watches share a handful of schedules.
-  const costCache = new Map<string, ReturnType<typeof sourceDayCost>>();
-  const cost = (definition: SourceDefinition, schedule: string, maxWindowBlocks: number) => {
-    const cacheKey = `${definition.operation} ${maxWindowBlocks} ${schedule}`;
-    let found = costCache.get(cacheKey);
-    if (found === undefined) costCache.set(cacheKey, (found = sourceDayCost(definition.operation, schedule, maxWindowBlocks, dayStart)));
-    return found;
-  };
-  const ticksOf = (schedule: string) => {
-    let ticks = ticksCache.get(schedule);
-    if (ticks === undefined) ticksCache.set(schedule, (ticks = cost({ network: "", operation: "accountEventLogs" }, schedule, 1).ticksPerDay));
-    return ticks;
-  };
-
-  const costSources = (assigned: Assigned<R, W>[]): CostedSource[] => {
-    const byKey = new Map<string, CostedSource>();
-    for (const a of assigned) {
-      const definition = a.shared?.definition ?? a.need.own;
-      const key = a.shared?.key ?? sourceKey(a.need.own);
-      let source = byKey.get(key);
-      if (!source) {
-        source = { key, definition, members: [], schedule: a.need.schedule, maxWindowBlocks: a.need.maxWindowBlocks, creditsPerDay: 0, requestsPerDay: 0, ticksPerDay: 0 };
-        byKey.set(key, source);
-      } else {
-        if (ticksOf(a.need.schedule) > ticksOf(source.schedule)) source.schedule = a.need.schedule;
-        source.maxWindowBlocks = Math.min(source.maxWindowBlocks, a.need.maxWindowBlocks);
-      }
-      source.members.push(a as Assigned<unknown, WatchInput>);
+  /** A source's cost when it serves these needs: the most frequent schedule among them (the first on a tie), the smallest window. */
+  const costOfSource = (definition: SourceDefinition, members: Iterable<Need<R, W>>) => {
+    let best: Need<R, W> | undefined;
+    let window = Infinity;
+    for (const need of members) {
+      if (best === undefined || need.ticks > best.ticks || (need.ticks === best.ticks && need.index < best.index)) best = need;
+      window = Math.min(window, need.maxWindowBlocks);
     }
-    for (const source of byKey.values()) Object.assign(source, cost(source.definition, source.schedule, source.maxWindowBlocks));
-    return [...byKey.values()];
+    if (best === undefined) return undefined;
+    return { schedule: best.schedule, maxWindowBlocks: window, ...dayCost(definition, best.schedule, window) };
+  };
+  /** Operation 7 on a plan without it, unless every watch it serves is pinned to its own sources (the user asked for it; `plan` warns). */
+  const needsMissingPlan = (definition: SourceDefinition, members: Iterable<Need<R, W>>) => {
+    if (OPERATIONS[definition.operation].plan !== "PRO_PLUS" || apiPlan === "PRO_PLUS") return false;
+    for (const need of members) if (need.watch.via !== "own") return true;
+    return false;
   };
 
-  const describe = (sources: CostedSource[]): PlanAlternative => ({
-    sources: sources.map((s) => {
-      const watches = [...new Set(s.members.map((m) => m.need.watch.name))].join(", ");
-      return `op ${OPERATIONS[s.definition.operation].number} ${describeSource(s.definition)} ← ${watches}`;
-    }),
-    creditsPerDay: sources.reduce((sum, s) => sum + s.creditsPerDay, 0),
-    requestsPerDay: sources.reduce((sum, s) => sum + s.requestsPerDay, 0),
+  const groups = [...byRoot.values()].map((groupNeeds) => planGroup(groupNeeds));
+
+  /** Every alternative of a group, costed incrementally against its all-own plan. */
+  function planGroup(groupNeeds: Need<R, W>[]): Group<R, W> {
+    const ownMembers = new Map<string, Need<R, W>[]>();
+    const definitionOf = new Map<string, SourceDefinition>();
+    const needsOfCandidate = new Map<string, Need<R, W>[]>();
+    for (const need of groupNeeds) {
+      const list = ownMembers.get(need.ownKey);
+      if (list) list.push(need);
+      else ownMembers.set(need.ownKey, [need]);
+      definitionOf.set(need.ownKey, need.own);
+      for (const c of need.candidates) {
+        definitionOf.set(c.key, c.definition);
+        const users = needsOfCandidate.get(c.key);
+        if (users) users.push(need);
+        else needsOfCandidate.set(c.key, [need]);
+      }
+    }
+    // The all-own plan, per source: what an alternative changes is measured against it.
+    const base = new Map<string, { creditsPerDay: number; requestsPerDay: number; missingPlan: boolean }>();
+    let baseCredits = 0;
+    let baseRequests = 0;
+    let baseMissingPlan = 0;
+    for (const [key, members] of ownMembers) {
+      const definition = definitionOf.get(key) as SourceDefinition;
+      const cost = costOfSource(definition, members)!;
+      const missingPlan = needsMissingPlan(definition, members);
+      base.set(key, { creditsPerDay: cost.creditsPerDay, requestsPerDay: cost.requestsPerDay, missingPlan });
+      baseCredits += cost.creditsPerDay;
+      baseRequests += cost.requestsPerDay;
+      if (missingPlan) baseMissingPlan += 1;
+    }
+    const pinnedShared = groupNeeds.filter((n) => n.watch.via === "shared" && n.candidates.length > 0);
+
+    const evaluate = (open: readonly string[], affected: Iterable<Need<R, W>>): Option | undefined => {
+      const isOpen = new Set(open);
+      const moved = new Set<Need<R, W>>();
+      const assigned = new Map<string, Need<R, W>[]>();
+      for (const need of affected) {
+        if (moved.has(need)) continue;
+        const to = need.candidates.find((c) => isOpen.has(c.key));
+        if (to === undefined) continue;
+        moved.add(need);
+        const list = assigned.get(to.key);
+        if (list) list.push(need);
+        else assigned.set(to.key, [need]);
+      }
+      // An open source no need went to is the same alternative as a smaller set.
+      if (assigned.size !== isOpen.size) return undefined;
+      const touched = new Set(open);
+      for (const need of moved) touched.add(need.ownKey);
+      let credits = baseCredits;
+      let requests = baseRequests;
+      let missingPlan = baseMissingPlan;
+      for (const key of touched) {
+        const before = base.get(key);
+        if (before) {
+          credits -= before.creditsPerDay;
+          requests -= before.requestsPerDay;
+          if (before.missingPlan) missingPlan -= 1;
+        }
+        const members = (ownMembers.get(key) ?? []).filter((n) => !moved.has(n)).concat(assigned.get(key) ?? []);
+        const definition = definitionOf.get(key) as SourceDefinition;
+        const cost = costOfSource(definition, members);
+        if (cost === undefined) continue;
+        credits += cost.creditsPerDay;
+        requests += cost.requestsPerDay;
+        if (needsMissingPlan(definition, members)) missingPlan += 1;
+      }
+      const option: Option = { open, creditsPerDay: credits, requestsPerDay: requests };
+      const unshared = pinnedShared.find((n) => !moved.has(n));
+      if (missingPlan > 0) option.problem = `operation 7 needs the PRO_PLUS API plan (explorer.api_plan is ${apiPlan})`;
+      else if (unshared) option.problem = `watch ${unshared.watch.name} is pinned to a shared source (via: shared)`;
+      return option;
+    };
+
+    const sharedKeys = [...needsOfCandidate.keys()];
+    const options: Option[] = [];
+    const add = (option: Option | undefined) => {
+      if (option) options.push(option);
+    };
+    add(evaluate([], []));
+    if (sharedKeys.length <= MAX_EXHAUSTIVE && 2 ** sharedKeys.length * groupNeeds.length <= MAX_EXHAUSTIVE_WORK) {
+      for (let mask = 1; mask < 2 ** sharedKeys.length; mask++) add(evaluate(sharedKeys.filter((_, i) => mask & (1 << i)), groupNeeds));
+    } else if (sharedKeys.length > 0) {
+      add(evaluate(sharedKeys, groupNeeds));
+      if (sharedKeys.length > 1) for (const key of sharedKeys) add(evaluate([key], needsOfCandidate.get(key) as Need<R, W>[]));
+    }
+    const allowed = options.filter((o) => o.problem === undefined);
+    // Nothing allowed (e.g. pinned to op 7 on FREE): fall back to the cheapest of all, and `plan` warns.
+    const cheapest = (allowed.length > 0 ? allowed : options).reduce((a, b) => (cheaper(b, a) ? b : a));
+    return { needs: groupNeeds, options, cheapest, chosen: cheapest };
+  }
+
+  const rate = repairRate(groups, input.requestsPerSecond);
+
+  const draftsOf = (group: Group<R, W>, option: Option): Draft<R, W>[] => {
+    const isOpen = new Set(option.open);
+    const drafts = new Map<string, Draft<R, W>>();
+    for (const need of group.needs) {
+      const shared = need.candidates.find((c) => isOpen.has(c.key));
+      const key = shared?.key ?? need.ownKey;
+      let draft = drafts.get(key);
+      if (!draft) drafts.set(key, (draft = { key, definition: shared?.definition ?? need.own, needs: [] }));
+      draft.needs.push({ need, shared });
+    }
+    return [...drafts.values()];
+  };
+  const describe = (group: Group<R, W>, option: Option, rejected?: string): PlanAlternative => ({
+    sources: draftsOf(group, option).map((d) => `op ${OPERATIONS[d.definition.operation].number} ${describeSource(d.definition)} ← ${[...new Set(d.needs.map((m) => m.need.watch.name))].join(", ")}`),
+    creditsPerDay: option.creditsPerDay,
+    requestsPerDay: option.requestsPerDay,
+    ...(rejected === undefined ? {} : { rejected }),
   });
 
   const choices: PlanChoice[] = [];
-  const chosenSources: CostedSource[] = [];
-  for (const group of groups.values()) {
-    const sharedKeys = [...new Set(group.flatMap((need) => (candidatesOf.get(need) ?? []).map((c) => c.key)))];
-    const openSets: Set<string>[] = [];
-    if (sharedKeys.length <= MAX_EXHAUSTIVE) {
-      for (let mask = 0; mask < 1 << sharedKeys.length; mask++) openSets.push(new Set(sharedKeys.filter((_, i) => mask & (1 << i))));
-    } else {
-      openSets.push(new Set(), new Set(sharedKeys), ...sharedKeys.map((k) => new Set([k])));
-    }
-    type Tried = { sources: CostedSource[]; alternative: PlanAlternative };
-    const tried: Tried[] = [];
-    let own: PlanAlternative | undefined;
-    for (const open of openSets) {
-      const assigned = group.map((need): Assigned<R, W> => ({ need, shared: (candidatesOf.get(need) ?? []).find((c) => open.has(c.key)) }));
-      const sources = costSources(assigned);
-      // An open source no need went to is the same alternative as a smaller set: skip it.
-      if (sources.filter((s) => open.has(s.key)).length !== open.size) continue;
-      const alternative = describe(sources);
-      if (open.size === 0) own = { ...alternative };
-      // A watch pinned to its own sources keeps operation 7 even on FREE: the user asked for it (`plan` warns).
-      const proPlus = sources.find((s) => OPERATIONS[s.definition.operation].plan === "PRO_PLUS" && !s.members.every((m) => m.need.watch.via === "own"));
-      const unshared = assigned.find((a) => a.need.watch.via === "shared" && !a.shared && (candidatesOf.get(a.need) ?? []).length > 0);
-      if (proPlus && apiPlan !== "PRO_PLUS") {
-        alternative.rejected = `operation ${OPERATIONS[proPlus.definition.operation].number} needs the PRO_PLUS API plan (explorer.api_plan is ${apiPlan})`;
-      } else if (unshared) {
-        alternative.rejected = `watch ${unshared.need.watch.name} is pinned to a shared source (via: shared)`;
-      } else if (alternative.requestsPerDay > rateLimit) {
-        alternative.rejected = `${(alternative.requestsPerDay / DAY_SECONDS).toFixed(2)} requests a second exceed explorer.requests_per_second`;
+  const sources: PlannedSource[] = [];
+  const totalRequests = groups.reduce((sum, g) => sum + g.chosen.requestsPerDay, 0);
+  for (const group of groups) {
+    const { chosen } = group;
+    const others = group.options.filter((o) => o !== chosen).sort((a, b) => (cheaper(a, b) ? -1 : cheaper(b, a) ? 1 : 0));
+    const whyNot = (option: Option): string => {
+      if (option.problem !== undefined) return option.problem;
+      if (option.requestsPerDay > chosen.requestsPerDay && !cheaper(chosen, option) && rate.steadyLimit !== undefined) {
+        const total = totalRequests - chosen.requestsPerDay + option.requestsPerDay;
+        return `${perSecond(total)} requests a second for the whole config: more than ${STEADY_STATE_SHARE * 100}% of explorer.requests_per_second (${rate.limit}), the rest being kept for catching up`;
       }
-      tried.push({ sources, alternative });
-    }
-    const feasible = tried.filter((t) => t.alternative.rejected === undefined);
-    // Nothing allowed (e.g. pinned to op 7 on FREE): fall back to the cheapest of all, and `plan` warns.
-    const pool = feasible.length > 0 ? feasible : tried;
-    const best = pool.reduce((a, b) => (b.alternative.creditsPerDay < a.alternative.creditsPerDay || (b.alternative.creditsPerDay === a.alternative.creditsPerDay && b.alternative.requestsPerDay < a.alternative.requestsPerDay) ? b : a));
-    chosenSources.push(...best.sources);
-    const rejected = tried.filter((t) => t !== best).map((t) => ({ ...t.alternative, rejected: t.alternative.rejected ?? extraCost(t.alternative, best.alternative) }));
-    choices.push({ watches: [...new Set(group.map((n) => n.watch.name))], chosen: { ...best.alternative, rejected: undefined }, own: own ?? best.alternative, rejected });
+      return extraCost(option, chosen);
+    };
+    const shown = others.slice(0, MAX_REJECTED_SHOWN);
+    const described = describe(group, chosen);
+    choices.push({
+      watches: group.needs.length === 1 ? [(group.needs[0] as Need<R, W>).watch.name] : [...new Set(group.needs.map((n) => n.watch.name))],
+      chosen: described,
+      own: chosen === group.options[0] ? { ...described } : describe(group, group.options[0] as Option),
+      rejected: shown.map((o) => describe(group, o, whyNot(o))),
+      omitted: others.length - shown.length,
+    });
+    for (const draft of draftsOf(group, chosen)) sources.push(toPlannedSource(draft));
   }
 
-  const sources = chosenSources.map((costed): PlannedSource => {
-    const first = costed.members[0] as Assigned<R, W>;
+  function toPlannedSource(draft: Draft<R, W>): PlannedSource {
+    const first = (draft.needs[0] as Draft<R, W>["needs"][number]).need;
+    const cost = costOfSource(draft.definition, draft.needs.map((m) => m.need))!;
     const rules: SourceRule[] = [];
     const members: SourceMember[] = [];
-    for (const member of costed.members as Assigned<R, W>[]) {
-      const served: SourceMember = { watch: member.need.watch.name, ownKey: sourceKey(member.need.own), filter: member.shared?.filterText, handover: { skipThrough: -1 } };
+    for (const { need, shared } of draft.needs) {
+      const served: SourceMember = { watch: need.watch.name, ownKey: need.ownKey, filter: shared?.filterText, handover: { skipThrough: -1 } };
       members.push(served);
-      for (const rule of member.need.rules) rules.push(narrowRule(input.compileRule(rule, member.need.watch, member.need.family, member.need.own), served.handover, member.shared?.filter));
+      for (const rule of need.rules) rules.push(narrowRule(input.compileRule(rule, need.watch, need.family, need.own), served.handover, shared?.filter));
     }
     return {
-      key: costed.key,
-      definition: costed.definition,
-      description: describeSource(costed.definition),
-      watch: first.need.watch.name,
-      family: first.need.family,
+      key: draft.key,
+      definition: draft.definition,
+      description: describeSource(draft.definition),
+      watch: first.watch.name,
+      family: first.family,
       rules,
-      schedule: costed.schedule,
-      start: first.need.watch.start ?? input.defaults.start,
-      maxWindowBlocks: costed.maxWindowBlocks,
+      schedule: cost.schedule,
+      start: first.watch.start ?? input.defaults.start,
+      maxWindowBlocks: cost.maxWindowBlocks,
       members,
     };
+  }
+
+  return { sources, idleWatches, choices, rate };
+}
+
+/** Fewer credits, then fewer requests; on a full tie the first tried (fewer shared sources) wins. */
+function cheaper(a: Option, b: Option): boolean {
+  return a.creditsPerDay < b.creditsPerDay || (a.creditsPerDay === b.creditsPerDay && a.requestsPerDay < b.requestsPerDay);
+}
+
+/**
+ * The greedy repair of the whole plan's request rate (see chooseSources). Works on each
+ * group's Pareto front of allowed alternatives (fewer requests only for more credits), which
+ * is short even when a group has thousands of alternatives.
+ */
+function repairRate<R, W>(groups: Group<R, W>[], requestsPerSecond: number | undefined): PlanRate {
+  const limitPerDay = requestsPerSecond === undefined ? Infinity : requestsPerSecond * DAY_SECONDS * STEADY_STATE_SHARE;
+  let total = groups.reduce((sum, g) => sum + g.chosen.requestsPerDay, 0);
+  const result = (fits: boolean, repairedGroups: number): PlanRate => ({
+    requestsPerSecond: total / DAY_SECONDS,
+    limit: requestsPerSecond,
+    steadyLimit: requestsPerSecond === undefined ? undefined : requestsPerSecond * STEADY_STATE_SHARE,
+    fits,
+    repairedGroups,
   });
-  return { sources, idleWatches, choices };
+  if (total <= limitPerDay) return result(true, 0);
+  const fronts = new Map<Group<R, W>, Option[]>();
+  for (const group of groups) {
+    if (group.cheapest.problem !== undefined) continue;
+    const sorted = group.options
+      .filter((o) => o.problem === undefined && o.requestsPerDay < group.cheapest.requestsPerDay)
+      .sort((a, b) => a.requestsPerDay - b.requestsPerDay || a.creditsPerDay - b.creditsPerDay);
+    // An alternative is worth a move only when every one with fewer requests costs more credits.
+    const front: Option[] = [];
+    let fewest = Infinity;
+    for (const option of sorted) {
+      if (option.creditsPerDay >= fewest) continue;
+      front.push(option);
+      fewest = option.creditsPerDay;
+    }
+    if (front.length > 0) fronts.set(group, front);
+  }
+  while (total > limitPerDay) {
+    let best: { group: Group<R, W>; option: Option; price: number } | undefined;
+    for (const [group, front] of fronts) {
+      for (const option of front) {
+        const saved = group.chosen.requestsPerDay - option.requestsPerDay;
+        if (saved <= 0) continue;
+        const price = (option.creditsPerDay - group.chosen.creditsPerDay) / saved;
+        if (best === undefined || price < best.price) best = { group, option, price };
+      }
+    }
+    if (best === undefined) break;
+    total -= best.group.chosen.requestsPerDay - best.option.requestsPerDay;
+    best.group.chosen = best.option;
+  }
+  if (total <= limitPerDay) return result(true, groups.filter((g) => g.chosen !== g.cheapest).length);
+  // Even the fewest requests do not fit: more credits would buy nothing that works. Keep the cheapest; `plan` warns.
+  for (const group of groups) group.chosen = group.cheapest;
+  total = groups.reduce((sum, g) => sum + g.chosen.requestsPerDay, 0);
+  return result(false, 0);
 }
 
 /** Why a feasible alternative lost: more credits, or as many and more requests, or a tie kept in favour of fewer shared records. */
-function extraCost(alternative: PlanAlternative, best: PlanAlternative): string {
+function extraCost(alternative: { creditsPerDay: number; requestsPerDay: number }, best: { creditsPerDay: number; requestsPerDay: number }): string {
   const credits = alternative.creditsPerDay - best.creditsPerDay;
   if (credits > 0) return `${NUMBER.format(credits)} more credits a day`;
   const requests = alternative.requestsPerDay - best.requestsPerDay;

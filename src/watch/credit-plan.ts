@@ -5,7 +5,7 @@ import { planFromConfig } from "./plan-from-config.js";
 import { firingsOfDay, previousFiring, utcDayStart } from "./schedule-firings.js";
 import type { SourceOperation } from "./source.js";
 import { planRpcCalls, type RpcPlan } from "./rpc-plan.js";
-import type { PlanChoice } from "./choose-sources.js";
+import { STEADY_STATE_SHARE, type PlanChoice } from "./choose-sources.js";
 
 const DAY_SECONDS = 86_400;
 /** Kaia makes one block a second: a tick covers as many blocks as seconds passed since the previous one. */
@@ -49,6 +49,25 @@ export interface PlanWarning {
   message: string;
 }
 
+/**
+ * What catching up costs: after downtime, or for a `start` in the past. Operation 8 asks once
+ * per block behind, a windowed source once per `max_window_blocks` blocks behind; the steady
+ * state keeps being paid meanwhile, so only the rate left over (requests_per_second minus the
+ * steady average) goes to the backlog.
+ */
+export interface CatchUp {
+  /** Requests to catch up one hour (3,600 blocks) behind, all sources together. */
+  requestsPerHourBehind: number;
+  /** requests_per_second minus the steady state's average (0 when none is left). */
+  spareRequestsPerSecond: number;
+  /** Seconds to catch up an hour behind at the spare rate; null when nothing is spare. */
+  secondsPerHourBehind: number | null;
+  /** Requests of the first catch-up of sources whose `start` is N blocks back (`-N`); 0 when none is. */
+  startRequests: number;
+  /** Seconds that first catch-up takes at the spare rate; null when nothing is spare. */
+  startSeconds: number | null;
+}
+
 export interface CreditPlan {
   /** The UTC day the schedules were laid out on, YYYY-MM-DD. */
   day: string;
@@ -62,6 +81,9 @@ export interface CreditPlan {
   creditsPerDay: number;
   /** Average explorer requests per second over the day (the client's `requests_per_second` caps the rate). */
   requestsPerSecond: number;
+  /** The share of requests_per_second the steady state may use: the rest is kept for catching up. */
+  steadyStateShare: number;
+  catchUp: CatchUp;
   budget: number | undefined;
   /** When the day's spending would pass the budget (ISO-8601 UTC), or undefined when it does not. */
   budgetExhaustedAt: string | undefined;
@@ -82,29 +104,43 @@ export interface CreditPlan {
 export function planCredits(config: Config, options: { dayMs: number }): CreditPlan {
   const dayStart = utcDayStart(options.dayMs);
   // The daemon's own plan, so that the sources costed are the sources polled. Only their
-  // shape is read here; compiling the rules costs little and keeps one way to plan.
-  const planned = planFromConfig(config, { dayMs: options.dayMs });
+  // shape is read here, so the rules are not compiled.
+  const planned = planFromConfig(config, { dayMs: options.dayMs, compile: false });
 
-  // Credits spent in each second of the day, all sources together: when the budget runs out.
-  const perSecond = new Float64Array(DAY_SECONDS);
+  // Sources on the same schedule, window and operation tick alike: their day is laid out
+  // once (a schedule's day is ~1 ms to lay out, and 10,000 sources share a handful).
+  const days = new Map<string, { firings: number[]; tickRequests: number[]; longest: number; requests: number; count: number; cost: number }>();
+  const dayOf = (operation: SourceOperation, schedule: string, maxWindowBlocks: number) => {
+    const perBlock = operation === "blockInternalTransactions";
+    const cacheKey = `${perBlock ? "block" : maxWindowBlocks} ${schedule}`;
+    let day = days.get(`${operation} ${cacheKey}`);
+    if (day !== undefined) return day;
+    const firings = firingsOfDay(schedule, dayStart);
+    // The first tick of the day covers the blocks since the schedule's last tick before it
+    // (yesterday's, or last Friday's for a weekday schedule).
+    const before = firings.length === 0 ? undefined : previousFiring(schedule, dayStart);
+    let requests = 0;
+    let longest = 0;
+    const tickRequests = firings.map((second, i) => {
+      const previous = i > 0 ? (firings[i - 1] as number) : (before ?? second - 1);
+      const blocks = (second - previous) * BLOCKS_PER_SECOND;
+      longest = Math.max(longest, second - previous);
+      const ticked = perBlock ? blocks : Math.max(1, Math.ceil(blocks / maxWindowBlocks));
+      requests += ticked;
+      return ticked;
+    });
+    day = { firings, tickRequests, longest, requests, count: 0, cost: OPERATIONS[operation].cost };
+    days.set(`${operation} ${cacheKey}`, day);
+    return day;
+  };
+
   const sources: SourceCost[] = planned.sources.map((source) => {
     const operation = source.definition.operation;
     const spec = OPERATIONS[operation];
     const perBlock = operation === "blockInternalTransactions";
-    const firings = firingsOfDay(source.schedule, dayStart);
-    // The first tick of the day covers the blocks since the schedule's last tick before it
-    // (yesterday's, or last Friday's for a weekday schedule).
-    const before = firings.length === 0 ? undefined : previousFiring(source.schedule, dayStart);
-    let requests = 0;
-    let longest = 0;
-    firings.forEach((second, i) => {
-      const previous = i > 0 ? (firings[i - 1] as number) : (before ?? second - 1);
-      const blocks = (second - previous) * BLOCKS_PER_SECOND;
-      longest = Math.max(longest, second - previous);
-      const tickRequests = perBlock ? blocks : Math.max(1, Math.ceil(blocks / source.maxWindowBlocks));
-      requests += tickRequests;
-      perSecond[second] = (perSecond[second] as number) + tickRequests * spec.cost;
-    });
+    const day = dayOf(operation, source.schedule, source.maxWindowBlocks);
+    day.count += 1;
+    const { firings, requests } = day;
     const typicalWindow = firings.length === 0 ? 1 : perBlock ? 1 : Math.min(source.maxWindowBlocks, Math.max(1, Math.round((DAY_SECONDS * BLOCKS_PER_SECOND) / firings.length)));
     return {
       key: source.key,
@@ -117,7 +153,7 @@ export function planCredits(config: Config, options: { dayMs: number }): CreditP
       schedule: source.schedule,
       maxWindowBlocks: source.maxWindowBlocks,
       ticksPerDay: firings.length,
-      longestIntervalSeconds: longest,
+      longestIntervalSeconds: day.longest,
       requestsPerDay: requests,
       creditsPerDay: requests * spec.cost,
       creditsPerTick: firings.length === 0 ? 0 : (requests * spec.cost) / firings.length,
@@ -134,6 +170,13 @@ export function planCredits(config: Config, options: { dayMs: number }): CreditP
   const budget = config.explorer.daily_credit_budget;
   let budgetExhaustedAt: string | undefined;
   if (budget !== undefined && creditsPerDay > budget) {
+    // Credits spent in each second of the day, all sources together: when the budget runs out.
+    const perSecond = new Float64Array(DAY_SECONDS);
+    for (const day of days.values()) {
+      day.firings.forEach((second, i) => {
+        perSecond[second] = (perSecond[second] as number) + (day.tickRequests[i] as number) * day.cost * day.count;
+      });
+    }
     let spent = 0;
     for (let second = 0; second < DAY_SECONDS; second++) {
       spent += perSecond[second] as number;
@@ -144,6 +187,20 @@ export function planCredits(config: Config, options: { dayMs: number }): CreditP
     }
   }
 
+  const rps = config.explorer.requests_per_second;
+  const spare = Math.max(0, rps - requestsPerDay / DAY_SECONDS);
+  const behindRequests = (blocks: number, source: { definition: { operation: SourceOperation }; maxWindowBlocks: number }) =>
+    source.definition.operation === "blockInternalTransactions" ? blocks : Math.ceil(blocks / source.maxWindowBlocks);
+  const hourBehind = planned.sources.reduce((sum, source) => sum + behindRequests(3600 * BLOCKS_PER_SECOND, source), 0);
+  const startRequests = planned.sources.reduce((sum, source) => sum + (source.start.kind === "relative" ? behindRequests(source.start.blocks, source) : 0), 0);
+  const catchUp: CatchUp = {
+    requestsPerHourBehind: hourBehind,
+    spareRequestsPerSecond: spare,
+    secondsPerHourBehind: spare > 0 ? hourBehind / spare : null,
+    startRequests,
+    startSeconds: spare > 0 ? startRequests / spare : null,
+  };
+
   const result: CreditPlan = {
     day: new Date(dayStart).toISOString().slice(0, 10),
     sources,
@@ -153,6 +210,8 @@ export function planCredits(config: Config, options: { dayMs: number }): CreditP
     requestsPerDay,
     creditsPerDay,
     requestsPerSecond: requestsPerDay / DAY_SECONDS,
+    steadyStateShare: STEADY_STATE_SHARE,
+    catchUp,
     budget,
     budgetExhaustedAt,
     warnings: [],
@@ -180,8 +239,15 @@ function warningsOf(config: Config, plan: CreditPlan): PlanWarning[] {
     }
   }
   const rps = config.explorer.requests_per_second;
+  const steady = rps * plan.steadyStateShare;
   if (plan.requestsPerSecond > rps) {
-    warnings.push({ code: "rate", message: `the sources need ${plan.requestsPerSecond.toFixed(2)} requests a second on average, more than explorer.requests_per_second (${rps}): they will fall behind the chain` });
+    warnings.push({ code: "rate", message: `the sources need ${plan.requestsPerSecond.toFixed(2)} requests a second on average, more than explorer.requests_per_second (${rps}): they will fall behind the chain, and no alternative of the planner fits` });
+  } else if (plan.requestsPerSecond > steady) {
+    const hour = plan.catchUp.secondsPerHourBehind;
+    warnings.push({
+      code: "rate",
+      message: `the sources need ${plan.requestsPerSecond.toFixed(2)} requests a second on average, more than ${plan.steadyStateShare * 100}% of explorer.requests_per_second (${steady.toFixed(2)} of ${rps}), which kaiawatch leaves for catching up, and no alternative of the planner fits: with ${plan.catchUp.spareRequestsPerSecond.toFixed(2)} requests a second spare, an hour behind (${plan.catchUp.requestsPerHourBehind.toLocaleString("en-US")} requests) takes ${hour === null ? "forever" : formatSeconds(hour)} to catch up`,
+    });
   }
   if (plan.budget !== undefined && plan.budgetExhaustedAt !== undefined) {
     const at = plan.budgetExhaustedAt.slice(11, 16);
@@ -191,4 +257,11 @@ function warningsOf(config: Config, plan: CreditPlan): PlanWarning[] {
     });
   }
   return warnings;
+}
+
+/** "45 min", "2.5 h": how long a catch-up takes. */
+export function formatSeconds(seconds: number): string {
+  if (seconds < 90) return `${Math.ceil(seconds)} s`;
+  if (seconds < 5400) return `${Math.ceil(seconds / 60)} min`;
+  return `${(seconds / 3600).toFixed(1)} h`;
 }

@@ -5,7 +5,7 @@ import type { PlannedSource } from "./poller.js";
 import type { SourceRule } from "./source-rule.js";
 import type { StartPosition } from "../model/start-position.js";
 import type { SourceDefinition } from "./source.js";
-import { chooseSources, type PlanChoice } from "./choose-sources.js";
+import { chooseSources, type PlanChoice, type PlanRate } from "./choose-sources.js";
 
 /** The parts of a watch the planner reads (the validated config's watch has them all). */
 export interface WatchInput {
@@ -41,7 +41,7 @@ export interface PlanInput<R extends RuleInput, W extends WatchInput> {
   defaults: { schedule: string; start: StartPosition; max_window_blocks: number };
   /** The key's API plan: operation 7 only on PRO_PLUS. Default FREE. */
   apiPlan?: "FREE" | "PRO_PLUS";
-  /** explorer.requests_per_second: an alternative asking more on average is rejected. Default: no limit. */
+  /** explorer.requests_per_second, for the whole config: the chosen sources may use STEADY_STATE_SHARE of it on average. Default: no limit. */
   requestsPerSecond?: number;
   /** The UTC day whose schedules are costed (default: a fixed Monday, so the choice does not change with the date). */
   dayMs?: number;
@@ -58,6 +58,16 @@ export interface Plan {
   idleWatches: string[];
   /** The planner's choices, one per group of watches whose sources could be shared: chosen and rejected alternatives with their cost. */
   choices: PlanChoice[];
+  /** The whole plan's request rate against explorer.requests_per_second (see STEADY_STATE_SHARE). */
+  rate: PlanRate;
+}
+
+// Hashing an event signature (keccak) is ~20 µs; 10,000 watches name a handful of events.
+const topics = new Map<string, string>();
+function topicOf(event: string): string {
+  let topic = topics.get(event);
+  if (topic === undefined) topics.set(event, (topic = eventTopic(event)));
+  return topic;
 }
 
 /** The server-side queries a watch needs, one per (operation, address, filter). */
@@ -85,7 +95,7 @@ export function definitionsOfWatch(network: string, watch: WatchInput): SourceDe
   if (watch.contract !== undefined) {
     const address = lower(watch.contract);
     if (!watch.events || watch.events.length === 0) return [{ network, operation: "accountEventLogs", address }];
-    return watch.events.map((event) => ({ network, operation: "accountEventLogs", address, signature: event.startsWith("0x") ? event.toLowerCase() : eventTopic(event) }));
+    return watch.events.map((event) => ({ network, operation: "accountEventLogs", address, signature: event.startsWith("0x") ? event.toLowerCase() : topicOf(event) }));
   }
   if (watch.every_block) return [{ network, operation: "blockInternalTransactions" }];
   return [];

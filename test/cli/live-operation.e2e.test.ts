@@ -1,11 +1,12 @@
-import { existsSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { main } from "../../src/cli/main.js";
 import { createSimulator } from "../../src/simulator/index.js";
 import { startKaiawatch, waitFor, type Child } from "../helpers/child.js";
-import { memoryIO, tempDir } from "../helpers/harness.js";
+import { configFromText, memoryIO, tempDir } from "../helpers/harness.js";
+import { planFromConfig } from "../../src/watch/plan-from-config.js";
 import { startReceiver } from "../notify/receiver.js";
 
 /**
@@ -70,13 +71,16 @@ store: { path: "${join(dir.path, "store.json")}" }
 status: { listen: "127.0.0.1:${port}" }
 defaults: { schedule: "* * * * * *", start: ${sim.head()}, jitter: 0s }
 watches:
-  - { name: wallet, account: "${sim.addresses.busyWallet}", sources: [internal_transactions], via: own }
+  - { name: wallet, account: "${sim.addresses.busyWallet}", sources: [internal_transactions] }
 rules:
   - { name: calls, watch: wallet, summary: "call to {{to}}", notify: [hook] }
 sinks:
   hook: { type: webhook, url: "${receiver.url}/hook", allow_http: true }
 `,
     );
+    // On the FREE plan the planner reads the wallet through operation 8 (every block, shared):
+    // `cursors --set wallet=…` moves the wallet's position, kept under its own source's key.
+    const walletKey = planFromConfig(configFromText(readFileSync(config, "utf8")), { compile: false }).sources[0]!.members!.find((m) => m.watch === "wallet")!.ownKey;
     const daemon = startKaiawatch(["run", "--config", config, "--log-format", "json"]);
     cleanups.push(async () => {
       if (daemon.process.exitCode === null) {
@@ -118,7 +122,6 @@ sinks:
     expect((await statusOf()).silences.map((s) => s.rule)).toEqual(["calls"]);
     sim.addBlock({ internalTransactions: [call(2)] });
     const silencedAt = sim.head();
-    const [source] = (await statusOf()).sources;
     await expect.poll(async () => (await statusOf()).sources[0]!.cursor, { timeout: 20_000 }).toBe(silencedAt);
     expect(receiver.requests.filter((r) => r.url === "/hook")).toHaveLength(4);
     // The held-back alert was never sent: listed as suppressed, not as delivered, by the CLI and /status.
@@ -133,7 +136,7 @@ sinks:
     const move = await kaiawatch("cursors", "--config", config, "--set", `wallet=${first - 1}`);
     expect(move.stderr).toBe("");
     expect(move.code).toBe(0);
-    expect(move.stdout).toContain(`${source!.key} (wallet): ${silencedAt} → ${first - 1} (moved by the running daemon`);
+    expect(move.stdout).toContain(`${walletKey} (wallet): ${silencedAt} → ${first - 1} (moved by the running daemon`);
     // ... and forward to latest, again while it runs.
     sim.addBlock({});
     const latest = await kaiawatch("cursors", "--config", config, "--set", "wallet=latest");
@@ -146,7 +149,7 @@ sinks:
     expect(writes.every((l) => l.by === "loopback" && typeof l.peer === "string")).toBe(true);
     expect(writes[1]).toMatchObject({ rules: ["calls"], alerts: 2, queued: 0, already_queued: 2 });
     expect(writes[2]).toMatchObject({ rule: "calls", reason: "maintenance window" });
-    expect(writes[3]).toMatchObject({ source: source!.key, to: first - 1 });
+    expect(writes[3]).toMatchObject({ source: walletKey, to: first - 1 });
 
     daemon.process.kill("SIGTERM");
     expect((await daemon.exited).code).toBe(0);

@@ -75,7 +75,7 @@ store: { path: "${storePath}" }
 status: { listen: "127.0.0.1:0" }
 defaults: { schedule: "* * * * * *", start: ${hostileBlock - 5}, jitter: 0s }
 watches:
-  - { name: wallet, account: "${sim.addresses.busyWallet}", sources: [internal_transactions], via: own }
+  - { name: wallet, account: "${sim.addresses.busyWallet}", sources: [internal_transactions] }
 rules:
 ${rules.join("\n")}
 sinks:
@@ -115,7 +115,8 @@ sinks:
         } catch {
           return false; // not created yet
         }
-        return cursors.length === 1 && cursors.every((c) => c.block >= hostileBlock);
+        // The planner reads the wallet through operation 8 (FREE plan): its cursor, and the wallet's position beside it.
+        return cursors.length > 0 && cursors.every((c) => c.block >= hostileBlock);
       };
       const delivered = () => {
         try {

@@ -73,6 +73,9 @@ chain: { rpc_url: "${sim.rpcUrl}", lag_blocks: 0, explorer_url: "${EXPLORER}" }
 store: { path: "${join(dir.path, `${name}.json`)}" }
 status: { listen: "127.0.0.1:0"${token ? `, token: ${TOKEN}` : ""} }
 defaults: { schedule: "* * * * * *", start: ${sim.head() - 5}, jitter: 0s }
+# via: own keeps this page test about the page: each watch on its own source, one row and
+# one cursor each. On FREE the planner would read the wallet through operation 8 (shared,
+# one request per block, with the wallet's position kept apart), which other tests cover.
 watches:
   - { name: wallet, account: "${sim.addresses.busyWallet}", sources: [internal_transactions], via: own }
   - { name: token, contract: "${sim.addresses.busyToken}" }

@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { planFromConfig } from "../../src/watch/plan-from-config.js";
 import { planCredits } from "../../src/watch/credit-plan.js";
 import { formatPlan } from "../../src/cli/commands/plan.js";
+import { summarize } from "../../src/cli/commands/validate.js";
 import { configFromText } from "../helpers/harness.js";
 import { HOT_WALLET, TOKEN, internalTx } from "../rules/fixtures.js";
 
@@ -61,5 +62,51 @@ describe("the cost-based planner", () => {
     expect(text).toContain("choices (the cheapest operations that see every record each rule needs):");
     expect(text).toContain("watches hot, other: 86,400 credits/day, 259,200 less than one source per watch (345,600)");
     expect(text).toContain("watches token: 25,920 credits/day, 25,920 less than one source per watch (51,840)");
+  });
+
+  describe("the request rate, for the whole config", () => {
+    const rated = (apiPlan: string, rps: number) =>
+      configFromText(`
+explorer: { base_url: "http://127.0.0.1:9", api_plan: ${apiPlan}, requests_per_second: ${rps} }
+chain: { rpc_url: "http://127.0.0.1:9" }
+status: { listen: false }
+defaults: { schedule: "*/10 * * * * *" }
+watches:
+  - { name: hot, account: "${HOT_WALLET}", sources: [internal_transactions] }
+  - { name: token, contract: "${TOKEN}", events: ["Transfer(address,address,uint256)", "Approval(address,address,uint256)"], schedule: "* * * * * *" }
+rules:
+  - { name: hot-calls, watch: hot, notify: [out] }
+  - { name: token-logs, watch: token, notify: [out] }
+sinks:
+  out: { type: console }
+`);
+
+    it("fits the sum of every group's requests in half of requests_per_second, though each group alone would fit", () => {
+      // Cheapest: op 8 (1 request a second) and one unfiltered op 11 every second (1): 2 a second,
+      // above 1.5, half of 3. Op 7 for the wallet every 10 s asks 0.1 a second for 86,400 more credits.
+      const plan = planFromConfig(rated("PRO_PLUS", 3));
+      expect(plan.sources.map((s) => s.definition.operation).sort()).toEqual(["accountEventLogs", "accountInternalTransactions"]);
+      expect(plan.rate).toMatchObject({ fits: true, repairedGroups: 1, limit: 3, steadyLimit: 1.5 });
+      expect(plan.rate.requestsPerSecond).toBeCloseTo(1.1, 5);
+      const wallet = plan.choices.find((c) => c.watches.includes("hot"))!;
+      expect(wallet.rejected[0]?.rejected).toBe("2.00 requests a second for the whole config: more than 50% of explorer.requests_per_second (3), the rest being kept for catching up");
+      // With room to spare, the cheapest is kept.
+      expect(planFromConfig(rated("PRO_PLUS", 4)).sources.map((s) => s.definition.operation).sort()).toEqual(["accountEventLogs", "blockInternalTransactions"]);
+    });
+
+    it("keeps the cheapest when nothing fits, and plan and validate warn with the numbers", () => {
+      // FREE: op 7 is not allowed, and op 8 alone needs 1 request a second.
+      const config = rated("FREE", 3);
+      const plan = planFromConfig(config);
+      expect(plan.sources.map((s) => s.definition.operation).sort()).toEqual(["accountEventLogs", "blockInternalTransactions"]);
+      expect(plan.rate).toMatchObject({ fits: false, repairedGroups: 0 });
+      const credits = planCredits(config, { dayMs: Date.UTC(2026, 0, 5) });
+      const warning = credits.warnings.find((w) => w.code === "rate")?.message;
+      expect(warning).toContain("the sources need 2.00 requests a second on average, more than 50% of explorer.requests_per_second (1.50 of 3)");
+      // An hour behind: 3,600 requests of op 8 (one a block) and 4 of op 11 (windows of 1,000 blocks), at 1 spare request a second.
+      expect(credits.catchUp).toMatchObject({ requestsPerHourBehind: 3_604, spareRequestsPerSecond: 1, secondsPerHourBehind: 3_604 });
+      expect(warning).toContain("an hour behind (3,604 requests) takes 61 min to catch up");
+      expect(summarize("config.yaml", config)).toContain("warning: the sources need 2.00 requests a second on average, more than 1.50");
+    });
   });
 });

@@ -8,6 +8,9 @@ import { CONFIG_OPTIONS, CONFIG_OPTIONS_HELP, UsageError, createCommandCommon, l
 import type { Config } from "../../config/index.js";
 import { openStore } from "../../store/open-store.js";
 import { definitionsOfWatch } from "../../watch/plan.js";
+import { planFromConfig } from "../../watch/plan-from-config.js";
+import { findCursorTarget, moveCursor } from "../../watch/move-cursor.js";
+import type { PlannedSource } from "../../watch/poller.js";
 import { FAMILY_OF_OPERATION, describeSource, sourceKey } from "../../watch/source.js";
 
 const HELP = `Usage: kaiawatch cursors [options] [--set NAME=BLOCK …]
@@ -18,6 +21,12 @@ Lists every source of the config with its cursor: the last block fully processed
                      (src_…) or a watch name when that watch has one source. The next scan
                      starts at BLOCK + 1. BLOCK may be \`latest\`: the head the explorer has
                      indexed (the chain head minus chain.lag_blocks), to skip to now.
+                     A watch served by a shared source (see \`kaiawatch plan\`) moves alone:
+                     its position (listed as "position of watch …") moves, the shared source
+                     goes back to the lowest position of its watches, and the others skip
+                     what they already had. A shared source's own key moves the source and
+                     every watch it serves; a watch name that would move other watches too
+                     (its own source is the one they share) is refused with that key.
                      While a daemon runs (it holds the store's lock), the move goes through
                      its status API (status.listen, with status.token when one is set): the
                      daemon moves the cursor between two ticks of the source.
@@ -33,17 +42,36 @@ interface Row {
   watch: string;
   description: string;
   family: string;
+  /** The watches a move of this key moves: a source's key moves every watch it serves. */
+  watches: string[];
+  /** The watches whose own source has this key (a watch name names these rows). */
+  ownedBy: string[];
 }
 
-function sourcesOfConfig(config: Config): Row[] {
+/**
+ * The cursors of the config as the daemon plans it: each polled source, and the position of
+ * each watch a shared source serves (kept under the watch's own source key), then the
+ * sources of watches no rule reads (not polled, but their cursors are kept).
+ */
+function sourcesOfConfig(config: Config): { rows: Row[]; sources: PlannedSource[] } {
+  const plan = planFromConfig(config, { compile: false });
   const rows = new Map<string, Row>();
-  for (const watch of config.watches) {
-    for (const definition of definitionsOfWatch(config.chain.network, watch)) {
-      const key = sourceKey(definition);
-      if (!rows.has(key)) rows.set(key, { key, watch: watch.name, description: describeSource(definition), family: FAMILY_OF_OPERATION[definition.operation] });
+  for (const source of plan.sources) {
+    const watches = [...new Set([source.watch, ...(source.members ?? []).map((m) => m.watch)])];
+    const ownedBy = [...new Set((source.members ?? []).filter((m) => m.ownKey === source.key).map((m) => m.watch))];
+    rows.set(source.key, { key: source.key, watch: source.watch, description: source.description, family: source.family, watches, ownedBy });
+    for (const member of source.members ?? []) {
+      if (member.ownKey === source.key || rows.has(member.ownKey)) continue;
+      rows.set(member.ownKey, { key: member.ownKey, watch: member.watch, description: `position of watch ${member.watch}, served by ${source.key}`, family: source.family, watches: [member.watch], ownedBy: [member.watch] });
     }
   }
-  return [...rows.values()];
+  for (const watch of config.watches.filter((w) => plan.idleWatches.includes(w.name))) {
+    for (const definition of definitionsOfWatch(config.chain.network, watch)) {
+      const key = sourceKey(definition);
+      if (!rows.has(key)) rows.set(key, { key, watch: watch.name, description: `${describeSource(definition)} (not polled: no rule reads it)`, family: FAMILY_OF_OPERATION[definition.operation], watches: [watch.name], ownedBy: [watch.name] });
+    }
+  }
+  return { rows: [...rows.values()], sources: plan.sources };
 }
 
 function parseSet(text: string, rows: Row[]): { row: Row; block: number | "latest" } {
@@ -54,12 +82,21 @@ function parseSet(text: string, rows: Row[]): { row: Row; block: number | "lates
   const latest = blockText.toLowerCase() === "latest";
   if (!latest && (!/^\d+$/.test(blockText) || !Number.isSafeInteger(Number(blockText)))) throw new UsageError(`--set takes NAME=BLOCK, and BLOCK must be a block number (0 or more) or latest, got "${text}"`);
   const block = latest ? "latest" : Number(blockText);
+  // A key names exactly what it names: a source's key moves every watch the source serves.
   const byKey = rows.find((r) => r.key === name);
   if (byKey) return { row: byKey, block };
-  const ofWatch = rows.filter((r) => r.watch === name);
-  if (ofWatch.length === 1) return { row: ofWatch[0]!, block };
+  // A watch name means that watch alone: its position, or its own source when it serves only it.
+  const ofWatch = rows.filter((r) => r.ownedBy.includes(name));
   if (ofWatch.length > 1) throw new UsageError(`watch "${name}" has ${ofWatch.length} sources; name one by its key: ${ofWatch.map((r) => r.key).join(", ")}`);
-  throw new UsageError(`no source or watch named "${name}"; see \`kaiawatch cursors\``);
+  const row = ofWatch[0];
+  if (row === undefined) throw new UsageError(`no source or watch named "${name}"; see \`kaiawatch cursors\``);
+  const others = row.watches.filter((w) => w !== name);
+  if (others.length > 0) {
+    throw new UsageError(
+      `watch "${name}" is read through source ${row.key}, which also serves ${others.map((w) => `"${w}"`).join(", ")}: moving it would move them too. To move all of them, name the source: --set ${row.key}=${blockText}`,
+    );
+  }
+  return { row, block };
 }
 
 async function run(args: string[], io: CommandIO): Promise<number> {
@@ -67,7 +104,7 @@ async function run(args: string[], io: CommandIO): Promise<number> {
   const loaded = await loadConfigForCommand(io, values.config);
   if (typeof loaded === "number") return loaded;
   const common = createCommandCommon(io, { config: loaded.config, secrets: loaded.secrets, logLevel: values["log-level"] ?? "warn", logFormat: values["log-format"] });
-  const rows = sourcesOfConfig(loaded.config);
+  const { rows, sources } = sourcesOfConfig(loaded.config);
   const sets = (values.set ?? []).map((text) => parseSet(text, rows));
   let store: Store;
   try {
@@ -80,10 +117,16 @@ async function run(args: string[], io: CommandIO): Promise<number> {
     const head = sets.some((s) => s.block === "latest") ? await readIndexedHead(common, loaded.config) : undefined;
     for (const { row, block: asked } of sets) {
       const block = asked === "latest" ? head! : asked;
-      const before = (await store.getCursor(row.key))?.block;
       // The cursor is the last processed block: scanning resumes at BLOCK + 1.
-      await store.setCursor({ key: row.key, watch: row.watch, source: row.family, description: row.description, block, updated_at: new Date().toISOString() });
-      io.stdout.write(`${row.key} (${row.watch}): ${before ?? "none"} → ${block}\n`);
+      const target = findCursorTarget(sources, row.key);
+      if (target === undefined) {
+        // A source no rule reads: nothing serves it, its cursor alone moves.
+        const before = (await store.getCursor(row.key))?.block;
+        await store.setCursor({ key: row.key, watch: row.watch, source: row.family, description: row.description, block, updated_at: new Date().toISOString() });
+        io.stdout.write(`${row.key} (${row.watch}): ${before ?? "none"} → ${block}\n`);
+        continue;
+      }
+      for (const m of await moveCursor(store, target, block, new Date())) io.stdout.write(`${m.source} (${m.watch}): ${m.from ?? "none"} → ${m.to}\n`);
     }
     const known = new Set(rows.map((r) => r.key));
     const stored = new Map((await store.listCursors()).map((cursor) => [cursor.key, cursor]));

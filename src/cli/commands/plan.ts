@@ -1,7 +1,7 @@
 import { EXIT_OK, EXIT_USAGE, type Command, type CommandIO } from "../command.js";
 import { UsageError, loadConfigForCommand, parseCommandArgs } from "../bootstrap.js";
 import type { Config } from "../../config/index.js";
-import { planCredits, type CreditPlan } from "../../watch/credit-plan.js";
+import { formatSeconds, planCredits, type CreditPlan } from "../../watch/credit-plan.js";
 
 const HELP = `Usage: kaiawatch plan [--config PATH] [--date YYYY-MM-DD] [--json]
 
@@ -9,7 +9,7 @@ Shows what a config costs at the explorer in one UTC day, without contacting any
 per source its operation, schedule, ticks, requests and credits; the enrichments' cost
 per lookup; the total against explorer.daily_credit_budget; and warnings (an operation
 only the PRO_PLUS plan has, a schedule slower than its block window, a request rate
-above requests_per_second, the hour the budget runs out). Where watches could share a
+above half of requests_per_second, the hour the budget runs out). Where watches could share a
 source (operation 8 for accounts' internal transactions, one unfiltered operation 11 for a
 contract's events, one operation 3 or 4 for several watches of an account or collection),
 it shows the planner's choice and each rejected alternative with its cost and the reason.
@@ -20,6 +20,13 @@ one request each when a window fits in one page (page_size records). Each furthe
 page of a busy window costs the operation again. Operation 8 (every_block) asks once
 per block. Enrichments cost per distinct lookup not in the cache, which depends on how
 often rules match: they are listed but not in the total.
+
+The request rate is for the whole config: the sources may use at most half of
+explorer.requests_per_second on average; the other half is kept for catching up (a start
+in the past, downtime), where operation 8 asks once per block behind. When the cheapest
+choice needs more, the planner takes dearer alternatives with fewer requests, the
+cheapest per request saved first; when nothing fits, it keeps the cheapest and warns.
+The plan shows how long an hour behind takes to catch up at the rate left over.
 
 Options:
   -c, --config PATH   the config file (default ./config.yaml)
@@ -59,7 +66,12 @@ export function formatPlan(plan: CreditPlan, config: Config, path: string): stri
     const share = (plan.creditsPerDay / plan.budget) * 100;
     lines.push(`budget: ${n(plan.creditsPerDay)} of ${n(plan.budget)} credits a day (${share.toFixed(1)}%)`);
   }
-  lines.push(`requests: ${plan.requestsPerSecond.toFixed(2)} a second on average (explorer.requests_per_second: ${config.explorer.requests_per_second})`);
+  const rps = config.explorer.requests_per_second;
+  lines.push(`requests: ${plan.requestsPerSecond.toFixed(2)} a second on average (explorer.requests_per_second: ${rps}, of which at most ${plan.steadyStateShare * 100}%, ${(rps * plan.steadyStateShare).toFixed(2)}, for the steady state; the rest is for catching up)`);
+  const { catchUp } = plan;
+  const took = (seconds: number | null) => (seconds === null ? "never: no request a second is spare" : `about ${formatSeconds(seconds)}`);
+  lines.push(`catch-up: an hour behind (after downtime) is ${n(catchUp.requestsPerHourBehind)} requests (operation 8 asks once per block, the others once per window); at ${catchUp.spareRequestsPerSecond.toFixed(2)} spare requests a second, ${took(catchUp.secondsPerHourBehind)}`);
+  if (catchUp.startRequests > 0) lines.push(`catch-up from the watches' start (start: -N): ${n(catchUp.startRequests)} requests, ${took(catchUp.startSeconds)}`);
   if (plan.rpc.balanceWatches.length > 0 || plan.rpc.startupCalls > 0) {
     const rpcPerSecond = plan.rpc.callsPerDay / 86_400;
     lines.push("", `JSON-RPC at ${new URL(config.chain.rpc_url).host} (no explorer credits): ${n(plan.rpc.callsPerDay)} calls a day for balances (${rpcPerSecond.toFixed(2)} a second on average; chain.requests_per_second: ${config.chain.requests_per_second}), ${plan.rpc.startupCalls} at start-up for token decimals and symbols`);
@@ -85,6 +97,7 @@ export function formatPlan(plan: CreditPlan, config: Config, path: string): stri
         lines.push(`    rejected (${n(alternative.creditsPerDay)} credits/day, ${n(alternative.requestsPerDay)} requests/day): ${alternative.rejected ?? ""}`);
         for (const source of alternative.sources) lines.push(`      ${source}`);
       }
+      if (choice.omitted > 0) lines.push(`    (${n(choice.omitted)} more alternatives rejected, none cheaper than those above)`);
     }
   }
   if (plan.warnings.length > 0) {

@@ -77,7 +77,8 @@ function table(rows: string[][]): string[] {
 export function summarize(file: string, config: Config): string {
   const lines: string[] = [];
   // Only what the daemon will poll: a source no rule reads costs nothing and is not counted.
-  const polled = new Set(planFromConfig(config).sources.map((source) => source.key));
+  const plan = planFromConfig(config, { compile: false });
+  const polled = new Set(plan.sources.map((source) => source.key));
   const sourceCount = polled.size;
   lines.push(`${file} is valid: network ${config.chain.network}, explorer ${config.explorer.base_url}`);
   lines.push("");
@@ -92,6 +93,12 @@ export function summarize(file: string, config: Config): string {
       lines.push(`      source ${source}${key !== undefined && !polled.has(key) ? "  (not polled: no rule reads it)" : ""}`);
     });
   });
+  if (!plan.rate.fits && plan.rate.steadyLimit !== undefined) {
+    lines.push("");
+    lines.push(
+      `warning: the sources need ${plan.rate.requestsPerSecond.toFixed(2)} requests a second on average, more than ${plan.rate.steadyLimit.toFixed(2)} (half of explorer.requests_per_second, ${plan.rate.limit}; the rest is kept for catching up), and no choice of sources needs fewer: see \`kaiawatch plan\``,
+    );
+  }
   lines.push("");
   lines.push(`rules (${config.rules.length}):`);
   lines.push(

@@ -1,0 +1,56 @@
+import type { Store } from "../store/types.js";
+import type { PlannedSource, SourceMember } from "./poller.js";
+
+/**
+ * What a cursor key names in a plan. A source's own key names the whole source: its cursor
+ * and the position of every watch it serves. The own key of a watch served by a shared
+ * source names that watch's position alone (kept under its own key, see the poller's
+ * handover): the shared source goes back to the lowest position of its watches, and each of
+ * the others skips the blocks it already had, so moving one watch moves nothing else.
+ */
+export type CursorTarget =
+  | { kind: "source"; source: PlannedSource; /** Every watch the move moves. */ watches: string[] }
+  | { kind: "position"; source: PlannedSource; member: SourceMember };
+
+export function findCursorTarget(sources: readonly PlannedSource[], key: string): CursorTarget | undefined {
+  for (const source of sources) {
+    if (source.key === key) return { kind: "source", source, watches: [...new Set((source.members ?? []).map((m) => m.watch).concat(source.watch))] };
+    const member = source.members?.find((m) => m.ownKey === key && m.ownKey !== source.key);
+    if (member) return { kind: "position", source, member };
+  }
+  return undefined;
+}
+
+export interface MovedCursor {
+  /** The key moved: a source, or a watch's position. */
+  source: string;
+  watch: string;
+  from: number | null;
+  to: number;
+}
+
+/**
+ * Moves what a key names to `block` (the last block processed: scanning resumes at block + 1).
+ * The caller makes sure the source is between two ticks: a tick reads the cursor and the
+ * positions when it starts, and writes the positions when it ends.
+ */
+export async function moveCursor(store: Store, target: CursorTarget, block: number, now: Date): Promise<MovedCursor[]> {
+  const at = now.toISOString();
+  const { source } = target;
+  const moved: MovedCursor[] = [];
+  const position = async (member: SourceMember) => {
+    const from = (await store.getCursor(member.ownKey))?.block ?? null;
+    await store.setCursor({ key: member.ownKey, watch: member.watch, source: source.family, description: `position of watch ${member.watch}, served by ${source.key}`, block, updated_at: at });
+    moved.push({ source: member.ownKey, watch: member.watch, from, to: block });
+  };
+  if (target.kind === "position") {
+    await position(target.member);
+    return moved;
+  }
+  const from = (await store.getCursor(source.key))?.block ?? null;
+  await store.setCursor({ key: source.key, watch: source.watch, source: source.family, description: source.description, block, updated_at: at });
+  moved.push({ source: source.key, watch: source.watch, from, to: block });
+  // The source's watches kept apart move with it: else the source would go back to the lowest of them.
+  for (const member of source.members ?? []) if (member.ownKey !== source.key) await position(member);
+  return moved;
+}
