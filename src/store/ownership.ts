@@ -13,13 +13,27 @@ export interface Ownership {
    * commits (a commit with an older epoch is refused). Synchronous: asked before every tick
    * and every delivery pass, answered from what the last renewal learned.
    */
-  holds(resource: string): { epoch?: number } | undefined;
+  holds(resource: string): HeldLease | undefined;
   /** Takes part with these resources (the plan's) and keeps the leases renewed until stop(). */
   start(resources: readonly string[]): Promise<void>;
   /** Renews, sheds and claims now rather than at the next third of a lease (start, tests). */
   renewNow(): Promise<void>;
   /** Gives every lease back so the other replicas take over at once. */
   stop(): Promise<void>;
+}
+
+/** What a process holds of a resource while it may use it. */
+export interface HeldLease {
+  /** Fences the source's commits; absent with one process (nothing to fence). */
+  epoch?: number;
+  /**
+   * Aborted (with a KW_STORE_LEASE_LOST StoreError) the moment this process must stop using
+   * the resource: the lease shed for a replica that joined, taken over, or its usable time
+   * over without a renewal. A tick runs under it, so the window in flight stops before its next
+   * explorer request rather than after: the replica that takes the source over polls that
+   * window, and two replicas must never poll the same one. Absent with one process.
+   */
+  signal?: AbortSignal;
 }
 
 export const sourceResource = (key: string): string => `source:${key}`;

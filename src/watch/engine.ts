@@ -2,7 +2,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { Cron } from "croner";
 import type { Common } from "../common/common.js";
 import { describeError, isAbortError } from "../common/errors.js";
-import type { Ownership } from "../store/ownership.js";
+import type { HeldLease, Ownership } from "../store/ownership.js";
 import { sourceResource } from "../store/ownership.js";
 import type { SourcePoller, TickResult } from "./poller.js";
 import { createTickQueue } from "./tick-queue.js";
@@ -136,7 +136,7 @@ export function createWatchEngine(common: Common, options: WatchEngineOptions): 
     }
   }
 
-  async function tick(poller: SourcePoller, currentHead: number, lease: { epoch?: number }): Promise<TickResult> {
+  async function tick(poller: SourcePoller, currentHead: number, lease: HeldLease): Promise<TickResult> {
     const { source } = poller;
     const state = states.get(source.key)!;
     const started = performance.now();
@@ -144,7 +144,8 @@ export function createWatchEngine(common: Common, options: WatchEngineOptions): 
     const timeoutMs = options.tickTimeoutMs ?? DEFAULT_TICK_TIMEOUT_MS;
     const deadline = new AbortController();
     const timer = setTimeout(() => deadline.abort(new TickTimeoutError(source.key, timeoutMs)), timeoutMs);
-    const tickSignal = linkSignals(signal, deadline.signal);
+    // The lease's signal too: a source shed or lost mid-tick stops before its next explorer request.
+    const tickSignal = linkSignals(signal, deadline.signal, lease.signal);
     try {
       const result = await poller.tick(currentHead, tickSignal.signal, lease);
       state.cursor = result.cursor;

@@ -1,6 +1,7 @@
 import type { Common } from "../../common/common.js";
 import { describeError } from "../../common/errors.js";
 import { sleep } from "../../common/sleep.js";
+import { StoreError } from "../errors.js";
 import type { Ownership } from "../ownership.js";
 import type { Lease, Leases } from "./leases.js";
 
@@ -17,6 +18,12 @@ export interface LeaseKeeperOptions {
   onChange?: (change: { gained: string[]; lost: string[] }) => void;
 }
 
+/** A lease this replica holds, and the signal that ends the work done under it. */
+interface Holding {
+  lease: Lease;
+  controller: AbortController;
+}
+
 /**
  * The PostgreSQL ownership: every third of a lease it renews the leases it holds, sheds
  * those above the fair share (a replica joined), and claims free or expired ones up to it.
@@ -24,31 +31,85 @@ export interface LeaseKeeperOptions {
  * A lease is used only until its expiry minus a third of a lease, by this replica's own
  * clock: a replica whose renewals fail (the database unreachable, a long pause) stops
  * polling and delivering before another can take its resources over, rather than after.
- * A source's commit is fenced by its epoch in any case (PostgresStore.commitWindow).
+ *
+ * "Stops" includes the work in flight: each lease has an AbortSignal (HeldLease.signal) that
+ * a tick runs under, aborted when the lease is shed (before the release is written), taken
+ * over, or at the end of its usable time (one timer for all leases, at the earliest end).
+ * Asking holds() once before a tick was not enough: a tick of a long catch-up went on polling
+ * window after window of a source that had been shed or had lapsed meanwhile, while the
+ * replica that took it over polled the same windows. A source's commit is fenced by its
+ * epoch in any case (PostgresStore.commitWindow): the last line, not the first.
  */
 export function createLeaseKeeper(common: Common, options: LeaseKeeperOptions): Ownership {
   const { leases, leaseMs } = options;
   const margin = Math.floor(leaseMs / 3);
   const logger = common.logger.child({ component: "leases", replica: options.replicaId });
-  let held = new Map<string, Lease>();
+  let held = new Map<string, Holding>();
   let controller: AbortController | undefined;
   let loop: Promise<void> | undefined;
+  let expiryTimer: NodeJS.Timeout | undefined;
+  let stopped = false;
 
-  const usable = (lease: Lease) => common.now() < lease.expiresMs - margin;
+  const usableUntil = (lease: Lease) => lease.expiresMs - margin;
   // A source's lease row is named by the source key alone, as PostgresStore.commitWindow
   // fences the cursor of that key; sinks keep their prefix (source keys are src_<hex>).
   const leaseKey = (resource: string) => (resource.startsWith(SOURCE_PREFIX) ? resource.slice(SOURCE_PREFIX.length) : resource);
   const resourceOf = (key: string) => (key.startsWith(SINK_PREFIX) ? key : `${SOURCE_PREFIX}${key}`);
 
+  /** Ends the work under a lease (once); `why` completes "the lease of X …". */
+  function end(resource: string, holding: Holding, why: string): void {
+    if (holding.controller.signal.aborted) return;
+    holding.controller.abort(new StoreError("KW_STORE_LEASE_LOST", `replica ${options.replicaId}: the lease of ${resource} at epoch ${holding.lease.epoch} ${why}; its work stops here`));
+  }
+
+  /** Ends every lease whose usable time is over by this replica's clock, and waits for the next. */
+  function endLapsed(): void {
+    const now = common.now();
+    for (const [resource, holding] of held) if (now >= usableUntil(holding.lease)) end(resource, holding, "was not renewed in time");
+    armExpiry();
+  }
+
+  /** One timer for every lease: at the earliest usable end among those still in use. */
+  function armExpiry(): void {
+    clearTimeout(expiryTimer);
+    expiryTimer = undefined;
+    if (stopped) return;
+    let next = Infinity;
+    for (const holding of held.values()) if (!holding.controller.signal.aborted) next = Math.min(next, usableUntil(holding.lease));
+    if (next === Infinity) return;
+    // At least 1 ms: a clock a hair short of the end would otherwise spin on zero-delay timers.
+    expiryTimer = setTimeout(endLapsed, Math.max(1, next - common.now()));
+    expiryTimer.unref();
+  }
+
   async function renewNow(): Promise<void> {
+    // What lapsed since the last renewal stops now, even if this renewal extends it: the work
+    // under it had no right to go on, and the next tick starts under the renewed lease.
+    endLapsed();
     const before = new Set(held.keys());
-    const renewed = await leases.renew();
+    const renewed = await leases.renew({
+      beforeShed: (keys) => {
+        for (const key of keys) {
+          const resource = resourceOf(key);
+          const holding = held.get(resource);
+          if (holding !== undefined) end(resource, holding, "was shed for a replica that joined");
+        }
+      },
+    });
     // A round that lost leases (shed for a newcomer, or taken over) claims nothing: claiming
     // up to the share plus slack would take back at once what was just shed.
     const claimed = renewed.lost.length > 0 ? [] : await leases.claim();
-    const next = new Map<string, Lease>();
-    for (const lease of [...renewed.held, ...claimed]) next.set(resourceOf(lease.key), lease);
+    const next = new Map<string, Holding>();
+    for (const lease of [...renewed.held, ...claimed]) {
+      const resource = resourceOf(lease.key);
+      const previous = held.get(resource);
+      // The same lease renewed keeps its signal, so the tick running under it goes on.
+      const kept = previous !== undefined && previous.lease.epoch === lease.epoch && !previous.controller.signal.aborted;
+      next.set(resource, { lease, controller: kept ? previous.controller : new AbortController() });
+    }
+    for (const [resource, holding] of held) if (!next.has(resource)) end(resource, holding, "was taken over by another replica");
     held = next;
+    armExpiry();
     const gained = [...next.keys()].filter((key) => !before.has(key)).sort();
     const lost = [...before].filter((key) => !next.has(key)).sort();
     if (gained.length > 0 || lost.length > 0) {
@@ -70,7 +131,7 @@ export function createLeaseKeeper(common: Common, options: LeaseKeeperOptions): 
       try {
         await renewNow();
       } catch (error) {
-        // Nothing more to do: holds() stops answering for each lease before it expires.
+        // Nothing more to do: each lease's work stops at the end of its usable time (armExpiry).
         logger.warn({ err: describeError(error) }, "cannot renew the leases; work stops on each one before it expires");
       }
     }
@@ -79,18 +140,28 @@ export function createLeaseKeeper(common: Common, options: LeaseKeeperOptions): 
   return {
     replicaId: options.replicaId,
     holds(resource) {
-      const lease = held.get(resource);
-      return lease !== undefined && usable(lease) ? { epoch: lease.epoch } : undefined;
+      const holding = held.get(resource);
+      if (holding === undefined || holding.controller.signal.aborted) return undefined;
+      // The timer may not have run yet (a busy event loop): the clock decides.
+      if (common.now() >= usableUntil(holding.lease)) {
+        end(resource, holding, "was not renewed in time");
+        return undefined;
+      }
+      return { epoch: holding.lease.epoch, signal: holding.controller.signal };
     },
     async start(resources) {
+      stopped = false;
       await leases.register(resources.map(leaseKey));
       await renewNow();
       controller = new AbortController();
       loop = keep(controller.signal);
     },
     async stop() {
+      stopped = true;
       controller?.abort();
       await loop;
+      clearTimeout(expiryTimer);
+      for (const [resource, holding] of held) end(resource, holding, "was given back (the replica stops)");
       held = new Map();
       await leases.leave().catch((error: unknown) => logger.warn({ err: describeError(error) }, "cannot give the leases back; the others take over when they expire"));
     },

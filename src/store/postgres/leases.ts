@@ -54,8 +54,10 @@ export interface Leases {
    * Heartbeats and extends every lease this replica holds. Sources above the fair share
    * (another replica joined) are released so that it can claim them. `lost` are the sources
    * this replica held and holds no more (taken over after expiry, or shed): stop polling them.
+   * `beforeShed` is told the sources about to be released, before the release is written:
+   * their work must stop first, as another replica may claim them the moment it is.
    */
-  renew(): Promise<{ held: Lease[]; lost: string[] }>;
+  renew(options?: { beforeShed?: (keys: readonly string[]) => void }): Promise<{ held: Lease[]; lost: string[] }>;
   /** Frees the given sources (all of this replica's by default) for the others at once. */
   release(keys?: readonly string[]): Promise<void>;
   /** At shutdown: frees every source and stops counting as live, so the others take over now. */
@@ -153,7 +155,7 @@ export function createLeases(common: Common, options: LeasesOptions): Leases {
       return remember(result.rows).sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
     },
 
-    async renew() {
+    async renew(options = {}) {
       await heartbeat();
       const now = common.now();
       // An expired lease that nobody took is still this replica's (same owner, same epoch):
@@ -172,6 +174,7 @@ export function createLeases(common: Common, options: LeasesOptions): Leases {
           .map((lease) => lease.key)
           .sort()
           .slice(fair);
+        options.beforeShed?.(surplus);
         await release(surplus);
         const shed = new Set(surplus);
         held = held.filter((lease) => !shed.has(lease.key));
