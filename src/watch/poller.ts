@@ -72,6 +72,7 @@ export interface SourcePoller {
    * source over, the refused commit ends the tick (nothing was written) without an error.
    * The lease's `signal` (which `signal` must follow) ends the tick the same way when it
    * aborts: the window in flight is left, uncommitted, to the replica that takes it over.
+   * Its `stopping` ends the tick after the window in flight is committed (a handover).
    */
   tick(head: number, signal: AbortSignal, lease?: HeldLease): Promise<TickResult>;
 }
@@ -137,6 +138,11 @@ export function createSourcePoller(common: Common, options: SourcePollerOptions)
     try {
     while (cursor < head) {
       signal.throwIfAborted();
+      // Handed over to a replica that joined: the windows so far are committed, the rest is its.
+      if (lease.stopping?.aborted === true) {
+        logger.info({ ...labels, block_range: [cursor + 1, head], epoch: lease.epoch }, "the source's lease is handed over to another replica; it goes on from the last committed window");
+        break;
+      }
       // A store that cannot write (a full disk, a read-only directory) keeps what follows in
       // memory only: scanning on would move the cursor ever further past what a restart
       // remembers. Retry the write first; while it fails, so does the tick, and the cursor stays.
@@ -188,7 +194,7 @@ export function createSourcePoller(common: Common, options: SourcePollerOptions)
       logger.debug({ ...labels, block_range: [from, to], duration_ms: common.now() - started, head }, "window done");
     }
     } catch (error) {
-      // The lease ended mid-window (shed, taken over, or lapsed): its requests stopped, and the
+      // The lease ended mid-window (taken over, or lapsed): its requests stopped, and the
       // replica that takes the source over polls the window. As a refused commit: not a failure.
       if (lease.signal?.aborted !== true) throw error;
       logger.info({ ...labels, block_range: [cursor + 1, head], epoch: lease.epoch, reason: describeError(lease.signal.reason) }, "the source's lease ended during the tick; its window was left to the replica that takes it over");

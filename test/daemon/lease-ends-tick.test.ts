@@ -102,20 +102,21 @@ function polledByBoth(polls: Poll[]): string[] {
 }
 
 describe("a lease that ends during a tick", () => {
-  it("shed for a replica that joined: the shedding replica's tick stops before its next request, and the window is polled once, by the new holder", async () => {
+  it("shed for a replica that joined: the tick commits the window in flight and stops; the lease is released after it, and every window is polled once", async () => {
     const sim = await createSimulator({ seed: 15, initialBlocks: 60 });
     cleanups.push(() => sim.close());
     const url = await pg.database();
-    const config = configOf(sim, sim.head() - 40);
+    const start = sim.head() - 40;
+    const config = configOf(sim, start);
     const keys = planFromConfig(config).sources.map((source) => source.key);
     // r1 sheds the last half of the sorted keys when r2 joins (down to the even share).
     const shedKeys = [...keys].sort().slice(keys.length / 2);
     const r2 = await replica(sim, url, config, "r2");
-    let shedAt: { key: string; from: number } | undefined;
+    let shedAt: number | undefined;
     const r1 = await replica(sim, url, config, "r1", async (key, from) => {
-      // At the second window of the first shed source: r2 joins, r1 renews and sheds, r2 claims.
-      if (shedAt !== undefined || key !== shedKeys[0] || from === sim.head() - 40 + 1) return;
-      shedAt = { key, from };
+      // At the second window of the first shed source: r2 joins, r1 renews and sheds, r2 claims what is free.
+      if (shedAt !== undefined || key !== shedKeys[0] || from === start + 1) return;
+      shedAt = from;
       await r2.keeper.renewNow();
       await r1.keeper.renewNow();
       await r2.keeper.renewNow();
@@ -125,17 +126,57 @@ describe("a lease that ends during a tick", () => {
 
     const first = await r1.engine.runOnce();
     expect(shedAt).toBeDefined();
-    // The shed ends r1's ticks quietly, as a fenced commit does: not an error.
     expect(first.results.filter((r) => r.error !== undefined)).toEqual([]);
+    // The window in flight at the shed was committed; no other was started.
+    expect(first.results.find((r) => r.key === shedKeys[0])?.result?.cursor).toBe(shedAt! + 4);
     for (const key of shedKeys) expect(r1.keeper.holds(sourceResource(key)), key).toBeUndefined();
+    // Still r1's while its ticks ran (nobody else could claim them); released at its next renewal.
+    for (const key of shedKeys) expect(r2.keeper.holds(sourceResource(key)), key).toBeUndefined();
+    await r1.keeper.renewNow();
+    await r2.keeper.renewNow();
     for (const key of shedKeys) expect(r2.keeper.holds(sourceResource(key)), key).toBeDefined();
-    const shedFirst = first.results.find((r) => r.key === shedKeys[0]);
-    // It committed its first window and left the second, in flight at the shed, to r2.
-    expect(shedFirst?.result?.cursor).toBe(shedAt!.from - 1);
 
     const second = await r2.engine.runOnce();
     expect(second.results.filter((r) => r.result !== undefined).map((r) => r.key).sort()).toEqual(shedKeys);
     for (const r of second.results) if (r.result !== undefined) expect(r.result.cursor).toBe(sim.head());
     expect(polledByBoth(sim.truth.polls())).toEqual([]);
+  });
+
+  it("lapsed (its renewal came too late): the tick makes no further request, and the next tick goes on under the renewed lease", async () => {
+    const sim = await createSimulator({ seed: 15, initialBlocks: 60 });
+    cleanups.push(() => sim.close());
+    const url = await pg.database();
+    const start = sim.head() - 40;
+    const config = configOf(sim, start);
+    const keys = planFromConfig(config).sources.map((source) => source.key);
+    let lapsedAt: number | undefined;
+    let requestsAfter = 0;
+    const r1 = await replica(sim, url, config, "r1", async (key, from) => {
+      if (lapsedAt !== undefined) {
+        if (key === keys[0]) requestsAfter += 1;
+        return;
+      }
+      if (key !== keys[0] || from === start + 1) return;
+      lapsedAt = from;
+      // The renewal comes after the usable time of the leases (a paused process, a slow
+      // database): the work under them stops, though nobody took them over.
+      r1.clock.advance(LEASE_MS - LEASE_MS / 3);
+      await r1.keeper.renewNow();
+    });
+    await r1.keeper.renewNow();
+    const polls = () => sim.truth.polls().filter((poll) => poll.from !== undefined).length;
+
+    const first = await r1.engine.runOnce();
+    expect(lapsedAt).toBeDefined();
+    // Quietly, as a fenced commit: the window in flight is left for the next tick.
+    expect(first.results.filter((r) => r.error !== undefined)).toEqual([]);
+    expect(first.results.find((r) => r.key === keys[0])?.result?.cursor).toBe(lapsedAt! - 1);
+    const before = polls();
+    expect(sim.truth.polls().filter((poll) => poll.from === lapsedAt)).toEqual([]);
+    expect(requestsAfter).toBe(0);
+
+    const second = await r1.engine.runOnce();
+    expect(second.results.find((r) => r.key === keys[0])?.result?.cursor).toBe(sim.head());
+    expect(polls()).toBeGreaterThan(before);
   });
 });

@@ -33,38 +33,47 @@ async function keeperOf(id: string, now: () => number, wrap: (leases: Leases) =>
 const signalOf = (keeper: Ownership, key: string) => keeper.holds(sourceResource(key))?.signal;
 
 describe("the lease keeper's signals", () => {
-  it("end the work on a shed lease before it is released, and on a lease taken over; a renewed lease keeps its signal", async () => {
+  it("end the work on a shed lease: at once if idle (before the release is written), after its window if in use (released at the next renewal); and on a lease taken over", async () => {
     const clocks = { r1: fakeClock(), r2: fakeClock() };
-    // What r1's keeper had done with the shed leases when the release was about to be written.
-    const atShed: Array<{ key: string; aborted: boolean | undefined; held: boolean }> = [];
+    // What r1's keeper had done with the surplus when its release was about to be written.
+    const atShed: Array<{ key: string; released: boolean; aborted: boolean | undefined; held: boolean }> = [];
     const r1Keeper: { current?: Ownership } = {};
     const signals = new Map<string, AbortSignal | undefined>();
-    const { keeper: r1 } = await keeperOf("r1", clocks.r1.now, (leases) => ({
+    const { keeper: r1, leases } = await keeperOf("r1", clocks.r1.now, (leases) => ({
       ...leases,
       renew: (options) =>
         leases.renew({
-          beforeShed: (keys) => {
-            options?.beforeShed?.(keys);
-            for (const key of keys) atShed.push({ key, aborted: signals.get(key)?.aborted, held: r1Keeper.current!.holds(sourceResource(key)) !== undefined });
+          shed: (surplus) => {
+            const releasing = options?.shed?.(surplus) ?? surplus;
+            for (const key of surplus) atShed.push({ key, released: releasing.includes(key), aborted: signals.get(key)?.aborted, held: r1Keeper.current!.holds(sourceResource(key)) !== undefined });
+            return releasing;
           },
         }),
     }));
     r1Keeper.current = r1;
     const { keeper: r2 } = await keeperOf("r2", clocks.r2.now);
+    const ownerOf = async (key: string) => (await leases.list()).find((lease) => lease.key === key)?.owner;
     await r1.renewNow();
     for (const key of KEYS) signals.set(key, signalOf(r1, key));
     expect([...signals.values()].every((signal) => signal !== undefined && !signal.aborted)).toBe(true);
+    // A tick of s3 is running.
+    const tick = r1.use(sourceResource("s3"))!;
+    expect(tick.signal).toBe(signals.get("s3"));
 
-    // r2 joins; r1's renewal sheds down to the even share (the last two keys), then r2 claims them.
+    // r2 joins; r1's renewal sheds down to the even share (the last two keys): the idle s2 at
+    // once, its work ended before the release; s3 after the window of its tick.
     await r2.renewNow();
     clocks.r1.advance(LEASE_MS / 3);
     await r1.renewNow();
     expect(atShed).toEqual([
-      { key: "s2", aborted: true, held: false },
-      { key: "s3", aborted: true, held: false },
+      { key: "s2", released: true, aborted: true, held: false },
+      { key: "s3", released: false, aborted: false, held: false },
     ]);
     expect(signals.get("s2")?.reason).toMatchObject({ code: "KW_STORE_LEASE_LOST" });
     expect(String(signals.get("s2")?.reason)).toMatch(/shed/);
+    expect(tick.stopping?.aborted).toBe(true);
+    expect(tick.signal?.aborted).toBe(false);
+    expect(r1.holds(sourceResource("s3"))).toBeUndefined();
     // The renewed leases go on under the same signal: a tick in flight is not cut by a renewal.
     for (const key of ["s0", "s1"]) {
       expect(signals.get(key)?.aborted, key).toBe(false);
@@ -72,10 +81,22 @@ describe("the lease keeper's signals", () => {
     }
     await r2.renewNow();
     expect(signalOf(r2, "s2")).toBeDefined();
+    // s3 stays r1's, renewed, while its tick commits its window.
+    expect(signalOf(r2, "s3")).toBeUndefined();
+    clocks.r1.advance(LEASE_MS / 3);
+    await r1.renewNow();
+    expect(await ownerOf("s3")).toBe("r1");
+    tick.done();
+    clocks.r1.advance(LEASE_MS / 3);
+    await r1.renewNow();
+    expect(await ownerOf("s3")).toBeUndefined();
+    expect(tick.signal?.aborted).toBe(true);
+    await r2.renewNow();
+    expect(signalOf(r2, "s3")).toBeDefined();
 
     // r1 stops renewing while its clock stands still (a pause): r2 takes s0 and s1 over after
     // they expire; r1's next renewal learns it and ends their work.
-    clocks.r2.advance(LEASE_MS / 3 + LEASE_MS + 1);
+    clocks.r2.advance(2 * LEASE_MS + 1);
     await r2.renewNow();
     expect(signalOf(r2, "s0")).toBeDefined();
     await r1.renewNow();
