@@ -1,5 +1,6 @@
 import type { Common } from "../common/common.js";
 import type { OperationalConfig } from "../config/types.js";
+import { isStoreError } from "../store/errors.js";
 import type { Store } from "../store/types.js";
 import type { WatchEngine } from "../watch/engine.js";
 import type { PlannedSource } from "../watch/poller.js";
@@ -31,6 +32,13 @@ export interface HealthMonitorOptions {
   head: { state(): HeadReadingState };
   budget: { state(): { paused_until: string | null } };
   monitor: OperationalMonitor;
+  /**
+   * With replicas: whether this replica holds a source now (Ownership.holds). Only those are
+   * judged: the others' ticks run elsewhere, and this engine's record of them (never ticked
+   * here, or ticked before another replica took them) said "stalled" or "failing" of sources
+   * that were fine. Absent: every source (one process).
+   */
+  holds?: (sourceKey: string) => boolean;
 }
 
 export interface HealthMonitor {
@@ -56,7 +64,16 @@ export function createHealthMonitor(common: Common, options: HealthMonitorOption
     }
     return ms;
   };
-  const sourceHealth = createSourceHealthTracker({ failingAfterMs: thresholds.source_failing_after, behindBlocks: thresholds.source_behind_blocks, stalledAfterMs, startedAtMs });
+  // Since when this replica holds each source; the sources held at the first evaluation count from the start.
+  const heldSince = new Map<string, number>();
+  let evaluated = false;
+  const sourceHealth = createSourceHealthTracker({
+    failingAfterMs: thresholds.source_failing_after,
+    behindBlocks: thresholds.source_behind_blocks,
+    stalledAfterMs,
+    startedAtMs,
+    heldSinceMs: options.holds ? (key) => heldSince.get(key) : undefined,
+  });
   const headTracker = createHeadTracker(thresholds, startedAtMs);
   // A source failing before a restart is still failing after it, until a tick succeeds: its
   // streak is taken from the persisted episode, or the restart would resolve it and, minutes
@@ -67,11 +84,39 @@ export function createHealthMonitor(common: Common, options: HealthMonitorOption
     sourceHealth.seedStreak(key, Date.parse(episode.since) - thresholds.source_failing_after);
   }
 
+  type OutboxReading = Pick<Parameters<typeof currentConditions>[1], "sinks" | "deadLetters">;
+  let lastOutbox: OutboxReading = { sinks: options.sinks.map((name) => ({ name, pending: 0, oldest: undefined })), deadLetters: 0 };
+  /**
+   * The outbox as the sink and dead-letter conditions read it. A store that cannot be read
+   * (PostgreSQL down) keeps the last reading: the evaluation must go on, or /readyz failed with
+   * a 500 instead of saying 503 "the store cannot be read" (status/daemon-status.ts).
+   */
+  async function readOutbox(): Promise<OutboxReading> {
+    try {
+      lastOutbox = {
+        sinks: await Promise.all(options.sinks.map(async (name) => ({ name, pending: await store.countOutbox({ sink: name, state: "pending" }), oldest: (await store.listOutbox({ sink: name, state: "pending", limit: 1 }))[0] }))),
+        deadLetters: await store.countOutbox({ state: "dead" }),
+      };
+    } catch (error) {
+      if (!isStoreError(error, "KW_STORE_UNREACHABLE")) throw error;
+    }
+    return lastOutbox;
+  }
+
   async function evaluate(): Promise<HealthSnapshot> {
     const nowMs = common.now();
     const states = options.engine.states();
     const head = options.head.state();
-    const sources = sourceHealth.observe(states, head.block, nowMs);
+    let judged = states;
+    if (options.holds) {
+      const holds = options.holds;
+      judged = states.filter((state) => holds(state.key));
+      const held = new Set(judged.map((state) => state.key));
+      for (const key of [...heldSince.keys()]) if (!held.has(key)) heldSince.delete(key);
+      for (const key of held) if (!heldSince.has(key)) heldSince.set(key, evaluated ? nowMs : startedAtMs);
+    }
+    evaluated = true;
+    const sources = sourceHealth.observe(judged, head.block, nowMs);
     const highestCursor = states.reduce<number | null>((max, state) => (state.cursor !== null && (max === null || state.cursor > max) ? state.cursor : max), null);
     const conditions = [
       ...headTracker.observe(head, highestCursor, nowMs),
@@ -79,8 +124,7 @@ export function createHealthMonitor(common: Common, options: HealthMonitorOption
         nowMs,
         sources,
         lastErrors: new Map(states.map((state) => [state.key, state.last_error])),
-        sinks: await Promise.all(options.sinks.map(async (name) => ({ name, pending: await store.countOutbox({ sink: name, state: "pending" }), oldest: (await store.listOutbox({ sink: name, state: "pending", limit: 1 }))[0] }))),
-        deadLetters: await store.countOutbox({ state: "dead" }),
+        ...(await readOutbox()),
         store: await store.stats(),
         storePath: store.path,
         budgetPausedUntil: options.budget.state().paused_until,
