@@ -182,6 +182,8 @@ export async function createDaemon(common: Common, options: DaemonOptions): Prom
       sinks: Object.keys(config.sinks),
       head: headProbe,
       budget,
+      // Replicas judge the sources they hold; with one process every source.
+      holds: store instanceof PostgresStore ? (key) => ownership.holds(sourceResource(key)) !== undefined : undefined,
       monitor: await createOperationalMonitor(common, { store, sinks: operationalSinks, network: config.chain.network, head: () => headProbe.state().block, onQueued: () => dispatcher.kick() }),
     });
     let healthTimer: NodeJS.Timeout | undefined;

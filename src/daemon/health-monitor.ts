@@ -1,5 +1,6 @@
 import type { Common } from "../common/common.js";
 import type { OperationalConfig } from "../config/types.js";
+import { isStoreError } from "../store/errors.js";
 import type { Store } from "../store/types.js";
 import type { WatchEngine } from "../watch/engine.js";
 import type { PlannedSource } from "../watch/poller.js";
@@ -34,6 +35,13 @@ export interface HealthMonitorOptions {
   head: { state(): HeadReadingState };
   budget: { state(): BudgetReading };
   monitor: OperationalMonitor;
+  /**
+   * With replicas: whether this replica holds a source now (Ownership.holds). Only those are
+   * judged: the others' ticks run elsewhere, and this engine's record of them (never ticked
+   * here, or ticked before another replica took them) said "stalled" or "failing" of sources
+   * that were fine. Absent: every source (one process).
+   */
+  holds?: (sourceKey: string) => boolean;
 }
 
 export interface HealthMonitor {
@@ -69,7 +77,16 @@ export function createHealthMonitor(common: Common, options: HealthMonitorOption
     if (pauseEndsMs === undefined) return base;
     return base + Math.max(0, Math.min(common.now(), pauseEndsMs) - (lastOkOf.get(key) ?? startedAtMs));
   };
-  const sourceHealth = createSourceHealthTracker({ failingAfterMs: thresholds.source_failing_after, behindBlocks: thresholds.source_behind_blocks, stalledAfterMs, startedAtMs });
+  // Since when this replica holds each source; the sources held at the first evaluation count from the start.
+  const heldSince = new Map<string, number>();
+  let evaluated = false;
+  const sourceHealth = createSourceHealthTracker({
+    failingAfterMs: thresholds.source_failing_after,
+    behindBlocks: thresholds.source_behind_blocks,
+    stalledAfterMs,
+    startedAtMs,
+    heldSinceMs: options.holds ? (key) => heldSince.get(key) : undefined,
+  });
   const headTracker = createHeadTracker(thresholds, startedAtMs);
   const backlog = createBacklogTracker(thresholds);
   // A source failing before a restart is still failing after it, until a tick succeeds: its
@@ -87,31 +104,68 @@ export function createHealthMonitor(common: Common, options: HealthMonitorOption
     else if (TOLD_BY_A_TICK.has(episode.kind)) untilTicked.set(episode.key, episode);
   }
 
+  type OutboxReading = Pick<Parameters<typeof currentConditions>[1], "sinks" | "deadLetters">;
+  let lastOutbox: OutboxReading = { sinks: options.sinks.map((name) => ({ name, pending: 0, oldest: undefined })), deadLetters: 0 };
+  /**
+   * The outbox as the sink and dead-letter conditions read it. A store that cannot be read
+   * (PostgreSQL down) keeps the last reading: the evaluation must go on, or /readyz failed with
+   * a 500 instead of saying 503 "the store cannot be read" (status/daemon-status.ts).
+   */
+  async function readOutbox(): Promise<OutboxReading> {
+    try {
+      lastOutbox = {
+        sinks: await Promise.all(options.sinks.map(async (name) => ({ name, pending: await store.countOutbox({ sink: name, state: "pending" }), oldest: (await store.listOutbox({ sink: name, state: "pending", limit: 1 }))[0] }))),
+        deadLetters: await store.countOutbox({ state: "dead" }),
+      };
+    } catch (error) {
+      if (!isStoreError(error, "KW_STORE_UNREACHABLE")) throw error;
+    }
+    return lastOutbox;
+  }
+
+  /** The stored cursors, or none while the store cannot be read (as readOutbox). */
+  async function readStoredCursors(): Promise<{ key: string; block: number }[]> {
+    try {
+      return await store.listCursors();
+    } catch (error) {
+      if (!isStoreError(error, "KW_STORE_UNREACHABLE")) throw error;
+      return [];
+    }
+  }
+
   async function evaluate(): Promise<HealthSnapshot> {
     const nowMs = common.now();
     // A source's cursor from the store until it has ticked successfully in this run (after a
     // restart onto a failing explorer, its lag is still known).
     let states = options.engine.states();
     if (states.some((state) => state.cursor === null)) {
-      const stored = new Map((await store.listCursors()).map((cursor) => [cursor.key, cursor.block]));
+      const stored = new Map((await readStoredCursors()).map((cursor) => [cursor.key, cursor.block]));
       states = states.map((state) => (state.cursor === null ? { ...state, cursor: stored.get(state.key) ?? null } : state));
     }
     const head = options.head.state();
     const budget = options.budget.state();
     if (budget.paused_until !== null) pauseEndsMs = Date.parse(budget.paused_until);
     for (const state of states) if (state.last_ok_at !== null) lastOkOf.set(state.key, Date.parse(state.last_ok_at));
-    const sources = sourceHealth.observe(states, head.block, nowMs);
+    let judged = states;
+    if (options.holds) {
+      const holds = options.holds;
+      judged = states.filter((state) => holds(state.key));
+      const held = new Set(judged.map((state) => state.key));
+      for (const key of [...heldSince.keys()]) if (!held.has(key)) heldSince.delete(key);
+      for (const key of held) if (!heldSince.has(key)) heldSince.set(key, evaluated ? nowMs : startedAtMs);
+    }
+    evaluated = true;
+    const sources = sourceHealth.observe(judged, head.block, nowMs);
     const highestCursor = states.reduce<number | null>((max, state) => (state.cursor !== null && (max === null || state.cursor > max) ? state.cursor : max), null);
-    const sinks = await Promise.all(options.sinks.map(async (name) => ({ name, pending: await store.countOutbox({ sink: name, state: "pending" }), oldest: (await store.listOutbox({ sink: name, state: "pending", limit: 1 }))[0] })));
+    const outbox = await readOutbox();
     const conditions = [
       ...headTracker.observe(head, highestCursor, nowMs),
-      ...backlog.observe(sinks, nowMs),
+      ...backlog.observe(outbox.sinks, nowMs),
       ...currentConditions(thresholds, {
         nowMs,
         sources,
         lastErrors: new Map(states.map((state) => [state.key, state.last_error])),
-        sinks,
-        deadLetters: await store.countOutbox({ state: "dead" }),
+        ...outbox,
         store: await store.stats(),
         storePath: store.path,
         budget,

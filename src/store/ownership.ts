@@ -13,13 +13,44 @@ export interface Ownership {
    * commits (a commit with an older epoch is refused). Synchronous: asked before every tick
    * and every delivery pass, answered from what the last renewal learned.
    */
-  holds(resource: string): { epoch?: number } | undefined;
+  holds(resource: string): HeldLease | undefined;
+  /**
+   * As holds(), for work that runs under the lease (a tick): the keeper counts it until
+   * `done()`, so that a lease it sheds is released only once the window in flight is
+   * committed, never while another replica could claim it and poll the same window.
+   */
+  use(resource: string): LeaseUse | undefined;
   /** Takes part with these resources (the plan's) and keeps the leases renewed until stop(). */
   start(resources: readonly string[]): Promise<void>;
   /** Renews, sheds and claims now rather than at the next third of a lease (start, tests). */
   renewNow(): Promise<void>;
   /** Gives every lease back so the other replicas take over at once. */
   stop(): Promise<void>;
+}
+
+/** What a process holds of a resource while it may use it. */
+export interface HeldLease {
+  /** Fences the source's commits; absent with one process (nothing to fence). */
+  epoch?: number;
+  /**
+   * Aborted (with a KW_STORE_LEASE_LOST StoreError) the moment this process must stop using
+   * the resource at once: taken over, or its usable time over without a renewal (another
+   * replica may take it over soon). A tick runs under it, so it makes no further explorer
+   * request. Absent with one process.
+   */
+  signal?: AbortSignal;
+  /**
+   * Aborted when this replica gives the lease away (shed for a replica that joined): the tick
+   * commits the window in flight and starts no other; the keeper releases the lease after
+   * `done()`. Cutting the window in flight instead would have it polled twice: once by this
+   * replica (its requests reached the explorer) and again by the new holder.
+   */
+  stopping?: AbortSignal;
+}
+
+/** A lease in use by one piece of work; `done()` once it has ended. */
+export interface LeaseUse extends HeldLease {
+  done(): void;
 }
 
 export const sourceResource = (key: string): string => `source:${key}`;
@@ -30,6 +61,7 @@ export function createSoleOwnership(replicaId: string): Ownership {
   return {
     replicaId,
     holds: () => ({}),
+    use: () => ({ done: () => {} }),
     start: async () => {},
     renewNow: async () => {},
     stop: async () => {},

@@ -2,7 +2,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { Cron } from "croner";
 import type { Common } from "../common/common.js";
 import { describeError, isAbortError } from "../common/errors.js";
-import type { Ownership } from "../store/ownership.js";
+import type { HeldLease, LeaseUse, Ownership } from "../store/ownership.js";
 import { sourceResource } from "../store/ownership.js";
 import type { SourcePoller, TickResult } from "./poller.js";
 import { createTickQueue } from "./tick-queue.js";
@@ -45,7 +45,7 @@ export interface WatchEngineOptions {
    * Replicas: only the sources whose lease this process holds are ticked (each firing asks),
    * and their commits carry the lease's epoch. Absent: every source, unfenced.
    */
-  ownership?: Pick<Ownership, "holds">;
+  ownership?: Pick<Ownership, "holds" | "use">;
   /** Sources ticking at the same time (default 64); the others wait in a queue. */
   maxConcurrentTicks?: number;
   /**
@@ -122,11 +122,16 @@ export function createWatchEngine(common: Common, options: WatchEngineOptions): 
     try {
       // After a stop the queue drains without ticking.
       signal.throwIfAborted();
-      const lease = options.ownership ? options.ownership.holds(sourceResource(key)) : {};
+      // Used, not just asked: a lease shed while this tick runs is released once it has ended.
+      const lease: LeaseUse | undefined = options.ownership ? options.ownership.use(sourceResource(key)) : { done: () => {} };
       // Lost between the firing and this turn in the queue: the new owner ticks it.
       if (lease === undefined) return;
-      const result = await tick(poller, firing.head, lease);
-      if (firing.results) firing.results[index] = { key, result };
+      try {
+        const result = await tick(poller, firing.head, lease);
+        if (firing.results) firing.results[index] = { key, result };
+      } finally {
+        lease.done();
+      }
     } catch (error) {
       if (firing.results) firing.results[index] = { key, error: describeError(error) };
     } finally {
@@ -136,7 +141,7 @@ export function createWatchEngine(common: Common, options: WatchEngineOptions): 
     }
   }
 
-  async function tick(poller: SourcePoller, currentHead: number, lease: { epoch?: number }): Promise<TickResult> {
+  async function tick(poller: SourcePoller, currentHead: number, lease: HeldLease): Promise<TickResult> {
     const { source } = poller;
     const state = states.get(source.key)!;
     const started = performance.now();
@@ -144,7 +149,8 @@ export function createWatchEngine(common: Common, options: WatchEngineOptions): 
     const timeoutMs = options.tickTimeoutMs ?? DEFAULT_TICK_TIMEOUT_MS;
     const deadline = new AbortController();
     const timer = setTimeout(() => deadline.abort(new TickTimeoutError(source.key, timeoutMs)), timeoutMs);
-    const tickSignal = linkSignals(signal, deadline.signal);
+    // The lease's signal too: a source lost or lapsed mid-tick stops before its next explorer request.
+    const tickSignal = linkSignals(signal, deadline.signal, lease.signal);
     try {
       const result = await poller.tick(currentHead, tickSignal.signal, lease);
       state.cursor = result.cursor;

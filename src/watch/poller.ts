@@ -1,5 +1,7 @@
 import type { Common } from "../common/common.js";
+import { describeError } from "../common/errors.js";
 import { isStoreError } from "../store/errors.js";
+import type { HeldLease } from "../store/ownership.js";
 import type { Store } from "../store/types.js";
 import { newOutboxEntries } from "../model/outbox-entry.js";
 import type { WatchedRecord } from "../model/record.js";
@@ -68,8 +70,11 @@ export interface SourcePoller {
    * Process every block up to `head`, window after window, committing each. With a lease
    * `epoch` (replicas) every commit is fenced by it: once another replica has taken the
    * source over, the refused commit ends the tick (nothing was written) without an error.
+   * The lease's `signal` (which `signal` must follow) ends the tick the same way when it
+   * aborts: the window in flight is left, uncommitted, to the replica that takes it over.
+   * Its `stopping` ends the tick after the window in flight is committed (a handover).
    */
-  tick(head: number, signal: AbortSignal, lease?: { epoch?: number }): Promise<TickResult>;
+  tick(head: number, signal: AbortSignal, lease?: HeldLease): Promise<TickResult>;
 }
 
 export function createSourcePoller(common: Common, options: SourcePollerOptions): SourcePoller {
@@ -124,7 +129,7 @@ export function createSourcePoller(common: Common, options: SourcePollerOptions)
     );
   }
 
-  async function tick(head: number, signal: AbortSignal, lease: { epoch?: number } = {}): Promise<TickResult> {
+  async function tick(head: number, signal: AbortSignal, lease: HeldLease = {}): Promise<TickResult> {
     let cursor = await ensureCursor(head);
     const result: TickResult = { cursor, windows: 0, records: 0, alerts: 0 };
     const behind = head - cursor;
@@ -133,6 +138,11 @@ export function createSourcePoller(common: Common, options: SourcePollerOptions)
     try {
     while (cursor < head) {
       signal.throwIfAborted();
+      // Handed over to a replica that joined: the windows so far are committed, the rest is its.
+      if (lease.stopping?.aborted === true) {
+        logger.info({ ...labels, block_range: [cursor + 1, head], epoch: lease.epoch }, "the source's lease is handed over to another replica; it goes on from the last committed window");
+        break;
+      }
       // A store that cannot write (a full disk, a read-only directory) keeps what follows in
       // memory only: scanning on would move the cursor ever further past what a restart
       // remembers. Retry the write first; while it fails, so does the tick, and the cursor stays.
@@ -183,6 +193,13 @@ export function createSourcePoller(common: Common, options: SourcePollerOptions)
       result.windows += 1;
       logger.debug({ ...labels, block_range: [from, to], duration_ms: common.now() - started, head }, "window done");
     }
+    } catch (error) {
+      // The lease ended mid-window (taken over, or lapsed): its requests stopped, and the
+      // replica that takes the source over polls the window. As a refused commit: not a failure.
+      if (lease.signal?.aborted !== true) throw error;
+      logger.info({ ...labels, block_range: [cursor + 1, head], epoch: lease.epoch, reason: describeError(lease.signal.reason) }, "the source's lease ended during the tick; its window was left to the replica that takes it over");
+      result.cursor = cursor;
+      return result;
     } finally {
       // Also after an aborted tick: the windows committed so far are the watches' positions.
       if (handedOver.length > 0) await savePositions(cursor);

@@ -36,6 +36,12 @@ export interface SourceHealthOptions {
   stalledAfterMs: (key: string) => number;
   /** When the daemon started: a source that never ticked is measured from here. */
   startedAtMs: number;
+  /**
+   * With replicas: since when this replica holds each source (undefined: always). A source is
+   * judged from then: what its ticks did here before (it was held, lost, and taken back) is
+   * forgotten, and one not ticked since is measured from then, not from the start.
+   */
+  heldSinceMs?: (key: string) => number | undefined;
 }
 
 export interface SourceHealthTracker {
@@ -58,8 +64,13 @@ export function createSourceHealthTracker(options: SourceHealthOptions): SourceH
     seedStreak(key, sinceMs) {
       streakStart.set(key, sinceMs);
     },
-    observe(states, head, nowMs) {
-      return states.map((state) => {
+    observe(observed, head, nowMs) {
+      return observed.map((seen) => {
+        const heldSince = options.heldSinceMs?.(seen.key);
+        // Not ticked here since this replica took the source (back): nothing of it is known yet.
+        const fresh = heldSince !== undefined && (seen.last_tick_at === null || Date.parse(seen.last_tick_at) < heldSince);
+        if (fresh) streakStart.delete(seen.key);
+        const state: SourceState = fresh ? { ...seen, last_outcome: null, last_ok_at: null, last_error: null, last_tick_at: null, cursor: null } : seen;
         const lag = state.cursor !== null && head !== null ? Math.max(0, head - state.cursor) : null;
         const lastOk = state.last_ok_at === null ? null : Date.parse(state.last_ok_at);
         const lastTick = state.last_tick_at === null ? nowMs : Date.parse(state.last_tick_at);
@@ -79,9 +90,10 @@ export function createSourceHealthTracker(options: SourceHealthOptions): SourceH
             detail: `ticks failing for ${Math.round(failingFor / 1000)} s${failing ? "" : ` (failing after ${Math.round(options.failingAfterMs / 1000)} s)`}: ${state.last_error ?? "unknown error"}`,
           } satisfies SourceHealth;
         }
-        const okAge = nowMs - (lastOk ?? options.startedAtMs);
+        const okAge = nowMs - Math.max(lastOk ?? options.startedAtMs, heldSince ?? -Infinity);
         if (okAge > options.stalledAfterMs(state.key) && !state.running) {
-          const what = lastOk === null ? "no successful tick since start" : `no successful tick since ${state.last_ok_at}`;
+          const what =
+            lastOk === null ? (heldSince === undefined ? "no successful tick since start" : `no successful tick since this replica took it at ${new Date(heldSince).toISOString()}`) : `no successful tick since ${state.last_ok_at}`;
           return { ...base, state: "stalled", failing_since: null, detail: `${what}${state.last_outcome === "paused" ? " (the daily credit budget is spent)" : ""}` } satisfies SourceHealth;
         }
         if (lag !== null && lag > options.behindBlocks) {

@@ -1,7 +1,8 @@
 import type { Common } from "../../common/common.js";
 import { describeError } from "../../common/errors.js";
 import { sleep } from "../../common/sleep.js";
-import type { Ownership } from "../ownership.js";
+import { StoreError } from "../errors.js";
+import type { HeldLease, Ownership } from "../ownership.js";
 import type { Lease, Leases } from "./leases.js";
 
 const SOURCE_PREFIX = "source:";
@@ -17,6 +18,15 @@ export interface LeaseKeeperOptions {
   onChange?: (change: { gained: string[]; lost: string[] }) => void;
 }
 
+/** A lease this replica holds, and the signals that end the work done under it. */
+interface Holding {
+  lease: Lease;
+  /** Aborted when the work must stop at once (HeldLease.signal): taken over, lapsed, stopping. */
+  stop: AbortController;
+  /** Aborted when the lease is being handed over (HeldLease.stopping): finish the window, start no other. */
+  handover: AbortController;
+}
+
 /**
  * The PostgreSQL ownership: every third of a lease it renews the leases it holds, sheds
  * those above the fair share (a replica joined), and claims free or expired ones up to it.
@@ -24,35 +34,120 @@ export interface LeaseKeeperOptions {
  * A lease is used only until its expiry minus a third of a lease, by this replica's own
  * clock: a replica whose renewals fail (the database unreachable, a long pause) stops
  * polling and delivering before another can take its resources over, rather than after.
- * A source's commit is fenced by its epoch in any case (PostgresStore.commitWindow).
+ *
+ * "Stops" includes the work in flight. Asking holds() once before a tick was not enough: a
+ * tick of a long catch-up went on polling window after window of a source that had been shed
+ * or had lapsed meanwhile, while the replica that took it over polled the same windows. So
+ * each lease has two signals that a tick runs under (HeldLease):
+ * - `signal`, aborted when the lease is taken over or at the end of its usable time (one
+ *   timer for all leases, at the earliest end): no further explorer request;
+ * - `stopping`, aborted when a lease in use is shed: the tick commits the window in flight
+ *   and starts no other, and the lease is released at the first renewal after that tick
+ *   ended (use() counts the uses). A lease not in use is released at once.
+ * A source's commit is fenced by its epoch in any case (PostgresStore.commitWindow): the
+ * last line, not the first.
  */
 export function createLeaseKeeper(common: Common, options: LeaseKeeperOptions): Ownership {
   const { leases, leaseMs } = options;
   const margin = Math.floor(leaseMs / 3);
   const logger = common.logger.child({ component: "leases", replica: options.replicaId });
-  let held = new Map<string, Lease>();
+  let held = new Map<string, Holding>();
+  /** Work in progress under each resource's lease (use() to done()). */
+  const uses = new Map<string, number>();
   let controller: AbortController | undefined;
   let loop: Promise<void> | undefined;
+  let expiryTimer: NodeJS.Timeout | undefined;
+  let stopped = false;
 
-  const usable = (lease: Lease) => common.now() < lease.expiresMs - margin;
+  const usableUntil = (lease: Lease) => lease.expiresMs - margin;
   // A source's lease row is named by the source key alone, as PostgresStore.commitWindow
   // fences the cursor of that key; sinks keep their prefix (source keys are src_<hex>).
   const leaseKey = (resource: string) => (resource.startsWith(SOURCE_PREFIX) ? resource.slice(SOURCE_PREFIX.length) : resource);
   const resourceOf = (key: string) => (key.startsWith(SINK_PREFIX) ? key : `${SOURCE_PREFIX}${key}`);
+  const fresh = (lease: Lease): Holding => ({ lease, stop: new AbortController(), handover: new AbortController() });
+  const reason = (resource: string, holding: Holding, why: string) =>
+    new StoreError("KW_STORE_LEASE_LOST", `replica ${options.replicaId}: the lease of ${resource} at epoch ${holding.lease.epoch} ${why}`);
+
+  /** Ends the work under a lease at once (both signals; once). */
+  function end(resource: string, holding: Holding, why: string): void {
+    if (holding.stop.signal.aborted) return;
+    const error = reason(resource, holding, `${why}; its work stops here`);
+    holding.handover.abort(error);
+    holding.stop.abort(error);
+  }
+
+  /** Ends every lease whose usable time is over by this replica's clock, and waits for the next. */
+  function endLapsed(): void {
+    const now = common.now();
+    for (const [resource, holding] of held) if (now >= usableUntil(holding.lease)) end(resource, holding, "was not renewed in time");
+    armExpiry();
+  }
+
+  /** One timer for every lease: at the earliest usable end among those still in use. */
+  function armExpiry(): void {
+    clearTimeout(expiryTimer);
+    expiryTimer = undefined;
+    if (stopped) return;
+    let next = Infinity;
+    for (const holding of held.values()) if (!holding.stop.signal.aborted) next = Math.min(next, usableUntil(holding.lease));
+    if (next === Infinity) return;
+    // At least 1 ms: a clock a hair short of the end would otherwise spin on zero-delay timers.
+    expiryTimer = setTimeout(endLapsed, Math.max(1, next - common.now()));
+    expiryTimer.unref();
+  }
+
+  /** The shed surplus: what is not in use goes now; what is asks its work to end, and goes at a later renewal. */
+  function shed(keys: readonly string[], handingOver: Set<string>): string[] {
+    const releasing: string[] = [];
+    for (const key of keys) {
+      const resource = resourceOf(key);
+      const holding = held.get(resource);
+      if (holding !== undefined && !holding.stop.signal.aborted && (uses.get(resource) ?? 0) > 0) {
+        if (!holding.handover.signal.aborted) holding.handover.abort(reason(resource, holding, "is handed over to a replica that joined; the window in flight is committed first"));
+        handingOver.add(resource);
+        continue;
+      }
+      if (holding !== undefined) end(resource, holding, "was shed for a replica that joined");
+      releasing.push(key);
+    }
+    return releasing;
+  }
 
   async function renewNow(): Promise<void> {
+    // What lapsed since the last renewal stops now, even if this renewal extends it: the work
+    // under it had no right to go on, and the next tick starts under the renewed lease.
+    endLapsed();
+    // The leases handed over whose work has ended (its last window committed) go now.
+    const handedOver = [...held].filter(([resource, holding]) => holding.handover.signal.aborted && !holding.stop.signal.aborted && (uses.get(resource) ?? 0) === 0);
+    if (handedOver.length > 0) {
+      for (const [resource, holding] of handedOver) {
+        end(resource, holding, "was handed over");
+        held.delete(resource);
+      }
+      await leases.release(handedOver.map(([resource]) => leaseKey(resource)));
+    }
     const before = new Set(held.keys());
-    const renewed = await leases.renew();
-    // A round that lost leases (shed for a newcomer, or taken over) claims nothing: claiming
-    // up to the share plus slack would take back at once what was just shed.
-    const claimed = renewed.lost.length > 0 ? [] : await leases.claim();
-    const next = new Map<string, Lease>();
-    for (const lease of [...renewed.held, ...claimed]) next.set(resourceOf(lease.key), lease);
+    const handingOver = new Set<string>();
+    const renewed = await leases.renew({ shed: (surplus) => shed(surplus, handingOver) });
+    // A round that lost leases (shed or handed over to a newcomer, or taken over) claims
+    // nothing: claiming up to the share plus slack would take back at once what was just shed.
+    const claimed = renewed.lost.length > 0 || handedOver.length > 0 ? [] : await leases.claim();
+    const next = new Map<string, Holding>();
+    for (const lease of [...renewed.held, ...claimed]) {
+      const resource = resourceOf(lease.key);
+      const previous = held.get(resource);
+      // The same lease renewed keeps its signals, so the tick running under it goes on (and a
+      // lease being handed over stays so until its work has ended and it is released).
+      const kept = previous !== undefined && previous.lease.epoch === lease.epoch && !previous.stop.signal.aborted;
+      next.set(resource, kept ? { ...previous, lease } : fresh(lease));
+    }
+    for (const [resource, holding] of held) if (!next.has(resource)) end(resource, holding, "was taken over by another replica");
     held = next;
+    armExpiry();
     const gained = [...next.keys()].filter((key) => !before.has(key)).sort();
     const lost = [...before].filter((key) => !next.has(key)).sort();
-    if (gained.length > 0 || lost.length > 0) {
-      logger.info({ gained: gained.length, lost: lost.length, holding: next.size }, "leases changed");
+    if (gained.length > 0 || lost.length > 0 || handingOver.size > 0) {
+      logger.info({ gained: gained.length, lost: lost.length, handing_over: handingOver.size, holding: next.size }, "leases changed");
       options.onChange?.({ gained, lost });
     }
     const resources = [...next.keys()];
@@ -70,27 +165,55 @@ export function createLeaseKeeper(common: Common, options: LeaseKeeperOptions): 
       try {
         await renewNow();
       } catch (error) {
-        // Nothing more to do: holds() stops answering for each lease before it expires.
+        // Nothing more to do: each lease's work stops at the end of its usable time (armExpiry).
         logger.warn({ err: describeError(error) }, "cannot renew the leases; work stops on each one before it expires");
       }
     }
   }
 
+  function holds(resource: string): HeldLease | undefined {
+    const holding = held.get(resource);
+    if (holding === undefined || holding.stop.signal.aborted || holding.handover.signal.aborted) return undefined;
+    // The timer may not have run yet (a busy event loop): the clock decides.
+    if (common.now() >= usableUntil(holding.lease)) {
+      end(resource, holding, "was not renewed in time");
+      return undefined;
+    }
+    return { epoch: holding.lease.epoch, signal: holding.stop.signal, stopping: holding.handover.signal };
+  }
+
   return {
     replicaId: options.replicaId,
-    holds(resource) {
-      const lease = held.get(resource);
-      return lease !== undefined && usable(lease) ? { epoch: lease.epoch } : undefined;
+    holds,
+    use(resource) {
+      const lease = holds(resource);
+      if (lease === undefined) return undefined;
+      uses.set(resource, (uses.get(resource) ?? 0) + 1);
+      let ended = false;
+      return {
+        ...lease,
+        done() {
+          if (ended) return;
+          ended = true;
+          const left = (uses.get(resource) ?? 1) - 1;
+          if (left > 0) uses.set(resource, left);
+          else uses.delete(resource);
+        },
+      };
     },
     async start(resources) {
+      stopped = false;
       await leases.register(resources.map(leaseKey));
       await renewNow();
       controller = new AbortController();
       loop = keep(controller.signal);
     },
     async stop() {
+      stopped = true;
       controller?.abort();
       await loop;
+      clearTimeout(expiryTimer);
+      for (const [resource, holding] of held) end(resource, holding, "was given back (the replica stops)");
       held = new Map();
       await leases.leave().catch((error: unknown) => logger.warn({ err: describeError(error) }, "cannot give the leases back; the others take over when they expire"));
     },

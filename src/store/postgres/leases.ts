@@ -54,8 +54,12 @@ export interface Leases {
    * Heartbeats and extends every lease this replica holds. Sources above the fair share
    * (another replica joined) are released so that it can claim them. `lost` are the sources
    * this replica held and holds no more (taken over after expiry, or shed): stop polling them.
+   * `shed` chooses which of the surplus to release now (default: all of it); the others stay
+   * held and renewed, for a later renewal or release (the keeper keeps a source until the
+   * window in flight is committed). Whatever it returns must have stopped being used, as
+   * another replica may claim it the moment the release is written.
    */
-  renew(): Promise<{ held: Lease[]; lost: string[] }>;
+  renew(options?: { shed?: (surplus: readonly string[]) => readonly string[] }): Promise<{ held: Lease[]; lost: string[] }>;
   /** Frees the given sources (all of this replica's by default) for the others at once. */
   release(keys?: readonly string[]): Promise<void>;
   /** At shutdown: frees every source and stops counting as live, so the others take over now. */
@@ -153,7 +157,7 @@ export function createLeases(common: Common, options: LeasesOptions): Leases {
       return remember(result.rows).sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
     },
 
-    async renew() {
+    async renew(options = {}) {
       await heartbeat();
       const now = common.now();
       // An expired lease that nobody took is still this replica's (same owner, same epoch):
@@ -172,8 +176,10 @@ export function createLeases(common: Common, options: LeasesOptions): Leases {
           .map((lease) => lease.key)
           .sort()
           .slice(fair);
-        await release(surplus);
-        const shed = new Set(surplus);
+        const chosen = new Set(options.shed ? options.shed(surplus) : surplus);
+        const releasing = surplus.filter((key) => chosen.has(key));
+        if (releasing.length > 0) await release(releasing);
+        const shed = new Set(releasing);
         held = held.filter((lease) => !shed.has(lease.key));
       }
       const lost = [...before].filter((key) => !mine.has(key)).sort();
