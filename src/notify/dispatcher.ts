@@ -5,7 +5,8 @@ import type { OutboxChange, Store } from "../store/types.js";
 import type { OutboxEntry } from "../model/outbox-entry.js";
 import { admit, type DispatcherRule, type PlannedDelivery } from "./admission.js";
 import { DEFAULT_BACKOFF, type BackoffPolicy } from "./backoff.js";
-import { loadCooldownBook, type CooldownBook } from "./cooldown.js";
+import { readCooldownView } from "./cooldown.js";
+import type { CooldownStamp } from "../store/types.js";
 import { readDueEntries } from "./due-entries.js";
 import { decideOutcome, type OutcomePolicy } from "./outcome.js";
 import { sendDelivery } from "./send-delivery.js";
@@ -62,7 +63,7 @@ export interface DispatcherOptions {
    */
   ownership?: Pick<Ownership, "holds">;
   /** Alerts an active silence matches are held back like a cooldown's (`kaiawatch silence`). */
-  silences?: Pick<SilenceBook, "active" | "noteHeld">;
+  silences?: Pick<SilenceBook, "current" | "noteHeld">;
 }
 
 export interface SinkStatus {
@@ -181,14 +182,6 @@ export function createDispatcher(common: Common, options: DispatcherOptions): Di
   const random = options.random ?? Math.random;
   const rules = new Map(options.rules.map((rule) => [rule.name, rule]));
   const longestCooldownMs = Math.max(0, ...options.rules.map((rule) => rule.cooldownMs ?? 0));
-  /** The cooldown book, read from the store by the first pass (reading it is asynchronous). */
-  let loadedBook: CooldownBook | undefined;
-  let loadingBook: Promise<CooldownBook> | undefined;
-  const cooldownBook = async (): Promise<CooldownBook> => {
-    if (loadedBook) return loadedBook;
-    loadingBook ??= loadCooldownBook(store).finally(() => (loadingBook = undefined));
-    return (loadedBook = await loadingBook);
-  };
   const baseLogger = common.logger.child({ component: "dispatcher" });
   const warnedSinks = new Set<string>();
   const totals = { delivered: 0, suppressed: 0, retried: 0, dead: 0 };
@@ -226,15 +219,18 @@ export function createDispatcher(common: Common, options: DispatcherOptions): Di
     // Taken before the read: a send that ends while the read awaits records its entries, and
     // the list read before that still shows them pending; they must not be planned again.
     const inFlight = new Set(w.inFlight);
-    const book = await cooldownBook();
     const due = await readDueEntries(store, w.name, at, passLimit);
+    // Both read from the store at every pass that has something due: another replica (or the
+    // CLI) may have added a silence, or delivered this sink and stamped its cooldowns, since.
+    const cooldown = await readCooldownView(store, w.name, due, rules);
+    const silences = due.length > 0 && options.silences ? await options.silences.current(now) : [];
     const admission = admit({
       sink: w.name,
       due,
       inFlight,
       rules,
-      silences: options.silences?.active(now) ?? [],
-      cooldown: book,
+      silences,
+      cooldown,
       flushGroups: draining > 0,
       now,
     });
@@ -245,14 +241,13 @@ export function createDispatcher(common: Common, options: DispatcherOptions): Di
     // Entries in backoff are not read; the store says when the first of them ends.
     const later = await store.nextAttemptAfter(w.name, at);
     if (later !== undefined) soonest(Date.parse(later));
-    for (const start of admission.cooldownStarts) book.admit(w.name, start.rule, [start.key], [start.entryId], now);
+    const stamps: CooldownStamp[] = admission.cooldownStarts.map((start) => ({ sink: w.name, rule: start.rule, key: start.key, at: now, entryId: start.entryId }));
 
     const { held } = admission;
     if (held.length > 0) {
       // The store has no "suppressed" state: delivered (never dead, which `retry` would resend),
-      // with a note in the cooldown book that `kaiawatch outbox` shows.
-      await store.updateOutbox(held.map(({ entry }): OutboxChange => ({ id: entry.id, kind: "delivered", at })));
-      book.noteSuppressed(held.map(({ entry, reason }) => ({ id: entry.id, reason })), now);
+      // with a note of why beside it that `kaiawatch outbox` shows.
+      await store.updateOutbox(held.map(({ entry, reason }): OutboxChange => ({ id: entry.id, kind: "delivered", at, suppressed: reason })));
       const silenceIds = held.flatMap(({ silenceId }) => (silenceId === undefined ? [] : [silenceId]));
       if (silenceIds.length > 0) options.silences?.noteHeld(silenceIds);
       for (const { entry, reason } of held) common.metrics.alertsSuppressed.inc({ rule: entry.rule, reason });
@@ -263,12 +258,14 @@ export function createDispatcher(common: Common, options: DispatcherOptions): Di
     const groupChanges: OutboxChange[] = [];
     for (const { group, rule, cooldownKeys } of admission.closedDigests) {
       for (const entry of group.entries) groupChanges.push({ id: entry.id, kind: "group", group_id: group.id });
-      if (cooldownKeys.length > 0) book.admit(w.name, rule, cooldownKeys, [], now);
+      for (const key of cooldownKeys) stamps.push({ sink: w.name, rule, key, at: now });
     }
     // The group id is durable before the first send: a retry or a restart resends the same
     // digest under the same Delivery id.
     if (groupChanges.length > 0) await store.updateOutbox(groupChanges);
-    await book.persist();
+    // The stamps too: a restart (or the replica that takes the sink over) must see a cooldown
+    // that a send has started.
+    await store.writeCooldowns(stamps);
     signal.throwIfAborted();
 
     let launched = 0;
@@ -393,14 +390,8 @@ export function createDispatcher(common: Common, options: DispatcherOptions): Di
    * crash before the write is durable leaves it pending, to be sent again under the same id.
    */
   function record(w: Worker, planned: PlannedDelivery, changes: OutboxChange[]): void {
-    const ids = changes.map((change) => change.id);
-    // Both calls apply in memory before their first await, so they join the same write.
-    const applied = store.updateOutbox(changes, { durable: false });
-    // Loaded: a delivery comes only from a pass, which read the book first.
-    const book = loadedBook;
-    book?.settle(ids);
-    const write = Promise.all([applied, book?.persist()])
-      .then(() => undefined)
+    const write = store
+      .updateOutbox(changes, { durable: false })
       .catch((error: unknown) => {
         w.logger.error({ delivery_id: planned.id, error: describeError(error) }, "recording a delivery's outcome failed");
       })
@@ -474,9 +465,8 @@ export function createDispatcher(common: Common, options: DispatcherOptions): Di
       removed += batch;
       if (batch < pruneBatch) break;
     }
-    const book = await cooldownBook();
-    book.prune(now - longestCooldownMs, now - retentionMs);
-    await book.persist();
+    // A stamp older than the longest cooldown holds nothing back any more (suppression notes go with their entries).
+    await store.pruneCooldowns(now - longestCooldownMs);
     if (removed > 0) baseLogger.info({ count: removed }, "pruned delivered alerts past retention");
     return removed;
   }
@@ -512,7 +502,6 @@ export function createDispatcher(common: Common, options: DispatcherOptions): Di
     }
     for (const { dispose } of current.signals.values()) dispose();
     await settleOutcomes();
-    await loadedBook?.persist().catch((error: unknown) => baseLogger.error({ error: describeError(error) }, "saving the cooldown book failed"));
     if (run === current) run = undefined;
   }
 

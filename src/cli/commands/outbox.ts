@@ -136,7 +136,7 @@ async function list(args: string[], io: CommandIO): Promise<number> {
         entries.push(...(await store.listOutbox({ sink, state: s, newestFirst: true, limit })).reverse());
         totals.push([s, await store.countOutbox({ sink, state: s })] as const);
       }
-      suppressed = await readSuppressedNotes(store);
+      suppressed = await readSuppressedNotes(store, entries);
     } finally {
       await store.close();
     }
