@@ -353,7 +353,10 @@ export function createDispatcher(common: Common, options: DispatcherOptions): Di
       w.lastErrorAt = at;
     }
     const outcome = decideOutcome({ entries: planned.entries, attempt, failure, now }, outcomePolicy(w));
-    record(w, planned, outcome.changes);
+    // Awaited before the entries leave `inFlight`: the PostgreSQL store applies the change only
+    // when its transaction commits, and a pass reading the outbox before that found the sent
+    // entries still pending and sent them again (the SQLite store applies it at once).
+    await record(w, planned, outcome.changes);
     switch (outcome.kind) {
       case "delivered":
         common.metrics.alertsDelivered.inc({ sink: w.name }, count);
@@ -388,15 +391,18 @@ export function createDispatcher(common: Common, options: DispatcherOptions): Di
    * moment (`durable: false`): one fsynced commit per send capped a sink at one alert per fsync.
    * Guarantee 3 holds: an entry is marked delivered only after its sink accepted it, and a
    * crash before the write is durable leaves it pending, to be sent again under the same id.
+   * Resolves once the store has applied the change (SQLite: at once; PostgreSQL: at its
+   * commit, made without waiting for the WAL flush).
    */
-  function record(w: Worker, planned: PlannedDelivery, changes: OutboxChange[]): void {
-    const write = store
+  function record(w: Worker, planned: PlannedDelivery, changes: OutboxChange[]): Promise<void> {
+    const write: Promise<void> = store
       .updateOutbox(changes, { durable: false })
       .catch((error: unknown) => {
         w.logger.error({ delivery_id: planned.id, error: describeError(error) }, "recording a delivery's outcome failed");
       })
       .finally(() => outcomeWrites.delete(write));
     outcomeWrites.add(write);
+    return write;
   }
 
   /** Resolves when every outcome recorded so far is durable (or failed and was logged). */
