@@ -7,6 +7,8 @@ import type { Store } from "../../store/types.js";
 import { CONFIG_OPTIONS, CONFIG_OPTIONS_HELP, UsageError, createCommandCommon, loadConfigForCommand, parseCommandArgs } from "../bootstrap.js";
 import type { Config } from "../../config/index.js";
 import { openStore } from "../../store/open-store.js";
+import { storeOptionsOf } from "../../config/store-options.js";
+import { PostgresStore } from "../../store/postgres/postgres-store.js";
 import { definitionsOfWatch } from "../../watch/plan.js";
 import { FAMILY_OF_OPERATION, describeSource, sourceKey } from "../../watch/source.js";
 
@@ -21,6 +23,10 @@ Lists every source of the config with its cursor: the last block fully processed
                      While a daemon runs (it holds the store's lock), the move goes through
                      its status API (status.listen, with status.token when one is set): the
                      daemon moves the cursor between two ticks of the source.
+                     With store.url (PostgreSQL shared by replicas) the move is made in the
+                     database directly, and fences the source's lease: a window its replica
+                     is committing from the old position is refused, and the replica goes
+                     on from BLOCK + 1 at its next tick.
                      Rescanned records keep their alert ids: alerts still in the outbox are
                      not queued twice.
 
@@ -71,7 +77,8 @@ async function run(args: string[], io: CommandIO): Promise<number> {
   const sets = (values.set ?? []).map((text) => parseSet(text, rows));
   let store: Store;
   try {
-    store = await openStore(common, { path: loaded.config.store.path, readOnly: sets.length === 0 });
+    // store.url: the PostgreSQL store the replicas share (no lock; a move fences the source's holder, see below).
+    store = await openStore(common, { ...storeOptionsOf(loaded.config.store), readOnly: sets.length === 0 });
   } catch (error) {
     if (!isStoreError(error, "KW_STORE_LOCKED")) throw error;
     return moveThroughDaemon(io, loaded.config, sets, common.secrets.redact.bind(common.secrets), `${error.code} ${error.message}`);
@@ -80,9 +87,17 @@ async function run(args: string[], io: CommandIO): Promise<number> {
     const head = sets.some((s) => s.block === "latest") ? await readIndexedHead(common, loaded.config) : undefined;
     for (const { row, block: asked } of sets) {
       const block = asked === "latest" ? head! : asked;
-      const before = (await store.getCursor(row.key))?.block;
       // The cursor is the last processed block: scanning resumes at BLOCK + 1.
-      await store.setCursor({ key: row.key, watch: row.watch, source: row.family, description: row.description, block, updated_at: new Date().toISOString() });
+      const cursor = { key: row.key, watch: row.watch, source: row.family, description: row.description, block, updated_at: new Date().toISOString() };
+      if (store instanceof PostgresStore) {
+        // Replicas may be running: the move also fences the replica polling the source, so
+        // that a window it is committing from the old position cannot undo the move.
+        const { before } = await store.moveCursor(cursor);
+        io.stdout.write(`${row.key} (${row.watch}): ${before ?? "none"} → ${block} (the replica polling it continues from there at its next tick)\n`);
+        continue;
+      }
+      const before = (await store.getCursor(row.key))?.block;
+      await store.setCursor(cursor);
       io.stdout.write(`${row.key} (${row.watch}): ${before ?? "none"} → ${block}\n`);
     }
     const known = new Set(rows.map((r) => r.key));

@@ -205,6 +205,25 @@ export class PostgresStore implements Store {
   }
 
   /**
+   * `kaiawatch cursors --set` beside running replicas: sets the cursor and fences the
+   * source's holder in one transaction. The lease's epoch goes up by one, so a window the
+   * holder is committing from the old position is refused (KW_STORE_LEASE_LOST) instead of
+   * undoing the move (moving the cursor past a rewind, or back before a skip); the holder
+   * keeps the lease, learns the new epoch at its next renewal and reads the cursor afresh at
+   * its next tick. Returns the block before.
+   */
+  async moveCursor(cursor: Cursor): Promise<{ before?: number }> {
+    checkCursor(cursor);
+    return this.transaction(async (client) => {
+      // The lease row first, as a commit locks it: a commit in flight finishes before, or is refused after.
+      await client.query("UPDATE leases SET epoch = epoch + 1 WHERE key = $1 AND owner IS NOT NULL", [cursor.key]);
+      const before = (await client.query<{ block: string }>("SELECT block FROM cursors WHERE key = $1 FOR UPDATE", [cursor.key])).rows[0];
+      await upsertCursor(client, cursor);
+      return before === undefined ? {} : { before: Number(before.block) };
+    });
+  }
+
+  /**
    * The atomic step of guarantee 1 (see Store.commitWindow). With `epoch`, the write is fenced:
    * it commits only while this replica holds the source's lease at that epoch, and is refused
    * with KW_STORE_LEASE_LOST otherwise, so a replica that paused past its lease and lost the
