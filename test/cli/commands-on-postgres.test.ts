@@ -10,7 +10,8 @@ import { definitionsOfWatch } from "../../src/watch/plan.js";
 import { sourceKey } from "../../src/watch/source.js";
 import { commit, entry } from "../notify/dispatcher-fixtures.js";
 import { createTestDatabase, startPostgres, type TestPostgres } from "../helpers/postgres.js";
-import { memoryIO, tempDir } from "../helpers/harness.js";
+import { memoryIO, quietCommon, tempDir } from "../helpers/harness.js";
+import { createDaemon } from "../../src/daemon/create-daemon.js";
 
 /**
  * `kaiawatch silence`, `outbox` and `cursors` with `store.url`: they work on the PostgreSQL
@@ -77,6 +78,14 @@ describe("CLI commands with store.url", () => {
     expect((await book.current(common.now())).map((s) => [s.id, s.rule, s.match])).toEqual([[id, "outflow", { to: "0xab" }]]);
     // No side file beside a store path: the database is the one place.
     expect(existsSync(join(dir.path, "data"))).toBe(false);
+
+    // A daemon on this config reads the same table (no side file) at its delivery rounds.
+    const daemon = await createDaemon(quietCommon(), { config: (await loadConfig({ path: config, env: { KW_STORE_URL: url } })).config });
+    try {
+      expect((await daemon.silences.current(Date.now())).map((s) => s.id)).toEqual([id]);
+    } finally {
+      await daemon.stop();
+    }
 
     await store.silences.count(new Map([[id!, 2]]));
     const listed = await kaiawatch("silence", "list", "--config", config, "--json");
