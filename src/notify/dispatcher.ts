@@ -210,6 +210,8 @@ export function createDispatcher(common: Common, options: DispatcherOptions): Di
     lastErrorAt: null,
   }));
   const configuredSinks = new Set(workers.map((w) => w.name));
+  /** Replicas: this process may deliver the sink only while it holds the sink's lease. */
+  const ownsSink = (w: Worker): boolean => options.ownership === undefined || options.ownership.holds(sinkResource(w.name)) !== undefined;
 
   async function pass(w: Worker, signal: AbortSignal): Promise<number | undefined> {
     // A send finishing while this pass awaits must not start a delivery the pass is planning again.
@@ -337,7 +339,15 @@ export function createDispatcher(common: Common, options: DispatcherOptions): Di
   }
 
   async function deliver(w: Worker, planned: PlannedDelivery, runSignal: AbortSignal): Promise<void> {
-    const result = await sendDelivery(planned, { sink: w.options.sink, limiter: w.limiter, timeoutMs: sendTimeoutMs, signal: runSignal, running: w.sendControllers });
+    // A send that waited for the rate limit starts only while this replica still holds the sink.
+    const limiter: SinkRateLimiter = {
+      pause: (ms) => w.limiter.pause(ms),
+      acquire: async (signal) => {
+        await w.limiter.acquire(signal);
+        if (!ownsSink(w)) throw new Error("the sink's lease was lost");
+      },
+    };
+    const result = await sendDelivery(planned, { sink: w.options.sink, limiter, timeoutMs: sendTimeoutMs, signal: runSignal, running: w.sendControllers });
     // Not started, or abandoned by stop(): the entries stay pending and go again (same id).
     if (result.kind === "not-started" || result.kind === "abandoned") return;
 
@@ -413,8 +423,14 @@ export function createDispatcher(common: Common, options: DispatcherOptions): Di
 
   async function workerLoop(w: Worker, signal: AbortSignal): Promise<void> {
     while (!signal.aborted) {
-      if (options.ownership && options.ownership.holds(sinkResource(w.name)) === undefined) {
-        // Another replica delivers this sink; sends already started here finish and record.
+      if (!ownsSink(w)) {
+        // Another replica delivers this sink (or will, once the lease this one lost expires):
+        // a send still running here is abandoned, so that the two never send for the sink at
+        // once; its entries stay pending and the new holder sends them under the same ids.
+        if (w.sendControllers.size > 0) {
+          w.logger.info({ sends: w.sendControllers.size }, "the sink's lease was lost; abandoning its sends in flight (the new holder sends them again under the same ids)");
+          for (const controller of w.sendControllers) controller.abort(new Error("the sink's lease was lost"));
+        }
         w.dirty = false;
         w.queue = [];
         w.nextAt = undefined;
