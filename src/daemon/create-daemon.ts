@@ -13,6 +13,7 @@ import type { CreditMeterState } from "../explorer/credit-meter.js";
 import { createSink } from "../notify/create-sink.js";
 import { createDispatcher, type Dispatcher, type DrainResult } from "../notify/dispatcher.js";
 import { createSilenceBook, silenceFileOf, type SilenceBook } from "../notify/silences.js";
+import { createSharedSilenceBook } from "../notify/shared-silences.js";
 import type { Sink } from "../notify/sink.js";
 import { createEnricher } from "../rules/enrich.js";
 import { storeOptionsOf } from "../config/store-options.js";
@@ -108,7 +109,8 @@ export async function createDaemon(common: Common, options: DaemonOptions): Prom
     closers.push(async () => {
       await Promise.allSettled(sinks.map(({ sink }) => sink.close?.()));
     });
-    const silences = await createSilenceBook(common, { store, file: silenceFileOf(config.store.path) });
+    // Replicas share the silences in the store's table; one process merges a side file (silences.ts).
+    const silences = store instanceof PostgresStore ? await createSharedSilenceBook(common, { table: store.silences }) : await createSilenceBook(common, { store, file: silenceFileOf(config.store.path) });
     // With PostgreSQL, replicas lease the sources and sinks; a sink gained is delivered at once.
     const ownership: Ownership =
       store instanceof PostgresStore

@@ -1,5 +1,5 @@
 import type { OutboxEntry } from "../model/outbox-entry.js";
-import type { CooldownBook, SuppressionReason } from "./cooldown.js";
+import { cooldownKeyOf, type CooldownView, type SuppressionReason } from "./cooldown.js";
 import { extreme } from "./extreme.js";
 import { closeGroups, readRecordField, type ClosedGroup, type GroupPolicy } from "./grouping.js";
 import { isActive, silenceMatches, type Silence } from "./silences.js";
@@ -21,8 +21,7 @@ export interface PlannedDelivery {
   entries: OutboxEntry[];
 }
 
-/** What admission reads of the cooldown book; it never changes it (the dispatcher applies `cooldownStarts`). */
-export type CooldownView = Pick<CooldownBook, "isActive" | "isAdmitted">;
+export type { CooldownView };
 
 export interface AdmissionInput {
   sink: string;
@@ -73,7 +72,8 @@ export interface Admission {
  * (or, later, a replica that claimed these entries) applies its answer to the store.
  *
  * Silences and cooldowns decide once per alert, before its first attempt: a retry is never
- * held back, and an entry already admitted before a crash is not held by its own stamp.
+ * held back, and an entry let through before a crash (and not sent) is not held by its own
+ * stamp (see CooldownView).
  */
 export function admit(input: AdmissionInput): Admission {
   const { sink, now, cooldown } = input;
@@ -105,7 +105,7 @@ export function admit(input: AdmissionInput): Admission {
       continue;
     }
     const rule = input.rules.get(entry.rule);
-    const firstDecision = entry.attempts === 0 && !cooldown.isAdmitted(entry.id);
+    const firstDecision = entry.attempts === 0;
     if (firstDecision) {
       const silence = input.silences.find((s) => isActive(s, now) && silenceMatches(s, entry.rule, entry.alert));
       if (silence !== undefined) {
@@ -118,7 +118,7 @@ export function admit(input: AdmissionInput): Admission {
     if (firstDecision && rule?.cooldownMs !== undefined && rule.cooldownMs > 0 && entry.alert.status !== "resolved") {
       const key = cooldownKeyOf(rule, entry);
       const stamp = `${rule.name}\u0000${key}`;
-      if (startedNow.has(stamp) || cooldown.isActive(sink, rule.name, key, rule.cooldownMs, now)) {
+      if (startedNow.has(stamp) || cooldown.isActive(sink, rule.name, key, rule.cooldownMs, now, entry.id)) {
         held.push({ entry, reason: "cooldown" });
         continue;
       }
@@ -167,8 +167,4 @@ export function admit(input: AdmissionInput): Admission {
   const sends = planned.map(({ id, rule, entries }) => ({ id, rule, entries }));
 
   return { held, cooldownStarts, closedDigests, sends, nextAt };
-}
-
-function cooldownKeyOf(rule: DispatcherRule, entry: OutboxEntry): string {
-  return rule.cooldownKey === undefined ? "" : readRecordField(entry.alert.record, rule.cooldownKey);
 }

@@ -1,127 +1,60 @@
-import type { Store } from "../store/types.js";
+import type { OutboxEntry } from "../model/outbox-entry.js";
+import type { CooldownStamp, Store, SuppressedNote, SuppressionReason } from "../store/types.js";
+import { readRecordField } from "./grouping.js";
 
-/** The store meta key of the cooldown book; `kaiawatch outbox` reads the suppression notes from it. */
-export const COOLDOWN_META_KEY = "notify.cooldown";
+export type { SuppressedNote, SuppressionReason };
 
-interface CooldownData {
-  /** sink → rule → cooldown key → when an alert of it was last let through (ms since the epoch). */
-  last: Record<string, Record<string, Record<string, number>>>;
+/** What admission needs of a rule to find an alert's cooldown key. */
+export interface CooldownRule {
+  name: string;
+  cooldownMs?: number;
+  /** A field of the alert's record (read like `group.by`); the whole rule when absent. */
+  cooldownKey?: string;
+}
+
+/** What admission reads of the sink's cooldown stamps; it never changes them (the dispatcher writes the stamps it starts). */
+export interface CooldownView {
   /**
-   * Single entries let through whose first attempt has no recorded result yet. Without this a
-   * crash between letting an alert through and recording its send would, after the restart,
-   * find the alert's own cooldown stamp and suppress it: an alert lost.
+   * True when an alert of this sink, rule and key was let through less than `cooldownMs`
+   * ago by another entry than `entryId` (an entry let through before a crash, and not sent
+   * yet, is not held back by its own stamp).
    */
-  admitted: string[];
-  /** Entries marked delivered without a send: entry id → when and why. */
-  suppressed: Record<string, SuppressedNote>;
+  isActive(sink: string, rule: string, key: string, cooldownMs: number, now: number, entryId: string): boolean;
 }
 
-export type SuppressionReason = "cooldown" | "silence";
-
-export interface SuppressedNote {
-  at: string;
-  reason: SuppressionReason;
-}
-
-export interface CooldownBook {
-  /** True when an alert of this sink, rule and key was let through less than `cooldownMs` ago. */
-  isActive(sink: string, rule: string, key: string, cooldownMs: number, now: number): boolean;
-  isAdmitted(entryId: string): boolean;
-  /** Starts the cooldown of these keys; `singleEntryIds` are single alerts let through. */
-  admit(sink: string, rule: string, keys: Iterable<string>, singleEntryIds: readonly string[], now: number): void;
-  /** The first attempt of these entries has a recorded result. */
-  settle(entryIds: readonly string[]): void;
-  noteSuppressed(entries: ReadonlyArray<{ id: string; reason: SuppressionReason }>, now: number): void;
-  /** Forgets stamps older than `stampsBefore` and notes older than `notesBefore`. */
-  prune(stampsBefore: number, notesBefore: number): void;
-  /** Writes the book to the store meta if it changed; resolves when durable. */
-  persist(): Promise<void>;
+/** The cooldown key of an entry under its rule: the value of the rule's `cooldown_key` field, or "" for the whole rule. */
+export function cooldownKeyOf(rule: CooldownRule, entry: OutboxEntry): string {
+  return rule.cooldownKey === undefined ? "" : readRecordField(entry.alert.record, rule.cooldownKey);
 }
 
 /**
- * The cooldown's memory, kept in the store meta so that a restart honours a running cooldown.
- * One book is shared by every sink's worker; each write stores the whole book, so concurrent
- * writers cannot lose each other's stamps.
+ * Reads, for one pass of a sink, the stamps of the cooldown keys its due entries may need:
+ * from the store at every pass, because with replicas another one may have delivered this
+ * sink a moment ago (the sink's lease moved) and its stamps are in the store, not here.
+ * Costs one read of at most one row per distinct key of the batch; nothing when no entry
+ * of the batch is up for a cooldown decision.
  */
-export async function loadCooldownBook(store: Store): Promise<CooldownBook> {
-  const stored = await store.getMeta<Partial<CooldownData>>(COOLDOWN_META_KEY);
-  const data: CooldownData = {
-    last: isObject(stored?.last) ? (stored.last as CooldownData["last"]) : {},
-    admitted: Array.isArray(stored?.admitted) ? stored.admitted.filter((id): id is string => typeof id === "string") : [],
-    suppressed: readNotes(stored?.suppressed),
-  };
-  const admitted = new Set(data.admitted);
-  let dirty = false;
-
-  return {
-    isActive(sink, rule, key, cooldownMs, now) {
-      const at = data.last[sink]?.[rule]?.[key];
-      return at !== undefined && now - at < cooldownMs;
-    },
-    isAdmitted: (entryId) => admitted.has(entryId),
-    admit(sink, rule, keys, singleEntryIds, now) {
-      const byRule = (data.last[sink] ??= {});
-      const byKey = (byRule[rule] ??= {});
-      for (const key of keys) byKey[key] = now;
-      for (const id of singleEntryIds) admitted.add(id);
-      dirty = true;
-    },
-    settle(entryIds) {
-      for (const id of entryIds) if (admitted.delete(id)) dirty = true;
-    },
-    noteSuppressed(entries, now) {
-      const at = new Date(now).toISOString();
-      for (const { id, reason } of entries) data.suppressed[id] = { at, reason };
-      if (entries.length > 0) dirty = true;
-    },
-    prune(stampsBefore, notesBefore) {
-      for (const [sink, byRule] of Object.entries(data.last)) {
-        for (const [rule, byKey] of Object.entries(byRule)) {
-          for (const [key, at] of Object.entries(byKey)) {
-            if (at < stampsBefore) {
-              delete byKey[key];
-              dirty = true;
-            }
-          }
-          if (Object.keys(byKey).length === 0) delete byRule[rule];
-        }
-        if (Object.keys(byRule).length === 0) delete data.last[sink];
-      }
-      for (const [id, note] of Object.entries(data.suppressed)) {
-        if (Date.parse(note.at) < notesBefore) {
-          delete data.suppressed[id];
-          dirty = true;
-        }
-      }
-    },
-    async persist() {
-      if (!dirty) return;
-      dirty = false;
-      data.admitted = [...admitted];
-      try {
-        await store.setMeta(COOLDOWN_META_KEY, data);
-      } catch (error) {
-        dirty = true;
-        throw error;
-      }
-    },
-  };
-}
-
-/** Entry id → when and why it was suppressed (cooldown or silence), for `kaiawatch outbox`. */
-export async function readSuppressedNotes(store: Store): Promise<Record<string, SuppressedNote>> {
-  return readNotes((await store.getMeta<Partial<CooldownData>>(COOLDOWN_META_KEY))?.suppressed);
-}
-
-function readNotes(value: unknown): Record<string, SuppressedNote> {
-  if (!isObject(value)) return {};
-  const notes: Record<string, SuppressedNote> = {};
-  for (const [id, note] of Object.entries(value)) {
-    if (isObject(note) && typeof note.at === "string") notes[id] = { at: note.at, reason: note.reason === "silence" ? "silence" : "cooldown" };
+export async function readCooldownView(store: Store, sink: string, due: readonly OutboxEntry[], rules: ReadonlyMap<string, CooldownRule>): Promise<CooldownView> {
+  const wanted = new Map<string, { rule: string; key: string }>();
+  for (const entry of due) {
+    if (entry.attempts !== 0 || entry.group_id !== undefined) continue;
+    const rule = rules.get(entry.rule);
+    if (rule?.cooldownMs === undefined || rule.cooldownMs <= 0) continue;
+    const key = cooldownKeyOf(rule, entry);
+    wanted.set(JSON.stringify([rule.name, key]), { rule: rule.name, key });
   }
-  return notes;
+  const stamps = new Map<string, CooldownStamp>();
+  if (wanted.size > 0) for (const stamp of await store.readCooldowns(sink, [...wanted.values()])) stamps.set(JSON.stringify([stamp.rule, stamp.key]), stamp);
+  return {
+    isActive(_sink, rule, key, cooldownMs, now, entryId) {
+      const stamp = stamps.get(JSON.stringify([rule, key]));
+      return stamp !== undefined && stamp.entryId !== entryId && now - stamp.at < cooldownMs;
+    },
+  };
 }
 
-function isObject(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === "object" && !Array.isArray(value);
+/** Entry id → when and why it was suppressed (cooldown or silence), for `kaiawatch outbox` and the status page. */
+export async function readSuppressedNotes(store: Store, entries: ReadonlyArray<Pick<OutboxEntry, "id" | "state">>): Promise<Record<string, SuppressedNote>> {
+  // Only a delivered entry can have been suppressed (the store keeps it as delivered, never sent).
+  return store.suppressions(entries.filter((entry) => entry.state === "delivered").map((entry) => entry.id));
 }

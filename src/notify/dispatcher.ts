@@ -5,7 +5,8 @@ import type { OutboxChange, Store } from "../store/types.js";
 import type { OutboxEntry } from "../model/outbox-entry.js";
 import { admit, type DispatcherRule, type PlannedDelivery } from "./admission.js";
 import { DEFAULT_BACKOFF, type BackoffPolicy } from "./backoff.js";
-import { loadCooldownBook, type CooldownBook } from "./cooldown.js";
+import { readCooldownView } from "./cooldown.js";
+import type { CooldownStamp } from "../store/types.js";
 import { readDueEntries } from "./due-entries.js";
 import { decideOutcome, type OutcomePolicy } from "./outcome.js";
 import { sendDelivery } from "./send-delivery.js";
@@ -62,7 +63,7 @@ export interface DispatcherOptions {
    */
   ownership?: Pick<Ownership, "holds">;
   /** Alerts an active silence matches are held back like a cooldown's (`kaiawatch silence`). */
-  silences?: Pick<SilenceBook, "active" | "noteHeld">;
+  silences?: Pick<SilenceBook, "current" | "noteHeld">;
 }
 
 export interface SinkStatus {
@@ -181,14 +182,6 @@ export function createDispatcher(common: Common, options: DispatcherOptions): Di
   const random = options.random ?? Math.random;
   const rules = new Map(options.rules.map((rule) => [rule.name, rule]));
   const longestCooldownMs = Math.max(0, ...options.rules.map((rule) => rule.cooldownMs ?? 0));
-  /** The cooldown book, read from the store by the first pass (reading it is asynchronous). */
-  let loadedBook: CooldownBook | undefined;
-  let loadingBook: Promise<CooldownBook> | undefined;
-  const cooldownBook = async (): Promise<CooldownBook> => {
-    if (loadedBook) return loadedBook;
-    loadingBook ??= loadCooldownBook(store).finally(() => (loadingBook = undefined));
-    return (loadedBook = await loadingBook);
-  };
   const baseLogger = common.logger.child({ component: "dispatcher" });
   const warnedSinks = new Set<string>();
   const totals = { delivered: 0, suppressed: 0, retried: 0, dead: 0 };
@@ -217,6 +210,8 @@ export function createDispatcher(common: Common, options: DispatcherOptions): Di
     lastErrorAt: null,
   }));
   const configuredSinks = new Set(workers.map((w) => w.name));
+  /** Replicas: this process may deliver the sink only while it holds the sink's lease. */
+  const ownsSink = (w: Worker): boolean => options.ownership === undefined || options.ownership.holds(sinkResource(w.name)) !== undefined;
 
   async function pass(w: Worker, signal: AbortSignal): Promise<number | undefined> {
     // A send finishing while this pass awaits must not start a delivery the pass is planning again.
@@ -226,15 +221,18 @@ export function createDispatcher(common: Common, options: DispatcherOptions): Di
     // Taken before the read: a send that ends while the read awaits records its entries, and
     // the list read before that still shows them pending; they must not be planned again.
     const inFlight = new Set(w.inFlight);
-    const book = await cooldownBook();
     const due = await readDueEntries(store, w.name, at, passLimit);
+    // Both read from the store at every pass that has something due: another replica (or the
+    // CLI) may have added a silence, or delivered this sink and stamped its cooldowns, since.
+    const cooldown = await readCooldownView(store, w.name, due, rules);
+    const silences = due.length > 0 && options.silences ? await options.silences.current(now) : [];
     const admission = admit({
       sink: w.name,
       due,
       inFlight,
       rules,
-      silences: options.silences?.active(now) ?? [],
-      cooldown: book,
+      silences,
+      cooldown,
       flushGroups: draining > 0,
       now,
     });
@@ -245,14 +243,13 @@ export function createDispatcher(common: Common, options: DispatcherOptions): Di
     // Entries in backoff are not read; the store says when the first of them ends.
     const later = await store.nextAttemptAfter(w.name, at);
     if (later !== undefined) soonest(Date.parse(later));
-    for (const start of admission.cooldownStarts) book.admit(w.name, start.rule, [start.key], [start.entryId], now);
+    const stamps: CooldownStamp[] = admission.cooldownStarts.map((start) => ({ sink: w.name, rule: start.rule, key: start.key, at: now, entryId: start.entryId }));
 
     const { held } = admission;
     if (held.length > 0) {
       // The store has no "suppressed" state: delivered (never dead, which `retry` would resend),
-      // with a note in the cooldown book that `kaiawatch outbox` shows.
-      await store.updateOutbox(held.map(({ entry }): OutboxChange => ({ id: entry.id, kind: "delivered", at })));
-      book.noteSuppressed(held.map(({ entry, reason }) => ({ id: entry.id, reason })), now);
+      // with a note of why beside it that `kaiawatch outbox` shows.
+      await store.updateOutbox(held.map(({ entry, reason }): OutboxChange => ({ id: entry.id, kind: "delivered", at, suppressed: reason })));
       const silenceIds = held.flatMap(({ silenceId }) => (silenceId === undefined ? [] : [silenceId]));
       if (silenceIds.length > 0) options.silences?.noteHeld(silenceIds);
       for (const { entry, reason } of held) common.metrics.alertsSuppressed.inc({ rule: entry.rule, reason });
@@ -263,12 +260,14 @@ export function createDispatcher(common: Common, options: DispatcherOptions): Di
     const groupChanges: OutboxChange[] = [];
     for (const { group, rule, cooldownKeys } of admission.closedDigests) {
       for (const entry of group.entries) groupChanges.push({ id: entry.id, kind: "group", group_id: group.id });
-      if (cooldownKeys.length > 0) book.admit(w.name, rule, cooldownKeys, [], now);
+      for (const key of cooldownKeys) stamps.push({ sink: w.name, rule, key, at: now });
     }
     // The group id is durable before the first send: a retry or a restart resends the same
     // digest under the same Delivery id.
     if (groupChanges.length > 0) await store.updateOutbox(groupChanges);
-    await book.persist();
+    // The stamps too: a restart (or the replica that takes the sink over) must see a cooldown
+    // that a send has started.
+    await store.writeCooldowns(stamps);
     signal.throwIfAborted();
 
     let launched = 0;
@@ -340,7 +339,15 @@ export function createDispatcher(common: Common, options: DispatcherOptions): Di
   }
 
   async function deliver(w: Worker, planned: PlannedDelivery, runSignal: AbortSignal): Promise<void> {
-    const result = await sendDelivery(planned, { sink: w.options.sink, limiter: w.limiter, timeoutMs: sendTimeoutMs, signal: runSignal, running: w.sendControllers });
+    // A send that waited for the rate limit starts only while this replica still holds the sink.
+    const limiter: SinkRateLimiter = {
+      pause: (ms) => w.limiter.pause(ms),
+      acquire: async (signal) => {
+        await w.limiter.acquire(signal);
+        if (!ownsSink(w)) throw new Error("the sink's lease was lost");
+      },
+    };
+    const result = await sendDelivery(planned, { sink: w.options.sink, limiter, timeoutMs: sendTimeoutMs, signal: runSignal, running: w.sendControllers });
     // Not started, or abandoned by stop(): the entries stay pending and go again (same id).
     if (result.kind === "not-started" || result.kind === "abandoned") return;
 
@@ -356,7 +363,10 @@ export function createDispatcher(common: Common, options: DispatcherOptions): Di
       w.lastErrorAt = at;
     }
     const outcome = decideOutcome({ entries: planned.entries, attempt, failure, now }, outcomePolicy(w));
-    record(w, planned, outcome.changes);
+    // Awaited before the entries leave `inFlight`: the PostgreSQL store applies the change only
+    // when its transaction commits, and a pass reading the outbox before that found the sent
+    // entries still pending and sent them again (the SQLite store applies it at once).
+    await record(w, planned, outcome.changes);
     switch (outcome.kind) {
       case "delivered":
         common.metrics.alertsDelivered.inc({ sink: w.name }, count);
@@ -391,21 +401,18 @@ export function createDispatcher(common: Common, options: DispatcherOptions): Di
    * moment (`durable: false`): one fsynced commit per send capped a sink at one alert per fsync.
    * Guarantee 3 holds: an entry is marked delivered only after its sink accepted it, and a
    * crash before the write is durable leaves it pending, to be sent again under the same id.
+   * Resolves once the store has applied the change (SQLite: at once; PostgreSQL: at its
+   * commit, made without waiting for the WAL flush).
    */
-  function record(w: Worker, planned: PlannedDelivery, changes: OutboxChange[]): void {
-    const ids = changes.map((change) => change.id);
-    // Both calls apply in memory before their first await, so they join the same write.
-    const applied = store.updateOutbox(changes, { durable: false });
-    // Loaded: a delivery comes only from a pass, which read the book first.
-    const book = loadedBook;
-    book?.settle(ids);
-    const write = Promise.all([applied, book?.persist()])
-      .then(() => undefined)
+  function record(w: Worker, planned: PlannedDelivery, changes: OutboxChange[]): Promise<void> {
+    const write: Promise<void> = store
+      .updateOutbox(changes, { durable: false })
       .catch((error: unknown) => {
         w.logger.error({ delivery_id: planned.id, error: describeError(error) }, "recording a delivery's outcome failed");
       })
       .finally(() => outcomeWrites.delete(write));
     outcomeWrites.add(write);
+    return write;
   }
 
   /** Resolves when every outcome recorded so far is durable (or failed and was logged). */
@@ -416,8 +423,14 @@ export function createDispatcher(common: Common, options: DispatcherOptions): Di
 
   async function workerLoop(w: Worker, signal: AbortSignal): Promise<void> {
     while (!signal.aborted) {
-      if (options.ownership && options.ownership.holds(sinkResource(w.name)) === undefined) {
-        // Another replica delivers this sink; sends already started here finish and record.
+      if (!ownsSink(w)) {
+        // Another replica delivers this sink (or will, once the lease this one lost expires):
+        // a send still running here is abandoned, so that the two never send for the sink at
+        // once; its entries stay pending and the new holder sends them under the same ids.
+        if (w.sendControllers.size > 0) {
+          w.logger.info({ sends: w.sendControllers.size }, "the sink's lease was lost; abandoning its sends in flight (the new holder sends them again under the same ids)");
+          for (const controller of w.sendControllers) controller.abort(new Error("the sink's lease was lost"));
+        }
         w.dirty = false;
         w.queue = [];
         w.nextAt = undefined;
@@ -474,9 +487,8 @@ export function createDispatcher(common: Common, options: DispatcherOptions): Di
       removed += batch;
       if (batch < pruneBatch) break;
     }
-    const book = await cooldownBook();
-    book.prune(now - longestCooldownMs, now - retentionMs);
-    await book.persist();
+    // A stamp older than the longest cooldown holds nothing back any more (suppression notes go with their entries).
+    await store.pruneCooldowns(now - longestCooldownMs);
     if (removed > 0) baseLogger.info({ count: removed }, "pruned delivered alerts past retention");
     return removed;
   }
@@ -512,7 +524,6 @@ export function createDispatcher(common: Common, options: DispatcherOptions): Di
     }
     for (const { dispose } of current.signals.values()) dispose();
     await settleOutcomes();
-    await loadedBook?.persist().catch((error: unknown) => baseLogger.error({ error: describeError(error) }, "saving the cooldown book failed"));
     if (run === current) run = undefined;
   }
 

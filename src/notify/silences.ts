@@ -5,6 +5,7 @@ import { resolve } from "node:path";
 import type { Common } from "../common/common.js";
 import { KaiawatchError, describeError } from "../common/errors.js";
 import type { AlertDocument } from "../model/alert-document.js";
+import type { Silence } from "../model/silence.js";
 import { writeFileDurably } from "../store/durable-file.js";
 import type { Store } from "../store/types.js";
 import { readRecordField } from "./grouping.js";
@@ -12,21 +13,7 @@ import { readRecordField } from "./grouping.js";
 /** The store meta key of the silences the daemon knows (and how many alerts each held back). */
 export const SILENCES_META_KEY = "notify.silences";
 
-/**
- * A silence holds back the alerts of one rule whose record matches every `match` field
- * until `expires_at`. It never changes once made; removing it leaves a tombstone.
- */
-export interface Silence {
-  /** `sil_` + 8 hex digits. */
-  id: string;
-  rule: string;
-  /** Record field (read like `group.by`: a dot path, lowercase) → value, compared case-insensitively. */
-  match: Record<string, string>;
-  reason: string;
-  created_at: string;
-  expires_at: string;
-}
-
+export type { Silence } from "../model/silence.js";
 /**
  * Silences and removals. Merging two sets is a union in which a removal always wins, so
  * sets can be merged in any order and any number of times with the same result (a stale
@@ -229,8 +216,14 @@ export interface SilenceBookOptions {
 export interface SilenceBook {
   /** The active silence that holds back this alert of this rule, if any (counted as held back). */
   silencing(rule: string, alert: AlertDocument, now: number): Silence | undefined;
-  /** The silences in force at `now`, oldest first (the dispatcher's admission matches alerts against them). */
+  /** The silences in force at `now`, oldest first, as last read. */
   active(now: number): Silence[];
+  /**
+   * The silences in force at `now`, oldest first, read for one admission round of the
+   * dispatcher: from the store itself when replicas share it (a silence added through any
+   * replica or the CLI holds from the next round on), from what the book knows otherwise.
+   */
+  current(now: number): Promise<Silence[]>;
   /** Counts alerts held back, one per id (an id once per alert it held). */
   noteHeld(silenceIds: readonly string[]): void;
   /** The active silences, oldest first, with their counts (for /status). */
@@ -317,6 +310,7 @@ export async function createSilenceBook(common: Common, options: SilenceBookOpti
   }
 
   return {
+    current: async (now) => active(now),
     silencing(rule, alert, now) {
       const silence = active(now).find((s) => silenceMatches(s, rule, alert));
       if (silence !== undefined) noteHeld([silence.id]);

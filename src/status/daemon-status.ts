@@ -129,7 +129,7 @@ export function createDaemonStatus(common: Common, parts: DaemonStatusParts): St
   async function latestAlerts() {
     const sinks = Math.max(1, Object.keys(await dispatcher.states()).length);
     const entries = await store.listOutbox({ newestFirst: true, limit: LATEST_ALERTS * (sinks + 1) });
-    const suppressed = await readSuppressedNotes(store);
+    const suppressed = await readSuppressedNotes(store, entries);
     const byAlert = new Map<string, { entry: OutboxEntry; deliveries: DeliveryView[] }>();
     for (const entry of entries) {
       const state = entry.state === "delivered" && suppressed[entry.id] !== undefined ? "suppressed" : entry.state;

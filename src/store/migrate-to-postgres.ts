@@ -24,7 +24,7 @@ export async function migrateFileToPostgres(common: Common, options: { from: str
     if (!(source instanceof SqliteStore)) throw new TypeError("the source of a migration is a file store");
     const meta: Record<string, unknown> = {};
     for (const key of source.metaKeys()) meta[key] = await source.getMeta(key);
-    const data = { cursors: await source.listCursors(), entries: await source.listOutbox(), meta };
+    const data = { cursors: await source.listCursors(), entries: await source.listOutbox(), meta, ...source.cooldownRows() };
     const target = await createPostgresStore(common, { url: options.to, replicaId: "store-migrate" });
     try {
       return await target.importStore(data, { force: options.force });

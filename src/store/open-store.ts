@@ -95,7 +95,9 @@ export async function openStore(common: Common, options: OpenStoreOptions): Prom
     }
     checkStore(db, path, options.fullCheck ?? false);
     if (files.length > 0) tune(db, readOnly);
-    return new SqliteStore(common, logger, db, path, readOnly, lock, files);
+    const store = new SqliteStore(common, logger, db, path, readOnly, lock, files);
+    if (!readOnly) await store.upgradeLegacyCooldownBook();
+    return store;
   } catch (error) {
     try {
       db?.close();

@@ -9,7 +9,8 @@ import { createGroupCommit, type GroupCommit } from "./group-commit.js";
 import { checkOutboxChanges } from "./outbox-transitions.js";
 import { cursorParams, entryOfRow, entryParams, INSERT_ENTRY, msOf, OUTBOX_COLUMNS, UPSERT_CURSOR, type OutboxRow } from "./sqlite-schema.js";
 import type { StoreLock } from "./store-lock.js";
-import type { Cursor, OutboxChange, OutboxCount, OutboxCountFilter, OutboxFilter, Store, StoreStats } from "./types.js";
+import type { CooldownStamp, Cursor, OutboxChange, OutboxCount, OutboxCountFilter, OutboxFilter, Store, StoreStats, SuppressedNote } from "./types.js";
+import { isCooldownRowKey, LEGACY_COOLDOWN_META_KEY, noteEntryOfMetaKey, noteMetaKey, noteOfMeta, rowsOfLegacyBook, stampMetaKey, stampOfMeta, type StampValue } from "./cooldown-rows.js";
 import type { OutboxEntry, OutboxState } from "../model/outbox-entry.js";
 
 const STATES: ReadonlySet<OutboxState> = new Set(["pending", "delivered", "dead"]);
@@ -144,6 +145,13 @@ export class SqliteStore implements Store {
     checkCursor(cursor);
     this.mutate(() => this.putCursor(cursor));
     await this.groupCommit.request();
+  }
+
+  async moveCursor(cursor: Cursor): Promise<{ before?: number }> {
+    // One process holds the store: no other writer to fence.
+    const before = this.cursors.get(cursor.key)?.block;
+    await this.setCursor(cursor);
+    return before === undefined ? {} : { before };
   }
 
   private putCursor(cursor: Cursor): void {
@@ -299,13 +307,15 @@ export class SqliteStore implements Store {
 
   private applyChange(change: OutboxChange): void {
     switch (change.kind) {
-      case "delivered":
-        this.statement("UPDATE outbox SET state = 'delivered', attempts = attempts + 1, delivered_at = ?, delivered_ms = ? WHERE id = ? AND state <> 'delivered'").run(
+      case "delivered": {
+        const changed = this.statement("UPDATE outbox SET state = 'delivered', attempts = attempts + 1, delivered_at = ?, delivered_ms = ? WHERE id = ? AND state <> 'delivered'").run(
           change.at,
           msOf(change.at),
           change.id,
-        );
+        ).changes;
+        if (changed > 0 && change.suppressed !== undefined) this.putMeta(noteMetaKey(change.id), { at: change.at, reason: change.suppressed });
         return;
+      }
       case "failed":
         this.statement("UPDATE outbox SET attempts = attempts + 1, last_error = ?, next_attempt_at = ?, due_ms = ? WHERE id = ?").run(
           change.error,
@@ -333,13 +343,17 @@ export class SqliteStore implements Store {
     const before = Date.parse(olderThan);
     if (Number.isNaN(before)) throw new TypeError(`olderThan is not an ISO-8601 date: ${olderThan}`);
     if (limit !== undefined && (!Number.isSafeInteger(limit) || limit < 1)) throw new TypeError(`limit must be a whole number ≥ 1, not ${limit}`);
-    const removed = this.mutate(
-      () =>
-        this.statement(
-          // The hint: otherwise the planner sorts every delivered entry to find the oldest few.
-          "DELETE FROM outbox WHERE seq IN (SELECT seq FROM outbox INDEXED BY outbox_delivered WHERE state = 'delivered' AND delivered_ms < ? ORDER BY delivered_ms LIMIT ?)",
-        ).run(before, limit ?? -1).changes,
-    );
+    const removed = this.mutate(() => {
+      const ids = this.statement(
+        // The hint: otherwise the planner sorts every delivered entry to find the oldest few.
+        "DELETE FROM outbox WHERE seq IN (SELECT seq FROM outbox INDEXED BY outbox_delivered WHERE state = 'delivered' AND delivered_ms < ? ORDER BY delivered_ms LIMIT ?) RETURNING id",
+      )
+        .all(before, limit ?? -1)
+        .map((row) => (row as { id: string }).id);
+      // A suppression note lives as long as its entry.
+      for (const id of ids) if (this.meta.has(noteMetaKey(id))) this.putMeta(noteMetaKey(id), undefined);
+      return ids.length;
+    });
     if (removed > 0) {
       this.outboxTotal = undefined;
       await this.groupCommit.request();
@@ -351,22 +365,101 @@ export class SqliteStore implements Store {
     return this.meta.get(key) as T | undefined;
   }
 
-  /** Every meta key (for `kaiawatch store migrate`, which copies them all). */
+  /** Every plain meta key (for `kaiawatch store migrate`, which copies them all; cooldown rows go by `cooldownRows`). */
   metaKeys(): string[] {
-    return [...this.meta.keys()];
+    return [...this.meta.keys()].filter((key) => !isCooldownRowKey(key));
+  }
+
+  /** Every cooldown stamp and suppression note (for `kaiawatch store migrate`). */
+  cooldownRows(): { stamps: CooldownStamp[]; notes: Array<{ id: string } & SuppressedNote> } {
+    const stamps: CooldownStamp[] = [];
+    const notes: Array<{ id: string } & SuppressedNote> = [];
+    for (const [key, value] of this.meta) {
+      const stamp = stampOfMeta(key, value);
+      if (stamp !== undefined) stamps.push(stamp);
+      const id = noteEntryOfMetaKey(key);
+      const note = id === undefined ? undefined : noteOfMeta(value);
+      if (id !== undefined && note !== undefined) notes.push({ id, ...note });
+    }
+    return { stamps, notes };
   }
 
   async setMeta(key: string, value: unknown): Promise<void> {
+    this.mutate(() => this.putMeta(key, value));
+    await this.groupCommit.request();
+  }
+
+  /** Writes one meta row in the transaction of the moment; `undefined` removes it. */
+  private putMeta(key: string, value: unknown): void {
     // A JSON copy: what is stored is exactly what a restart will read back.
     const text = JSON.stringify(value);
+    if (text === undefined) {
+      this.statement("DELETE FROM meta WHERE key = ?").run(key);
+      this.meta.delete(key);
+    } else {
+      this.statement("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value").run(key, text);
+      this.meta.set(key, JSON.parse(text) as unknown);
+    }
+  }
+
+  async readCooldowns(sink: string, keys: ReadonlyArray<{ rule: string; key: string }>): Promise<CooldownStamp[]> {
+    const stamps: CooldownStamp[] = [];
+    for (const { rule, key } of keys) {
+      const stamp = stampOfMeta(stampMetaKey(sink, rule, key), this.meta.get(stampMetaKey(sink, rule, key)));
+      if (stamp !== undefined) stamps.push(stamp);
+    }
+    return stamps;
+  }
+
+  async writeCooldowns(stamps: readonly CooldownStamp[]): Promise<void> {
+    if (stamps.length === 0) return;
     this.mutate(() => {
-      if (text === undefined) {
-        this.statement("DELETE FROM meta WHERE key = ?").run(key);
-        this.meta.delete(key);
-      } else {
-        this.statement("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value").run(key, text);
-        this.meta.set(key, JSON.parse(text) as unknown);
+      for (const stamp of stamps) {
+        const metaKey = stampMetaKey(stamp.sink, stamp.rule, stamp.key);
+        const stored = stampOfMeta(metaKey, this.meta.get(metaKey));
+        if (stored !== undefined && stored.at > stamp.at) continue;
+        const value: StampValue = stamp.entryId === undefined ? { at: stamp.at } : { at: stamp.at, entry: stamp.entryId };
+        this.putMeta(metaKey, value);
       }
+    });
+    await this.groupCommit.request();
+  }
+
+  async pruneCooldowns(before: number): Promise<number> {
+    const old = [...this.meta].filter(([key, value]) => {
+      const stamp = stampOfMeta(key, value);
+      return stamp !== undefined && stamp.at < before;
+    });
+    if (old.length === 0) return 0;
+    this.mutate(() => {
+      for (const [key] of old) this.putMeta(key, undefined);
+    });
+    await this.groupCommit.request();
+    return old.length;
+  }
+
+  async suppressions(entryIds: readonly string[]): Promise<Record<string, SuppressedNote>> {
+    const notes: Record<string, SuppressedNote> = {};
+    for (const id of entryIds) {
+      const note = noteOfMeta(this.meta.get(noteMetaKey(id)));
+      if (note !== undefined) notes[id] = note;
+    }
+    return notes;
+  }
+
+  /**
+   * Turns the one-value cooldown book of earlier releases into rows (stamps and notes of
+   * entries still in the outbox), once, at a writable open.
+   */
+  async upgradeLegacyCooldownBook(): Promise<void> {
+    const legacy = this.meta.get(LEGACY_COOLDOWN_META_KEY);
+    if (legacy === undefined) return;
+    const { stamps, notes } = rowsOfLegacyBook(legacy);
+    const exists = this.statement("SELECT 1 FROM outbox WHERE id = ?");
+    this.mutate(() => {
+      for (const stamp of stamps) this.putMeta(stampMetaKey(stamp.sink, stamp.rule, stamp.key), { at: stamp.at } satisfies StampValue);
+      for (const { id, ...note } of notes) if (exists.get(id) !== undefined) this.putMeta(noteMetaKey(id), note);
+      this.putMeta(LEGACY_COOLDOWN_META_KEY, undefined);
     });
     await this.groupCommit.request();
   }

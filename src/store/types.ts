@@ -15,7 +15,9 @@ export interface Cursor {
 
 /**
  * A change to one outbox entry. Allowed transitions:
- * - delivered: pending → delivered (again on a delivered entry: no change);
+ * - delivered: pending → delivered (again on a delivered entry: no change); with `suppressed`,
+ *   the entry was held back and never sent: the store keeps a note of why beside it (see
+ *   `suppressions`), removed with the entry;
  * - failed: pending → pending with the error and the next attempt time;
  * - dead: pending → dead (again on a dead entry: no change);
  * - requeue: dead → pending, attempts reset, group cleared (on a pending entry: no change);
@@ -23,11 +25,38 @@ export interface Cursor {
  * Anything else is a programming error: the whole batch is refused and nothing changes.
  */
 export type OutboxChange =
-  | { id: string; kind: "delivered"; at: string }
+  | { id: string; kind: "delivered"; at: string; suppressed?: SuppressionReason }
   | { id: string; kind: "failed"; at: string; error: string; next_attempt_at: string }
   | { id: string; kind: "dead"; at: string; reason: string }
   | { id: string; kind: "requeue"; at: string }
   | { id: string; kind: "group"; group_id: string };
+
+/** Why an entry was marked delivered without a send. */
+export type SuppressionReason = "cooldown" | "silence";
+
+export interface SuppressedNote {
+  at: string;
+  reason: SuppressionReason;
+}
+
+/**
+ * When an alert of one (sink, rule, cooldown key) was last let through. Each is its own
+ * row: replicas delivering different sinks never overwrite each other's stamps.
+ */
+export interface CooldownStamp {
+  sink: string;
+  rule: string;
+  /** The cooldown key's value ("" when the rule's cooldown has no key). */
+  key: string;
+  /** Milliseconds since the epoch. */
+  at: number;
+  /**
+   * The single alert (outbox entry id) that started it; absent for a digest's. That entry is
+   * not held back by its own stamp: a crash between stamping and its first send must not
+   * turn it into a suppressed alert when it is looked at again.
+   */
+  entryId?: string;
+}
 
 export interface OutboxFilter {
   sink?: string;
@@ -87,6 +116,12 @@ export interface Store {
   /** Sets a cursor to any block, also backwards (CLI rewind and skip); never below 0. */
   setCursor(cursor: Cursor): Promise<void>;
   /**
+   * An operator's move of a cursor (`cursors --set`, `POST /api/cursors`): setCursor that
+   * returns the block before and, where replicas run (PostgreSQL), also fences the source's
+   * holder so that a window it is committing from the old position cannot undo the move.
+   */
+  moveCursor(cursor: Cursor): Promise<{ before?: number }>;
+  /**
    * The atomic step of guarantee 1: the cursor advance and the window's new outbox entries
    * in one write. Entries whose id already exists (a re-scan after a rewind or a crash) are
    * not added again. A cursor behind the stored one is refused (KW_STORE_CURSOR_BACKWARDS).
@@ -124,6 +159,18 @@ export interface Store {
    * (the oldest), so that a large backlog of history is pruned in steps; returns how many.
    */
   pruneDelivered(olderThan: string, limit?: number): Promise<number>;
+  /** The stored stamps of these (rule, key) pairs of one sink; pairs without a stamp are left out. */
+  readCooldowns(sink: string, keys: ReadonlyArray<{ rule: string; key: string }>): Promise<CooldownStamp[]>;
+  /**
+   * Writes stamps, one row each, atomically per stamp against other replicas: a stamp older
+   * than the stored one of its key is ignored (a stamp never goes back in time), so two
+   * writers lose neither's stamps. Resolves when durable.
+   */
+  writeCooldowns(stamps: readonly CooldownStamp[]): Promise<void>;
+  /** Removes stamps older than `before` (ms since the epoch); returns how many. */
+  pruneCooldowns(before: number): Promise<number>;
+  /** The suppression notes of these entries (entries without one are left out). */
+  suppressions(entryIds: readonly string[]): Promise<Record<string, SuppressedNote>>;
   /** The stored value (the SQLite store answers with the value itself, not a copy: treat it as read-only). */
   getMeta<T = unknown>(key: string): Promise<T | undefined>;
   /** Stores a JSON value (a copy of it); `undefined` removes the key. */

@@ -39,17 +39,15 @@ export async function moveCursor(store: Store, target: CursorTarget, block: numb
   const { source } = target;
   const moved: MovedCursor[] = [];
   const position = async (member: SourceMember) => {
-    const from = (await store.getCursor(member.ownKey))?.block ?? null;
-    await store.setCursor({ key: member.ownKey, watch: member.watch, source: source.family, description: `position of watch ${member.watch}, served by ${source.key}`, block, updated_at: at });
-    moved.push({ source: member.ownKey, watch: member.watch, from, to: block });
+    const { before } = await store.moveCursor({ key: member.ownKey, watch: member.watch, source: source.family, description: `position of watch ${member.watch}, served by ${source.key}`, block, updated_at: at });
+    moved.push({ source: member.ownKey, watch: member.watch, from: before ?? null, to: block });
   };
   if (target.kind === "position") {
     await position(target.member);
     return moved;
   }
-  const from = (await store.getCursor(source.key))?.block ?? null;
-  await store.setCursor({ key: source.key, watch: source.watch, source: source.family, description: source.description, block, updated_at: at });
-  moved.push({ source: source.key, watch: source.watch, from, to: block });
+  const { before } = await store.moveCursor({ key: source.key, watch: source.watch, source: source.family, description: source.description, block, updated_at: at });
+  moved.push({ source: source.key, watch: source.watch, from: before ?? null, to: block });
   // The source's watches kept apart move with it: else the source would go back to the lowest of them.
   for (const member of source.members ?? []) if (member.ownKey !== source.key) await position(member);
   return moved;

@@ -81,7 +81,7 @@ sinks:
       const reader = await openStore(quietCommon(), { path: store, readOnly: true });
       try {
         const entry = (await reader.listOutbox()).find((e) => e.alert.block === during && (e.alert.record as InternalTransactionListItem).to === quiet);
-        return entry !== undefined && entry.state === "delivered" && (await readSuppressedNotes(reader))[entry.id]?.reason === "silence";
+        return entry !== undefined && entry.state === "delivered" && (await readSuppressedNotes(reader, [entry]))[entry.id]?.reason === "silence";
       } finally {
         await reader.close();
       }

@@ -13,14 +13,13 @@ function at(alertId: string, rule: string, createdMs: number, record: unknown = 
   return { ...entry(alertId, "out", rule, { record, createdAt: iso(createdMs) }), ...patch };
 }
 
-/** A cooldown book as plain data: stamps `rule\0key` → ms, and the ids admitted before a crash. */
-function cooldownOf(stamps: Record<string, number> = {}, admitted: string[] = []): CooldownView {
+/** Cooldown stamps as plain data: `rule\0key` → ms, and `rule\0key` → the entry that started the stamp (let through before a crash). */
+function cooldownOf(stamps: Record<string, number> = {}, startedBy: Record<string, string> = {}): CooldownView {
   return {
-    isActive: (_sink, rule, key, cooldownMs, now) => {
+    isActive: (_sink, rule, key, cooldownMs, now, entryId) => {
       const stamp = stamps[`${rule}\u0000${key}`];
-      return stamp !== undefined && now - stamp < cooldownMs;
+      return stamp !== undefined && startedBy[`${rule}\u0000${key}`] !== entryId && now - stamp < cooldownMs;
     },
-    isAdmitted: (id) => admitted.includes(id),
   };
 }
 
@@ -88,7 +87,7 @@ describe("admission", () => {
   it("holds by a running cooldown until it ends, except an alert admitted before a crash", () => {
     const rule: DispatcherRule = { name: "r", cooldownMs: 60_000 };
     const due = [at("a1", "r", NOW - 2000), at("a2", "r", NOW - 1000)];
-    const running = cooldownOf({ "r\u0000": NOW - 59_999 }, ["a2:out"]);
+    const running = cooldownOf({ "r\u0000": NOW - 59_999 }, { "r\u0000": "a2:out" });
     const result = admit(input(due, [rule], { cooldown: running }));
     expect(result.held.map((h) => h.entry.id)).toEqual(["a1:out"]);
     expect(result.sends.map((s) => s.id)).toEqual(["a2"]);

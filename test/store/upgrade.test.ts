@@ -32,7 +32,8 @@ describe("upgrading a JSON store of the previous release", () => {
     const store = await openStore(createTestCommon(), { path });
     expect((await store.listCursors()).sort((a, b) => a.key.localeCompare(b.key))).toEqual(Object.values(v1.cursors).sort((a, b) => a.key.localeCompare(b.key)));
     expect((await store.listOutbox())).toEqual(v1.outbox);
-    for (const [key, value] of Object.entries(v1.meta)) expect((await store.getMeta(key))).toEqual(value);
+    // The cooldown book of one meta value becomes one row per stamp (this early one has none in the current form).
+    for (const [key, value] of Object.entries(v1.meta)) expect(await store.getMeta(key)).toEqual(key === "notify.cooldown" ? undefined : value);
     // The states were carried: the indexes and counts agree with the entries.
     for (const state of ["pending", "delivered", "dead"] as const) {
       expect((await store.listOutbox({ state })).map((e) => e.id)).toEqual(v1.outbox.filter((e) => e.state === state).map((e) => e.id));

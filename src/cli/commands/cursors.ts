@@ -7,6 +7,7 @@ import type { Store } from "../../store/types.js";
 import { CONFIG_OPTIONS, CONFIG_OPTIONS_HELP, UsageError, createCommandCommon, loadConfigForCommand, parseCommandArgs } from "../bootstrap.js";
 import type { Config } from "../../config/index.js";
 import { openStore } from "../../store/open-store.js";
+import { storeOptionsOf } from "../../config/store-options.js";
 import { definitionsOfWatch } from "../../watch/plan.js";
 import { planFromConfig } from "../../watch/plan-from-config.js";
 import { findCursorTarget, moveCursor } from "../../watch/move-cursor.js";
@@ -30,6 +31,10 @@ Lists every source of the config with its cursor: the last block fully processed
                      While a daemon runs (it holds the store's lock), the move goes through
                      its status API (status.listen, with status.token when one is set): the
                      daemon moves the cursor between two ticks of the source.
+                     With store.url (PostgreSQL shared by replicas) the move is made in the
+                     database directly, and fences the source's lease: a window its replica
+                     is committing from the old position is refused, and the replica goes
+                     on from BLOCK + 1 at its next tick.
                      Rescanned records keep their alert ids: alerts still in the outbox are
                      not queued twice.
 
@@ -108,7 +113,8 @@ async function run(args: string[], io: CommandIO): Promise<number> {
   const sets = (values.set ?? []).map((text) => parseSet(text, rows));
   let store: Store;
   try {
-    store = await openStore(common, { path: loaded.config.store.path, readOnly: sets.length === 0 });
+    // store.url: the PostgreSQL store the replicas share (no lock; a move fences the source's holder, see below).
+    store = await openStore(common, { ...storeOptionsOf(loaded.config.store), readOnly: sets.length === 0 });
   } catch (error) {
     if (!isStoreError(error, "KW_STORE_LOCKED")) throw error;
     return moveThroughDaemon(io, loaded.config, sets, common.secrets.redact.bind(common.secrets), `${error.code} ${error.message}`);
@@ -121,8 +127,7 @@ async function run(args: string[], io: CommandIO): Promise<number> {
       const target = findCursorTarget(sources, row.key);
       if (target === undefined) {
         // A source no rule reads: nothing serves it, its cursor alone moves.
-        const before = (await store.getCursor(row.key))?.block;
-        await store.setCursor({ key: row.key, watch: row.watch, source: row.family, description: row.description, block, updated_at: new Date().toISOString() });
+        const { before } = await store.moveCursor({ key: row.key, watch: row.watch, source: row.family, description: row.description, block, updated_at: new Date().toISOString() });
         io.stdout.write(`${row.key} (${row.watch}): ${before ?? "none"} → ${block}\n`);
         continue;
       }

@@ -11,7 +11,8 @@ import type { DeadLetterSelector, RequeueResult } from "../../notify/dispatcher.
 import { readSuppressedNotes, type SuppressedNote } from "../../notify/cooldown.js";
 import { requeueDeadLetters } from "../../notify/dispatcher.js";
 import { isStoreError } from "../../store/errors.js";
-import { openStore } from "../../store/open-store.js";
+import { openStore, type OpenStoreOptions } from "../../store/open-store.js";
+import { storeOptionsOf } from "../../config/store-options.js";
 import type { OutboxEntry, OutboxState } from "../../model/outbox-entry.js";
 import { EXIT_OK, EXIT_RUNTIME, EXIT_USAGE, type Command, type CommandIO } from "../command.js";
 
@@ -28,15 +29,18 @@ List the alerts in the outbox, or send dead letters again.
 Listing shows pending and dead alerts unless --state says otherwise (delivered alerts are
 kept for store.retention, 7 days by default): the newest ${DEFAULT_LIMIT} of each state, oldest
 first, and how many there are in all. It only reads the store, so it works while the
-daemon runs.
+daemon runs. With store.url in the config it reads the PostgreSQL store that the replicas
+share (the URL is never printed).
 
 retry puts dead letters back into the outbox with their attempts reset; they are sent the
 next time kaiawatch runs. An ID names an outbox entry (ALERT_ID:SINK), an alert (all its
-sinks) or a digest (grp_…). retry needs the store's lock: while the daemon runs, stop it
-first or retry from the status page.
+sinks) or a digest (grp_…). With the file store retry needs the store's lock: while the
+daemon runs, retry asks it through its status API (status.listen). With store.url (the
+PostgreSQL store of replicas) retry requeues them in the database directly, and the replica
+holding each sink sends them.
 
 Options:
-  --config PATH     the config file (default ./config.yaml); its store.path is used
+  --config PATH     the config file (default ./config.yaml); its store.url, or else its store.path, is used
   --store PATH      the store (its SQLite file), instead of reading the config
   --state STATE     only entries in this state: pending, dead or delivered
   --sink NAME       only entries of this sink
@@ -73,13 +77,20 @@ function parse(args: string[], io: CommandIO, options: Record<string, { type: "s
   }
 }
 
-/** The store file from --store, or from the config's store.path. */
-async function storePath(values: Record<string, string | boolean | undefined>, io: CommandIO): Promise<{ path: string; secrets: string[]; config?: Config } | { code: number }> {
-  if (typeof values.store === "string") return { path: values.store, secrets: [] };
+/**
+ * The store from --store (a file), or the config's: its store.url (PostgreSQL shared by
+ * replicas, a secret never printed) or its store.path. `shared` when it is PostgreSQL.
+ */
+async function storePath(
+  values: Record<string, string | boolean | undefined>,
+  io: CommandIO,
+): Promise<{ path: string; open: OpenStoreOptions; shared: boolean; secrets: string[]; config?: Config } | { code: number }> {
+  if (typeof values.store === "string") return { path: values.store, open: { path: values.store }, shared: false, secrets: [] };
   const configPath = typeof values.config === "string" ? values.config : "./config.yaml";
   try {
     const loaded = await loadConfig({ path: configPath, env: io.env });
-    return { path: loaded.config.store.path, secrets: loaded.secrets, config: loaded.config };
+    const shared = loaded.config.store.url !== undefined;
+    return { path: loaded.config.store.path, open: storeOptionsOf(loaded.config.store), shared, secrets: loaded.secrets, config: loaded.config };
   } catch (error) {
     const text = describeConfigFailure(error);
     if (text === undefined) throw error;
@@ -117,7 +128,7 @@ async function list(args: string[], io: CommandIO): Promise<number> {
   const shownStates: OutboxState[] = state === undefined ? ["pending", "dead"] : [state as OutboxState];
   const location = await storePath(values, io);
   if ("code" in location) return location.code;
-  if (!existsSync(location.path)) {
+  if (!location.shared && !existsSync(location.path)) {
     io.stdout.write(`No store at ${location.path} yet: kaiawatch has not run with this store, so the outbox is empty.\n`);
     return EXIT_OK;
   }
@@ -126,7 +137,7 @@ async function list(args: string[], io: CommandIO): Promise<number> {
   let totals: Array<readonly [OutboxState, number]>;
   let suppressed: Record<string, SuppressedNote>;
   try {
-    const store = await openStore(common, { path: location.path, readOnly: true });
+    const store = await openStore(common, { ...location.open, readOnly: true });
     try {
       const sink = typeof values.sink === "string" ? values.sink : undefined;
       // The newest of each state, shown oldest first: what a long outbox holds last, read without reading all of it.
@@ -136,7 +147,7 @@ async function list(args: string[], io: CommandIO): Promise<number> {
         entries.push(...(await store.listOutbox({ sink, state: s, newestFirst: true, limit })).reverse());
         totals.push([s, await store.countOutbox({ sink, state: s })] as const);
       }
-      suppressed = await readSuppressedNotes(store);
+      suppressed = await readSuppressedNotes(store, entries);
     } finally {
       await store.close();
     }
@@ -202,7 +213,7 @@ async function retry(args: string[], io: CommandIO): Promise<number> {
   if (all && positionals.length > 0) return usageError(io, "give either ids or --all, not both");
   const location = await storePath(values, io);
   if ("code" in location) return location.code;
-  if (!existsSync(location.path)) {
+  if (!location.shared && !existsSync(location.path)) {
     io.stderr.write(`kaiawatch outbox retry: no store at ${location.path}: there are no dead letters to retry.\n`);
     return EXIT_RUNTIME;
   }
@@ -215,9 +226,12 @@ async function retry(args: string[], io: CommandIO): Promise<number> {
     return result.unmatched.length > 0 ? EXIT_RUNTIME : EXIT_OK;
   };
   try {
-    const store = await openStore(common, { path: location.path });
+    // PostgreSQL has no lock: the requeue is one transaction, and the replica holding each
+    // sink sends its entries at its next pass.
+    const store = await openStore(common, location.open);
     try {
-      return report(await requeueDeadLetters(store, selector, Date.now()), "they are sent the next time kaiawatch runs (run or once)");
+      const when = location.shared ? "the replica holding each sink sends them at its next pass (within a second), or the next kaiawatch to run" : "they are sent the next time kaiawatch runs (run or once)";
+      return report(await requeueDeadLetters(store, selector, Date.now()), when);
     } finally {
       await store.close();
     }

@@ -15,6 +15,8 @@ import {
   type SilenceSet,
 } from "../../notify/silences.js";
 import { openStore } from "../../store/open-store.js";
+import { storeOptionsOf } from "../../config/store-options.js";
+import { PostgresStore } from "../../store/postgres/postgres-store.js";
 import { recordFieldExists, recordFieldNames } from "../../notify/record-fields.js";
 import { CONFIG_OPTIONS, CONFIG_OPTIONS_HELP, UsageError, createCommandCommon, loadConfigForCommand, parseCommandArgs, ruleNamed } from "../bootstrap.js";
 import { EXIT_OK, EXIT_RUNTIME, type Command, type CommandIO } from "../command.js";
@@ -45,6 +47,10 @@ only), applies it at once and logs it. When its API cannot be reached (status.li
 or port 0), the command writes the change to a file beside the store (STORE.silences.json),
 which the daemon merges into its store within a second, and waits (up to ${CONFIRM_TIMEOUT_MS / 1000} s) to see
 it there. A stopped daemon applies the file when it starts.
+
+With store.url (PostgreSQL shared by replicas) the command writes the silence into the
+database itself (the URL is never printed): every replica reads the silences there at each
+delivery round, so it holds from the next alert any replica admits.
 
 Options:
   --rule NAME          (add) the rule to silence
@@ -138,8 +144,26 @@ function parseMatchers(texts: readonly string[]): Record<string, string> {
   return match;
 }
 
+/** With store.url: the PostgreSQL store the replicas share (writable unless `readOnly`), closed after `fn`. */
+async function withSharedStore<T>(context: Context, readOnly: boolean, fn: (store: PostgresStore) => Promise<T>): Promise<T> {
+  const store = await openStore(context.common, { ...storeOptionsOf(context.config.store), readOnly });
+  try {
+    if (!(store instanceof PostgresStore)) throw new Error("store.url opens the PostgreSQL store");
+    return await fn(store);
+  } finally {
+    await store.close();
+  }
+}
+
+const SHARED_APPLIED = "Every replica applies it from its next delivery round (they read the silences from the shared store).\n";
+
 async function add(context: Context, silence: Silence): Promise<number> {
   const { io, common, file } = context;
+  if (context.config.store.url !== undefined) {
+    await withSharedStore(context, false, (store) => store.silences.add(silence));
+    io.stdout.write(`Silence ${silence.id} added: ${describe(silence)}\n${SHARED_APPLIED}`);
+    return EXIT_OK;
+  }
   const live = await throughDaemon(context, { add: silence });
   if (live !== undefined) {
     if (live.ok) io.stdout.write(`Silence ${silence.id} added by the running daemon (${live.url}): ${describe(silence)}\n`);
@@ -155,6 +179,15 @@ async function add(context: Context, silence: Silence): Promise<number> {
 async function remove(context: Context, id: string): Promise<number> {
   const { io, common, file } = context;
   const now = common.now();
+  if (context.config.store.url !== undefined) {
+    const removed = await withSharedStore(context, false, (store) => store.silences.remove(id, now));
+    if (removed === undefined) {
+      io.stderr.write(`kaiawatch silence: no active silence "${cleanLine(id, 40)}" (see \`kaiawatch silence list\`; an expired silence is already gone)\n`);
+      return EXIT_RUNTIME;
+    }
+    io.stdout.write(`Silence ${id} removed: ${describe(removed)}\n${SHARED_APPLIED}`);
+    return EXIT_OK;
+  }
   const known = (await currentSilences(context)).set.silences.find((s) => s.id === id);
   if (known === undefined) {
     io.stderr.write(`kaiawatch silence: no active silence "${cleanLine(id, 40)}" (see \`kaiawatch silence list\`; an expired silence is already gone)\n`);
@@ -211,8 +244,18 @@ async function throughDaemon(context: Context, change: SilenceChange): Promise<{
   return { ok: outcome.status === 200, url: api.url };
 }
 
-/** What the store holds (what a daemon applied) merged with the side file (what it may not have read yet). */
+/**
+ * What the store holds (what a daemon applied) merged with the side file (what it may not
+ * have read yet); with store.url, what the shared store holds (no side file).
+ */
 async function currentSilences(context: Context): Promise<{ set: SilenceSet; suppressed: Record<string, number> }> {
+  if (context.config.store.url !== undefined) {
+    const stored = await withSharedStore(context, true, (store) => store.silences.active(context.common.now()));
+    return {
+      set: { silences: stored.map(({ suppressed: _suppressed, ...silence }) => silence), removed: {} },
+      suppressed: Object.fromEntries(stored.map((s) => [s.id, s.suppressed])),
+    };
+  }
   const stored = await readStore(context);
   const fromFile = await readSilenceFile(context.file);
   return { set: mergeSilenceSets([stored.set, fromFile], context.common.now()), suppressed: stored.suppressed };

@@ -6,10 +6,12 @@ import { StoreError } from "../errors.js";
 import { checkOutboxChanges } from "../outbox-transitions.js";
 import { entryParams, msOf } from "../sqlite-schema.js";
 import { checkCursor } from "../sqlite-store.js";
-import type { Cursor, Store, OutboxChange, OutboxCount, OutboxCountFilter, OutboxFilter, StoreStats } from "../types.js";
+import type { CooldownStamp, Cursor, Store, OutboxChange, OutboxCount, OutboxCountFilter, OutboxFilter, StoreStats, SuppressedNote } from "../types.js";
 import type { OutboxEntry, OutboxState } from "../../model/outbox-entry.js";
 import { createLeases, type Leases } from "./leases.js";
 import { migrate } from "./migrate.js";
+import { CONVERT_LEGACY_META } from "./schema.js";
+import { createSilenceTable, type SilenceTable } from "./silence-table.js";
 import { entryOfPgRow, OUTBOX_COLUMNS, type PgOutboxRow, type Queryable } from "./rows.js";
 
 const STATES: ReadonlySet<OutboxState> = new Set(["pending", "delivered", "dead"]);
@@ -101,6 +103,8 @@ export class PostgresStore implements Store {
   readonly replicaId: string;
   /** The leases of sources for this replica (leases.ts). */
   readonly leases: Leases;
+  /** The silences, shared by every replica and the CLI (silence-table.ts). */
+  readonly silences: SilenceTable;
   private closed = false;
   private writes = 0;
   private failedWrites = 0;
@@ -116,6 +120,7 @@ export class PostgresStore implements Store {
     this.readOnly = options.readOnly === true;
     this.replicaId = options.replicaId;
     this.leases = createLeases(common, { db: pool, replicaId: options.replicaId, leaseMs: options.leaseMs ?? 10_000 });
+    this.silences = createSilenceTable({ read: (sql, params) => this.read(sql, params), write: (fn) => this.transaction(fn) });
   }
 
   /** A read; a server that does not answer is KW_STORE_UNREACHABLE. */
@@ -197,6 +202,25 @@ export class PostgresStore implements Store {
   async setCursor(cursor: Cursor): Promise<void> {
     checkCursor(cursor);
     await this.transaction((client) => upsertCursor(client, cursor));
+  }
+
+  /**
+   * `kaiawatch cursors --set` beside running replicas: sets the cursor and fences the
+   * source's holder in one transaction. The lease's epoch goes up by one, so a window the
+   * holder is committing from the old position is refused (KW_STORE_LEASE_LOST) instead of
+   * undoing the move (moving the cursor past a rewind, or back before a skip); the holder
+   * keeps the lease, learns the new epoch at its next renewal and reads the cursor afresh at
+   * its next tick. Returns the block before.
+   */
+  async moveCursor(cursor: Cursor): Promise<{ before?: number }> {
+    checkCursor(cursor);
+    return this.transaction(async (client) => {
+      // The lease row first, as a commit locks it: a commit in flight finishes before, or is refused after.
+      await client.query("UPDATE leases SET epoch = epoch + 1 WHERE key = $1 AND owner IS NOT NULL", [cursor.key]);
+      const before = (await client.query<{ block: string }>("SELECT block FROM cursors WHERE key = $1 FOR UPDATE", [cursor.key])).rows[0];
+      await upsertCursor(client, cursor);
+      return before === undefined ? {} : { before: Number(before.block) };
+    });
   }
 
   /**
@@ -373,13 +397,57 @@ export class PostgresStore implements Store {
     });
   }
 
+  async readCooldowns(sink: string, keys: ReadonlyArray<{ rule: string; key: string }>): Promise<CooldownStamp[]> {
+    if (keys.length === 0) return [];
+    const rows = await this.read<{ rule: string; key: string; at_ms: string; entry_id: string | null }>(
+      "SELECT c.rule, c.key, c.at_ms, c.entry_id FROM cooldowns c JOIN unnest($2::text[], $3::text[]) AS k(rule, key) ON c.rule = k.rule AND c.key = k.key WHERE c.sink = $1",
+      [sink, keys.map((k) => k.rule), keys.map((k) => k.key)],
+    );
+    return rows.map((row) => ({ sink, rule: row.rule, key: row.key, at: Number(row.at_ms), ...(row.entry_id === null ? {} : { entryId: row.entry_id }) }));
+  }
+
+  /**
+   * One upsert per stamp, whose condition keeps the later stamp: replicas writing stamps at
+   * once (of different sinks, or of one sink across a handover) lose none, and no stamp goes
+   * back in time. Written in key order: two writers' row locks never deadlock.
+   */
+  async writeCooldowns(stamps: readonly CooldownStamp[]): Promise<void> {
+    if (stamps.length === 0) {
+      this.assertWritable();
+      return;
+    }
+    const sorted = [...stamps].sort((a, b) => compare(a.sink, b.sink) || compare(a.rule, b.rule) || compare(a.key, b.key));
+    await this.transaction(async (client) => {
+      for (const stamp of sorted) {
+        await client.query(
+          `INSERT INTO cooldowns (sink, rule, key, at_ms, entry_id) VALUES ($1, $2, $3, $4, $5)
+           ON CONFLICT (sink, rule, key) DO UPDATE SET at_ms = excluded.at_ms, entry_id = excluded.entry_id WHERE cooldowns.at_ms <= excluded.at_ms`,
+          [stamp.sink, stamp.rule, stamp.key, stamp.at, stamp.entryId ?? null],
+        );
+      }
+    });
+  }
+
+  async pruneCooldowns(before: number): Promise<number> {
+    return this.transaction(async (client) => (await client.query("DELETE FROM cooldowns WHERE at_ms < $1", [before])).rowCount ?? 0);
+  }
+
+  async suppressions(entryIds: readonly string[]): Promise<Record<string, SuppressedNote>> {
+    if (entryIds.length === 0) return {};
+    const rows = await this.read<{ entry_id: string; at: string; reason: SuppressedNote["reason"] }>("SELECT entry_id, at, reason FROM suppressed WHERE entry_id = ANY($1)", [[...entryIds]]);
+    return Object.fromEntries(rows.map((row) => [row.entry_id, { at: row.at, reason: row.reason }]));
+  }
+
   /**
    * `kaiawatch store migrate`: copies a whole store into this one in one transaction, entries
    * with their state, attempts and order. A database that already has cursors or entries is
    * refused unless `force`; then what it has wins (ON CONFLICT DO NOTHING on cursor keys,
    * entry ids and meta keys), so running the copy again repeats nothing.
    */
-  async importStore(data: { cursors: Cursor[]; entries: OutboxEntry[]; meta: Record<string, unknown> }, options: { force?: boolean } = {}): Promise<{ cursors: number; entries: number; meta: number }> {
+  async importStore(
+    data: { cursors: Cursor[]; entries: OutboxEntry[]; meta: Record<string, unknown>; stamps?: CooldownStamp[]; notes?: Array<{ id: string } & SuppressedNote> },
+    options: { force?: boolean } = {},
+  ): Promise<{ cursors: number; entries: number; meta: number }> {
     return this.transaction(async (client) => {
       // Taken first: two copies at once would each find the database empty.
       await client.query("LOCK TABLE cursors, outbox, meta IN SHARE ROW EXCLUSIVE MODE");
@@ -400,6 +468,14 @@ export class PostgresStore implements Store {
         const result = await client.query("INSERT INTO meta (key, value) VALUES ($1, $2::jsonb) ON CONFLICT (key) DO NOTHING", [key, JSON.stringify(value)]);
         meta += result.rowCount ?? 0;
       }
+      for (const stamp of data.stamps ?? []) {
+        await client.query("INSERT INTO cooldowns (sink, rule, key, at_ms, entry_id) VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING", [stamp.sink, stamp.rule, stamp.key, stamp.at, stamp.entryId ?? null]);
+      }
+      for (const note of data.notes ?? []) {
+        await client.query("INSERT INTO suppressed (entry_id, at, reason) SELECT $1, $2, $3 WHERE EXISTS (SELECT 1 FROM outbox WHERE id = $1) ON CONFLICT DO NOTHING", [note.id, note.at, note.reason]);
+      }
+      // The file store's silences (and a cooldown book of an older file) come as meta values: into their tables.
+      await client.query(CONVERT_LEGACY_META);
       return { cursors, entries, meta };
     });
   }
@@ -432,6 +508,11 @@ export class PostgresStore implements Store {
     }
     return { writes: this.writes, failedWrites: this.failedWrites, lastWriteFailed: this.lastWriteFailed, ...this.lastCounts };
   }
+}
+
+/** The same order in every process (byte order, as COLLATE "C"), whatever the locale. */
+function compare(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 /** An error the server answered with (a constraint, bad SQL): not a connection problem. */
@@ -469,23 +550,28 @@ async function insertNew(client: Queryable, entries: readonly OutboxEntry[]): Pr
   return bySink;
 }
 
-/** One allowed change (checked before); the outcomes end any delivery claim on the entry. */
+/** One allowed change (checked before). */
 async function applyChange(client: Queryable, change: OutboxChange): Promise<void> {
   switch (change.kind) {
-    case "delivered":
-      await client.query(
-        "UPDATE outbox SET state = 'delivered', attempts = attempts + 1, delivered_at = $1, delivered_ms = $2, claimed_by = NULL, claim_expires_ms = NULL WHERE id = $3 AND state <> 'delivered'",
-        [change.at, msOf(change.at), change.id],
-      );
+    case "delivered": {
+      const changed = await client.query("UPDATE outbox SET state = 'delivered', attempts = attempts + 1, delivered_at = $1, delivered_ms = $2 WHERE id = $3 AND state <> 'delivered'", [
+        change.at,
+        msOf(change.at),
+        change.id,
+      ]);
+      if ((changed.rowCount ?? 0) > 0 && change.suppressed !== undefined) {
+        await client.query("INSERT INTO suppressed (entry_id, at, reason) VALUES ($1, $2, $3) ON CONFLICT (entry_id) DO NOTHING", [change.id, change.at, change.suppressed]);
+      }
       return;
+    }
     case "failed":
       await client.query(
-        "UPDATE outbox SET attempts = attempts + 1, last_error = $1, next_attempt_at = $2, due_ms = $3, claimed_by = NULL, claim_expires_ms = NULL WHERE id = $4",
+        "UPDATE outbox SET attempts = attempts + 1, last_error = $1, next_attempt_at = $2, due_ms = $3 WHERE id = $4",
         [change.error, change.next_attempt_at, msOf(change.next_attempt_at), change.id],
       );
       return;
     case "dead":
-      await client.query("UPDATE outbox SET state = 'dead', attempts = attempts + 1, dead_reason = $1, claimed_by = NULL, claim_expires_ms = NULL WHERE id = $2 AND state <> 'dead'", [
+      await client.query("UPDATE outbox SET state = 'dead', attempts = attempts + 1, dead_reason = $1 WHERE id = $2 AND state <> 'dead'", [
         change.reason,
         change.id,
       ]);
