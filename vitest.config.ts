@@ -36,8 +36,11 @@ export default defineConfig({
     include: ["test/**/*.test.ts"],
     globalSetup: ["test/global-setup.ts"],
     setupFiles: ["test/setup/fast-check-seed.ts"],
-    // Two cores on CI: forks keep child-process and server tests isolated.
+    // Two cores on CI: forks keep child-process and server tests isolated. Two workers, said
+    // explicitly: left to itself, vitest 4.1 ran one file at a time on this two-core machine
+    // (four files sleeping 5 s each took 20 s; with maxWorkers 2, 10 s).
     pool: "forks",
+    maxWorkers: 2,
     sequence: { sequencer: LongestFirst },
     testTimeout: 30_000,
     hookTimeout: 30_000,

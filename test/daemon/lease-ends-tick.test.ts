@@ -12,6 +12,7 @@ import { planFromConfig } from "../../src/watch/plan-from-config.js";
 import { createSourcePoller } from "../../src/watch/poller.js";
 import type { Paginate } from "../../src/watch/fetch-window.js";
 import type { Config } from "../../src/config/index.js";
+import { fourSourcesConfig } from "../helpers/four-sources-config.js";
 import { configFromText, quietCommon } from "../helpers/harness.js";
 import { fakeClock, usePostgres } from "../store/postgres/pg-fixtures.js";
 
@@ -33,24 +34,7 @@ afterEach(async () => {
 });
 
 function configOf(sim: Simulator, start: number): Config {
-  return configFromText(`
-explorer: { base_url: ${sim.url}, requests_per_second: 1000, page_size: 2000 }
-chain: { rpc_url: ${sim.rpcUrl}, lag_blocks: 0 }
-store: { path: unused.json }
-status: { listen: false }
-defaults: { start: ${start}, max_window_blocks: 5, jitter: 0s }
-watches:
-  - { name: wallet, account: "${sim.addresses.busyWallet}", sources: [nft_transfers, internal_transactions] }
-  - { name: token, contract: "${sim.addresses.busyToken}" }
-  - { name: collection, collection: "${sim.addresses.busyCollection}" }
-rules:
-  - { name: wallet-nft, watch: wallet, source: nft_transfers, notify: [out] }
-  - { name: wallet-calls, watch: wallet, source: internal_transactions, notify: [out] }
-  - { name: token-logs, watch: token, notify: [out] }
-  - { name: collection-transfers, watch: collection, notify: [out] }
-sinks:
-  out: { type: webhook, url: "http://127.0.0.1:9/unused", allow_http: true }
-`);
+  return configFromText(fourSourcesConfig(sim, { store: "{ path: unused.json }", start, maxWindowBlocks: 5 }));
 }
 
 interface Replica {

@@ -5,6 +5,7 @@ import { sinkResource, sourceResource } from "../../src/store/ownership.js";
 import type { OutboxEntry } from "../../src/model/outbox-entry.js";
 import { createSimulator, type Simulator } from "../../src/simulator/index.js";
 import { waitFor } from "../helpers/child.js";
+import { fourSourcesConfig } from "../helpers/four-sources-config.js";
 import { configFromText, quietCommon, recordKeyOf, tempDir } from "../helpers/harness.js";
 import { recording } from "../notify/dispatcher-fixtures.js";
 import { fakeClock, usePostgres } from "../store/postgres/pg-fixtures.js";
@@ -26,29 +27,9 @@ async function simulator(): Promise<Simulator> {
   return sim;
 }
 
-function configText(sim: Simulator, store: string, start: number): string {
-  return `
-explorer: { base_url: ${sim.url}, requests_per_second: 1000, page_size: 2000 }
-chain: { rpc_url: ${sim.rpcUrl}, lag_blocks: 0 }
-store: ${store}
-status: { listen: false }
-defaults: { start: ${start}, max_window_blocks: 1000, jitter: 0s }
-watches:
-  - { name: wallet, account: "${sim.addresses.busyWallet}", sources: [nft_transfers, internal_transactions] }
-  - { name: token, contract: "${sim.addresses.busyToken}" }
-  - { name: collection, collection: "${sim.addresses.busyCollection}" }
-rules:
-  - { name: wallet-nft, watch: wallet, source: nft_transfers, notify: [out] }
-  - { name: wallet-calls, watch: wallet, source: internal_transactions, notify: [out] }
-  - { name: token-logs, watch: token, notify: [out] }
-  - { name: collection-transfers, watch: collection, notify: [out] }
-sinks:
-  out: { type: webhook, url: "http://127.0.0.1:9/unused", allow_http: true }
-`;
-}
 
 async function daemonOn(sim: Simulator, store: string, start: number, now: () => number = Date.now): Promise<Daemon> {
-  const config = configFromText(configText(sim, store, start));
+  const config = configFromText(fourSourcesConfig(sim, { store, start, maxWindowBlocks: 1000 }));
   const daemon = await createDaemon(quietCommon({ now }), { config, sinks: { out: recording("out") } });
   cleanups.push(() => daemon.stop());
   return daemon;

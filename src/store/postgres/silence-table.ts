@@ -25,13 +25,8 @@ export interface SilenceTable {
 /** How long a row outlives its silence (for a `silence list` just after expiry it is simply gone). */
 const KEEP_EXPIRED_MS = 24 * 3600_000;
 
-interface Row {
-  id: string;
-  rule: string;
-  match: Record<string, string>;
-  reason: string;
-  created_at: string;
-  expires_at: string;
+/** A silence as its row reads: the count of alerts it held back is a bigint (a string). */
+interface Row extends Silence {
   suppressed: string;
 }
 
