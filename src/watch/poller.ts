@@ -146,7 +146,8 @@ export function createSourcePoller(common: Common, options: SourcePollerOptions)
       // A store that cannot write (a full disk, a read-only directory) keeps what follows in
       // memory only: scanning on would move the cursor ever further past what a restart
       // remembers. Retry the write first; while it fails, so does the tick, and the cursor stays.
-      if ((await store.stats()).lastWriteFailed) await store.flush();
+      // (writeFailing(), not stats(): on PostgreSQL stats() sizes and counts the whole database.)
+      if (store.writeFailing()) await store.flush();
       const from = cursor + 1;
       const to = Math.min(head, cursor + source.maxWindowBlocks);
       const started = common.now();

@@ -489,6 +489,10 @@ export class PostgresStore implements Store {
     await this.pool.end();
   }
 
+  writeFailing(): boolean {
+    return this.lastWriteFailed;
+  }
+
   /**
    * Answers without the server too (with the counts it last read), so that /readyz and the
    * status page can say the store is down rather than fail themselves.
