@@ -125,6 +125,8 @@ export class PostgresStore implements Store {
   private lastCounts = { bytes: 0, outbox: 0, cursors: 0 };
   /** This replica's deferred advances by source key (commitWindow without entries); flush() writes them. */
   private readonly pending = new Map<string, PendingAdvance>();
+  /** The cursor reads gathered for one query (getCursor). */
+  private cursorReads: { keys: Set<string>; rows: Promise<Map<string, Cursor>> } | undefined;
   /** The flush in progress: flushes run one after the other, so one that returns has written what came before it. */
   private flushing: Promise<void> = Promise.resolve();
 
@@ -207,10 +209,27 @@ export class PostgresStore implements Store {
     if (this.closed) throw new StoreError("KW_STORE_CLOSED", `the store ${this.path} is closed`);
   }
 
-  /** The stored cursor, or this replica's advance of it that is not written yet (the later of the two). */
+  /**
+   * The stored cursor, or this replica's advance of it that is not written yet (the later of
+   * the two). Read afresh each time; the reads asked for in the same turn of the event loop
+   * (the many ticks of a firing starting together) share one query.
+   */
   async getCursor(key: string): Promise<Cursor | undefined> {
-    const rows = await this.read<{ cursor: Cursor }>("SELECT cursor FROM cursors WHERE key = $1", [key]);
-    return this.laterOf(rows[0]?.cursor, key);
+    let batch = this.cursorReads;
+    if (batch === undefined) {
+      const keys = new Set<string>();
+      const rows = new Promise<void>((resolve) => setImmediate(resolve)).then(async () => {
+        // Later reads start a batch of their own: this one's query may already be on its way.
+        this.cursorReads = undefined;
+        const found = await this.read<{ key: string; cursor: Cursor }>("SELECT key, cursor FROM cursors WHERE key = ANY($1)", [[...keys]]);
+        return new Map(found.map((row) => [row.key, row.cursor]));
+      });
+      batch = { keys, rows };
+      this.cursorReads = batch;
+    }
+    batch.keys.add(key);
+    const stored = (await batch.rows).get(key);
+    return this.laterOf(stored === undefined ? undefined : structuredClone(stored), key);
   }
 
   async listCursors(): Promise<Cursor[]> {
@@ -224,7 +243,7 @@ export class PostgresStore implements Store {
 
   private laterOf(stored: Cursor | undefined, key: string): Cursor | undefined {
     const advance = this.pending.get(key)?.cursor;
-    return advance !== undefined && (stored === undefined || advance.block > stored.block) ? advance : stored;
+    return advance !== undefined && (stored === undefined || advance.block > stored.block) ? { ...advance } : stored;
   }
 
   async setCursor(cursor: Cursor): Promise<void> {
