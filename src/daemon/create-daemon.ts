@@ -114,7 +114,7 @@ export async function createDaemon(common: Common, options: DaemonOptions): Prom
     // With PostgreSQL, replicas lease the sources and sinks; a sink gained is delivered at once.
     const ownership: Ownership =
       store instanceof PostgresStore
-        ? createLeaseKeeper(common, { leases: store.leases, replicaId: store.replicaId, leaseMs: config.store.lease, onChange: () => dispatcher.kick() })
+        ? createLeaseKeeper(common, { leases: store.leases, replicaId: store.replicaId, leaseMs: config.store.lease, onChange: () => dispatcher.kick(), flush: () => store.flush() })
         : createSoleOwnership("local");
     if (store instanceof PostgresStore) common.metrics.registry.setDefaultLabels({ replica: store.replicaId });
     const dispatcher = createDispatcher(common, {

@@ -490,6 +490,10 @@ export class SqliteStore implements Store {
     return this.statsNow();
   }
 
+  writeFailing(): boolean {
+    return this.lastWriteFailed;
+  }
+
   /** The stats from memory (and the outbox count, cached until the outbox changes). */
   statsNow(): StoreStats {
     return {

@@ -181,6 +181,11 @@ export interface Store {
   close(): Promise<void>;
   /** Answers also while a shared store is unreachable (with the counts last read). */
   stats(): Promise<StoreStats>;
+  /**
+   * Whether the last write failed (stats().lastWriteFailed), from memory: the poller asks it
+   * before every window, where stats() would cost a query of the whole database on PostgreSQL.
+   */
+  writeFailing(): boolean;
 }
 
 /** The shape of the JSON store file of schema_version 1 (before SQLite), read to upgrade it. */

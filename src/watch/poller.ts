@@ -99,11 +99,13 @@ export function createSourcePoller(common: Common, options: SourcePollerOptions)
    */
   async function ensureCursor(head: number): Promise<number> {
     // Read at every tick, never kept: with replicas another one may have moved it since.
-    const existing = await store.getCursor(source.key);
+    // All at once: on PostgreSQL reads asked for together share one query.
+    const members = source.members ?? [];
+    const [existing, ...own] = await Promise.all([source.key, ...members.map((m) => m.ownKey)].map((key) => store.getCursor(key)));
     const start = existing?.block ?? initialCursor(source.start, head);
     let block: number | undefined;
-    for (const member of source.members ?? []) {
-      const position = member.ownKey === source.key ? existing?.block : (await store.getCursor(member.ownKey))?.block;
+    for (const [i, member] of members.entries()) {
+      const position = member.ownKey === source.key ? existing?.block : own[i]?.block;
       // A watch without a position (new, or never served apart) starts where the source does.
       member.handover.skipThrough = position ?? start;
       block = Math.min(block ?? Infinity, member.handover.skipThrough);
@@ -124,7 +126,14 @@ export function createSourcePoller(common: Common, options: SourcePollerOptions)
       handedOver.map(async (m) => {
         const saved = await store.getCursor(m.ownKey);
         if (cursor <= m.handover.skipThrough || (saved !== undefined && saved.block >= cursor)) return;
-        await store.setCursor({ key: m.ownKey, watch: m.watch, source: source.family, description: `position of watch ${m.watch}, served by ${source.key}`, block: cursor, updated_at: at });
+        // As a window without alerts (which it is for this key): never backwards, and written
+        // with the next flush (PostgreSQL: one transaction per firing, not one per watch per tick).
+        try {
+          await store.commitWindow({ cursor: { key: m.ownKey, watch: m.watch, source: source.family, description: `position of watch ${m.watch}, served by ${source.key}`, block: cursor, updated_at: at }, entries: [] });
+        } catch (error) {
+          // Moved further meanwhile (by another source serving the watch): that position stands.
+          if (!isStoreError(error, "KW_STORE_CURSOR_BACKWARDS")) throw error;
+        }
       }),
     );
   }
@@ -146,7 +155,8 @@ export function createSourcePoller(common: Common, options: SourcePollerOptions)
       // A store that cannot write (a full disk, a read-only directory) keeps what follows in
       // memory only: scanning on would move the cursor ever further past what a restart
       // remembers. Retry the write first; while it fails, so does the tick, and the cursor stays.
-      if ((await store.stats()).lastWriteFailed) await store.flush();
+      // (writeFailing(), not stats(): on PostgreSQL stats() sizes and counts the whole database.)
+      if (store.writeFailing()) await store.flush();
       const from = cursor + 1;
       const to = Math.min(head, cursor + source.maxWindowBlocks);
       const started = common.now();

@@ -139,6 +139,8 @@ describe("CLI commands with store.url", () => {
     await store.leases.register([key]);
     const [lease] = await store.leases.claim();
     await store.commitWindow({ cursor: cursor(100), entries: [], epoch: lease!.epoch });
+    // A quiet window's advance is written by the flush after the engine's firing.
+    await store.flush();
 
     const listed = await kaiawatch("cursors", "--config", config);
     expect(listed.code).toBe(0);

@@ -16,6 +16,12 @@ export interface LeaseKeeperOptions {
   info?: () => Record<string, unknown>;
   /** Called after each renewal with what was gained and lost (the dispatcher wakes a sink it gained). */
   onChange?: (change: { gained: string[]; lost: string[] }) => void;
+  /**
+   * Writes this replica's deferred cursor advances (PostgresStore.flush): called before
+   * leases are given back, so that the next holder starts where this replica got to rather
+   * than polling again windows whose advance was not written yet.
+   */
+  flush?: () => Promise<void>;
 }
 
 /** A lease this replica holds, and the signals that end the work done under it. */
@@ -113,12 +119,28 @@ export function createLeaseKeeper(common: Common, options: LeaseKeeperOptions): 
     return releasing;
   }
 
+  /** Writes the deferred advances; false (logged) if that failed, and then no lease may be given back this round. */
+  async function flushed(): Promise<boolean> {
+    if (options.flush === undefined) return true;
+    try {
+      await options.flush();
+      return true;
+    } catch (error) {
+      logger.warn({ err: describeError(error) }, "cannot write the deferred cursor advances; no lease is given back until they are written");
+      return false;
+    }
+  }
+
   async function renewNow(): Promise<void> {
     // What lapsed since the last renewal stops now, even if this renewal extends it: the work
     // under it had no right to go on, and the next tick starts under the renewed lease.
     endLapsed();
+    // Before any lease goes (handed over, or shed while no tick uses it): the advances of the
+    // windows committed so far are written. (A tick that both starts and ends while this
+    // renewal waits on the database may leave one advance unwritten: its window is polled again.)
+    const canRelease = await flushed();
     // The leases handed over whose work has ended (its last window committed) go now.
-    const handedOver = [...held].filter(([resource, holding]) => holding.handover.signal.aborted && !holding.stop.signal.aborted && (uses.get(resource) ?? 0) === 0);
+    const handedOver = [...held].filter(([resource, holding]) => canRelease && holding.handover.signal.aborted && !holding.stop.signal.aborted && (uses.get(resource) ?? 0) === 0);
     if (handedOver.length > 0) {
       for (const [resource, holding] of handedOver) {
         end(resource, holding, "was handed over");
@@ -128,7 +150,7 @@ export function createLeaseKeeper(common: Common, options: LeaseKeeperOptions): 
     }
     const before = new Set(held.keys());
     const handingOver = new Set<string>();
-    const renewed = await leases.renew({ shed: (surplus) => shed(surplus, handingOver) });
+    const renewed = await leases.renew({ shed: (surplus) => (canRelease ? shed(surplus, handingOver) : []) });
     // A round that lost leases (shed or handed over to a newcomer, or taken over) claims
     // nothing: claiming up to the share plus slack would take back at once what was just shed.
     const claimed = renewed.lost.length > 0 || handedOver.length > 0 ? [] : await leases.claim();
@@ -215,6 +237,7 @@ export function createLeaseKeeper(common: Common, options: LeaseKeeperOptions): 
       clearTimeout(expiryTimer);
       for (const [resource, holding] of held) end(resource, holding, "was given back (the replica stops)");
       held = new Map();
+      await flushed();
       await leases.leave().catch((error: unknown) => logger.warn({ err: describeError(error) }, "cannot give the leases back; the others take over when they expire"));
     },
     renewNow,

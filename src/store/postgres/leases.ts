@@ -79,6 +79,13 @@ export interface LeasesOptions {
   slack?: number;
 }
 
+/**
+ * Rows of many leases are locked in key order, as PostgresStore.flush() locks those of its
+ * batched cursor advances: a renewal and a flush of the same replica, running at once on two
+ * connections, then never wait for each other in a cycle (a deadlock).
+ */
+const IN_KEY_ORDER = 'ORDER BY key COLLATE "C" FOR UPDATE';
+
 export function createLeases(common: Common, options: LeasesOptions): Leases {
   const { db, replicaId, leaseMs } = options;
   const slack = options.slack ?? 1;
@@ -121,7 +128,7 @@ export function createLeases(common: Common, options: LeasesOptions): Leases {
 
   const release = async (keys?: readonly string[]): Promise<void> => {
     const list = keys === undefined ? [...mine.keys()] : [...keys];
-    await db.query("UPDATE leases SET owner = NULL, expires_ms = 0 WHERE owner = $1 AND key = ANY($2)", [replicaId, list]);
+    await db.query(`UPDATE leases SET owner = NULL, expires_ms = 0 WHERE key IN (SELECT key FROM leases WHERE owner = $1 AND key = ANY($2) ${IN_KEY_ORDER}) AND owner = $1`, [replicaId, list]);
     for (const key of list) mine.delete(key);
   };
 
@@ -163,7 +170,7 @@ export function createLeases(common: Common, options: LeasesOptions): Leases {
       // An expired lease that nobody took is still this replica's (same owner, same epoch):
       // renewing it is safe, as a takeover would have changed the owner first.
       const result = await db.query<{ key: string; epoch: string; expires_ms: string }>(
-        "UPDATE leases SET expires_ms = $2 WHERE owner = $1 RETURNING key, epoch, expires_ms",
+        `UPDATE leases SET expires_ms = $2 WHERE key IN (SELECT key FROM leases WHERE owner = $1 ${IN_KEY_ORDER}) AND owner = $1 RETURNING key, epoch, expires_ms`,
         [replicaId, now + leaseMs],
       );
       const before = new Set(mine.keys());
@@ -189,7 +196,7 @@ export function createLeases(common: Common, options: LeasesOptions): Leases {
     release,
 
     async leave() {
-      await db.query("UPDATE leases SET owner = NULL, expires_ms = 0 WHERE owner = $1", [replicaId]);
+      await db.query(`UPDATE leases SET owner = NULL, expires_ms = 0 WHERE key IN (SELECT key FROM leases WHERE owner = $1 ${IN_KEY_ORDER}) AND owner = $1`, [replicaId]);
       mine.clear();
       await db.query("UPDATE replicas SET heartbeat_ms = 0 WHERE id = $1", [replicaId]);
     },

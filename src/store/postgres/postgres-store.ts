@@ -2,6 +2,7 @@ import { performance } from "node:perf_hooks";
 import pg from "pg";
 import type { Common } from "../../common/common.js";
 
+import { describeError } from "../../common/errors.js";
 import { StoreError } from "../errors.js";
 import { checkOutboxChanges } from "../outbox-transitions.js";
 import { entryParams, msOf } from "../sqlite-schema.js";
@@ -32,6 +33,18 @@ export interface PostgresStoreOptions {
 const INSERT_COLUMNS = ["id", "sink", "rule", "state", "attempts", "created_at", "next_attempt_at", "due_ms", "group_id", "last_error", "dead_reason", "delivered_at", "delivered_ms", "alert"] as const;
 /** PostgreSQL takes at most 65,535 parameters per statement: a large window goes in several statements of one transaction. */
 const INSERT_CHUNK = 1000;
+/**
+ * Quiet windows' advances waiting for flush() (one transaction per firing of the engine); at
+ * this many, the window that adds one writes them all at once, so that a long tick neither
+ * holds an unbounded batch nor leaves most of its advances unwritten until it ends.
+ */
+const PENDING_LIMIT = 2000;
+
+/** A quiet window's cursor advance not written yet, and the lease epoch that fences it. */
+interface PendingAdvance {
+  cursor: Cursor;
+  epoch?: number;
+}
 
 /** The URL without credentials or query, for messages and `path`. */
 export function describeUrl(url: string): string {
@@ -110,6 +123,12 @@ export class PostgresStore implements Store {
   private failedWrites = 0;
   private lastWriteFailed = false;
   private lastCounts = { bytes: 0, outbox: 0, cursors: 0 };
+  /** This replica's deferred advances by source key (commitWindow without entries); flush() writes them. */
+  private readonly pending = new Map<string, PendingAdvance>();
+  /** The cursor reads gathered for one query (getCursor). */
+  private cursorReads: { keys: Set<string>; rows: Promise<Map<string, Cursor>> } | undefined;
+  /** The flush in progress: flushes run one after the other, so one that returns has written what came before it. */
+  private flushing: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly common: Common,
@@ -190,18 +209,48 @@ export class PostgresStore implements Store {
     if (this.closed) throw new StoreError("KW_STORE_CLOSED", `the store ${this.path} is closed`);
   }
 
+  /**
+   * The stored cursor, or this replica's advance of it that is not written yet (the later of
+   * the two). Read afresh each time; the reads asked for in the same turn of the event loop
+   * (the many ticks of a firing starting together) share one query.
+   */
   async getCursor(key: string): Promise<Cursor | undefined> {
-    const rows = await this.read<{ cursor: Cursor }>("SELECT cursor FROM cursors WHERE key = $1", [key]);
-    return rows[0]?.cursor;
+    let batch = this.cursorReads;
+    if (batch === undefined) {
+      const keys = new Set<string>();
+      const rows = new Promise<void>((resolve) => setImmediate(resolve)).then(async () => {
+        // Later reads start a batch of their own: this one's query may already be on its way.
+        this.cursorReads = undefined;
+        const found = await this.read<{ key: string; cursor: Cursor }>("SELECT key, cursor FROM cursors WHERE key = ANY($1)", [[...keys]]);
+        return new Map(found.map((row) => [row.key, row.cursor]));
+      });
+      batch = { keys, rows };
+      this.cursorReads = batch;
+    }
+    batch.keys.add(key);
+    const stored = (await batch.rows).get(key);
+    return this.laterOf(stored === undefined ? undefined : structuredClone(stored), key);
   }
 
   async listCursors(): Promise<Cursor[]> {
-    return (await this.read<{ cursor: Cursor }>('SELECT cursor FROM cursors ORDER BY key COLLATE "C"')).map((row) => row.cursor);
+    const stored = (await this.read<{ cursor: Cursor }>('SELECT cursor FROM cursors ORDER BY key COLLATE "C"')).map((row) => row.cursor);
+    if (this.pending.size === 0) return stored;
+    const keys = new Set(stored.map((cursor) => cursor.key));
+    const merged = stored.map((cursor) => this.laterOf(cursor, cursor.key)!);
+    for (const [key, advance] of this.pending) if (!keys.has(key)) merged.push(advance.cursor);
+    return merged.sort((a, b) => compare(a.key, b.key));
+  }
+
+  private laterOf(stored: Cursor | undefined, key: string): Cursor | undefined {
+    const advance = this.pending.get(key)?.cursor;
+    return advance !== undefined && (stored === undefined || advance.block > stored.block) ? { ...advance } : stored;
   }
 
   async setCursor(cursor: Cursor): Promise<void> {
     checkCursor(cursor);
     await this.transaction((client) => upsertCursor(client, cursor));
+    // An advance deferred before the move must not undo it (a rewind) when flushed.
+    this.pending.delete(cursor.key);
   }
 
   /**
@@ -214,13 +263,15 @@ export class PostgresStore implements Store {
    */
   async moveCursor(cursor: Cursor): Promise<{ before?: number }> {
     checkCursor(cursor);
-    return this.transaction(async (client) => {
+    const moved = await this.transaction(async (client) => {
       // The lease row first, as a commit locks it: a commit in flight finishes before, or is refused after.
       await client.query("UPDATE leases SET epoch = epoch + 1 WHERE key = $1 AND owner IS NOT NULL", [cursor.key]);
       const before = (await client.query<{ block: string }>("SELECT block FROM cursors WHERE key = $1 FOR UPDATE", [cursor.key])).rows[0];
       await upsertCursor(client, cursor);
       return before === undefined ? {} : { before: Number(before.block) };
     });
+    this.pending.delete(cursor.key);
+    return moved;
   }
 
   /**
@@ -232,6 +283,18 @@ export class PostgresStore implements Store {
   async commitWindow(input: { cursor: Cursor; entries: OutboxEntry[]; epoch?: number }): Promise<{ added: number }> {
     const { cursor, entries, epoch } = input;
     checkCursor(cursor);
+    if (entries.length === 0) {
+      // A window without alerts owes no delivery: its advance waits for flush(), which writes
+      // every such advance of the firing in one transaction, each still fenced by its epoch.
+      // Losing it (a crash) re-scans blocks that held no alert; it is never ahead of alerts,
+      // as a window with alerts commits at once, with its own cursor.
+      this.assertWritable();
+      this.checkNotBehindPending(cursor);
+      this.pending.set(cursor.key, epoch === undefined ? { cursor } : { cursor, epoch });
+      if (this.pending.size >= PENDING_LIMIT) await this.flush();
+      return { added: 0 };
+    }
+    this.checkNotBehindPending(cursor);
     const bySink = await this.transaction(
       async (client) => {
         // The lease row first, locked: a takeover (which updates it) waits for this commit,
@@ -253,10 +316,19 @@ export class PostgresStore implements Store {
         }
         return insertNew(client, entries);
       },
-      // A window without alerts owes no delivery: a crash that loses its advance re-scans empty blocks.
-      { durable: entries.length > 0 },
     );
+    // Written past any deferred advance of the source: nothing left to write.
+    const waiting = this.pending.get(cursor.key);
+    if (waiting !== undefined && waiting.cursor.block <= cursor.block) this.pending.delete(cursor.key);
     return { added: this.countQueued(bySink) };
+  }
+
+  /** The stored cursor may be behind this replica's deferred advance: a window is not behind that either. */
+  private checkNotBehindPending(cursor: Cursor): void {
+    const waiting = this.pending.get(cursor.key);
+    if (waiting !== undefined && waiting.cursor.block > cursor.block) {
+      throw new StoreError("KW_STORE_CURSOR_BACKWARDS", `the cursor of ${cursor.key} is at block ${waiting.cursor.block}; a window cannot move it back to ${cursor.block} (use setCursor to rewind)`);
+    }
   }
 
   private async checkLease(client: pg.PoolClient, key: string, epoch: number): Promise<void> {
@@ -480,13 +552,70 @@ export class PostgresStore implements Store {
     });
   }
 
-  /** Every mutation is committed before it resolves: nothing waits. */
-  async flush(): Promise<void> {}
+  /**
+   * Writes the deferred advances of quiet windows in one transaction (every other mutation
+   * is committed before it resolves). Each advance is fenced by its epoch as a commitWindow
+   * is: the lease rows are locked in key order (as renewals lock them: no deadlock), and an
+   * advance whose lease this replica no longer holds at that epoch is dropped, the others
+   * written. A failed write keeps them all for the next flush. The lease keeper flushes before
+   * it gives a lease back, so that the next holder reads the cursor this replica reached.
+   */
+  flush(): Promise<void> {
+    const run = this.flushing.then(() => this.writePending());
+    this.flushing = run.catch(() => undefined);
+    return run;
+  }
+
+  private async writePending(): Promise<void> {
+    if (this.pending.size === 0 || this.closed) return;
+    const batch = [...this.pending].sort(([a], [b]) => compare(a, b));
+    const refused = await this.transaction(
+      async (client) => {
+        const fenced = batch.filter(([, advance]) => advance.epoch !== undefined).map(([key]) => key);
+        const leases = new Map<string, { owner: string | null; epoch: string }>();
+        if (fenced.length > 0) {
+          const rows = await client.query<{ key: string; owner: string | null; epoch: string }>('SELECT key, owner, epoch FROM leases WHERE key = ANY($1) ORDER BY key COLLATE "C" FOR UPDATE', [fenced]);
+          for (const row of rows.rows) leases.set(row.key, row);
+        }
+        const accepted: Cursor[] = [];
+        const dropped: string[] = [];
+        for (const [key, advance] of batch) {
+          const lease = leases.get(key);
+          if (advance.epoch === undefined || (lease !== undefined && lease.owner === this.replicaId && Number(lease.epoch) === advance.epoch)) accepted.push(advance.cursor);
+          else dropped.push(key);
+        }
+        if (accepted.length > 0) {
+          // Never backwards: a window with alerts of the source may have committed past it meanwhile.
+          await client.query(
+            `INSERT INTO cursors (key, block, cursor) SELECT * FROM unnest($1::text[], $2::bigint[], $3::jsonb[])
+             ON CONFLICT (key) DO UPDATE SET block = excluded.block, cursor = excluded.cursor WHERE cursors.block <= excluded.block`,
+            [accepted.map((c) => c.key), accepted.map((c) => c.block), accepted.map((c) => JSON.stringify(c))],
+          );
+        }
+        return dropped;
+      },
+      // Quiet advances only: a crash that loses them re-scans empty blocks.
+      { durable: false },
+    );
+    // What was deferred again meanwhile (a later window) stays for the next flush.
+    for (const [key, advance] of batch) if (this.pending.get(key) === advance) this.pending.delete(key);
+    if (refused.length > 0) {
+      this.common.logger.info(
+        { store: this.path, replica: this.replicaId, sources: refused.length, example: refused[0] },
+        "cursor advances of sources whose lease this replica lost were not written; the replicas holding them now poll those windows",
+      );
+    }
+  }
 
   async close(): Promise<void> {
     if (this.closed) return;
+    await this.flush().catch((error: unknown) => this.common.logger.warn({ store: this.path, err: describeError(error) }, "cannot write the last cursor advances before closing; those blocks are scanned again"));
     this.closed = true;
     await this.pool.end();
+  }
+
+  writeFailing(): boolean {
+    return this.lastWriteFailed;
   }
 
   /**
