@@ -1,6 +1,7 @@
 import type { Common } from "../../common/common.js";
 import { describeError, isKaiawatchError } from "../../common/errors.js";
 import { createHeadReader } from "../../chain/head.js";
+import { createJsonRpc } from "../../chain/json-rpc.js";
 import { indexedHead } from "../../chain/indexed-head.js";
 import { formatDuration, parseDuration, type Config } from "../../config/index.js";
 import { createDaemon, type Daemon } from "../../daemon/create-daemon.js";
@@ -11,6 +12,7 @@ import { createEnricher } from "../../rules/enrich.js";
 import { isStoreError } from "../../store/errors.js";
 import { NORMALIZERS } from "../../watch/normalize.js";
 import { planFromConfig } from "../../watch/plan-from-config.js";
+import { rpcOptionsOf } from "../../watch/rpc-options.js";
 import { readConfigTokensOnce } from "../../watch/config-tokens.js";
 import { estimateReplayCredits, outboxEntriesOf, replay, type ReplayMatch, type ReplayResult } from "../../watch/replay.js";
 import { CONFIG_OPTIONS, CONFIG_OPTIONS_HELP, UsageError, createCommandCommon, loadConfigForCommand, parseCommandArgs, ruleNamed } from "../bootstrap.js";
@@ -250,12 +252,17 @@ async function queueThroughDaemon(api: DaemonApi, matches: readonly ReplayMatch[
   return { ok: true, queued: Number(outcome.body.queued ?? 0), already_queued: Number(outcome.body.already_queued ?? 0) };
 }
 
-/** The head the explorer has indexed (see indexedHead), read once with a reader of its own. */
+/**
+ * The head the explorer has indexed (see indexedHead), read once with a reader of its own,
+ * on a JSON-RPC client built as the daemon's (rate limited by chain.requests_per_second).
+ */
 export async function readIndexedHead(common: Common, config: Config): Promise<number> {
-  const head = createHeadReader(common, { rpcUrl: config.chain.rpc_url, maxRetries: config.explorer.max_retries, deadlineMs: config.chain.request_deadline });
+  const rpc = createJsonRpc(common, rpcOptionsOf(config));
+  const head = createHeadReader(common, { rpcUrl: config.chain.rpc_url, rpc });
   try {
     return indexedHead(await head.blockNumber(common.signal), config.chain.lag_blocks);
   } finally {
     await head.close();
+    await rpc.close();
   }
 }
