@@ -645,8 +645,17 @@ function compare(a: string, b: string): number {
 }
 
 /** An error the server answered with (a constraint, bad SQL): not a connection problem. */
+/**
+ * The server answered the query itself (bad SQL, a constraint): not an outage. A server that
+ * is shutting down (57P01 "terminating connection due to administrator command", 57P02,
+ * 57P03) or a broken connection (class 08) answers too, but that is the store going away:
+ * unreachable, as a refused connect is. Seen in the chaos test: a read in flight when
+ * PostgreSQL stopped came back as 57P01 and, taken for an answer, stopped the daemon.
+ */
 function isServerAnswer(error: unknown): boolean {
-  return error instanceof pg.DatabaseError;
+  if (!(error instanceof pg.DatabaseError)) return false;
+  const code = error.code ?? "";
+  return !code.startsWith("08") && !code.startsWith("57P");
 }
 
 async function upsertCursor(client: Queryable, cursor: Cursor): Promise<void> {
