@@ -90,7 +90,8 @@ async function templateCluster(bin: Binaries, user: { uid: number; gid: number }
   return template;
 }
 
-function freePort(): Promise<number> {
+/** A port free on 127.0.0.1 now (for a server the test starts next). */
+export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.on("error", reject);

@@ -1,5 +1,4 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
@@ -10,7 +9,7 @@ import type { RecordFamily } from "../../src/model/record.js";
 import { createSimulator, type Poll, type Simulator } from "../../src/simulator/index.js";
 import { NORMALIZERS } from "../../src/watch/normalize.js";
 import { startKaiawatch, waitFor, type Child } from "../helpers/child.js";
-import { createTestDatabase, startPostgres, type TestPostgres } from "../helpers/postgres.js";
+import { createTestDatabase, freePort, startPostgres, type TestPostgres } from "../helpers/postgres.js";
 
 /**
  * Issue 15's must-shows, end to end: three `kaiawatch run` processes sharing one PostgreSQL
@@ -39,17 +38,6 @@ function prng(seed: number): () => number {
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.on("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      server.close(() => (typeof address === "object" && address !== null ? resolve(address.port) : reject(new Error("no port"))));
-    });
-  });
-}
 
 interface RuleSpec {
   name: string;
