@@ -91,7 +91,7 @@ function doublePolls(polls: Poll[], killedAt: Map<string, number>, outage: { fro
         else if (earlier.seq >= outage.from && earlier.seq <= outage.to) afterOutage.add(window);
         else {
           live.add(window);
-          if (examples.length < 10) examples.push(`${window}: ${earlier.replica} (#${earlier.seq}) and ${later.replica} (#${later.seq})`);
+          if (examples.length < 10) examples.push(`${window}: ${earlier.replica} (#${earlier.seq} ${earlier.from}-${earlier.to} ${earlier.status}) and ${later.replica} (#${later.seq} ${later.status})`);
         }
       }
     }
@@ -299,11 +299,12 @@ sinks:
         `duplicates under the same id ${verdict.duplicatesSameId}, under a new id ${verdict.duplicatesNewId}; windows re-fetched after their poller was killed ${doubles.refetchedAfterKill}, after the outage ${doubles.refetchedAfterOutage}, polled by two live replicas ${doubles.byTwoLive}; ` +
         `explorer faults ${JSON.stringify(faults)}, webhook faults ${JSON.stringify(hook.faults)}; ${((Date.now() - testStarted) / 1000).toFixed(0)} s in all`,
     );
-    // For a window polled by two live replicas: what their lease keepers and commits said.
+    // For a window polled by two live replicas: what their lease keepers, ticks and commits said
+    // (the lease changes, every warning and error: a failed tick or write).
     const involved = new Set(doubles.examples.flatMap((example) => [...example.matchAll(/(r\d+) \(#/g)].map((m) => m[1])));
     const leaseLines = incarnations
       .filter((one) => involved.has(one.id))
-      .map((one) => `${one.id}: ${one.child.stderr().split("\n").filter((line) => /lease|fenced|KW_STORE_LEASE_LOST/i.test(line)).slice(-12).join("\n")}`);
+      .map((one) => `${one.id}: ${one.child.stderr().split("\n").filter((line) => /lease|fenced|"level":[45]0/i.test(line)).slice(-30).join("\n")}`);
     const context = JSON.stringify({ examples: verdict.examples, doubles: doubles.examples, leaseLines });
     expect(total, context).toBeGreaterThan(50);
     expect(verdict.lost, context).toBe(0);

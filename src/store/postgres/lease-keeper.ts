@@ -49,7 +49,8 @@ interface Holding {
  *   timer for all leases, at the earliest end): no further explorer request;
  * - `stopping`, aborted when a lease in use is shed: the tick commits the window in flight
  *   and starts no other, and the lease is released at the first renewal after that tick
- *   ended (use() counts the uses). A lease not in use is released at once.
+ *   ended (use() counts the uses). A lease not in use is released at once: its `signal`
+ *   aborted first, then the deferred cursor advances written (flush), then the release.
  * A source's commit is fenced by its epoch in any case (PostgresStore.commitWindow): the
  * last line, not the first.
  */
@@ -64,6 +65,7 @@ export function createLeaseKeeper(common: Common, options: LeaseKeeperOptions): 
   let loop: Promise<void> | undefined;
   let expiryTimer: NodeJS.Timeout | undefined;
   let stopped = false;
+  let flushQueued = false;
 
   const usableUntil = (lease: Lease) => lease.expiresMs - margin;
   // A source's lease row is named by the source key alone, as PostgresStore.commitWindow
@@ -85,8 +87,23 @@ export function createLeaseKeeper(common: Common, options: LeaseKeeperOptions): 
   /** Ends every lease whose usable time is over by this replica's clock, and waits for the next. */
   function endLapsed(): void {
     const now = common.now();
-    for (const [resource, holding] of held) if (now >= usableUntil(holding.lease)) end(resource, holding, "was not renewed in time");
+    for (const [resource, holding] of held) if (!holding.stop.signal.aborted && now >= usableUntil(holding.lease)) lapse(resource, holding);
     armExpiry();
+  }
+
+  /**
+   * A lease past its usable time stops its work, and its cursor advances are written soon:
+   * the lease is still this replica's until it expires (a third of a lease later), and the
+   * replica that may take it over then starts where this one got to.
+   */
+  function lapse(resource: string, holding: Holding): void {
+    end(resource, holding, "was not renewed in time");
+    if (flushQueued) return;
+    flushQueued = true;
+    setImmediate(() => {
+      flushQueued = false;
+      void flushed();
+    });
   }
 
   /** One timer for every lease: at the earliest usable end among those still in use. */
@@ -102,24 +119,11 @@ export function createLeaseKeeper(common: Common, options: LeaseKeeperOptions): 
     expiryTimer.unref();
   }
 
-  /** The shed surplus: what is not in use goes now; what is asks its work to end, and goes at a later renewal. */
-  function shed(keys: readonly string[], handingOver: Set<string>): string[] {
-    const releasing: string[] = [];
-    for (const key of keys) {
-      const resource = resourceOf(key);
-      const holding = held.get(resource);
-      if (holding !== undefined && !holding.stop.signal.aborted && (uses.get(resource) ?? 0) > 0) {
-        if (!holding.handover.signal.aborted) holding.handover.abort(reason(resource, holding, "is handed over to a replica that joined; the window in flight is committed first"));
-        handingOver.add(resource);
-        continue;
-      }
-      if (holding !== undefined) end(resource, holding, "was shed for a replica that joined");
-      releasing.push(key);
-    }
-    return releasing;
-  }
-
-  /** Writes the deferred advances; false (logged) if that failed, and then no lease may be given back this round. */
+  /**
+   * Writes the deferred cursor advances; false (logged) if that failed. Called after the work
+   * under the leases about to be released has ended and before the release: the next holder
+   * then reads the cursor this replica reached, rather than polling those windows again.
+   */
   async function flushed(): Promise<boolean> {
     if (options.flush === undefined) return true;
     try {
@@ -135,31 +139,47 @@ export function createLeaseKeeper(common: Common, options: LeaseKeeperOptions): 
     // What lapsed since the last renewal stops now, even if this renewal extends it: the work
     // under it had no right to go on, and the next tick starts under the renewed lease.
     endLapsed();
-    // Before any lease goes (handed over, or shed while no tick uses it): the advances of the
-    // windows committed so far are written. (A tick that both starts and ends while this
-    // renewal waits on the database may leave one advance unwritten: its window is polled again.)
-    const canRelease = await flushed();
-    // The leases handed over whose work has ended (its last window committed) go now.
-    const handedOver = [...held].filter(([resource, holding]) => canRelease && holding.handover.signal.aborted && !holding.stop.signal.aborted && (uses.get(resource) ?? 0) === 0);
-    if (handedOver.length > 0) {
-      for (const [resource, holding] of handedOver) {
-        end(resource, holding, "was handed over");
-        held.delete(resource);
-      }
-      await leases.release(handedOver.map(([resource]) => leaseKey(resource)));
-    }
     const before = new Set(held.keys());
-    const handingOver = new Set<string>();
-    const renewed = await leases.renew({ shed: (surplus) => (canRelease ? shed(surplus, handingOver) : []) });
-    // A round that lost leases (shed or handed over to a newcomer, or taken over) claims
-    // nothing: claiming up to the share plus slack would take back at once what was just shed.
-    const claimed = renewed.lost.length > 0 || handedOver.length > 0 ? [] : await leases.claim();
+    const renewed = await leases.renew();
+    // What goes back this round: the leases handed over whose tick has ended (its last window
+    // committed), and the surplus no tick uses. A surplus lease in use is handed over instead:
+    // its tick commits the window in flight and starts no other, and it goes at a later round.
+    const surplus = new Set(renewed.surplus.map(resourceOf));
+    const releasing: string[] = [];
+    const handingOver: string[] = [];
+    for (const [resource, holding] of held) {
+      if (holding.stop.signal.aborted) continue;
+      const inUse = (uses.get(resource) ?? 0) > 0;
+      if (holding.handover.signal.aborted && !inUse) releasing.push(resource);
+      else if (surplus.has(resource) && inUse) {
+        if (!holding.handover.signal.aborted) holding.handover.abort(reason(resource, holding, "is handed over to a replica that joined; the window in flight is committed first"));
+        handingOver.push(resource);
+      } else if (surplus.has(resource)) releasing.push(resource);
+    }
+    // Their work ends before the flush (no tick starts under an ended lease), so the flush
+    // writes every advance of theirs; only then may another replica claim them. (Flushing
+    // before deciding, as this once did, left out the advance of a tick that ended meanwhile,
+    // and the next holder polled that window again: the chaos test caught it.)
+    let released: string[] = [];
+    if (releasing.length > 0) {
+      for (const resource of releasing) end(resource, held.get(resource)!, "was given to a replica that joined");
+      if (await flushed()) {
+        await leases.release(releasing.map(leaseKey));
+        released = releasing;
+      }
+    }
+    // A round that gave leases back claims nothing: claiming up to the share plus slack would
+    // take back at once what was just given.
+    const claimed = released.length > 0 || handingOver.length > 0 || renewed.lost.length > 0 ? [] : await leases.claim();
+    const gone = new Set(released);
     const next = new Map<string, Holding>();
     for (const lease of [...renewed.held, ...claimed]) {
       const resource = resourceOf(lease.key);
+      if (gone.has(resource)) continue;
       const previous = held.get(resource);
       // The same lease renewed keeps its signals, so the tick running under it goes on (and a
-      // lease being handed over stays so until its work has ended and it is released).
+      // lease being handed over stays so until its work has ended and it is released). One
+      // ended but not released (the flush failed) is usable again under new signals.
       const kept = previous !== undefined && previous.lease.epoch === lease.epoch && !previous.stop.signal.aborted;
       next.set(resource, kept ? { ...previous, lease } : fresh(lease));
     }
@@ -168,8 +188,8 @@ export function createLeaseKeeper(common: Common, options: LeaseKeeperOptions): 
     armExpiry();
     const gained = [...next.keys()].filter((key) => !before.has(key)).sort();
     const lost = [...before].filter((key) => !next.has(key)).sort();
-    if (gained.length > 0 || lost.length > 0 || handingOver.size > 0) {
-      logger.info({ gained: gained.length, lost: lost.length, handing_over: handingOver.size, holding: next.size }, "leases changed");
+    if (gained.length > 0 || lost.length > 0 || handingOver.length > 0) {
+      logger.info({ gained: gained.length, lost: lost.length, handing_over: handingOver.length, holding: next.size }, "leases changed");
       options.onChange?.({ gained, lost });
     }
     const resources = [...next.keys()];
@@ -198,7 +218,7 @@ export function createLeaseKeeper(common: Common, options: LeaseKeeperOptions): 
     if (holding === undefined || holding.stop.signal.aborted || holding.handover.signal.aborted) return undefined;
     // The timer may not have run yet (a busy event loop): the clock decides.
     if (common.now() >= usableUntil(holding.lease)) {
-      end(resource, holding, "was not renewed in time");
+      lapse(resource, holding);
       return undefined;
     }
     return { epoch: holding.lease.epoch, signal: holding.stop.signal, stopping: holding.handover.signal };

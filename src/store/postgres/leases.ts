@@ -51,15 +51,13 @@ export interface Leases {
    */
   claim(): Promise<Lease[]>;
   /**
-   * Heartbeats and extends every lease this replica holds. Sources above the fair share
-   * (another replica joined) are released so that it can claim them. `lost` are the sources
-   * this replica held and holds no more (taken over after expiry, or shed): stop polling them.
-   * `shed` chooses which of the surplus to release now (default: all of it); the others stay
-   * held and renewed, for a later renewal or release (the keeper keeps a source until the
-   * window in flight is committed). Whatever it returns must have stopped being used, as
-   * another replica may claim it the moment the release is written.
+   * Heartbeats and extends every lease this replica holds. `lost` are the sources this replica
+   * held and holds no more (taken over after expiry): stop polling them. `surplus` are those it
+   * holds above the even share (another replica joined): still held and renewed here, they are
+   * for the caller to release() once their work has stopped and its cursor advances are
+   * written, as another replica may claim them the moment the release is written.
    */
-  renew(options?: { shed?: (surplus: readonly string[]) => readonly string[] }): Promise<{ held: Lease[]; lost: string[] }>;
+  renew(): Promise<{ held: Lease[]; lost: string[]; surplus: string[] }>;
   /** Frees the given sources (all of this replica's by default) for the others at once. */
   release(keys?: readonly string[]): Promise<void>;
   /** At shutdown: frees every source and stops counting as live, so the others take over now. */
@@ -164,7 +162,7 @@ export function createLeases(common: Common, options: LeasesOptions): Leases {
       return remember(result.rows).sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
     },
 
-    async renew(options = {}) {
+    async renew() {
       await heartbeat();
       const now = common.now();
       // An expired lease that nobody took is still this replica's (same owner, same epoch):
@@ -175,22 +173,12 @@ export function createLeases(common: Common, options: LeasesOptions): Leases {
       );
       const before = new Set(mine.keys());
       mine.clear();
-      let held = remember(result.rows);
+      const held = remember(result.rows).sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
       const { fair } = await share(now);
-      if (held.length > fair + slack) {
-        // Shed down to the even share (not share + slack), so that the newcomer finds room.
-        const surplus = held
-          .map((lease) => lease.key)
-          .sort()
-          .slice(fair);
-        const chosen = new Set(options.shed ? options.shed(surplus) : surplus);
-        const releasing = surplus.filter((key) => chosen.has(key));
-        if (releasing.length > 0) await release(releasing);
-        const shed = new Set(releasing);
-        held = held.filter((lease) => !shed.has(lease.key));
-      }
+      // Down to the even share (not share + slack), so that the newcomer finds room.
+      const surplus = held.length > fair + slack ? held.slice(fair).map((lease) => lease.key) : [];
       const lost = [...before].filter((key) => !mine.has(key)).sort();
-      return { held: held.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0)), lost };
+      return { held, lost, surplus };
     },
 
     release,

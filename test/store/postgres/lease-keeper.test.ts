@@ -3,6 +3,8 @@ import { createTestCommon } from "../../../src/common/common.js";
 import type { Leases } from "../../../src/store/postgres/leases.js";
 import { createLeaseKeeper } from "../../../src/store/postgres/lease-keeper.js";
 import { sourceResource, type Ownership } from "../../../src/store/ownership.js";
+import type { PostgresStore } from "../../../src/store/postgres/postgres-store.js";
+import { cursor } from "../fixtures/sample.js";
 import { fakeClock, usePostgres } from "./pg-fixtures.js";
 
 /**
@@ -23,11 +25,11 @@ afterEach(() => {
   vi.useRealTimers();
 });
 
-async function keeperOf(id: string, now: () => number, wrap: (leases: Leases) => Leases = (leases) => leases): Promise<{ keeper: Ownership; leases: Leases }> {
+async function keeperOf(id: string, now: () => number, wrap: (leases: Leases) => Leases = (leases) => leases): Promise<{ keeper: Ownership; leases: Leases; store: PostgresStore }> {
   const store = await pg.open(url, { replicaId: id, leaseMs: LEASE_MS }, createTestCommon({ now }));
   await store.leases.register(KEYS);
-  const keeper = createLeaseKeeper(createTestCommon({ now }), { leases: wrap(store.leases), replicaId: id, leaseMs: LEASE_MS });
-  return { keeper, leases: store.leases };
+  const keeper = createLeaseKeeper(createTestCommon({ now }), { leases: wrap(store.leases), replicaId: id, leaseMs: LEASE_MS, flush: () => store.flush() });
+  return { keeper, leases: store.leases, store };
 }
 
 const signalOf = (keeper: Ownership, key: string) => keeper.holds(sourceResource(key))?.signal;
@@ -35,20 +37,16 @@ const signalOf = (keeper: Ownership, key: string) => keeper.holds(sourceResource
 describe("the lease keeper's signals", () => {
   it("end the work on a shed lease: at once if idle (before the release is written), after its window if in use (released at the next renewal); and on a lease taken over", async () => {
     const clocks = { r1: fakeClock(), r2: fakeClock() };
-    // What r1's keeper had done with the surplus when its release was about to be written.
-    const atShed: Array<{ key: string; released: boolean; aborted: boolean | undefined; held: boolean }> = [];
+    // What r1's keeper had done with each lease when its release was about to be written.
+    const atRelease: Array<{ key: string; aborted: boolean | undefined; held: boolean }> = [];
     const r1Keeper: { current?: Ownership } = {};
     const signals = new Map<string, AbortSignal | undefined>();
     const { keeper: r1, leases } = await keeperOf("r1", clocks.r1.now, (leases) => ({
       ...leases,
-      renew: (options) =>
-        leases.renew({
-          shed: (surplus) => {
-            const releasing = options?.shed?.(surplus) ?? surplus;
-            for (const key of surplus) atShed.push({ key, released: releasing.includes(key), aborted: signals.get(key)?.aborted, held: r1Keeper.current!.holds(sourceResource(key)) !== undefined });
-            return releasing;
-          },
-        }),
+      release: async (keys) => {
+        for (const key of keys ?? []) atRelease.push({ key, aborted: signals.get(key)?.aborted, held: r1Keeper.current!.holds(sourceResource(key)) !== undefined });
+        await leases.release(keys);
+      },
     }));
     r1Keeper.current = r1;
     const { keeper: r2 } = await keeperOf("r2", clocks.r2.now);
@@ -65,12 +63,9 @@ describe("the lease keeper's signals", () => {
     await r2.renewNow();
     clocks.r1.advance(LEASE_MS / 3);
     await r1.renewNow();
-    expect(atShed).toEqual([
-      { key: "s2", released: true, aborted: true, held: false },
-      { key: "s3", released: false, aborted: false, held: false },
-    ]);
+    expect(atRelease).toEqual([{ key: "s2", aborted: true, held: false }]);
     expect(signals.get("s2")?.reason).toMatchObject({ code: "KW_STORE_LEASE_LOST" });
-    expect(String(signals.get("s2")?.reason)).toMatch(/shed/);
+    expect(String(signals.get("s2")?.reason)).toMatch(/given to a replica that joined/);
     expect(tick.stopping?.aborted).toBe(true);
     expect(tick.signal?.aborted).toBe(false);
     expect(r1.holds(sourceResource("s3"))).toBeUndefined();
@@ -91,6 +86,7 @@ describe("the lease keeper's signals", () => {
     await r1.renewNow();
     expect(await ownerOf("s3")).toBeUndefined();
     expect(tick.signal?.aborted).toBe(true);
+    expect(atRelease.at(-1)).toEqual({ key: "s3", aborted: true, held: false });
     await r2.renewNow();
     expect(signalOf(r2, "s3")).toBeDefined();
 
@@ -103,6 +99,34 @@ describe("the lease keeper's signals", () => {
     expect(signals.get("s0")?.aborted).toBe(true);
     expect(String(signals.get("s0")?.reason)).toMatch(/taken over/);
     expect(signalOf(r1, "s0")).toBeUndefined();
+  });
+
+  it("write the cursor advance of a tick that ended while the renewal waited on the database before giving its lease to a replica that joined", async () => {
+    const clocks = { r1: fakeClock(), r2: fakeClock() };
+    const r1Keeper: { current?: Ownership } = {};
+    const { keeper: r1, store } = await keeperOf("r1", clocks.r1.now, (leases) => ({
+      ...leases,
+      renew: async () => {
+        // A quiet window of s2 and one of s3 (deferred until a flush) commit while the renewal waits on the database.
+        for (const [key, block] of [["s2", 150], ["s3", 160]] as const) {
+          const tick = r1Keeper.current!.use(sourceResource(key));
+          if (tick === undefined) continue;
+          await store.commitWindow({ cursor: cursor(key, block), entries: [], epoch: tick.epoch });
+          tick.done();
+        }
+        return leases.renew();
+      },
+    }));
+    r1Keeper.current = r1;
+    await r1.renewNow();
+    const { keeper: r2, store: r2Store } = await keeperOf("r2", clocks.r2.now);
+    await r2.renewNow();
+    clocks.r1.advance(LEASE_MS / 3);
+    await r1.renewNow();
+    await r2.renewNow();
+    // r2 holds what r1 gave back, and reads the cursors r1 reached: it does not poll those windows again.
+    expect(["s2", "s3"].map((key) => r2.holds(sourceResource(key)) !== undefined)).toEqual([true, true]);
+    expect([(await r2Store.getCursor("s2"))?.block, (await r2Store.getCursor("s3"))?.block]).toEqual([150, 160]);
   });
 
   it("end the work on a lease that lapsed by the replica's clock; its renewal starts a new signal at the same epoch", async () => {

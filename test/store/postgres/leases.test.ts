@@ -48,7 +48,7 @@ describe("leases of sources", () => {
     expect(taken.map((l) => [l.key, l.epoch])).toEqual(keys(4).map((key) => [key, 2]));
     expect(await owners(r2)).toEqual(new Map([["r2", 4]]));
     // r1 wakes up: its renewal finds that it holds nothing any more.
-    expect(await r1.leases.renew()).toEqual({ held: [], lost: keys(4) });
+    expect(await r1.leases.renew()).toEqual({ held: [], lost: keys(4), surplus: [] });
   });
 
   it("fence commits: a replica that lost the lease cannot move the cursor, the new holder can", async () => {
@@ -88,14 +88,15 @@ describe("leases of sources", () => {
     expect(await r1.leases.claim()).toHaveLength(30);
 
     expect(await r2.leases.claim()).toEqual([]);
-    const shed = await r1.leases.renew();
-    expect(shed.held).toHaveLength(15);
-    expect(shed.lost).toHaveLength(15);
+    // r1 still holds its surplus (above the even share) until it releases it, once its work has stopped.
+    const renewed = await r1.leases.renew();
+    expect([renewed.held.length, renewed.lost.length, renewed.surplus.length]).toEqual([30, 0, 15]);
+    expect(await r2.leases.claim()).toEqual([]);
+    await r1.leases.release(renewed.surplus);
     expect(await r2.leases.claim()).toHaveLength(15);
 
     expect(await r3.leases.claim()).toEqual([]);
-    await r1.leases.renew();
-    await r2.leases.renew();
+    for (const r of [r1, r2]) await r.leases.release((await r.leases.renew()).surplus);
     expect(await r3.leases.claim()).toHaveLength(10);
     expect(await owners(r1)).toEqual(new Map([["r1", 10], ["r2", 10], ["r3", 10]]));
     expect((await r1.leases.replicas()).map((r) => [r.id, r.live])).toEqual([["r1", true], ["r2", true], ["r3", true]]);
