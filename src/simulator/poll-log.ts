@@ -21,6 +21,11 @@ export interface Poll {
   page: number;
   /** The HTTP status answered, "dropped" for a connection closed without an answer. */
   status: string;
+  /**
+   * The fault the simulator put into its answer (as in `stats().faults`: serverError,
+   * malformed, truncate, reset, rateLimit…), if any: such a poll gave its client no window.
+   */
+  fault?: string;
   /** Order of arrival, from 0. */
   seq: number;
 }
@@ -34,8 +39,8 @@ export function createPollLog() {
   let polls: Poll[] = [];
   let seq = 0;
   return {
-    /** Notes a request as it arrives; its status is filled in when its answer is finished. */
-    note(req: IncomingMessage, route: Route | undefined, url: URL, op: string, onAnswered: (done: (status: string) => void) => void): void {
+    /** Notes a request as it arrives; its status is filled in when its answer is finished, its fault by the caller. */
+    note(req: IncomingMessage, route: Route | undefined, url: URL, op: string, onAnswered: (done: (status: string) => void) => void): Poll {
       const header = req.headers[REPLICA_HEADER];
       const filters = FILTERS.map((name) => [name, url.searchParams.get(name)] as const).filter(([, value]) => value !== null && value !== "");
       const subject = [...Object.values(route?.params ?? {}), ...filters.map(([name, value]) => `${name}=${value}`)].join(" ").toLowerCase();
@@ -51,6 +56,7 @@ export function createPollLog() {
       };
       polls.push(poll);
       onAnswered((status) => (poll.status = status));
+      return poll;
     },
     list(): Poll[] {
       return polls.map((poll) => ({ ...poll }));

@@ -213,7 +213,11 @@ export async function createSimulator(options: SimulatorOptions = {}): Promise<S
     const shortDraw = shortPagePrng.next();
     const route = matchRoute(url.pathname);
     const op = route && req.method === "GET" ? route.op : "unknown";
-    pollLog.note(req, route, url, op, (done) => res.on("finish", () => done(String(res.statusCode))));
+    const poll = pollLog.note(req, route, url, op, (done) => res.on("finish", () => done(String(res.statusCode))));
+    const fault = (name: string) => {
+      meter.fault(name);
+      poll.fault ??= name;
+    };
     const f = faults;
     if ((f.latencyMs ?? 0) > 0) {
       meter.fault("latency");
@@ -221,13 +225,13 @@ export async function createSimulator(options: SimulatorOptions = {}): Promise<S
       if (closing) return void req.socket.destroy();
     }
     if (draws[0] < (f.resetRate ?? 0)) {
-      meter.fault("reset");
+      fault("reset");
       meter.request(op, "reset");
       req.socket.destroy();
       return;
     }
     if (draws[1] < (f.serverErrorRate ?? 0)) {
-      meter.fault("serverError");
+      fault("serverError");
       const status = ([500, 502, 503] as const)[Math.floor(draws[4] * 3)] ?? 500;
       // A gateway in front of the service answers 502 in HTML, not in the API's JSON.
       if (status === 502) return send(res, op, 502, "<html><head><title>502 Bad Gateway</title></head><body><center><h1>502 Bad Gateway</h1></center></body></html>", { "content-type": "text/html" });
@@ -235,23 +239,23 @@ export async function createSimulator(options: SimulatorOptions = {}): Promise<S
       return sendError(res, op, new ApiError(500, "INTERNAL_SERVER_ERROR", "internal server error", "An error occurred inside the server."));
     }
     if (f.maintenance) {
-      meter.fault("maintenance");
+      fault("maintenance");
       return sendError(res, op, new ApiError(503, "MAINTENANCE", "maintenance of the server", "The service is temporarily unavailable. Please try again in a moment."), { "retry-after": "60" });
     }
     if (!route || req.method !== "GET") return sendError(res, op, new ApiError(404, "NOT_FOUND_URL", "invalid request", `The url(${url.pathname}) does not exist.`));
     if (limits.apiKey !== undefined && req.headers.authorization !== `Bearer ${limits.apiKey}`) {
-      meter.fault("unauthorized");
+      fault("unauthorized");
       return sendError(res, op, new ApiError(401, "UNAUTHORIZED_ACCESS", "unauthorized access", "Please confirm your authority."));
     }
     const rateWait = meter.rateRetryAfter(limits.requestsPerSecond);
     if (rateWait !== undefined) {
-      meter.fault("rateLimit");
+      fault("rateLimit");
       return sendError(res, op, new ApiError(429, "API_REQUEST_QUOTA_EXCEEDED", "request limited", `Request quota exceeded. (type:RPS, quotas:${limits.requestsPerSecond})`), { "retry-after": String(rateWait) });
     }
     const cost = OPERATIONS[route.op].cost;
     const quotaWait = meter.quotaRetryAfter(limits.dailyCreditQuota, cost);
     if (quotaWait !== undefined) {
-      meter.fault("quota");
+      fault("quota");
       return sendError(res, op, new ApiError(429, "API_REQUEST_QUOTA_EXCEEDED", "request limited", `Request quota exceeded. (type:DAILY_CREDIT, quotas:${limits.dailyCreditQuota})`), { "retry-after": String(quotaWait) });
     }
     let body: unknown;
@@ -263,17 +267,17 @@ export async function createSimulator(options: SimulatorOptions = {}): Promise<S
     }
     meter.charge(route.op, cost);
     if (isNonEmptyList(body) && ((faults.shortPages ?? 0) > 0 || shortDraw < (f.shortPageRate ?? 0))) {
-      meter.fault("shortPage");
+      fault("shortPage");
       if ((faults.shortPages ?? 0) > 0) faults = { ...faults, shortPages: (faults.shortPages as number) - 1 };
       // The count stays: it is what the explorer says it has, not what it sent.
       body.results.pop();
     }
     let text = JSON.stringify(body);
     if (draws[2] < (f.truncateRate ?? 0)) {
-      meter.fault("truncate");
+      fault("truncate");
       text = text.slice(0, Math.max(1, Math.floor(text.length * (0.2 + 0.6 * draws[4]))));
     } else if (draws[3] < (f.malformedRate ?? 0)) {
-      meter.fault("malformed");
+      fault("malformed");
       text = draws[4] < 0.5 ? "<html><body><h1>Service temporarily degraded</h1></body></html>" : '{"results":"unavailable","paging":{"total_count":"many"}}';
     }
     send(res, op, 200, text);

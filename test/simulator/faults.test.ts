@@ -246,3 +246,22 @@ describe("short pages and identical NFT transfers", () => {
     expect(byTransaction.results).toHaveLength(2);
   });
 });
+
+describe("the poll log", () => {
+  it("notes who asked which window, its status, and the fault put into the answer (a 200 with a malformed body included)", async () => {
+    const s = await start({ seed: 4 });
+    const path = pathOf("accountEventLogs", { accountAddress: s.addresses.busyToken });
+    const window = { blockNumberStart: s.head() - 5, blockNumberEnd: s.head() };
+    const asking = { "x-kaiawatch-replica": "r1" };
+    await get(s.url, path, window, asking);
+    s.setFaults({ malformedRate: 1 });
+    await get(s.url, path, window, asking);
+    s.setFaults({ malformedRate: 0, serverErrorRate: 1 });
+    await get(s.url, path, window, asking);
+    expect(s.truth.polls().map(({ replica, from, to, status, fault }) => ({ replica, from, to, status, fault }))).toEqual([
+      { replica: "r1", from: window.blockNumberStart, to: window.blockNumberEnd, status: "200", fault: undefined },
+      { replica: "r1", from: window.blockNumberStart, to: window.blockNumberEnd, status: "200", fault: "malformed" },
+      { replica: "r1", from: window.blockNumberStart, to: window.blockNumberEnd, status: expect.stringMatching(/^50[023]$/), fault: "serverError" },
+    ]);
+  });
+});
