@@ -72,7 +72,7 @@ export async function createPostgresStore(common: Common, options: PostgresStore
   const logger = common.logger.child({ component: "store", store: describeUrl(options.url), replica: options.replicaId });
   // An idle connection that the server drops (restart, outage) is reported here; without a
   // listener node-postgres would crash the process. The next query opens a new connection.
-  pool.on("error", (error) => logger.warn({ err: error }, "a PostgreSQL connection was lost; the next query reconnects"));
+  pool.on("error", (error) => logger.warn({ err: describeError(error) }, "a PostgreSQL connection was lost; the next query reconnects"));
   try {
     if (options.readOnly !== true) {
       const client = await pool.connect();
@@ -200,7 +200,7 @@ export class PostgresStore implements Store {
     this.failedWrites++;
     this.lastWriteFailed = true;
     const failure = new StoreError("KW_STORE_WRITE_FAILED", `cannot write the PostgreSQL store ${this.path}: ${(error as Error).message}`, { cause: error });
-    this.common.logger.warn({ store: this.path, err: failure }, "store write failed; its changes were rolled back");
+    this.common.logger.warn({ store: this.path, err: describeError(failure) }, "store write failed; its changes were rolled back");
     return failure;
   }
 
