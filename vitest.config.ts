@@ -34,9 +34,6 @@ class LongestFirst extends BaseSequencer {
 export default defineConfig({
   test: {
     include: ["test/**/*.test.ts"],
-    // The replica chaos test (issue 15) still finds, now and then, one window polled by two
-    // live replicas (2 of its last 6 runs); run it with `npx vitest run test/replicas`.
-    exclude: ["test/replicas/**", "**/node_modules/**"],
     globalSetup: ["test/global-setup.ts"],
     setupFiles: ["test/setup/fast-check-seed.ts"],
     // Two cores on CI: forks keep child-process and server tests isolated. Two workers, said

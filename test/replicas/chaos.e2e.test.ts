@@ -43,15 +43,30 @@ interface RuleSpec {
   name: string;
   watch: string;
   family: RecordFamily;
+  /** The explorer operation its source polls, and the address in its path. */
+  op: string;
+  address: (sim: Simulator) => string;
   truth: (sim: Simulator, range: { from: number; to: number }) => unknown[];
 }
 
 const RULES: RuleSpec[] = [
-  { name: "wallet-nft", watch: "wallet", family: "nft_transfers", truth: (s, r) => s.truth.accountNftTransfers(s.addresses.busyWallet, r) },
-  { name: "wallet-calls", watch: "wallet", family: "internal_transactions", truth: (s, r) => s.truth.accountInternalTransactions(s.addresses.busyWallet, r) },
-  { name: "token-logs", watch: "token", family: "event_logs", truth: (s, r) => s.truth.accountEventLogs(s.addresses.busyToken, r) },
-  { name: "kitties", watch: "kitties", family: "nft_transfers", truth: (s, r) => s.truth.nftTransfers(s.addresses.busyCollection, r) },
+  { name: "wallet-nft", watch: "wallet", family: "nft_transfers", op: "accountNftTransfers", address: (s) => s.addresses.busyWallet, truth: (s, r) => s.truth.accountNftTransfers(s.addresses.busyWallet, r) },
+  { name: "wallet-calls", watch: "wallet", family: "internal_transactions", op: "accountInternalTransactions", address: (s) => s.addresses.busyWallet, truth: (s, r) => s.truth.accountInternalTransactions(s.addresses.busyWallet, r) },
+  { name: "token-logs", watch: "token", family: "event_logs", op: "accountEventLogs", address: (s) => s.addresses.busyToken, truth: (s, r) => s.truth.accountEventLogs(s.addresses.busyToken, r) },
+  { name: "kitties", watch: "kitties", family: "nft_transfers", op: "nftTransfers", address: (s) => s.addresses.busyCollection, truth: (s, r) => s.truth.nftTransfers(s.addresses.busyCollection, r) },
 ];
+
+/**
+ * What PostgreSQL's stop cut short: the polls asked while it was down (`from`–`to`, by arrival),
+ * and each source's committed cursor when it stopped (`committed`, by the operation and the
+ * address its source polls). A window asked just before the stop but not committed by then (a
+ * quiet window's advance waits for the end of its firing) could not be committed either.
+ */
+interface Outage {
+  from: number;
+  to: number;
+  committed: Map<string, number>;
+}
 
 /** One process of a replica slot; each start is a new replica id, as a restarted machine would be. */
 interface Incarnation {
@@ -64,20 +79,35 @@ interface Incarnation {
 
 /**
  * Windows of one source fetched by two replicas: overlapping block ranges of the same operation
- * and subject. The window counts as polled twice only if the earlier poll was answered with the
- * window (200, no fault): a fault (a 5xx, a dropped connection, a malformed or truncated body)
- * gave its replica nothing to commit, and the next holder fetching it is the retry. When the
- * first poller had been SIGKILLed before the second asked, or asked while PostgreSQL was down
- * (its commit could not happen, and its lease lapsed), the window is a re-fetch of uncommitted
- * work (expected); otherwise two live replicas polled it (a bug).
+ * and subject. The window counts as polled twice only if the earlier replica had fetched it
+ * whole: the last request it made for each page of that window before the later replica asked
+ * was answered with the page (200, no fault). A fault there (a 5xx, a dropped connection, a
+ * malformed or truncated body that was not fetched again) failed its tick, so it had nothing
+ * to commit, and the next holder fetching the window is the retry. When the first poller had
+ * been SIGKILLed before the second asked, or its window was cut short by the outage (asked
+ * while PostgreSQL was down, or before but not committed when it stopped: the commit could
+ * not happen, and the lease lapsed), the window is a re-fetch of uncommitted work too
+ * (expected); otherwise two live replicas polled it (a bug).
  */
-function doublePolls(polls: Poll[], killedAt: Map<string, number>, outage: { from: number; to: number }) {
+function doublePolls(polls: Poll[], killedAt: Map<string, number>, outage: Outage) {
   const groups = new Map<string, Poll[]>();
   for (const poll of polls) {
     if (poll.from === undefined || poll.to === undefined || poll.replica === undefined) continue;
     const key = `${poll.op} ${poll.subject}`;
     groups.set(key, [...(groups.get(key) ?? []), poll]);
   }
+  const answered = (poll: Poll) => poll.status === "200" && poll.fault === undefined;
+  const cutShortByOutage = (poll: Poll): boolean =>
+    poll.seq <= outage.to && (poll.seq >= outage.from || poll.from! > (outage.committed.get(`${poll.op} ${poll.subject.split(" ")[0]}`) ?? Infinity));
+  /** Whether `earlier`'s replica, by the time `later` was asked, had every page of its window answered. */
+  const fetchedWhole = (list: Poll[], earlier: Poll, later: Poll): boolean => {
+    const lastByPage = new Map<number, Poll>();
+    for (const poll of list) {
+      if (poll.seq >= later.seq) break;
+      if (poll.replica === earlier.replica && poll.from === earlier.from && poll.to === earlier.to) lastByPage.set(poll.page, poll);
+    }
+    return [...lastByPage.values()].every(answered);
+  };
   const refetched = { afterKill: new Set<string>(), afterOutage: new Set<string>(), afterFault: new Set<string>() };
   const live = new Set<string>();
   const examples: string[] = [];
@@ -89,12 +119,12 @@ function doublePolls(polls: Poll[], killedAt: Map<string, number>, outage: { fro
         if (earlier.replica === later.replica || earlier.to! < later.from! || later.to! < earlier.from!) continue;
         const window = `${key} ${later.from}-${later.to}`;
         const died = killedAt.get(earlier.replica!);
-        if (earlier.status !== "200" || earlier.fault !== undefined) refetched.afterFault.add(window);
-        else if (died !== undefined && died <= later.seq) refetched.afterKill.add(window);
-        else if (earlier.seq >= outage.from && earlier.seq <= outage.to) refetched.afterOutage.add(window);
+        if (died !== undefined && died <= later.seq) refetched.afterKill.add(window);
+        else if (cutShortByOutage(earlier)) refetched.afterOutage.add(window);
+        else if (!fetchedWhole(list, earlier, later)) refetched.afterFault.add(window);
         else {
           live.add(window);
-          if (examples.length < 10) examples.push(`${window}: ${earlier.replica} (#${earlier.seq} ${earlier.from}-${earlier.to}) and ${later.replica} (#${later.seq})`);
+          if (examples.length < 10) examples.push(`${window}: ${earlier.replica} (#${earlier.seq} ${earlier.from}-${earlier.to} page ${earlier.page}) and ${later.replica} (#${later.seq} page ${later.page})`);
         }
       }
     }
@@ -257,7 +287,12 @@ sinks:
     // PostgreSQL down for 30 s: nothing commits, /readyz says so; they resume by themselves.
     await allReadyz(200, 60_000, "every replica ready before the outage");
     phase("failover measured, every replica ready; PostgreSQL stops");
-    const outagePolls = { from: sim.truth.polls().length, to: Number.MAX_SAFE_INTEGER };
+    const atStop = await cursors();
+    const outagePolls: Outage = {
+      from: sim.truth.polls().length,
+      to: Number.MAX_SAFE_INTEGER,
+      committed: new Map(RULES.map((rule) => [`${rule.op} ${rule.address(sim).toLowerCase()}`, Number([...atStop.values()].find((c) => c.watch === rule.watch && c.source === rule.family)?.block)])),
+    };
     await server.stop();
     const outageStarted = Date.now();
     await allReadyz(503, OUTAGE_MS, "/readyz 503 on every replica while PostgreSQL is down");

@@ -130,7 +130,7 @@ export function createLeaseKeeper(common: Common, options: LeaseKeeperOptions): 
       await options.flush();
       return true;
     } catch (error) {
-      logger.warn({ err: describeError(error) }, "cannot write the deferred cursor advances; no lease is given back until they are written");
+      logger.warn({ err: describeError(error) }, "cannot write the deferred cursor advances (the next write tries again); no lease is given back before they are written");
       return false;
     }
   }
