@@ -194,6 +194,10 @@ export async function createDaemon(common: Common, options: DaemonOptions): Prom
       monitor: await createOperationalMonitor(common, { store, sinks: operationalSinks, network: config.chain.network, head: () => headProbe.state().block, onQueued: () => dispatcher.kick() }),
     });
     let healthTimer: NodeJS.Timeout | undefined;
+    // With replicas, whether this replica sent the operational alerts at the last check: one that
+    // starts sending takes the episodes from the store first (health.resume()). One process
+    // sends from its start, with the episodes it loaded then.
+    let sending = !(store instanceof PostgresStore);
     let statusServer: StatusServer | undefined;
 
     let creditTimer: NodeJS.Timeout | undefined;
@@ -226,8 +230,12 @@ export async function createDaemon(common: Common, options: DaemonOptions): Prom
           // With replicas, one of them (the holder of this lease) sends the operational alerts:
           // their episodes are shared in the store, and two senders would open each twice.
           // The others judge the sources they hold, for their next heartbeat, which it reads.
-          if (ownership.holds(OPERATIONAL_RESOURCE) === undefined) return health.judgeSources();
-          health.check().catch((error: unknown) => logger.warn({ err: String(error) }, "cannot check kaiawatch's own health; tried again at the next check"));
+          if (ownership.holds(OPERATIONAL_RESOURCE) === undefined) {
+            sending = false;
+            return health.judgeSources();
+          }
+          const resumed = sending ? Promise.resolve() : health.resume().then(() => void (sending = true));
+          resumed.then(() => health.check()).catch((error: unknown) => logger.warn({ err: String(error) }, "cannot check kaiawatch's own health; tried again at the next check"));
         }, config.operational.check_interval);
         healthTimer.unref();
         dispatcher.start();

@@ -68,6 +68,14 @@ export interface HealthMonitor {
    * runs at each check.
    */
   judgeSources(): void;
+  /**
+   * With replicas, when this replica becomes the one that sends the operational alerts (it
+   * gained the `operational` lease): takes the episodes firing now from the store, where the
+   * previous sender left them, and seeds the verdicts that need time from them, as a restart
+   * does. Without it, this replica's episodes were those of its own start: it fired again,
+   * under new ids, what the previous sender had fired, and never resolved those.
+   */
+  resume(): Promise<void>;
 }
 
 export function createHealthMonitor(common: Common, options: HealthMonitorOptions): HealthMonitor {
@@ -114,15 +122,20 @@ export function createHealthMonitor(common: Common, options: HealthMonitorOption
   // The same for the head's conditions and a growing backlog, whose verdicts need time.
   // The conditions a source's tick tells (stalled, behind, the explorer behind) hold until
   // that source has finished a tick in this run: a check before it would resolve them.
-  // With replicas check() keeps those episodes instead, while no replica has a verdict of their source.
+  // With replicas check() keeps the source episodes instead, while no replica has a verdict of
+  // their source (a source's streak here would be another holding's story anyway).
   const untilTicked = new Map<string, Episode>();
-  for (const episode of options.monitor.active()) {
-    const subject = episode.key.slice(episode.kind.length + 1);
-    if (episode.kind === "source_failing") sourceHealth.seedStreak(subject, Date.parse(episode.since) - thresholds.source_failing_after);
-    else if (episode.kind === "sink_backlog_growing") backlog.seedGrowing(subject);
-    else if (episode.kind.startsWith("head_")) headTracker.seed(episode.kind, Date.parse(episode.since), episode.detail ?? {});
-    else if (TOLD_BY_A_TICK.has(episode.kind) && options.shared === undefined) untilTicked.set(episode.key, episode);
-  }
+  const seedFrom = (episodes: readonly Episode[]): void => {
+    for (const episode of episodes) {
+      const subject = episode.key.slice(episode.kind.length + 1);
+      if (episode.kind === "sink_backlog_growing") backlog.seedGrowing(subject);
+      else if (episode.kind.startsWith("head_")) headTracker.seed(episode.kind, Date.parse(episode.since), episode.detail ?? {});
+      else if (options.shared !== undefined) continue;
+      else if (episode.kind === "source_failing") sourceHealth.seedStreak(subject, Date.parse(episode.since) - thresholds.source_failing_after);
+      else if (TOLD_BY_A_TICK.has(episode.kind)) untilTicked.set(episode.key, episode);
+    }
+  };
+  seedFrom(options.monitor.active());
 
   type OutboxReading = Pick<Parameters<typeof currentConditions>[1], "sinks" | "deadLetters">;
   let lastOutbox: OutboxReading = { sinks: options.sinks.map((name) => ({ name, pending: 0, oldest: undefined })), deadLetters: 0 };
@@ -262,6 +275,10 @@ export function createHealthMonitor(common: Common, options: HealthMonitorOption
       const conditions = options.shared === undefined ? snapshot.conditions : await withOtherReplicas(options.shared, snapshot.conditions);
       await options.monitor.update(conditions);
       return snapshot;
+    },
+    async resume() {
+      await options.monitor.reload();
+      seedFrom(options.monitor.active());
     },
     judgeSources() {
       if (options.shared === undefined) return;

@@ -228,4 +228,34 @@ describe("operational alerts of sources held by other replicas", () => {
     await round(world, {}, { r2Alive: false });
     expect((await alertsOf(condition)).map((alert) => alert.status)).toEqual(["firing", "resolved"]);
   });
+
+  it("a replica that takes over sending (the operational lease moved) takes the firing episodes from the store: no new id, and it resolves them", async () => {
+    const world = await setup();
+    const { clock, r1, r2, failing, alertsOf } = world;
+    const condition = `source_failing:${failing}`;
+    const erroring = new Map<string, Outcome>([[failing, "error"]]);
+    for (let i = 0; i < 4; i++) await round(world, { r2: erroring });
+    const firing = await alertsOf(condition);
+    expect(firing.map((alert) => alert.status)).toEqual(["firing"]);
+
+    // r2 sends from now on (r1 shed the operational lease to it); r1 only judges and publishes.
+    await r2.health.resume();
+    const r2Round = async (outcome: Map<string, Outcome>) => {
+      clock.advance(STEP_MS);
+      await r1.keeper.renewNow();
+      await r2.keeper.renewNow();
+      r1.tick(new Map());
+      r1.health.judgeSources();
+      await r1.keeper.renewNow();
+      r2.tick(outcome);
+      await r2.health.check();
+    };
+    await r2Round(erroring);
+    expect((await alertsOf(condition)).map((alert) => alert.id)).toEqual([firing[0]!.id]);
+    await r2Round(new Map());
+    expect((await alertsOf(condition)).map((alert) => [alert.status, alert.id])).toEqual([
+      ["firing", firing[0]!.id],
+      ["resolved", `${firing[0]!.id}:resolved`],
+    ]);
+  });
 });
