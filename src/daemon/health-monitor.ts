@@ -2,14 +2,13 @@ import type { Common } from "../common/common.js";
 import type { OperationalConfig } from "../config/types.js";
 import { isStoreError } from "../store/errors.js";
 import type { Store } from "../store/types.js";
-import type { WatchEngine } from "../watch/engine.js";
+import type { SourceState, WatchEngine } from "../watch/engine.js";
 import type { PlannedSource } from "../watch/poller.js";
 import { longestIntervalSeconds } from "../watch/schedule-firings.js";
 import { createSourceHealthTracker, worstState, type SourceHealth, type SourceHealthState } from "../watch/source-health.js";
 import { createBacklogTracker, createHeadTracker, currentConditions, READINESS_CHECK_OF, sourceConditions, sourceOfCondition, type BudgetReading, type HeadReadingState } from "./operational-checks.js";
 import type { Episode, OperationalCondition, OperationalMonitor } from "./operational-monitor.js";
 import type { SharedHealth } from "./replica-health.js";
-import type { SourceState } from "../watch/engine.js";
 
 /** A source with no successful tick for this many of its schedule's longest intervals (and at least STALE_MIN_MS) is stalled. */
 export const STALE_INTERVALS = 3;
