@@ -36,10 +36,17 @@ import { createBudgetGuard, type BudgetGuard } from "./budget-guard.js";
 import { createHeadProbe } from "./head-probe.js";
 import { createHealthMonitor, type HealthMonitor } from "./health-monitor.js";
 import { createOperationalMonitor } from "./operational-monitor.js";
+import { createReplicaHealth, type ReplicaHealth } from "./replica-health.js";
 
 export const CREDITS_META_KEY = "credits";
-/** The lease of the replica that judges kaiawatch's own health and sends its operational alerts. */
-const OPERATIONAL_RESOURCE = "operational";
+/**
+ * The lease of the replica that judges kaiawatch's own health and sends its operational alerts:
+ * a lease row named `operational`. Named as a source's resource because the lease keeper gives
+ * every row but a sink's back as `source:<row>` (it names a source's row by its key alone): as
+ * plain `operational` it was registered and claimed, but holds("operational") never answered,
+ * so no replica sent any operational alert.
+ */
+export const OPERATIONAL_RESOURCE = sourceResource("operational");
 const CREDITS_SAVE_INTERVAL_MS = 10_000;
 
 /** Every subsystem of a running kaiawatch, built from one validated config. */
@@ -111,10 +118,13 @@ export async function createDaemon(common: Common, options: DaemonOptions): Prom
     });
     // Replicas share the silences in the store's table; one process merges a side file (silences.ts).
     const silences = store instanceof PostgresStore ? await createSharedSilenceBook(common, { table: store.silences }) : await createSilenceBook(common, { store, file: silenceFileOf(config.store.path) });
+    // Replicas publish what they judge of the sources they hold in their heartbeats, for the
+    // one that sends the operational alerts (replica-health.ts).
+    const replicaHealth: ReplicaHealth | undefined = store instanceof PostgresStore ? createReplicaHealth({ replicaId: store.replicaId, replicas: () => store.leases.replicas() }) : undefined;
     // With PostgreSQL, replicas lease the sources and sinks; a sink gained is delivered at once.
     const ownership: Ownership =
       store instanceof PostgresStore
-        ? createLeaseKeeper(common, { leases: store.leases, replicaId: store.replicaId, leaseMs: config.store.lease, onChange: () => dispatcher.kick(), flush: () => store.flush() })
+        ? createLeaseKeeper(common, { leases: store.leases, replicaId: store.replicaId, leaseMs: config.store.lease, info: replicaHealth?.info, onChange: () => dispatcher.kick(), flush: () => store.flush() })
         : createSoleOwnership("local");
     if (store instanceof PostgresStore) common.metrics.registry.setDefaultLabels({ replica: store.replicaId });
     const dispatcher = createDispatcher(common, {
@@ -186,9 +196,14 @@ export async function createDaemon(common: Common, options: DaemonOptions): Prom
       budget,
       // Replicas judge the sources they hold; with one process every source.
       holds: store instanceof PostgresStore ? (key) => ownership.holds(sourceResource(key)) !== undefined : undefined,
+      shared: replicaHealth,
       monitor: await createOperationalMonitor(common, { store, sinks: operationalSinks, network: config.chain.network, head: () => headProbe.state().block, onQueued: () => dispatcher.kick() }),
     });
     let healthTimer: NodeJS.Timeout | undefined;
+    // With replicas, whether this replica sent the operational alerts at the last check: one that
+    // starts sending takes the episodes from the store first (health.resume()). One process
+    // sends from its start, with the episodes it loaded then.
+    let sending = !(store instanceof PostgresStore);
     let statusServer: StatusServer | undefined;
 
     let creditTimer: NodeJS.Timeout | undefined;
@@ -220,8 +235,13 @@ export async function createDaemon(common: Common, options: DaemonOptions): Prom
         healthTimer = setInterval(() => {
           // With replicas, one of them (the holder of this lease) sends the operational alerts:
           // their episodes are shared in the store, and two senders would open each twice.
-          if (ownership.holds(OPERATIONAL_RESOURCE) === undefined) return;
-          health.check().catch((error: unknown) => logger.warn({ err: String(error) }, "cannot check kaiawatch's own health; tried again at the next check"));
+          // The others judge the sources they hold, for their next heartbeat, which it reads.
+          if (ownership.holds(OPERATIONAL_RESOURCE) === undefined) {
+            sending = false;
+            return health.judgeSources();
+          }
+          const resumed = sending ? Promise.resolve() : health.resume().then(() => void (sending = true));
+          resumed.then(() => health.check()).catch((error: unknown) => logger.warn({ err: String(error) }, "cannot check kaiawatch's own health; tried again at the next check"));
         }, config.operational.check_interval);
         healthTimer.unref();
         dispatcher.start();

@@ -2,12 +2,13 @@ import type { Common } from "../common/common.js";
 import type { OperationalConfig } from "../config/types.js";
 import { isStoreError } from "../store/errors.js";
 import type { Store } from "../store/types.js";
-import type { WatchEngine } from "../watch/engine.js";
+import type { SourceState, WatchEngine } from "../watch/engine.js";
 import type { PlannedSource } from "../watch/poller.js";
 import { longestIntervalSeconds } from "../watch/schedule-firings.js";
 import { createSourceHealthTracker, worstState, type SourceHealth, type SourceHealthState } from "../watch/source-health.js";
-import { createBacklogTracker, createHeadTracker, currentConditions, READINESS_CHECK_OF, type BudgetReading, type HeadReadingState } from "./operational-checks.js";
+import { createBacklogTracker, createHeadTracker, currentConditions, READINESS_CHECK_OF, sourceConditions, sourceOfCondition, type BudgetReading, type HeadReadingState } from "./operational-checks.js";
 import type { Episode, OperationalCondition, OperationalMonitor } from "./operational-monitor.js";
+import type { SharedHealth } from "./replica-health.js";
 
 /** A source with no successful tick for this many of its schedule's longest intervals (and at least STALE_MIN_MS) is stalled. */
 export const STALE_INTERVALS = 3;
@@ -42,13 +43,38 @@ export interface HealthMonitorOptions {
    * that were fine. Absent: every source (one process).
    */
   holds?: (sourceKey: string) => boolean;
+  /**
+   * With replicas (and `holds`): where this replica publishes its verdict of the sources it
+   * holds (every evaluation and judgeSources()), and where check() reads the other live
+   * replicas' verdicts, so that the replica sending the operational alerts raises those of
+   * sources held elsewhere too (replica-health.ts).
+   */
+  shared?: SharedHealth;
 }
 
 export interface HealthMonitor {
   /** The health now; cheap enough for every /readyz probe. */
   evaluate(): Promise<HealthSnapshot>;
-  /** Evaluates and sends the operational alerts of what started or cleared (the daemon's timer). */
+  /**
+   * Evaluates and sends the operational alerts of what started or cleared (the daemon's timer).
+   * With replicas: this replica's conditions, the other live replicas' source conditions, and
+   * the firing source episodes whose source no replica has a verdict of yet (see check()).
+   */
   check(): Promise<HealthSnapshot>;
+  /**
+   * With replicas: judges the sources this replica holds and publishes the verdict, nothing
+   * else (no outbox or store reads): what a replica that does not send the operational alerts
+   * runs at each check.
+   */
+  judgeSources(): void;
+  /**
+   * With replicas, when this replica becomes the one that sends the operational alerts (it
+   * gained the `operational` lease): takes the episodes firing now from the store, where the
+   * previous sender left them, and seeds the verdicts that need time from them, as a restart
+   * does. Without it, this replica's episodes were those of its own start: it fired again,
+   * under new ids, what the previous sender had fired, and never resolved those.
+   */
+  resume(): Promise<void>;
 }
 
 export function createHealthMonitor(common: Common, options: HealthMonitorOptions): HealthMonitor {
@@ -95,14 +121,20 @@ export function createHealthMonitor(common: Common, options: HealthMonitorOption
   // The same for the head's conditions and a growing backlog, whose verdicts need time.
   // The conditions a source's tick tells (stalled, behind, the explorer behind) hold until
   // that source has finished a tick in this run: a check before it would resolve them.
+  // With replicas check() keeps the source episodes instead, while no replica has a verdict of
+  // their source (a source's streak here would be another holding's story anyway).
   const untilTicked = new Map<string, Episode>();
-  for (const episode of options.monitor.active()) {
-    const subject = episode.key.slice(episode.kind.length + 1);
-    if (episode.kind === "source_failing") sourceHealth.seedStreak(subject, Date.parse(episode.since) - thresholds.source_failing_after);
-    else if (episode.kind === "sink_backlog_growing") backlog.seedGrowing(subject);
-    else if (episode.kind.startsWith("head_")) headTracker.seed(episode.kind, Date.parse(episode.since), episode.detail ?? {});
-    else if (TOLD_BY_A_TICK.has(episode.kind)) untilTicked.set(episode.key, episode);
-  }
+  const seedFrom = (episodes: readonly Episode[]): void => {
+    for (const episode of episodes) {
+      const subject = episode.key.slice(episode.kind.length + 1);
+      if (episode.kind === "sink_backlog_growing") backlog.seedGrowing(subject);
+      else if (episode.kind.startsWith("head_")) headTracker.seed(episode.kind, Date.parse(episode.since), episode.detail ?? {});
+      else if (options.shared !== undefined) continue;
+      else if (episode.kind === "source_failing") sourceHealth.seedStreak(subject, Date.parse(episode.since) - thresholds.source_failing_after);
+      else if (TOLD_BY_A_TICK.has(episode.kind)) untilTicked.set(episode.key, episode);
+    }
+  };
+  seedFrom(options.monitor.active());
 
   type OutboxReading = Pick<Parameters<typeof currentConditions>[1], "sinks" | "deadLetters">;
   let lastOutbox: OutboxReading = { sinks: options.sinks.map((name) => ({ name, pending: 0, oldest: undefined })), deadLetters: 0 };
@@ -133,16 +165,15 @@ export function createHealthMonitor(common: Common, options: HealthMonitorOption
     }
   }
 
-  async function evaluate(): Promise<HealthSnapshot> {
-    const nowMs = common.now();
-    // A source's cursor from the store until it has ticked successfully in this run (after a
-    // restart onto a failing explorer, its lag is still known).
-    let states = options.engine.states();
-    if (states.some((state) => state.cursor === null)) {
-      const stored = new Map((await readStoredCursors()).map((cursor) => [cursor.key, cursor.block]));
-      states = states.map((state) => (state.cursor === null ? { ...state, cursor: stored.get(state.key) ?? null } : state));
-    }
-    const head = options.head.state();
+  /** A source's cursor from the store until it has ticked successfully in this run (after a restart onto a failing explorer, its lag is still known). */
+  async function withStoredCursors(states: SourceState[]): Promise<SourceState[]> {
+    if (!states.some((state) => state.cursor === null)) return states;
+    const stored = new Map((await readStoredCursors()).map((cursor) => [cursor.key, cursor.block]));
+    return states.map((state) => (state.cursor === null ? { ...state, cursor: stored.get(state.key) ?? null } : state));
+  }
+
+  /** The states of the sources this replica judges (all, or those it holds), noting since when it holds each. */
+  function judgedOf(states: SourceState[], nowMs: number): SourceState[] {
     const budget = options.budget.state();
     if (budget.paused_until !== null) pauseEndsMs = Date.parse(budget.paused_until);
     for (const state of states) if (state.last_ok_at !== null) lastOkOf.set(state.key, Date.parse(state.last_ok_at));
@@ -155,7 +186,33 @@ export function createHealthMonitor(common: Common, options: HealthMonitorOption
       for (const key of held) if (!heldSince.has(key)) heldSince.set(key, evaluated ? nowMs : startedAtMs);
     }
     evaluated = true;
+    return judged;
+  }
+
+  /** The judged sources that have a verdict here: failing or stalled, or a successful tick since this replica took them. */
+  let settledHere = new Set<string>();
+  function publish(judged: readonly SourceState[], sources: readonly SourceHealth[]): void {
+    if (options.shared === undefined) return;
+    const settled = new Set<string>();
+    const unsettled: string[] = [];
+    for (const [index, health] of sources.entries()) {
+      const lastOk = judged[index]!.last_ok_at;
+      const verdict = health.state === "failing" || health.state === "stalled" || (lastOk !== null && Date.parse(lastOk) >= (heldSince.get(health.key) ?? -Infinity));
+      if (verdict) settled.add(health.key);
+      else unsettled.push(health.key);
+    }
+    settledHere = settled;
+    options.shared.publish({ conditions: sourceConditions(thresholds, sources, new Map(judged.map((state) => [state.key, state.last_error]))), unsettled });
+  }
+
+  async function evaluate(): Promise<HealthSnapshot> {
+    const nowMs = common.now();
+    const states = await withStoredCursors(options.engine.states());
+    const head = options.head.state();
+    const budget = options.budget.state();
+    const judged = judgedOf(states, nowMs);
     const sources = sourceHealth.observe(judged, head.block, nowMs);
+    publish(judged, sources);
     const highestCursor = states.reduce<number | null>((max, state) => (state.cursor !== null && (max === null || state.cursor > max) ? state.cursor : max), null);
     const outbox = await readOutbox();
     const conditions = [
@@ -183,12 +240,52 @@ export function createHealthMonitor(common: Common, options: HealthMonitorOption
     return { worst: worstState(sources.map((source) => source.state)), sources, conditions, problems };
   }
 
+  /**
+   * This replica's conditions, plus the source conditions the other live replicas judge of
+   * the sources they hold (deduplicated by key), plus every firing source episode whose
+   * source has no verdict anywhere yet: held by no live replica (its holder died and its
+   * lease has not been taken over yet), or taken over and not ticked successfully since (nor
+   * failing or stalled there). So a source that changes holder keeps its episode (one id)
+   * until its new holder has a verdict: its success resolves it, its failure carries it on.
+   * The store unreachable: nothing is known of the others, so their episodes are kept.
+   */
+  async function withOtherReplicas(shared: SharedHealth, own: readonly OperationalCondition[]): Promise<OperationalCondition[]> {
+    let others: Awaited<ReturnType<SharedHealth["others"]>> = { conditions: [], settled: new Set() };
+    try {
+      others = await shared.others();
+    } catch (error) {
+      if (!isStoreError(error, "KW_STORE_UNREACHABLE")) throw error;
+    }
+    const merged = new Map(own.map((condition) => [condition.key, condition]));
+    for (const condition of others.conditions) if (!merged.has(condition.key)) merged.set(condition.key, condition);
+    for (const episode of options.monitor.active()) {
+      if (merged.has(episode.key)) continue;
+      const source = sourceOfCondition(episode);
+      if (source === undefined || !scheduleOf.has(source) || settledHere.has(source) || others.settled.has(source)) continue;
+      merged.set(episode.key, { key: episode.key, kind: episode.kind, summary: episode.summary, detail: episode.detail ?? {} });
+    }
+    return [...merged.values()];
+  }
+
   return {
     evaluate,
     async check() {
       const snapshot = await evaluate();
-      await options.monitor.update(snapshot.conditions);
+      const conditions = options.shared === undefined ? snapshot.conditions : await withOtherReplicas(options.shared, snapshot.conditions);
+      await options.monitor.update(conditions);
       return snapshot;
+    },
+    async resume() {
+      await options.monitor.reload();
+      seedFrom(options.monitor.active());
+    },
+    judgeSources() {
+      if (options.shared === undefined) return;
+      const nowMs = common.now();
+      // No store read: a held source's stored cursor would not count anyway (the tracker
+      // judges one not ticked since this replica took it as unknown, its lag included).
+      const judged = judgedOf(options.engine.states(), nowMs);
+      publish(judged, sourceHealth.observe(judged, options.head.state().block, nowMs));
     },
   };
 }

@@ -107,16 +107,30 @@ export const CREDITS_LOW_SHARE = 0.8;
 
 const nextMidnightUtc = (nowMs: number): string => new Date((Math.floor(nowMs / 86_400_000) + 1) * 86_400_000).toISOString();
 
-/** The conditions holding now, other than the head's (see createHeadTracker). */
-export function currentConditions(thresholds: OperationalConfig, input: ConditionInputs): OperationalCondition[] {
+/** The conditions that are about one source (their key is `<kind>:<source key>`). */
+export const SOURCE_CONDITION_KINDS: ReadonlySet<string> = new Set(["source_failing", "source_stalled", "source_behind", "explorer_behind_head"]);
+
+/** The source a source condition's key names (`source_failing:src_…` → `src_…`), or undefined for any other condition. */
+export function sourceOfCondition(condition: { key: string; kind: string }): string | undefined {
+  return SOURCE_CONDITION_KINDS.has(condition.kind) && condition.key.startsWith(`${condition.kind}:`) ? condition.key.slice(condition.kind.length + 1) : undefined;
+}
+
+/** The conditions of some sources' states (SOURCE_CONDITION_KINDS): what a replica judges of the sources it holds. */
+export function sourceConditions(thresholds: Pick<OperationalConfig, "source_behind_blocks">, sources: readonly SourceHealth[], lastErrors: ReadonlyMap<string, string | null>): OperationalCondition[] {
   const out: OperationalCondition[] = [];
-  for (const source of input.sources) {
-    if (source.state === "failing") out.push({ key: `source_failing:${source.key}`, kind: "source_failing", summary: `source ${source.watch} (${source.key}) is failing: ${source.detail}`, detail: { source: source.key, watch: source.watch, since: source.failing_since, error: input.lastErrors.get(source.key) ?? null } });
+  for (const source of sources) {
+    if (source.state === "failing") out.push({ key: `source_failing:${source.key}`, kind: "source_failing", summary: `source ${source.watch} (${source.key}) is failing: ${source.detail}`, detail: { source: source.key, watch: source.watch, since: source.failing_since, error: lastErrors.get(source.key) ?? null } });
     if (source.state === "stalled") out.push({ key: `source_stalled:${source.key}`, kind: "source_stalled", summary: `source ${source.watch} (${source.key}) is stalled: ${source.detail}`, detail: { source: source.key, watch: source.watch } });
     if (source.lag !== null && source.lag > thresholds.source_behind_blocks) out.push({ key: `source_behind:${source.key}`, kind: "source_behind", summary: `source ${source.watch} (${source.key}) is more than ${thresholds.source_behind_blocks} blocks behind the head`, detail: { source: source.key, watch: source.watch, lag: source.lag } });
     // The count check's typed error: the explorer has not indexed the window the head says exists.
-    if ((input.lastErrors.get(source.key) ?? "").includes("KW_WATCH_COUNT_MISMATCH")) out.push({ key: `explorer_behind_head:${source.key}`, kind: "explorer_behind_head", summary: `the explorer's records for a window of ${source.watch} (${source.key}) disagree with its own count: it is indexing behind the head`, detail: { source: source.key, watch: source.watch, error: input.lastErrors.get(source.key) } });
+    if ((lastErrors.get(source.key) ?? "").includes("KW_WATCH_COUNT_MISMATCH")) out.push({ key: `explorer_behind_head:${source.key}`, kind: "explorer_behind_head", summary: `the explorer's records for a window of ${source.watch} (${source.key}) disagree with its own count: it is indexing behind the head`, detail: { source: source.key, watch: source.watch, error: lastErrors.get(source.key) } });
   }
+  return out;
+}
+
+/** The conditions holding now, other than the head's (see createHeadTracker). */
+export function currentConditions(thresholds: OperationalConfig, input: ConditionInputs): OperationalCondition[] {
+  const out = sourceConditions(thresholds, input.sources, input.lastErrors);
   for (const sink of input.sinks) {
     if (sink.oldest === undefined) continue;
     const age = input.nowMs - Date.parse(sink.oldest.created_at);

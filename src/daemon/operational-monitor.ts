@@ -47,6 +47,12 @@ export interface OperationalMonitor {
   update(conditions: readonly OperationalCondition[]): Promise<void>;
   /** The episodes firing now. */
   active(): Episode[];
+  /**
+   * Forgets the episodes in memory and reads those the store holds, as at a start (their
+   * firing alerts queued again under their ids: the outbox keeps one). With replicas, when
+   * this replica takes over sending from another (HealthMonitor.resume()).
+   */
+  reload(): Promise<void>;
 }
 
 /**
@@ -67,7 +73,8 @@ export interface OperationalMonitor {
 export async function createOperationalMonitor(common: Common, options: OperationalMonitorOptions): Promise<OperationalMonitor> {
   const { store } = options;
   const logger = common.logger.child({ component: "operational" });
-  const episodes = new Map(Object.entries((await store.getMeta<Record<string, Episode>>(OPERATIONAL_EPISODES_META_KEY)) ?? {}));
+  const stored = async () => Object.entries((await store.getMeta<Record<string, Episode>>(OPERATIONAL_EPISODES_META_KEY)) ?? {});
+  const episodes = new Map(await stored());
   // Episodes of an earlier run: their firing alert may not have reached the outbox (queued again, the outbox keeps one).
   const unqueued = new Set(episodes.keys());
   let unsaved = false;
@@ -153,13 +160,26 @@ export async function createOperationalMonitor(common: Common, options: Operatio
     await flush();
   }
 
+  async function reload(): Promise<void> {
+    const read = await stored();
+    episodes.clear();
+    unqueued.clear();
+    for (const [key, episode] of read) {
+      episodes.set(key, episode);
+      unqueued.add(key);
+    }
+    unsaved = false;
+  }
+
+  // One update (or reload) at a time: two overlapping ones could both open the same episode.
+  const serial = (work: () => Promise<void>): Promise<void> => {
+    const run = queue.then(work);
+    queue = run.catch(() => undefined);
+    return run;
+  };
   return {
-    // One update at a time: two overlapping ones could both open the same episode.
-    update(conditions) {
-      const run = queue.then(() => update(conditions));
-      queue = run.catch(() => undefined);
-      return run;
-    },
+    update: (conditions) => serial(() => update(conditions)),
+    reload: () => serial(reload),
     active: () => [...episodes.values()].filter((episode) => episode.resolved_at === undefined),
   };
 }
