@@ -39,14 +39,8 @@ import { createOperationalMonitor } from "./operational-monitor.js";
 import { createReplicaHealth, type ReplicaHealth } from "./replica-health.js";
 
 export const CREDITS_META_KEY = "credits";
-/**
- * The lease of the replica that judges kaiawatch's own health and sends its operational alerts:
- * a lease row named `operational`. Named as a source's resource because the lease keeper gives
- * every row but a sink's back as `source:<row>` (it names a source's row by its key alone): as
- * plain `operational` it was registered and claimed, but holds("operational") never answered,
- * so no replica sent any operational alert.
- */
-export const OPERATIONAL_RESOURCE = sourceResource("operational");
+/** The lease of the replica that judges kaiawatch's own health and sends its operational alerts. */
+export const OPERATIONAL_RESOURCE = "operational";
 const CREDITS_SAVE_INTERVAL_MS = 10_000;
 
 /** Every subsystem of a running kaiawatch, built from one validated config. */

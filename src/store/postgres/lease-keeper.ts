@@ -71,7 +71,10 @@ export function createLeaseKeeper(common: Common, options: LeaseKeeperOptions): 
   // A source's lease row is named by the source key alone, as PostgresStore.commitWindow
   // fences the cursor of that key; sinks keep their prefix (source keys are src_<hex>).
   const leaseKey = (resource: string) => (resource.startsWith(SOURCE_PREFIX) ? resource.slice(SOURCE_PREFIX.length) : resource);
-  const resourceOf = (key: string) => (key.startsWith(SINK_PREFIX) ? key : `${SOURCE_PREFIX}${key}`);
+  /** The resources taken part with (start()), by their rows' names: a row is given back under its resource's name. */
+  let resourceByKey = new Map<string, string>();
+  // A row of a resource not in this replica's plan (another config's) reads as a source's.
+  const resourceOf = (key: string) => resourceByKey.get(key) ?? (key.startsWith(SINK_PREFIX) ? key : `${SOURCE_PREFIX}${key}`);
   const fresh = (lease: Lease): Holding => ({ lease, stop: new AbortController(), handover: new AbortController() });
   const reason = (resource: string, holding: Holding, why: string) =>
     new StoreError("KW_STORE_LEASE_LOST", `replica ${options.replicaId}: the lease of ${resource} at epoch ${holding.lease.epoch} ${why}`);
@@ -245,7 +248,8 @@ export function createLeaseKeeper(common: Common, options: LeaseKeeperOptions): 
     },
     async start(resources) {
       stopped = false;
-      await leases.register(resources.map(leaseKey));
+      resourceByKey = new Map(resources.map((resource) => [leaseKey(resource), resource]));
+      await leases.register([...resourceByKey.keys()]);
       await renewNow();
       controller = new AbortController();
       loop = keep(controller.signal);

@@ -129,6 +129,18 @@ describe("the lease keeper's signals", () => {
     expect([(await r2Store.getCursor("s2"))?.block, (await r2Store.getCursor("s3"))?.block]).toEqual([150, 160]);
   });
 
+  it("give each lease back under the name of its resource: a source's row is named by its key, a sink's and any other by the resource's name", async () => {
+    const { keeper } = await keeperOf("r1", fakeClock().now);
+    await keeper.start([sourceResource("s0"), "sink:hook", "operational"]);
+    try {
+      expect([sourceResource("s0"), "sink:hook", "operational"].map((resource) => keeper.holds(resource) !== undefined)).toEqual([true, true, true]);
+      // Before, a row that is neither a sink's nor a source's came back as source:operational: holds("operational") never answered.
+      expect(keeper.holds(sourceResource("operational"))).toBeUndefined();
+    } finally {
+      await keeper.stop();
+    }
+  });
+
   it("end the work on a lease that lapsed by the replica's clock; its renewal starts a new signal at the same epoch", async () => {
     const clock = fakeClock();
     const { keeper } = await keeperOf("r1", clock.now);
