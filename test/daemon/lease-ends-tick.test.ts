@@ -34,7 +34,7 @@ afterEach(async () => {
 });
 
 function configOf(sim: Simulator, start: number): Config {
-  return configFromText(fourSourcesConfig(sim, { store: "{ path: unused.json }", start, maxWindowBlocks: 5 }));
+  return configFromText(fourSourcesConfig(sim, { store: "{ path: unused.json }", defaults: `start: ${start}, max_window_blocks: 5` }));
 }
 
 interface Replica {

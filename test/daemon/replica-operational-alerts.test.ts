@@ -3,6 +3,7 @@ import { createDaemon, OPERATIONAL_RESOURCE, type Daemon } from "../../src/daemo
 import type { AlertDocument } from "../../src/model/alert-document.js";
 import { createSimulator } from "../../src/simulator/index.js";
 import { sourceResource } from "../../src/store/ownership.js";
+import { fourSourcesConfig } from "../helpers/four-sources-config.js";
 import { configFromText, quietCommon } from "../helpers/harness.js";
 import { recording } from "../notify/dispatcher-fixtures.js";
 import { fakeClock, usePostgres } from "../store/postgres/pg-fixtures.js";
@@ -27,26 +28,15 @@ describe("operational alerts with two replicas (daemons)", () => {
     const url = await pg.database();
     const clocks = [fakeClock(Date.now()), fakeClock(Date.now())] as const;
     const daemonOf = async (id: string, clock: (typeof clocks)[number]): Promise<Daemon> => {
-      const config = configFromText(`
-explorer: { base_url: ${sim.url}, requests_per_second: 1000, max_retries: 0 }
-chain: { rpc_url: ${sim.rpcUrl}, lag_blocks: 0 }
-store: { url: "${url}", replica_id: ${id}, lease: 60s }
-status: { listen: false }
-operational: { source_failing_after: 30s, check_interval: 1h, head_stuck_after: 1h }
-defaults: { schedule: "0 0 0 1 1 *", start: latest, jitter: 0s }
-watches:
-  - { name: wallet, account: "${sim.addresses.busyWallet}", sources: [nft_transfers, internal_transactions] }
-  - { name: token, contract: "${sim.addresses.busyToken}" }
-  - { name: collection, collection: "${sim.addresses.busyCollection}" }
-rules:
-  - { name: wallet-nft, watch: wallet, source: nft_transfers, notify: [out] }
-  - { name: wallet-calls, watch: wallet, source: internal_transactions, notify: [out] }
-  - { name: token-logs, watch: token, notify: [out] }
-  - { name: collection-transfers, watch: collection, notify: [out] }
-sinks:
-  out: { type: webhook, url: "http://127.0.0.1:9/unused", allow_http: true }
-  ops: { type: webhook, url: "http://127.0.0.1:9/unused", allow_http: true, operational: true }
-`);
+      const config = configFromText(
+        fourSourcesConfig(sim, {
+          store: `{ url: "${url}", replica_id: ${id}, lease: 60s }`,
+          explorer: "max_retries: 0",
+          defaults: 'schedule: "0 0 0 1 1 *", start: latest',
+          sections: "operational: { source_failing_after: 30s, check_interval: 1h, head_stuck_after: 1h }",
+          sinks: '  ops: { type: webhook, url: "http://127.0.0.1:9/unused", allow_http: true, operational: true }',
+        }),
+      );
       const daemon = await createDaemon(quietCommon({ now: clock.now }), { config, sinks: { out: recording("out"), ops: recording("ops") } });
       cleanups.push(() => daemon.stop());
       return daemon;

@@ -29,7 +29,7 @@ async function simulator(): Promise<Simulator> {
 
 
 async function daemonOn(sim: Simulator, store: string, start: number, now: () => number = Date.now): Promise<Daemon> {
-  const config = configFromText(fourSourcesConfig(sim, { store, start, maxWindowBlocks: 1000 }));
+  const config = configFromText(fourSourcesConfig(sim, { store, defaults: `start: ${start}, max_window_blocks: 1000` }));
   const daemon = await createDaemon(quietCommon({ now }), { config, sinks: { out: recording("out") } });
   cleanups.push(() => daemon.stop());
   return daemon;
