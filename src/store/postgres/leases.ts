@@ -84,6 +84,9 @@ export interface LeasesOptions {
  */
 const IN_KEY_ORDER = 'ORDER BY key COLLATE "C" FOR UPDATE';
 
+/** Leases in key order (byte order, as COLLATE "C"). */
+const byKey = (a: Lease, b: Lease): number => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0);
+
 export function createLeases(common: Common, options: LeasesOptions): Leases {
   const { db, replicaId, leaseMs } = options;
   const slack = options.slack ?? 1;
@@ -159,7 +162,7 @@ export function createLeases(common: Common, options: LeasesOptions): Leases {
          RETURNING key, epoch, expires_ms`,
         [replicaId, now + leaseMs, now, room],
       );
-      return remember(result.rows).sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+      return remember(result.rows).sort(byKey);
     },
 
     async renew() {
@@ -173,7 +176,7 @@ export function createLeases(common: Common, options: LeasesOptions): Leases {
       );
       const before = new Set(mine.keys());
       mine.clear();
-      const held = remember(result.rows).sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+      const held = remember(result.rows).sort(byKey);
       const { fair } = await share(now);
       // Down to the even share (not share + slack), so that the newcomer finds room.
       const surplus = held.length > fair + slack ? held.slice(fair).map((lease) => lease.key) : [];
