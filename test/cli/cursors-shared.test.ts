@@ -1,12 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { readFileSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
 import { join } from "node:path";
-import { main } from "../../src/cli/main.js";
 import { createTestCommon } from "../../src/common/common.js";
 import { createDaemon, type Daemon } from "../../src/daemon/create-daemon.js";
 import { createSimulator, type Simulator } from "../../src/simulator/index.js";
-import { configFromText, memoryIO, tempDir } from "../helpers/harness.js";
+import { freePort } from "../helpers/free-port.js";
+import { configFromText, tempDir } from "../helpers/harness.js";
+import { runCli } from "../helpers/run-cli.js";
 
 /**
  * `kaiawatch cursors --set` when the planner serves watches from shared sources (issue 16):
@@ -19,14 +19,6 @@ const dir = tempDir("kaiawatch-cursors-shared-");
 const configPath = join(dir.path, "config.yaml");
 let start: number;
 let port: number;
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port: free } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return free;
-}
 
 beforeAll(async () => {
   sim = await createSimulator({ seed: 43, initialBlocks: 60 }); // frozen: blocks come only from the test
@@ -62,11 +54,6 @@ afterAll(async () => {
   dir.remove();
 });
 
-async function cli(...args: string[]) {
-  const io = memoryIO();
-  const code = await main(args, io);
-  return { code, out: io.out(), err: io.err() };
-}
 
 const loadConfig = () => configFromText(readFileSync(configPath, "utf8"));
 
@@ -100,22 +87,22 @@ describe("kaiawatch cursors --set with shared sources", () => {
     const op8 = keys.blockInternalTransactions!;
     const op11 = keys.accountEventLogs!;
     expect(keys.token).toBe(op11); // token's own source is the one transfers shares
-    const listed = await cli("cursors", "--config", configPath);
+    const listed = await runCli("cursors", "--config", configPath);
     expect(listed.code).toBe(0);
     expect(listed.out).toContain(`${keys.hot}  hot`);
     expect(listed.out).toContain(`position of watch hot, served by ${op8}`);
     expect(listed.out).not.toContain("not in config");
 
     const back = first.head - 10;
-    const hot = await cli("cursors", "--config", configPath, "--set", `hot=${back}`);
+    const hot = await runCli("cursors", "--config", configPath, "--set", `hot=${back}`);
     expect(hot.err).toBe("");
     expect(hot.out).toContain(`${keys.hot} (hot): ${first.head} → ${back}\nSOURCE`);
 
-    const refused = await cli("cursors", "--config", configPath, "--set", `token=${back}`);
+    const refused = await runCli("cursors", "--config", configPath, "--set", `token=${back}`);
     expect(refused.code).toBe(2);
     expect(refused.err).toContain(`watch "token" is read through source ${op11}, which also serves "transfers": moving it would move them too. To move all of them, name the source: --set ${op11}=${back}`);
 
-    const all = await cli("cursors", "--config", configPath, "--set", `${op11}=${back}`);
+    const all = await runCli("cursors", "--config", configPath, "--set", `${op11}=${back}`);
     expect(all.out).toContain(`${op11} (token): ${first.head} → ${back}\n${keys.transfers} (transfers): ${first.head} → ${back}\nSOURCE`);
 
     // The next pass scans (back, head] again: for hot alone on op 8 (other skips what it had),
@@ -137,7 +124,7 @@ describe("kaiawatch cursors --set with shared sources", () => {
       const keys = keysOf(daemon);
       const head = sim.head();
       await expect.poll(async () => (await daemon.store.getCursor(keys.blockInternalTransactions!))?.block, { timeout: 20_000 }).toBe(head);
-      const moved = await cli("cursors", "--config", configPath, "--set", `other=${head - 5}`);
+      const moved = await runCli("cursors", "--config", configPath, "--set", `other=${head - 5}`);
       expect(moved.err).toBe("");
       expect(moved.out).toBe(`${keys.other} (other): ${head} → ${head - 5} (moved by the running daemon at http://127.0.0.1:${port})\n`);
       expect((await daemon.store.getCursor(keys.other!))?.block).toBe(head - 5);

@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { main } from "../../src/cli/main.js";
 import { createSimulator, type Simulator } from "../../src/simulator/index.js";
 import { openStore } from "../../src/store/open-store.js";
-import { memoryIO, quietCommon, tempDir } from "../helpers/harness.js";
+import { quietCommon, tempDir } from "../helpers/harness.js";
+import { runCli } from "../helpers/run-cli.js";
 
 let sim: Simulator;
 const dir = tempDir("kaiawatch-cursors-");
@@ -37,28 +37,23 @@ afterAll(async () => {
   dir.remove();
 });
 
-async function cli(...args: string[]) {
-  const io = memoryIO();
-  const code = await main(args, io);
-  return { code, out: io.out(), err: io.err() };
-}
 
 describe("kaiawatch cursors", () => {
   it("lists every source of the config, with '-' before the first scan and the cursor after it", async () => {
-    const before = await cli("cursors", "--config", configPath);
+    const before = await runCli("cursors", "--config", configPath);
     expect(before.code).toBe(0);
     const rows = before.out.trim().split("\n").slice(1);
     expect(rows).toHaveLength(3);
     for (const row of rows) expect(row.split(/\s{2,}/)[2]).toBe("-");
 
-    expect((await cli("once", "--config", configPath, "--log-level", "silent")).code).toBe(0);
-    const after = await cli("cursors", "--config", configPath);
+    expect((await runCli("once", "--config", configPath, "--log-level", "silent")).code).toBe(0);
+    const after = await runCli("cursors", "--config", configPath);
     for (const row of after.out.trim().split("\n").slice(1)) expect(row.split(/\s{2,}/)[2]).toBe(String(sim.head()));
   });
 
   it("--set moves a watch's only source by name, and a source by key; the next scan resumes at BLOCK + 1", async () => {
     const rewind = sim.head() - 5;
-    const set = await cli("cursors", "--config", configPath, "--set", `token=${rewind}`);
+    const set = await runCli("cursors", "--config", configPath, "--set", `token=${rewind}`);
     expect(set.code).toBe(0);
     expect(set.out).toMatch(new RegExp(`\\(token\\): ${sim.head()} → ${rewind}`));
 
@@ -68,8 +63,8 @@ describe("kaiawatch cursors", () => {
     await store.close();
     expect(tokenCursor.block).toBe(rewind);
 
-    expect((await cli("cursors", "--config", configPath, "--set", `${walletCalls.key}=${rewind}`)).code).toBe(0);
-    const again = await cli("once", "--config", configPath, "--log-level", "silent");
+    expect((await runCli("cursors", "--config", configPath, "--set", `${walletCalls.key}=${rewind}`)).code).toBe(0);
+    const again = await runCli("once", "--config", configPath, "--log-level", "silent");
     expect(again.code).toBe(0);
     // The rewound sources scanned (BLOCK, head] again; the one left alone scanned nothing.
     const head = sim.head();
@@ -83,28 +78,28 @@ describe("kaiawatch cursors", () => {
   });
 
   it("names the choices when a watch has several sources, and refuses a malformed --set", async () => {
-    const ambiguous = await cli("cursors", "--config", configPath, "--set", "wallet=1");
+    const ambiguous = await runCli("cursors", "--config", configPath, "--set", "wallet=1");
     expect(ambiguous.code).toBe(2);
     expect(ambiguous.err).toMatch(/watch "wallet" has 2 sources; name one by its key: src_[0-9a-f]{16}, src_[0-9a-f]{16}/);
     for (const bad of ["token", "token=abc", "nosuch=5", "token=-5", "token=1.5"]) {
-      const result = await cli("cursors", "--config", configPath, "--set", bad);
+      const result = await runCli("cursors", "--config", configPath, "--set", bad);
       expect(result.code).toBe(2);
       expect(result.err).not.toMatch(/\n\s+at /);
     }
     // A negative block names the rule rather than failing every tick later.
-    const negative = await cli("cursors", "--config", configPath, "--set", "token=-5");
+    const negative = await runCli("cursors", "--config", configPath, "--set", "token=-5");
     expect(negative.err).toContain('BLOCK must be a block number (0 or more) or latest, got "token=-5"');
   });
 
   it("refuses --set while a daemon holds the store, and still lists", async () => {
     const holder = await openStore(quietCommon(), { path: storePath });
     try {
-      const set = await cli("cursors", "--config", configPath, "--set", "token=1");
+      const set = await runCli("cursors", "--config", configPath, "--set", "token=1");
       expect(set.code).toBe(1);
       expect(set.err).toContain("KW_STORE_LOCKED");
       // The config has no status server: the command says it cannot ask the daemon instead.
       expect(set.err).toContain("The daemon cannot be asked instead: status.listen is false");
-      expect((await cli("cursors", "--config", configPath)).code).toBe(0);
+      expect((await runCli("cursors", "--config", configPath)).code).toBe(0);
     } finally {
       await holder.close();
     }
@@ -112,7 +107,7 @@ describe("kaiawatch cursors", () => {
 
   it("--set NAME=latest skips to the head the explorer has indexed", async () => {
     sim.mine(3);
-    const latest = await cli("cursors", "--config", configPath, "--set", "token=latest");
+    const latest = await runCli("cursors", "--config", configPath, "--set", "token=latest");
     expect(latest.err).toBe("");
     expect(latest.code).toBe(0);
     expect(latest.out).toMatch(new RegExp(`^src_[0-9a-f]+ \\(token\\): (\\d+|none) → ${sim.head()}$`, "m"));

