@@ -161,6 +161,23 @@ describe("the lease keeper's signals", () => {
     expect(after?.signal?.aborted).toBe(true);
   });
 
+  it("write the cursor advances of a lease that lapsed at once, while it is still this replica's (a third of a lease before another may take it)", async () => {
+    const clock = fakeClock();
+    const { keeper, store } = await keeperOf("r1", clock.now);
+    await keeper.renewNow();
+    // A quiet window of s0: its advance waits for a flush.
+    const tick = keeper.use(sourceResource("s0"))!;
+    await store.commitWindow({ cursor: cursor("s0", 150), entries: [], epoch: tick.epoch });
+    tick.done();
+    const reader = await pg.open(url, { replicaId: "reader", leaseMs: LEASE_MS });
+    expect(await reader.getCursor("s0")).toBeUndefined();
+    clock.advance(USABLE_MS);
+    expect(keeper.holds(sourceResource("s0"))).toBeUndefined();
+    // No renewal, no firing's end: the lapse alone writes it.
+    await vi.waitFor(async () => expect((await reader.getCursor("s0"))?.block).toBe(150), { timeout: 10_000, interval: 20 });
+    await keeper.stop();
+  });
+
   it("end the work on every lease at the end of its usable time, by a timer, with no renewal and no call in between", async () => {
     // Timers and the clock are faked together; the database's sockets are not timers.
     vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "Date"] });
