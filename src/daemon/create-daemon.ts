@@ -36,7 +36,7 @@ import { createBudgetGuard, type BudgetGuard } from "./budget-guard.js";
 import { createHeadProbe } from "./head-probe.js";
 import { createHealthMonitor, type HealthMonitor } from "./health-monitor.js";
 import { createOperationalMonitor } from "./operational-monitor.js";
-import { createReplicaHealth, type ReplicaHealth } from "./replica-health.js";
+import { createReplicaHealth, strings, type ReplicaHealth } from "./replica-health.js";
 
 export const CREDITS_META_KEY = "credits";
 /** The lease of the replica that judges kaiawatch's own health and sends its operational alerts. */
@@ -282,7 +282,6 @@ export async function createDaemon(common: Common, options: DaemonOptions): Prom
 
 /** The live replicas and what each holds, from their heartbeats. */
 async function replicaViews(store: PostgresStore): Promise<ReplicaView[]> {
-  const strings = (value: unknown): string[] => (Array.isArray(value) ? value.filter((item): item is string => typeof item === "string") : []);
   return (await store.leases.replicas())
     .filter((replica) => replica.live)
     .map((replica) => ({

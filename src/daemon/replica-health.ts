@@ -110,7 +110,8 @@ function bounded(condition: OperationalCondition): OperationalCondition {
 
 const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value);
 
-const strings = (value: unknown): string[] => (Array.isArray(value) ? value.filter((item): item is string => typeof item === "string") : []);
+/** The strings of a list in a heartbeat (JSON another replica wrote): anything else is dropped. */
+export const strings = (value: unknown): string[] => (Array.isArray(value) ? value.filter((item): item is string => typeof item === "string") : []);
 
 function isCondition(value: unknown): value is OperationalCondition {
   return isRecord(value) && typeof value.key === "string" && typeof value.kind === "string" && SOURCE_CONDITION_KINDS.has(value.kind) && typeof value.summary === "string" && isRecord(value.detail);
