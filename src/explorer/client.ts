@@ -3,9 +3,10 @@ import { Pool } from "undici";
 import type { Common } from "../common/common.js";
 import { describeError, isAbortError } from "../common/errors.js";
 import { createCreditMeter, type CreditMeter } from "./credit-meter.js";
-import { ExplorerBadResponseError, ExplorerError, ExplorerHttpError, ExplorerResponseTooLargeError } from "./errors.js";
+import { unknownFields } from "./drift.js";
+import { ExplorerBadResponseError, ExplorerError, ExplorerHttpError, ExplorerPlanError, ExplorerResponseTooLargeError, ExplorerShapeError, quotaOf } from "./errors.js";
 import { ExactNumberError, parseExactJson } from "./exact-json.js";
-import { excerptOf, httpErrorOf, sendRequest } from "./http.js";
+import { excerptOf, httpErrorOptionsOf, sendRequest, type HttpResponse } from "./http.js";
 import { API_LIMITS, OPERATIONS, type OperationName } from "./operations.js";
 import { buildRequestPath, type OperationParams } from "./params.js";
 import { createRateLimiter, type RateLimiter } from "./rate-limiter.js";
@@ -66,9 +67,19 @@ export interface ExplorerClient extends OperationMethods {
    */
   paginate<K extends ListOperationName>(operation: K, params: OperationParams[K], options?: CallOptions): AsyncGenerator<OperationResults[K], void, undefined>;
   readonly meter: CreditMeter;
+  /**
+   * Fields outside the API document seen in answers since the start, per operation, each
+   * with the number of records that carried it (also counted in kaiawatch_explorer_unknown_fields_total).
+   */
+  unknownFields(): Partial<Record<OperationName, Record<string, number>>>;
+  /** Requests per second allowed now (lowered after per-second quota refusals). */
+  requestRate(): number;
   /** Waits for requests in flight, then closes the connections. */
   close(): Promise<void>;
 }
+
+/** Distinct unknown field names remembered (and labelled in the metric) per operation; the rest count as "(more)". */
+const MAX_DRIFT_FIELDS = 50;
 
 /** Far more than a plan's requests per second need at the API's answer times. */
 const MAX_CONNECTIONS = 16;
@@ -110,6 +121,20 @@ export function createExplorerClient(common: Common, options: ExplorerClientOpti
   const limiter = options.rateLimiter ?? createRateLimiter(settings.requestsPerSecond);
   const meter = createCreditMeter(common, options.dailyCreditBudget === undefined ? {} : { dailyBudget: options.dailyCreditBudget });
   let closed = false;
+  const drift = new Map<OperationName, Map<string, number>>();
+  metrics.explorerRequestRate.set(limiter.rate?.() ?? settings.requestsPerSecond);
+
+  /** Unknown fields by operation; at most MAX_DRIFT_FIELDS names each (metric labels are server-chosen text). */
+  function noteDrift(operation: OperationName, found: Map<string, number>): void {
+    if (found.size === 0) return;
+    let seen = drift.get(operation);
+    if (seen === undefined) drift.set(operation, (seen = new Map()));
+    for (const [name, count] of found) {
+      const label = seen.has(name) || seen.size < MAX_DRIFT_FIELDS ? name : "(more)";
+      seen.set(label, (seen.get(label) ?? 0) + count);
+      metrics.explorerUnknownFields.inc({ operation, field: label }, count);
+    }
+  }
 
   function decode<K extends OperationName>(operation: K, text: string): OperationResults[K] {
     const excerpt = () => common.secrets.redact(excerptOf(text));
@@ -121,12 +146,34 @@ export function createExplorerClient(common: Common, options: ExplorerClientOpti
       const problem = text.trim() === "" ? "empty body" : exactNumber ? error.message : "not valid JSON (cut short?)";
       throw new ExplorerBadResponseError(operation, problem, excerpt(), { transient: !exactNumber, cause: error });
     }
+    let checked: OperationResults[K];
     try {
-      return RESPONSE_CHECKERS[operation](value);
+      checked = RESPONSE_CHECKERS[operation](value);
     } catch (error) {
-      if (error instanceof ShapeError) throw new ExplorerBadResponseError(operation, `${error.where}: ${error.problem}`, excerpt(), { transient: false });
-      throw error;
+      if (!(error instanceof ShapeError)) throw error;
+      metrics.explorerShapeErrors.inc({ operation, field: error.field });
+      throw new ExplorerShapeError(operation, { field: error.field, at: error.where, problem: error.problem, sample: common.secrets.redact(error.sample) }, excerpt());
     }
+    noteDrift(operation, unknownFields(operation, checked, OPERATIONS[operation].list));
+    return checked;
+  }
+
+  /**
+   * The error of a non-2xx answer, after acting on what it says: a spent daily quota stops
+   * requests (the meter refuses them until it is time to ask again); a per-second refusal
+   * lowers the rate; a 403 is the key's plan refusing the operation.
+   */
+  function answerError(operation: OperationName, response: HttpResponse): ExplorerError {
+    const options = httpErrorOptionsOf(operation, response, common.now());
+    if (response.status === 403) return new ExplorerPlanError(options, OPERATIONS[operation].plan, OPERATIONS[operation].number);
+    if (response.status === 429) {
+      const quota = quotaOf(options.body);
+      if (quota.kind === "requestPerDay") {
+        return meter.quotaSpent(operation, quota.limit);
+      }
+      limiter.slowDown?.();
+    }
+    return new ExplorerHttpError(options);
   }
 
   const closedError = (operation: OperationName) => new ExplorerError("KW_EXPLORER_CLOSED", `${operation}: the explorer client is closed`, { operation });
@@ -141,10 +188,11 @@ export function createExplorerClient(common: Common, options: ExplorerClientOpti
     let started = 0;
     try {
       await limiter.acquire(signal);
+      if (limiter.rate !== undefined) metrics.explorerRequestRate.set(limiter.rate());
       started = performance.now();
       const response = await sendRequest(pool, { operation, method: "GET", path, headers, signal, maxBytes: settings.maxResponseBytes, deadlineMs: settings.requestDeadlineMs });
       status = String(response.status);
-      if (response.status < 200 || response.status > 299) throw httpErrorOf(operation, response, Date.now());
+      if (response.status < 200 || response.status > 299) throw answerError(operation, response);
       // The explorer charges every 2xx answer, whether or not its body is usable.
       reservation.commit();
       return decode(operation, response.text);
@@ -245,6 +293,8 @@ export function createExplorerClient(common: Common, options: ExplorerClientOpti
     ...methods,
     paginate,
     meter,
+    unknownFields: () => Object.fromEntries([...drift].map(([operation, fields]) => [operation, Object.fromEntries(fields)])),
+    requestRate: () => limiter.rate?.() ?? settings.requestsPerSecond,
     async close() {
       if (closed) return;
       closed = true;

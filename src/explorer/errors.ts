@@ -16,6 +16,14 @@ export class ExplorerError extends KaiawatchError {
   }
 }
 
+export interface HttpErrorOptions {
+  operation: string;
+  status: number;
+  body?: ApiErrorBody;
+  retryAfterMs?: number;
+  excerpt?: string;
+}
+
 /** A non-2xx answer. Carries the API's `{code,title,message}` body when it sent one. */
 export class ExplorerHttpError extends ExplorerError {
   override name = "ExplorerHttpError";
@@ -24,10 +32,10 @@ export class ExplorerHttpError extends ExplorerError {
   /** The server's Retry-After, converted to milliseconds from now. */
   readonly retryAfterMs: number | undefined;
 
-  constructor(options: { operation: string; status: number; body?: ApiErrorBody; retryAfterMs?: number; excerpt?: string }) {
+  constructor(options: HttpErrorOptions, code = "KW_EXPLORER_HTTP", explanation = "") {
     const { operation, status, body } = options;
     const what = body ? [body.code, body.message].filter(Boolean).join(": ") : options.excerpt || "no body";
-    super("KW_EXPLORER_HTTP", `${operation}: HTTP ${status} (${what})`, { operation });
+    super(code, `${operation}: HTTP ${status} (${what})${explanation}`, { operation });
     this.status = status;
     this.body = body;
     this.retryAfterMs = options.retryAfterMs;
@@ -40,6 +48,56 @@ export class ExplorerHttpError extends ExplorerError {
 
   get apiMessage(): string | undefined {
     return this.body?.message;
+  }
+}
+
+/**
+ * A 429 whose message says which quota ran out (klaytn/finder-api OpenApiRequestRateLimiter:
+ * "Request quota exceeded. (type:requestPerDay, quotas:N)"): the per-second rate, or the
+ * day's allowance. Neither carries a Retry-After.
+ */
+export type QuotaKind = "requestPerSecond" | "requestPerDay";
+
+export function quotaOf(body: ApiErrorBody | undefined): { kind: QuotaKind | undefined; limit: number | undefined } {
+  const message = body?.message ?? "";
+  const kind = /type:\s*requestPerDay/.test(message) ? "requestPerDay" : /type:\s*requestPerSecond/.test(message) ? "requestPerSecond" : undefined;
+  const quotas = /quotas:\s*(\d{1,15})/.exec(message);
+  return { kind, limit: quotas ? Number(quotas[1]) : undefined };
+}
+
+/**
+ * The explorer's daily quota for this key is spent (a 429 of type requestPerDay), or was
+ * spent and kaiawatch has not asked again yet (nothing sent). Not retried: a request before
+ * the quota resets only hears the same answer.
+ */
+export class ExplorerDailyQuotaError extends ExplorerError {
+  override name = "ExplorerDailyQuotaError";
+  /** The server's allowance, when its message said. */
+  readonly limit: number | undefined;
+  /** When kaiawatch asks the explorer again (ISO-8601). */
+  readonly retryAt: string;
+  constructor(operation: string, options: { limit: number | undefined; retryAt: string; sent: boolean }) {
+    const allowance = options.limit === undefined ? "" : ` (${options.limit} a day)`;
+    const what = options.sent ? `HTTP 429: the key's daily quota${allowance} is spent` : `not sent: the key's daily quota${allowance} was spent`;
+    super("KW_EXPLORER_DAILY_QUOTA", `${operation}: ${what}; kaiawatch asks again at ${options.retryAt}`, { operation });
+    this.limit = options.limit;
+    this.retryAt = options.retryAt;
+  }
+}
+
+/**
+ * The key's plan does not include the operation (HTTP 403; operation 7 needs PRO_PLUS).
+ * KaiaScan's refusal is not in its predecessor's public source; the predecessor answers a
+ * refused authority with 403 FORBIDDEN "Please confirm your authority." (ApplicationErrorType),
+ * and any 403 is taken as this. Not retried.
+ */
+export class ExplorerPlanError extends ExplorerHttpError {
+  override name = "ExplorerPlanError";
+  /** The plan the operation needs (operations.ts). */
+  readonly needs: string;
+  constructor(options: HttpErrorOptions, needs: string, number: number) {
+    super(options, "KW_EXPLORER_PLAN", `: this key's plan does not include operation ${number}, which needs the ${needs} plan`);
+    this.needs = needs;
   }
 }
 
@@ -73,7 +131,7 @@ export class ExplorerDeadlineError extends ExplorerError {
   }
 }
 
-/** A 2xx answer whose body is not JSON of the documented shape. */
+/** A 2xx answer whose body is not JSON, or not JSON of a shape kaiawatch can read. */
 export class ExplorerBadResponseError extends ExplorerError {
   override name = "ExplorerBadResponseError";
   /** The first characters of the body, for the log line. */
@@ -83,10 +141,27 @@ export class ExplorerBadResponseError extends ExplorerError {
    * JSON of the wrong shape is the API changing under us: retrying only spends credits.
    */
   readonly transient: boolean;
-  constructor(operation: string, problem: string, excerpt: string, options: { transient: boolean; cause?: unknown }) {
-    super("KW_EXPLORER_BAD_RESPONSE", `${operation}: unexpected response: ${problem}`, { operation, cause: options.cause, details: `body starts with: ${excerpt}` });
+  constructor(operation: string, problem: string, excerpt: string, options: { transient: boolean; cause?: unknown; code?: string }) {
+    super(options.code ?? "KW_EXPLORER_BAD_RESPONSE", `${operation}: unexpected response: ${problem}`, { operation, cause: options.cause, details: `body starts with: ${excerpt}` });
     this.excerpt = excerpt;
     this.transient = options.transient;
+  }
+}
+
+/**
+ * A field kaiawatch reads is missing or malformed in a 2xx answer: the explorer changed
+ * shape under us. The window fails (its cursor stays) and `explorer_shape_changed` fires.
+ */
+export class ExplorerShapeError extends ExplorerBadResponseError {
+  override name = "ExplorerShapeError";
+  /** e.g. "results[].amount": the field, without record positions. */
+  readonly field: string;
+  /** A few characters of the offending value (redacted). */
+  readonly sample: string;
+  constructor(operation: string, where: { field: string; at: string; problem: string; sample: string }, excerpt: string) {
+    super(operation, `${where.at}: ${where.problem} (the explorer's answer changed shape at ${where.field}; value ${where.sample})`, excerpt, { transient: false, code: "KW_EXPLORER_SHAPE_CHANGED" });
+    this.field = where.field;
+    this.sample = where.sample;
   }
 }
 
@@ -135,6 +210,7 @@ const RETRYABLE_STATUSES = new Set([408, 429, 500, 502, 503, 504]);
  */
 export function shouldRetry(error: unknown): boolean {
   if (error instanceof ExplorerNetworkError || error instanceof ExplorerTimeoutError || error instanceof ExplorerDeadlineError) return true;
+  if (error instanceof ExplorerPlanError) return false;
   if (error instanceof ExplorerHttpError) return RETRYABLE_STATUSES.has(error.status);
   if (error instanceof ExplorerBadResponseError) return error.transient;
   return false;

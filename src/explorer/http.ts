@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders } from "node:http";
 import type { Dispatcher } from "undici";
-import { ExplorerDeadlineError, ExplorerHttpError, ExplorerNetworkError, ExplorerResponseTooLargeError, ExplorerTimeoutError } from "./errors.js";
+import { ExplorerDeadlineError, ExplorerHttpError, type HttpErrorOptions, ExplorerNetworkError, ExplorerResponseTooLargeError, ExplorerTimeoutError } from "./errors.js";
 import { linkSignals } from "./retry.js";
 import { parseRetryAfter } from "../common/retry-after.js";
 import type { ApiErrorBody } from "./types.js";
@@ -104,13 +104,13 @@ function discard(body: Dispatcher.ResponseData["body"]): void {
 
 /** A non-2xx answer as an ExplorerHttpError, with the API's `{code,title,message}` when the body is one. */
 export function httpErrorOf(operation: string, response: HttpResponse, nowMs: number): ExplorerHttpError {
+  return new ExplorerHttpError(httpErrorOptionsOf(operation, response, nowMs));
+}
+
+/** What an error answer says: its status, the API's `{code,title,message}` body (or an excerpt) and its Retry-After. */
+export function httpErrorOptionsOf(operation: string, response: HttpResponse, nowMs: number): HttpErrorOptions {
   const body = apiErrorBody(response.text);
-  return new ExplorerHttpError({
-    operation,
-    status: response.status,
-    ...(body ? { body } : { excerpt: excerptOf(response.text, 120) }),
-    ...retryAfterOf(response, nowMs),
-  });
+  return { operation, status: response.status, ...(body ? { body } : { excerpt: excerptOf(response.text, 120) }), ...retryAfterOf(response, nowMs) };
 }
 
 function retryAfterOf(response: HttpResponse, nowMs: number): { retryAfterMs?: number } {

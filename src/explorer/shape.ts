@@ -9,22 +9,30 @@ import { toPlainDecimal } from "./exact-json.js";
  */
 export type Rec = Record<string, unknown>;
 
-/** A body that is not of the documented shape; `path` locates the field. */
+/** A body whose field that kaiawatch reads is missing or malformed; `path` locates the field. */
 export class ShapeError extends Error {
   override name = "ShapeError";
   readonly path: string[] = [];
-  constructor(readonly problem: string) {
+  constructor(
+    readonly problem: string,
+    /** The offending value, described in a few characters (never the whole value). */
+    readonly sample: string,
+  ) {
     super(problem);
   }
   /** e.g. "results[3].amount". */
   get where(): string {
     return this.path.length ? this.path.join("").replace(/^\./, "") : "(body)";
   }
+  /** The field without record positions, e.g. "results[].amount": the same for every record of a page. */
+  get field(): string {
+    return this.where.replace(/\[\d+\]/g, "[]");
+  }
 }
 
 function fail(key: string, expected: string, value: unknown): never {
   const problem = value === undefined ? "required field is missing" : value === null ? "required field is null" : `expected ${expected}, got ${describe(value)}`;
-  const error = new ShapeError(problem);
+  const error = new ShapeError(problem, sampleOf(value));
   if (key) error.path.push(`.${key}`);
   throw error;
 }
@@ -33,6 +41,15 @@ function describe(value: unknown): string {
   if (Array.isArray(value)) return "an array";
   if (typeof value === "string") return `the string ${JSON.stringify(value.slice(0, 40))}`;
   return `a ${typeof value}`;
+}
+
+/** At most 40 characters of a value as JSON: enough to recognise it in an alert, too short to carry a page. */
+function sampleOf(value: unknown): string {
+  if (value === undefined) return "(missing)";
+  if (typeof value === "string") return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value);
+  if (Array.isArray(value)) return `[…${value.length} items]`;
+  if (typeof value === "object" && value !== null) return `{${Object.keys(value).slice(0, 4).join(",")}${Object.keys(value).length > 4 ? ",…" : ""}}`;
+  return String(value).slice(0, 40);
 }
 
 export function object(value: unknown, key = ""): Rec {
@@ -45,13 +62,42 @@ export function str(value: unknown, key: string): string {
   return value;
 }
 
+/** An integer JavaScript holds exactly: block numbers, positions, counts of pages. */
 export function int(value: unknown, key: string): number {
-  if (typeof value !== "number" || !Number.isInteger(value)) fail(key, "an integer", value);
+  if (typeof value !== "number" || !Number.isSafeInteger(value)) fail(key, "an integer", value);
   return value;
 }
 
 export function bool(value: unknown, key: string): boolean {
   if (typeof value !== "boolean") fail(key, "a boolean", value);
+  return value;
+}
+
+const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
+const HASH = /^0x[0-9a-fA-F]{64}$/;
+const HEX = /^0x(?:[0-9a-fA-F]{2})*$/;
+
+/** 0x and 40 hex digits, in any letter case (checksummed or not). */
+export function address(value: unknown, key: string): string {
+  if (typeof value !== "string" || !ADDRESS.test(value)) fail(key, "an address (0x + 40 hex)", value);
+  return value;
+}
+
+/** 0x and 64 hex digits: a transaction hash or a topic. */
+export function hash(value: unknown, key: string): string {
+  if (typeof value !== "string" || !HASH.test(value)) fail(key, "a 32-byte hash (0x + 64 hex)", value);
+  return value;
+}
+
+/** 0x and whole bytes of hex: a log's data. */
+export function hexData(value: unknown, key: string): string {
+  if (typeof value !== "string" || !HEX.test(value)) fail(key, "hex data (0x + bytes)", value);
+  return value;
+}
+
+/** A date-time the alert document carries as received: text that names an instant. */
+export function dateTime(value: unknown, key: string): string {
+  if (typeof value !== "string" || Number.isNaN(Date.parse(value))) fail(key, "an ISO-8601 date-time", value);
   return value;
 }
 
@@ -68,9 +114,9 @@ export function decimal(value: unknown, key: string): string {
   return fail(key, "a decimal number", value);
 }
 
-/** A token id: text as the API wrote it; a number becomes its exact decimal text. */
+/** A token id: text as the API wrote it (decimal, or 0x-hex); a number becomes its exact decimal text. */
 export function tokenId(value: unknown, key: string): string {
-  if (typeof value === "string") return toPlainDecimal(value) ?? value;
+  if (typeof value === "string" && value !== "") return toPlainDecimal(value) ?? value;
   return decimal(value, key);
 }
 
@@ -109,15 +155,4 @@ export function array<T>(value: unknown, key: string, check: (value: unknown) =>
     throw error;
   }
   return value as T[];
-}
-
-export function string(value: unknown): string {
-  return str(value, "");
-}
-
-/** An object whose every value is an object (the list envelope's `property`). */
-export function objectOfObjects(value: unknown): Record<string, Rec> {
-  const o = object(value);
-  for (const key of Object.keys(o)) object(o[key], key);
-  return o as Record<string, Rec>;
 }

@@ -33,8 +33,16 @@ export interface Paging {
 export interface ListResponse<T> {
   results: T[];
   paging: Paging;
-  property?: Record<string, Record<string, unknown>>;
+  /**
+   * Request context, of any shape: the document says "keys map to objects", the real server
+   * sends the served block range as bare numbers (`blockNumberStart`, `blockNumberEnd`,
+   * `blockInterval`) for a windowed request and nothing otherwise.
+   */
+  property?: unknown;
 }
+
+/** A record passed on whole, as received: nothing in kaiawatch reads its fields. */
+export type OpaqueRecord = Record<string, unknown>;
 
 export interface AccountSummary {
   address: Address;
@@ -138,13 +146,18 @@ export interface DecodedParameter {
   value: string;
 }
 
+/**
+ * A call of operation 1. `from` and `to` are account summaries in the document and plain
+ * addresses in the predecessor server's answer (InternalTransactionLeveledListView): both are
+ * passed on as received. Only `call_id`, `level`, `error` and `reverted` are checked.
+ */
 export interface InternalTransactionOfTransaction {
   call_id: number;
   parent_call_id?: number;
   level: number;
   type: InternalTransactionType;
-  from: AccountSummary;
-  to?: AccountSummary;
+  from: AccountSummary | Address;
+  to?: AccountSummary | Address;
   /** KAIA. */
   amount: DecimalString;
   gas_limit?: number;

@@ -57,7 +57,7 @@ describe("exact amounts", () => {
     expect(result.total_supply).toBe("340282366920938463463374607431768211456");
     expect(result.burn_amount).toBe("18446744073709551617");
     expect(result.token_id).toBe("115792089237316195423570985008687907853269984665640564039457584007913129639935");
-    expect(result.info.total_supply).toBe(`1${"0".repeat(30)}`);
+    expect((result.info as { total_supply: string }).total_supply).toBe(`1${"0".repeat(30)}`);
 
     const transfer = JSON.stringify(s.list({ ...s.nftTransfer, token_count: "@" })).replace('"@"', "99999999999999999999999");
     server.enqueue({ body: transfer });
@@ -90,22 +90,24 @@ describe("exact amounts", () => {
 });
 
 describe("bad responses", () => {
-  const bodies: [string, string, RegExp][] = [
-    ["truncated JSON", '{"results":[{"log_index":1,"contract_addr', /not valid JSON/],
-    ["an empty body", "", /empty body/],
-    ["a missing paging", '{"results":[]}', /paging: required field is missing/],
-    ["a string where a number belongs", JSON.stringify(s.list({ ...s.eventLog, block_number: "12" })), /results\[0\]\.block_number: expected an integer/],
-    ["results not an array", '{"results":{},"paging":{"total_count":0,"current_page":1,"last":true,"total_page":1}}', /results: expected an array/],
-    ["a required field null", JSON.stringify(s.list({ ...s.eventLog, topics: null })), /results\[0\]\.topics: required field is null/],
-    ["a nested bad item", JSON.stringify(s.list({ ...s.eventLog, items: [{ name: "a", value: "b" }, { name: 1, value: "c" }] })), /results\[0\]\.items\[1\]\.name/],
+  const bodies: [string, string, RegExp, string][] = [
+    ["truncated JSON", '{"results":[{"log_index":1,"contract_addr', /not valid JSON/, "KW_EXPLORER_BAD_RESPONSE"],
+    ["an empty body", "", /empty body/, "KW_EXPLORER_BAD_RESPONSE"],
+    ["a missing paging", '{"results":[]}', /paging: required field is missing/, "KW_EXPLORER_SHAPE_CHANGED"],
+    ["a string where a number belongs", JSON.stringify(s.list({ ...s.eventLog, block_number: "12" })), /results\[0\]\.block_number: expected an integer.*changed shape at results\[\]\.block_number; value "12"/, "KW_EXPLORER_SHAPE_CHANGED"],
+    ["results not an array", '{"results":{},"paging":{"total_count":0,"current_page":1,"last":true,"total_page":1}}', /results: expected an array/, "KW_EXPLORER_SHAPE_CHANGED"],
+    ["a required field null", JSON.stringify(s.list({ ...s.eventLog, topics: null })), /results\[0\]\.topics: required field is null/, "KW_EXPLORER_SHAPE_CHANGED"],
+    ["a nested bad item", JSON.stringify(s.list({ ...s.eventLog, items: [{ name: "a", value: "b" }, { name: 1, value: "c" }] })), /results\[0\]\.items\[1\]\.name/, "KW_EXPLORER_SHAPE_CHANGED"],
+    ["an address that is not one", JSON.stringify(s.list({ ...s.eventLog, contract_address: "0x12" })), /results\[0\]\.contract_address: expected an address/, "KW_EXPLORER_SHAPE_CHANGED"],
+    ["a topic that is not a hash", JSON.stringify(s.list({ ...s.eventLog, topics: ["Transfer"] })), /results\[0\]\.topics\[0\]: expected a 32-byte hash/, "KW_EXPLORER_SHAPE_CHANGED"],
   ];
-  for (const [name, body, problem] of bodies) {
-    it(`${name} becomes KW_EXPLORER_BAD_RESPONSE naming the operation with an excerpt`, async () => {
+  for (const [name, body, problem, code] of bodies) {
+    it(`${name} becomes ${code} naming the operation with an excerpt`, async () => {
       makeClient({ maxRetries: 0 });
       server.enqueue({ body });
       const error = (await client.accountEventLogs({ accountAddress: s.TOKEN }).catch((e: unknown) => e)) as ExplorerBadResponseError;
       expect(error).toBeInstanceOf(ExplorerBadResponseError);
-      expect(error.code).toBe("KW_EXPLORER_BAD_RESPONSE");
+      expect(error.code).toBe(code);
       expect(error.operation).toBe("accountEventLogs");
       expect(error.message).toMatch(/^accountEventLogs: /);
       expect(error.message).toMatch(problem);
