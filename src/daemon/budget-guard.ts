@@ -1,7 +1,8 @@
 import type { Common } from "../common/common.js";
 import { describeError } from "../common/errors.js";
 import { utcDay, type CreditMeter } from "../explorer/credit-meter.js";
-import { ExplorerBudgetExhaustedError } from "../explorer/errors.js";
+import { ExplorerBudgetExhaustedError, ExplorerDailyQuotaError } from "../explorer/errors.js";
+import type { QuotaState } from "../explorer/credit-meter.js";
 import type { Store } from "../store/types.js";
 import type { PauseControl } from "../watch/engine.js";
 
@@ -27,8 +28,10 @@ export interface BudgetState {
   budget: number | null;
   /** Credits spent today (UTC), by every replica. */
   spent_today: number;
-  /** Midnight UTC when polling resumes, while paused. */
+  /** When polling resumes, while paused: midnight UTC for the budget, the next ask for the explorer's quota. */
   paused_until: string | null;
+  /** The explorer's own daily quota, while its answers say it is spent (a 429 of type requestPerDay). */
+  quota: QuotaState | null;
 }
 
 export interface BudgetGuard extends PauseControl {
@@ -54,6 +57,22 @@ export async function createBudgetGuard(common: Common, options: BudgetGuardOpti
   common.metrics.pollingPaused.set(pausedDay === undefined ? 0 : 1);
   if (pausedDay !== undefined) logger.warn({ spent: meter.spentTodayByAll(), budget, resumes_at: nextMidnight(pausedDay) }, "daily credit budget spent before this start: polling stays paused until 00:00 UTC");
 
+  /** The explorer's daily quota is spent and it is not yet time to ask again. */
+  function quotaPaused(): boolean {
+    const quota = meter.quota();
+    return quota !== undefined && common.now() < Date.parse(quota.retry_at);
+  }
+
+  // The first refusal of a spent quota is logged once, not each hour it is asked again.
+  let quotaLogged: string | undefined;
+  function noteQuota(): void {
+    const quota = meter.quota();
+    if (quota === undefined || quotaLogged === quota.since) return;
+    quotaLogged = quota.since;
+    common.metrics.pollingPaused.set(1);
+    logger.warn({ limit: quota.limit, retry_at: quota.retry_at }, "the explorer's daily quota for this key is spent: no request until it resets (kaiawatch asks again within the hour; a refused request is not charged), then polling catches up from the cursors");
+  }
+
   function resumeIfNewDay(): void {
     if (pausedDay === undefined || today() === pausedDay) return;
     logger.info({ paused_day: pausedDay }, "a new UTC day: polling resumes and catches up from the cursors");
@@ -64,9 +83,13 @@ export async function createBudgetGuard(common: Common, options: BudgetGuardOpti
   return {
     paused() {
       resumeIfNewDay();
-      return pausedDay !== undefined;
+      return pausedDay !== undefined || quotaPaused();
     },
     pausedBy(error) {
+      if (error instanceof ExplorerDailyQuotaError) {
+        noteQuota();
+        return true;
+      }
       if (!(error instanceof ExplorerBudgetExhaustedError)) return false;
       resumeIfNewDay();
       const day = today();
@@ -83,7 +106,14 @@ export async function createBudgetGuard(common: Common, options: BudgetGuardOpti
     },
     state() {
       resumeIfNewDay();
-      return { budget: budget ?? null, spent_today: meter.spentTodayByAll(), paused_until: pausedDay === undefined ? null : nextMidnight(pausedDay) };
+      const quota = meter.quota() ?? null;
+      if (quota === null && quotaLogged !== undefined) {
+        quotaLogged = undefined;
+        logger.info("the explorer answers again: its daily quota has reset; polling catches up from the cursors");
+      }
+      const pausedUntil = pausedDay !== undefined ? nextMidnight(pausedDay) : quota !== null ? quota.retry_at : null;
+      common.metrics.pollingPaused.set(pausedUntil === null ? 0 : 1);
+      return { budget: budget ?? null, spent_today: meter.spentTodayByAll(), paused_until: pausedUntil, quota };
     },
   };
 }

@@ -15,7 +15,7 @@ export const STALE_INTERVALS = 3;
 export const STALE_MIN_MS = 60_000;
 
 /** Conditions a source's ticks tell: an episode of one from before a restart holds until the source ticks again. */
-const TOLD_BY_A_TICK: ReadonlySet<string> = new Set(["source_stalled", "source_behind", "explorer_behind_head"]);
+const TOLD_BY_A_TICK: ReadonlySet<string> = new Set(["source_stalled", "source_behind", "explorer_behind_head", "explorer_shape_changed"]);
 
 /** The daemon's health at one instant: what /readyz, /status and the operational alerts read. */
 export interface HealthSnapshot {

@@ -98,8 +98,10 @@ export interface BudgetReading {
   budget: number | null;
   /** Credits spent today (UTC), by every replica. */
   spent_today: number;
-  /** Midnight UTC when polling resumes, while paused. */
+  /** When polling resumes, while paused. */
   paused_until: string | null;
+  /** The explorer's daily quota, while its answers say it is spent. */
+  quota: { limit: number | null; since: string; retry_at: string } | null;
 }
 
 /** The share of the daily credit budget at which `credits_low` starts. */
@@ -108,7 +110,7 @@ export const CREDITS_LOW_SHARE = 0.8;
 const nextMidnightUtc = (nowMs: number): string => new Date((Math.floor(nowMs / 86_400_000) + 1) * 86_400_000).toISOString();
 
 /** The conditions that are about one source (their key is `<kind>:<source key>`). */
-export const SOURCE_CONDITION_KINDS: ReadonlySet<string> = new Set(["source_failing", "source_stalled", "source_behind", "explorer_behind_head"]);
+export const SOURCE_CONDITION_KINDS: ReadonlySet<string> = new Set(["source_failing", "source_stalled", "source_behind", "explorer_behind_head", "explorer_shape_changed"]);
 
 /** The source a source condition's key names (`source_failing:src_…` → `src_…`), or undefined for any other condition. */
 export function sourceOfCondition(condition: { key: string; kind: string }): string | undefined {
@@ -123,6 +125,11 @@ export function sourceConditions(thresholds: Pick<OperationalConfig, "source_beh
     if (source.state === "stalled") out.push({ key: `source_stalled:${source.key}`, kind: "source_stalled", summary: `source ${source.watch} (${source.key}) is stalled: ${source.detail}`, detail: { source: source.key, watch: source.watch } });
     if (source.lag !== null && source.lag > thresholds.source_behind_blocks) out.push({ key: `source_behind:${source.key}`, kind: "source_behind", summary: `source ${source.watch} (${source.key}) is more than ${thresholds.source_behind_blocks} blocks behind the head`, detail: { source: source.key, watch: source.watch, lag: source.lag } });
     // The count check's typed error: the explorer has not indexed the window the head says exists.
+    // The boundary's typed error: a field kaiawatch reads is missing or malformed. It holds
+    // while the source's ticks keep failing on it, and its text names the operation, the
+    // field and a few redacted characters of the value.
+    const error = lastErrors.get(source.key) ?? "";
+    if (error.startsWith("KW_EXPLORER_SHAPE_CHANGED")) out.push({ key: `explorer_shape_changed:${source.key}`, kind: "explorer_shape_changed", summary: `the explorer's answers for ${source.watch} (${source.key}) changed shape; the source stops at its cursor until they can be read: ${error}`, detail: { source: source.key, watch: source.watch, error } });
     if ((lastErrors.get(source.key) ?? "").includes("KW_WATCH_COUNT_MISMATCH")) out.push({ key: `explorer_behind_head:${source.key}`, kind: "explorer_behind_head", summary: `the explorer's records for a window of ${source.watch} (${source.key}) disagree with its own count: it is indexing behind the head`, detail: { source: source.key, watch: source.watch, error: lastErrors.get(source.key) } });
   }
   return out;
@@ -144,7 +151,10 @@ export function currentConditions(thresholds: OperationalConfig, input: Conditio
   if (budget.budget !== null && budget.spent_today >= CREDITS_LOW_SHARE * budget.budget) {
     out.push({ key: "credits_low", kind: "credits_low", summary: `${Math.round(CREDITS_LOW_SHARE * 100)}% of the daily credit budget is spent (${budget.spent_today} of ${budget.budget} credits today, UTC)`, detail: { spent: budget.spent_today, budget: budget.budget, resets_at: nextMidnightUtc(input.nowMs) } });
   }
-  if (budget.paused_until !== null) out.push({ key: "credits_exhausted", kind: "credits_exhausted", summary: `the daily credit budget is spent (${budget.spent_today} of ${budget.budget ?? "?"} credits today, UTC): polling pauses until ${budget.paused_until}, then catches up`, detail: { spent: budget.spent_today, budget: budget.budget, resumes_at: budget.paused_until } });
+  if (budget.quota !== null) {
+    const allowance = budget.quota.limit === null ? "" : ` (${budget.quota.limit} a day)`;
+    out.push({ key: "credits_exhausted", kind: "credits_exhausted", summary: `the explorer's daily quota for this key${allowance} is spent (HTTP 429 type:requestPerDay since ${budget.quota.since}): no request until it resets; kaiawatch asks again at ${budget.quota.retry_at}, then catches up`, detail: { quota: budget.quota.limit, since: budget.quota.since, retry_at: budget.quota.retry_at } });
+  } else if (budget.paused_until !== null) out.push({ key: "credits_exhausted", kind: "credits_exhausted", summary: `the daily credit budget is spent (${budget.spent_today} of ${budget.budget ?? "?"} credits today, UTC): polling pauses until ${budget.paused_until}, then catches up`, detail: { spent: budget.spent_today, budget: budget.budget, resumes_at: budget.paused_until } });
   return out;
 }
 

@@ -1,5 +1,5 @@
 import type { Common } from "../common/common.js";
-import { ExplorerBudgetExhaustedError } from "./errors.js";
+import { ExplorerBudgetExhaustedError, ExplorerDailyQuotaError } from "./errors.js";
 import { OPERATIONS, type OperationName } from "./operations.js";
 
 /** What the daemon persists in its store so that a restart does not forget today's spending. */
@@ -40,7 +40,33 @@ export interface CreditMeter {
   snapshot(): CreditMeterState;
   /** Adopts a persisted state if it is of today (UTC); a state of another day is ignored. */
   restore(state: CreditMeterState): void;
+  /**
+   * The explorer said the key's daily quota is spent (a 429 of type requestPerDay): no
+   * request is sent until `retry_at` (reserve() throws ExplorerDailyQuotaError), then the
+   * next one asks again. The state holds until an answer is charged.
+   */
+  quotaSpent(operation: OperationName, limit: number | undefined): ExplorerDailyQuotaError;
+  /** The spent quota, until a request succeeds again; undefined while the explorer answers. */
+  quota(): QuotaState | undefined;
 }
+
+/** The explorer's own daily quota, as its last answers told it. */
+export interface QuotaState {
+  /** The allowance its message named, when it did. */
+  limit: number | null;
+  /** The first refusal (ISO-8601). */
+  since: string;
+  /** When the next request may go (ISO-8601): the next 00:00 UTC, or an hour after the refusal if that comes first. */
+  retry_at: string;
+}
+
+/**
+ * How long a spent daily quota keeps kaiawatch from asking. The server counts its day in
+ * its own time zone (klaytn/finder-api keys the count by LocalDate.now()), which no answer
+ * states: asking again within the hour (a refused request is not charged) finds the reset
+ * within an hour, whatever that zone is, for one free request an hour.
+ */
+export const QUOTA_RETRY_MS = 3_600_000;
 
 export function utcDay(ms: number): string {
   return new Date(ms).toISOString().slice(0, 10);
@@ -57,6 +83,7 @@ export function createCreditMeter(common: Common, options: { dailyBudget?: numbe
   let state: CreditMeterState = { day: utcDay(common.now()), spent: 0, byOperation: {} };
   let elsewhere = { day: state.day, credits: 0 };
   let pending = 0;
+  let quota: (QuotaState & { retryMs: number }) | undefined;
   metrics.explorerCreditBudget.set(budget ?? 0);
   metrics.explorerCreditsToday.set(0);
 
@@ -73,6 +100,7 @@ export function createCreditMeter(common: Common, options: { dailyBudget?: numbe
     dailyBudget: budget,
     reserve(operation) {
       roll();
+      if (quota !== undefined && common.now() < quota.retryMs) throw new ExplorerDailyQuotaError(operation, { limit: quota.limit ?? undefined, retryAt: quota.retry_at, sent: false });
       const cost = OPERATIONS[operation].cost;
       if (budget !== undefined) {
         const remaining = budget - state.spent - elsewhere.credits - pending;
@@ -86,6 +114,7 @@ export function createCreditMeter(common: Common, options: { dailyBudget?: numbe
           open = false;
           pending -= cost;
           roll();
+          quota = undefined;
           state.spent += cost;
           state.byOperation[operation] = (state.byOperation[operation] ?? 0) + cost;
           metrics.explorerCredits.inc({ operation }, cost);
@@ -121,6 +150,18 @@ export function createCreditMeter(common: Common, options: { dailyBudget?: numbe
     snapshot() {
       roll();
       return { day: state.day, spent: state.spent, byOperation: { ...state.byOperation } };
+    },
+    quotaSpent(operation, limit) {
+      const now = common.now();
+      const nextMidnight = (Math.floor(now / 86_400_000) + 1) * 86_400_000;
+      const retryMs = Math.min(nextMidnight, now + QUOTA_RETRY_MS);
+      quota = { limit: limit ?? quota?.limit ?? null, since: quota?.since ?? new Date(now).toISOString(), retry_at: new Date(retryMs).toISOString(), retryMs };
+      return new ExplorerDailyQuotaError(operation, { limit: quota.limit ?? undefined, retryAt: quota.retry_at, sent: true });
+    },
+    quota() {
+      if (quota === undefined) return undefined;
+      const { limit, since, retry_at } = quota;
+      return { limit, since, retry_at };
     },
     restore(saved) {
       roll();

@@ -3,6 +3,13 @@ import { sleep as timerSleep } from "../common/sleep.js";
 export interface RateLimiter {
   /** Resolves when the caller may send; rejects with the signal's reason if aborted first. */
   acquire(signal: AbortSignal): Promise<void>;
+  /**
+   * The server said the per-second rate was passed (a 429 of type requestPerSecond): halve
+   * the rate, down to a floor; it climbs back by itself while no other refusal comes.
+   */
+  slowDown?(): void;
+  /** The requests per second allowed now (Infinity when unlimited). */
+  rate?(): number;
 }
 
 export interface RateLimiterTime {
@@ -12,25 +19,60 @@ export interface RateLimiterTime {
   sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
 }
 
+/** The lowest rate a slowed limiter keeps, as a share of the configured one. */
+export const MIN_RATE_SHARE = 1 / 16;
+/** Refusals this close together are one burst (requests in flight when the first came back): one halving. */
+export const SLOW_DOWN_QUIET_MS = 1_000;
+/** While no refusal comes, the rate climbs back by a tenth of the configured rate each step. */
+export const RECOVERY_STEP_MS = 5_000;
+
 /**
- * Spaces requests at least 1/requestsPerSecond apart across every caller sharing it. Each
- * caller reserves the next free slot synchronously, so concurrent callers queue in order
- * without a lock. Time is injectable so that tests check the spacing on a fake clock
- * rather than by measuring a loaded machine's timers.
+ * Spaces requests at least 1/rate apart across every caller sharing it. Each caller reserves
+ * the next free slot synchronously, so concurrent callers queue in order without a lock.
+ *
+ * The rate adapts to the server (additive increase, multiplicative decrease): a per-second
+ * refusal halves it, and each quiet RECOVERY_STEP_MS gives back a tenth of the configured
+ * rate, so a key whose real limit is below `requests_per_second` settles near its limit
+ * instead of being refused at full speed. Time is injectable so that tests check the
+ * spacing on a fake clock rather than by measuring a loaded machine's timers.
  */
 export function createRateLimiter(requestsPerSecond: number, time: RateLimiterTime = {}): RateLimiter {
-  if (!(requestsPerSecond > 0) || requestsPerSecond === Infinity) return { acquire: async (signal) => signal.throwIfAborted() };
+  if (!(requestsPerSecond > 0) || requestsPerSecond === Infinity) return { acquire: async (signal) => signal.throwIfAborted(), slowDown: () => {}, rate: () => Infinity };
   const now = time.now ?? (() => performance.now());
   const sleep = time.sleep ?? timerSleep;
-  const interval = 1000 / requestsPerSecond;
+  const configured = requestsPerSecond;
+  let current = configured;
+  let changedAt = -Infinity;
   let next = -Infinity;
+
+  /** The rate after the quiet steps since the last change. */
+  function recover(at: number): void {
+    if (current >= configured) return;
+    const steps = Math.floor((at - changedAt) / RECOVERY_STEP_MS);
+    if (steps <= 0) return;
+    current = Math.min(configured, current + steps * configured * 0.1);
+    changedAt += steps * RECOVERY_STEP_MS;
+  }
+
   return {
     async acquire(signal) {
       signal.throwIfAborted();
       const at = now();
+      recover(at);
       const slot = Math.max(at, next);
-      next = slot + interval;
+      next = slot + 1000 / current;
       if (slot > at) await sleep(slot - at, signal);
+    },
+    slowDown() {
+      const at = now();
+      if (at - changedAt < SLOW_DOWN_QUIET_MS && current < configured) return;
+      recover(at);
+      current = Math.max(configured * MIN_RATE_SHARE, current / 2);
+      changedAt = at;
+    },
+    rate() {
+      recover(now());
+      return current;
     },
   };
 }

@@ -81,7 +81,7 @@ sinks:
       // No sink readings: the operational alerts wait in the outbox (nothing delivers here), which is not what this test is about.
       sinks: [],
       head: { state: () => ({ block: HEAD, read_at: at(clock.now()), error: null }) },
-      budget: { state: () => ({ budget: null, spent_today: 0, paused_until: null }) },
+      budget: { state: () => ({ budget: null, spent_today: 0, paused_until: null, quota: null }) },
       holds,
       shared,
       monitor: await createOperationalMonitor(common, { store, sinks: ["ops"], network: "mainnet", head: () => HEAD, onQueued: () => {} }),

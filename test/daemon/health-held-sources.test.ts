@@ -53,7 +53,7 @@ sinks:
     store,
     sinks: ["out"],
     head,
-    budget: { state: () => ({ budget: null, spent_today: 0, paused_until: null }) },
+    budget: { state: () => ({ budget: null, spent_today: 0, paused_until: null, quota: null }) },
     monitor: await createOperationalMonitor(common, { store, sinks: [], network: "mainnet", head: () => 1000, onQueued: () => {} }),
     holds,
   });

@@ -6,7 +6,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { createTestCommon, type Common } from "../../src/common/common.js";
 import { createExplorerClient, type ExplorerClient, type ExplorerClientOptions } from "../../src/explorer/client.js";
-import { ExplorerBadResponseError, ExplorerBudgetExhaustedError, ExplorerHttpError } from "../../src/explorer/errors.js";
+import { ExplorerBadResponseError, ExplorerBudgetExhaustedError, ExplorerDailyQuotaError, ExplorerHttpError, ExplorerPlanError } from "../../src/explorer/errors.js";
 import { OPERATIONS } from "../../src/explorer/operations.js";
 import { createSimulator, type Simulator, type SimulatorOptions } from "../../src/simulator/index.js";
 import { START_BLOCK, byCallPosition, collect, metricValue, requestsOf } from "./simulator-support.js";
@@ -75,23 +75,21 @@ describe("faults the client retries", () => {
     expect(client.meter.byOperation()).toEqual(stats.credits);
   });
 
-  it("429 past the per-second rate: waits the Retry-After, then succeeds", async () => {
+  it("429 type:requestPerSecond (no Retry-After): retried with backoff at a lowered rate, then succeeds", async () => {
     const sim = await start({ seed: 22, requestsPerSecond: 2 });
     const common = createTestCommon();
-    // Six calls at once against 2 requests/s. Without honouring Retry-After, retries 1 ms
-    // apart would all meet the same 429 and run out.
-    const client = connect(sim, { maxRetries: 4, retryMaxMs: 5000 }, common);
+    // Six calls at once against 2 requests/s, from a client set to twice that: the first
+    // refusals halve its rate, and the retries, spaced by it, get through.
+    const client = connect(sim, { requestsPerSecond: 4, maxRetries: 8, retryBaseMs: 200, retryMaxMs: 2000 }, common);
     const blocks = Array.from({ length: 6 }, (_, i) => RANGE.from + i);
-    const started = performance.now();
     const pages = await Promise.all(blocks.map((blockNumber) => client.blockInternalTransactions({ blockNumber, size: 2000 })));
-    const elapsed = performance.now() - started;
     pages.forEach((page, i) => expect(page.results.sort(byCallPosition)).toEqual(sim.truth.blockInternalTransactions(blocks[i]!)));
     const stats = sim.stats();
     expect(stats.faults.rateLimit).toBeGreaterThan(0);
     expect(requestsOf(stats, "blockInternalTransactions")).toEqual({ "200": 6, "429": stats.faults.rateLimit });
     expect(await metricValue(common.metrics.explorerRetries)).toBe(stats.faults.rateLimit);
-    // The simulator asks for at least one second.
-    expect(elapsed).toBeGreaterThanOrEqual(900);
+    expect(client.requestRate()).toBeLessThan(4);
+    expect(await metricValue(common.metrics.explorerRequestRate)).toBeLessThan(4);
     expect(client.meter.spentToday()).toBe(stats.creditsTotal);
   });
 });
@@ -115,7 +113,8 @@ describe("bad bodies", () => {
     for (const error of errors) {
       expect(error).toBeInstanceOf(ExplorerBadResponseError);
       const bad = error as ExplorerBadResponseError;
-      expect(bad.code).toBe("KW_EXPLORER_BAD_RESPONSE");
+      // The wrong-shape body names a field kaiawatch reads: the explorer changed shape.
+      expect(bad.code).toBe("KW_EXPLORER_SHAPE_CHANGED");
       expect(bad.transient).toBe(false);
       expect(bad.operation).toBe("blockInternalTransactions");
       expect(bad.excerpt.length).toBeGreaterThan(0);
@@ -173,7 +172,7 @@ describe("errors the client reports at once", () => {
     expect(error).toBeInstanceOf(ExplorerHttpError);
     expect(error.status).toBe(400);
     expect(error.apiCode).toBe("INVALID_REQUEST");
-    expect(error.apiMessage).toBe("totalPage is over.");
+    expect(error.apiMessage).toBe("Requested parameter is not valid. (totalPage is over.)");
     expect(requestsOf(sim.stats(), "accountEventLogs")).toEqual({ "400": 1 });
 
     sim.resetStats();
@@ -186,27 +185,57 @@ describe("errors the client reports at once", () => {
 });
 
 describe("credits: the service's daily quota and the client's own budget", () => {
-  it("429 of the daily quota: the typed error carries retryAfterMs until UTC midnight, without a retry or a charge", async () => {
+  it("429 type:requestPerDay: nothing is sent until the next ask (within the hour, or at 00:00 UTC), nothing retried or charged; a success clears it", async () => {
     let now = Date.UTC(2025, 5, 1, 12, 0, 0);
     const sim = await start({ seed: 27, dailyCreditQuota: 25, now: () => now });
-    const client = connect(sim, { maxRetries: 5, retryMaxMs: 30_000 });
+    const common = createTestCommon({ now: () => now });
+    const client = connect(sim, { maxRetries: 5, retryMaxMs: 30_000 }, common);
     const a = sim.addresses;
     await client.accountInternalTransactions({ accountAddress: a.busyWallet }); // 20
     await client.accountEventLogs({ accountAddress: a.busyToken }); // 3 → 23
-    const error = (await client.nftTransfers({ tokenAddress: a.busyCollection }).catch((e: unknown) => e)) as ExplorerHttpError; // 5 would make 28
-    expect(error).toBeInstanceOf(ExplorerHttpError);
-    expect(error.status).toBe(429);
-    expect(error.apiCode).toBe("API_REQUEST_QUOTA_EXCEEDED");
-    expect(error.retryAfterMs).toBe(12 * 3600 * 1000);
+    const error = (await client.nftTransfers({ tokenAddress: a.busyCollection }).catch((e: unknown) => e)) as ExplorerDailyQuotaError; // 5 would make 28
+    expect(error).toBeInstanceOf(ExplorerDailyQuotaError);
+    expect(error.code).toBe("KW_EXPLORER_DAILY_QUOTA");
+    expect(error.limit).toBe(25);
+    expect(error.retryAt).toBe("2025-06-01T13:00:00.000Z");
     expect(requestsOf(sim.stats(), "nftTransfers")).toEqual({ "429": 1 });
-    expect(sim.stats().faults.quota).toBe(1);
-    await client.blockInternalTransactions({ blockNumber: RANGE.from }); // 1 → 24 still fits
-    expect(client.meter.byOperation()).toEqual(sim.stats().credits);
-    expect(client.meter.spentToday()).toBe(24);
+    expect(client.meter.quota()).toEqual({ limit: 25, since: "2025-06-01T12:00:00.000Z", retry_at: "2025-06-01T13:00:00.000Z" });
 
-    now += 12 * 3600 * 1000; // the next UTC day
+    // Until then nothing reaches the explorer, not even a call that would fit.
+    const held = (await client.blockInternalTransactions({ blockNumber: RANGE.from }).catch((e: unknown) => e)) as ExplorerDailyQuotaError;
+    expect(held).toBeInstanceOf(ExplorerDailyQuotaError);
+    expect(held.message).toContain("not sent");
+    expect(requestsOf(sim.stats(), "blockInternalTransactions")).toEqual({});
+    expect(client.meter.spentToday()).toBe(23);
+
+    // An hour later one request asks again; still spent, so the next ask is at 00:00 UTC at the latest.
+    now += 3600 * 1000;
+    await expect(client.nftTransfers({ tokenAddress: a.busyCollection })).rejects.toBeInstanceOf(ExplorerDailyQuotaError);
+    expect(requestsOf(sim.stats(), "nftTransfers")).toEqual({ "429": 2 });
+    expect(client.meter.quota()?.retry_at).toBe("2025-06-01T14:00:00.000Z");
+    now = Date.UTC(2025, 5, 1, 23, 30, 0); // the ask after this one is at midnight, half an hour away
+    await expect(client.nftTransfers({ tokenAddress: a.busyCollection })).rejects.toBeInstanceOf(ExplorerDailyQuotaError);
+    expect(requestsOf(sim.stats(), "nftTransfers")).toEqual({ "429": 3 });
+    expect(client.meter.quota()?.retry_at).toBe("2025-06-02T00:00:00.000Z");
+    expect(client.meter.quota()?.since).toBe("2025-06-01T12:00:00.000Z");
+
+    now = Date.UTC(2025, 5, 2, 0, 0, 1); // the simulator's day has turned
     await client.nftTransfers({ tokenAddress: a.busyCollection });
-    expect(requestsOf(sim.stats(), "nftTransfers")).toEqual({ "429": 1, "200": 1 });
+    expect(requestsOf(sim.stats(), "nftTransfers")).toEqual({ "429": 3, "200": 1 });
+    expect(client.meter.quota()).toBeUndefined();
+  });
+
+  it("403 of an operation outside the key's plan: KW_EXPLORER_PLAN naming the plan it needs, not retried", async () => {
+    const sim = await start({ seed: 30, apiKey: "free-key", plan: "FREE" });
+    const client = connect(sim, { apiKey: "free-key", maxRetries: 5 });
+    const error = (await client.accountInternalTransactions({ accountAddress: sim.addresses.busyWallet }).catch((e: unknown) => e)) as ExplorerPlanError;
+    expect(error).toBeInstanceOf(ExplorerPlanError);
+    expect(error.code).toBe("KW_EXPLORER_PLAN");
+    expect(error.needs).toBe("PRO_PLUS");
+    expect(error.message).toContain("needs the PRO_PLUS plan");
+    expect(requestsOf(sim.stats(), "accountInternalTransactions")).toEqual({ "403": 1 });
+    // The operations of the plan answer.
+    expect((await client.blockInternalTransactions({ blockNumber: RANGE.from })).results.length).toBeGreaterThanOrEqual(0);
   });
 
   it("the client's daily budget refuses a call that does not fit before sending it", async () => {

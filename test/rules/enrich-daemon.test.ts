@@ -174,7 +174,7 @@ sinks:
     for (const alert of alerts) {
       for (const kind of ["nft", "tx_internal"]) expect((alert.enrichment?.[kind] as { error?: string }).error).toEqual(expect.any(String));
     }
-    expect(alerts.some((a) => String((a.enrichment?.nft as { error: string }).error).includes("API_REQUEST_QUOTA_EXCEEDED"))).toBe(true);
+    expect(alerts.some((a) => String((a.enrichment?.nft as { error: string }).error).includes("KW_EXPLORER_DAILY_QUOTA"))).toBe(true);
     // The explorer charged nothing beyond the poll.
     expect(sim.stats().creditsTotal).toBe(5);
   });
