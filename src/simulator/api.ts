@@ -30,7 +30,44 @@ export class ApiError extends Error {
   }
 }
 
-export const invalid = (message: string) => new ApiError(400, "INVALID_REQUEST", "invalid request", message);
+/**
+ * A 400 as the real server words it: klaytn/finder-api's INVALID_REQUEST wraps the detail in
+ * "Requested parameter is not valid. ({0})" (ApplicationErrorType, messages_en.yml).
+ */
+export const invalid = (detail: string) => new ApiError(400, "INVALID_REQUEST", "invalid request", `Requested parameter is not valid. (${detail})`);
+
+/** The error answers of klaytn/finder-api (ApplicationErrorType and messages_en.yml), word for word. */
+export const SERVER_ERRORS = {
+  unauthorized: () => new ApiError(401, "UNAUTHORIZED_ACCESS", "unauthorized access", "Please confirm your authority."),
+  /** KaiaScan's plan refusal is not in the predecessor's source; this is its FORBIDDEN answer. */
+  forbidden: () => new ApiError(403, "FORBIDDEN", "unauthorized access", "Please confirm your authority."),
+  notFoundUrl: (path: string) => new ApiError(404, "NOT_FOUND_URL", "invalid request", `The url(${path}) does not exists.`),
+  notFoundTransaction: () => new ApiError(404, "NOT_FOUND_TRANSACTION", "not found transaction", "Transaction does not exists."),
+  quota: (type: "requestPerSecond" | "requestPerDay", quotas: number) => new ApiError(429, "API_REQUEST_QUOTA_EXCEEDED", "request limited", `Request quota exceeded. (type:${type}, quotas:${quotas})`),
+  maintenance: () => new ApiError(503, "MAINTENANCE", "maintenance of the server", "The service is temporarily unavailable. Please try again in a moment."),
+  unavailable: () => new ApiError(503, "SERVICE_UNAVAILABLE", "server error", "The service is temporarily unavailable. Please try again in a moment."),
+  internal: () => new ApiError(500, "INTERNAL_SERVER_ERROR", "server error", "An error occurred inside the server."),
+};
+
+/**
+ * Which of the shapes the service has been seen in the simulator answers with, where the
+ * API document and the real server differ or the server has changed between releases.
+ */
+export interface Dialect {
+  /**
+   * "server": as klaytn/finder-api answers (the default): `property` holds the served block
+   * range as numbers, and a range is clamped to what the indexer reached. "document":
+   * explorer-api.md read literally: `property: {}`, amounts as bare JSON numbers.
+   */
+  name: "server" | "document";
+  /** `from`/`to` of operation 1: plain addresses (the predecessor's release) or account summaries (the document). */
+  callParties: "address" | "summary";
+  /** Operation 9's `nft_type`: beside `nft` (the predecessor's account NFT balances) or inside it (the document). */
+  inventoryNftType: "beside" | "inside";
+}
+
+export const SERVER_DIALECT: Dialect = { name: "server", callParties: "address", inventoryNftType: "beside" };
+export const DOCUMENT_DIALECT: Dialect = { name: "document", callParties: "summary", inventoryNftType: "inside" };
 
 export interface Route {
   op: OperationName;
@@ -69,6 +106,7 @@ export interface ApiContext {
   nft: NftState;
   /** The newest block the (lagging) indexer has reached. */
   visibleHead: number;
+  dialect: Dialect;
 }
 
 const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
@@ -76,24 +114,24 @@ const HASH = /^0x[0-9a-fA-F]{64}$/;
 const INTEGER = /^[0-9]{1,18}$/;
 
 function address(value: string | null | undefined, name: string): string {
-  if (value == null || !ADDRESS.test(value)) throw invalid(`Requested parameter is not valid. (${name})`);
+  if (value == null || !ADDRESS.test(value)) throw invalid(name);
   return value.toLowerCase();
 }
 
 function hash(value: string | undefined, name: string): string {
-  if (value == null || !HASH.test(value)) throw invalid(`Requested parameter is not valid. (${name})`);
+  if (value == null || !HASH.test(value)) throw invalid(name);
   return value.toLowerCase();
 }
 
 function integer(value: string, name: string): number {
-  if (!INTEGER.test(value)) throw invalid(`Requested parameter is not valid. (${name})`);
+  if (!INTEGER.test(value)) throw invalid(name);
   return Number(value);
 }
 
 function tokenId(value: string, name: string): string {
   if (/^[0-9]{1,78}$/.test(value)) return BigInt(value).toString();
   if (/^0x[0-9a-fA-F]{1,64}$/.test(value)) return BigInt(value).toString();
-  throw invalid(`Requested parameter is not valid. (${name})`);
+  throw invalid(name);
 }
 
 interface Paging {
@@ -106,8 +144,8 @@ function paging(query: URLSearchParams): Paging {
   const sizeText = query.get("size");
   const page = pageText === null ? 1 : integer(pageText, "page");
   const size = sizeText === null ? API_LIMITS.defaultPageSize : integer(sizeText, "size");
-  if (page < 1) throw invalid("Requested parameter is not valid. (page must be at least 1)");
-  if (size < 1 || size > API_LIMITS.maxPageSize) throw invalid(`Requested parameter is not valid. (size must be between 1 and ${API_LIMITS.maxPageSize})`);
+  if (page < 1) throw invalid("page must be at least 1");
+  if (size < 1 || size > API_LIMITS.maxPageSize) throw invalid(`size must be between 1 and ${API_LIMITS.maxPageSize}`);
   return { page, size };
 }
 
@@ -115,44 +153,80 @@ function paging(query: URLSearchParams): Paging {
 function pageWindow(count: number, p: Paging): { total: number; totalPage: number; offset: number; take: number } {
   const total = Math.min(count, API_LIMITS.maxTotalCount);
   const totalPage = Math.ceil(total / p.size);
+  // klaytn/finder-api PageUtils.checkPageParameter: page 1 of nothing is an empty answer.
   if (p.page > Math.max(totalPage, 1)) throw invalid("totalPage is over.");
   const offset = (p.page - 1) * p.size;
   return { total, totalPage, offset, take: Math.max(0, Math.min(p.size, total - offset)) };
 }
 
-function envelope<T>(results: T[], p: Paging, total: number, totalPage: number): ListResponse<T> {
-  return { results, paging: { total_count: total, current_page: p.page, last: p.page >= totalPage, total_page: totalPage }, property: {} };
+/**
+ * The list wrapper (klaytn/finder-api ScopePage). `property` is the served block range of a
+ * windowed request in the server's dialect (BlockRangeService.getBlockRangeCondition), left
+ * out otherwise (nulls are omitted); the document's dialect sends an empty object.
+ */
+function envelope<T>(results: T[], p: Paging, total: number, totalPage: number, property: object | undefined, dialect: Dialect): ListResponse<T> {
+  const paging = { total_count: total, current_page: p.page, last: p.page >= totalPage, total_page: totalPage };
+  if (dialect.name === "document") return { results, paging, property: {} };
+  return property === undefined ? { results, paging } : { results, paging, property };
 }
 
 /** A newest-first page of the records in [lo, hi) of an ascending index. */
-function descPage<R extends { block: number }, T>(index: BlockIndex<R> | undefined, lo: number, hi: number, p: Paging, map: (r: R) => T): ListResponse<T> {
+function descPage<R extends { block: number }, T>(index: BlockIndex<R> | undefined, lo: number, hi: number, p: Paging, map: (r: R) => T, property: object | undefined, dialect: Dialect): ListResponse<T> {
   const w = pageWindow(hi - lo, p);
   const results: T[] = [];
   const items = index?.items ?? [];
   for (let i = 0; i < w.take; i++) results.push(map(items[hi - 1 - w.offset - i] as R));
-  return envelope(results, p, w.total, w.totalPage);
+  return envelope(results, p, w.total, w.totalPage, property, dialect);
 }
 
 /** A page of a list already in the API's order. */
-function arrayPage<R, T>(items: readonly R[], p: Paging, map: (r: R) => T): ListResponse<T> {
+function arrayPage<R, T>(items: readonly R[], p: Paging, map: (r: R) => T, dialect: Dialect): ListResponse<T> {
   const w = pageWindow(items.length, p);
-  return envelope(items.slice(w.offset, w.offset + w.take).map(map), p, w.total, w.totalPage);
+  return envelope(items.slice(w.offset, w.offset + w.take).map(map), p, w.total, w.totalPage, undefined, dialect);
 }
 
+/** The server's widest range (FinderServerPagingIntervalConfig: 1,000 blocks for every list kaiawatch reads). */
+const BLOCK_INTERVAL = API_LIMITS.maxBlockRange;
+
 /**
- * The block bounds of a listing. A bound left out is open; when both are given they must
- * satisfy start <= end and span at most 1,000 blocks. The indexer's lag caps the top.
+ * The block bounds of a listing, and the range as the answer's `property` tells it.
+ *
+ * Server dialect (klaytn/finder-api BlockRangeService.getBlockRange): both bounds are first
+ * clamped to the newest block the indexer reached, then start <= end and end - start <=
+ * 1,000 are checked; one bound alone spans 1,000 blocks from it. A range past the indexer
+ * is answered for the part it has, and `property.blockNumberEnd` says where that ends.
+ *
+ * Document dialect: a bound left out is open; both given must satisfy start <= end and span
+ * at most 1,000 blocks; the indexer's lag caps the top silently.
  */
-function blockRange(query: URLSearchParams, visibleHead: number): { from: number; to: number } {
+function blockRange(query: URLSearchParams, visibleHead: number, dialect: Dialect): { from: number; to: number; property: object | undefined } {
   const startText = query.get("blockNumberStart");
   const endText = query.get("blockNumberEnd");
   const start = startText === null ? undefined : integer(startText, "blockNumberStart");
   const end = endText === null ? undefined : integer(endText, "blockNumberEnd");
-  if (start !== undefined && end !== undefined) {
-    if (start > end) throw invalid("Requested parameter is not valid. (blockNumberStart must not be greater than blockNumberEnd)");
-    if (end - start + 1 > API_LIMITS.maxBlockRange) throw invalid(`Requested parameter is not valid. (block range must not exceed ${API_LIMITS.maxBlockRange} blocks)`);
+  if (dialect.name === "server" && (start !== undefined || end !== undefined)) {
+    const latest = Math.max(0, visibleHead);
+    let from: number;
+    let to: number;
+    if (start !== undefined && end !== undefined) {
+      from = Math.min(start, latest);
+      to = Math.min(end, latest);
+      if (from > to) throw invalid("check range of block. (start number must be before end)");
+      if (to - from > BLOCK_INTERVAL) throw invalid("check range of block. (max interval over)");
+    } else if (start !== undefined) {
+      from = Math.min(start, latest);
+      to = Math.min(from + BLOCK_INTERVAL, latest);
+    } else {
+      to = Math.min(end as number, latest);
+      from = Math.max(0, to - BLOCK_INTERVAL);
+    }
+    return { from, to, property: { blockNumberStart: from, blockNumberEnd: to, blockInterval: BLOCK_INTERVAL } };
   }
-  return { from: start ?? 0, to: Math.min(end ?? Number.MAX_SAFE_INTEGER, visibleHead) };
+  if (start !== undefined && end !== undefined) {
+    if (start > end) throw invalid("blockNumberStart must not be greater than blockNumberEnd");
+    if (end - start + 1 > API_LIMITS.maxBlockRange) throw invalid(`block range must not exceed ${API_LIMITS.maxBlockRange} blocks`);
+  }
+  return { from: start ?? 0, to: Math.min(end ?? Number.MAX_SAFE_INTEGER, visibleHead), property: undefined };
 }
 
 function signature(query: URLSearchParams): string | undefined {
@@ -162,9 +236,9 @@ function signature(query: URLSearchParams): string | undefined {
 }
 
 function ranged<R extends { block: number }, T>(index: BlockIndex<R> | undefined, query: URLSearchParams, ctx: ApiContext, p: Paging, map: (r: R) => T): ListResponse<T> {
-  const { from, to } = blockRange(query, ctx.visibleHead);
+  const { from, to, property } = blockRange(query, ctx.visibleHead, ctx.dialect);
   const [lo, hi] = index ? index.range(from, to) : [0, 0];
-  return descPage(index, lo, hi, p, map);
+  return descPage(index, lo, hi, p, map, property, ctx.dialect);
 }
 
 function collectionOf(ctx: ApiContext, contract: string): Collection | undefined {
@@ -210,8 +284,8 @@ export function answer(ctx: ApiContext, route: Route, query: URLSearchParams): u
       const h = hash(params.transactionHash, "transactionHash");
       const p = paging(query);
       const tx = visibleTx(h);
-      if (!tx) throw new ApiError(404, "NOT_FOUND_TRANSACTION", "not found transaction", "Transaction does not exist.");
-      return arrayPage(tx.calls, p, (r) => callOfTransactionJson(world, r));
+      if (!tx) throw SERVER_ERRORS.notFoundTransaction();
+      return arrayPage(tx.calls, p, (r) => callOfTransactionJson(world, r, ctx.dialect.callParties), ctx.dialect);
     }
     case "nftItem": {
       const contract = address(params.tokenAddress, "tokenAddress");
@@ -239,7 +313,7 @@ export function answer(ctx: ApiContext, route: Route, query: URLSearchParams): u
     case "transactionNftTransfers": {
       const h = hash(params.transactionHash, "transactionHash");
       const p = paging(query);
-      return arrayPage(visibleTx(h)?.nfts ?? [], p, nftTransferJson);
+      return arrayPage(visibleTx(h)?.nfts ?? [], p, nftTransferJson, ctx.dialect);
     }
     case "nftInventoryDetails": {
       const contract = address(params.tokenAddress, "tokenAddress");
@@ -254,7 +328,7 @@ export function answer(ctx: ApiContext, route: Route, query: URLSearchParams): u
           rows = rows.filter((r) => r.tokenId === id);
         }
       }
-      return arrayPage(rows, p, (r) => inventoryDetailJson(world, r.collection, nft.token(contract, r.tokenId)!, r.holder, r.count));
+      return arrayPage(rows, p, (r) => inventoryDetailJson(world, r.collection, nft.token(contract, r.tokenId)!, r.holder, r.count), ctx.dialect);
     }
     case "accountInternalTransactions": {
       const account = address(params.accountAddress, "accountAddress");
@@ -265,12 +339,12 @@ export function answer(ctx: ApiContext, route: Route, query: URLSearchParams): u
       const number = integer(params.blockNumber ?? "", "blockNumber");
       const p = paging(query);
       const block = number <= ctx.visibleHead ? chain.block(number) : undefined;
-      return arrayPage(block?.calls ?? [], p, internalTxJson);
+      return arrayPage(block?.calls ?? [], p, internalTxJson, ctx.dialect);
     }
     case "accountNftInventories": {
       const account = address(params.accountAddress, "accountAddress");
       const excludeText = query.get("excludeIfTokenUriIsEmpty");
-      if (excludeText !== null && excludeText !== "true" && excludeText !== "false") throw invalid("Requested parameter is not valid. (excludeIfTokenUriIsEmpty)");
+      if (excludeText !== null && excludeText !== "true" && excludeText !== "false") throw invalid("excludeIfTokenUriIsEmpty");
       const exclude = excludeText !== "false";
       const p = paging(query);
       const rows: { collection: Collection; tokenId: string; count: bigint; uri: string }[] = [];
@@ -283,14 +357,14 @@ export function answer(ctx: ApiContext, route: Route, query: URLSearchParams): u
         rows.push({ collection, tokenId: id, count: token.holders.get(account) ?? 0n, uri: token.meta.uri });
       }
       rows.sort((a, b) => a.collection.index - b.collection.index || compareIds(a.tokenId, b.tokenId));
-      return arrayPage(rows, p, (r) => accountInventoryJson(nft, r.collection, nft.token(r.collection.address, r.tokenId)!, r.count));
+      return arrayPage(rows, p, (r) => accountInventoryJson(nft, r.collection, nft.token(r.collection.address, r.tokenId)!, r.count, ctx.dialect.inventoryNftType), ctx.dialect);
     }
     case "transactionEventLogs": {
       const h = hash(params.transactionHash, "transactionHash");
       const sig = signature(query);
       const p = paging(query);
       const logs = visibleTx(h)?.logs ?? [];
-      return arrayPage(sig ? logs.filter((l) => l.topic0 === sig) : logs, p, eventLogJson);
+      return arrayPage(sig ? logs.filter((l) => l.topic0 === sig) : logs, p, eventLogJson, ctx.dialect);
     }
     case "accountEventLogs": {
       const account = address(params.accountAddress, "accountAddress");

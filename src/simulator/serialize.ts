@@ -83,15 +83,20 @@ export function internalTxJson(rec: CallRec): InternalTransactionListItem {
   return out;
 }
 
-export function callOfTransactionJson(world: World, rec: CallRec): InternalTransactionOfTransaction {
+/**
+ * A call of operation 1. Its `from`/`to` are plain addresses in the predecessor's release
+ * (InternalTransactionLeveledListView) and account summaries in the document's.
+ */
+export function callOfTransactionJson(world: World, rec: CallRec, parties: "address" | "summary"): InternalTransactionOfTransaction {
+  const party = (a: string) => (parties === "address" ? a : world.summary(a));
   if (rec.custom) {
     const c = rec.custom;
     const out = { call_id: c.call_id } as InternalTransactionOfTransaction;
     if (rec.parentCallId !== undefined) out.parent_call_id = rec.parentCallId;
     out.level = rec.level;
     out.type = c.type;
-    out.from = world.summary(c.from);
-    if (c.to !== undefined) out.to = world.summary(c.to);
+    out.from = party(c.from);
+    if (c.to !== undefined) out.to = party(c.to);
     out.amount = c.amount;
     if (c.error !== undefined) out.error = c.error;
     if (c.transaction_status?.status === "Fail" && c.error !== undefined) out.reverted = { contract: c.to ?? c.from, message: c.transaction_status.fail_message ?? c.error };
@@ -101,8 +106,8 @@ export function callOfTransactionJson(world: World, rec: CallRec): InternalTrans
   if (rec.parentCallId !== undefined) out.parent_call_id = rec.parentCallId;
   out.level = rec.level;
   out.type = rec.type;
-  out.from = world.summary(rec.from);
-  if (rec.to !== undefined) out.to = world.summary(rec.to);
+  out.from = party(rec.from);
+  if (rec.to !== undefined) out.to = party(rec.to);
   out.amount = rec.amount;
   out.gas_limit = rec.gasLimit;
   if (rec.fn) {
@@ -191,8 +196,12 @@ export function inventoryDetailJson(world: World, collection: Collection, token:
   return out as unknown as NftInventoryDetail;
 }
 
-export function accountInventoryJson(nft: NftState, collection: Collection, token: NftToken, count: bigint): AccountNftInventory {
+/** `nft_type` inside `nft` as the document has it, or beside it as the predecessor's account NFT balances have their contract's type. */
+export function accountInventoryJson(nft: NftState, collection: Collection, token: NftToken, count: bigint, nftType: "beside" | "inside"): AccountNftInventory {
   const info = nftInfoJson(nft, collection);
-  const out = { nft: { ...info, nft_type: collection.contractType }, token_id: token.tokenId, token_uri: token.meta.uri, token_count: jsonInteger(count) };
+  const out =
+    nftType === "inside"
+      ? { nft: { ...info, nft_type: collection.contractType }, token_id: token.tokenId, token_uri: token.meta.uri, token_count: jsonInteger(count) }
+      : { nft: info, nft_type: collection.contractType, token_id: token.tokenId, token_uri: token.meta.uri, token_count: jsonInteger(count) };
   return out as unknown as AccountNftInventory;
 }

@@ -3,7 +3,7 @@ import type { AddressInfo } from "node:net";
 import { KaiawatchError } from "../common/errors.js";
 import { OPERATIONS } from "../explorer/operations.js";
 import type { EventLog, InternalTransactionListItem, NftTransfer } from "../explorer/types.js";
-import { ApiError, answer, matchRoute } from "./api.js";
+import { ApiError, DOCUMENT_DIALECT, SERVER_DIALECT, SERVER_ERRORS, answer, matchRoute, type Dialect } from "./api.js";
 import { Chain, type BlockIndex, type CallRec, type TxInfo } from "./chain.js";
 import { buildChosenBlock, type ChosenRecords } from "./custom-block.js";
 import { DEFAULT_DENSITY, generateBlock, type Density } from "./generate.js";
@@ -17,6 +17,7 @@ import { answerStateRpc } from "./state-rpc.js";
 import { createWorld } from "./world.js";
 
 export type { ChosenRecords } from "./custom-block.js";
+export type { Dialect } from "./api.js";
 export type { SimulatorStats } from "./meter.js";
 export type { Poll } from "./poll-log.js";
 export { REPLICA_HEADER } from "./poll-log.js";
@@ -42,6 +43,8 @@ export interface SimulatorFaults {
   shortPageRate?: number;
   /** The next N list answers that hold records are short, as with shortPageRate (counts down to 0). */
   shortPages?: number;
+  /** Every record of a list answer without this field, as from a server release that dropped or renamed it. */
+  dropField?: string;
 }
 
 /** The service's own limits; like the faults they can be changed while running. */
@@ -52,6 +55,11 @@ export interface SimulatorLimits {
   dailyCreditQuota?: number;
   /** The API serves only blocks <= head - lag; JSON-RPC reports the true head. */
   indexingLagBlocks?: number;
+  /**
+   * The key's plan: FREE refuses operation 7 (PRO_PLUS) with 403 FORBIDDEN. Default
+   * PRO_PLUS, which allows every operation.
+   */
+  plan?: "FREE" | "PRO_PLUS";
 }
 
 export interface SimulatorOptions extends SimulatorLimits {
@@ -73,6 +81,16 @@ export interface SimulatorOptions extends SimulatorLimits {
   host?: string;
   /** Clock for the rate limit and the daily quota (default Date.now). */
   now?: () => number;
+  /**
+   * Which shapes it answers in: "server" (the default) as klaytn/finder-api answers, or
+   * "document" as explorer-api.md reads (see Dialect); `callParties` and `inventoryNftType`
+   * override the dialect's choice of the two shapes seen for them.
+   */
+  dialect?: "server" | "document";
+  callParties?: Dialect["callParties"];
+  inventoryNftType?: Dialect["inventoryNftType"];
+  /** JSON-RPC eth_chainId (default 1001, Kairos). */
+  chainId?: number;
 }
 
 export interface BlockRange {
@@ -184,7 +202,10 @@ export async function createSimulator(options: SimulatorOptions = {}): Promise<S
   for (let i = 0; i < initialBlocks; i++) mineOne();
 
   let faults: SimulatorFaults = { ...options.faults };
-  const limits: SimulatorLimits = { apiKey: options.apiKey, requestsPerSecond: options.requestsPerSecond, dailyCreditQuota: options.dailyCreditQuota, indexingLagBlocks: options.indexingLagBlocks };
+  const limits: SimulatorLimits = { apiKey: options.apiKey, requestsPerSecond: options.requestsPerSecond, dailyCreditQuota: options.dailyCreditQuota, indexingLagBlocks: options.indexingLagBlocks, plan: options.plan };
+  const chosen = options.dialect === "document" ? DOCUMENT_DIALECT : SERVER_DIALECT;
+  const dialect: Dialect = { ...chosen, callParties: options.callParties ?? chosen.callParties, inventoryNftType: options.inventoryNftType ?? chosen.inventoryNftType };
+  const chainId = options.chainId ?? 1001;
   const meter = createMeter(now);
   const pollLog = createPollLog();
   // Faults come from their own stream, drawn the same way for every request, so that
@@ -206,7 +227,7 @@ export async function createSimulator(options: SimulatorOptions = {}): Promise<S
     res.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(body), ...headers });
     res.end(body);
   };
-  const sendError = (res: ServerResponse, op: string, error: ApiError, headers: Record<string, string> = {}) => send(res, op, error.status, JSON.stringify(error.body()), headers);
+  const sendError = (res: ServerResponse, op: string, error: ApiError) => send(res, op, error.status, JSON.stringify(error.body()));
 
   async function handleApi(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
     const draws = [faultPrng.next(), faultPrng.next(), faultPrng.next(), faultPrng.next(), faultPrng.next()] as [number, number, number, number, number];
@@ -235,32 +256,44 @@ export async function createSimulator(options: SimulatorOptions = {}): Promise<S
       const status = ([500, 502, 503] as const)[Math.floor(draws[4] * 3)] ?? 500;
       // A gateway in front of the service answers 502 in HTML, not in the API's JSON.
       if (status === 502) return send(res, op, 502, "<html><head><title>502 Bad Gateway</title></head><body><center><h1>502 Bad Gateway</h1></center></body></html>", { "content-type": "text/html" });
-      if (status === 503) return sendError(res, op, new ApiError(503, "SERVICE_UNAVAILABLE", "temporary overloading or maintenance of the server", "The service is temporarily unavailable. Please try again in a moment."));
-      return sendError(res, op, new ApiError(500, "INTERNAL_SERVER_ERROR", "internal server error", "An error occurred inside the server."));
+      if (status === 503) return sendError(res, op, SERVER_ERRORS.unavailable());
+      return sendError(res, op, SERVER_ERRORS.internal());
     }
     if (f.maintenance) {
       fault("maintenance");
-      return sendError(res, op, new ApiError(503, "MAINTENANCE", "maintenance of the server", "The service is temporarily unavailable. Please try again in a moment."), { "retry-after": "60" });
+      return sendError(res, op, SERVER_ERRORS.maintenance());
     }
-    if (!route || req.method !== "GET") return sendError(res, op, new ApiError(404, "NOT_FOUND_URL", "invalid request", `The url(${url.pathname}) does not exist.`));
-    if (limits.apiKey !== undefined && req.headers.authorization !== `Bearer ${limits.apiKey}`) {
+    const authorized = limits.apiKey === undefined || req.headers.authorization === `Bearer ${limits.apiKey}`;
+    // The predecessor's /api/v1/app-users/request-quotas: the key's allowances, not itself rate limited or charged.
+    if (url.pathname === "/api/v1/app-users/request-quotas" && req.method === "GET") {
+      if (!authorized) return sendError(res, op, SERVER_ERRORS.unauthorized());
+      const quotas: Record<string, number> = {};
+      if (limits.requestsPerSecond !== undefined) quotas.request_per_second = limits.requestsPerSecond;
+      if (limits.dailyCreditQuota !== undefined) quotas.request_per_day = limits.dailyCreditQuota;
+      return send(res, "requestQuotas", 200, JSON.stringify(quotas));
+    }
+    if (!route || req.method !== "GET") return sendError(res, op, SERVER_ERRORS.notFoundUrl(url.pathname));
+    if (!authorized) {
       fault("unauthorized");
-      return sendError(res, op, new ApiError(401, "UNAUTHORIZED_ACCESS", "unauthorized access", "Please confirm your authority."));
+      return sendError(res, op, SERVER_ERRORS.unauthorized());
     }
-    const rateWait = meter.rateRetryAfter(limits.requestsPerSecond);
-    if (rateWait !== undefined) {
+    if (limits.plan === "FREE" && OPERATIONS[route.op].plan !== "FREE") {
+      fault("plan");
+      return sendError(res, op, SERVER_ERRORS.forbidden());
+    }
+    // Neither quota answer carries a Retry-After (klaytn/finder-api OpenApiRequestRateLimiter).
+    if (meter.rateRetryAfter(limits.requestsPerSecond) !== undefined) {
       fault("rateLimit");
-      return sendError(res, op, new ApiError(429, "API_REQUEST_QUOTA_EXCEEDED", "request limited", `Request quota exceeded. (type:RPS, quotas:${limits.requestsPerSecond})`), { "retry-after": String(rateWait) });
+      return sendError(res, op, SERVER_ERRORS.quota("requestPerSecond", limits.requestsPerSecond as number));
     }
     const cost = OPERATIONS[route.op].cost;
-    const quotaWait = meter.quotaRetryAfter(limits.dailyCreditQuota, cost);
-    if (quotaWait !== undefined) {
+    if (meter.quotaRetryAfter(limits.dailyCreditQuota, cost) !== undefined) {
       fault("quota");
-      return sendError(res, op, new ApiError(429, "API_REQUEST_QUOTA_EXCEEDED", "request limited", `Request quota exceeded. (type:DAILY_CREDIT, quotas:${limits.dailyCreditQuota})`), { "retry-after": String(quotaWait) });
+      return sendError(res, op, SERVER_ERRORS.quota("requestPerDay", limits.dailyCreditQuota as number));
     }
     let body: unknown;
     try {
-      body = answer({ world, chain, nft, visibleHead: chain.head - Math.max(0, limits.indexingLagBlocks ?? 0) }, route, url.searchParams);
+      body = answer({ world, chain, nft, visibleHead: chain.head - Math.max(0, limits.indexingLagBlocks ?? 0), dialect }, route, url.searchParams);
     } catch (error) {
       if (error instanceof ApiError) return sendError(res, op, error);
       throw error;
@@ -272,7 +305,13 @@ export async function createSimulator(options: SimulatorOptions = {}): Promise<S
       // The count stays: it is what the explorer says it has, not what it sent.
       body.results.pop();
     }
+    if (f.dropField !== undefined && isNonEmptyList(body)) {
+      fault("dropField");
+      for (const record of body.results as Record<string, unknown>[]) delete record[f.dropField];
+    }
     let text = JSON.stringify(body);
+    // The document types amounts as numbers: written bare, exact (the server writes them as strings).
+    if (dialect.name === "document") text = text.replace(/"amount":"(-?\d+(?:\.\d+)?)"/g, '"amount":$1');
     if (draws[2] < (f.truncateRate ?? 0)) {
       fault("truncate");
       text = text.slice(0, Math.max(1, Math.floor(text.length * (0.2 + 0.6 * draws[4]))));
@@ -295,7 +334,7 @@ export async function createSimulator(options: SimulatorOptions = {}): Promise<S
         return { jsonrpc: "2.0", id, result: `0x${chain.head.toString(16)}` };
       case "eth_chainId":
       case "kaia_chainId":
-        return { jsonrpc: "2.0", id, result: "0x3e9" };
+        return { jsonrpc: "2.0", id, result: `0x${chainId.toString(16)}` };
       default: {
         const state = answerStateRpc(world, chain, balances, r.method, r.params);
         if (state) return { jsonrpc: "2.0", id, ...state };
@@ -327,7 +366,7 @@ export async function createSimulator(options: SimulatorOptions = {}): Promise<S
     const work = req.method === "POST" && url.pathname === "/" ? handleRpc(req, res) : handleApi(req, res, url);
     work.catch(() => {
       // A bug here must still answer, not hang the client.
-      if (!res.headersSent) send(res, "unknown", 500, JSON.stringify({ code: "INTERNAL_SERVER_ERROR", title: "internal server error", message: "An error occurred inside the server." }));
+      if (!res.headersSent) sendError(res, "unknown", SERVER_ERRORS.internal());
       else res.destroy();
     });
   });
@@ -379,12 +418,13 @@ export async function createSimulator(options: SimulatorOptions = {}): Promise<S
       return chain.append(datetime, buildChosenBlock(world, nft, createPrng(seed, n, 0xadd), n, datetime, records));
     },
     setFaults(f) {
-      const { apiKey, requestsPerSecond, dailyCreditQuota, indexingLagBlocks, ...rest } = f;
+      const { apiKey, requestsPerSecond, dailyCreditQuota, indexingLagBlocks, plan, ...rest } = f;
       faults = { ...faults, ...rest };
       if ("apiKey" in f) limits.apiKey = apiKey;
       if ("requestsPerSecond" in f) limits.requestsPerSecond = requestsPerSecond;
       if ("dailyCreditQuota" in f) limits.dailyCreditQuota = dailyCreditQuota;
       if ("indexingLagBlocks" in f) limits.indexingLagBlocks = indexingLagBlocks;
+      if ("plan" in f) limits.plan = plan;
     },
     stats: () => meter.stats(),
     resetStats: () => {

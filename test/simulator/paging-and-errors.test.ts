@@ -13,7 +13,11 @@ afterAll(async () => {
 });
 
 async function expectError(path: string, query: Record<string, string | number | undefined>, status: number, code: string, message?: string) {
-  const answer = await get(sim.url, path, query);
+  await expectErrorAt(sim.url, path, query, status, code, message);
+}
+
+async function expectErrorAt(url: string, path: string, query: Record<string, string | number | undefined>, status: number, code: string, message?: string) {
+  const answer = await get(url, path, query);
   expect(answer.status, `${path} ${JSON.stringify(query)}`).toBe(status);
   expect(errorBody.parse(answer.json).code).toBe(code);
   if (message !== undefined) expect((answer.json as { message: string }).message).toBe(message);
@@ -42,14 +46,15 @@ describe("paging", () => {
     const last = await ok<ListResponse<unknown>>(sim.url, path, { size: 50, page: lastPage });
     expect(last.paging.last).toBe(true);
     expect(last.results.length).toBe(first.paging.total_count - 50 * (lastPage - 1));
-    await expectError(path, { size: 50, page: lastPage + 1 }, 400, "INVALID_REQUEST", "totalPage is over.");
+    await expectError(path, { size: 50, page: lastPage + 1 }, 400, "INVALID_REQUEST", "Requested parameter is not valid. (totalPage is over.)");
   });
 
   it("answers page 1 of an empty list normally (total_page 0), and refuses page 2", async () => {
     const path = pathOf("accountEventLogs", { accountAddress: sim.addresses.busyWallet });
     const body = await ok<ListResponse<unknown>>(sim.url, path);
-    expect(body).toEqual({ results: [], paging: { total_count: 0, current_page: 1, last: true, total_page: 0 }, property: {} });
-    await expectError(path, { page: 2 }, 400, "INVALID_REQUEST", "totalPage is over.");
+    // No block range asked, so no property (the server omits nulls).
+    expect(body).toEqual({ results: [], paging: { total_count: 0, current_page: 1, last: true, total_page: 0 } });
+    await expectError(path, { page: 2 }, 400, "INVALID_REQUEST", "Requested parameter is not valid. (totalPage is over.)");
   });
 
   it("pages cover the list exactly once, newest first", async () => {
@@ -67,19 +72,39 @@ describe("paging", () => {
 });
 
 describe("block ranges", () => {
-  it("require start <= end and at most 1,000 blocks", async () => {
+  it("server dialect: clamp to the indexed head first, then require start <= end and end - start <= 1,000; property says what was served", async () => {
     const path = pathOf("accountEventLogs", { accountAddress: sim.addresses.busyToken });
     const head = sim.head();
-    await expectError(path, { blockNumberStart: head, blockNumberEnd: head - 1 }, 400, "INVALID_REQUEST");
-    await expectError(path, { blockNumberStart: head - 1000, blockNumberEnd: head }, 400, "INVALID_REQUEST");
+    await expectError(path, { blockNumberStart: head, blockNumberEnd: head - 1 }, 400, "INVALID_REQUEST", "Requested parameter is not valid. (check range of block. (start number must be before end))");
+    await expectError(path, { blockNumberStart: head - 1001, blockNumberEnd: head }, 400, "INVALID_REQUEST", "Requested parameter is not valid. (check range of block. (max interval over))");
     await expectError(path, { blockNumberStart: "abc", blockNumberEnd: head }, 400, "INVALID_REQUEST");
     const full = await ok<ListResponse<EventLog>>(sim.url, path, { blockNumberStart: head - 999, blockNumberEnd: head, size: 2000 });
     expect(full.paging.total_count).toBe(sim.truth.accountEventLogs(sim.addresses.busyToken, { from: head - 999, to: head }).length);
+    expect(full.property).toEqual({ blockNumberStart: head - 999, blockNumberEnd: head, blockInterval: 1000 });
     const one = await ok<ListResponse<EventLog>>(sim.url, path, { blockNumberStart: head - 3, blockNumberEnd: head - 3, size: 2000 });
     expect(one.results.every((r) => r.block_number === head - 3)).toBe(true);
-    // A single bound leaves the other side open.
+    // Past the head: answered for what exists, and said so (klaytn/finder-api BlockRangeService).
+    const past = await ok<ListResponse<EventLog>>(sim.url, path, { blockNumberStart: head - 5, blockNumberEnd: head + 50, size: 2000 });
+    expect(past.property).toEqual({ blockNumberStart: head - 5, blockNumberEnd: head, blockInterval: 1000 });
+    // A single bound spans the server's interval from it.
     const open = await ok<ListResponse<EventLog>>(sim.url, path, { blockNumberStart: head - 10, size: 2000 });
     expect(open.paging.total_count).toBe(sim.truth.accountEventLogs(sim.addresses.busyToken, { from: head - 10, to: head }).length);
+    expect(open.property).toEqual({ blockNumberStart: head - 10, blockNumberEnd: head, blockInterval: 1000 });
+  });
+
+  it("document dialect: require start <= end and at most 1,000 blocks; a bound left out is open; property is {}", async () => {
+    const doc = await createSimulator({ seed: 11, initialBlocks: 30, dialect: "document" });
+    try {
+      const path = pathOf("accountEventLogs", { accountAddress: doc.addresses.busyToken });
+      const head = doc.head();
+      await expectErrorAt(doc.url, path, { blockNumberStart: head, blockNumberEnd: head - 1 }, 400, "INVALID_REQUEST");
+      await expectErrorAt(doc.url, path, { blockNumberStart: head - 1000, blockNumberEnd: head }, 400, "INVALID_REQUEST");
+      const open = await ok<ListResponse<EventLog>>(doc.url, path, { blockNumberStart: head - 10, size: 2000 });
+      expect(open.paging.total_count).toBe(doc.truth.accountEventLogs(doc.addresses.busyToken, { from: head - 10, to: head }).length);
+      expect(open.property).toEqual({});
+    } finally {
+      await doc.close();
+    }
   });
 });
 

@@ -16,8 +16,9 @@ const address = z.string().regex(/^0x[0-9a-f]{40}$/);
 const hash = z.string().regex(/^0x[0-9a-f]{64}$/);
 const hex = z.string().regex(/^0x[0-9a-f]*$/);
 const dateTime = z.iso.datetime({ precision: 3 });
-/** Native amounts: documented as numbers, served (as by the real service) as exact decimal strings. */
-const amount = z.string().regex(/^(0|[1-9][0-9]*)(\.[0-9]{1,18})?$/);
+/** Native amounts: documented as numbers (the document dialect writes them bare), served by the real service as exact decimal strings. */
+const amountText = z.string().regex(/^(0|[1-9][0-9]*)(\.[0-9]{1,18})?$/);
+const amount = z.union([amountText, z.number().nonnegative()]);
 const decimalInteger = z.string().regex(/^(0|[1-9][0-9]*)$/);
 const contractType = z.enum(CONTRACT_TYPES);
 
@@ -164,6 +165,7 @@ export const paging = z.strictObject({ total_count: int64.min(0), current_page: 
 
 const list = <T extends z.ZodType>(item: T) => z.strictObject({ results: z.array(item), paging, property: z.record(z.string(), z.record(z.string(), z.unknown())) });
 
+/** The document's shapes (explorer-api.md): what the simulator's document dialect answers. */
 export const RESPONSE_SCHEMAS: Record<OperationName, z.ZodType> = {
   transactionInternalTransactions: list(internalOfTransaction),
   nftItem,
@@ -176,6 +178,31 @@ export const RESPONSE_SCHEMAS: Record<OperationName, z.ZodType> = {
   accountNftInventories: list(accountNftInventory),
   transactionEventLogs: list(eventLog),
   accountEventLogs: list(eventLog),
+};
+
+/**
+ * The real server's shapes where they differ from the document (klaytn/finder-api): the list
+ * wrapper's `property` is the served block range of a windowed request and absent otherwise
+ * (ScopePage, BlockRangeService), amounts are decimal strings (BigDecimalJsonSerializer),
+ * operation 1's `from`/`to` are addresses (InternalTransactionLeveledListView), and operation
+ * 9's `nft_type` stands beside `nft`.
+ */
+const served = z.strictObject({ blockNumberStart: int64, blockNumberEnd: int64, blockInterval: int64 });
+const serverList = <T extends z.ZodType>(item: T, windowed: boolean) => z.strictObject({ results: z.array(item), paging, ...(windowed ? { property: served.optional() } : {}) });
+const serverAmounts = <T extends z.ZodRawShape>(shape: T) => ("amount" in shape ? { ...shape, amount: amountText } : shape);
+
+export const SERVER_RESPONSE_SCHEMAS: Record<OperationName, z.ZodType> = {
+  transactionInternalTransactions: serverList(z.strictObject({ ...serverAmounts(internalOfTransaction.shape), from: address, to: address.optional() }), false),
+  nftItem,
+  accountNftTransfers: serverList(nftTransfer, true),
+  nftTransfers: serverList(nftTransfer, true),
+  transactionNftTransfers: serverList(nftTransfer, false),
+  nftInventoryDetails: serverList(nftInventoryDetail, false),
+  accountInternalTransactions: serverList(z.strictObject(serverAmounts(internalListItem.shape)), true),
+  blockInternalTransactions: serverList(z.strictObject(serverAmounts(internalListItem.shape)), false),
+  accountNftInventories: serverList(z.strictObject({ ...accountNftInventory.shape, nft: z.strictObject(nftInfoShape), nft_type: contractType }), false),
+  transactionEventLogs: serverList(eventLog, false),
+  accountEventLogs: serverList(eventLog, true),
 };
 
 export const errorBody = z.strictObject({ code: z.string().min(1), title: z.string(), message: z.string() });

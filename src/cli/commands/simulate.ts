@@ -8,7 +8,7 @@ import { EXIT_OK, EXIT_RUNTIME, EXIT_USAGE, UsageError, type Command, type Comma
 const HELP = `Usage: kaiawatch simulate [options]
 
 Serve the explorer API (all eleven operations under /api/v1, with the real service's
-errors, ordering, limits and defaults) and JSON-RPC (eth_blockNumber, eth_getBalance,
+answer shapes, errors, ordering, limits and defaults) and JSON-RPC (eth_blockNumber, eth_getBalance,
 eth_call for token decimals/symbol/balanceOf; balances follow the records) over
 a synthetic Kaia chain: wallets, fungible tokens, NFT collections, contract calls with
 internal call trees, some reverting. The same seed gives the same chain. Point kaiawatch
@@ -28,11 +28,20 @@ Options:
                        a name left out keeps its default)
   --hostile            names, NFT metadata and revert messages full of chat mentions,
                        HTML, CR/LF, bidi and zero-width characters, 100 KB strings
+  --dialect NAME       server (default): answer as the real server does (klaytn/finder-api:
+                       property holds the served block range, a range past the indexer
+                       is clamped to it, amounts as strings, operation 1's from/to as
+                       addresses, operation 9's nft_type beside nft); document: as
+                       explorer-api.md reads (property {}, amounts as JSON numbers,
+                       from/to as account summaries, nft_type inside nft)
   --api-key KEY        require "Authorization: Bearer KEY" (401 otherwise)
-  --rps N              requests per second before 429 with Retry-After
+  --plan PLAN          the key's plan: PRO_PLUS (default, every operation) or FREE
+                       (operation 7 answers 403 FORBIDDEN)
+  --rps N              requests per second before 429 (type:requestPerSecond)
   --daily-quota N      credits per UTC day (charged at the spec's costs, 2xx only)
-                       before 429 with Retry-After
+                       before 429 (type:requestPerDay)
   --lag N              the API serves only blocks <= head - N; JSON-RPC reports the head
+  --chain-id N         what eth_chainId answers (default 1001, Kairos; 8217 is mainnet)
   --error-rate R       fraction (0..1) of answers that are 500, 502 or 503
   --latency T          delay added to every answer (milliseconds or with a unit)
   --truncate-rate R    fraction (0..1) of 200 answers whose JSON is cut short
@@ -54,6 +63,9 @@ const OPTIONS = {
   "initial-blocks": { type: "string" },
   density: { type: "string" },
   hostile: { type: "boolean" },
+  dialect: { type: "string" },
+  plan: { type: "string" },
+  "chain-id": { type: "string" },
   "api-key": { type: "string" },
   rps: { type: "string" },
   "daily-quota": { type: "string" },
@@ -127,6 +139,10 @@ function optionsFrom(values: Record<string, string | boolean | undefined>): Simu
     resetRate: rate("reset-rate", str("reset-rate")),
     shortPageRate: rate("short-page-rate", str("short-page-rate")),
   };
+  const dialect = str("dialect");
+  if (dialect !== undefined && dialect !== "server" && dialect !== "document") throw new UsageError(`--dialect must be server or document, not "${dialect}"`);
+  const plan = str("plan");
+  if (plan !== undefined && plan !== "FREE" && plan !== "PRO_PLUS") throw new UsageError(`--plan must be FREE or PRO_PLUS, not "${plan}"`);
   const apiKey = str("api-key");
   if (apiKey !== undefined && apiKey.trim() === "") throw new UsageError("--api-key must not be empty");
   return {
@@ -139,6 +155,9 @@ function optionsFrom(values: Record<string, string | boolean | undefined>): Simu
     density: parseDensity(str("density")),
     hostile: values.hostile === true,
     apiKey,
+    dialect,
+    plan,
+    chainId: integer("chain-id", str("chain-id"), 1),
     requestsPerSecond: positive("rps", str("rps")),
     dailyCreditQuota: integer("daily-quota", str("daily-quota"), 0),
     indexingLagBlocks: integer("lag", str("lag"), 0),
@@ -199,7 +218,8 @@ export const simulateCommand: Command = {
         `  JSON-RPC      ${sim.rpcUrl}  (POST eth_blockNumber, eth_getBalance, eth_call: decimals/symbol/balanceOf)`,
         `  head          ${sim.head()}, ${options.blockTime ? `a new block every ${options.blockTime} ms` : "frozen"}`,
         `  density       ${describeDensity(options.density)} per block on average`,
-        `  auth          ${options.apiKey ? "bearer token required (--api-key)" : "none"}`,
+        `  answers       ${options.dialect ?? "server"} dialect`,
+        `  auth          ${options.apiKey ? `bearer token required (--api-key), plan ${options.plan ?? "PRO_PLUS"}` : "none"}`,
         `  faults        ${describeFaults(options)}${options.hostile ? "; hostile content on" : ""}`,
         "",
         "Addresses with activity to watch:",
