@@ -32,9 +32,13 @@ export class WindowCountMismatchError extends KaiawatchError {
   readonly mismatch: CountMismatch;
   constructor(mismatch: CountMismatch) {
     const counts = [...new Set(mismatch.reported)].join(", then ");
+    const what =
+      mismatch.servedTo !== undefined
+        ? `the explorer answered for blocks up to ${mismatch.servedTo} only (its property.blockNumberEnd: it has not indexed further)`
+        : `the explorer counted ${counts} records (total_count) but returned ${mismatch.received}`;
     super(
       "KW_WATCH_COUNT_MISMATCH",
-      `blocks ${mismatch.from}-${mismatch.to}: the explorer counted ${counts} records (total_count) but returned ${mismatch.received}, in ${mismatch.attempt} fetches; ` +
+      `blocks ${mismatch.from}-${mismatch.to}: ${what}, in ${mismatch.attempt} fetches; ` +
         "the cursor stays before these blocks and the next tick fetches them again (is the explorer still indexing them?)",
     );
     this.mismatch = mismatch;

@@ -1,5 +1,6 @@
 import type { ListResponse } from "../explorer/types.js";
 import { API_LIMITS } from "../explorer/operations.js";
+import { servedBlockEnd } from "../explorer/response-checkers.js";
 import { sleep } from "../common/sleep.js";
 import type { WatchedRecord } from "../model/record.js";
 import { prepareWindow } from "./normalize.js";
@@ -68,6 +69,12 @@ export interface CountMismatch {
   received: number;
   /** 1 for the first fetch of the range. */
   attempt: number;
+  /**
+   * The last block the answers covered, when below `to`: the real server clamps a range to
+   * what it has indexed and says so in `property.blockNumberEnd` (klaytn/finder-api
+   * BlockRangeService), with a count that agrees with the records of the clamped range.
+   */
+  servedTo?: number;
 }
 
 /**
@@ -118,6 +125,8 @@ interface RangePass {
   pages: number;
   received: number;
   reported: number[];
+  /** The lowest `property.blockNumberEnd` of the pages, when they said. */
+  servedTo: number | undefined;
 }
 
 /** One paging of [from, to]: the kept records and what the pages said about their count. */
@@ -125,13 +134,15 @@ async function readRange(from: number, to: number, options: FetchWindowOptions):
   const countCap = options.countCap ?? API_LIMITS.maxTotalCount;
   const maxPages = options.maxPagesPerChunk ?? Math.ceil(countCap / options.pageSize);
   const probe = options.select === undefined ? undefined : options.probe;
-  const pass: RangePass = { kept: [], scanned: 0, outside: 0, pages: 0, received: 0, reported: [] };
+  const pass: RangePass = { kept: [], scanned: 0, outside: 0, pages: 0, received: 0, reported: [], servedTo: undefined };
   for await (const page of options.paginate({ from, to }, options.signal)) {
     // A count at the cap is where the API stopped counting, not the count: split instead.
     if (pass.pages === 0 && exceeds(page, countCap, options.pageSize, maxPages)) return "too-many";
     pass.pages += 1;
     pass.received += page.results.length;
     pass.reported.push(page.paging.total_count);
+    const served = servedBlockEnd(page);
+    if (served !== undefined) pass.servedTo = Math.min(served, pass.servedTo ?? served);
     for (const data of page.results) {
       // Selected on the record without its identity, which only a kept record needs.
       const record = (probe ?? options.normalize)(data as never);
@@ -154,6 +165,7 @@ async function readRange(from: number, to: number, options: FetchWindowOptions):
  * over." on page 1) claim nothing and hold nothing.
  */
 function countMismatch(pass: RangePass, from: number, to: number, attempt: number): CountMismatch | undefined {
+  if (pass.servedTo !== undefined && pass.servedTo < to) return { from, to, reported: pass.reported, received: pass.received, attempt, servedTo: pass.servedTo };
   const first = pass.reported[0];
   if (first === undefined) return undefined;
   if (pass.reported.every((count) => count === first) && pass.received === first) return undefined;

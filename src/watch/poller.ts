@@ -169,7 +169,9 @@ export function createSourcePoller(common: Common, options: SourcePollerOptions)
         select,
         recount: options.recount,
         onRecount: (m) =>
-          logger.warn({ ...labels, block_range: [m.from, m.to], attempt: m.attempt, total_count: m.reported, received: m.received }, "the explorer's total_count disagrees with the records it returned; fetching the blocks again"),
+          m.servedTo !== undefined
+            ? logger.warn({ ...labels, block_range: [m.from, m.to], attempt: m.attempt, served_to: m.servedTo }, "the explorer answered for part of the window only (it has not indexed the rest); fetching the blocks again")
+            : logger.warn({ ...labels, block_range: [m.from, m.to], attempt: m.attempt, total_count: m.reported, received: m.received }, "the explorer's total_count disagrees with the records it returned; fetching the blocks again"),
         signal,
       });
       for await (const chunk of chunks) {
