@@ -54,3 +54,26 @@ describe("a field kaiawatch reads disappears from the explorer's answers", () =>
     expect(shape[1]!.id).toBe(`${shape[0]!.id}:resolved`);
   });
 });
+
+describe("an explorer that has not indexed the whole window", () => {
+  it("is read from the served range it states: the cursor stops where the explorer stopped, and nothing is skipped", async () => {
+    // The explorer indexes 3 blocks behind the node; the config trusts it to the head (lag_blocks: 0).
+    const w = await operationalWorld({ cleanups, simulator: { indexingLagBlocks: 3 }, daemon: { recount: { retries: 1, baseMs: 1, maxMs: 1 } } });
+    const daemon = await w.start();
+    await w.round(daemon);
+    const source = daemon.plan.sources[0]!;
+    const cursorOf = async () => (await daemon.store.getCursor(source.key))?.block;
+    const start = await cursorOf();
+    await w.round(daemon, { mine: 5 });
+    // The window [start+1, head] was answered up to head-3 only: not committed.
+    expect(await cursorOf()).toBe(start);
+    expect(w.received().filter((a) => (a.record as { kind: string }).kind === "explorer_behind_head")).toHaveLength(1);
+
+    w.sim.setFaults({ indexingLagBlocks: 0 });
+    await w.round(daemon);
+    expect(await cursorOf()).toBe(w.sim.head());
+    const expected = w.sim.truth.accountEventLogs(w.sim.addresses.busyToken, { from: (start as number) + 1, to: w.sim.head() }).length;
+    const delivered = w.receiver.requests.filter((r) => r.url === "/out").map((r) => (JSON.parse(r.body) as AlertDocument).block);
+    expect(delivered.filter((block) => block > (start as number))).toHaveLength(expected);
+  });
+});
