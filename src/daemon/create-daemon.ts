@@ -9,6 +9,7 @@ import { rpcOptionsOf } from "../watch/rpc-options.js";
 import { createBalanceMonitor } from "../watch/balance-monitor.js";
 import { balanceWatchesOf } from "../watch/balance-watches.js";
 import { createExplorerClient, type ExplorerClient } from "../explorer/client.js";
+import { ExplorerPlanError } from "../explorer/errors.js";
 import type { CreditMeterState } from "../explorer/credit-meter.js";
 import { createSink } from "../notify/create-sink.js";
 import { createDispatcher, type Dispatcher, type DrainResult } from "../notify/dispatcher.js";
@@ -59,6 +60,11 @@ export interface Daemon {
   readonly ownership: Ownership;
   /** Source states, readiness and kaiawatch's operational alerts. */
   readonly health: HealthMonitor;
+  /**
+   * Resolves at the first tick refused because the key's plan lacks its operation (HTTP 403,
+   * operation 7 on a FREE key): `run` then plans again without that operation. Never rejects.
+   */
+  readonly planRefused: Promise<ExplorerPlanError>;
   /**
    * Start the status server (when `status.listen` is set; a port in use rejects with
    * KW_STATUS_LISTEN before anything else starts), then schedule every source and start delivering.
@@ -160,6 +166,8 @@ export async function createDaemon(common: Common, options: DaemonOptions): Prom
     const headProbe = createHeadProbe(async (signal) => indexedHead(await head.blockNumber(signal), lagBlocks), common.now);
     const operationalSinks = Object.values(config.sinks).filter((sink) => sink.operational).map((sink) => sink.name);
     const budget = await createBudgetGuard(common, { meter: client.meter, store });
+    let refusePlan: (error: ExplorerPlanError) => void = () => {};
+    const planRefused = new Promise<ExplorerPlanError>((resolve) => (refusePlan = resolve));
     const balances = createBalanceMonitor(common, {
       rpc,
       store,
@@ -175,7 +183,13 @@ export async function createDaemon(common: Common, options: DaemonOptions): Prom
       readHead: headProbe.read,
       jitterMs: config.defaults.jitter,
       tickTimeoutMs: config.defaults.tick_timeout,
-      pause: budget,
+      pause: {
+        paused: () => budget.paused(),
+        pausedBy(error) {
+          if (error instanceof ExplorerPlanError) refusePlan(error);
+          return budget.pausedBy(error);
+        },
+      },
       ownership,
       // One write per firing for the cursor advances of windows without alerts.
       flush: () => store.flush(),
@@ -217,6 +231,7 @@ export async function createDaemon(common: Common, options: DaemonOptions): Prom
       budget,
       ownership,
       health,
+      planRefused,
       statusUrl: () => statusServer?.url,
       async start() {
         if (config.status.listen !== false) {

@@ -7,23 +7,51 @@ import { describeError } from "../../common/errors.js";
 import { ConfigError, loadConfig, type Config } from "../../config/index.js";
 import { CONFIG_CHECKS } from "../../daemon/config-checks.js";
 import { createDaemon, type Daemon } from "../../daemon/create-daemon.js";
+import type { ExplorerPlanError } from "../../explorer/errors.js";
 
 /** How long a stop may take before the process exits anyway: a service manager waits for us. */
 const STOP_TIMEOUT_MS = 15_000;
 
-/** Resolves with "stop" on SIGINT/SIGTERM or "reload" on SIGHUP, whichever comes first. */
-function nextEvent(io: CommandIO): Promise<"stop" | "reload"> {
+type RunEvent = "stop" | "reload" | { refused: ExplorerPlanError };
+
+/**
+ * Resolves with "stop" on SIGINT/SIGTERM, "reload" on SIGHUP, or the refusal of an operation
+ * by the key's plan when the planner can do without it (explorer.api_plan says PRO_PLUS),
+ * whichever comes first.
+ */
+function nextEvent(io: CommandIO, daemon: Daemon): Promise<RunEvent> {
   if (io.signal.aborted) return Promise.resolve("stop");
   return new Promise((resolve) => {
     const onAbort = () => finish("stop");
     const unsubscribe = io.onReload?.(() => finish("reload"));
-    function finish(event: "stop" | "reload") {
+    let done = false;
+    function finish(event: RunEvent) {
+      if (done) return;
+      done = true;
       io.signal.removeEventListener("abort", onAbort);
       unsubscribe?.();
       resolve(event);
     }
     io.signal.addEventListener("abort", onAbort, { once: true });
+    if (daemon.config.explorer.api_plan === "PRO_PLUS") void daemon.planRefused.then((refused) => finish({ refused }));
   });
+}
+
+/**
+ * The key's plan refused an operation (a FREE key, operation 7): plan again as on FREE, so
+ * the watches read their internal transactions through operation 8 (block by block, 1
+ * credit each). Sources whose definition changes resume from their watches' positions, so
+ * no block is skipped. The config on disk is not changed: the error says what to set.
+ */
+async function replanWithoutRefused(common: Common, running: Daemon, refused: ExplorerPlanError): Promise<Daemon> {
+  const config: Config = { ...running.config, explorer: { ...running.config.explorer, api_plan: "FREE" } };
+  common.logger.error(
+    { err: describeError(refused), api_plan: running.config.explorer.api_plan },
+    `the key's plan does not include ${refused.operation ?? "an operation"} (it needs ${refused.needs}): planning again as on FREE, so its watches read through operations the plan has; set explorer.api_plan: FREE to plan so from the start, or upgrade the key`,
+  );
+  const next = await restartWith(common, running, config);
+  if (next.started) common.logger.info({ sources: next.daemon.plan.sources.length }, "planned again without the refused operation");
+  return next.daemon;
 }
 
 /** The new config, or undefined (logged) when it must not replace the running one. */
@@ -51,6 +79,13 @@ async function readNewConfig(common: Common, path: string, env: NodeJS.ProcessEn
 async function reload(common: Common, running: Daemon, path: string, env: NodeJS.ProcessEnv): Promise<Daemon> {
   const config = await readNewConfig(common, path, env);
   if (!config) return running;
+  const next = await restartWith(common, running, config);
+  if (next.started) common.logger.info({ sources: next.daemon.plan.sources.length }, "config reloaded");
+  return next.daemon;
+}
+
+/** Stops the running daemon and starts one on `config` (the same store); back to the previous config if that fails. */
+async function restartWith(common: Common, running: Daemon, config: Config): Promise<{ daemon: Daemon; started: boolean }> {
   await running.stop();
   try {
     const next = await createDaemon(common, { config });
@@ -58,14 +93,13 @@ async function reload(common: Common, running: Daemon, path: string, env: NodeJS
       await next.stop();
       throw error;
     });
-    common.logger.info({ sources: next.plan.sources.length }, "config reloaded");
-    return next;
+    return { daemon: next, started: true };
   } catch (error) {
     // E.g. a new store path that another process holds: go back to what worked.
     common.logger.error({ err: describeError(error) }, "reload failed at start-up; going back to the previous config");
     const previous = await createDaemon(common, { config: running.config });
     await previous.start();
-    return previous;
+    return { daemon: previous, started: false };
   }
 }
 
@@ -85,6 +119,10 @@ SIGHUP reloads the config file. A config with errors is refused (they are logged
 the running one stays; otherwise sources whose definition is unchanged keep their
 cursors and new sources begin at their \`start\`.
 
+With explorer.api_plan: PRO_PLUS, an operation the key's plan refuses (HTTP 403) is
+logged as an error naming the plan, and the sources are planned again as on FREE
+(operation 7's watches read through operation 8), from their watches' positions.
+
 Options:
 ${CONFIG_OPTIONS_HELP}
 `,
@@ -100,9 +138,11 @@ ${CONFIG_OPTIONS_HELP}
         return EXIT_RUNTIME;
       }
       common.logger.info({ sources: daemon.plan.sources.length, store: daemon.store.path }, "kaiawatch running");
-      while ((await nextEvent(io)) === "reload") {
-        common.logger.info("reloading the config");
-        daemon = await reload(common, daemon, String(values.config), io.env);
+      for (let event = await nextEvent(io, daemon); event !== "stop"; event = await nextEvent(io, daemon)) {
+        if (event === "reload") {
+          common.logger.info("reloading the config");
+          daemon = await reload(common, daemon, String(values.config), io.env);
+        } else daemon = await replanWithoutRefused(common, daemon, event.refused);
       }
       common.logger.info("stopping");
       const timer = setTimeout(() => {
