@@ -27,6 +27,7 @@ export const layers: readonly Layer[] = [
   { folder: "watch", responsibility: "sources, windows, the poller and engine, replay and the credit plan" },
   { folder: "status", responsibility: "the status page and HTTP API: health, metrics, requeue, credits" },
   { folder: "daemon", responsibility: "wiring everything into one running process; budget guard and head probe" },
+  { folder: "doctor", responsibility: "first-run checks of a config against the real services: explorer, key and plan, answer shapes, node, sinks" },
   { folder: "demo", responsibility: "the one-minute demo: simulator, daemon, webhook receiver, mail catcher" },
   { folder: "cli", responsibility: "the kaiawatch command and its subcommands" },
 ];

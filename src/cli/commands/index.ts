@@ -14,6 +14,7 @@ export interface CommandEntry {
 export const COMMANDS: CommandEntry[] = [
   { name: "run", summary: "run the daemon: poll every source on its schedule and deliver alerts", load: async () => (await import("./run.js")).runCommand },
   { name: "once", summary: "one pass over every source up to the head, deliver, then exit (for cron jobs)", load: async () => (await import("./once.js")).onceCommand },
+  { name: "doctor", summary: "check a config against the real services: explorer, key and plan, answer shapes, node, sinks", load: async () => (await import("./doctor.js")).doctorCommand },
   { name: "validate", summary: "check a config file and show what would run", load: async () => (await import("./validate.js")).validateCommand },
   { name: "plan", summary: "requests and credits per day of a config, against the daily budget", load: async () => (await import("./plan.js")).planCommand },
   { name: "cursors", summary: "list the sources' cursors; --set NAME=BLOCK to rewind or skip", load: async () => (await import("./cursors.js")).cursorsCommand },
