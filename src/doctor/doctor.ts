@@ -221,7 +221,7 @@ async function checkOperations(config: Config, client: ExplorerClient, sources: 
         if (typeof hash === "string") transactionHash ??= hash;
       }
       const drift = Object.keys(client.unknownFields()[operation] ?? {});
-      const records = answer.results === undefined ? "" : `${answer.results.length === 0 ? "no record" : "a record"} in the probe; `;
+      const records = operation === "blockInternalTransactions" ? "answered the explorer check; " : answer.results === undefined ? "" : `${answer.results.length === 0 ? "no record" : "a record"} in the probe; `;
       checks.push({ check: name, verdict: "ok", detail: `${operation}: ${records}shape readable; fields beyond the document: ${drift.length ? drift.join(", ") : "none"}` });
     } catch (error) {
       checks.push(operationFailure(name, error));
