@@ -29,7 +29,7 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}) {
     pollingPaused: gauge("kaiawatch_polling_paused", "1 while polling is paused: the daily credit budget is spent (until 00:00 UTC), or the explorer's daily quota is (until kaiawatch asks again, within the hour).", [] as const),
     explorerRequestRate: gauge("kaiawatch_explorer_request_rate", "Explorer requests per second allowed now: explorer.requests_per_second, lowered after per-second quota refusals and climbing back while none come.", [] as const),
     explorerShapeErrors: counter("kaiawatch_explorer_shape_errors_total", "Explorer answers refused because a field kaiawatch reads was missing or malformed, by operation and field (results[].amount).", ["operation", "field"] as const),
-    explorerUnknownFields: counter("kaiawatch_explorer_unknown_fields_total", "Records (or envelopes) carrying a field the API document does not list, by operation and field: accepted and kept, counted so that drift shows before it matters.", ["operation", "field"] as const),
+    explorerUnknownFields: counter("kaiawatch_explorer_unknown_fields_total", "Explorer answers carrying a field the API document does not list (in up to 16 records spread over a page), by operation and field: accepted and kept, counted so that drift shows before it matters.", ["operation", "field"] as const),
     // chain JSON-RPC (head, balances, token metadata)
     rpcRequests: counter("kaiawatch_rpc_requests_total", "JSON-RPC attempts by method and outcome (ok, rpc_error, bad_response, http_error, too_large, timeout, network, aborted); retries count again.", ["method", "outcome"] as const),
     rpcRetries: counter("kaiawatch_rpc_retries_total", "JSON-RPC requests retried, by method.", ["method"] as const),

@@ -69,7 +69,7 @@ export interface ExplorerClient extends OperationMethods {
   readonly meter: CreditMeter;
   /**
    * Fields outside the API document seen in answers since the start, per operation, each
-   * with the number of records that carried it (also counted in kaiawatch_explorer_unknown_fields_total).
+   * with the number of answers that carried it (also counted in kaiawatch_explorer_unknown_fields_total).
    */
   unknownFields(): Partial<Record<OperationName, Record<string, number>>>;
   /** Requests per second allowed now (lowered after per-second quota refusals). */
@@ -125,14 +125,14 @@ export function createExplorerClient(common: Common, options: ExplorerClientOpti
   metrics.explorerRequestRate.set(limiter.rate?.() ?? settings.requestsPerSecond);
 
   /** Unknown fields by operation; at most MAX_DRIFT_FIELDS names each (metric labels are server-chosen text). */
-  function noteDrift(operation: OperationName, found: Map<string, number>): void {
+  function noteDrift(operation: OperationName, found: Set<string>): void {
     if (found.size === 0) return;
     let seen = drift.get(operation);
     if (seen === undefined) drift.set(operation, (seen = new Map()));
-    for (const [name, count] of found) {
+    for (const name of found) {
       const label = seen.has(name) || seen.size < MAX_DRIFT_FIELDS ? name : "(more)";
-      seen.set(label, (seen.get(label) ?? 0) + count);
-      metrics.explorerUnknownFields.inc({ operation, field: label }, count);
+      seen.set(label, (seen.get(label) ?? 0) + 1);
+      metrics.explorerUnknownFields.inc({ operation, field: label });
     }
   }
 
