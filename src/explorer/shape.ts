@@ -75,7 +75,7 @@ export function bool(value: unknown, key: string): boolean {
 
 const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
 const HASH = /^0x[0-9a-fA-F]{64}$/;
-const HEX = /^0x(?:[0-9a-fA-F]{2})*$/;
+const HEX = /^0x[0-9a-fA-F]*$/;
 
 /** 0x and 40 hex digits, in any letter case (checksummed or not). */
 export function address(value: unknown, key: string): string {
@@ -91,7 +91,7 @@ export function hash(value: unknown, key: string): string {
 
 /** 0x and whole bytes of hex: a log's data. */
 export function hexData(value: unknown, key: string): string {
-  if (typeof value !== "string" || !HEX.test(value)) fail(key, "hex data (0x + bytes)", value);
+  if (typeof value !== "string" || value.length % 2 !== 0 || !HEX.test(value)) fail(key, "hex data (0x + bytes)", value);
   return value;
 }
 
