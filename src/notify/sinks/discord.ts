@@ -120,5 +120,5 @@ export const discordSink = defineSink({
   check: validateDiscordOptions,
   create: (common, name, options) => createDiscordSink(common, name, options),
   preview: (delivery) => JSON.stringify(buildDiscordMessage(delivery), null, 2),
-  secrets: (options) => [options.url],
+  secretKeys: ["url"],
 });

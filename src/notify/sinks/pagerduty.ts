@@ -176,5 +176,5 @@ export const pagerdutySink = defineSink({
     buildPagerDutyEvents(delivery, { ...options, routing_key: "[routing_key]" })
       .map((event) => JSON.stringify(event, null, 2))
       .join("\n"),
-  secrets: (options) => [options.routing_key],
+  secretKeys: ["routing_key"],
 });

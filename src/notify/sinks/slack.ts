@@ -140,5 +140,5 @@ export const slackSink = defineSink({
     const message = buildSlackMessage(delivery, checkTemplate([], "text", options.text));
     return [`text: ${message.text}`, ...message.blocks.map(slackBlockText)].join("\n");
   },
-  secrets: (options) => [options.url],
+  secretKeys: ["url"],
 });

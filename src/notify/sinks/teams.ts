@@ -162,5 +162,5 @@ export const teamsSink = defineSink({
   check: validateTeamsOptions,
   create: (common, name, options) => createTeamsSink(common, name, options),
   preview: (delivery) => teamsPreview(delivery),
-  secrets: (options) => [options.url],
+  secretKeys: ["url"],
 });

@@ -103,5 +103,5 @@ export const telegramSink = defineSink({
   check: validateTelegramOptions,
   create: (common, name, options) => createTelegramSink(common, name, options),
   preview: (delivery, options) => buildTelegramMessage(delivery, options.chat_id).text,
-  secrets: (options) => [options.bot_token],
+  secretKeys: ["bot_token"],
 });

@@ -97,5 +97,5 @@ export const webhookSink = defineSink({
   check: validateWebhookOptions,
   create: (common, name, options) => createWebhookSink(common, name, options),
   preview: (delivery) => JSON.stringify(JSON.parse(buildWebhookBody(delivery)), null, 2),
-  secrets: (options) => [options.url, options.secret, ...Object.values(options.headers)],
+  secretKeys: ["url", "secret", "headers"],
 });
