@@ -49,9 +49,16 @@ export interface StatusServerOptions {
   listen: { host: string; port: number };
   /**
    * When set, /metrics and /status need `Authorization: Bearer <token>`, and so do the
-   * writes (POST /api/…). Without it, writes are taken only from loopback peers (see write-access.ts).
+   * writes (POST /api/…).
    */
   token?: string;
+  /**
+   * Without `token`: the token the writes need (the generated one of `status.write_token_file`).
+   * With neither, writes are refused unless `trustLoopback` lets loopback peers in (write-access.ts).
+   */
+  writeToken?: string;
+  /** `status.trust_loopback`: loopback peers write without a token. Default false. */
+  trustLoopback?: boolean;
   /** Host names (besides loopback names, IP addresses and the listen host) that requests may be addressed to. */
   allowedHosts?: readonly string[];
   provider: StatusProvider;
@@ -82,14 +89,17 @@ const READ = ["GET", "HEAD"] as const;
  * default. The optional bearer token guards what reveals the setup (/metrics, /status); the
  * probes stay open so that an orchestrator needs no secret. The write API (re-queue dead
  * letters, move cursors) is what `kaiawatch outbox retry` and `cursors --set` use while the
- * daemon holds the store's lock, like amtool against a running Alertmanager: with the token
- * when one is configured, else from this machine only. Every write is logged at info.
+ * daemon holds the store's lock, like amtool against a running Alertmanager: always with a
+ * token (status.token, or the generated one the commands read from its file), unless
+ * status.trust_loopback lets this machine's processes in without. Every write is logged at info.
  */
 export async function createStatusServer(common: Common, options: StatusServerOptions): Promise<StatusServer> {
   const { provider } = options;
   const logger = common.logger.child({ component: "status" });
   const registry = common.metrics.registry;
   common.secrets.add(options.token);
+  common.secrets.add(options.writeToken);
+  const writeAuth = { token: options.token ?? options.writeToken, trustLoopback: options.trustLoopback ?? false };
   // Error texts inside (a sink's last error, a failed head read) pass the same scrubbing as log lines.
   const sendJson = (res: ServerResponse, status: number, value: unknown) =>
     send(res, status, "application/json; charset=utf-8", common.secrets.redact(`${JSON.stringify(value, null, 2)}\n`));
@@ -213,12 +223,13 @@ export async function createStatusServer(common: Common, options: StatusServerOp
       return sendJson(res, 405, { error: "method not allowed" });
     }
     if (route.write) {
-      const verdict = checkWriteAccess(req, options.token);
+      const verdict = checkWriteAccess(req, writeAuth);
       if (!verdict.ok) {
         logger.warn({ path, peer: req.socket.remoteAddress, status: verdict.status }, "a write to the status API was refused");
         if (verdict.status === 401) res.setHeader("www-authenticate", 'Bearer realm="kaiawatch"');
         return sendJson(res, verdict.status, { error: verdict.error });
       }
+      WRITERS.set(req, verdict.by);
     } else if (route.auth && options.token !== undefined && !bearerTokenMatches(req.headers.authorization, options.token)) {
       res.setHeader("www-authenticate", 'Bearer realm="kaiawatch"');
       return sendJson(res, 401, { error: "this endpoint needs Authorization: Bearer <status.token>" });
@@ -247,7 +258,8 @@ export async function createStatusServer(common: Common, options: StatusServerOp
   server.on("error", (error) => logger.error({ err: describeError(error) }, "status server error"));
   const address = server.address() as AddressInfo;
   const url = `http://${address.family === "IPv6" ? `[${address.address}]` : address.address}:${address.port}`;
-  logger.info({ url, auth: options.token !== undefined, writes: options.token !== undefined ? "with the token" : "from loopback only" }, "status server listening (the status page at /; /healthz /readyz /metrics /status)");
+  const writes = options.token !== undefined ? "with status.token" : options.writeToken !== undefined ? "with the token of status.write_token_file" : "none";
+  logger.info({ url, auth: options.token !== undefined, writes: writeAuth.trustLoopback ? `from loopback without a token, else ${writes}` : writes }, "status server listening (the status page at /; /healthz /readyz /metrics /status)");
   if (options.token === undefined && !isLoopbackHost(host)) {
     logger.warn({ url }, "the status server listens beyond this machine without status.token: anyone who reaches it can read /status and /metrics (the sources, rules, sinks and recent alerts); set status.token");
   }
@@ -263,10 +275,12 @@ export async function createStatusServer(common: Common, options: StatusServerOp
   };
 }
 
-/** Who wrote, for the log line every write leaves. */
+/** Who wrote, for the log line every write leaves: what checkWriteAccess let in, noted on the request. */
 function writer(req: IncomingMessage): { peer: string | undefined; by: "token" | "loopback" } {
-  return { peer: req.socket.remoteAddress, by: req.headers.authorization === undefined ? "loopback" : "token" };
+  return { peer: req.socket.remoteAddress, by: WRITERS.get(req) ?? "token" };
 }
+
+const WRITERS = new WeakMap<IncomingMessage, "token" | "loopback">();
 
 function send(res: ServerResponse, status: number, contentType: string, body: string): void {
   res.writeHead(status, {
