@@ -1,5 +1,5 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
+import type { AddressInfo, Socket } from "node:net";
 import type { Common } from "../common/common.js";
 import { describeError } from "../common/errors.js";
 import type { DeadLetterSelector, RequeueResult } from "../notify/dispatcher.js";
@@ -62,7 +62,29 @@ export interface StatusServerOptions {
   /** Host names (besides loopback names, IP addresses and the listen host) that requests may be addressed to. */
   allowedHosts?: readonly string[];
   provider: StatusProvider;
+  /** STATUS_SERVER_LIMITS unless given (tests shorten them). */
+  limits?: Partial<StatusServerLimits>;
 }
+
+/**
+ * What one client may hold of the status server. Without them a slow-loris client held a
+ * connection 80 s (node's 60 s headers timeout, checked every 30 s) or 300 s (its request
+ * timeout), and connections were unbounded, so a few scripts could keep /healthz and
+ * /readyz from answering the orchestrator. The probes answer in milliseconds; a cursor
+ * move waits for a tick, but only after its request has arrived, which these do not bound.
+ */
+export interface StatusServerLimits {
+  /** Open connections at once; node closes further ones at once. */
+  maxConnections: number;
+  /** From connecting to the end of the request's headers. */
+  headersTimeoutMs: number;
+  /** From connecting to the end of the request's body. */
+  requestTimeoutMs: number;
+  /** After an answer is written: how long the client may take to read it, or stay idle before its next request. */
+  idleTimeoutMs: number;
+}
+
+export const STATUS_SERVER_LIMITS: StatusServerLimits = { maxConnections: 64, headersTimeoutMs: 5_000, requestTimeoutMs: 10_000, idleTimeoutMs: 5_000 };
 
 export interface StatusServer {
   /** e.g. http://127.0.0.1:9464 (the real port when 0 was asked for). */
@@ -210,7 +232,18 @@ export async function createStatusServer(common: Common, options: StatusServerOp
   }
 
   const hostAllowed = createHostCheck(options.listen.host, options.allowedHosts);
-  const server = createServer((req, res) => {
+  const limits = { ...STATUS_SERVER_LIMITS, ...options.limits };
+  const serverOptions = {
+    headersTimeout: limits.headersTimeoutMs,
+    requestTimeout: limits.requestTimeoutMs,
+    // node checks both timeouts only this often (30 s by default): a bound of 5 s became 35.
+    connectionsCheckingInterval: Math.max(10, Math.min(1_000, Math.floor(limits.headersTimeoutMs / 4))),
+    // A scraper that keeps its connection open must not hold close() up.
+    keepAliveTimeout: limits.idleTimeoutMs,
+  };
+  const server = createServer(serverOptions, (req, res) => {
+    // A request being handled may wait (a cursor move waits for a tick): only the time after an answer is bounded (send()).
+    req.socket.setTimeout(0);
     // Before anything else, probes included: /readyz carries error texts too.
     if (!hostAllowed(req.headers.host)) {
       return sendJson(res, 421, { error: "this server does not answer to that host name; add it to status.allowed_hosts" });
@@ -240,8 +273,8 @@ export async function createStatusServer(common: Common, options: StatusServerOp
       else res.destroy();
     });
   });
-  // A scraper that keeps its connection open must not hold close() up.
-  server.keepAliveTimeout = 5_000;
+  server.maxConnections = limits.maxConnections;
+  server.on("connection", (socket: Socket) => IDLE_TIMEOUTS.set(socket, limits.idleTimeoutMs));
 
   const { host, port } = options.listen;
   await new Promise<void>((resolve, reject) => {
@@ -282,7 +315,14 @@ function writer(req: IncomingMessage): { peer: string | undefined; by: "token" |
 
 const WRITERS = new WeakMap<IncomingMessage, "token" | "loopback">();
 
+/** Each connection's idle bound, for send(), which sees only the response. */
+const IDLE_TIMEOUTS = new WeakMap<Socket, number>();
+
 function send(res: ServerResponse, status: number, contentType: string, body: string): void {
+  // A client that does not read its answer (or sends nothing more) is cut after idleTimeoutMs.
+  const idle = IDLE_TIMEOUTS.get(res.req.socket);
+  // (node's own timeout handler destroys a socket whose request and response have no 'timeout' listener)
+  if (idle !== undefined) res.req.socket.setTimeout(idle);
   res.writeHead(status, {
     "content-type": contentType,
     "content-length": Buffer.byteLength(body),
