@@ -164,7 +164,7 @@ export const statusSchema = z
       .string()
       .min(1)
       .optional()
-      .meta({ description: "Without `token`: the file holding the bearer token the write API (cursor moves, silences, alerts, re-queues) needs. The daemon creates it at its first start, readable by its user only (0600); kaiawatch commands read it. Default: status-write-token beside the store (store.path's folder)." }),
+      .meta({ description: "Without `token`: the file holding the bearer token the write API (cursor moves, silences, alerts, re-queues) needs. The daemon creates it at its first start, readable by its user only (0600); kaiawatch commands read it. Not made with `store.url`. Default: status-write-token beside the store (store.path's folder)." }),
     trust_loopback: z
       .boolean()
       .default(false)

@@ -224,7 +224,9 @@ export async function createDaemon(common: Common, options: DaemonOptions): Prom
           const replicas = store instanceof PostgresStore ? () => replicaViews(store) : undefined;
           const provider = createDaemonStatus(common, { sources: plan.sources, store, engine, dispatcher, meter: client.meter, head: headProbe, budget, health, silences, replicas, explorerUrl: config.chain.explorer_url });
           // Writes need a token unless the operator trusts this machine: status.token, or one made at the first start.
-          const writeToken = config.status.token === undefined && !config.status.trust_loopback ? loadOrCreateWriteToken(config.status.write_token_file) : undefined;
+          // Not with PostgreSQL: the commands write to the database itself, so the file would serve
+          // nobody; the replicas' write API then needs status.token.
+          const writeToken = config.status.token === undefined && !config.status.trust_loopback && config.store.url === undefined ? loadOrCreateWriteToken(config.status.write_token_file) : undefined;
           statusServer = await createStatusServer(common, { listen: config.status.listen, token: config.status.token, writeToken, trustLoopback: config.status.trust_loopback, allowedHosts: config.status.allowed_hosts, provider });
         }
         await ownership.start(resources);
