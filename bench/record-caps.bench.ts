@@ -11,6 +11,7 @@ import { parseExactJson, quoteExactNumbers } from "../src/explorer/exact-json.js
 import { MAX_RECORD_TEXT } from "../src/model/record-limits.js";
 import { compileSafePattern } from "../src/rules/safe-regexp.js";
 import { NORMALIZERS, PROBES } from "../src/watch/normalize.js";
+import { capRecord } from "../src/watch/cap-record.js";
 import type { InternalTransactionListItem } from "../src/explorer/types.js";
 import { report, type BenchFigure } from "./lib.js";
 import { loadNote, median, round, seededRandom } from "./support.js";
@@ -84,6 +85,15 @@ const parseMs = timed(() => JSON.parse(page));
 const readerMs = timed(() => parseExactJson(page));
 const beforeMs = timed(() => JSON.parse(quoteExactNumbers(page)));
 
+// 5. What the caps cost an ordinary record: the walk capRecord makes (twice: probe, then normalise).
+const ordinary = JSON.parse(page) as { results: InternalTransactionListItem[] };
+const walkMs = timed(() => {
+  for (const record of ordinary.results) {
+    capRecord(record);
+    capRecord(record);
+  }
+});
+
 const figures: BenchFigure[] = [
   { name: "a record with a 20 MB revert text: probe + normalise (SHA-256 of the whole, cut), median", value: round(capMs, 1), unit: "ms" },
   { name: "that record as stored and sent (its JSON)", value: row, unit: "characters", target: `≤ ${MAX_RECORD_TEXT.toLocaleString("en-US")} + the record's other fields`, ok: row <= MAX_RECORD_TEXT + 1024 },
@@ -92,6 +102,7 @@ const figures: BenchFigure[] = [
   { name: "a page holding a record nested 100,000 deep: refused by the reader, median", value: round(refuseMs, 2), unit: "ms" },
   { name: "a 2,000-record page (~1 MB): the reader (depth pass, exact numbers, parse), median", value: round(readerMs, 2), unit: "ms", baseline: round(parseMs, 2) },
   { name: "the same page: the reader without the depth pass (before this change), median", value: round(beforeMs, 2), unit: "ms", baseline: round(parseMs, 2) },
+  { name: "the caps' walk over those 2,000 ordinary records, twice each (probe and normalise), median", value: round(walkMs, 2), unit: "ms", baseline: round(parseMs, 2) },
 ];
 
 report(
