@@ -1,4 +1,6 @@
 import type { Config } from "../config/index.js";
+import { StatusError } from "../status/errors.js";
+import { readWriteToken } from "../status/write-token.js";
 
 /** How long a command waits for the running daemon to answer a write (a cursor move waits for a tick to end). */
 const REQUEST_TIMEOUT_MS = 90_000;
@@ -12,8 +14,10 @@ export interface DaemonApi {
 
 /**
  * The running daemon's status API, read from the config: `status.listen` (a wildcard address
- * is reached over loopback) and `status.token` when set. Undefined with the reason when the
- * config gives no way in: no status server, or port 0 (a port only the daemon knows).
+ * is reached over loopback) and the write token: `status.token` when set, else the one in
+ * `status.write_token_file` (none with `status.trust_loopback`). Undefined with the reason
+ * when the config gives no way in: no status server, port 0 (a port only the daemon
+ * knows), or a token file this user cannot read.
  */
 export function daemonApiOf(config: Config): DaemonApi | { unavailable: string } {
   const listen = config.status.listen;
@@ -21,7 +25,16 @@ export function daemonApiOf(config: Config): DaemonApi | { unavailable: string }
   if (listen.port === 0) return { unavailable: "status.listen has port 0, so this command cannot know the running daemon's port" };
   const host = listen.host === "0.0.0.0" || listen.host === "" ? "127.0.0.1" : listen.host === "::" ? "::1" : listen.host;
   const url = `http://${host.includes(":") ? `[${host}]` : host}:${listen.port}`;
-  const token = config.status.token;
+  let token = config.status.token;
+  // Without status.token, the daemon made a token at its first start; only its user can read it.
+  if (token === undefined && !config.status.trust_loopback) {
+    try {
+      token = readWriteToken(config.status.write_token_file);
+    } catch (error) {
+      if (error instanceof StatusError) return { unavailable: `${error.code}: ${error.message}` };
+      throw error;
+    }
+  }
   return {
     url,
     async post(path, body, signal) {

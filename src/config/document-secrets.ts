@@ -1,12 +1,17 @@
 import { isMap, isScalar, visit, type Document } from "yaml";
+import { secretsOfUrl } from "../common/url-secrets.js";
+import { SINK_SECRET_KEY_NAMES } from "../notify/sinks/index.js";
 
 /**
  * Keys whose value is a credential wherever they sit: the typed config (secretsOfConfig)
  * is only built from a valid file, but an error report is made from a broken one, so the
- * secrets to hide from it are found by key name in the raw tree, whatever its shape.
- * `password` is not a key of the schema: a user who writes it by mistake still means a secret.
+ * secrets to hide from it are found by key name in the raw tree, whatever its shape. The
+ * sinks' keys come from what each sink declares (`secretKeys`), so a new sink's key is
+ * hidden without a change here; the others are the sections' own: `explorer.api_key`,
+ * `status.token`, `store.url`. `password` is not a key of the schema: a user who writes it
+ * by mistake still means a secret.
  */
-const SECRET_KEYS = new Set(["api_key", "token", "url", "secret", "headers", "user", "pass", "password", "bot_token"]);
+export const SECRET_KEYS: ReadonlySet<string> = new Set(["api_key", "token", "url", "password", ...SINK_SECRET_KEY_NAMES]);
 
 /** `api_key:SECRET` (no space after the colon) is one plain scalar, not a pair. */
 const GLUED_PAIR = /^\s*([A-Za-z_]+)\s*:\s*(\S.*)$/s;
@@ -56,6 +61,8 @@ export function secretsOfDocument(doc: Document, text: string): string[] {
     },
     Scalar(_key, scalar) {
       if (typeof scalar.value !== "string") return;
+      // Any URL, under any key (explorer.base_url, chain.rpc_url): its user info, key-like path and query.
+      for (const part of secretsOfUrl(scalar.value.trim())) addText(found, part);
       const glued = GLUED_PAIR.exec(scalar.value);
       if (glued?.[1] !== undefined && glued[2] !== undefined && SECRET_KEYS.has(glued[1].toLowerCase())) addText(found, glued[2]);
     },

@@ -1,7 +1,8 @@
+import { dirname, join } from "node:path";
 import type { z } from "zod";
 import type { ConfigIssue } from "./errors.js";
 import { sinkConfigSchema } from "../notify/sinks/index.js";
-import { DEFAULT_STORE_PATH, SLUG_PATTERN, SECTION_SCHEMAS, WATCH_KINDS, ruleSchema, watchSchema } from "./schema.js";
+import { DEFAULT_STORE_PATH, SLUG_PATTERN, WRITE_TOKEN_FILE_NAME, SECTION_SCHEMAS, WATCH_KINDS, ruleSchema, watchSchema } from "./schema.js";
 import { sourcesOfWatch } from "./sources-of-watch.js";
 import { didYouMean } from "./suggest.js";
 import type { Config, DefaultsConfig, RuleConfig, SinkConfig, WatchConfig, WatchKind } from "./types.js";
@@ -270,6 +271,7 @@ export function resolveConfig(raw: unknown): ResolvedConfig {
     checkRuleIndex.push(i);
   });
 
+  const store = withStorePath(parseOr(SECTION_SCHEMAS.store, root.store));
   const config: Config = {
     explorer: { ...explorer, base_url: networkUrl("explorer", "base_url", explorer.base_url) },
     chain: {
@@ -277,8 +279,8 @@ export function resolveConfig(raw: unknown): ResolvedConfig {
       rpc_url: networkUrl("chain", "rpc_url", chain.rpc_url),
       explorer_url: networkUrl("chain", "explorer_url", chain.explorer_url),
     },
-    store: withStorePath(parseOr(SECTION_SCHEMAS.store, root.store)),
-    status: parseOr(SECTION_SCHEMAS.status, root.status),
+    store,
+    status: withWriteTokenFile(parseOr(SECTION_SCHEMAS.status, root.status), store.path),
     operational: parseOr(SECTION_SCHEMAS.operational, root.operational),
     log: parseOr(SECTION_SCHEMAS.log, root.log),
     defaults,
@@ -294,4 +296,9 @@ export function resolveConfig(raw: unknown): ResolvedConfig {
 /** The file store's default path applies when neither a path nor a PostgreSQL URL is given. */
 function withStorePath(store: z.output<typeof SECTION_SCHEMAS.store>): Config["store"] {
   return { ...store, path: store.path ?? DEFAULT_STORE_PATH };
+}
+
+/** The write token lives beside the store by default: the daemon's own folder, which its user owns. */
+function withWriteTokenFile(status: z.output<typeof SECTION_SCHEMAS.status>, storePath: string): Config["status"] {
+  return { ...status, write_token_file: status.write_token_file ?? join(dirname(storePath), WRITE_TOKEN_FILE_NAME) };
 }

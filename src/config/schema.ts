@@ -123,6 +123,8 @@ export const chainSchema = z
 
 /** The store file when neither `store.path` nor `store.url` is given. */
 export const DEFAULT_STORE_PATH = "./data/kaiawatch.json";
+/** The write API's token file, beside the store unless status.write_token_file says otherwise. */
+export const WRITE_TOKEN_FILE_NAME = "status-write-token";
 
 const postgresUrl = z
   .string()
@@ -158,6 +160,15 @@ export const statusSchema = z
       .array(z.string().regex(/^[A-Za-z0-9.-]+$/, "expected a host name (no port, no scheme)"))
       .default([])
       .meta({ description: "Host names the status server answers to, besides localhost, IP addresses and the listen host (e.g. the name Prometheus or a reverse proxy uses). Others get 421: this defeats DNS rebinding." }),
+    write_token_file: z
+      .string()
+      .min(1)
+      .optional()
+      .meta({ description: "Without `token`: the file holding the bearer token the write API (cursor moves, silences, alerts, re-queues) needs. The daemon creates it at its first start, readable by its user only (0600); kaiawatch commands read it. Not made with `store.url`. Default: status-write-token beside the store (store.path's folder)." }),
+    trust_loopback: z
+      .boolean()
+      .default(false)
+      .meta({ description: "true: processes on this machine (a loopback peer) may use the write API without a token, and no token file is made. Only for a machine whose every local user and process is trusted. Default false." }),
   })
   .prefault({});
 

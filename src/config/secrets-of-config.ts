@@ -1,3 +1,4 @@
+import { secretsOfUrl } from "../common/url-secrets.js";
 import { sinkDefinitionOf } from "../notify/sinks/index.js";
 import type { Config } from "./types.js";
 
@@ -5,7 +6,10 @@ import type { Config } from "./types.js";
  * Every secret value in the config, for the logger's scrubber: the explorer API key, the
  * status token, Slack/Discord/webhook URLs (the URL is the credential), webhook signing
  * secrets and header values (often an Authorization), SMTP user and password, Telegram
- * bot tokens, the PostgreSQL store URL and its password.
+ * bot tokens, PagerDuty routing keys, the PostgreSQL store URL and its password; and the
+ * secret-bearing parts of every URL anywhere in the config (user info, key-like path
+ * segments, query values: a provider key in `chain.rpc_url`), which a server may echo back
+ * in an error that reaches a log line or /readyz.
  */
 export function secretsOfConfig(config: Config): string[] {
   const secrets = new Set<string>();
@@ -17,7 +21,15 @@ export function secretsOfConfig(config: Config): string[] {
   add(config.store.url);
   if (config.store.url !== undefined) add(passwordOf(config.store.url));
   for (const sink of Object.values(config.sinks)) sinkDefinitionOf(sink.type)?.secrets(sink).forEach(add);
+  for (const text of stringsOf(config)) secretsOfUrl(text).forEach(add);
   return [...secrets];
+}
+
+/** Every string value in the config, however deep: a URL may sit under any key. */
+function stringsOf(value: unknown, out: string[] = [], depth = 0): string[] {
+  if (typeof value === "string") out.push(value);
+  else if (value !== null && typeof value === "object" && depth < 64) for (const inner of Object.values(value)) stringsOf(inner, out, depth + 1);
+  return out;
 }
 
 /** The password inside a postgres:// URL, decoded: a driver's error may quote it alone. */

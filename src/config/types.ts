@@ -89,6 +89,10 @@ export interface StatusConfig {
   token?: string;
   /** Host names requests may be addressed to, besides loopback names, IP addresses and the listen host. */
   allowed_hosts: string[];
+  /** Without `token`: where the write API's generated token is kept (resolved: beside the store by default). */
+  write_token_file: string;
+  /** Loopback peers may write without a token (a trusted machine). */
+  trust_loopback: boolean;
 }
 
 export interface LogConfig {

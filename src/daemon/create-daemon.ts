@@ -33,6 +33,7 @@ import { explorerOptionsOf } from "./explorer-options.js";
 import { paginateSource } from "./paginate-source.js";
 import { createDaemonStatus, type ReplicaView } from "../status/daemon-status.js";
 import { createStatusServer, type StatusServer } from "../status/status-server.js";
+import { loadOrCreateWriteToken } from "../status/write-token.js";
 import { createBudgetGuard, type BudgetGuard } from "./budget-guard.js";
 import { createHeadProbe } from "./head-probe.js";
 import { createHealthMonitor, type HealthMonitor } from "./health-monitor.js";
@@ -237,7 +238,11 @@ export async function createDaemon(common: Common, options: DaemonOptions): Prom
         if (config.status.listen !== false) {
           const replicas = store instanceof PostgresStore ? () => replicaViews(store) : undefined;
           const provider = createDaemonStatus(common, { sources: plan.sources, store, engine, dispatcher, meter: client.meter, head: headProbe, budget, health, silences, replicas, explorerUrl: config.chain.explorer_url });
-          statusServer = await createStatusServer(common, { listen: config.status.listen, token: config.status.token, allowedHosts: config.status.allowed_hosts, provider });
+          // Writes need a token unless the operator trusts this machine: status.token, or one made at the first start.
+          // Not with PostgreSQL: the commands write to the database itself, so the file would serve
+          // nobody; the replicas' write API then needs status.token.
+          const writeToken = config.status.token === undefined && !config.status.trust_loopback && config.store.url === undefined ? loadOrCreateWriteToken(config.status.write_token_file) : undefined;
+          statusServer = await createStatusServer(common, { listen: config.status.listen, token: config.status.token, writeToken, trustLoopback: config.status.trust_loopback, allowedHosts: config.status.allowed_hosts, provider });
         }
         await ownership.start(resources);
         ownershipStarted = true;

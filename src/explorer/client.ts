@@ -5,7 +5,7 @@ import { describeError, isAbortError } from "../common/errors.js";
 import { createCreditMeter, type CreditMeter } from "./credit-meter.js";
 import { unknownFields } from "./drift.js";
 import { ExplorerBadResponseError, ExplorerError, ExplorerHttpError, ExplorerPlanError, ExplorerResponseTooLargeError, ExplorerShapeError, quotaOf } from "./errors.js";
-import { ExactNumberError, parseExactJson } from "./exact-json.js";
+import { ExactNumberError, JsonTooDeepError, parseExactJson } from "./exact-json.js";
 import { excerptOf, httpErrorOptionsOf, sendRequest, type HttpResponse } from "./http.js";
 import { API_LIMITS, OPERATIONS, type OperationName } from "./operations.js";
 import { buildRequestPath, type OperationParams } from "./params.js";
@@ -142,7 +142,8 @@ export function createExplorerClient(common: Common, options: ExplorerClientOpti
     try {
       value = parseExactJson(text);
     } catch (error) {
-      const exactNumber = error instanceof ExactNumberError;
+      // Neither a number out of range nor absurd nesting is cured by asking again.
+      const exactNumber = error instanceof ExactNumberError || error instanceof JsonTooDeepError;
       const problem = text.trim() === "" ? "empty body" : exactNumber ? error.message : "not valid JSON (cut short?)";
       throw new ExplorerBadResponseError(operation, problem, excerpt(), { transient: !exactNumber, cause: error });
     }

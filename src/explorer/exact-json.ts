@@ -38,9 +38,50 @@ export function quoteExactNumbers(text: string): string {
   return copied === 0 ? text : out + text.slice(copied);
 }
 
-/** JSON.parse after quoteExactNumbers. */
+/**
+ * How deep an answer's maps and lists may nest. The API's deepest answer nests about 6
+ * levels; JSON.parse itself copes with any depth, but whatever walks the value afterwards
+ * recursively (JSON.stringify into the outbox, the rules) overflows the stack near 10,000
+ * levels, and a source whose every tick dies that way is stalled without a word.
+ */
+export const MAX_JSON_DEPTH = 64;
+
+export class JsonTooDeepError extends Error {
+  override name = "JsonTooDeepError";
+}
+
+/** JSON.parse after quoteExactNumbers, refusing an answer nested deeper than MAX_JSON_DEPTH. */
 export function parseExactJson(text: string): unknown {
+  checkDepth(text);
   return JSON.parse(quoteExactNumbers(text));
+}
+
+/**
+ * One pass over the text, before it is parsed: brackets inside strings do not count, and
+ * a string is skipped with indexOf (most of a page is strings: hashes, addresses), so the
+ * pass costs little beside JSON.parse (bench/record-caps.bench.ts). Text that is not
+ * valid JSON may be miscounted; JSON.parse refuses it next anyway.
+ */
+function checkDepth(text: string): void {
+  let depth = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x22 /* " */) {
+      let end = text.indexOf('"', i + 1);
+      while (end !== -1 && escaped(text, end)) end = text.indexOf('"', end + 1);
+      if (end === -1) return;
+      i = end;
+    } else if (c === 0x7b /* { */ || c === 0x5b /* [ */) {
+      if (++depth > MAX_JSON_DEPTH) throw new JsonTooDeepError(`nested deeper than ${MAX_JSON_DEPTH} levels (at character ${i})`);
+    } else if (c === 0x7d /* } */ || c === 0x5d /* ] */) depth--;
+  }
+}
+
+/** Whether the quote at `at` is escaped: an odd run of backslashes before it. */
+function escaped(text: string, at: number): boolean {
+  let backslashes = 0;
+  for (let i = at - 1; i >= 0 && text.charCodeAt(i) === 0x5c; i--) backslashes++;
+  return backslashes % 2 === 1;
 }
 
 function followsObjectStart(text: string, index: number): boolean {

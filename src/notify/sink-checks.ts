@@ -1,6 +1,7 @@
 import type { SinkConfigProblem } from "./errors.js";
 import { SinkConfigError, TemplateError } from "./errors.js";
 import { compileTemplate, type Template } from "./template.js";
+import { privateNetworkReason } from "./private-network.js";
 
 /**
  * Config-time checks shared by the sink factories. Each returns problems instead of
@@ -14,6 +15,8 @@ export interface UrlRule {
   allowHttp?: boolean;
   /** Plain http is accepted to this machine only (a local relay; tests). */
   allowLoopbackHttp?: boolean;
+  /** Link-local and cloud metadata hosts are accepted (the sink's `allow_private_network`). */
+  allowPrivateNetwork?: boolean;
 }
 
 export function checkUrl(problems: SinkConfigProblem[], key: string, value: unknown, rule: UrlRule = {}): void {
@@ -27,6 +30,12 @@ export function checkUrl(problems: SinkConfigProblem[], key: string, value: unkn
   } catch {
     // Never echo the value: for chat sinks the URL is the secret.
     problems.push({ key, message: "is not a valid URL" });
+    return;
+  }
+  const refused = rule.allowPrivateNetwork === true ? undefined : privateNetworkReason(url.hostname);
+  if (refused !== undefined) {
+    // The host is named (it is no secret); the path and query, which may be, are not.
+    problems.push({ key, message: `points at ${refused} (${url.hostname}); set allow_private_network: true if this sink is meant to reach it` });
     return;
   }
   if (url.protocol === "https:") return;

@@ -1,4 +1,5 @@
 import { RE2JS } from "re2js";
+import { MAX_RECORD_TEXT } from "../model/record-limits.js";
 
 /** Longest pattern a rule may use: a rule is read by people, and long patterns are hard to review. */
 export const MAX_PATTERN_LENGTH = 256;
@@ -14,16 +15,16 @@ export const MAX_PATTERN_LENGTH = 256;
 export const MAX_PROGRAM_SIZE = 300;
 
 /**
- * How much of a text a pattern reads: the first 8,192 characters (UTF-16 code units; a
- * surrogate pair is never cut). Revert messages, event names and token names are short; a
- * longer text is an on-chain string blob (an SVG, a data URI) or an attack, and reading all
- * of it would let one record cost as much as its writer wishes. With MAX_PROGRAM_SIZE this
- * bounds one match to well under a second even for the worst pattern a rule may write
- * (bench/regex.bench.ts: about 1 s per 16 KiB for a 400-instruction DFA-hostile pattern on
- * a loaded 2-core machine, hence 300 and 8 KiB). A pattern anchored with `$` sees the end of
- * this prefix as the end of the text.
+ * How much of a text a pattern reads: the first MAX_RECORD_TEXT characters (UTF-16 code
+ * units; a surrogate pair is never cut), which is all of any text field of a record, since
+ * a record's texts are cut to that length when it enters (src/watch/cap-record.ts). Reading
+ * less let text placed after filler evade a rule ("x" × 9,000 then "drain" passed
+ * `/drain/` when patterns read 8,192). With MAX_PROGRAM_SIZE this bounds one match to well
+ * under a second even for the worst pattern a rule may write (bench/regex.bench.ts, "the
+ * text a rule reads": its worst is what one match of one record can cost). A pattern
+ * anchored with `$` sees the end of this prefix as the end of the text.
  */
-export const MAX_MATCHED_TEXT = 8_192;
+export const MAX_MATCHED_TEXT = MAX_RECORD_TEXT;
 
 /** Flags a rule may use. `g` and `y` are refused: they make RegExp.test stateful. */
 const ALLOWED_FLAGS = /^[imsu]*$/;

@@ -1,5 +1,5 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
+import type { AddressInfo, Socket } from "node:net";
 import type { Common } from "../common/common.js";
 import { describeError } from "../common/errors.js";
 import type { DeadLetterSelector, RequeueResult } from "../notify/dispatcher.js";
@@ -49,13 +49,42 @@ export interface StatusServerOptions {
   listen: { host: string; port: number };
   /**
    * When set, /metrics and /status need `Authorization: Bearer <token>`, and so do the
-   * writes (POST /api/…). Without it, writes are taken only from loopback peers (see write-access.ts).
+   * writes (POST /api/…).
    */
   token?: string;
+  /**
+   * Without `token`: the token the writes need (the generated one of `status.write_token_file`).
+   * With neither, writes are refused unless `trustLoopback` lets loopback peers in (write-access.ts).
+   */
+  writeToken?: string;
+  /** `status.trust_loopback`: loopback peers write without a token. Default false. */
+  trustLoopback?: boolean;
   /** Host names (besides loopback names, IP addresses and the listen host) that requests may be addressed to. */
   allowedHosts?: readonly string[];
   provider: StatusProvider;
+  /** STATUS_SERVER_LIMITS unless given (tests shorten them). */
+  limits?: Partial<StatusServerLimits>;
 }
+
+/**
+ * What one client may hold of the status server. Without them a slow-loris client held a
+ * connection 80 s (node's 60 s headers timeout, checked every 30 s) or 300 s (its request
+ * timeout), and connections were unbounded, so a few scripts could keep /healthz and
+ * /readyz from answering the orchestrator. The probes answer in milliseconds; a cursor
+ * move waits for a tick, but only after its request has arrived, which these do not bound.
+ */
+export interface StatusServerLimits {
+  /** Open connections at once; node closes further ones at once. */
+  maxConnections: number;
+  /** From connecting to the end of the request's headers. */
+  headersTimeoutMs: number;
+  /** From connecting to the end of the request's body. */
+  requestTimeoutMs: number;
+  /** After an answer is written: how long the client may take to read it, or stay idle before its next request. */
+  idleTimeoutMs: number;
+}
+
+export const STATUS_SERVER_LIMITS: StatusServerLimits = { maxConnections: 64, headersTimeoutMs: 5_000, requestTimeoutMs: 10_000, idleTimeoutMs: 5_000 };
 
 export interface StatusServer {
   /** e.g. http://127.0.0.1:9464 (the real port when 0 was asked for). */
@@ -82,14 +111,17 @@ const READ = ["GET", "HEAD"] as const;
  * default. The optional bearer token guards what reveals the setup (/metrics, /status); the
  * probes stay open so that an orchestrator needs no secret. The write API (re-queue dead
  * letters, move cursors) is what `kaiawatch outbox retry` and `cursors --set` use while the
- * daemon holds the store's lock, like amtool against a running Alertmanager: with the token
- * when one is configured, else from this machine only. Every write is logged at info.
+ * daemon holds the store's lock, like amtool against a running Alertmanager: always with a
+ * token (status.token, or the generated one the commands read from its file), unless
+ * status.trust_loopback lets this machine's processes in without. Every write is logged at info.
  */
 export async function createStatusServer(common: Common, options: StatusServerOptions): Promise<StatusServer> {
   const { provider } = options;
   const logger = common.logger.child({ component: "status" });
   const registry = common.metrics.registry;
   common.secrets.add(options.token);
+  common.secrets.add(options.writeToken);
+  const writeAuth = { token: options.token ?? options.writeToken, trustLoopback: options.trustLoopback ?? false };
   // Error texts inside (a sink's last error, a failed head read) pass the same scrubbing as log lines.
   const sendJson = (res: ServerResponse, status: number, value: unknown) =>
     send(res, status, "application/json; charset=utf-8", common.secrets.redact(`${JSON.stringify(value, null, 2)}\n`));
@@ -200,7 +232,18 @@ export async function createStatusServer(common: Common, options: StatusServerOp
   }
 
   const hostAllowed = createHostCheck(options.listen.host, options.allowedHosts);
-  const server = createServer((req, res) => {
+  const limits = { ...STATUS_SERVER_LIMITS, ...options.limits };
+  const serverOptions = {
+    headersTimeout: limits.headersTimeoutMs,
+    requestTimeout: limits.requestTimeoutMs,
+    // node checks both timeouts only this often (30 s by default): a bound of 5 s became 35.
+    connectionsCheckingInterval: Math.max(10, Math.min(1_000, Math.floor(limits.headersTimeoutMs / 4))),
+    // A scraper that keeps its connection open must not hold close() up.
+    keepAliveTimeout: limits.idleTimeoutMs,
+  };
+  const server = createServer(serverOptions, (req, res) => {
+    // A request being handled may wait (a cursor move waits for a tick): only the time after an answer is bounded (send()).
+    req.socket.setTimeout(0);
     // Before anything else, probes included: /readyz carries error texts too.
     if (!hostAllowed(req.headers.host)) {
       return sendJson(res, 421, { error: "this server does not answer to that host name; add it to status.allowed_hosts" });
@@ -213,12 +256,13 @@ export async function createStatusServer(common: Common, options: StatusServerOp
       return sendJson(res, 405, { error: "method not allowed" });
     }
     if (route.write) {
-      const verdict = checkWriteAccess(req, options.token);
+      const verdict = checkWriteAccess(req, writeAuth);
       if (!verdict.ok) {
         logger.warn({ path, peer: req.socket.remoteAddress, status: verdict.status }, "a write to the status API was refused");
         if (verdict.status === 401) res.setHeader("www-authenticate", 'Bearer realm="kaiawatch"');
         return sendJson(res, verdict.status, { error: verdict.error });
       }
+      WRITERS.set(req, verdict.by);
     } else if (route.auth && options.token !== undefined && !bearerTokenMatches(req.headers.authorization, options.token)) {
       res.setHeader("www-authenticate", 'Bearer realm="kaiawatch"');
       return sendJson(res, 401, { error: "this endpoint needs Authorization: Bearer <status.token>" });
@@ -229,8 +273,8 @@ export async function createStatusServer(common: Common, options: StatusServerOp
       else res.destroy();
     });
   });
-  // A scraper that keeps its connection open must not hold close() up.
-  server.keepAliveTimeout = 5_000;
+  server.maxConnections = limits.maxConnections;
+  server.on("connection", (socket: Socket) => IDLE_TIMEOUTS.set(socket, limits.idleTimeoutMs));
 
   const { host, port } = options.listen;
   await new Promise<void>((resolve, reject) => {
@@ -247,7 +291,8 @@ export async function createStatusServer(common: Common, options: StatusServerOp
   server.on("error", (error) => logger.error({ err: describeError(error) }, "status server error"));
   const address = server.address() as AddressInfo;
   const url = `http://${address.family === "IPv6" ? `[${address.address}]` : address.address}:${address.port}`;
-  logger.info({ url, auth: options.token !== undefined, writes: options.token !== undefined ? "with the token" : "from loopback only" }, "status server listening (the status page at /; /healthz /readyz /metrics /status)");
+  const writes = options.token !== undefined ? "with status.token" : options.writeToken !== undefined ? "with the token of status.write_token_file" : "none";
+  logger.info({ url, auth: options.token !== undefined, writes: writeAuth.trustLoopback ? `from loopback without a token, else ${writes}` : writes }, "status server listening (the status page at /; /healthz /readyz /metrics /status)");
   if (options.token === undefined && !isLoopbackHost(host)) {
     logger.warn({ url }, "the status server listens beyond this machine without status.token: anyone who reaches it can read /status and /metrics (the sources, rules, sinks and recent alerts); set status.token");
   }
@@ -263,12 +308,21 @@ export async function createStatusServer(common: Common, options: StatusServerOp
   };
 }
 
-/** Who wrote, for the log line every write leaves. */
+/** Who wrote, for the log line every write leaves: what checkWriteAccess let in, noted on the request. */
 function writer(req: IncomingMessage): { peer: string | undefined; by: "token" | "loopback" } {
-  return { peer: req.socket.remoteAddress, by: req.headers.authorization === undefined ? "loopback" : "token" };
+  return { peer: req.socket.remoteAddress, by: WRITERS.get(req) ?? "token" };
 }
 
+const WRITERS = new WeakMap<IncomingMessage, "token" | "loopback">();
+
+/** Each connection's idle bound, for send(), which sees only the response. */
+const IDLE_TIMEOUTS = new WeakMap<Socket, number>();
+
 function send(res: ServerResponse, status: number, contentType: string, body: string): void {
+  // A client that does not read its answer (or sends nothing more) is cut after idleTimeoutMs.
+  const idle = IDLE_TIMEOUTS.get(res.req.socket);
+  // (node's own timeout handler destroys a socket whose request and response have no 'timeout' listener)
+  if (idle !== undefined) res.req.socket.setTimeout(idle);
   res.writeHead(status, {
     "content-type": contentType,
     "content-length": Buffer.byteLength(body),

@@ -4,22 +4,27 @@ import { bearerTokenMatches } from "./bearer.js";
 
 export type WriteVerdict = { ok: true; by: "token" | "loopback" } | { ok: false; status: 401 | 403; error: string };
 
+export interface WriteAuth {
+  /** The token writes need: `status.token`, or the generated one (write-token.ts); none only with `trustLoopback`. */
+  token: string | undefined;
+  /** `status.trust_loopback`: a process on this machine may write without a token. */
+  trustLoopback: boolean;
+}
+
 /**
- * Who may change a running daemon (re-queue dead letters, move cursors): with `status.token`
- * configured, whoever sends it; without one, only a process on this machine (the peer's
- * address is loopback), as `kaiawatch outbox retry` or `cursors --set` run beside the daemon.
- * Requests from another machine without a token are refused even when the server listens on
- * every interface: a token-less setup is a single-machine setup.
+ * Who may change a running daemon (re-queue dead letters, move cursors, silence rules,
+ * queue alerts): whoever sends the token, from anywhere. Loopback alone is enough only with
+ * `status.trust_loopback: true`, since any local user or process is a loopback peer; then a
+ * peer from elsewhere still needs `status.token`.
  */
-export function checkWriteAccess(req: IncomingMessage, token: string | undefined): WriteVerdict {
-  if (token !== undefined) {
-    return bearerTokenMatches(req.headers.authorization, token)
+export function checkWriteAccess(req: IncomingMessage, auth: WriteAuth): WriteVerdict {
+  if (auth.trustLoopback && isLoopbackAddress(req.socket.remoteAddress)) return { ok: true, by: "loopback" };
+  if (auth.token !== undefined) {
+    return bearerTokenMatches(req.headers.authorization, auth.token)
       ? { ok: true, by: "token" }
-      : { ok: false, status: 401, error: "this endpoint needs Authorization: Bearer <status.token>" };
+      : { ok: false, status: 401, error: "this endpoint needs Authorization: Bearer <token>: status.token, or the token in status.write_token_file (kaiawatch commands send it)" };
   }
-  return isLoopbackAddress(req.socket.remoteAddress)
-    ? { ok: true, by: "loopback" }
-    : { ok: false, status: 403, error: "without status.token, only processes on the daemon's machine (loopback) may change it; set status.token to allow this" };
+  return { ok: false, status: 403, error: "with status.trust_loopback and no status.token, only processes on the daemon's machine (loopback) may change it; set status.token to allow this" };
 }
 
 /** 127.0.0.0/8, ::1 and IPv4-mapped 127.x: a peer on this machine. */

@@ -1,21 +1,32 @@
 import type { EventLog, InternalTransactionListItem, NftTransfer } from "../explorer/types.js";
 import type { RecordFamily, WatchedRecord } from "../model/record.js";
+import { capRecord } from "./cap-record.js";
 
 const lower = (value: string | undefined) => (value === undefined ? "" : value.toLowerCase());
 
-export function normalizeEventLog(data: EventLog): WatchedRecord {
+/*
+ * Every record enters the pipeline through one of the functions below (PROBES for what
+ * rules test, NORMALIZERS for what is kept), so each bounds its record first (capRecord:
+ * texts cut to MAX_RECORD_TEXT, nesting to MAX_RECORD_DEPTH). In place, so the second
+ * call on the same record finds nothing left to cut.
+ */
+
+export function normalizeEventLog(raw: EventLog): WatchedRecord {
+  const data = capRecord(raw);
   const tx = lower(data.transaction_hash);
   return { family: "event_logs", block: data.block_number, transactionHash: data.transaction_hash, key: `${data.block_number}:${tx}:${data.log_index}`, order: [data.log_index], data };
 }
 
-export function normalizeNftTransfer(data: NftTransfer): WatchedRecord {
+export function normalizeNftTransfer(raw: NftTransfer): WatchedRecord {
+  const data = capRecord(raw);
   const tx = lower(data.transaction_hash);
   // Transfers carry no log index: the identity is everything that tells two transfers apart.
   const key = [data.block_id, tx, lower(data.contract.contract_address), data.token_id, lower(data.from), lower(data.to), data.token_count].join(":");
   return { family: "nft_transfers", block: data.block_id, transactionHash: data.transaction_hash, key, order: [data.transaction_index ?? 0], data };
 }
 
-export function normalizeInternalTransaction(data: InternalTransactionListItem): WatchedRecord {
+export function normalizeInternalTransaction(raw: InternalTransactionListItem): WatchedRecord {
+  const data = capRecord(raw);
   const tx = data.transaction_hash === undefined ? `#${data.transaction_index}` : lower(data.transaction_hash);
   return { family: "internal_transactions", block: data.block_id, transactionHash: data.transaction_hash, key: `${data.block_id}:${tx}:${data.call_id}`, order: [data.transaction_index, data.call_id], data };
 }
@@ -34,9 +45,18 @@ const NO_ORDER: readonly number[] = Object.freeze([]);
  * parts joined) is needed only for the few records kept. Never stored or sent on.
  */
 export const PROBES = {
-  event_logs: (data: EventLog): WatchedRecord => ({ family: "event_logs", block: data.block_number, transactionHash: data.transaction_hash, key: "", order: NO_ORDER, data }),
-  nft_transfers: (data: NftTransfer): WatchedRecord => ({ family: "nft_transfers", block: data.block_id, transactionHash: data.transaction_hash, key: "", order: NO_ORDER, data }),
-  internal_transactions: (data: InternalTransactionListItem): WatchedRecord => ({ family: "internal_transactions", block: data.block_id, transactionHash: data.transaction_hash, key: "", order: NO_ORDER, data }),
+  event_logs: (raw: EventLog): WatchedRecord => {
+    const data = capRecord(raw);
+    return { family: "event_logs", block: data.block_number, transactionHash: data.transaction_hash, key: "", order: NO_ORDER, data };
+  },
+  nft_transfers: (raw: NftTransfer): WatchedRecord => {
+    const data = capRecord(raw);
+    return { family: "nft_transfers", block: data.block_id, transactionHash: data.transaction_hash, key: "", order: NO_ORDER, data };
+  },
+  internal_transactions: (raw: InternalTransactionListItem): WatchedRecord => {
+    const data = capRecord(raw);
+    return { family: "internal_transactions", block: data.block_id, transactionHash: data.transaction_hash, key: "", order: NO_ORDER, data };
+  },
 } as const satisfies Record<RecordFamily, (data: never) => WatchedRecord>;
 
 /** Ascending chain order: block, then the in-block position, then the identity key as a tie-break. */

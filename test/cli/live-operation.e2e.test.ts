@@ -137,7 +137,8 @@ sinks:
     // Every write is in the daemon's log, with who made it.
     const writes = logLines(daemon).filter((l) => / through the status API$/.test(l.msg));
     expect(writes.map((l) => l.msg)).toEqual(["dead letters re-queued through the status API", "alerts queued through the status API", "silence added through the status API", "cursor moved through the status API", "cursor moved through the status API"]);
-    expect(writes.every((l) => l.by === "loopback" && typeof l.peer === "string")).toBe(true);
+    // The commands sent the write token the daemon made at its start (status.write_token_file).
+    expect(writes.every((l) => l.by === "token" && typeof l.peer === "string")).toBe(true);
     expect(writes[1]).toMatchObject({ rules: ["calls"], alerts: 2, queued: 0, already_queued: 2 });
     expect(writes[2]).toMatchObject({ rule: "calls", reason: "maintenance window" });
     expect(writes[3]).toMatchObject({ source: walletKey, to: first - 1 });

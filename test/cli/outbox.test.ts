@@ -186,7 +186,8 @@ describe("kaiawatch outbox", () => {
       const { code, stderr } = await run("outbox", "retry", "--all", "--config", configPath);
       expect(code).toBe(1);
       expect(stderr).toContain("is in use by process");
-      expect(stderr).toContain("Asked the daemon instead, and cannot reach the running daemon's status API");
+      // No daemon ever started here, so there is no write token to ask it with.
+      expect(stderr).toContain("The daemon cannot be asked instead: KW_STATUS_TOKEN_FILE: there is no write token");
       expect(await daemon.listOutbox({ state: "dead" })).toHaveLength(2);
     } finally {
       await daemon.close();

@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { parseExactJson, quoteExactNumbers, toPlainDecimal } from "../../src/explorer/exact-json.js";
+import { parseExactJson, quoteExactNumbers, toPlainDecimal, JsonTooDeepError, MAX_JSON_DEPTH } from "../../src/explorer/exact-json.js";
 
 /** The exact value of a plain decimal string, as a scaled bigint pair, for comparisons. */
 function scaled(text: string, scale: number): bigint {
@@ -81,5 +81,20 @@ describe("parseExactJson", () => {
   it("leaves invalid JSON invalid", () => {
     expect(() => parseExactJson('{"results":[{"amount": 1')).toThrow(SyntaxError);
     expect(() => parseExactJson('{"a":"x,"amount": 1}')).toThrow(SyntaxError);
+  });
+});
+
+describe("the depth bound (issue 29, item 8)", () => {
+  const nested = (levels: number) => `${"[".repeat(levels)}${"]".repeat(levels)}`;
+
+  it("reads 64 levels and refuses 65 with JsonTooDeepError, before parsing", () => {
+    expect(parseExactJson(nested(MAX_JSON_DEPTH))).toBeInstanceOf(Array);
+    expect(() => parseExactJson(nested(MAX_JSON_DEPTH + 1))).toThrow(JsonTooDeepError);
+    expect(() => parseExactJson(nested(100_000))).toThrow(/nested deeper than 64 levels/);
+  });
+
+  it("does not count brackets inside strings, escaped quotes included", () => {
+    const text = JSON.stringify({ a: `${"[".repeat(200)}\\"${"{".repeat(200)}"`, b: ["\\", "]]]"] });
+    expect(parseExactJson(text)).toEqual(JSON.parse(text));
   });
 });

@@ -1,8 +1,10 @@
+import { createHash } from "node:crypto";
 import { join } from "node:path";
 import { Writable } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Webhook } from "standardwebhooks";
 import { createDaemon } from "../../src/daemon/create-daemon.js";
+import { capText } from "../../src/watch/cap-record.js";
 import { createConsoleSink } from "../../src/notify/sinks/console.js";
 import type { AlertDocument } from "../../src/model/alert-document.js";
 import { createSimulator, type Simulator } from "../../src/simulator/index.js";
@@ -23,6 +25,8 @@ const BOT_TOKEN = "123456:hostileTestToken";
 // eslint-disable-next-line no-control-regex -- control characters are what must not arrive
 const RAW_CONTROL = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f]/;
 const LONG = hostileLong();
+/** What enters of it: records' texts are cut at 16,384 characters with the whole text's hash (issue 29, item 8). */
+const LONG_KEPT = capText(LONG);
 
 let sim: Simulator;
 let receiver: Receiver;
@@ -148,16 +152,18 @@ describe("hostile on-chain text through every sink", () => {
   it("delivers every failed call, including the simulator's hostile strings and its 100 KB message", () => {
     const messages = alerts.map(failMessage);
     for (const hostile of HOSTILE_STRINGS) expect(messages).toContain(hostile);
-    expect(messages).toContain(LONG);
+    expect(messages).toContain(LONG_KEPT);
     expect(new Set(alerts.map((a) => a.id)).size).toBe(alerts.length);
     // The hostile chain's own failures came too, not only the chosen block.
     expect(alerts.length).toBeGreaterThan(HOSTILE_STRINGS.length + 1);
   });
 
   it("webhook and file: the documents carry the text exactly, as JSON", () => {
-    const long = alerts.find((a) => failMessage(a) === LONG);
+    const long = alerts.find((a) => failMessage(a) === LONG_KEPT);
     expect(long).toBeDefined();
-    expect(failMessage(long!)).toHaveLength(100 * 1024);
+    expect(LONG).toHaveLength(100 * 1024);
+    expect(failMessage(long!)).toHaveLength(16_384);
+    expect(failMessage(long!)).toContain(`${LONG.length} characters, sha256 ${createHash("sha256").update(LONG, "utf8").digest("hex")}]`);
     const lines = readJsonLines(join(dir.path, "alerts.jsonl"));
     expect(lines.map((a) => a.id).sort()).toEqual(alerts.map((a) => a.id).sort());
     expect(lines.map(failMessage).sort()).toEqual(alerts.map(failMessage).sort());

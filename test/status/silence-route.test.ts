@@ -27,6 +27,8 @@ describe("POST /api/silences", () => {
     const book = await createSilenceBook(common, { store, file: join(dir.path, "store.json.silences.json") });
     const server = await createStatusServer(common, {
       listen: { host: "127.0.0.1", port: 0 },
+      // Who may write is write-token.test.ts's subject; here, what a write does.
+      trustLoopback: true,
       provider: {
         readiness: () => Promise.resolve({ ready: true, reasons: [], checks: {} }),
         status: () => Promise.resolve({}),

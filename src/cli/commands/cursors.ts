@@ -29,7 +29,8 @@ Lists every source of the config with its cursor: the last block fully processed
                      every watch it serves; a watch name that would move other watches too
                      (its own source is the one they share) is refused with that key.
                      While a daemon runs (it holds the store's lock), the move goes through
-                     its status API (status.listen, with status.token when one is set): the
+                     its status API (status.listen, with status.token or the daemon's
+                     token in status.write_token_file: run as the daemon's user): the
                      daemon moves the cursor between two ticks of the source.
                      With store.url (PostgreSQL shared by replicas) the move is made in the
                      database directly, and fences the source's lease: a window its replica

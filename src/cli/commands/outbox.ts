@@ -35,7 +35,8 @@ share (the URL is never printed).
 retry puts dead letters back into the outbox with their attempts reset; they are sent the
 next time kaiawatch runs. An ID names an outbox entry (ALERT_ID:SINK), an alert (all its
 sinks) or a digest (grp_…). With the file store retry needs the store's lock: while the
-daemon runs, retry asks it through its status API (status.listen). With store.url (the
+daemon runs, retry asks it through its status API (status.listen, with status.token or
+the daemon's token in status.write_token_file). With store.url (the
 PostgreSQL store of replicas) retry requeues them in the database directly, and the replica
 holding each sink sends them.
 

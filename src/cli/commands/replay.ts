@@ -34,7 +34,8 @@ Nothing is sent and no cursor moves, so this is safe while the daemon runs. With
 matches are queued in the outbox and delivered at once (through cooldowns, digests and
 silences, like the daemon's alerts); alerts already in the outbox, delivered or not, are
 not queued again. While a daemon runs (it holds the store's lock), --send hands the
-matches to it through its status API (status.listen, with status.token when one is set).
+matches to it through its status API (status.listen, with status.token or the daemon's
+token in status.write_token_file: run it as the daemon's user).
 
 Credits are estimated before anything is fetched (at least one page per window). A replay
 estimated above what is left of explorer.daily_credit_budget today, or above

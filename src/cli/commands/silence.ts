@@ -42,8 +42,8 @@ contract.contract_address, token_id, transaction_hash …). Several --match must
 without one, every alert of the rule is held back.
 
 A running daemon (it holds the store's lock) takes the change through its status API, like
-outbox retry and cursors --set (with status.token when one is set, else from this machine
-only), applies it at once and logs it. When its API cannot be reached (status.listen false
+outbox retry and cursors --set (with status.token, or the token the daemon keeps in
+status.write_token_file: run it as the daemon's user), applies it at once and logs it. When its API cannot be reached (status.listen false
 or port 0), the command writes the change to a file beside the store (STORE.silences.json),
 which the daemon merges into its store within a second, and waits (up to ${CONFIRM_TIMEOUT_MS / 1000} s) to see
 it there. A stopped daemon applies the file when it starts.

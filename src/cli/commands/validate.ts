@@ -5,6 +5,7 @@ import { CONFIG_CHECKS } from "../../daemon/config-checks.js";
 import { definitionsOfWatch } from "../../watch/plan.js";
 import { planFromConfig } from "../../watch/plan-from-config.js";
 import { sourceKey } from "../../watch/source.js";
+import { redactUrl } from "../../common/url-secrets.js";
 
 const HELP = `Usage: kaiawatch validate [--config PATH]
 
@@ -14,7 +15,8 @@ and sinks, rule conditions and templates, and each sink's options. Prints every
 problem with its line, column and key path and exits 2, or prints a summary of what
 would run and exits 0. A file over 8 MiB, or nested more than 64 levels, is refused
 before it is checked. Values under secret keys (api_key, token, url, secret, headers,
-user, pass, bot_token) are shown as [redacted] in every message.
+user, pass, bot_token, routing_key) and the user info, key-like path segments and query
+values of every URL are shown as [redacted] in every message and in the summary.
 
 Options:
   --config PATH   the config file (default ./config.yaml)
@@ -80,7 +82,7 @@ export function summarize(file: string, config: Config): string {
   const plan = planFromConfig(config, { compile: false });
   const polled = new Set(plan.sources.map((source) => source.key));
   const sourceCount = polled.size;
-  lines.push(`${file} is valid: network ${config.chain.network}, explorer ${config.explorer.base_url}`);
+  lines.push(`${file} is valid: network ${config.chain.network}, explorer ${redactUrl(config.explorer.base_url)}`);
   lines.push("");
   lines.push(`watches (${config.watches.length}, polling ${sourceCount} source${sourceCount === 1 ? "" : "s"}):`);
   const watchRows = table(config.watches.map((w) => [w.name, describeTarget(w)]));

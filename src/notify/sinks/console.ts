@@ -54,5 +54,5 @@ export const consoleSink = defineSink({
   check: () => [],
   create: (common, name, options) => createConsoleSink(common, name, options),
   preview: (delivery) => formatConsole(delivery),
-  secrets: () => [],
+  secretKeys: [],
 });

@@ -42,13 +42,21 @@ export interface SinkSpec<Type extends string, Options extends z.ZodObject> {
   create(common: Common, name: string, options: SinkOptionsOf<Options>): Sink;
   /** The delivery as this sink would send it, as text for `kaiawatch replay` (sanitized by the caller). */
   preview(delivery: Delivery, options: SinkOptionsOf<Options>): string;
-  /** Values of its options that must never reach a log line, for the logger's scrubber. */
-  secrets(options: SinkOptionsOf<Options>): Array<string | undefined>;
+  /**
+   * Its keys that hold a credential, as dotted paths below `sinks.NAME` ("smtp.pass"); a map
+   * (webhook `headers`) counts with all its values. The one declaration both uses read: the
+   * logger's scrubber takes the values (`secrets` below), and a config error hides whatever
+   * sits under the last key of each path (src/config/document-secrets.ts), so a new sink
+   * that declares its key here cannot leak it through either.
+   */
+  secretKeys: readonly string[];
 }
 
 export interface SinkDefinition<Type extends string, Options extends z.ZodObject> extends SinkSpec<Type, Options> {
   /** The whole entry under `sinks.NAME`: `type`, the sink's own keys, then the delivery options. */
   schema: ReturnType<typeof entrySchema<Type, Options>>;
+  /** The values under `secretKeys` in these options, for the logger's scrubber. */
+  secrets(options: SinkOptionsOf<Options>): string[];
 }
 
 function entrySchema<Type extends string, Options extends z.ZodObject>(type: Type, options: Options, defaultRatePerSecond: number | undefined) {
@@ -56,5 +64,17 @@ function entrySchema<Type extends string, Options extends z.ZodObject>(type: Typ
 }
 
 export function defineSink<const Type extends string, Options extends z.ZodObject>(spec: SinkSpec<Type, Options>): SinkDefinition<Type, Options> {
-  return { ...spec, schema: entrySchema(spec.type, spec.options, spec.defaultRatePerSecond) };
+  return { ...spec, schema: entrySchema(spec.type, spec.options, spec.defaultRatePerSecond), secrets: (options) => valuesAt(options, spec.secretKeys) };
+}
+
+/** The strings at each dotted path of `options`; at a map, every string value of it. */
+function valuesAt(options: object, paths: readonly string[]): string[] {
+  const found: string[] = [];
+  for (const path of paths) {
+    let value: unknown = options;
+    for (const key of path.split(".")) value = value !== null && typeof value === "object" ? (value as Record<string, unknown>)[key] : undefined;
+    if (typeof value === "string") found.push(value);
+    else if (value !== null && typeof value === "object") for (const inner of Object.values(value)) if (typeof inner === "string") found.push(inner);
+  }
+  return found;
 }

@@ -12,6 +12,7 @@ import { checkUrl, throwIfProblems } from "../sink-checks.js";
 import { defineSink } from "./define-sink.js";
 
 const discordOptions = z.strictObject({
+  allow_private_network: z.boolean().optional().meta({ description: "Send to a link-local or cloud metadata address (169.254.0.0/16, fe80::/10, metadata.google.internal …), refused otherwise. Default false." }),
   /** The channel webhook URL: a secret. */
   url: httpUrl.meta({ description: "Discord webhook URL. Secret." }),
   // Accepted and documented, but the embed layout does not use it (yet).
@@ -46,7 +47,7 @@ const TIMEOUT_MS = 10_000;
 
 export function validateDiscordOptions(options: DiscordOptions): SinkConfigProblem[] {
   const problems: SinkConfigProblem[] = [];
-  checkUrl(problems, "url", options.url, { allowLoopbackHttp: true });
+  checkUrl(problems, "url", options.url, { allowLoopbackHttp: true, allowPrivateNetwork: options.allow_private_network });
   return problems;
 }
 
@@ -120,5 +121,5 @@ export const discordSink = defineSink({
   check: validateDiscordOptions,
   create: (common, name, options) => createDiscordSink(common, name, options),
   preview: (delivery) => JSON.stringify(buildDiscordMessage(delivery), null, 2),
-  secrets: (options) => [options.url],
+  secretKeys: ["url"],
 });

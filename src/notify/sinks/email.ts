@@ -241,5 +241,5 @@ export const emailSink = defineSink({
     const email = buildEmail(delivery, { subject: checkTemplate([], "subject", options.subject), body: checkTemplate([], "body", options.body) });
     return `Subject: ${email.subject}\n\n${email.text}`;
   },
-  secrets: (options) => [options.smtp.user, options.smtp.pass],
+  secretKeys: ["smtp.user", "smtp.pass"],
 });

@@ -53,5 +53,5 @@ export const fileSink = defineSink({
   check: validateFileOptions,
   create: (common, name, options) => createFileSink(common, name, options),
   preview: (delivery) => delivery.alerts.map((alert) => JSON.stringify(alert)).join("\n"),
-  secrets: () => [],
+  secretKeys: [],
 });

@@ -42,3 +42,6 @@ export type SinkConfig = z.output<typeof sinkConfigSchema> & { name: string };
 export function sinkDefinitionOf(type: string): SinkDefinition<string, z.ZodObject> | undefined {
   return (SINK_DEFINITIONS as readonly SinkDefinition<string, z.ZodObject>[]).find((definition) => definition.type === type);
 }
+
+/** The last key of every path a sink declares secret (`url`, `pass`, `routing_key` …): what a config error must hide. */
+export const SINK_SECRET_KEY_NAMES: ReadonlySet<string> = new Set(SINK_DEFINITIONS.flatMap((definition) => definition.secretKeys.map((path) => path.split(".").at(-1) ?? path)));

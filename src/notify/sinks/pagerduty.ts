@@ -19,6 +19,7 @@ export const PAGERDUTY_EVENTS_URL = "https://events.pagerduty.com/v2/enqueue";
 const ROUTING_KEY = /^[A-Za-z0-9]{32}$/;
 
 const pagerdutyOptions = z.strictObject({
+  allow_private_network: z.boolean().optional().meta({ description: "Send to a link-local or cloud metadata address (169.254.0.0/16, fe80::/10, metadata.google.internal …), refused otherwise. Default false." }),
   routing_key: z
     .string()
     .regex(ROUTING_KEY, "not a PagerDuty routing key: the Integration Key of an Events API v2 integration is 32 letters and digits")
@@ -64,7 +65,7 @@ export function validatePagerDutyOptions(options: PagerDutyOptions): SinkConfigP
   const problems: SinkConfigProblem[] = [];
   // Never echo the value: it is the secret.
   if (typeof options.routing_key !== "string" || !ROUTING_KEY.test(options.routing_key)) problems.push({ key: "routing_key", message: "must be the 32-character Integration Key of an Events API v2 integration" });
-  checkUrl(problems, "url", options.url, { allowLoopbackHttp: true });
+  checkUrl(problems, "url", options.url, { allowLoopbackHttp: true, allowPrivateNetwork: options.allow_private_network });
   if (!(ALERT_SEVERITIES as readonly unknown[]).includes(options.severity)) problems.push({ key: "severity", message: `must be one of ${ALERT_SEVERITIES.join(", ")}` });
   return problems;
 }
@@ -176,5 +177,5 @@ export const pagerdutySink = defineSink({
     buildPagerDutyEvents(delivery, { ...options, routing_key: "[routing_key]" })
       .map((event) => JSON.stringify(event, null, 2))
       .join("\n"),
-  secrets: (options) => [options.routing_key],
+  secretKeys: ["routing_key"],
 });

@@ -13,6 +13,7 @@ import { checkTemplate, checkUrl, throwIfProblems } from "../sink-checks.js";
 import { defineSink } from "./define-sink.js";
 
 const slackOptions = z.strictObject({
+  allow_private_network: z.boolean().optional().meta({ description: "Send to a link-local or cloud metadata address (169.254.0.0/16, fe80::/10, metadata.google.internal …), refused otherwise. Default false." }),
   /** The incoming webhook URL: a secret. */
   url: httpUrl.meta({ description: "Incoming-webhook URL. Secret." }),
   /** A template for the message text (mrkdwn); the built-in layout when absent. */
@@ -42,7 +43,7 @@ const TIMEOUT_MS = 10_000;
 
 export function validateSlackOptions(options: SlackOptions): SinkConfigProblem[] {
   const problems: SinkConfigProblem[] = [];
-  checkUrl(problems, "url", options.url, { allowLoopbackHttp: true });
+  checkUrl(problems, "url", options.url, { allowLoopbackHttp: true, allowPrivateNetwork: options.allow_private_network });
   checkTemplate(problems, "text", options.text);
   return problems;
 }
@@ -140,5 +141,5 @@ export const slackSink = defineSink({
     const message = buildSlackMessage(delivery, checkTemplate([], "text", options.text));
     return [`text: ${message.text}`, ...message.blocks.map(slackBlockText)].join("\n");
   },
-  secrets: (options) => [options.url],
+  secretKeys: ["url"],
 });

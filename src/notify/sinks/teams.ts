@@ -10,6 +10,7 @@ import { checkUrl, throwIfProblems } from "../sink-checks.js";
 import { defineSink } from "./define-sink.js";
 
 const teamsOptions = z.strictObject({
+  allow_private_network: z.boolean().optional().meta({ description: "Send to a link-local or cloud metadata address (169.254.0.0/16, fe80::/10, metadata.google.internal …), refused otherwise. Default false." }),
   /** The URL of a Teams Workflows flow "When a Teams webhook request is received": a secret (it carries the signature). */
   url: httpUrl.meta({ description: "Workflows webhook URL (Teams: Workflows → \"Post to a channel when a webhook request is received\"). Secret." }),
 });
@@ -68,7 +69,7 @@ const TIMEOUT_MS = 10_000;
 
 export function validateTeamsOptions(options: TeamsOptions): SinkConfigProblem[] {
   const problems: SinkConfigProblem[] = [];
-  checkUrl(problems, "url", options.url, { allowLoopbackHttp: true });
+  checkUrl(problems, "url", options.url, { allowLoopbackHttp: true, allowPrivateNetwork: options.allow_private_network });
   return problems;
 }
 
@@ -162,5 +163,5 @@ export const teamsSink = defineSink({
   check: validateTeamsOptions,
   create: (common, name, options) => createTeamsSink(common, name, options),
   preview: (delivery) => teamsPreview(delivery),
-  secrets: (options) => [options.url],
+  secretKeys: ["url"],
 });

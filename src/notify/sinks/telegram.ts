@@ -11,6 +11,7 @@ import { checkUrl, throwIfProblems } from "../sink-checks.js";
 import { defineSink } from "./define-sink.js";
 
 const telegramOptions = z.strictObject({
+  allow_private_network: z.boolean().optional().meta({ description: "Send to a link-local or cloud metadata address (169.254.0.0/16, fe80::/10, metadata.google.internal …), refused otherwise. Default false." }),
   /** The bot token from @BotFather: a secret, never logged. */
   bot_token: z.string().regex(/^[0-9]+:[A-Za-z0-9_-]+$/, 'not a Telegram bot token ("123456:ABC…")').meta({ description: "Secret." }),
   chat_id: z.union([z.string().min(1), z.int()], { error: 'expected a chat id ("-100123…" or "@channel")' }).transform(String),
@@ -43,7 +44,7 @@ export function validateTelegramOptions(options: TelegramOptions): SinkConfigPro
   if (!(typeof options.chat_id === "number" && Number.isInteger(options.chat_id)) && !(typeof options.chat_id === "string" && /^(-?[0-9]+|@[A-Za-z0-9_]{5,})$/.test(options.chat_id))) {
     problems.push({ key: "chat_id", message: "must be a numeric chat id or @channelusername" });
   }
-  checkUrl(problems, "api_url", options.api_url, { allowLoopbackHttp: true });
+  checkUrl(problems, "api_url", options.api_url, { allowLoopbackHttp: true, allowPrivateNetwork: options.allow_private_network });
   return problems;
 }
 
@@ -103,5 +104,5 @@ export const telegramSink = defineSink({
   check: validateTelegramOptions,
   create: (common, name, options) => createTelegramSink(common, name, options),
   preview: (delivery, options) => buildTelegramMessage(delivery, options.chat_id).text,
-  secrets: (options) => [options.bot_token],
+  secretKeys: ["bot_token"],
 });

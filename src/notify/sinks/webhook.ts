@@ -13,6 +13,7 @@ import { defineSink } from "./define-sink.js";
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 
 const webhookOptions = z.strictObject({
+  allow_private_network: z.boolean().optional().meta({ description: "Send to a link-local or cloud metadata address (169.254.0.0/16, fe80::/10, metadata.google.internal …), refused otherwise. Default false." }),
   url: httpUrl.meta({ description: "Receiver URL; https unless allow_http. Secret." }),
   /** A Standard Webhooks secret (`whsec_` + base64); requests are signed when set. */
   secret: z
@@ -49,7 +50,7 @@ const SECRET_HEADER = /auth|token|key|secret|signature|cookie|password/i;
 
 export function validateWebhookOptions(options: WebhookOptions): SinkConfigProblem[] {
   const problems: SinkConfigProblem[] = [];
-  checkUrl(problems, "url", options.url, { allowHttp: options.allow_http });
+  checkUrl(problems, "url", options.url, { allowHttp: options.allow_http, allowPrivateNetwork: options.allow_private_network });
   if (options.secret !== undefined && (typeof options.secret !== "string" || decodeWebhookSecret(options.secret) === undefined)) {
     problems.push({ key: "secret", message: "must be a Standard Webhooks secret: whsec_ followed by base64 (e.g. from `openssl rand -base64 32`)" });
   }
@@ -97,5 +98,5 @@ export const webhookSink = defineSink({
   check: validateWebhookOptions,
   create: (common, name, options) => createWebhookSink(common, name, options),
   preview: (delivery) => JSON.stringify(JSON.parse(buildWebhookBody(delivery)), null, 2),
-  secrets: (options) => [options.url, options.secret, ...Object.values(options.headers)],
+  secretKeys: ["url", "secret", "headers"],
 });
