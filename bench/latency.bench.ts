@@ -20,11 +20,11 @@ import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { createSimulator } from "../src/simulator/index.js";
 import { report } from "./lib.js";
+import { quick, sized } from "./mode.js";
 import { buildDist, loadNote, median, percentile, round, tempDir } from "./support.js";
 
-const quick = process.argv.includes("--quick");
-const BLOCKS = Number(process.env.LATENCY_BLOCKS ?? (quick ? 30 : 300));
-const WARMUP_BLOCKS = 5;
+const BLOCKS = Number(process.env.LATENCY_BLOCKS ?? sized(300, 30, 3));
+const WARMUP_BLOCKS = sized(5, 5, 1);
 const TARGET_P99_MS = 1500;
 const BIN = buildDist();
 
