@@ -27,6 +27,7 @@ import { NORMALIZERS } from "../watch/normalize.js";
 import type { Plan } from "../watch/plan.js";
 import { planFromConfig } from "../watch/plan-from-config.js";
 import { createSourcePoller } from "../watch/poller.js";
+import { blocksInFlightFor } from "../watch/fetch-window.js";
 import type { RecountPolicy } from "../watch/fetch-window.js";
 import { explorerOptionsOf } from "./explorer-options.js";
 import { paginateSource } from "./paginate-source.js";
@@ -78,6 +79,8 @@ export interface DaemonOptions {
   sinks?: Record<string, Sink>;
   /** When a range is fetched again because its records disagree with `total_count` (tests shorten the waits). */
   recount?: Partial<RecountPolicy>;
+  /** Operation 8's blocks asked for at once; default blocksInFlightFor(explorer.requests_per_second). The catch-up benchmark sets 1 for its baseline. */
+  blocksInFlight?: number;
 }
 
 export async function createDaemon(common: Common, options: DaemonOptions): Promise<Daemon> {
@@ -154,6 +157,7 @@ export async function createDaemon(common: Common, options: DaemonOptions): Prom
         enrich: source.rules.some((rule) => (rule.enrich ?? []).length > 0) ? enricher.enrich : undefined,
         onAlerts: () => dispatcher.kick(),
         recount: options.recount,
+        blocksInFlight: options.blocksInFlight ?? blocksInFlightFor(config.explorer.requests_per_second),
       }),
     );
     const lagBlocks = config.chain.lag_blocks;
