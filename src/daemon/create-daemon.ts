@@ -81,6 +81,8 @@ export interface DaemonOptions {
   recount?: Partial<RecountPolicy>;
   /** Operation 8's blocks asked for at once; default blocksInFlightFor(explorer.requests_per_second). The catch-up benchmark sets 1 for its baseline. */
   blocksInFlight?: number;
+  /** Waits until the next head read of the `schedule: head` sources (tests step it by hand); default chain.head_interval. */
+  waitForHead?: (signal: AbortSignal) => Promise<void>;
 }
 
 export async function createDaemon(common: Common, options: DaemonOptions): Promise<Daemon> {
@@ -179,6 +181,8 @@ export async function createDaemon(common: Common, options: DaemonOptions): Prom
       readHead: headProbe.read,
       jitterMs: config.defaults.jitter,
       tickTimeoutMs: config.defaults.tick_timeout,
+      headIntervalMs: config.chain.head_interval,
+      waitForHead: options.waitForHead,
       pause: budget,
       ownership,
       // One write per firing for the cursor advances of windows without alerts.
