@@ -266,7 +266,8 @@ export function createWatchEngine(common: Common, options: WatchEngineOptions): 
         headFailing = true;
         return;
       }
-      const now = performance.now();
+      // common.now, not performance.now: tests step the clock past a backoff.
+      const now = common.now();
       const ready = pollers.filter((poller) => {
         const key = poller.source.key;
         if (options.ownership && options.ownership.holds(sourceResource(key)) === undefined) return false;
@@ -284,7 +285,7 @@ export function createWatchEngine(common: Common, options: WatchEngineOptions): 
             continue;
           }
           const failures = (backoff.get(key)?.failures ?? 0) + 1;
-          backoff.set(key, { failures, notBefore: performance.now() + Math.min(HEAD_RETRY_MAX_MS, HEAD_RETRY_BASE_MS * 2 ** (failures - 1)) });
+          backoff.set(key, { failures, notBefore: common.now() + Math.min(HEAD_RETRY_MAX_MS, HEAD_RETRY_BASE_MS * 2 ** (failures - 1)) });
         }
         flushAfterFiring();
       });
