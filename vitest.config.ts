@@ -8,6 +8,7 @@ import { defineConfig } from "vitest/config";
  */
 const LONGEST_FIRST = [
   "test/replicas/chaos.e2e.test.ts",
+  "test/bench/smoke.test.ts",
   "test/daemon/torture-short.test.ts",
   "test/store/crash.test.ts",
   "test/watch/crash.test.ts",

@@ -18,6 +18,7 @@
 import { planCredits } from "../src/watch/credit-plan.js";
 import { planFromConfig } from "../src/watch/plan-from-config.js";
 import { report, type BenchFigure } from "./lib.js";
+import { sized } from "./mode.js";
 import { configOf, round } from "./support.js";
 
 const TICKS = 86_400 / 10;
@@ -130,7 +131,7 @@ export function runPlannerCost(options: { write?: boolean } = {}): void {
   // Planning time: the daemon's plan (planFromConfig: the choice and every rule compiled) and
   // `kaiawatch plan` (planCredits: that plan costed over a day), at 100, 1,000 and 10,000 watches.
   let previous: { count: number; plan: number; credits: number } | undefined;
-  for (const count of [100, 1_000, 10_000]) {
+  for (const count of sized([100, 1_000, 10_000], [100, 1_000, 10_000], [100])) {
     const config = configOf(manyWatches(count));
     const plan = timed(() => planFromConfig(config));
     const credits = timed(() => planCredits(config, { dayMs: Date.UTC(2026, 0, 5) }));

@@ -11,12 +11,13 @@
 import fc from "fast-check";
 import { compileSafePattern, MAX_MATCHED_TEXT, MAX_PROGRAM_SIZE, type SafePattern } from "../src/rules/safe-regexp.js";
 import { TEXT_CHARS, patternAndFlags } from "../test/rules/pattern-arbitraries.js";
+import { quick, sized, smoke } from "./mode.js";
 import { report, type BenchFigure } from "./lib.js";
 import { loadNote, percentile, round, seededRandom } from "./support.js";
 
-const quick = process.argv.includes("--quick");
-const GENERATED = quick ? 60 : 400;
-const KB = 1000;
+const GENERATED = sized(400, 60, 5);
+// The smoke run (npm test) scales every text down a hundredfold: NFA time is size × text.
+const KB = smoke ? 10 : 1000;
 const random = seededRandom(0x72653273);
 
 /** Patterns that take exponential or high-polynomial time in a backtracking engine. */

@@ -20,11 +20,11 @@ import type { SimulatorStats } from "../src/simulator/index.js";
 import { createTestDatabase, startPostgres } from "../test/helpers/postgres.js";
 import { report, type BenchFigure } from "./lib.js";
 import { startSimulatorProcess } from "./simulator-process.js";
+import { quick, sized, smoke } from "./mode.js";
 import { buildDist, configOf, loadNote, median, round, seededRandom, tempDir } from "./support.js";
 
-const quick = process.argv.includes("--quick");
-const SOURCES = quick ? 1_000 : 10_000;
-const REPLICA_COUNTS = [1, 2, 4];
+const SOURCES = sized(10_000, 1_000, 8);
+const REPLICA_COUNTS = sized([1, 2, 4], [1, 2, 4], [1, 2]);
 
 const random = seededRandom(0x4e91);
 const address = () => `0x${Array.from({ length: 40 }, () => "0123456789abcdef"[Math.floor(random() * 16)]).join("")}`;
@@ -137,6 +137,8 @@ notes.push("Transactions include the replicas' lease renewals and heartbeats tha
 // replica has committed that source's next window. The killed one is started again (a new
 // id) before the next round, and the next round waits until both hold sources.
 const FAILOVERS = quick ? 1 : 3;
+// The smoke run (npm test) takes over after a 2 s lease instead of waiting out the default 10 s.
+const FAILOVER_LEASE = smoke ? { lease: "2s" } : {};
 const FAILOVER_TARGET_S = 15;
 const bin = buildDist();
 const failoverUrl = await createTestDatabase(server.url);
@@ -149,7 +151,7 @@ writeFileSync(
     explorer: { base_url: sim.url, requests_per_second: 1000 },
     chain: { rpc_url: sim.rpcUrl, lag_blocks: 0 },
     // The URL from the environment, as in production (a secret stays out of the file); no lease: the default.
-    store: { url: "${KW_STORE_URL}", replica_id: "${KW_REPLICA}" },
+    store: { url: "${KW_STORE_URL}", replica_id: "${KW_REPLICA}", ...FAILOVER_LEASE },
     status: { listen: false },
     defaults: { start: "latest", jitter: "0s", schedule: "* * * * * *" },
     watches: watches.slice(0, 3),

@@ -12,10 +12,11 @@ import type { ConditionNode } from "../src/rules/parse-condition.js";
 import type { ConditionContext } from "../src/rules/parse-condition.js";
 import type { RecordFamily, WatchedRecord } from "../src/model/record.js";
 import { report } from "./lib.js";
+import { quick, sized } from "./mode.js";
 
-const RECORDS = 100_000;
+const RECORDS = sized(100_000, 100_000, 3_000);
 const RULES_PER_FAMILY = 50;
-const REFERENCE_SAMPLE = 4_000;
+const REFERENCE_SAMPLE = sized(4_000, 4_000, 600);
 
 // mulberry32: a seeded generator so every run measures the same work.
 let seed = 0x6b616961;
@@ -219,4 +220,5 @@ report(
     "All three agree on the number of matches over the sample (checked by the run).",
     `Load average when the run ended: ${loadavg().map((l) => l.toFixed(1)).join(", ")} (other work on the machine lowers every figure).`,
   ],
+  { write: !quick },
 );

@@ -8,10 +8,12 @@ import { request } from "undici";
 import { OPERATIONS } from "../src/explorer/operations.js";
 import { createSimulator, type Simulator } from "../src/simulator/index.js";
 import { report, type BenchFigure } from "./lib.js";
+import { quick, sized } from "./mode.js";
 
-const TARGET_RECORDS = 1_000_000;
-const REPEAT = 40;
-const WARMUP = 20;
+const TARGET_RECORDS = sized(1_000_000, 1_000_000, 30_000);
+const SMALL_RECORDS = sized(20_000, 20_000, 5_000);
+const REPEAT = sized(40, 40, 3);
+const WARMUP = sized(20, 20, 2);
 const START_BLOCK = 100_000_000;
 const DENSITY = { eventLogs: 24, nftTransfers: 8, internalTransactions: 30 };
 
@@ -62,7 +64,7 @@ async function build(records: number): Promise<{ sim: Simulator; seconds: number
   return { sim, seconds: (performance.now() - t0) / 1000 };
 }
 
-const small = await build(20_000);
+const small = await build(SMALL_RECORDS);
 const smallQueries = queries(small.sim);
 const baseline: number[] = [];
 for (const [, p] of smallQueries) baseline.push(await median(small.sim, p));
@@ -90,4 +92,4 @@ report("simulator-query", figures, [
   `Large chain: seed 42, density ${JSON.stringify(DENSITY)} records per block; baseline: the same density grown to ${small.sim.truth.recordCount().toLocaleString("en-US")} records.`,
   `Each median is over ${REPEAT} sequential HTTP requests (undici, keep-alive) after ${WARMUP} warm-up requests; times include JSON serialization and the loopback round trip.`,
   "Deep pages are the deepest the 40,000 total_count cap allows.",
-]);
+], { write: !quick });

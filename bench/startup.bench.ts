@@ -13,10 +13,10 @@ import type { AddressInfo } from "node:net";
 import { request } from "undici";
 import { createSimulator } from "../src/simulator/index.js";
 import { report } from "./lib.js";
+import { quick, sized } from "./mode.js";
 import { buildDist, loadNote, median, percentile, round, tempDir } from "./support.js";
 
-const quick = process.argv.includes("--quick");
-const RUNS = Number(process.env.STARTUP_RUNS ?? (quick ? 5 : 21));
+const RUNS = Number(process.env.STARTUP_RUNS ?? sized(21, 5, 2));
 const TARGET_MS = 400;
 const BIN = buildDist();
 

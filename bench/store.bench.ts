@@ -21,11 +21,11 @@ import { openStore } from "../src/store/open-store.js";
 import type { Cursor } from "../src/store/types.js";
 import type { OutboxEntry } from "../src/model/outbox-entry.js";
 import { report, type BenchFigure } from "./lib.js";
+import { quick, sized } from "./mode.js";
 import { seedEntries, seedStore } from "./store-seed.js";
 import { loadNote, median, percentile, round, tempDir } from "./support.js";
 
-const quick = process.argv.includes("--quick");
-const COMMITS = quick ? 100 : 400;
+const COMMITS = sized(400, 100, 10);
 const AT = "2026-11-20T00:00:00.000Z";
 
 interface Measured {
@@ -206,7 +206,7 @@ async function measureJson(dir: string, held: number): Promise<Measured> {
 // ---------------------------------------------------------------- parent
 
 function child(args: string[]): unknown {
-  const result = spawnSync(process.execPath, ["--import", "tsx", fileURLToPath(import.meta.url), "--child", ...args], {
+  const result = spawnSync(process.execPath, ["--import", "tsx", fileURLToPath(import.meta.url), ...process.argv.filter((f) => f === "--smoke" || f === "--quick"), "--child", ...args], {
     encoding: "utf8",
     stdio: ["ignore", "pipe", "inherit"],
     maxBuffer: 1 << 20,
@@ -230,8 +230,8 @@ async function runChild(args: string[]): Promise<void> {
 }
 
 async function main(): Promise<void> {
-  const sizes = quick ? [10_000, 100_000] : [10_000, 100_000, 1_000_000];
-  const jsonSizes = [10_000, 100_000];
+  const sizes = sized([10_000, 100_000, 1_000_000], [10_000, 100_000], [1_000]);
+  const jsonSizes = sized([10_000, 100_000], [10_000, 100_000], [1_000]);
   const loadBefore = loadNote("before");
   const results: Measured[] = [];
   for (const held of sizes) {

@@ -1,5 +1,6 @@
 import { dirname, join } from "node:path";
 import type { z } from "zod";
+import { isHeadSchedule } from "./schedule.js";
 import type { ConfigIssue } from "./errors.js";
 import { sinkConfigSchema } from "../notify/sinks/index.js";
 import { DEFAULT_STORE_PATH, SLUG_PATTERN, WRITE_TOKEN_FILE_NAME, SECTION_SCHEMAS, WATCH_KINDS, ruleSchema, watchSchema } from "./schema.js";
@@ -153,6 +154,12 @@ export function resolveConfig(raw: unknown): ResolvedConfig {
     }
     if ("tokens" in item && kind !== "account" && kind !== "balance") {
       issues.push({ path: ["watches", i, "tokens"], message: `applies to account and balance watches only (this is ${kind === "every_block" ? "an every_block" : `a ${kind}`} watch)`, atKey: true });
+      usable = false;
+    }
+    // Balances are read at the head on a clock: a head-triggered balance read would be a read a block.
+    if (kind === "balance" && isHeadSchedule(typeof item.schedule === "string" ? item.schedule : defaults.schedule)) {
+      const own = "schedule" in item;
+      issues.push({ path: own ? ["watches", i, "schedule"] : ["watches", i], message: `a balance watch reads balances on a clock schedule, not "head"${own ? "" : " (defaults.schedule is head: give this watch a schedule of its own)"}`, atKey: own });
       usable = false;
     }
     const parsed = watchSchema.safeParse(item);

@@ -1,11 +1,30 @@
 import { Cron } from "croner";
 
 /**
+ * `schedule: head`: the source ticks when the chain head (minus lag_blocks) passes its
+ * cursor, read over JSON-RPC every `chain.head_interval`, instead of at wall-clock times.
+ */
+export const HEAD_SCHEDULE = "head";
+
+/** Every second: what a head-triggered source costs at one block a second (one tick a block), and how it is costed. */
+export const EVERY_SECOND = "* * * * * *";
+
+export function isHeadSchedule(schedule: string): boolean {
+  return schedule === HEAD_SCHEDULE;
+}
+
+/** The croner pattern a schedule is costed with: a head-triggered source as every second. */
+export function costedPattern(schedule: string): string {
+  return isHeadSchedule(schedule) ? EVERY_SECOND : schedule;
+}
+
+/**
  * Why `pattern` is not a usable schedule, or undefined. Schedules carry a seconds field:
  * a five-field pattern is refused because "*\/10 * * * *" would silently mean every ten
  * minutes to someone who meant every ten seconds.
  */
 export function scheduleProblem(pattern: string): string | undefined {
+  if (isHeadSchedule(pattern)) return undefined;
   const fields = pattern.trim().split(/\s+/).filter((f) => f !== "");
   if (!pattern.trim().startsWith("@") && fields.length === 5) {
     return `a schedule has 6 fields, seconds first (e.g. "0 ${pattern.trim()}" or "*/10 * * * * *"); this one has 5`;

@@ -61,7 +61,7 @@ const schedule = z
     const problem = scheduleProblem(pattern);
     if (problem !== undefined) ctx.addIssue({ code: "custom", message: problem });
   })
-  .meta({ description: 'A croner pattern with a seconds field, e.g. "*/10 * * * * *" (every 10 seconds).' });
+  .meta({ description: 'A croner pattern with a seconds field, e.g. "*/10 * * * * *" (every 10 seconds), or "head": tick when the chain head passes the source\'s cursor (read every chain.head_interval over JSON-RPC), the lowest latency, at most one tick a block.' });
 
 const START_MESSAGE = 'expected "latest", a block number, or "-N" (N blocks before the head)';
 const start = z
@@ -113,6 +113,7 @@ export const chainSchema = z
     lag_blocks: z.int().min(0).default(2),
     explorer_url: baseUrl.optional().meta({ description: "Block explorer for links in messages. Default: the network's KaiaScan." }),
     request_deadline: positiveDuration.prefault("30s").meta({ description: "Longest one eth_blockNumber request may take, to the last byte of the answer; then it is retried." }),
+    head_interval: positiveDuration.prefault("200ms").meta({ description: 'How often the head is read (eth_blockNumber, no explorer credits) for the sources with schedule "head". Default 200ms: 5 of chain.requests_per_second.' }),
     requests_per_second: z
       .number()
       .positive()

@@ -65,6 +65,8 @@ export interface ChainConfig {
   explorer_url: string;
   /** Longest one eth_blockNumber request may take. */
   request_deadline: Duration;
+  /** How often the head is read for the sources with `schedule: head`. */
+  head_interval: Duration;
   /** JSON-RPC requests a second to rpc_url, every reader together. */
   requests_per_second: number;
 }

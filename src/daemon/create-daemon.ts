@@ -28,6 +28,7 @@ import { NORMALIZERS } from "../watch/normalize.js";
 import type { Plan } from "../watch/plan.js";
 import { planFromConfig } from "../watch/plan-from-config.js";
 import { createSourcePoller } from "../watch/poller.js";
+import { blocksInFlightFor } from "../watch/fetch-window.js";
 import type { RecountPolicy } from "../watch/fetch-window.js";
 import { explorerOptionsOf } from "./explorer-options.js";
 import { paginateSource } from "./paginate-source.js";
@@ -85,6 +86,10 @@ export interface DaemonOptions {
   sinks?: Record<string, Sink>;
   /** When a range is fetched again because its records disagree with `total_count` (tests shorten the waits). */
   recount?: Partial<RecountPolicy>;
+  /** Operation 8's blocks asked for at once; default blocksInFlightFor(explorer.requests_per_second). The catch-up benchmark sets 1 for its baseline. */
+  blocksInFlight?: number;
+  /** Waits until the next head read of the `schedule: head` sources (tests step it by hand); default chain.head_interval. */
+  waitForHead?: (signal: AbortSignal) => Promise<void>;
 }
 
 export async function createDaemon(common: Common, options: DaemonOptions): Promise<Daemon> {
@@ -161,6 +166,7 @@ export async function createDaemon(common: Common, options: DaemonOptions): Prom
         enrich: source.rules.some((rule) => (rule.enrich ?? []).length > 0) ? enricher.enrich : undefined,
         onAlerts: () => dispatcher.kick(),
         recount: options.recount,
+        blocksInFlight: options.blocksInFlight ?? blocksInFlightFor(config.explorer.requests_per_second),
       }),
     );
     const lagBlocks = config.chain.lag_blocks;
@@ -184,6 +190,8 @@ export async function createDaemon(common: Common, options: DaemonOptions): Prom
       readHead: headProbe.read,
       jitterMs: config.defaults.jitter,
       tickTimeoutMs: config.defaults.tick_timeout,
+      headIntervalMs: config.chain.head_interval,
+      waitForHead: options.waitForHead,
       pause: {
         paused: () => budget.paused(),
         pausedBy(error) {

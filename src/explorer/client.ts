@@ -245,6 +245,8 @@ export function createExplorerClient(common: Common, options: ExplorerClientOpti
       baseMs: settings.retryBaseMs,
       maxMs: settings.retryMaxMs,
       signal,
+      // A Retry-After is the key's, not this request's: every request of the client waits it out.
+      pauseFor: (ms) => limiter.pauseFor(ms),
       onRetry(error, n, delayMs) {
         metrics.explorerRetries.inc({ operation });
         const fields = { operation, attempt: n, delay_ms: delayMs, error: describeError(error) };

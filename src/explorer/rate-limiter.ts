@@ -10,6 +10,12 @@ export interface RateLimiter {
   slowDown?(): void;
   /** The requests per second allowed now (Infinity when unlimited). */
   rate?(): number;
+  /**
+   * Holds every caller for `ms` from now: those that come later and those already waiting
+   * for their slot. The explorer's Retry-After is about the key, not about one request: the
+   * requests beside the one that was told would only be told again.
+   */
+  pauseFor(ms: number): void;
 }
 
 export interface RateLimiterTime {
@@ -29,6 +35,7 @@ export const RECOVERY_STEP_MS = 5_000;
 /**
  * Spaces requests at least 1/rate apart across every caller sharing it. Each caller reserves
  * the next free slot synchronously, so concurrent callers queue in order without a lock.
+ * A limit of 0 or Infinity spaces nothing, but a pause still holds everyone.
  *
  * The rate adapts to the server (additive increase, multiplicative decrease): a per-second
  * refusal halves it, and each quiet RECOVERY_STEP_MS gives back a tenth of the configured
@@ -37,13 +44,14 @@ export const RECOVERY_STEP_MS = 5_000;
  * spacing on a fake clock rather than by measuring a loaded machine's timers.
  */
 export function createRateLimiter(requestsPerSecond: number, time: RateLimiterTime = {}): RateLimiter {
-  if (!(requestsPerSecond > 0) || requestsPerSecond === Infinity) return { acquire: async (signal) => signal.throwIfAborted(), slowDown: () => {}, rate: () => Infinity };
   const now = time.now ?? (() => performance.now());
   const sleep = time.sleep ?? timerSleep;
-  const configured = requestsPerSecond;
+  const limited = requestsPerSecond > 0 && requestsPerSecond !== Infinity;
+  const configured = limited ? requestsPerSecond : Infinity;
   let current = configured;
   let changedAt = -Infinity;
   let next = -Infinity;
+  let pausedUntil = -Infinity;
 
   /** The rate after the quiet steps since the last change. */
   function recover(at: number): void {
@@ -56,12 +64,19 @@ export function createRateLimiter(requestsPerSecond: number, time: RateLimiterTi
 
   return {
     async acquire(signal) {
-      signal.throwIfAborted();
-      const at = now();
-      recover(at);
-      const slot = Math.max(at, next);
-      next = slot + 1000 / current;
-      if (slot > at) await sleep(slot - at, signal);
+      for (;;) {
+        signal.throwIfAborted();
+        const at = now();
+        recover(at);
+        const slot = Math.max(at, next, pausedUntil);
+        if (limited) next = slot + 1000 / current;
+        if (slot > at) await sleep(slot - at, signal);
+        // A pause that began while this caller waited holds it too: it takes a new slot after the pause.
+        if (now() >= pausedUntil) return;
+      }
+    },
+    pauseFor(ms) {
+      pausedUntil = Math.max(pausedUntil, now() + ms);
     },
     slowDown() {
       const at = now();

@@ -15,6 +15,12 @@ export interface RetryOptions extends RetryPolicy {
   onRetry?: (error: unknown, attempt: number, delayMs: number) => void;
   /** Replaceable in tests; Math.random by default. */
   random?: () => number;
+  /**
+   * Given a Retry-After it will honour, holds every caller sharing the limit (the explorer
+   * client's rate limiter) for that long, this retry included: the retry then waits only its
+   * backoff before asking the limiter again. Absent: the retry sleeps the Retry-After itself.
+   */
+  pauseFor?: (ms: number) => void;
 }
 
 
@@ -45,7 +51,13 @@ export async function withRetries<T>(run: (attempt: number) => Promise<T>, optio
       const delay = retryDelay(error, attempt, options, options.random);
       if (delay === undefined) throw error;
       options.onRetry?.(error, attempt + 1, delay);
-      await sleep(delay, options.signal);
+      const retryAfter = error instanceof ExplorerHttpError ? error.retryAfterMs : undefined;
+      if (retryAfter !== undefined && options.pauseFor) {
+        options.pauseFor(retryAfter);
+        await sleep(jitteredBackoff(attempt, options, options.random), options.signal);
+      } else {
+        await sleep(delay, options.signal);
+      }
     }
   }
 }

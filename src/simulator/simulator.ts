@@ -28,6 +28,11 @@ export interface SimulatorFaults {
   serverErrorRate?: number;
   /** Delay every answer by this many milliseconds. */
   latencyMs?: number;
+  /**
+   * Delay every answer by a further 0..N milliseconds, uniformly at random (the seed's own
+   * draws): an explorer farther away, whose answers come back out of order.
+   */
+  latencyJitterMs?: number;
   /** A 200 whose JSON body is cut short. */
   truncateRate?: number;
   /** A 200 whose body is not JSON, or JSON of the wrong shape. */
@@ -213,6 +218,8 @@ export async function createSimulator(options: SimulatorOptions = {}): Promise<S
   const faultPrng = createPrng(seed, 0xfa17);
   // Short pages draw from a stream of their own: adding them left the other faults' draws as they were.
   const shortPagePrng = createPrng(seed, 0x5407);
+  // So does the latency jitter.
+  const latencyPrng = createPrng(seed, 0x1a7e);
   const pending = new Set<{ timer: NodeJS.Timeout; resolve: () => void }>();
   let closing = false;
 
@@ -232,6 +239,7 @@ export async function createSimulator(options: SimulatorOptions = {}): Promise<S
   async function handleApi(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
     const draws = [faultPrng.next(), faultPrng.next(), faultPrng.next(), faultPrng.next(), faultPrng.next()] as [number, number, number, number, number];
     const shortDraw = shortPagePrng.next();
+    const latencyDraw = latencyPrng.next();
     const route = matchRoute(url.pathname);
     const op = route && req.method === "GET" ? route.op : "unknown";
     const poll = pollLog.note(req, route, url, op, (done) => res.on("finish", () => done(String(res.statusCode))));
@@ -240,9 +248,10 @@ export async function createSimulator(options: SimulatorOptions = {}): Promise<S
       poll.fault ??= name;
     };
     const f = faults;
-    if ((f.latencyMs ?? 0) > 0) {
+    const latency = (f.latencyMs ?? 0) + latencyDraw * (f.latencyJitterMs ?? 0);
+    if (latency > 0) {
       meter.fault("latency");
-      await sleep(f.latencyMs as number);
+      await sleep(latency);
       if (closing) return void req.socket.destroy();
     }
     if (draws[0] < (f.resetRate ?? 0)) {

@@ -8,6 +8,7 @@ import type { SourcePoller, TickResult } from "./poller.js";
 import { createTickQueue } from "./tick-queue.js";
 import { TickTimeoutError } from "./errors.js";
 import { linkSignals } from "../explorer/retry.js";
+import { isHeadSchedule } from "../config/schedule.js";
 
 /** What `/status` and the CLI show of a source. */
 export interface SourceState {
@@ -54,6 +55,10 @@ export interface WatchEngineOptions {
    * held a source "running", and /readyz ready, indefinitely.
    */
   tickTimeoutMs?: number;
+  /** How often the head is read for the sources with `schedule: head` (default 200 ms). */
+  headIntervalMs?: number;
+  /** Waits until the next head read of those sources (tests: resolved by the test, not a timer). Default: headIntervalMs. */
+  waitForHead?: (signal: AbortSignal) => Promise<void>;
 }
 
 export interface PauseControl {
@@ -70,6 +75,10 @@ export interface OnceResult {
 
 const DEFAULT_CONCURRENT_TICKS = 64;
 const DEFAULT_TICK_TIMEOUT_MS = 10 * 60_000;
+const DEFAULT_HEAD_INTERVAL_MS = 200;
+/** A head-triggered source whose tick failed waits this long before it ticks again, doubling up to HEAD_RETRY_MAX_MS. */
+const HEAD_RETRY_BASE_MS = 1_000;
+const HEAD_RETRY_MAX_MS = 60_000;
 
 export interface WatchEngine {
   /** Schedule every source; returns at once. */
@@ -232,6 +241,67 @@ export function createWatchEngine(common: Common, options: WatchEngineOptions): 
     });
   }
 
+  /**
+   * The sources with `schedule: head` tick when the head (minus lag_blocks) has passed their
+   * cursor, not at wall-clock times: the head is read every headInterval over JSON-RPC, which
+   * costs no explorer credits, so a block reaches its sinks a fraction of a second after the
+   * node has it, and a source asks the explorer once per new head, as an every-second
+   * schedule does at one block a second, or less. No jitter: these sources are there for
+   * latency. A source whose tick failed waits a backoff (1 s, doubling up to a minute) before
+   * it ticks again, so a failing explorer is not asked at every read of the head.
+   */
+  function startHeadLoop(pollers: SourcePoller[]): void {
+    const intervalMs = options.headIntervalMs ?? DEFAULT_HEAD_INTERVAL_MS;
+    const wait = options.waitForHead ?? ((s: AbortSignal) => sleep(intervalMs, undefined, { signal: s }));
+    const backoff = new Map<string, { failures: number; notBefore: number }>();
+    let headFailing = false;
+    const fire = async () => {
+      let currentHead: number;
+      try {
+        currentHead = await readHead();
+        headFailing = false;
+      } catch (error) {
+        // Read several times a second: said once per outage, not at every read.
+        if (!signal.aborted && !headFailing) common.logger.error({ err: describeError(error) }, "cannot read the chain head; head-triggered sources wait until it can be read");
+        headFailing = true;
+        return;
+      }
+      // common.now, not performance.now: tests step the clock past a backoff.
+      const now = common.now();
+      const ready = pollers.filter((poller) => {
+        const key = poller.source.key;
+        if (options.ownership && options.ownership.holds(sourceResource(key)) === undefined) return false;
+        if (due.has(key)) return false;
+        if ((backoff.get(key)?.notBefore ?? 0) > now) return false;
+        const cursor = states.get(key)!.cursor;
+        return cursor === null || cursor < currentHead;
+      });
+      if (ready.length === 0) return;
+      void runFiring(ready, currentHead, 0, false).then(() => {
+        for (const poller of ready) {
+          const key = poller.source.key;
+          if (states.get(key)!.last_outcome !== "error") {
+            backoff.delete(key);
+            continue;
+          }
+          const failures = (backoff.get(key)?.failures ?? 0) + 1;
+          backoff.set(key, { failures, notBefore: common.now() + Math.min(HEAD_RETRY_MAX_MS, HEAD_RETRY_BASE_MS * 2 ** (failures - 1)) });
+        }
+        flushAfterFiring();
+      });
+    };
+    void (async () => {
+      while (!signal.aborted) {
+        if (!options.pause?.paused()) await fire();
+        try {
+          await wait(signal);
+        } catch {
+          return; // stopped
+        }
+      }
+    })();
+  }
+
   return {
     start() {
       // One cron job per distinct schedule: its sources share one head read per firing.
@@ -242,6 +312,10 @@ export function createWatchEngine(common: Common, options: WatchEngineOptions): 
         groups.set(poller.source.schedule, group);
       }
       for (const [pattern, pollers] of groups) {
+        if (isHeadSchedule(pattern)) {
+          startHeadLoop(pollers);
+          continue;
+        }
         let reading = false;
         const fire = async () => {
           if (reading || signal.aborted || options.pause?.paused()) return;

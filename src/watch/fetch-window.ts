@@ -1,6 +1,7 @@
 import type { ListResponse } from "../explorer/types.js";
 import { API_LIMITS } from "../explorer/operations.js";
 import { servedBlockEnd } from "../explorer/response-checkers.js";
+import { linkSignals } from "../explorer/retry.js";
 import { sleep } from "../common/sleep.js";
 import type { WatchedRecord } from "../model/record.js";
 import { prepareWindow } from "./normalize.js";
@@ -36,6 +37,8 @@ export interface FetchWindowOptions {
   maxPagesPerChunk?: number;
   /** Operation 8 answers per block: one chunk a block. */
   perBlock: boolean;
+  /** Operation 8: blocks asked for at once (default 1); see blocksInFlightFor. */
+  blocksInFlight?: number;
   /**
    * The records the caller wants (e.g. those some rule matches). The others are counted
    * and dropped as each page arrives, so that a window of 40,000 records does not sit in
@@ -85,10 +88,67 @@ export interface CountMismatch {
  */
 export async function* fetchWindow(from: number, to: number, options: FetchWindowOptions): AsyncGenerator<WindowChunk> {
   if (options.perBlock) {
-    for (let block = from; block <= to; block++) yield* fetchRange(block, block, options);
+    yield* fetchBlocks(from, to, options);
     return;
   }
   yield* fetchRange(from, to, options);
+}
+
+/** The most blocks of operation 8 asked for at once, whatever the rate: each holds its records until the blocks before it are in. */
+export const MAX_BLOCKS_IN_FLIGHT = 64;
+
+/**
+ * Blocks of operation 8 asked for at once at this rate limit: a second's worth of requests.
+ * Requests in flight are the rate times the answer time, so this keeps the limit busy with
+ * answers up to a second slow; the limiter still spaces the requests.
+ */
+export function blocksInFlightFor(requestsPerSecond: number): number {
+  return Math.max(1, Math.min(MAX_BLOCKS_IN_FLIGHT, Math.ceil(requestsPerSecond)));
+}
+
+/**
+ * Operation 8 asks once per block. Asked one after another, a catch-up ran at one block per
+ * answer time (9.6 blocks a second with answers 0-200 ms away and 50 requests a second
+ * allowed). Here up to `blocksInFlight` blocks are asked for at once, and their chunks come
+ * out in block order, each once it and every block before it are in: the cursor still moves
+ * block after block. A block that fails ends the window after the blocks before it, and the
+ * requests of the blocks after it are cancelled, as they are when the caller stops reading.
+ */
+async function* fetchBlocks(from: number, to: number, options: FetchWindowOptions): AsyncGenerator<WindowChunk> {
+  const limit = Math.max(1, options.blocksInFlight ?? 1);
+  // Linked (not AbortSignal.any) so that the explorer client sees that it follows the tick's signal.
+  const controller = new AbortController();
+  const link = linkSignals(options.signal, controller.signal);
+  const blockOptions = { ...options, signal: link.signal };
+  const pending: Promise<WindowChunk>[] = [];
+  let next = from;
+  const refill = () => {
+    while (pending.length < limit && next <= to) {
+      const chunk = readBlock(next++, blockOptions);
+      // Awaited in order below; one that fails after an earlier failure must not go unhandled.
+      chunk.catch(() => undefined);
+      pending.push(chunk);
+    }
+  };
+  try {
+    refill();
+    for (let chunk = pending.shift(); chunk !== undefined; chunk = pending.shift()) {
+      const done = await chunk;
+      // Asked for before the caller commits this one: the requests go on while it writes.
+      refill();
+      yield done;
+    }
+  } finally {
+    controller.abort(new Error("the window ended before these blocks were read"));
+    link.dispose();
+  }
+}
+
+/** One block of operation 8: never split (a block too dense to count fails), so exactly one chunk. */
+async function readBlock(block: number, options: FetchWindowOptions): Promise<WindowChunk> {
+  const chunks: WindowChunk[] = [];
+  for await (const chunk of fetchRange(block, block, options)) chunks.push(chunk);
+  return chunks[0] as WindowChunk;
 }
 
 async function* fetchRange(from: number, to: number, options: FetchWindowOptions): AsyncGenerator<WindowChunk> {

@@ -54,6 +54,8 @@ export interface SourcePollerOptions {
   onAlerts?: () => void;
   /** Fetching a range again when its records disagree with `total_count` (tests shorten the waits). */
   recount?: Partial<RecountPolicy>;
+  /** Operation 8: blocks asked for at once (blocksInFlightFor the explorer's rate limit; default 1). */
+  blocksInFlight?: number;
 }
 
 export interface TickResult {
@@ -166,6 +168,7 @@ export function createSourcePoller(common: Common, options: SourcePollerOptions)
         probe: PROBES[source.family],
         pageSize: options.pageSize,
         perBlock,
+        blocksInFlight: options.blocksInFlight,
         select,
         recount: options.recount,
         onRecount: (m) =>

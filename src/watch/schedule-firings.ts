@@ -1,4 +1,5 @@
 import { Cron, CronPattern } from "croner";
+import { costedPattern } from "../config/schedule.js";
 
 const DAY_SECONDS = 86_400;
 const DAY_MS = DAY_SECONDS * 1000;
@@ -15,7 +16,9 @@ export function utcDayStart(ms: number): number {
  * times, and one `match` call tells whether the day's date fields (day of month, month,
  * weekday, L, W, #) select this day at all: they are the same for every time of one day.
  */
-export function firingsOfDay(pattern: string, dayStartMs: number): number[] {
+export function firingsOfDay(schedule: string, dayStartMs: number): number[] {
+  // `head`: one tick a block, at one block a second.
+  const pattern = costedPattern(schedule);
   const parsed = new CronPattern(pattern, "UTC");
   const times: number[] = [];
   for (let h = 0; h < 24; h++) {

@@ -72,7 +72,7 @@ describe("JSON-RPC client", () => {
   it("every attempt, retries included, waits for the rate limiter first", async () => {
     const server = await fixture();
     const order: string[] = [];
-    const rateLimiter = { acquire: async () => void order.push(`acquire ${server.requests.length}`) };
+    const rateLimiter = { acquire: async () => void order.push(`acquire ${server.requests.length}`), pauseFor: () => {} };
     const rpc = createJsonRpc(createTestCommon(), { rpcUrl: server.url, rateLimiter, retryBaseMs: 1, random: () => 0 });
     cleanups.push(() => rpc.close());
     server.enqueue({ status: 503, body: "" }, result("0x1"), result("0x2"));

@@ -1,4 +1,5 @@
 import { EXIT_OK, EXIT_USAGE, type Command, type CommandIO } from "../command.js";
+import { isHeadSchedule } from "../../config/schedule.js";
 import { UsageError, loadConfigForCommand, parseCommandArgs } from "../bootstrap.js";
 import type { Config } from "../../config/index.js";
 import { formatSeconds, planCredits, type CreditPlan } from "../../watch/credit-plan.js";
@@ -59,6 +60,12 @@ export function formatPlan(plan: CreditPlan, config: Config, path: string): stri
   lines.push(...table(rows));
   if (plan.sources.length === 0) lines.push("(no source is polled: no rule reads a watch)");
   for (const watch of plan.idleWatches) lines.push(`watch ${watch}: no rule reads it, so it is not polled (0 credits)`);
+  if (plan.sources.some((s) => isHeadSchedule(s.schedule))) {
+    const interval = config.chain.head_interval;
+    lines.push(
+      `schedule head: a source ticks when the head passes its cursor, read every ${interval} ms over JSON-RPC (eth_blockNumber, no explorer credits; ${n(86_400_000 / interval)} reads a day). Costed above as one tick a block, what a schedule of every second costs at one block a second; never more, less when a tick covers several blocks.`,
+    );
+  }
   lines.push("");
   if (plan.budget === undefined) {
     lines.push("budget: none (explorer.daily_credit_budget is not set)");

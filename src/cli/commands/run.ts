@@ -109,7 +109,8 @@ export const runCommand: Command = {
   help: `Usage: kaiawatch run [options]
 
 Runs until SIGINT or SIGTERM: every source is polled once at start, then on its
-schedule; matches become alerts in the store's outbox, and the dispatcher delivers
+schedule (with schedule "head": whenever the chain head passes its cursor, read every
+chain.head_interval); matches become alerts in the store's outbox, and the dispatcher delivers
 them to their sinks. On a signal, new ticks stop, the store write in flight
 finishes, and the process exits 0 (within ${STOP_TIMEOUT_MS / 1000} s). A tick that runs
 past defaults.tick_timeout, or a request past explorer.request_deadline, is ended and
