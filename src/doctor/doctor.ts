@@ -69,7 +69,8 @@ export async function runDoctor(common: Common, config: Config, options: DoctorO
       checks.push(...(await checkPlan(config, client, plan.sources, probeHead, options.signal)));
       const operations = await checkOperations(config, client, plan.sources, probeHead, options.signal);
       checks.push(...operations.checks);
-      if (chain.head !== undefined) checks.push(indexingLag(config, chain.head, operations.servedEnd));
+      const perBlock = plan.sources.some((s) => s.definition.operation === "blockInternalTransactions");
+      if (chain.head !== undefined) checks.push(indexingLag(config, chain.head, operations.servedEnd, perBlock));
     }
     checks.push(...(await checkSinks(common, config, options)));
   } finally {
@@ -238,12 +239,18 @@ function operationFailure(name: string, error: unknown): DoctorCheck {
   return { check: name, verdict: "fail", detail: describeError(error) };
 }
 
-/** The node's head against the explorer's indexed head (a windowed answer's served range). */
-function indexingLag(config: Config, head: number, servedEnd: number | undefined): DoctorCheck {
+/**
+ * The node's head against the explorer's indexed head (a windowed answer's served range).
+ * A windowed source reads the served range and waits for the rest; operation 8 cannot: a
+ * block the explorer has not indexed answers an empty list (klaytn/finder-api checks no
+ * block there), so with operation 8 a lag above chain.lag_blocks would skip records.
+ */
+function indexingLag(config: Config, head: number, servedEnd: number | undefined, perBlock: boolean): DoctorCheck {
   if (servedEnd === undefined) return { check: "indexing lag", verdict: "ok", detail: "not measured: the explorer's answers did not state a served range" };
   const lag = Math.max(0, head - servedEnd);
   const detail = `the explorer has indexed to block ${servedEnd}, ${lag} behind the node's head (chain.lag_blocks is ${config.chain.lag_blocks})`;
   if (lag <= config.chain.lag_blocks) return { check: "indexing lag", verdict: "ok", detail };
+  if (perBlock) return { check: "indexing lag", verdict: "fail", detail, fix: `operation 8 cannot tell a block not indexed yet from a block without internal transactions: set chain.lag_blocks to ${lag} or more (with a margin)` };
   return { check: "indexing lag", verdict: "warn", detail, fix: `windows past the explorer's head are fetched again until it has them (explorer_behind_head alerts meanwhile): set chain.lag_blocks to ${lag} or more` };
 }
 
