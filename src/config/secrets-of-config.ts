@@ -15,13 +15,14 @@ export function secretsOfConfig(config: Config): string[] {
   add(config.explorer.api_key);
   add(config.status.token);
   add(config.store.url);
-  if (config.store.url !== undefined) add(passwordOf(config.store.url));
+  add(passwordOf(config.store.url));
   for (const sink of Object.values(config.sinks)) sinkDefinitionOf(sink.type)?.secrets(sink).forEach(add);
   return [...secrets];
 }
 
 /** The password inside a postgres:// URL, decoded: a driver's error may quote it alone. */
-function passwordOf(url: string): string | undefined {
+function passwordOf(url: string | undefined): string | undefined {
+  if (url === undefined) return undefined;
   try {
     return decodeURIComponent(new URL(url).password);
   } catch {

@@ -1,6 +1,7 @@
 import type { Common } from "../common/common.js";
 import { describeError } from "../common/errors.js";
-import { sinkResource, type Ownership } from "../store/ownership.js";
+import { type Ownership } from "../store/ownership.js";
+import { leaseResource } from "../store/resources.js";
 import type { OutboxChange, Store } from "../store/types.js";
 import type { OutboxEntry } from "../model/outbox-entry.js";
 import { admit, type DispatcherRule, type PlannedDelivery } from "./admission.js";
@@ -211,7 +212,7 @@ export function createDispatcher(common: Common, options: DispatcherOptions): Di
   }));
   const configuredSinks = new Set(workers.map((w) => w.name));
   /** Replicas: this process may deliver the sink only while it holds the sink's lease. */
-  const ownsSink = (w: Worker): boolean => options.ownership === undefined || options.ownership.holds(sinkResource(w.name)) !== undefined;
+  const ownsSink = (w: Worker): boolean => options.ownership === undefined || options.ownership.holds(leaseResource({ sink: w.name })) !== undefined;
 
   async function pass(w: Worker, signal: AbortSignal): Promise<number | undefined> {
     // A send finishing while this pass awaits must not start a delivery the pass is planning again.
