@@ -1,6 +1,7 @@
 import type { Common } from "../common/common.js";
 import type { CreditMeter } from "../explorer/credit-meter.js";
-import type { DeadLetterSelector, Dispatcher, RequeueResult } from "../notify/dispatcher.js";
+import type { DeadLetterSelector, RequeueResult } from "../notify/dead-letters.js";
+import type { Dispatcher } from "../notify/dispatcher.js";
 import { isActive, type Silence, type SilenceBook } from "../notify/silences.js";
 import type { SilenceChange } from "./silence-body.js";
 import { readSuppressedNotes } from "../notify/cooldown.js";

@@ -7,7 +7,7 @@ import { leaseResource } from "../store/resources.js";
 import type { SourcePoller, TickResult } from "./poller.js";
 import { createTickQueue } from "./tick-queue.js";
 import { TickTimeoutError } from "./errors.js";
-import { linkSignals } from "../explorer/retry.js";
+import { linkSignals } from "../common/signals.js";
 
 /** What `/status` and the CLI show of a source. */
 export interface SourceState {
