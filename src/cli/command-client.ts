@@ -1,9 +1,9 @@
 import type { Common } from "../common/common.js";
 import type { Config } from "../config/index.js";
-import { CREDITS_META_KEY } from "../daemon/create-daemon.js";
+import { creditsSlot } from "../daemon/credits-slot.js";
 import { createExplorerClient, type ExplorerClient } from "../explorer/client.js";
-import type { CreditMeterState } from "../explorer/credit-meter.js";
 import { isStoreError } from "../store/errors.js";
+import { readMeta } from "../store/meta-slot.js";
 import { openBackend } from "../store/open-backend.js";
 import { explorerOptionsOf } from "../daemon/explorer-options.js";
 
@@ -18,7 +18,7 @@ export async function openCommandClient(common: Common, config: Config): Promise
   try {
     // The file's meter only: replicas keep one each, and a command is none of them.
     const backend = await openBackend(common, { path: config.store.path, readOnly: true, mustExist: true });
-    const saved = await backend.store.getMeta<CreditMeterState>(CREDITS_META_KEY);
+    const saved = await readMeta(backend.store, creditsSlot());
     if (saved) client.meter.restore(saved);
     await backend.close();
   } catch (error) {

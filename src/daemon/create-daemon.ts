@@ -9,7 +9,6 @@ import { rpcOptionsOf } from "../watch/rpc-options.js";
 import { createBalanceMonitor } from "../watch/balance-monitor.js";
 import { balanceWatchesOf } from "../watch/balance-watches.js";
 import { createExplorerClient, type ExplorerClient } from "../explorer/client.js";
-import type { CreditMeterState } from "../explorer/credit-meter.js";
 import { createSink } from "../notify/create-sink.js";
 import { createDispatcher, type Dispatcher, type DrainResult } from "../notify/dispatcher.js";
 import { createSilenceBook, type SilenceBook } from "../notify/silences.js";
@@ -20,7 +19,9 @@ import type { Backend, Replicas } from "../store/backend.js";
 import { openBackend } from "../store/open-backend.js";
 import { type Ownership } from "../store/ownership.js";
 import { leaseResource } from "../store/resources.js";
+import { readMeta, writeMeta } from "../store/meta-slot.js";
 import type { Store } from "../store/types.js";
+import { creditsSlot } from "./credits-slot.js";
 import { createWatchEngine, type OnceResult, type WatchEngine } from "../watch/engine.js";
 import { NORMALIZERS } from "../watch/normalize.js";
 import type { Plan } from "../watch/plan.js";
@@ -37,7 +38,6 @@ import { createHealthMonitor, type HealthMonitor } from "./health-monitor.js";
 import { createOperationalMonitor } from "./operational-monitor.js";
 import { createReplicaHealth, strings, type ReplicaHealth } from "./replica-health.js";
 
-export const CREDITS_META_KEY = "credits";
 /** The lease of the replica that judges kaiawatch's own health and sends its operational alerts. */
 export const OPERATIONAL_RESOURCE = leaseResource("operational");
 const CREDITS_SAVE_INTERVAL_MS = 10_000;
@@ -90,8 +90,8 @@ export async function createDaemon(common: Common, options: DaemonOptions): Prom
     closers.push(() => client.close());
     // The day's spending survives restarts, or a restart would reset the budget.
     // Replicas: each keeps its own day's spending (credits.<replica>), and the budget counts them all.
-    const creditsKey = replicas === undefined ? CREDITS_META_KEY : `${CREDITS_META_KEY}.${replicas.selfId}`;
-    const savedCredits = await store.getMeta<CreditMeterState>(creditsKey);
+    const credits = creditsSlot(replicas?.selfId);
+    const savedCredits = await readMeta(store, credits);
     if (savedCredits) client.meter.restore(savedCredits);
 
     // One JSON-RPC client for the head and the token reads: one pool, one count.
@@ -199,7 +199,7 @@ export async function createDaemon(common: Common, options: DaemonOptions): Prom
 
     let creditTimer: NodeJS.Timeout | undefined;
     const saveCredits = async () => {
-      await store.setMeta(creditsKey, client.meter.snapshot());
+      await writeMeta(store, credits, client.meter.snapshot());
       if (replicas !== undefined) client.meter.setSpentElsewhere(await spentByOthers(store, replicas, client.meter.snapshot().day));
     };
 
@@ -295,8 +295,8 @@ async function spentByOthers(store: Store, replicas: Replicas, day: string): Pro
   let spent = 0;
   for (const replica of await replicas.list()) {
     if (replica.id === replicas.selfId) continue;
-    const state = await store.getMeta<Partial<CreditMeterState>>(`${CREDITS_META_KEY}.${replica.id}`);
-    if (state?.day === day && typeof state.spent === "number") spent += state.spent;
+    const state = await readMeta(store, creditsSlot(replica.id));
+    if (state?.day === day) spent += state.spent;
   }
   return spent;
 }

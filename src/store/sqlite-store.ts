@@ -412,8 +412,8 @@ export class SqliteStore implements Store {
     return removed;
   }
 
-  async getMeta<T = unknown>(key: string): Promise<T | undefined> {
-    return this.meta.get(key) as T | undefined;
+  async getMeta(key: string): Promise<unknown> {
+    return this.meta.get(key);
   }
 
   /** Every meta key (for `kaiawatch store migrate`, which copies them all). */

@@ -4,7 +4,9 @@ import { createTestCommon, type Common } from "../../src/common/common.js";
 import { newSilence } from "../../src/notify/silences.js";
 import type { Backend } from "../../src/store/backend.js";
 import { openBackend, type OpenBackendOptions } from "../../src/store/open-backend.js";
+import { metaSlot, readMeta, writeMeta } from "../../src/store/meta-slot.js";
 import { leaseResource } from "../../src/store/resources.js";
+import { z } from "zod";
 import { createTestDatabase, startPostgres, type TestPostgres } from "../helpers/postgres.js";
 import { cursor, entry } from "./fixtures/sample.js";
 import { makeTempDir } from "./fixtures/temp-dir.js";
@@ -121,6 +123,20 @@ describe.each(subjects)("the store port on $name", (subject) => {
       e.state = "dead";
       expect((await store.getCursor("s1"))?.block).toBe(1);
       expect((await store.listOutbox())[0]?.state).toBe("pending");
+    });
+  });
+
+  describe("Store: typed meta slots", () => {
+    it("read back what was written through a slot; a stored value its schema refuses reads as absent", async () => {
+      const { store } = await fresh();
+      const slot = metaSlot("test_slot", z.object({ day: z.string(), n: z.number() }));
+      expect(await readMeta(store, slot)).toBeUndefined();
+      await writeMeta(store, slot, { day: "2025-01-01", n: 3 });
+      expect(await readMeta(store, slot)).toEqual({ day: "2025-01-01", n: 3 });
+      await store.setMeta("test_slot", { day: "2025-01-01", n: "three" });
+      expect(await readMeta(store, slot)).toBeUndefined();
+      await writeMeta(store, slot, undefined);
+      expect(await store.getMeta("test_slot")).toBeUndefined();
     });
   });
 

@@ -463,8 +463,8 @@ export class PostgresStore implements Store {
     );
   }
 
-  async getMeta<T = unknown>(key: string): Promise<T | undefined> {
-    const rows = await this.read<{ value: T }>("SELECT value FROM meta WHERE key = $1", [key]);
+  async getMeta(key: string): Promise<unknown> {
+    const rows = await this.read<{ value: unknown }>("SELECT value FROM meta WHERE key = $1", [key]);
     return rows[0]?.value;
   }
 
