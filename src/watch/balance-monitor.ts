@@ -15,7 +15,7 @@ import { alertId, shortAddress } from "../rules/build-alert.js";
 import { truncate } from "../common/text.js";
 import { balanceTemplateValue, oneLine, renderTemplate } from "../rules/summary-template.js";
 import type { Store } from "../store/types.js";
-import type { BalanceCondition } from "./balance-rule.js";
+import type { BalanceCondition } from "../rules/balance-condition.js";
 
 /** The store meta key of the balance rules' episodes (and of alerts written but maybe not yet queued). */
 
