@@ -15,7 +15,7 @@ import { join } from "node:path";
 import pg from "pg";
 import { createTestCommon } from "../src/common/common.js";
 import { createDaemon, type Daemon } from "../src/daemon/create-daemon.js";
-import { sourceResource } from "../src/store/ownership.js";
+import { leaseResource } from "../src/store/resources.js";
 import type { SimulatorStats } from "../src/simulator/index.js";
 import { createTestDatabase, startPostgres } from "../test/helpers/postgres.js";
 import { report, type BenchFigure } from "./lib.js";
@@ -80,7 +80,7 @@ const commits = async (database: string): Promise<number> => {
   return Number((await admin.query<{ n: string }>("SELECT xact_commit AS n FROM pg_stat_database WHERE datname = $1", [database])).rows[0]?.n);
 };
 
-const held = (daemon: Daemon) => daemon.plan.sources.filter((source) => daemon.ownership.holds(sourceResource(source.key)) !== undefined).length;
+const held = (daemon: Daemon) => daemon.plan.sources.filter((source) => daemon.ownership.holds(leaseResource({ source: source.key })) !== undefined).length;
 
 const figures: BenchFigure[] = [];
 const notes: string[] = [`PostgreSQL: ${version}.`, loadNote("at the start")];

@@ -86,8 +86,8 @@ export async function seedStore(path: string, options: { delivered: number; pend
     db.pragma("journal_mode = DELETE");
     db.pragma("synchronous = OFF");
     db.pragma("cache_size = -262144");
-    importAll(db, { cursors: [], outbox: seedEntries({ count: options.delivered, state: "delivered", at, sinks: options.sinks }), meta: [] });
-    if (options.pending) importAll(db, { cursors: [], outbox: seedEntries({ count: options.pending, from: options.delivered, state: "pending", at, sinks: options.sinks }), meta: [] });
+    importAll(db, { cursors: [], outbox: seedEntries({ count: options.delivered, state: "delivered", at, sinks: options.sinks }) });
+    if (options.pending) importAll(db, { cursors: [], outbox: seedEntries({ count: options.pending, from: options.delivered, state: "pending", at, sinks: options.sinks }) });
     db.pragma("synchronous = FULL");
     db.pragma("journal_mode = WAL");
   } finally {

@@ -4,7 +4,8 @@ import { KaiawatchError, describeError, isAbortError } from "../common/errors.js
 import { ExplorerDeadlineError, ExplorerHttpError, ExplorerResponseTooLargeError, ExplorerTimeoutError } from "../explorer/errors.js";
 import { excerptOf, httpErrorOf, sendRequest } from "../explorer/http.js";
 import { createRateLimiter, type RateLimiter, type RateLimiterTime } from "../explorer/rate-limiter.js";
-import { linkSignals, withRetries } from "../explorer/retry.js";
+import { linkSignals } from "../common/signals.js";
+import { withRetries } from "../explorer/retry.js";
 import { USER_AGENT } from "../explorer/user-agent.js";
 
 /**

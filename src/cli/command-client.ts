@@ -1,10 +1,10 @@
-import { existsSync } from "node:fs";
 import type { Common } from "../common/common.js";
 import type { Config } from "../config/index.js";
-import { CREDITS_META_KEY } from "../daemon/create-daemon.js";
+import { creditsSlot } from "../daemon/credits-slot.js";
 import { createExplorerClient, type ExplorerClient } from "../explorer/client.js";
-import type { CreditMeterState } from "../explorer/credit-meter.js";
-import { openStore } from "../store/open-store.js";
+import { isStoreError } from "../store/errors.js";
+import { readMeta } from "../store/meta-slot.js";
+import { openBackend } from "../store/open-backend.js";
 import { explorerOptionsOf } from "../daemon/explorer-options.js";
 
 /**
@@ -15,16 +15,16 @@ import { explorerOptionsOf } from "../daemon/explorer-options.js";
  */
 export async function openCommandClient(common: Common, config: Config): Promise<ExplorerClient> {
   const client = createExplorerClient(common, explorerOptionsOf(config));
-  if (existsSync(config.store.path)) {
-    try {
-      const store = await openStore(common, { path: config.store.path, readOnly: true });
-      const saved = await store.getMeta<CreditMeterState>(CREDITS_META_KEY);
-      if (saved) client.meter.restore(saved);
-      await store.close();
-    } catch (error) {
-      await client.close();
-      throw error;
-    }
+  try {
+    // The file's meter only: replicas keep one each, and a command is none of them.
+    const backend = await openBackend(common, { path: config.store.path, readOnly: true, mustExist: true });
+    const saved = await readMeta(backend.store, creditsSlot());
+    if (saved) client.meter.restore(saved);
+    await backend.close();
+  } catch (error) {
+    if (isStoreError(error, "KW_STORE_MISSING")) return client;
+    await client.close();
+    throw error;
   }
   return client;
 }

@@ -138,7 +138,7 @@ export const storeSchema = z
       .string()
       .min(1)
       .optional()
-      .meta({ description: `The store: an SQLite database (the .json name is kept from earlier releases, whose JSON file is upgraded in place). Default ${DEFAULT_STORE_PATH}; excludes \`url\`.` }),
+      .meta({ description: `The store: an SQLite database. Default ${DEFAULT_STORE_PATH}; excludes \`url\`.` }),
     url: postgresUrl.optional(),
     lease: positiveDuration
       .prefault("10s")

@@ -19,7 +19,7 @@ export function secretsOfConfig(config: Config): string[] {
   add(config.explorer.api_key);
   add(config.status.token);
   add(config.store.url);
-  if (config.store.url !== undefined) add(passwordOf(config.store.url));
+  add(passwordOf(config.store.url));
   for (const sink of Object.values(config.sinks)) sinkDefinitionOf(sink.type)?.secrets(sink).forEach(add);
   for (const text of stringsOf(config)) secretsOfUrl(text).forEach(add);
   return [...secrets];
@@ -33,7 +33,8 @@ function stringsOf(value: unknown, out: string[] = [], depth = 0): string[] {
 }
 
 /** The password inside a postgres:// URL, decoded: a driver's error may quote it alone. */
-function passwordOf(url: string): string | undefined {
+function passwordOf(url: string | undefined): string | undefined {
+  if (url === undefined) return undefined;
   try {
     return decodeURIComponent(new URL(url).password);
   } catch {

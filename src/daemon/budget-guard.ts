@@ -1,3 +1,5 @@
+import { z } from "zod";
+import { metaSlot, readMeta, writeMeta } from "../store/meta-slot.js";
 import type { Common } from "../common/common.js";
 import { describeError } from "../common/errors.js";
 import { utcDay, type CreditMeter } from "../explorer/credit-meter.js";
@@ -12,12 +14,8 @@ import type { PauseControl } from "../watch/engine.js";
  * holds through the restart instead of resolving and firing anew); a larger budget in the
  * config after the restart does not.
  */
-export const BUDGET_PAUSE_META_KEY = "budget_pause";
-
-interface SavedPause {
-  day: string;
-  budget: number;
-}
+/** The day the daily budget ran out, and that budget: a restart that day stays paused (unless the budget changed). */
+export const BUDGET_PAUSE = metaSlot("budget_pause", z.object({ day: z.string(), budget: z.number() }));
 
 export interface BudgetGuardOptions {
   meter: CreditMeter;
@@ -52,7 +50,7 @@ export async function createBudgetGuard(common: Common, options: BudgetGuardOpti
   const budget = meter.dailyBudget;
   const today = () => utcDay(common.now());
   const nextMidnight = (day: string) => new Date(Date.parse(`${day}T00:00:00.000Z`) + 86_400_000).toISOString();
-  const saved = await store.getMeta<Partial<SavedPause>>(BUDGET_PAUSE_META_KEY);
+  const saved = await readMeta(store, BUDGET_PAUSE);
   let pausedDay: string | undefined = budget !== undefined && saved?.day === today() && saved.budget === budget ? saved.day : undefined;
   common.metrics.pollingPaused.set(pausedDay === undefined ? 0 : 1);
   if (pausedDay !== undefined) logger.warn({ spent: meter.spentTodayByAll(), budget, resumes_at: nextMidnight(pausedDay) }, "daily credit budget spent before this start: polling stays paused until 00:00 UTC");
@@ -99,7 +97,7 @@ export async function createBudgetGuard(common: Common, options: BudgetGuardOpti
         // Logged once per pause, not per source and tick.
         logger.warn({ spent: meter.spentToday(), budget, resumes_at: nextMidnight(day) }, "daily credit budget spent: polling paused until 00:00 UTC");
         if (budget !== undefined) {
-          store.setMeta(BUDGET_PAUSE_META_KEY, { day, budget } satisfies SavedPause).catch((e: unknown) => logger.warn({ err: describeError(e) }, "cannot save the budget pause; a restart today asks the explorer once more"));
+          writeMeta(store, BUDGET_PAUSE, { day, budget }).catch((e: unknown) => logger.warn({ err: describeError(e) }, "cannot save the budget pause; a restart today asks the explorer once more"));
         }
       }
       return true;

@@ -5,7 +5,7 @@ import { checkRuleConditions } from "../rules/validate-rules.js";
 import { checkEnrichments } from "../config/check-enrichments.js";
 import { TOKEN_TRANSFER_TEMPLATE_VARIABLES, validateSummaryTemplate } from "../rules/summary-template.js";
 import type { Config, RuleConfig } from "../config/types.js";
-import { parseBalanceCondition } from "../watch/balance-rule.js";
+import { parseBalanceCondition } from "../rules/balance-condition.js";
 
 /** A rule on the Transfer logs of an account watch's tokens. */
 function isTokenRule(config: Config, rule: RuleConfig): boolean {

@@ -10,19 +10,19 @@ import { createBalanceMonitor } from "../watch/balance-monitor.js";
 import { balanceWatchesOf } from "../watch/balance-watches.js";
 import { createExplorerClient, type ExplorerClient } from "../explorer/client.js";
 import { ExplorerPlanError } from "../explorer/errors.js";
-import type { CreditMeterState } from "../explorer/credit-meter.js";
 import { createSink } from "../notify/create-sink.js";
 import { createDispatcher, type Dispatcher, type DrainResult } from "../notify/dispatcher.js";
-import { createSilenceBook, silenceFileOf, type SilenceBook } from "../notify/silences.js";
-import { createSharedSilenceBook } from "../notify/shared-silences.js";
+import { createSilenceBook, type SilenceBook } from "../notify/silences.js";
 import type { Sink } from "../notify/sink.js";
 import { createEnricher } from "../rules/enrich.js";
 import { storeOptionsOf } from "../config/store-options.js";
-import { openStore } from "../store/open-store.js";
-import { createSoleOwnership, sinkResource, sourceResource, type Ownership } from "../store/ownership.js";
-import { createLeaseKeeper } from "../store/postgres/lease-keeper.js";
-import { PostgresStore } from "../store/postgres/postgres-store.js";
+import type { Backend, Replicas } from "../store/backend.js";
+import { openBackend } from "../store/open-backend.js";
+import { type Ownership } from "../store/ownership.js";
+import { leaseResource } from "../store/resources.js";
+import { readMeta, writeMeta } from "../store/meta-slot.js";
 import type { Store } from "../store/types.js";
+import { creditsSlot } from "./credits-slot.js";
 import { createWatchEngine, type OnceResult, type WatchEngine } from "../watch/engine.js";
 import { NORMALIZERS } from "../watch/normalize.js";
 import type { Plan } from "../watch/plan.js";
@@ -41,9 +41,8 @@ import { createHealthMonitor, type HealthMonitor } from "./health-monitor.js";
 import { createOperationalMonitor } from "./operational-monitor.js";
 import { createReplicaHealth, strings, type ReplicaHealth } from "./replica-health.js";
 
-export const CREDITS_META_KEY = "credits";
 /** The lease of the replica that judges kaiawatch's own health and sends its operational alerts. */
-export const OPERATIONAL_RESOURCE = "operational";
+export const OPERATIONAL_RESOURCE = leaseResource("operational");
 const CREDITS_SAVE_INTERVAL_MS = 10_000;
 
 /** Every subsystem of a running kaiawatch, built from one validated config. */
@@ -54,7 +53,7 @@ export interface Daemon {
   readonly client: ExplorerClient;
   readonly engine: WatchEngine;
   readonly dispatcher: Dispatcher;
-  /** Active silences (`kaiawatch silence`), merged from the side file while running. */
+  /** Active silences (`kaiawatch silence`), read from the store. */
   readonly silences: SilenceBook;
   /** The daily credit budget's pause (its alerts are operational conditions: credits_low, credits_exhausted). */
   readonly budget: BudgetGuard;
@@ -95,15 +94,16 @@ export interface DaemonOptions {
 export async function createDaemon(common: Common, options: DaemonOptions): Promise<Daemon> {
   const { config } = options;
   const logger = common.logger;
-  const store = await openStore(common, storeOptionsOf(config.store));
+  const backend: Backend = await openBackend(common, storeOptionsOf(config.store));
+  const { store, replicas } = backend;
   const closers: Array<() => Promise<void>> = [];
   try {
-    const client = createExplorerClient(common, { ...explorerOptionsOf(config), replicaId: store instanceof PostgresStore ? store.replicaId : undefined });
+    const client = createExplorerClient(common, { ...explorerOptionsOf(config), replicaId: replicas?.selfId });
     closers.push(() => client.close());
     // The day's spending survives restarts, or a restart would reset the budget.
     // Replicas: each keeps its own day's spending (credits.<replica>), and the budget counts them all.
-    const creditsKey = store instanceof PostgresStore ? `${CREDITS_META_KEY}.${store.replicaId}` : CREDITS_META_KEY;
-    const savedCredits = await store.getMeta<CreditMeterState>(creditsKey);
+    const credits = creditsSlot(replicas?.selfId);
+    const savedCredits = await readMeta(store, credits);
     if (savedCredits) client.meter.restore(savedCredits);
 
     // One JSON-RPC client for the head and the token reads: one pool, one count.
@@ -122,17 +122,14 @@ export async function createDaemon(common: Common, options: DaemonOptions): Prom
     closers.push(async () => {
       await Promise.allSettled(sinks.map(({ sink }) => sink.close?.()));
     });
-    // Replicas share the silences in the store's table; one process merges a side file (silences.ts).
-    const silences = store instanceof PostgresStore ? await createSharedSilenceBook(common, { table: store.silences }) : await createSilenceBook(common, { store, file: silenceFileOf(config.store.path) });
+    // The silences are rows of the store, which `kaiawatch silence` and every replica write too.
+    const silences = await createSilenceBook(common, { silences: backend.silences });
     // Replicas publish what they judge of the sources they hold in their heartbeats, for the
     // one that sends the operational alerts (replica-health.ts).
-    const replicaHealth: ReplicaHealth | undefined = store instanceof PostgresStore ? createReplicaHealth({ replicaId: store.replicaId, replicas: () => store.leases.replicas() }) : undefined;
-    // With PostgreSQL, replicas lease the sources and sinks; a sink gained is delivered at once.
-    const ownership: Ownership =
-      store instanceof PostgresStore
-        ? createLeaseKeeper(common, { leases: store.leases, replicaId: store.replicaId, leaseMs: config.store.lease, info: replicaHealth?.info, onChange: () => dispatcher.kick(), flush: () => store.flush() })
-        : createSoleOwnership("local");
-    if (store instanceof PostgresStore) common.metrics.registry.setDefaultLabels({ replica: store.replicaId });
+    const replicaHealth: ReplicaHealth | undefined = replicas === undefined ? undefined : createReplicaHealth({ replicaId: replicas.selfId, replicas: () => replicas.list() });
+    // Replicas lease the sources and sinks (one process owns them all); a sink gained is delivered at once.
+    const ownership: Ownership = backend.ownership(common, { info: replicaHealth?.info, onChange: () => dispatcher.kick() });
+    if (replicas !== undefined) common.metrics.registry.setDefaultLabels({ replica: replicas.selfId });
     const dispatcher = createDispatcher(common, {
       store,
       ownership,
@@ -151,7 +148,7 @@ export async function createDaemon(common: Common, options: DaemonOptions): Prom
     const balanceWatches = balanceWatchesOf(config, tokens);
     for (const name of plan.idleWatches) logger.warn({ watch: name }, "no rule reads this watch: it is not polled");
     if (!plan.rate.fits) logger.warn({ requests_per_second: plan.rate.requestsPerSecond, limit: plan.rate.limit, steady_limit: plan.rate.steadyLimit }, "the sources need more than half of explorer.requests_per_second, which is kept for catching up (see kaiawatch plan)");
-    const resources = [...plan.sources.map((source) => sourceResource(source.key)), ...sinks.map(({ sink }) => sinkResource(sink.name)), OPERATIONAL_RESOURCE];
+    const resources = [...plan.sources.map((source) => leaseResource({ source: source.key })), ...sinks.map(({ sink }) => leaseResource({ sink: sink.name })), OPERATIONAL_RESOURCE];
     let ownershipStarted = false;
 
     // One enricher for the run: its cache serves every source (the same transaction can match in several).
@@ -212,7 +209,7 @@ export async function createDaemon(common: Common, options: DaemonOptions): Prom
       head: headProbe,
       budget,
       // Replicas judge the sources they hold; with one process every source.
-      holds: store instanceof PostgresStore ? (key) => ownership.holds(sourceResource(key)) !== undefined : undefined,
+      holds: replicas === undefined ? undefined : (key) => ownership.holds(leaseResource({ source: key })) !== undefined,
       shared: replicaHealth,
       monitor: await createOperationalMonitor(common, { store, sinks: operationalSinks, network: config.chain.network, head: () => headProbe.state().block, onQueued: () => dispatcher.kick() }),
     });
@@ -220,13 +217,13 @@ export async function createDaemon(common: Common, options: DaemonOptions): Prom
     // With replicas, whether this replica sent the operational alerts at the last check: one that
     // starts sending takes the episodes from the store first (health.resume()). One process
     // sends from its start, with the episodes it loaded then.
-    let sending = !(store instanceof PostgresStore);
+    let sending = replicas === undefined;
     let statusServer: StatusServer | undefined;
 
     let creditTimer: NodeJS.Timeout | undefined;
     const saveCredits = async () => {
-      await store.setMeta(creditsKey, client.meter.snapshot());
-      if (store instanceof PostgresStore) client.meter.setSpentElsewhere(await spentByOthers(store, client.meter.snapshot().day));
+      await writeMeta(store, credits, client.meter.snapshot());
+      if (replicas !== undefined) client.meter.setSpentElsewhere(await spentByOthers(store, replicas, client.meter.snapshot().day));
     };
 
     return {
@@ -244,12 +241,12 @@ export async function createDaemon(common: Common, options: DaemonOptions): Prom
       statusUrl: () => statusServer?.url,
       async start() {
         if (config.status.listen !== false) {
-          const replicas = store instanceof PostgresStore ? () => replicaViews(store) : undefined;
-          const provider = createDaemonStatus(common, { sources: plan.sources, store, engine, dispatcher, meter: client.meter, head: headProbe, budget, health, silences, replicas, explorerUrl: config.chain.explorer_url });
+          const views = replicas === undefined ? undefined : () => replicaViews(replicas);
+          const provider = createDaemonStatus(common, { sources: plan.sources, store, engine, dispatcher, meter: client.meter, head: headProbe, budget, health, silences, replicas: views, explorerUrl: config.chain.explorer_url });
           // Writes need a token unless the operator trusts this machine: status.token, or one made at the first start.
-          // Not with PostgreSQL: the commands write to the database itself, so the file would serve
-          // nobody; the replicas' write API then needs status.token.
-          const writeToken = config.status.token === undefined && !config.status.trust_loopback && config.store.url === undefined ? loadOrCreateWriteToken(config.status.write_token_file) : undefined;
+          // Not where replicas share the store: the commands write to the database itself, so the
+          // file would serve nobody; the replicas' write API then needs status.token.
+          const writeToken = config.status.token === undefined && !config.status.trust_loopback && replicas === undefined ? loadOrCreateWriteToken(config.status.write_token_file) : undefined;
           statusServer = await createStatusServer(common, { listen: config.status.listen, token: config.status.token, writeToken, trustLoopback: config.status.trust_loopback, allowedHosts: config.status.allowed_hosts, provider });
         }
         await ownership.start(resources);
@@ -298,19 +295,19 @@ export async function createDaemon(common: Common, options: DaemonOptions): Prom
         silences.stop();
         await saveCredits().catch(() => undefined);
         for (const close of closers.reverse()) await close().catch(() => undefined);
-        await store.close();
+        await backend.close();
       },
     };
   } catch (error) {
     for (const close of closers.reverse()) await close().catch(() => undefined);
-    await store.close();
+    await backend.close();
     throw error;
   }
 }
 
 /** The live replicas and what each holds, from their heartbeats. */
-async function replicaViews(store: PostgresStore): Promise<ReplicaView[]> {
-  return (await store.leases.replicas())
+async function replicaViews(replicas: Replicas): Promise<ReplicaView[]> {
+  return (await replicas.list())
     .filter((replica) => replica.live)
     .map((replica) => ({
       id: replica.id,
@@ -322,12 +319,12 @@ async function replicaViews(store: PostgresStore): Promise<ReplicaView[]> {
 }
 
 /** What the other replicas (every one that has a heartbeat row) say they spent on `day`. */
-async function spentByOthers(store: PostgresStore, day: string): Promise<number> {
+async function spentByOthers(store: Store, replicas: Replicas, day: string): Promise<number> {
   let spent = 0;
-  for (const replica of await store.leases.replicas()) {
-    if (replica.id === store.replicaId) continue;
-    const state = await store.getMeta<Partial<CreditMeterState>>(`${CREDITS_META_KEY}.${replica.id}`);
-    if (state?.day === day && typeof state.spent === "number") spent += state.spent;
+  for (const replica of await replicas.list()) {
+    if (replica.id === replicas.selfId) continue;
+    const state = await readMeta(store, creditsSlot(replica.id));
+    if (state?.day === day) spent += state.spent;
   }
   return spent;
 }

@@ -1,3 +1,5 @@
+import { z } from "zod";
+import { metaSlot, readMeta, writeMeta } from "../store/meta-slot.js";
 import { resolvedAlertId } from "../model/alert-status.js";
 import type { Common } from "../common/common.js";
 import { ALERT_DOCUMENT_VERSION, OPERATIONAL_ALERT_SOURCE, type AlertDocument } from "../model/alert-document.js";
@@ -8,7 +10,6 @@ import type { Store } from "../store/types.js";
 /** The rule name of kaiawatch's condition alerts (firing and resolved). */
 export const OPERATIONAL_RULE = "kaiawatch.operational";
 /** Store meta key: the episodes firing now (survives restarts, so a restart repeats nothing). */
-export const OPERATIONAL_EPISODES_META_KEY = "operational_episodes";
 
 /** A condition that holds now. `key` names it stably (e.g. `source_failing:src_…`). */
 export interface OperationalCondition {
@@ -31,6 +32,15 @@ export interface Episode {
   /** Set when the condition cleared; the episode is kept until its resolved alert is queued. */
   resolved_at?: string;
 }
+
+/** The episodes open or not yet resolved in the outbox, by condition key: a restart goes on with them. */
+export const OPERATIONAL_EPISODES = metaSlot<Record<string, Episode>>(
+  "operational_episodes",
+  z.record(
+    z.string(),
+    z.object({ id: z.string(), key: z.string(), kind: z.string(), since: z.string(), summary: z.string(), detail: z.record(z.string(), z.unknown()).optional(), resolved_at: z.string().optional() }),
+  ),
+);
 
 export interface OperationalMonitorOptions {
   store: Store;
@@ -73,7 +83,7 @@ export interface OperationalMonitor {
 export async function createOperationalMonitor(common: Common, options: OperationalMonitorOptions): Promise<OperationalMonitor> {
   const { store } = options;
   const logger = common.logger.child({ component: "operational" });
-  const stored = async () => Object.entries((await store.getMeta<Record<string, Episode>>(OPERATIONAL_EPISODES_META_KEY)) ?? {});
+  const stored = async () => Object.entries((await readMeta(store, OPERATIONAL_EPISODES)) ?? {});
   const episodes = new Map(await stored());
   // Episodes of an earlier run: their firing alert may not have reached the outbox (queued again, the outbox keeps one).
   const unqueued = new Set(episodes.keys());
@@ -111,7 +121,7 @@ export async function createOperationalMonitor(common: Common, options: Operatio
     if (!unsaved) return;
     unsaved = false;
     try {
-      await store.setMeta(OPERATIONAL_EPISODES_META_KEY, Object.fromEntries(episodes));
+      await writeMeta(store, OPERATIONAL_EPISODES, Object.fromEntries(episodes));
     } catch (error) {
       unsaved = true;
       throw error;

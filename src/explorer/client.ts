@@ -11,7 +11,8 @@ import { API_LIMITS, OPERATIONS, type OperationName } from "./operations.js";
 import { buildRequestPath, type OperationParams } from "./params.js";
 import { createRateLimiter, type RateLimiter } from "./rate-limiter.js";
 import { RESPONSE_CHECKERS, ShapeError, type OperationResults } from "./response-checkers.js";
-import { follows, linkSignals, withRetries } from "./retry.js";
+import { follows, linkSignals } from "../common/signals.js";
+import { withRetries } from "./retry.js";
 import { USER_AGENT } from "./user-agent.js";
 
 export type { OperationParams } from "./params.js";

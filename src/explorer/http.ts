@@ -1,7 +1,7 @@
 import type { IncomingHttpHeaders } from "node:http";
 import type { Dispatcher } from "undici";
 import { ExplorerDeadlineError, ExplorerHttpError, type HttpErrorOptions, ExplorerNetworkError, ExplorerResponseTooLargeError, ExplorerTimeoutError } from "./errors.js";
-import { linkSignals } from "./retry.js";
+import { linkSignals } from "../common/signals.js";
 import { parseRetryAfter } from "../common/retry-after.js";
 import type { ApiErrorBody } from "./types.js";
 

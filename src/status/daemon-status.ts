@@ -1,6 +1,7 @@
 import type { Common } from "../common/common.js";
 import type { CreditMeter } from "../explorer/credit-meter.js";
-import type { DeadLetterSelector, Dispatcher, RequeueResult } from "../notify/dispatcher.js";
+import type { DeadLetterSelector, RequeueResult } from "../notify/dead-letters.js";
+import type { Dispatcher } from "../notify/dispatcher.js";
 import { isActive, type Silence, type SilenceBook } from "../notify/silences.js";
 import type { SilenceChange } from "./silence-body.js";
 import { readSuppressedNotes } from "../notify/cooldown.js";
@@ -71,7 +72,7 @@ export interface DaemonStatusParts {
   /** Readiness and the sources' states: the health monitor's (states with hysteresis). */
   health: HealthReading;
   /** Active silences (`kaiawatch silence`) with how many alerts each held back; added and removed through the API. */
-  silences?: Pick<SilenceBook, "list" | "add" | "remove">;
+  silences?: Pick<SilenceBook, "current" | "list" | "add" | "remove">;
   /** PostgreSQL replicas: every live one, with the sources and sinks it holds (absent with the file store). */
   replicas?: () => Promise<ReplicaView[]>;
   /** The block explorer (config chain.explorer_url): /status carries links under it for the page. */
@@ -336,7 +337,7 @@ export function createDaemonStatus(common: Common, parts: DaemonStatusParts): St
       dead_letters_total: dead.total,
       dead_letter_groups: await deadLetterGroups(),
       oldest_pending: await oldestPending(),
-      silences: parts.silences?.list(now) ?? [],
+      silences: await silencesNow(parts.silences, now),
       credits: {
         day: meterState.day,
         spent_today: meterState.spent,
@@ -426,4 +427,14 @@ function cut(text: string | null): string | null;
 function cut(text: string | null): string | null {
   if (text === null || text.length <= TEXT_LIMIT) return text;
   return `${text.slice(0, TEXT_LIMIT)}…`;
+}
+
+/**
+ * The silences in force, read from the store for the page (one query): a silence added by
+ * `kaiawatch silence` shows at once. While the store cannot be read, the ones last read.
+ */
+async function silencesNow(book: Pick<SilenceBook, "current" | "list"> | undefined, now: number): Promise<ReturnType<SilenceBook["list"]>> {
+  if (book === undefined) return [];
+  await book.current(now).catch(() => undefined);
+  return book.list(now);
 }

@@ -1,5 +1,5 @@
 import type { IncomingMessage } from "node:http";
-import type { DeadLetterSelector } from "../notify/dispatcher.js";
+import type { DeadLetterSelector } from "../notify/dead-letters.js";
 import { readJsonBody } from "./json-body.js";
 
 /** A re-queue request names a few dead letters or all of them: a larger body is a mistake. */

@@ -1,5 +1,5 @@
 import type { IncomingMessage } from "node:http";
-import { toSilenceSet, type Silence } from "../notify/silences.js";
+import { readSilence, type Silence } from "../notify/silences.js";
 import { readJsonBody } from "./json-body.js";
 
 const MAX_SILENCE_BODY_BYTES = 16 * 1024;
@@ -24,8 +24,7 @@ export function silenceChangeOf(value: unknown): ParsedSilenceChange {
   const body = value as Record<string, unknown>;
   if (Object.keys(body).length !== 1) return wrong;
   if (typeof body.remove === "string") return /^sil_[0-9a-f]{8}$/.test(body.remove) ? { ok: true, change: { remove: body.remove } } : wrong;
-  // The same well-formedness check as the side file's entries.
-  const [silence] = toSilenceSet({ silences: [body.add] }).silences;
+  const silence = readSilence(body.add);
   if (silence === undefined || !/^sil_[0-9a-f]{8}$/.test(silence.id)) return wrong;
   return { ok: true, change: { add: silence } };
 }

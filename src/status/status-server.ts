@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import type { AddressInfo, Socket } from "node:net";
 import type { Common } from "../common/common.js";
 import { describeError } from "../common/errors.js";
-import type { DeadLetterSelector, RequeueResult } from "../notify/dispatcher.js";
+import type { DeadLetterSelector, RequeueResult } from "../notify/dead-letters.js";
 import { createHostCheck, isLoopbackHost } from "./allowed-hosts.js";
 import { bearerTokenMatches } from "./bearer.js";
 import { parseAlertsBody, type AlertToQueue } from "./alerts-body.js";

@@ -2,6 +2,8 @@ import { KaiawatchError } from "../common/errors.js";
 
 export type StoreErrorCode =
   | "KW_STORE_CORRUPT"
+  /** Opened with `mustExist` where no store file has been created yet (kaiawatch has not run on it). */
+  | "KW_STORE_MISSING"
   | "KW_STORE_VERSION"
   | "KW_STORE_LOCKED"
   | "KW_STORE_WRITE_FAILED"

@@ -1,9 +1,8 @@
 import { existsSync } from "node:fs";
 import type { Common } from "../common/common.js";
 import { StoreError } from "./errors.js";
-import { openStore } from "./open-store.js";
+import { openSqliteStore } from "./open-store.js";
 import { createPostgresStore } from "./postgres/postgres-store.js";
-import { SqliteStore } from "./sqlite-store.js";
 
 export interface MigrateResult {
   cursors: number;
@@ -13,18 +12,17 @@ export interface MigrateResult {
 
 /**
  * `kaiawatch store migrate`: copies a file store's cursors, outbox (every state, with its
- * attempts, digests and order) and meta into a PostgreSQL store, in one transaction of the
+ * attempts, digests and order), meta, cooldown stamps, suppression notes and silences into a PostgreSQL store, in one transaction of the
  * target. The file is opened with its lock, so a daemon still running on it is refused
  * (KW_STORE_LOCKED) rather than copied while it moves on; the file is left as it is.
  */
 export async function migrateFileToPostgres(common: Common, options: { from: string; to: string; force?: boolean }): Promise<MigrateResult> {
   if (!existsSync(options.from)) throw new StoreError("KW_STORE_CORRUPT", `there is no store file at ${options.from}`);
-  const source = await openStore(common, { path: options.from });
+  const source = await openSqliteStore(common, { path: options.from });
   try {
-    if (!(source instanceof SqliteStore)) throw new TypeError("the source of a migration is a file store");
     const meta: Record<string, unknown> = {};
     for (const key of source.metaKeys()) meta[key] = await source.getMeta(key);
-    const data = { cursors: await source.listCursors(), entries: await source.listOutbox(), meta, ...source.cooldownRows() };
+    const data = { cursors: await source.listCursors(), entries: await source.listOutbox(), meta, ...source.rowsToMigrate() };
     const target = await createPostgresStore(common, { url: options.to, replicaId: "store-migrate" });
     try {
       return await target.importStore(data, { force: options.force });

@@ -1,20 +1,17 @@
-import { closeSync, existsSync, linkSync, openSync, readSync, renameSync, rmSync, statSync, copyFileSync } from "node:fs";
-import { mkdir, readFile } from "node:fs/promises";
+import { closeSync, existsSync, openSync, readSync, renameSync, rmSync, statSync } from "node:fs";
+import { mkdir } from "node:fs/promises";
 import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
 import { dirname, resolve } from "node:path";
 import BetterSqlite3, { type Database } from "better-sqlite3";
 import type { Common } from "../common/common.js";
-import type { Logger } from "../common/logger.js";
 import { fsyncDirectorySync, fsyncFileSync } from "./durable-file.js";
 import { StoreError } from "./errors.js";
-import { jsonErrorPosition } from "./json-error-position.js";
-import { upgradeStoreData } from "./schema.js";
 import { createPostgresStore } from "./postgres/postgres-store.js";
-import { createSchema, importAll, SQLITE_SCHEMA_VERSION, TABLES } from "./sqlite-schema.js";
+import { createSchema, SQLITE_SCHEMA_VERSION, TABLES } from "./sqlite-schema.js";
 import { SqliteStore } from "./sqlite-store.js";
 import { acquireStoreLock, type StoreLock } from "./store-lock.js";
-import type { Store, StoreData } from "./types.js";
+import type { Store } from "./types.js";
 
 export interface OpenStoreOptions {
   path: string;
@@ -32,6 +29,13 @@ export interface OpenStoreOptions {
    */
   readOnly?: boolean;
   /**
+   * With `readOnly`: the silences may still be written (`kaiawatch silence` beside a running
+   * daemon): the file store's on a connection of its own, in short transactions.
+   */
+  silencesWritable?: boolean;
+  /** A missing store file is refused (KW_STORE_MISSING) instead of starting empty: for commands that only read or change what is there. */
+  mustExist?: boolean;
+  /**
    * Check every page of the database at open (`PRAGMA quick_check`). Off by default: it
    * reads the whole file (seconds for a million entries); SQLite checks each page it reads
    * anyway and reports a damaged one as corrupt.
@@ -44,19 +48,26 @@ const CACHE_KIB = 16 * 1024;
 const SQLITE_MAGIC = "SQLite format 3\u0000";
 
 /** What lies at the store path. */
-type Found = { kind: "missing" } | { kind: "sqlite" } | { kind: "json"; data: StoreData; from: number };
+type Found = { kind: "missing" } | { kind: "sqlite" };
 
 /**
- * Opens the store: takes the lock (unless read-only), checks what is at the path, and
- * opens it. A missing file starts an empty store (created at once, so that an unwritable
- * location fails at start-up rather than at the first alert). A JSON store of an earlier
- * release is upgraded in place. Anything else (an empty file, `null`, a damaged or foreign
- * file) stops with KW_STORE_CORRUPT and is left as it is.
+ * Opens the store of the options: PostgreSQL with `url`, else the file (openSqliteStore).
+ * Code outside src/store/ opens the store through openBackend (backend.ts).
  */
 export async function openStore(common: Common, options: OpenStoreOptions): Promise<Store> {
   if (options.url !== undefined) {
-    return createPostgresStore(common, { url: options.url, replicaId: options.replicaId ?? defaultReplicaId(), leaseMs: options.leaseMs, readOnly: options.readOnly });
+    return createPostgresStore(common, { url: options.url, replicaId: options.replicaId ?? defaultReplicaId(), leaseMs: options.leaseMs, readOnly: options.readOnly, silencesWritable: options.silencesWritable });
   }
+  return openSqliteStore(common, options);
+}
+
+/**
+ * Opens the file store: takes the lock (unless read-only), checks what is at the path, and
+ * opens it. A missing file starts an empty store (created at once, so that an unwritable
+ * location fails at start-up rather than at the first alert). Anything else (an empty file,
+ * a damaged or foreign file) stops with KW_STORE_CORRUPT and is left as it is.
+ */
+export async function openSqliteStore(common: Common, options: OpenStoreOptions): Promise<SqliteStore> {
   const path = resolve(options.path);
   const readOnly = options.readOnly ?? false;
   const logger = common.logger.child({ subsystem: "store" });
@@ -72,6 +83,7 @@ export async function openStore(common: Common, options: OpenStoreOptions): Prom
     const found = await inspect(path);
     let files: string[] = [path, `${path}-wal`];
     if (found.kind === "missing") {
+      if (options.mustExist === true) throw new StoreError("KW_STORE_MISSING", `no store at ${path} yet: kaiawatch has not run with this store`);
       // A WAL without its database would be replayed into the new one: someone moved the file away and left half of it.
       if (existsSync(`${path}-wal`)) throw corrupt(path, `${path}-wal exists without the database beside it; move it away too to start empty`);
       if (readOnly) {
@@ -80,24 +92,13 @@ export async function openStore(common: Common, options: OpenStoreOptions): Prom
       } else {
         db = createStore(path);
       }
-    } else if (found.kind === "json") {
-      if (readOnly) {
-        // Read-only never upgrades: the JSON is read into memory, the file left for the daemon.
-        db = memoryStore();
-        importLegacy(db, found.data);
-        files = [path];
-      } else {
-        upgradeInPlace(path, found.data, logger, found.from);
-        db = openExisting(path, false);
-      }
     } else {
-      db = openExisting(path, readOnly);
+      // A connection that writes silences beside the daemon is opened writable, the store read-only.
+      db = openExisting(path, readOnly && options.silencesWritable !== true);
     }
     checkStore(db, path, options.fullCheck ?? false);
     if (files.length > 0) tune(db, readOnly);
-    const store = new SqliteStore(common, logger, db, path, readOnly, lock, files);
-    if (!readOnly) await store.upgradeLegacyCooldownBook();
-    return store;
+    return new SqliteStore(common, logger, db, path, readOnly, lock, files, readOnly && options.silencesWritable === true && files.length > 0);
   } catch (error) {
     try {
       db?.close();
@@ -141,18 +142,7 @@ async function inspect(path: string): Promise<Found> {
     closeSync(fd);
   }
   if (head.toString("latin1") === SQLITE_MAGIC) return { kind: "sqlite" };
-  // Not SQLite: a JSON store of an earlier release, or not ours.
-  const text = await readFile(path, "utf8");
-  let raw: unknown;
-  try {
-    raw = JSON.parse(text);
-  } catch (error) {
-    const at = jsonErrorPosition(text);
-    const where = at === undefined ? "" : ` at line ${at.line}, column ${at.column} (byte offset ${at.offset})`;
-    throw corrupt(path, `neither an SQLite database nor valid JSON${where}: ${(error as Error).message}`, error);
-  }
-  const { data, migratedFrom } = upgradeStoreData(raw, path);
-  return { kind: "json", data, from: migratedFrom ?? data.schema_version };
+  throw corrupt(path, "not an SQLite database");
 }
 
 function tune(db: Database, readOnly: boolean): void {
@@ -182,7 +172,7 @@ function memoryStore(): Database {
  */
 function createStore(path: string): Database {
   try {
-    buildBeside(path, () => undefined);
+    buildBeside(path);
   } catch (error) {
     throw new StoreError("KW_STORE_WRITE_FAILED", `cannot create the store file ${path}: ${(error as Error).message}`, { cause: error });
   }
@@ -190,27 +180,23 @@ function createStore(path: string): Database {
 }
 
 /**
- * Builds a database at `<path>.new` (tables, then `fill` in the same transaction), makes it
- * durable and renames it over `path`. A leftover of an earlier attempt is removed first.
+ * Builds an empty database at `<path>.new`, makes it durable and renames it over `path`. A
+ * leftover of an earlier attempt is removed first.
  */
-function buildBeside(path: string, fill: (db: Database) => void, beforeRename: () => void = () => undefined): void {
+function buildBeside(path: string): void {
   const building = `${path}.new`;
   for (const leftover of [building, `${building}-wal`, `${building}-shm`, `${building}-journal`]) rmSync(leftover, { force: true });
   const db = new BetterSqlite3(building);
   try {
     db.pragma("journal_mode = DELETE");
     db.pragma("synchronous = FULL");
-    db.transaction(() => {
-      createSchema(db);
-      fill(db);
-    })();
+    db.transaction(() => createSchema(db))();
     // Kept in the file's header: the database opens in WAL mode from now on.
     db.pragma("journal_mode = WAL");
   } finally {
     db.close();
   }
   fsyncFileSync(building);
-  beforeRename();
   renameSync(building, path);
   fsyncDirectorySync(dirname(path));
 }
@@ -242,6 +228,14 @@ function checkStore(db: Database, path: string, fullCheck: boolean): void {
         `the store file ${path} has schema version ${version}, written by a newer kaiawatch; this one knows up to ${SQLITE_SCHEMA_VERSION}. Upgrade kaiawatch`,
       );
     }
+    if (version > 0 && version < SQLITE_SCHEMA_VERSION && missing.length > 0) {
+      // The place for a migration once a release has been published; before that, builds of
+      // development kept cooldowns and silences in meta values, and no upgrade exists.
+      throw new StoreError(
+        "KW_STORE_VERSION",
+        `the store file ${path} has schema version ${version}, written by a development build before the first release; this kaiawatch reads version ${SQLITE_SCHEMA_VERSION} only. Move it away to start empty`,
+      );
+    }
     if (missing.length > 0 || version !== SQLITE_SCHEMA_VERSION) {
       throw corrupt(path, `an SQLite database without kaiawatch's tables (missing: ${missing.join(", ") || "none"}; schema version ${version})`);
     }
@@ -256,41 +250,6 @@ function checkStore(db: Database, path: string, fullCheck: boolean): void {
     if (isCorruption(error)) throw corrupt(path, `SQLite: ${(error as Error).message}`, error);
     throw error;
   }
-}
-
-function importLegacy(db: Database, data: StoreData): void {
-  importAll(db, { cursors: Object.values(data.cursors), outbox: data.outbox, meta: Object.entries(data.meta) });
-}
-
-/**
- * Upgrades a JSON store (schema_version 1) to SQLite, safe against a crash at every step:
- * the database is built beside the file (`<path>.new`), made durable, the JSON is kept as
- * `<path>.v1.json.bak`, and the database renamed over the path. Until that rename the
- * path holds the JSON, and the next start begins again from it.
- */
-function upgradeInPlace(path: string, data: StoreData, logger: Logger, from: number): void {
-  const backup = `${path}.v1.json.bak`;
-  try {
-    buildBeside(
-      path,
-      (db) => importLegacy(db, data),
-      () => {
-        rmSync(backup, { force: true });
-        try {
-          linkSync(path, backup);
-        } catch {
-          copyFileSync(path, backup);
-        }
-        fsyncFileSync(backup);
-      },
-    );
-  } catch (error) {
-    throw new StoreError("KW_STORE_WRITE_FAILED", `cannot upgrade the store file ${path} to SQLite: ${(error as Error).message}; the JSON file is unchanged`, { cause: error });
-  }
-  logger.info(
-    { path, backup, from, to: SQLITE_SCHEMA_VERSION, cursors: Object.keys(data.cursors).length, outbox: data.outbox.length },
-    "store upgraded from JSON to SQLite; the JSON file is kept as the backup",
-  );
 }
 
 /** A replica id unique among the running ones: the host, the process and a random suffix. */

@@ -1,7 +1,10 @@
+import type { LeaseResource } from "./resources.js";
+
+export type { LeaseResource } from "./resources.js";
+
 /**
- * Which of the plan's resources this process may work on. Resources are named
- * `source:<key>` (polling a source and moving its cursor) and `sink:<name>` (running the
- * sink's delivery worker). With the file store one process owns everything; with the
+ * Which of the plan's resources this process may work on (resources.ts: sources, sinks and
+ * the operational alerts). With the file store one process owns everything; with the
  * PostgreSQL store replicas lease them (postgres/lease-keeper.ts), so that each source is
  * polled, and each sink delivered, by one replica at a time.
  */
@@ -13,15 +16,15 @@ export interface Ownership {
    * commits (a commit with an older epoch is refused). Synchronous: asked before every tick
    * and every delivery pass, answered from what the last renewal learned.
    */
-  holds(resource: string): HeldLease | undefined;
+  holds(resource: LeaseResource): HeldLease | undefined;
   /**
    * As holds(), for work that runs under the lease (a tick): the keeper counts it until
    * `done()`, so that a lease it sheds is released only once the window in flight is
    * committed, never while another replica could claim it and poll the same window.
    */
-  use(resource: string): LeaseUse | undefined;
+  use(resource: LeaseResource): LeaseUse | undefined;
   /** Takes part with these resources (the plan's) and keeps the leases renewed until stop(). */
-  start(resources: readonly string[]): Promise<void>;
+  start(resources: readonly LeaseResource[]): Promise<void>;
   /** Renews, sheds and claims now rather than at the next third of a lease (start, tests). */
   renewNow(): Promise<void>;
   /** Gives every lease back so the other replicas take over at once. */
@@ -53,8 +56,6 @@ export interface LeaseUse extends HeldLease {
   done(): void;
 }
 
-export const sourceResource = (key: string): string => `source:${key}`;
-export const sinkResource = (name: string): string => `sink:${name}`;
 
 /** The file store: one process, which owns every resource (no epoch: its commits are not fenced). */
 export function createSoleOwnership(replicaId: string): Ownership {

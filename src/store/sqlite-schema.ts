@@ -4,13 +4,15 @@ import type { OutboxEntry } from "../model/outbox-entry.js";
 import { OUTBOX_COLUMNS, entryOfOutboxRow, type OutboxRowOf } from "./outbox-row.js";
 
 /**
- * The version of the store this code writes, in SQLite's `PRAGMA user_version`. Version 1
- * was the JSON file (its `schema_version`); 2 is the first SQLite one.
+ * The version of the store this code writes, in SQLite's `PRAGMA user_version`. No release
+ * has been published yet, so the schema starts here: 3, above the development builds' 2
+ * (cooldowns and silences as meta values), which open-store.ts refuses by name. A change
+ * after the first release is a migration from this version (open-store.ts, checkStore).
  */
-export const SQLITE_SCHEMA_VERSION = 2;
+export const SQLITE_SCHEMA_VERSION = 3;
 
 /** The tables a store must have; an SQLite file without them is not a kaiawatch store. */
-export const TABLES = ["cursors", "outbox", "outbox_counts", "meta"] as const;
+export const TABLES = ["cursors", "outbox", "outbox_counts", "meta", "cooldowns", "suppressed", "silences"] as const;
 
 /**
  * One row per outbox entry. `seq` is the rowid: the order of addition, which listings
@@ -81,6 +83,43 @@ CREATE TABLE meta (
   key TEXT PRIMARY KEY,
   value TEXT NOT NULL
 ) WITHOUT ROWID;
+
+-- The same three tables as the PostgreSQL store's (postgres/schema.ts), so that both backends
+-- keep cooldowns, suppression notes and silences alike. A stamp: when an alert of one (sink,
+-- rule, cooldown key) was last let through; entry_id, the single alert that started it.
+CREATE TABLE cooldowns (
+  sink TEXT NOT NULL,
+  rule TEXT NOT NULL,
+  key TEXT NOT NULL,
+  at_ms INTEGER NOT NULL,
+  entry_id TEXT,
+  PRIMARY KEY (sink, rule, key)
+) WITHOUT ROWID;
+CREATE INDEX cooldowns_by_age ON cooldowns (at_ms);
+
+-- Entries marked delivered without a send (held by a cooldown or a silence); removed with their entry.
+CREATE TABLE suppressed (
+  entry_id TEXT PRIMARY KEY,
+  at TEXT NOT NULL,
+  reason TEXT NOT NULL CHECK (reason IN ('cooldown', 'silence'))
+) WITHOUT ROWID;
+CREATE TRIGGER outbox_note_delete AFTER DELETE ON outbox BEGIN
+  DELETE FROM suppressed WHERE entry_id = old.id;
+END;
+
+-- Silences (\`kaiawatch silence\`), written by the daemon and by the CLI on a connection of its
+-- own beside it (WAL lets it). A removed one keeps its row (removed_at) until it expires.
+CREATE TABLE silences (
+  id TEXT PRIMARY KEY,
+  rule TEXT NOT NULL,
+  match TEXT NOT NULL,
+  reason TEXT NOT NULL,
+  created_at TEXT NOT NULL,
+  expires_at TEXT NOT NULL,
+  expires_ms INTEGER NOT NULL,
+  removed_at TEXT,
+  suppressed INTEGER NOT NULL DEFAULT 0
+) WITHOUT ROWID;
 `;
 
 /** Creates the tables in an empty database, in the caller's transaction. */
@@ -138,19 +177,14 @@ export function cursorParams(cursor: Cursor): [string, number, string] {
 }
 
 /**
- * Writes everything of a store at once (an upgrade of the JSON file, a test's seed), in one
- * transaction. Entries whose id exists are skipped, as in a commit.
+ * Writes many entries and cursors at once in one transaction (a benchmark's or a test's seed
+ * of a large store). Entries whose id exists are skipped, as in a commit.
  */
-export function importAll(db: Database, data: { cursors: Iterable<Cursor>; outbox: Iterable<OutboxEntry>; meta: Iterable<[string, unknown]> }): void {
+export function importAll(db: Database, data: { cursors: Iterable<Cursor>; outbox: Iterable<OutboxEntry> }): void {
   const insertEntry = db.prepare(INSERT_ENTRY);
   const upsertCursor = db.prepare(UPSERT_CURSOR);
-  const setMeta = db.prepare("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value");
   db.transaction(() => {
     for (const cursor of data.cursors) upsertCursor.run(...cursorParams(cursor));
     for (const entry of data.outbox) insertEntry.run(entryParams(entry));
-    for (const [key, value] of data.meta) {
-      const text = JSON.stringify(value);
-      if (text !== undefined) setMeta.run(key, text);
-    }
   })();
 }

@@ -10,7 +10,8 @@ import { checkOutboxChanges } from "./outbox-transitions.js";
 import { cursorParams, entryOfRow, entryParams, INSERT_ENTRY, msOf, OUTBOX_COLUMNS, UPSERT_CURSOR, type OutboxRow } from "./sqlite-schema.js";
 import type { StoreLock } from "./store-lock.js";
 import type { CooldownStamp, Cursor, OutboxChange, OutboxCount, OutboxCountFilter, OutboxFilter, Store, StoreStats, SuppressedNote } from "./types.js";
-import { isCooldownRowKey, LEGACY_COOLDOWN_META_KEY, noteEntryOfMetaKey, noteMetaKey, noteOfMeta, rowsOfLegacyBook, stampMetaKey, stampOfMeta, type StampValue } from "./cooldown-rows.js";
+import type { SilenceStore, StoredSilence } from "./silence-store.js";
+import { createSqliteSilences } from "./sqlite-silences.js";
 import type { OutboxEntry, OutboxState } from "../model/outbox-entry.js";
 
 const STATES: ReadonlySet<OutboxState> = new Set(["pending", "delivered", "dead"]);
@@ -30,6 +31,9 @@ const CHECKPOINT_AFTER_COMMITS = 200;
  */
 const LAZY_COMMIT_MS = 20;
 
+/** How long a write beside the daemon (`kaiawatch silence`) waits for the daemon's commit, as busy_timeout does for the daemon. */
+const BESIDE_WAIT_MS = 5_000;
+
 /** SQLite result codes that mean the disk refused a write (full, read-only, an I/O error). */
 function isDiskError(error: unknown): boolean {
   const code = (error as { code?: unknown }).code;
@@ -46,6 +50,8 @@ function isDiskError(error: unknown): boolean {
 export class SqliteStore implements Store {
   readonly path: string;
   readonly readOnly: boolean;
+  /** The silences (sqlite-silences.ts): written through the group commit, or on a CLI's connection of its own. */
+  readonly silences: SilenceStore;
   private readonly cursors = new Map<string, Cursor>();
   private readonly meta = new Map<string, unknown>();
   private readonly groupCommit: GroupCommit;
@@ -74,9 +80,21 @@ export class SqliteStore implements Store {
     private readonly lock: StoreLock | undefined,
     /** The files whose sizes make up stats().bytes (none for a store in memory). */
     private readonly files: readonly string[],
+    /**
+     * Read-only, but its silences written in short transactions of this connection: the CLI's
+     * `silence add/remove` beside a running daemon, which holds the lock (WAL lets a second
+     * writer wait its turn: busy_timeout).
+     */
+    silencesWritable = false,
   ) {
     this.path = path;
     this.readOnly = readOnly;
+    this.silences = createSqliteSilences({
+      statement: (sql) => this.statement(sql),
+      write: silencesWritable ? (fn) => this.writeBeside(fn) : (fn) => this.write(fn),
+    });
+    // Beside the daemon the connection never blocks the thread waiting for the write lock (writeBeside waits without).
+    if (silencesWritable) db.pragma("busy_timeout = 0");
     // Inside the open transaction, better-sqlite3 runs this as a SAVEPOINT: one mutation
     // that throws half-way is undone alone, and the others of the moment stay.
     this.savepoint = db.transaction((fn: () => unknown) => fn());
@@ -123,12 +141,47 @@ export class SqliteStore implements Store {
   private mutate<T>(fn: () => T): T {
     this.assertWritable();
     try {
-      if (!this.db.inTransaction) this.db.exec("BEGIN IMMEDIATE");
-      return this.savepoint(fn) as T;
+      const began = !this.db.inTransaction;
+      if (began) this.db.exec("BEGIN IMMEDIATE");
+      const before = began ? this.totalChanges() : 0;
+      const result = this.savepoint(fn) as T;
+      // A mutation that changed nothing (a prune with nothing to prune, entries all known)
+      // asks for no commit: ended here, its transaction would hold the write lock until the
+      // next commit, and `kaiawatch silence` beside the daemon could not write meanwhile.
+      if (began && this.totalChanges() === before) this.db.exec("COMMIT");
+      return result;
     } catch (error) {
       if (!isDiskError(error)) throw error;
       this.writeFailed(error);
       throw this.writeError(error);
+    }
+  }
+
+  private totalChanges(): number {
+    return (this.statement("SELECT total_changes() AS n").get() as { n: number }).n;
+  }
+
+  /** A mutation that resolves once durable. */
+  private async write<T>(fn: () => T): Promise<T> {
+    const result = this.mutate(fn);
+    await this.groupCommit.request();
+    return result;
+  }
+
+  /**
+   * A short transaction of its own on a connection beside the daemon's. SQLITE_BUSY (the
+   * daemon is committing) is retried between turns of the event loop rather than in SQLite's
+   * busy wait, which would hold the thread (and a daemon in the same process with it).
+   */
+  private async writeBeside<T>(fn: () => T): Promise<T> {
+    const deadline = performance.now() + BESIDE_WAIT_MS;
+    for (;;) {
+      try {
+        return this.db.transaction(fn).immediate();
+      } catch (error) {
+        if ((error as { code?: unknown }).code !== "SQLITE_BUSY" || performance.now() > deadline) throw this.writeError(error);
+      }
+      await new Promise((resolve) => setTimeout(resolve, 10));
     }
   }
 
@@ -313,7 +366,9 @@ export class SqliteStore implements Store {
           msOf(change.at),
           change.id,
         ).changes;
-        if (changed > 0 && change.suppressed !== undefined) this.putMeta(noteMetaKey(change.id), { at: change.at, reason: change.suppressed });
+        if (changed > 0 && change.suppressed !== undefined) {
+          this.statement("INSERT INTO suppressed (entry_id, at, reason) VALUES (?, ?, ?) ON CONFLICT (entry_id) DO NOTHING").run(change.id, change.at, change.suppressed);
+        }
         return;
       }
       case "failed":
@@ -344,15 +399,11 @@ export class SqliteStore implements Store {
     if (Number.isNaN(before)) throw new TypeError(`olderThan is not an ISO-8601 date: ${olderThan}`);
     if (limit !== undefined && (!Number.isSafeInteger(limit) || limit < 1)) throw new TypeError(`limit must be a whole number ≥ 1, not ${limit}`);
     const removed = this.mutate(() => {
-      const ids = this.statement(
+      // A suppression note lives as long as its entry: a trigger removes it (sqlite-schema.ts).
+      return this.statement(
         // The hint: otherwise the planner sorts every delivered entry to find the oldest few.
-        "DELETE FROM outbox WHERE seq IN (SELECT seq FROM outbox INDEXED BY outbox_delivered WHERE state = 'delivered' AND delivered_ms < ? ORDER BY delivered_ms LIMIT ?) RETURNING id",
-      )
-        .all(before, limit ?? -1)
-        .map((row) => (row as { id: string }).id);
-      // A suppression note lives as long as its entry.
-      for (const id of ids) if (this.meta.has(noteMetaKey(id))) this.putMeta(noteMetaKey(id), undefined);
-      return ids.length;
+        "DELETE FROM outbox WHERE seq IN (SELECT seq FROM outbox INDEXED BY outbox_delivered WHERE state = 'delivered' AND delivered_ms < ? ORDER BY delivered_ms LIMIT ?)",
+      ).run(before, limit ?? -1).changes;
     });
     if (removed > 0) {
       this.outboxTotal = undefined;
@@ -361,27 +412,23 @@ export class SqliteStore implements Store {
     return removed;
   }
 
-  async getMeta<T = unknown>(key: string): Promise<T | undefined> {
-    return this.meta.get(key) as T | undefined;
+  async getMeta(key: string): Promise<unknown> {
+    return this.meta.get(key);
   }
 
-  /** Every plain meta key (for `kaiawatch store migrate`, which copies them all; cooldown rows go by `cooldownRows`). */
+  /** Every meta key (for `kaiawatch store migrate`, which copies them all). */
   metaKeys(): string[] {
-    return [...this.meta.keys()].filter((key) => !isCooldownRowKey(key));
+    return [...this.meta.keys()];
   }
 
-  /** Every cooldown stamp and suppression note (for `kaiawatch store migrate`). */
-  cooldownRows(): { stamps: CooldownStamp[]; notes: Array<{ id: string } & SuppressedNote> } {
-    const stamps: CooldownStamp[] = [];
-    const notes: Array<{ id: string } & SuppressedNote> = [];
-    for (const [key, value] of this.meta) {
-      const stamp = stampOfMeta(key, value);
-      if (stamp !== undefined) stamps.push(stamp);
-      const id = noteEntryOfMetaKey(key);
-      const note = id === undefined ? undefined : noteOfMeta(value);
-      if (id !== undefined && note !== undefined) notes.push({ id, ...note });
-    }
-    return { stamps, notes };
+  /** Every cooldown stamp, suppression note and silence (for `kaiawatch store migrate`). */
+  rowsToMigrate(): { stamps: CooldownStamp[]; notes: Array<{ id: string } & SuppressedNote>; silences: StoredSilence[] } {
+    const stamps = (this.statement("SELECT sink, rule, key, at_ms, entry_id FROM cooldowns").all() as StampRow[]).map(stampOfRow);
+    const notes = this.statement("SELECT entry_id AS id, at, reason FROM suppressed").all() as Array<{ id: string } & SuppressedNote>;
+    const silences = (this.statement("SELECT id, rule, match, reason, created_at, expires_at, suppressed, removed_at FROM silences WHERE removed_at IS NULL").all() as Array<StoredSilence & { match: string }>).map(
+      (row) => ({ id: row.id, rule: row.rule, match: JSON.parse(row.match) as Record<string, string>, reason: row.reason, created_at: row.created_at, expires_at: row.expires_at, suppressed: row.suppressed }),
+    );
+    return { stamps, notes, silences };
   }
 
   async setMeta(key: string, value: unknown): Promise<void> {
@@ -403,65 +450,40 @@ export class SqliteStore implements Store {
   }
 
   async readCooldowns(sink: string, keys: ReadonlyArray<{ rule: string; key: string }>): Promise<CooldownStamp[]> {
+    const read = this.statement("SELECT sink, rule, key, at_ms, entry_id FROM cooldowns WHERE sink = ? AND rule = ? AND key = ?");
     const stamps: CooldownStamp[] = [];
     for (const { rule, key } of keys) {
-      const stamp = stampOfMeta(stampMetaKey(sink, rule, key), this.meta.get(stampMetaKey(sink, rule, key)));
-      if (stamp !== undefined) stamps.push(stamp);
+      const row = read.get(sink, rule, key) as StampRow | undefined;
+      if (row !== undefined) stamps.push(stampOfRow(row));
     }
     return stamps;
   }
 
   async writeCooldowns(stamps: readonly CooldownStamp[]): Promise<void> {
     if (stamps.length === 0) return;
-    this.mutate(() => {
-      for (const stamp of stamps) {
-        const metaKey = stampMetaKey(stamp.sink, stamp.rule, stamp.key);
-        const stored = stampOfMeta(metaKey, this.meta.get(metaKey));
-        if (stored !== undefined && stored.at > stamp.at) continue;
-        const value: StampValue = stamp.entryId === undefined ? { at: stamp.at } : { at: stamp.at, entry: stamp.entryId };
-        this.putMeta(metaKey, value);
-      }
+    await this.write(() => {
+      // The condition keeps the later stamp: a stamp never goes back in time.
+      const upsert = this.statement(
+        "INSERT INTO cooldowns (sink, rule, key, at_ms, entry_id) VALUES (?, ?, ?, ?, ?) ON CONFLICT (sink, rule, key) DO UPDATE SET at_ms = excluded.at_ms, entry_id = excluded.entry_id WHERE cooldowns.at_ms <= excluded.at_ms",
+      );
+      for (const stamp of stamps) upsert.run(stamp.sink, stamp.rule, stamp.key, stamp.at, stamp.entryId ?? null);
     });
-    await this.groupCommit.request();
   }
 
   async pruneCooldowns(before: number): Promise<number> {
-    const old = [...this.meta].filter(([key, value]) => {
-      const stamp = stampOfMeta(key, value);
-      return stamp !== undefined && stamp.at < before;
-    });
-    if (old.length === 0) return 0;
-    this.mutate(() => {
-      for (const [key] of old) this.putMeta(key, undefined);
-    });
-    await this.groupCommit.request();
-    return old.length;
+    const old = (this.statement("SELECT count(*) AS n FROM cooldowns WHERE at_ms < ?").get(before) as { n: number }).n;
+    if (old === 0) return 0;
+    return this.write(() => this.statement("DELETE FROM cooldowns WHERE at_ms < ?").run(before).changes);
   }
 
   async suppressions(entryIds: readonly string[]): Promise<Record<string, SuppressedNote>> {
+    const read = this.statement("SELECT at, reason FROM suppressed WHERE entry_id = ?");
     const notes: Record<string, SuppressedNote> = {};
     for (const id of entryIds) {
-      const note = noteOfMeta(this.meta.get(noteMetaKey(id)));
-      if (note !== undefined) notes[id] = note;
+      const note = read.get(id) as SuppressedNote | undefined;
+      if (note !== undefined) notes[id] = { at: note.at, reason: note.reason };
     }
     return notes;
-  }
-
-  /**
-   * Turns the one-value cooldown book of earlier releases into rows (stamps and notes of
-   * entries still in the outbox), once, at a writable open.
-   */
-  async upgradeLegacyCooldownBook(): Promise<void> {
-    const legacy = this.meta.get(LEGACY_COOLDOWN_META_KEY);
-    if (legacy === undefined) return;
-    const { stamps, notes } = rowsOfLegacyBook(legacy);
-    const exists = this.statement("SELECT 1 FROM outbox WHERE id = ?");
-    this.mutate(() => {
-      for (const stamp of stamps) this.putMeta(stampMetaKey(stamp.sink, stamp.rule, stamp.key), { at: stamp.at } satisfies StampValue);
-      for (const { id, ...note } of notes) if (exists.get(id) !== undefined) this.putMeta(noteMetaKey(id), note);
-      this.putMeta(LEGACY_COOLDOWN_META_KEY, undefined);
-    });
-    await this.groupCommit.request();
   }
 
   async flush(): Promise<void> {
@@ -606,6 +628,18 @@ export class SqliteStore implements Store {
     if (this.readOnly) throw new StoreError("KW_STORE_READ_ONLY", `the store ${this.path} was opened read-only`);
     if (this.closed) throw new StoreError("KW_STORE_CLOSED", `the store ${this.path} is closed`);
   }
+}
+
+interface StampRow {
+  sink: string;
+  rule: string;
+  key: string;
+  at_ms: number;
+  entry_id: string | null;
+}
+
+function stampOfRow(row: StampRow): CooldownStamp {
+  return { sink: row.sink, rule: row.rule, key: row.key, at: row.at_ms, ...(row.entry_id === null ? {} : { entryId: row.entry_id }) };
 }
 
 /**

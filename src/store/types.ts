@@ -171,9 +171,13 @@ export interface Store {
   pruneCooldowns(before: number): Promise<number>;
   /** The suppression notes of these entries (entries without one are left out). */
   suppressions(entryIds: readonly string[]): Promise<Record<string, SuppressedNote>>;
-  /** The stored value (the SQLite store answers with the value itself, not a copy: treat it as read-only). */
-  getMeta<T = unknown>(key: string): Promise<T | undefined>;
-  /** Stores a JSON value (a copy of it); `undefined` removes the key. */
+  /**
+   * The stored value (the SQLite store answers with the value itself, not a copy: treat it as
+   * read-only). Features read theirs through a typed slot (meta-slot.ts: readMeta), which
+   * checks it against its schema.
+   */
+  getMeta(key: string): Promise<unknown>;
+  /** Stores a JSON value (a copy of it); `undefined` removes the key. Features write through their slot (writeMeta). */
   setMeta(key: string, value: unknown): Promise<void>;
   /** Resolves when everything mutated so far is durable (retrying a write that failed). */
   flush(): Promise<void>;
@@ -186,12 +190,4 @@ export interface Store {
    * before every window, where stats() would cost a query of the whole database on PostgreSQL.
    */
   writeFailing(): boolean;
-}
-
-/** The shape of the JSON store file of schema_version 1 (before SQLite), read to upgrade it. */
-export interface StoreData {
-  schema_version: number;
-  cursors: Record<string, Cursor>;
-  outbox: OutboxEntry[];
-  meta: Record<string, unknown>;
 }

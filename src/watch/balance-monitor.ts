@@ -1,3 +1,5 @@
+import { z } from "zod";
+import { metaSlot, readMeta, writeMeta } from "../store/meta-slot.js";
 import { resolvedAlertId } from "../model/alert-status.js";
 import { Cron } from "croner";
 import type { Common } from "../common/common.js";
@@ -13,10 +15,9 @@ import { alertId, shortAddress } from "../rules/build-alert.js";
 import { truncate } from "../common/text.js";
 import { balanceTemplateValue, oneLine, renderTemplate } from "../rules/summary-template.js";
 import type { Store } from "../store/types.js";
-import type { BalanceCondition } from "./balance-rule.js";
+import type { BalanceCondition } from "../rules/balance-condition.js";
 
 /** The store meta key of the balance rules' episodes (and of alerts written but maybe not yet queued). */
-export const BALANCE_META_KEY = "balance-episodes";
 
 /** Readings in a row without the condition before an alert resolves, unless the rule says. */
 export const DEFAULT_CLEAR_AFTER = 2;
@@ -52,6 +53,17 @@ interface SavedEpisodes {
   /** Alerts decided and saved with the episodes, not yet known to be in the outbox: queued again at start. */
   pending: Array<{ alert: AlertDocument; sinks: readonly string[] }>;
 }
+
+const alertDocument = z.custom<AlertDocument>((value) => typeof value === "object" && value !== null && !Array.isArray(value));
+
+/** The balance rules' episodes and the alerts decided with them, saved so that a restart goes on with them. */
+export const BALANCE_EPISODES = metaSlot<SavedEpisodes>(
+  "balance-episodes",
+  z.object({
+    episodes: z.record(z.string(), z.object({ firing: alertDocument.optional(), clear: z.number() })),
+    pending: z.array(z.object({ alert: alertDocument, sinks: z.array(z.string()) })),
+  }),
+);
 
 export interface BalanceMonitorOptions {
   rpc: JsonRpc;
@@ -92,13 +104,13 @@ export function createBalanceMonitor(common: Common, options: BalanceMonitorOpti
   const crons: Cron[] = [];
   let chain: Promise<void> = Promise.resolve();
 
-  const load = async (): Promise<SavedEpisodes> => (await store.getMeta<SavedEpisodes>(BALANCE_META_KEY)) ?? { episodes: {}, pending: [] };
+  const load = async (): Promise<SavedEpisodes> => (await readMeta(store, BALANCE_EPISODES)) ?? { episodes: {}, pending: [] };
 
   async function queue(saved: SavedEpisodes): Promise<void> {
     if (saved.pending.length === 0) return;
     const now = new Date(common.now());
     await store.enqueue(saved.pending.flatMap(({ alert, sinks }) => newOutboxEntries(alert, sinks, now)));
-    await store.setMeta(BALANCE_META_KEY, { episodes: saved.episodes, pending: [] } satisfies SavedEpisodes);
+    await writeMeta(store, BALANCE_EPISODES, { episodes: saved.episodes, pending: [] });
     options.onQueued();
   }
 
@@ -188,7 +200,7 @@ export function createBalanceMonitor(common: Common, options: BalanceMonitorOpti
       }
     }
     const next: SavedEpisodes = { episodes, pending };
-    await store.setMeta(BALANCE_META_KEY, next);
+    await writeMeta(store, BALANCE_EPISODES, next);
     for (const { alert } of pending.slice(saved.pending.length)) logger.info({ rule: alert.rule, status: alert.status, id: alert.id }, alert.summary);
     await queue(next);
   }

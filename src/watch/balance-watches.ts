@@ -1,6 +1,6 @@
 import type { Config } from "../config/types.js";
 import type { TokenInfo } from "../chain/token-info.js";
-import { parseBalanceCondition } from "./balance-rule.js";
+import { parseBalanceCondition } from "../rules/balance-condition.js";
 import { DEFAULT_CLEAR_AFTER, type BalanceWatchInput } from "./balance-monitor.js";
 
 /**

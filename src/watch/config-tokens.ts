@@ -5,7 +5,7 @@ import { createJsonRpc } from "../chain/json-rpc.js";
 import { NotATokenError, createTokenInfoCache, type TokenInfo, type TokenInfoCache } from "../chain/token-info.js";
 import { validateRuleConditions, type RuleConditionInput } from "../rules/validate-rules.js";
 import { tokenFieldContext } from "./compile-source-rule.js";
-import { parseBalanceCondition } from "./balance-rule.js";
+import { parseBalanceCondition } from "../rules/balance-condition.js";
 import { rpcOptionsOf } from "./rpc-options.js";
 
 /**

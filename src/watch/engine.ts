@@ -3,11 +3,11 @@ import { Cron } from "croner";
 import type { Common } from "../common/common.js";
 import { describeError, isAbortError } from "../common/errors.js";
 import type { HeldLease, LeaseUse, Ownership } from "../store/ownership.js";
-import { sourceResource } from "../store/ownership.js";
+import { leaseResource } from "../store/resources.js";
 import type { SourcePoller, TickResult } from "./poller.js";
 import { createTickQueue } from "./tick-queue.js";
 import { TickTimeoutError } from "./errors.js";
-import { linkSignals } from "../explorer/retry.js";
+import { linkSignals } from "../common/signals.js";
 import { isHeadSchedule } from "../config/schedule.js";
 
 /** What `/status` and the CLI show of a source. */
@@ -132,7 +132,7 @@ export function createWatchEngine(common: Common, options: WatchEngineOptions): 
       // After a stop the queue drains without ticking.
       signal.throwIfAborted();
       // Used, not just asked: a lease shed while this tick runs is released once it has ended.
-      const lease: LeaseUse | undefined = options.ownership ? options.ownership.use(sourceResource(key)) : { done: () => {} };
+      const lease: LeaseUse | undefined = options.ownership ? options.ownership.use(leaseResource({ source: key })) : { done: () => {} };
       // Lost between the firing and this turn in the queue: the new owner ticks it.
       if (lease === undefined) return;
       try {
@@ -270,7 +270,7 @@ export function createWatchEngine(common: Common, options: WatchEngineOptions): 
       const now = common.now();
       const ready = pollers.filter((poller) => {
         const key = poller.source.key;
-        if (options.ownership && options.ownership.holds(sourceResource(key)) === undefined) return false;
+        if (options.ownership && options.ownership.holds(leaseResource({ source: key })) === undefined) return false;
         if (due.has(key)) return false;
         if ((backoff.get(key)?.notBefore ?? 0) > now) return false;
         const cursor = states.get(key)!.cursor;
@@ -323,7 +323,7 @@ export function createWatchEngine(common: Common, options: WatchEngineOptions): 
           try {
             const currentHead = await readHead();
             const ready = pollers.filter((poller) => {
-              if (options.ownership && options.ownership.holds(sourceResource(poller.source.key)) === undefined) return false;
+              if (options.ownership && options.ownership.holds(leaseResource({ source: poller.source.key })) === undefined) return false;
               if (!due.has(poller.source.key)) return true;
               // A tick still queued or running (a long catch-up, a slow API) skips this one.
               states.get(poller.source.key)!.skipped += 1;

@@ -1,7 +1,7 @@
 import type { ListResponse } from "../explorer/types.js";
 import { API_LIMITS } from "../explorer/operations.js";
 import { servedBlockEnd } from "../explorer/response-checkers.js";
-import { linkSignals } from "../explorer/retry.js";
+import { linkSignals } from "../common/signals.js";
 import { sleep } from "../common/sleep.js";
 import type { WatchedRecord } from "../model/record.js";
 import { prepareWindow } from "./normalize.js";

@@ -1,5 +1,5 @@
 import type { Config } from "../config/types.js";
-import { parseBalanceCondition } from "./balance-rule.js";
+import { parseBalanceCondition } from "../rules/balance-condition.js";
 import { firingsOfDay, utcDayStart } from "./schedule-firings.js";
 
 /** The JSON-RPC calls of one balance watch in a UTC day. */

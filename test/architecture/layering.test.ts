@@ -135,3 +135,67 @@ describe("the layers of src/", () => {
     expect(listed).toEqual(layers.map((layer) => ({ folder: layer.folder, responsibility: layer.responsibility })));
   });
 });
+
+/**
+ * The store is a port (src/store/backend.ts): the daemon and the CLI ask the backend what it
+ * can do, never which class it is. Outside src/store/ code names only the port's modules, and
+ * takes values only from its entry points; nobody asks "is this PostgreSQL?".
+ */
+const PORT_TYPES = ["backend.ts", "types.ts", "ownership.ts", "silence-store.ts"];
+const PORT_VALUES = ["open-backend.ts", "errors.ts", "resources.ts", "meta-slot.ts", "migrate-to-postgres.ts"];
+
+interface StoreImport {
+  readonly file: string;
+  readonly target: string;
+  readonly typeOnly: boolean;
+}
+
+function storeImportsOf(file: string): StoreImport[] {
+  const source = ts.createSourceFile(file, readFileSync(file, "utf8"), ts.ScriptTarget.Latest, true);
+  const found: StoreImport[] = [];
+  for (const node of source.statements) {
+    if (!(ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) || node.moduleSpecifier === undefined || !ts.isStringLiteral(node.moduleSpecifier)) continue;
+    const specifier = node.moduleSpecifier.text;
+    if (!specifier.startsWith(".")) continue;
+    const target = relative(join(srcRoot, "store"), resolve(dirname(file), specifier).replace(/\.js$/, ".ts"));
+    if (target.startsWith("..")) continue;
+    let typeOnly: boolean;
+    if (ts.isImportDeclaration(node)) {
+      const clause = node.importClause;
+      const named = clause?.namedBindings !== undefined && ts.isNamedImports(clause.namedBindings) ? clause.namedBindings.elements : undefined;
+      typeOnly = clause !== undefined && (clause.isTypeOnly || (clause.name === undefined && named !== undefined && named.every((element) => element.isTypeOnly)));
+    } else {
+      typeOnly = node.isTypeOnly;
+    }
+    found.push({ file: relative(repoRoot, file), target, typeOnly });
+  }
+  return found;
+}
+
+describe("the store port", () => {
+  const outside = sourceFiles().filter((file) => folderOf(file) !== "store");
+
+  it("is all that code outside src/store/ imports of the store: the port's types, and values only from its entry points", () => {
+    const offending = outside.flatMap(storeImportsOf).filter((edge) => !(PORT_VALUES.includes(edge.target) || (edge.typeOnly && PORT_TYPES.includes(edge.target))));
+    const lines = offending.map((edge) => `  ${edge.file} → store/${edge.target}${edge.typeOnly ? " (types)" : ""}`);
+    expect(lines, `outside src/store/ import only the port: types from ${PORT_TYPES.join(", ")}; values from ${PORT_VALUES.join(", ")}\n${lines.join("\n")}\n`).toEqual([]);
+  });
+
+  it("is never asked which class it is: no instanceof of a store class and no look at store.url outside src/store/ (src/config/ defines the key)", () => {
+    const offending: string[] = [];
+    for (const file of outside.filter((path) => folderOf(path) !== "config")) {
+      const source = ts.createSourceFile(file, readFileSync(file, "utf8"), ts.ScriptTarget.Latest, true);
+      const visit = (node: ts.Node): void => {
+        if (ts.isBinaryExpression(node) && node.operatorToken.kind === ts.SyntaxKind.InstanceOfKeyword && /Store$/.test(node.right.getText(source))) {
+          offending.push(`  ${relative(repoRoot, file)}: ${node.getText(source)}`);
+        }
+        if (ts.isPropertyAccessExpression(node) && node.name.text === "url" && /(^|\.)store$/i.test(node.expression.getText(source))) {
+          offending.push(`  ${relative(repoRoot, file)}: ${node.getText(source)}`);
+        }
+        ts.forEachChild(node, visit);
+      };
+      visit(source);
+    }
+    expect(offending, `ask the Backend (src/store/backend.ts) what it can do instead:\n${offending.join("\n")}\n`).toEqual([]);
+  });
+});

@@ -21,7 +21,7 @@ export const layers: readonly Layer[] = [
   { folder: "chain", responsibility: "Kaia itself over JSON-RPC (the head, balances, token calls), addresses, units and token amounts, event signatures" },
   { folder: "simulator", responsibility: "a simulated explorer API and chain, for tests, the demo and the torture" },
   { folder: "rules", responsibility: "rule conditions: parse, compile, evaluate, enrich, build alerts" },
-  { folder: "store", responsibility: "cursors, outbox and history in one atomic write (SQLite), the store lock, every durable file write" },
+  { folder: "store", responsibility: "the store as a port (backend.ts) with two backends, SQLite and PostgreSQL: cursors, outbox and history in one atomic write, silences, leases, the store lock, every durable file write" },
   { folder: "notify", responsibility: "delivery in stages (admission: silences, cooldown, digests; sending; outcome) run by the dispatcher; the sinks, one file each, and their registry; templates and escaping" },
   { folder: "config", responsibility: "loading and checking config.yaml: schema, env and secrets, located errors" },
   { folder: "watch", responsibility: "sources, windows, the poller and engine, replay and the credit plan" },

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { main } from "../../src/cli/main.js";
 import { createTestCommon } from "../../src/common/common.js";
 import { loadConfig } from "../../src/config/index.js";
-import { createSharedSilenceBook } from "../../src/notify/shared-silences.js";
+import { createSilenceBook } from "../../src/notify/silences.js";
 import { createPostgresStore, type PostgresStore } from "../../src/store/postgres/postgres-store.js";
 import { definitionsOfWatch } from "../../src/watch/plan.js";
 import { sourceKey } from "../../src/watch/source.js";
@@ -69,11 +69,11 @@ async function kaiawatch(...argv: string[]) {
 describe("CLI commands with store.url", () => {
   it("silence add, list and remove work on the shared silences, which a replica's silence book reads at its next round", async () => {
     const common = createTestCommon();
-    const book = await createSharedSilenceBook(common, { table: store.silences });
+    const book = await createSilenceBook(common, { silences: store.silences });
     const added = await kaiawatch("silence", "add", "--config", config, "--rule", "outflow", "--match", "to=0xAB", "--for", "2h", "--reason", "planned sweep");
     expect(added.stderr).toBe("");
     expect(added.code).toBe(0);
-    expect(added.stdout).toContain("Every replica applies it");
+    expect(added.stdout).toContain("every replica reads the silences from the store");
     const id = /Silence (sil_[0-9a-f]{8}) added/.exec(added.stdout)?.[1];
     expect((await book.current(common.now())).map((s) => [s.id, s.rule, s.match])).toEqual([[id, "outflow", { to: "0xab" }]]);
     // No side file beside a store path: the database is the one place.

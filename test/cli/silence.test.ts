@@ -70,7 +70,7 @@ sinks:
     const added = await kaiawatch("silence", "add", "--config", config, "--rule", "outflow", "--match", `to=${quiet.toUpperCase().replace("0X", "0x")}`, "--for", "8s", "--reason", "planned sweep");
     expect(added.stderr).toBe("");
     expect(added.code).toBe(0);
-    expect(added.stdout).toContain("The running daemon has applied it.");
+    expect(added.stdout).toContain("It holds from the next delivery round of the daemon");
     const id = /Silence (sil_[0-9a-f]{8}) added/.exec(added.stdout)?.[1];
     expect(id).toBeDefined();
 
@@ -106,7 +106,7 @@ sinks:
     const secondId = /Silence (sil_[0-9a-f]{8}) added/.exec(second.stdout)?.[1];
     const removal = await kaiawatch("silence", "remove", "--config", config, secondId ?? "missing");
     expect(removal.code).toBe(0);
-    expect(removal.stdout).toContain("The running daemon has applied it.");
+    expect(removal.stdout).toContain("It holds from the next delivery round of the daemon");
 
     // After it expires by itself, alerts to `quiet` go out again.
     const expiresAt = Date.parse(silence!.expires_at);
@@ -145,7 +145,7 @@ sinks:
     cleanups.push(() => daemon.stop());
     await daemon.start();
     const added = await kaiawatch("silence", "add", "--config", config, "--rule", "outflow", "--match", "to=0x2222222222222222222222222222222222222222", "--for", "2h", "--reason", "migration");
-    expect(added.stdout).toContain("The running daemon has applied it.");
+    expect(added.stdout).toContain("It holds from the next delivery round of the daemon");
     const id = /Silence (sil_[0-9a-f]{8}) added/.exec(added.stdout)?.[1];
     const response = await fetch(`${daemon.statusUrl()}/status`);
     const status = (await response.json()) as { silences: Array<{ id: string; rule: string; match: Record<string, string>; reason: string; suppressed: number }> };
@@ -190,10 +190,10 @@ sinks:
     expect(unknown.code).toBe(1);
     expect(unknown.stderr).toContain("no active silence");
 
-    // Without a daemon the silence waits in the side file and is listed from there.
+    // Without a daemon the silence goes into the store (created if need be), where the daemon finds it when it starts.
     const added = await kaiawatch("silence", "add", "--config", config, "--rule", "outflow", "--for", "1h", "--reason", "nobody home");
     expect(added.code).toBe(0);
-    expect(added.stdout).toContain("No daemon is running on this store");
+    expect(added.stdout).toContain("It holds from the next delivery round of the daemon");
     expect((await kaiawatch("silence", "list", "--config", config)).stdout).toMatch(/sil_[0-9a-f]{8} +outflow +\(every alert\)/);
   });
 });

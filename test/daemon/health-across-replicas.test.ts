@@ -4,7 +4,8 @@ import { createHealthMonitor, type HealthMonitor } from "../../src/daemon/health
 import { createOperationalMonitor } from "../../src/daemon/operational-monitor.js";
 import { createReplicaHealth } from "../../src/daemon/replica-health.js";
 import type { AlertDocument } from "../../src/model/alert-document.js";
-import { sourceResource, type Ownership } from "../../src/store/ownership.js";
+import { type Ownership } from "../../src/store/ownership.js";
+import { leaseResource } from "../../src/store/resources.js";
 import { createLeaseKeeper } from "../../src/store/postgres/lease-keeper.js";
 import type { PostgresStore } from "../../src/store/postgres/postgres-store.js";
 import type { SourceState } from "../../src/watch/engine.js";
@@ -70,7 +71,7 @@ sinks:
     const store = await pg.open(url, { replicaId: id, leaseMs: LEASE_MS }, common);
     const shared = createReplicaHealth({ replicaId: id, replicas: () => store.leases.replicas() });
     const keeper = createLeaseKeeper(common, { leases: store.leases, replicaId: id, leaseMs: LEASE_MS, info: shared.info, flush: () => store.flush() });
-    const holds = (key: string) => keeper.holds(sourceResource(key)) !== undefined;
+    const holds = (key: string) => keeper.holds(leaseResource({ source: key })) !== undefined;
     // What this replica's engine knows of each source (never ticked here: all null).
     const states = new Map<string, SourceState>(plan.sources.map((source) => [source.key, { key: source.key, watch: source.watch, description: source.key, running: false, last_tick_at: null, last_ok_at: null, last_outcome: null, last_error: null, last_tick_seconds: null, ticks: 0, skipped: 0, cursor: null }]));
     const health = createHealthMonitor(common, {
@@ -106,7 +107,7 @@ sinks:
   const r1 = await replica("r1");
   const r2 = await replica("r2");
   // r2 takes every source first; at its renewal it sheds down to the even share, and r1 claims the rest.
-  const resources = keys.map(sourceResource);
+  const resources = keys.map((key) => leaseResource({ source: key }));
   await r2.keeper.start(resources);
   cleanups.push(() => r2.keeper.stop());
   await r1.keeper.start(resources);

@@ -4,7 +4,8 @@ import { explorerOptionsOf } from "../../src/daemon/explorer-options.js";
 import { paginateSource } from "../../src/daemon/paginate-source.js";
 import { createExplorerClient } from "../../src/explorer/client.js";
 import { createSimulator, type Poll, type Simulator } from "../../src/simulator/index.js";
-import { sourceResource, type Ownership } from "../../src/store/ownership.js";
+import { type Ownership } from "../../src/store/ownership.js";
+import { leaseResource } from "../../src/store/resources.js";
 import { createLeaseKeeper } from "../../src/store/postgres/lease-keeper.js";
 import { createWatchEngine, type WatchEngine } from "../../src/watch/engine.js";
 import { NORMALIZERS } from "../../src/watch/normalize.js";
@@ -106,19 +107,19 @@ describe("a lease that ends during a tick", () => {
       await r2.keeper.renewNow();
     });
     await r1.keeper.renewNow();
-    for (const key of keys) expect(r1.keeper.holds(sourceResource(key))).toBeDefined();
+    for (const key of keys) expect(r1.keeper.holds(leaseResource({ source: key }))).toBeDefined();
 
     const first = await r1.engine.runOnce();
     expect(shedAt).toBeDefined();
     expect(first.results.filter((r) => r.error !== undefined)).toEqual([]);
     // The window in flight at the shed was committed; no other was started.
     expect(first.results.find((r) => r.key === shedKeys[0])?.result?.cursor).toBe(shedAt! + 4);
-    for (const key of shedKeys) expect(r1.keeper.holds(sourceResource(key)), key).toBeUndefined();
+    for (const key of shedKeys) expect(r1.keeper.holds(leaseResource({ source: key })), key).toBeUndefined();
     // Still r1's while its ticks ran (nobody else could claim them); released at its next renewal.
-    for (const key of shedKeys) expect(r2.keeper.holds(sourceResource(key)), key).toBeUndefined();
+    for (const key of shedKeys) expect(r2.keeper.holds(leaseResource({ source: key })), key).toBeUndefined();
     await r1.keeper.renewNow();
     await r2.keeper.renewNow();
-    for (const key of shedKeys) expect(r2.keeper.holds(sourceResource(key)), key).toBeDefined();
+    for (const key of shedKeys) expect(r2.keeper.holds(leaseResource({ source: key })), key).toBeDefined();
 
     const second = await r2.engine.runOnce();
     expect(second.results.filter((r) => r.result !== undefined).map((r) => r.key).sort()).toEqual(shedKeys);

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { createDaemon, OPERATIONAL_RESOURCE, type Daemon } from "../../src/daemon/create-daemon.js";
 import type { AlertDocument } from "../../src/model/alert-document.js";
 import { createSimulator } from "../../src/simulator/index.js";
-import { sourceResource } from "../../src/store/ownership.js";
+import { leaseResource } from "../../src/store/resources.js";
 import { fourSourcesConfig } from "../helpers/four-sources-config.js";
 import { configFromText, quietCommon } from "../helpers/harness.js";
 import { recording } from "../notify/dispatcher-fixtures.js";
@@ -50,8 +50,8 @@ describe("operational alerts with two replicas (daemons)", () => {
     const sender = replicas.find((r) => r.ownership.holds(OPERATIONAL_RESOURCE) !== undefined)!;
     const other = replicas.find((r) => r !== sender)!;
     const keys = r1.plan.sources.map((source) => source.key);
-    const elsewhere = keys.filter((key) => other.ownership.holds(sourceResource(key)) !== undefined);
-    const here = keys.filter((key) => sender.ownership.holds(sourceResource(key)) !== undefined);
+    const elsewhere = keys.filter((key) => other.ownership.holds(leaseResource({ source: key })) !== undefined);
+    const here = keys.filter((key) => sender.ownership.holds(leaseResource({ source: key })) !== undefined);
     expect(elsewhere.length).toBeGreaterThan(0);
     expect(here.length + elsewhere.length).toBe(keys.length);
 

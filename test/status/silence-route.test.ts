@@ -1,13 +1,13 @@
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { createSilenceBook, newSilence, readStoredSilences } from "../../src/notify/silences.js";
+import { createSilenceBook, newSilence } from "../../src/notify/silences.js";
 import { createStatusServer } from "../../src/status/status-server.js";
-import { openStore } from "../../src/store/open-store.js";
+import { openSqliteStore } from "../../src/store/open-store.js";
 import { quietCommon, tempDir } from "../helpers/harness.js";
 
 /**
- * POST /api/silences, what `kaiawatch silence add/remove` uses beside a running daemon: the
- * change goes into the daemon's silence book and its store (no side file), and a malformed or
+ * POST /api/silences, a running daemon's silence API: the change goes into the daemon's
+ * silence book and its store, and a malformed or
  * unknown one is refused with a reason. Who may write is write-access.test.ts's business.
  */
 const cleanups: Array<() => Promise<void> | void> = [];
@@ -22,9 +22,9 @@ describe("POST /api/silences", () => {
     const dir = tempDir();
     cleanups.push(() => dir.remove());
     const common = quietCommon({ now: () => T0 });
-    const store = await openStore(common, { path: join(dir.path, "store.json") });
+    const store = await openSqliteStore(common, { path: join(dir.path, "store.json") });
     cleanups.push(() => store.close());
-    const book = await createSilenceBook(common, { store, file: join(dir.path, "store.json.silences.json") });
+    const book = await createSilenceBook(common, { silences: store.silences });
     const server = await createStatusServer(common, {
       listen: { host: "127.0.0.1", port: 0 },
       // Who may write is write-token.test.ts's subject; here, what a write does.
@@ -51,7 +51,7 @@ describe("POST /api/silences", () => {
     const silence = newSilence({ rule: "calls", match: { to: "0xAbC" }, forMs: 3_600_000, reason: "maintenance", now: T0 });
     expect(await post({ add: silence })).toEqual({ status: 200, body: { ok: true, silence } });
     expect(book.list(T0).map((s) => s.id)).toEqual([silence.id]);
-    expect((await readStoredSilences(store)).set.silences.map((s) => s.id)).toEqual([silence.id]);
+    expect((await store.silences.active(T0)).map((s) => s.id)).toEqual([silence.id]);
 
     expect((await post({ add: { ...silence, expires_at: "never" } })).status).toBe(400);
     expect((await post({ add: silence, remove: silence.id })).status).toBe(400);
@@ -61,6 +61,6 @@ describe("POST /api/silences", () => {
 
     expect(await post({ remove: silence.id })).toMatchObject({ status: 200, body: { silence: { id: silence.id } } });
     expect(book.list(T0)).toEqual([]);
-    expect((await readStoredSilences(store)).set.silences).toEqual([]);
+    expect(await store.silences.active(T0)).toEqual([]);
   });
 });

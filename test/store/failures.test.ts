@@ -5,7 +5,6 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createTestCommon } from "../../src/common/common.js";
 import { openStore } from "../../src/store/open-store.js";
-import { upgradeStoreData } from "../../src/store/schema.js";
 import type { Store } from "../../src/store/types.js";
 import { readOnDisk } from "./fixtures/on-disk.js";
 import { CAN_MOUNT_TMPFS, fillFileSystem } from "../helpers/tmpfs.js";
@@ -53,19 +52,6 @@ async function openFails() {
 }
 
 describe("a corrupt or foreign file stops start-up and is never overwritten", () => {
-  it.each([
-    ["a truncated file", '{"schema_version":1,"cursors":{"s1":{"key":"s1","blo', 1, 53],
-    ["a syntax error on line 3", '{\n  "schema_version": 1,\n  "cursors": {,}\n}', 3, 15],
-  ])("%s: KW_STORE_CORRUPT naming the file and the position", async (_name, text, line, column) => {
-    writeFileSync(path, text);
-    const error = await openFails();
-    expect(error.code).toBe("KW_STORE_CORRUPT");
-    expect(error.message).toContain(path);
-    expect(error.message).toContain(`line ${line}, column ${column}`);
-    expect(readFileSync(path, "utf8")).toBe(text);
-    expect(existsSync(`${path}.lock`)).toBe(false); // the lock is released again
-  });
-
   it("an empty file (0 bytes): KW_STORE_CORRUPT, never a new empty store", async () => {
     writeFileSync(path, "");
     const error = await openFails();
@@ -76,9 +62,10 @@ describe("a corrupt or foreign file stops start-up and is never overwritten", ()
   });
 
   it.each([
+    ["a truncated JSON file", '{"schema_version":1,"cursors":{"s1":{"key":"s1","blo'],
     ["a file holding null", "null"],
     ["a file holding a number", "42"],
-    ["a binary file that is neither SQLite nor JSON", "\u0000\u0001\u0002garbage"],
+    ["a binary file that is not SQLite", "\u0000\u0001\u0002garbage"],
     ["a JSON array", "[]"],
     ["no schema_version", '{"cursors":{},"outbox":[],"meta":{}}'],
     ["a malformed outbox", '{"schema_version":1,"cursors":{},"outbox":[{"id":1}],"meta":{}}'],
@@ -88,31 +75,7 @@ describe("a corrupt or foreign file stops start-up and is never overwritten", ()
     expect(error.code).toBe("KW_STORE_CORRUPT");
     expect(error.message).toContain("not a kaiawatch store");
     expect(readFileSync(path, "utf8")).toBe(text);
-  });
-
-  it("a file from a newer kaiawatch: KW_STORE_VERSION, file unchanged", async () => {
-    const text = '{"schema_version":2,"cursors":{},"outbox":[],"meta":{}}';
-    writeFileSync(path, text);
-    const error = await openFails();
-    expect(error.code).toBe("KW_STORE_VERSION");
-    expect(error.message).toMatch(/schema_version 2.*knows up to 1/);
-    expect(readFileSync(path, "utf8")).toBe(text);
-  });
-
-  it("an older schema goes through the migrations table; without a step it is refused", async () => {
-    const v0 = { schema_version: 0, state: { cursors: {}, outbox: [], meta: { a: 1 } } };
-    const migrations = { 0: (d: Record<string, unknown>) => ({ ...(d.state as Record<string, unknown>) }) };
-    expect(upgradeStoreData(v0, path, migrations)).toEqual({
-      data: { schema_version: 1, cursors: {}, outbox: [], meta: { a: 1 } },
-      migratedFrom: 0,
-    });
-    // The real table has no step from 0 yet: such a file is refused, untouched.
-    const text = JSON.stringify(v0);
-    writeFileSync(path, text);
-    const error = await openFails();
-    expect(error.code).toBe("KW_STORE_VERSION");
-    expect(error.message).toContain("no migration from version 0");
-    expect(readFileSync(path, "utf8")).toBe(text);
+    expect(existsSync(`${path}.lock`)).toBe(false); // the lock is released again
   });
 });
 
@@ -132,11 +95,23 @@ describe("an SQLite file that is not a kaiawatch store", () => {
     const store = await openTracked();
     await store.close();
     const db = new BetterSqlite3(path);
-    db.pragma("user_version = 3");
+    db.pragma("user_version = 4");
     db.close();
     const error = await openFails();
     expect(error.code).toBe("KW_STORE_VERSION");
-    expect(error.message).toMatch(/schema version 3.*knows up to 2/);
+    expect(error.message).toMatch(/schema version 4.*knows up to 3/);
+  });
+
+  it("a store of a development build before the first release (version 2): KW_STORE_VERSION, file unchanged", async () => {
+    const db = new BetterSqlite3(path);
+    db.exec("CREATE TABLE cursors (key TEXT PRIMARY KEY, block INTEGER NOT NULL, cursor TEXT NOT NULL) WITHOUT ROWID; CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID");
+    db.pragma("user_version = 2");
+    db.close();
+    const before = readFileSync(path);
+    const error = await openFails();
+    expect(error.code).toBe("KW_STORE_VERSION");
+    expect(error.message).toMatch(/schema version 2, written by a development build.*Move it away/);
+    expect(readFileSync(path).equals(before)).toBe(true);
   });
 
   it("a damaged SQLite header: KW_STORE_CORRUPT, file unchanged", async () => {

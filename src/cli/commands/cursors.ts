@@ -3,10 +3,10 @@ import { EXIT_OK, EXIT_RUNTIME } from "../command.js";
 import { daemonApiOf, describeApiFailure } from "../daemon-api.js";
 import { readIndexedHead } from "./replay.js";
 import { isStoreError } from "../../store/errors.js";
-import type { Store } from "../../store/types.js";
 import { CONFIG_OPTIONS, CONFIG_OPTIONS_HELP, UsageError, createCommandCommon, loadConfigForCommand, parseCommandArgs } from "../bootstrap.js";
 import type { Config } from "../../config/index.js";
-import { openStore } from "../../store/open-store.js";
+import { openBackend } from "../../store/open-backend.js";
+import type { Backend } from "../../store/backend.js";
 import { storeOptionsOf } from "../../config/store-options.js";
 import { definitionsOfWatch } from "../../watch/plan.js";
 import { planFromConfig } from "../../watch/plan-from-config.js";
@@ -112,14 +112,15 @@ async function run(args: string[], io: CommandIO): Promise<number> {
   const common = createCommandCommon(io, { config: loaded.config, secrets: loaded.secrets, logLevel: values["log-level"] ?? "warn", logFormat: values["log-format"] });
   const { rows, sources } = sourcesOfConfig(loaded.config);
   const sets = (values.set ?? []).map((text) => parseSet(text, rows));
-  let store: Store;
+  let backend: Backend;
   try {
     // store.url: the PostgreSQL store the replicas share (no lock; a move fences the source's holder, see below).
-    store = await openStore(common, { ...storeOptionsOf(loaded.config.store), readOnly: sets.length === 0 });
+    backend = await openBackend(common, { ...storeOptionsOf(loaded.config.store), readOnly: sets.length === 0 });
   } catch (error) {
     if (!isStoreError(error, "KW_STORE_LOCKED")) throw error;
     return moveThroughDaemon(io, loaded.config, sets, common.secrets.redact.bind(common.secrets), `${error.code} ${error.message}`);
   }
+  const store = backend.store;
   try {
     const head = sets.some((s) => s.block === "latest") ? await readIndexedHead(common, loaded.config) : undefined;
     for (const { row, block: asked } of sets) {
@@ -141,7 +142,7 @@ async function run(args: string[], io: CommandIO): Promise<number> {
     for (const cursor of stored.values()) if (!known.has(cursor.key)) table.push([cursor.key, cursor.watch, String(cursor.block), cursor.updated_at, `${cursor.description} (not in config)`]);
     io.stdout.write(formatTable(["SOURCE", "WATCH", "CURSOR", "UPDATED", "WHAT"], table));
   } finally {
-    await store.close();
+    await backend.close();
   }
   return EXIT_OK;
 }

@@ -1,11 +1,9 @@
-import { existsSync } from "node:fs";
 import type { Common } from "../../common/common.js";
 import { describeError, isKaiawatchError } from "../../common/errors.js";
 import type { Config } from "../../config/index.js";
-import { isActive, mergeSilenceSets, readSilenceFile, readStoredSilences, silenceFileOf, silenceMatchesRecord, type Silence, type SilenceSet } from "../../notify/silences.js";
-import { openStore } from "../../store/open-store.js";
+import { silenceMatchesRecord, withoutCount, type Silence } from "../../notify/silences.js";
+import { openBackend } from "../../store/open-backend.js";
 import { storeOptionsOf } from "../../config/store-options.js";
-import { PostgresStore } from "../../store/postgres/postgres-store.js";
 import { cleanLine } from "../../common/sanitize-text.js";
 import { explainRecord } from "../../rules/explain-record.js";
 import { BALANCE_ALERT_SOURCE } from "../../model/alert-document.js";
@@ -143,28 +141,14 @@ async function run(args: string[], io: CommandIO): Promise<number> {
   }
 }
 
-/** The silences in force now: what the daemon applied (the store) and what it may not have read yet (the side file). */
+/** The silences in force now, as the store holds them (written by `kaiawatch silence` and the daemons). */
 async function activeSilences(common: Common, config: Config): Promise<Silence[]> {
-  if (config.store.url !== undefined) {
-    // The replicas' shared store holds the silences themselves (no side file).
-    const store = await openStore(common, { ...storeOptionsOf(config.store), readOnly: true });
-    try {
-      if (store instanceof PostgresStore) return (await store.silences.active(common.now())).map(({ suppressed: _suppressed, ...silence }) => silence);
-    } finally {
-      await store.close();
-    }
+  const backend = await openBackend(common, { ...storeOptionsOf(config.store), readOnly: true });
+  try {
+    return (await backend.silences.active(common.now())).map(withoutCount);
+  } finally {
+    await backend.close();
   }
-  const sets: SilenceSet[] = [await readSilenceFile(silenceFileOf(config.store.path))];
-  if (existsSync(config.store.path)) {
-    const store = await openStore(common, { path: config.store.path, readOnly: true });
-    try {
-      sets.push((await readStoredSilences(store)).set);
-    } finally {
-      await store.close();
-    }
-  }
-  const now = common.now();
-  return mergeSilenceSets(sets, now).silences.filter((silence) => isActive(silence, now));
 }
 
 /** One line about a record: where it sits and what it moved. */

@@ -1,4 +1,3 @@
-import { existsSync } from "node:fs";
 import { parseArgs } from "node:util";
 import type { Common } from "../../common/common.js";
 import { describeError } from "../../common/errors.js";
@@ -7,11 +6,11 @@ import { createMetrics } from "../../common/metrics.js";
 import { createSecretRedactor } from "../../common/secrets.js";
 import { describeConfigFailure, loadConfig, type Config } from "../../config/index.js";
 import { daemonApiOf, describeApiFailure } from "../daemon-api.js";
-import type { DeadLetterSelector, RequeueResult } from "../../notify/dispatcher.js";
+import type { DeadLetterSelector, RequeueResult } from "../../notify/dead-letters.js";
 import { readSuppressedNotes, type SuppressedNote } from "../../notify/cooldown.js";
-import { requeueDeadLetters } from "../../notify/dispatcher.js";
+import { requeueDeadLetters } from "../../notify/dead-letters.js";
 import { isStoreError } from "../../store/errors.js";
-import { openStore, type OpenStoreOptions } from "../../store/open-store.js";
+import { openBackend, type OpenBackendOptions } from "../../store/open-backend.js";
 import { storeOptionsOf } from "../../config/store-options.js";
 import type { OutboxEntry, OutboxState } from "../../model/outbox-entry.js";
 import { EXIT_OK, EXIT_RUNTIME, EXIT_USAGE, type Command, type CommandIO } from "../command.js";
@@ -80,18 +79,18 @@ function parse(args: string[], io: CommandIO, options: Record<string, { type: "s
 
 /**
  * The store from --store (a file), or the config's: its store.url (PostgreSQL shared by
- * replicas, a secret never printed) or its store.path. `shared` when it is PostgreSQL.
+ * replicas, a secret never printed) or its store.path; a file store that does not exist yet is
+ * not created (KW_STORE_MISSING).
  */
 async function storePath(
   values: Record<string, string | boolean | undefined>,
   io: CommandIO,
-): Promise<{ path: string; open: OpenStoreOptions; shared: boolean; secrets: string[]; config?: Config } | { code: number }> {
-  if (typeof values.store === "string") return { path: values.store, open: { path: values.store }, shared: false, secrets: [] };
+): Promise<{ path: string; open: OpenBackendOptions; secrets: string[]; config?: Config } | { code: number }> {
+  if (typeof values.store === "string") return { path: values.store, open: { path: values.store, mustExist: true }, secrets: [] };
   const configPath = typeof values.config === "string" ? values.config : "./config.yaml";
   try {
     const loaded = await loadConfig({ path: configPath, env: io.env });
-    const shared = loaded.config.store.url !== undefined;
-    return { path: loaded.config.store.path, open: storeOptionsOf(loaded.config.store), shared, secrets: loaded.secrets, config: loaded.config };
+    return { path: loaded.config.store.path, open: { ...storeOptionsOf(loaded.config.store), mustExist: true }, secrets: loaded.secrets, config: loaded.config };
   } catch (error) {
     const text = describeConfigFailure(error);
     if (text === undefined) throw error;
@@ -129,16 +128,13 @@ async function list(args: string[], io: CommandIO): Promise<number> {
   const shownStates: OutboxState[] = state === undefined ? ["pending", "dead"] : [state as OutboxState];
   const location = await storePath(values, io);
   if ("code" in location) return location.code;
-  if (!location.shared && !existsSync(location.path)) {
-    io.stdout.write(`No store at ${location.path} yet: kaiawatch has not run with this store, so the outbox is empty.\n`);
-    return EXIT_OK;
-  }
   const common = cliCommon(io, location.secrets);
   let entries: OutboxEntry[];
   let totals: Array<readonly [OutboxState, number]>;
   let suppressed: Record<string, SuppressedNote>;
   try {
-    const store = await openStore(common, { ...location.open, readOnly: true });
+    const backend = await openBackend(common, { ...location.open, readOnly: true });
+    const store = backend.store;
     try {
       const sink = typeof values.sink === "string" ? values.sink : undefined;
       // The newest of each state, shown oldest first: what a long outbox holds last, read without reading all of it.
@@ -150,9 +146,13 @@ async function list(args: string[], io: CommandIO): Promise<number> {
       }
       suppressed = await readSuppressedNotes(store, entries);
     } finally {
-      await store.close();
+      await backend.close();
     }
   } catch (error) {
+    if (isStoreError(error, "KW_STORE_MISSING")) {
+      io.stdout.write(`No store at ${location.path} yet: kaiawatch has not run with this store, so the outbox is empty.\n`);
+      return EXIT_OK;
+    }
     io.stderr.write(`kaiawatch outbox: ${common.secrets.redact(describeError(error))}\n`);
     return EXIT_RUNTIME;
   }
@@ -214,10 +214,6 @@ async function retry(args: string[], io: CommandIO): Promise<number> {
   if (all && positionals.length > 0) return usageError(io, "give either ids or --all, not both");
   const location = await storePath(values, io);
   if ("code" in location) return location.code;
-  if (!location.shared && !existsSync(location.path)) {
-    io.stderr.write(`kaiawatch outbox retry: no store at ${location.path}: there are no dead letters to retry.\n`);
-    return EXIT_RUNTIME;
-  }
   const common = cliCommon(io, location.secrets);
   const selector: DeadLetterSelector = all ? { all: true } : { ids: positionals };
   const report = (result: RequeueResult, when: string): number => {
@@ -229,14 +225,19 @@ async function retry(args: string[], io: CommandIO): Promise<number> {
   try {
     // PostgreSQL has no lock: the requeue is one transaction, and the replica holding each
     // sink sends its entries at its next pass.
-    const store = await openStore(common, location.open);
+    const backend = await openBackend(common, location.open);
     try {
-      const when = location.shared ? "the replica holding each sink sends them at its next pass (within a second), or the next kaiawatch to run" : "they are sent the next time kaiawatch runs (run or once)";
+      const store = backend.store;
+      const when = backend.replicas !== undefined ? "the replica holding each sink sends them at its next pass (within a second), or the next kaiawatch to run" : "they are sent the next time kaiawatch runs (run or once)";
       return report(await requeueDeadLetters(store, selector, Date.now()), when);
     } finally {
-      await store.close();
+      await backend.close();
     }
   } catch (error) {
+    if (isStoreError(error, "KW_STORE_MISSING")) {
+      io.stderr.write(`kaiawatch outbox retry: no store at ${location.path}: there are no dead letters to retry.\n`);
+      return EXIT_RUNTIME;
+    }
     if (isStoreError(error, "KW_STORE_LOCKED")) {
       if (location.config === undefined) {
         io.stderr.write(`kaiawatch outbox retry: ${error.message}\nA running daemon holds the store: give --config instead of --store so that retry can ask it through its status API.\n`);

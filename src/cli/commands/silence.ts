@@ -1,30 +1,15 @@
-import { existsSync } from "node:fs";
 import type { Common } from "../../common/common.js";
 import { formatDuration, parseDuration, type Config } from "../../config/index.js";
 import { cleanLine } from "../../common/sanitize-text.js";
-import {
-  emptySilenceSet,
-  isActive,
-  mergeSilenceSets,
-  newSilence,
-  readSilenceFile,
-  readStoredSilences,
-  silenceFileOf,
-  updateSilenceFile,
-  type Silence,
-  type SilenceSet,
-} from "../../notify/silences.js";
-import { openStore } from "../../store/open-store.js";
+import { newSilence, type Silence } from "../../notify/silences.js";
+import type { Backend } from "../../store/backend.js";
+import { isStoreError } from "../../store/errors.js";
+import { openBackend } from "../../store/open-backend.js";
+import type { StoredSilence } from "../../store/silence-store.js";
 import { storeOptionsOf } from "../../config/store-options.js";
-import { PostgresStore } from "../../store/postgres/postgres-store.js";
 import { recordFieldExists, recordFieldNames } from "../../notify/record-fields.js";
 import { CONFIG_OPTIONS, CONFIG_OPTIONS_HELP, UsageError, createCommandCommon, loadConfigForCommand, parseCommandArgs, ruleNamed } from "../bootstrap.js";
 import { EXIT_OK, EXIT_RUNTIME, type Command, type CommandIO } from "../command.js";
-import { daemonApiOf, describeApiFailure } from "../daemon-api.js";
-import type { SilenceChange } from "../../status/silence-body.js";
-
-/** How long `add` and `remove` wait for a running daemon to confirm that it applied the change. */
-const CONFIRM_TIMEOUT_MS = 5_000;
 
 const HELP = `Usage:
   kaiawatch silence add --rule NAME [--match FIELD=VALUE …] --for DURATION --reason TEXT
@@ -41,16 +26,12 @@ FIELD read like group.by: a dot path into the explorer record (from, to,
 contract.contract_address, token_id, transaction_hash …). Several --match must all hold;
 without one, every alert of the rule is held back.
 
-A running daemon (it holds the store's lock) takes the change through its status API, like
-outbox retry and cursors --set (with status.token, or the token the daemon keeps in
-status.write_token_file: run it as the daemon's user), applies it at once and logs it. When its API cannot be reached (status.listen false
-or port 0), the command writes the change to a file beside the store (STORE.silences.json),
-which the daemon merges into its store within a second, and waits (up to ${CONFIRM_TIMEOUT_MS / 1000} s) to see
-it there. A stopped daemon applies the file when it starts.
-
-With store.url (PostgreSQL shared by replicas) the command writes the silence into the
-database itself (the URL is never printed): every replica reads the silences there at each
-delivery round, so it holds from the next alert any replica admits.
+The command writes the silence into the store itself, whether or not a daemon runs on it:
+beside a running daemon on the file store (store.path) on a short connection of its own,
+which SQLite's WAL allows next to the daemon's; with store.url into the PostgreSQL database
+that the replicas share (the URL is never printed). The daemon, and every replica, reads the
+silences from the store at each delivery round, so a silence holds from the next alert
+admitted.
 
 Options:
   --rule NAME          (add) the rule to silence
@@ -72,7 +53,6 @@ interface Context {
   io: CommandIO;
   config: Config;
   common: Common;
-  file: string;
 }
 
 async function run(args: string[], io: CommandIO): Promise<number> {
@@ -94,7 +74,7 @@ async function run(args: string[], io: CommandIO): Promise<number> {
   if (typeof loaded === "number") return loaded;
   const { config } = loaded;
   const common = createCommandCommon(io, { config, secrets: loaded.secrets, logLevel: values["log-level"] ?? "warn", logFormat: values["log-format"] });
-  const context: Context = { io, config, common, file: silenceFileOf(config.store.path) };
+  const context: Context = { io, config, common };
 
   switch (action) {
     case "add": {
@@ -144,158 +124,61 @@ function parseMatchers(texts: readonly string[]): Record<string, string> {
   return match;
 }
 
-/** With store.url: the PostgreSQL store the replicas share (writable unless `readOnly`), closed after `fn`. */
-async function withSharedStore<T>(context: Context, readOnly: boolean, fn: (store: PostgresStore) => Promise<T>): Promise<T> {
-  const store = await openStore(context.common, { ...storeOptionsOf(context.config.store), readOnly });
+/**
+ * The store's silences, closed after `fn`. To write, the store is opened as a daemon opens it;
+ * when a daemon holds the file store's lock, read-only with its silences written on this
+ * connection (the daemon reads them at its next delivery round).
+ */
+async function withSilences<T>(context: Context, write: boolean, fn: (backend: Backend) => Promise<T>): Promise<T> {
+  const options = storeOptionsOf(context.config.store);
+  let backend: Backend;
   try {
-    if (!(store instanceof PostgresStore)) throw new Error("store.url opens the PostgreSQL store");
-    return await fn(store);
+    backend = await openBackend(context.common, { ...options, readOnly: !write });
+  } catch (error) {
+    if (!write || !isStoreError(error, "KW_STORE_LOCKED")) throw error;
+    backend = await openBackend(context.common, { ...options, readOnly: true, silencesWritable: true });
+  }
+  try {
+    return await fn(backend);
   } finally {
-    await store.close();
+    await backend.close();
   }
 }
 
-const SHARED_APPLIED = "Every replica applies it from its next delivery round (they read the silences from the shared store).\n";
+const APPLIED = "It holds from the next delivery round of the daemon (every replica reads the silences from the store).\n";
 
 async function add(context: Context, silence: Silence): Promise<number> {
-  const { io, common, file } = context;
-  if (context.config.store.url !== undefined) {
-    await withSharedStore(context, false, (store) => store.silences.add(silence));
-    io.stdout.write(`Silence ${silence.id} added: ${describe(silence)}\n${SHARED_APPLIED}`);
-    return EXIT_OK;
-  }
-  const live = await throughDaemon(context, { add: silence });
-  if (live !== undefined) {
-    if (live.ok) io.stdout.write(`Silence ${silence.id} added by the running daemon (${live.url}): ${describe(silence)}\n`);
-    return live.ok ? EXIT_OK : EXIT_RUNTIME;
-  }
-  await updateSilenceFile(file, (set) => ({ ...set, silences: [...set.silences, silence] }), common.now());
-  io.stdout.write(`Silence ${silence.id} added: ${describe(silence)}\n`);
-  const confirmed = await confirm(context, (stored) => stored.silences.some((s) => s.id === silence.id));
-  io.stdout.write(confirmationText(confirmed));
+  await withSilences(context, true, (backend) => backend.silences.add(silence));
+  context.io.stdout.write(`Silence ${silence.id} added: ${describe(silence)}\n${APPLIED}`);
   return EXIT_OK;
 }
 
 async function remove(context: Context, id: string): Promise<number> {
-  const { io, common, file } = context;
-  const now = common.now();
-  if (context.config.store.url !== undefined) {
-    const removed = await withSharedStore(context, false, (store) => store.silences.remove(id, now));
-    if (removed === undefined) {
-      io.stderr.write(`kaiawatch silence: no active silence "${cleanLine(id, 40)}" (see \`kaiawatch silence list\`; an expired silence is already gone)\n`);
-      return EXIT_RUNTIME;
-    }
-    io.stdout.write(`Silence ${id} removed: ${describe(removed)}\n${SHARED_APPLIED}`);
-    return EXIT_OK;
-  }
-  const known = (await currentSilences(context)).set.silences.find((s) => s.id === id);
-  if (known === undefined) {
+  const { io, common } = context;
+  const removed = await withSilences(context, true, (backend) => backend.silences.remove(id, common.now()));
+  if (removed === undefined) {
     io.stderr.write(`kaiawatch silence: no active silence "${cleanLine(id, 40)}" (see \`kaiawatch silence list\`; an expired silence is already gone)\n`);
     return EXIT_RUNTIME;
   }
-  const live = await throughDaemon(context, { remove: id });
-  if (live !== undefined) {
-    if (live.ok) io.stdout.write(`Silence ${id} removed by the running daemon (${live.url}): ${describe(known)}\n`);
-    return live.ok ? EXIT_OK : EXIT_RUNTIME;
-  }
-  // A removal is a tombstone kept until the silence would have ended: every copy of the silence yields to it.
-  await updateSilenceFile(file, (set) => ({ ...set, removed: { ...set.removed, [id]: known.expires_at } }), now);
-  io.stdout.write(`Silence ${id} removed: ${describe(known)}\n`);
-  const confirmed = await confirm(context, (stored) => !stored.silences.some((s) => s.id === id));
-  io.stdout.write(confirmationText(confirmed));
+  io.stdout.write(`Silence ${id} removed: ${describe(removed)}\n${APPLIED}`);
   return EXIT_OK;
 }
 
 async function list(context: Context, json: boolean): Promise<number> {
   const { io, common } = context;
   const now = common.now();
-  const { set, suppressed } = await currentSilences(context);
-  const active = set.silences.filter((s) => isActive(s, now));
+  const active: StoredSilence[] = await withSilences(context, false, (backend) => backend.silences.active(now));
   if (json) {
-    for (const silence of active) io.stdout.write(`${JSON.stringify({ ...silence, suppressed: suppressed[silence.id] ?? 0 })}\n`);
+    for (const silence of active) io.stdout.write(`${JSON.stringify(silence)}\n`);
     return EXIT_OK;
   }
   if (active.length === 0) {
     io.stdout.write("No active silences.\n");
     return EXIT_OK;
   }
-  const rows = active.map((s) => [s.id, s.rule, matchText(s), `${s.expires_at} (in ${formatDuration(Math.max(0, Math.ceil((Date.parse(s.expires_at) - now) / 1000)) * 1000)})`, String(suppressed[s.id] ?? 0), cleanLine(s.reason, 200)]);
+  const rows = active.map((s) => [s.id, s.rule, matchText(s), `${s.expires_at} (in ${formatDuration(Math.max(0, Math.ceil((Date.parse(s.expires_at) - now) / 1000)) * 1000)})`, String(s.suppressed), cleanLine(s.reason, 200)]);
   io.stdout.write(table(["ID", "RULE", "MATCH", "EXPIRES", "HELD BACK", "REASON"], rows));
   return EXIT_OK;
-}
-
-/**
- * A running daemon holds the store's lock: the change goes through its status API, which
- * applies and logs it. Undefined when no daemon runs or its API cannot be reached (status.listen
- * false or port 0, or nothing answers: a lock left behind): then the side file carries it.
- */
-async function throughDaemon(context: Context, change: SilenceChange): Promise<{ ok: boolean; url: string } | undefined> {
-  const { io, config, common } = context;
-  if (!existsSync(`${config.store.path}.lock`)) return undefined;
-  const api = daemonApiOf(config);
-  if ("unavailable" in api) return undefined;
-  let outcome: { status: number; body: Record<string, unknown> };
-  try {
-    outcome = await api.post("/api/silences", change, io.signal);
-  } catch {
-    return undefined;
-  }
-  if (outcome.status !== 200) io.stderr.write(`kaiawatch silence: ${common.secrets.redact(describeApiFailure(api, outcome))}\n`);
-  return { ok: outcome.status === 200, url: api.url };
-}
-
-/**
- * What the store holds (what a daemon applied) merged with the side file (what it may not
- * have read yet); with store.url, what the shared store holds (no side file).
- */
-async function currentSilences(context: Context): Promise<{ set: SilenceSet; suppressed: Record<string, number> }> {
-  if (context.config.store.url !== undefined) {
-    const stored = await withSharedStore(context, true, (store) => store.silences.active(context.common.now()));
-    return {
-      set: { silences: stored.map(({ suppressed: _suppressed, ...silence }) => silence), removed: {} },
-      suppressed: Object.fromEntries(stored.map((s) => [s.id, s.suppressed])),
-    };
-  }
-  const stored = await readStore(context);
-  const fromFile = await readSilenceFile(context.file);
-  return { set: mergeSilenceSets([stored.set, fromFile], context.common.now()), suppressed: stored.suppressed };
-}
-
-async function readStore(context: Context): ReturnType<typeof readStoredSilences> {
-  const path = context.config.store.path;
-  if (!existsSync(path)) return { set: emptySilenceSet(), suppressed: {} };
-  const store = await openStore(context.common, { path, readOnly: true });
-  try {
-    return await readStoredSilences(store);
-  } finally {
-    await store.close();
-  }
-}
-
-/**
- * Waits until the store shows the change, which only a running daemon makes (it merges the
- * side file into its store); "no daemon" when no process holds the store's lock.
- */
-async function confirm(context: Context, done: (stored: SilenceSet) => boolean): Promise<"applied" | "no-daemon" | "timeout"> {
-  const lock = `${context.config.store.path}.lock`;
-  const deadline = Date.now() + CONFIRM_TIMEOUT_MS;
-  while (existsSync(lock)) {
-    if (done((await readStore(context)).set)) return "applied";
-    if (Date.now() > deadline || context.io.signal.aborted) return "timeout";
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  return "no-daemon";
-}
-
-function confirmationText(outcome: "applied" | "no-daemon" | "timeout"): string {
-  switch (outcome) {
-    case "applied":
-      return "The running daemon has applied it.\n";
-    case "no-daemon":
-      return "No daemon is running on this store: it applies the change when it starts.\n";
-    case "timeout":
-      return `The daemon did not confirm within ${CONFIRM_TIMEOUT_MS / 1000} s; it applies the change at its next look at ${"the silence file"} (check with \`kaiawatch silence list\`).\n`;
-  }
 }
 
 function matchText(silence: Silence): string {

@@ -3,10 +3,8 @@ import { describeError } from "../../common/errors.js";
 import { sleep } from "../../common/sleep.js";
 import { StoreError } from "../errors.js";
 import type { HeldLease, Ownership } from "../ownership.js";
+import { leaseKeyOf, namesOf, resourceOfLeaseKey, type LeaseResource } from "../resources.js";
 import type { Lease, Leases } from "./leases.js";
-
-const SOURCE_PREFIX = "source:";
-const SINK_PREFIX = "sink:";
 
 export interface LeaseKeeperOptions {
   leases: Leases;
@@ -58,9 +56,9 @@ export function createLeaseKeeper(common: Common, options: LeaseKeeperOptions): 
   const { leases, leaseMs } = options;
   const margin = Math.floor(leaseMs / 3);
   const logger = common.logger.child({ component: "leases", replica: options.replicaId });
-  let held = new Map<string, Holding>();
+  let held = new Map<LeaseResource, Holding>();
   /** Work in progress under each resource's lease (use() to done()). */
-  const uses = new Map<string, number>();
+  const uses = new Map<LeaseResource, number>();
   let controller: AbortController | undefined;
   let loop: Promise<void> | undefined;
   let expiryTimer: NodeJS.Timeout | undefined;
@@ -70,17 +68,15 @@ export function createLeaseKeeper(common: Common, options: LeaseKeeperOptions): 
   const usableUntil = (lease: Lease) => lease.expiresMs - margin;
   // A source's lease row is named by the source key alone, as PostgresStore.commitWindow
   // fences the cursor of that key; sinks keep their prefix (source keys are src_<hex>).
-  const leaseKey = (resource: string) => (resource.startsWith(SOURCE_PREFIX) ? resource.slice(SOURCE_PREFIX.length) : resource);
   /** The resources taken part with (start()), by their rows' names: a row is given back under its resource's name. */
-  let resourceByKey = new Map<string, string>();
-  // A row of a resource not in this replica's plan (another config's) reads as a source's.
-  const resourceOf = (key: string) => resourceByKey.get(key) ?? (key.startsWith(SINK_PREFIX) ? key : `${SOURCE_PREFIX}${key}`);
+  let resourceByKey = new Map<string, LeaseResource>();
+  const resourceOf = (key: string): LeaseResource => resourceByKey.get(key) ?? resourceOfLeaseKey(key);
   const fresh = (lease: Lease): Holding => ({ lease, stop: new AbortController(), handover: new AbortController() });
-  const reason = (resource: string, holding: Holding, why: string) =>
+  const reason = (resource: LeaseResource, holding: Holding, why: string) =>
     new StoreError("KW_STORE_LEASE_LOST", `replica ${options.replicaId}: the lease of ${resource} at epoch ${holding.lease.epoch} ${why}`);
 
   /** Ends the work under a lease at once (both signals; once). */
-  function end(resource: string, holding: Holding, why: string): void {
+  function end(resource: LeaseResource, holding: Holding, why: string): void {
     if (holding.stop.signal.aborted) return;
     const error = reason(resource, holding, `${why}; its work stops here`);
     holding.handover.abort(error);
@@ -99,7 +95,7 @@ export function createLeaseKeeper(common: Common, options: LeaseKeeperOptions): 
    * the lease is still this replica's until it expires (a third of a lease later), and the
    * replica that may take it over then starts where this one got to.
    */
-  function lapse(resource: string, holding: Holding): void {
+  function lapse(resource: LeaseResource, holding: Holding): void {
     end(resource, holding, "was not renewed in time");
     if (flushQueued) return;
     flushQueued = true;
@@ -148,8 +144,8 @@ export function createLeaseKeeper(common: Common, options: LeaseKeeperOptions): 
     // committed), and the surplus no tick uses. A surplus lease in use is handed over instead:
     // its tick commits the window in flight and starts no other, and it goes at a later round.
     const surplus = new Set(renewed.surplus.map(resourceOf));
-    const releasing: string[] = [];
-    const handingOver: string[] = [];
+    const releasing: LeaseResource[] = [];
+    const handingOver: LeaseResource[] = [];
     for (const [resource, holding] of held) {
       if (holding.stop.signal.aborted) continue;
       const inUse = (uses.get(resource) ?? 0) > 0;
@@ -163,11 +159,11 @@ export function createLeaseKeeper(common: Common, options: LeaseKeeperOptions): 
     // writes every advance of theirs; only then may another replica claim them. (Flushing
     // before deciding, as this once did, left out the advance of a tick that ended meanwhile,
     // and the next holder polled that window again: the chaos test caught it.)
-    let released: string[] = [];
+    let released: LeaseResource[] = [];
     if (releasing.length > 0) {
       for (const resource of releasing) end(resource, held.get(resource)!, "was given to a replica that joined");
       if (await flushed()) {
-        await leases.release(releasing.map(leaseKey));
+        await leases.release(releasing.map(leaseKeyOf));
         released = releasing;
       }
     }
@@ -175,7 +171,7 @@ export function createLeaseKeeper(common: Common, options: LeaseKeeperOptions): 
     // take back at once what was just given.
     const claimed = released.length > 0 || handingOver.length > 0 || renewed.lost.length > 0 ? [] : await leases.claim();
     const gone = new Set(released);
-    const next = new Map<string, Holding>();
+    const next = new Map<LeaseResource, Holding>();
     for (const lease of [...renewed.held, ...claimed]) {
       const resource = resourceOf(lease.key);
       if (gone.has(resource)) continue;
@@ -198,8 +194,7 @@ export function createLeaseKeeper(common: Common, options: LeaseKeeperOptions): 
     const resources = [...next.keys()];
     await leases.heartbeat({
       ...options.info?.(),
-      sources: resources.filter((key) => key.startsWith(SOURCE_PREFIX)).map((key) => key.slice(SOURCE_PREFIX.length)),
-      sinks: resources.filter((key) => key.startsWith(SINK_PREFIX)).map((key) => key.slice(SINK_PREFIX.length)),
+      ...namesOf(resources),
     });
   }
 
@@ -216,7 +211,7 @@ export function createLeaseKeeper(common: Common, options: LeaseKeeperOptions): 
     }
   }
 
-  function holds(resource: string): HeldLease | undefined {
+  function holds(resource: LeaseResource): HeldLease | undefined {
     const holding = held.get(resource);
     if (holding === undefined || holding.stop.signal.aborted || holding.handover.signal.aborted) return undefined;
     // The timer may not have run yet (a busy event loop): the clock decides.
@@ -248,7 +243,7 @@ export function createLeaseKeeper(common: Common, options: LeaseKeeperOptions): 
     },
     async start(resources) {
       stopped = false;
-      resourceByKey = new Map(resources.map((resource) => [leaseKey(resource), resource]));
+      resourceByKey = new Map(resources.map((resource) => [leaseKeyOf(resource), resource]));
       await leases.register([...resourceByKey.keys()]);
       await renewNow();
       controller = new AbortController();

@@ -1,5 +1,6 @@
 import type pg from "pg";
 import type { Common } from "../../common/common.js";
+import type { ReplicaRecord } from "../backend.js";
 
 /** A source this replica holds until `expiresMs`, unless renewed; `epoch` fences its commits. */
 export interface Lease {
@@ -16,13 +17,8 @@ export interface LeaseRow {
   expiresMs: number;
 }
 
-export interface ReplicaRow {
-  id: string;
-  startedMs: number;
-  heartbeatMs: number;
-  info: Record<string, unknown>;
-  live: boolean;
-}
+/** A replica's heartbeat row (the port's ReplicaRecord). */
+export type ReplicaRow = ReplicaRecord;
 
 /**
  * Sources leased to replicas, so that each source is polled by one replica at a time.

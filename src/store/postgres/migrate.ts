@@ -39,6 +39,14 @@ export async function migrate(
           `the PostgreSQL store is at schema version ${version}, newer than this kaiawatch knows (${latest}); upgrade kaiawatch on every replica`,
         );
       }
+      const first = migrations[0]?.version ?? 0;
+      if (version > 0 && version < first) {
+        // Where an upgrade of a released version would go; databases below the first release's version have none.
+        throw new StoreError(
+          "KW_STORE_VERSION",
+          `the PostgreSQL store is at schema version ${version}, written by a development build before the first release; this kaiawatch starts at ${first}. Use an empty database`,
+        );
+      }
       const next = migrations.find((migration) => migration.version > version);
       if (next === undefined) {
         await client.query("COMMIT");

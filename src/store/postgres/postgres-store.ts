@@ -11,8 +11,8 @@ import type { CooldownStamp, Cursor, Store, OutboxChange, OutboxCount, OutboxCou
 import type { OutboxEntry, OutboxState } from "../../model/outbox-entry.js";
 import { createLeases, type Leases } from "./leases.js";
 import { migrate } from "./migrate.js";
-import { CONVERT_LEGACY_META } from "./schema.js";
-import { createSilenceTable, type SilenceTable } from "./silence-table.js";
+import type { SilenceStore, StoredSilence } from "../silence-store.js";
+import { createSilenceTable } from "./silence-table.js";
 import { entryOfPgRow, OUTBOX_COLUMNS, type PgOutboxRow, type Queryable } from "./rows.js";
 
 const STATES: ReadonlySet<OutboxState> = new Set(["pending", "delivered", "dead"]);
@@ -25,6 +25,8 @@ export interface PostgresStoreOptions {
   /** How long a lease on a source lasts unless renewed (default 10 s). */
   leaseMs?: number;
   readOnly?: boolean;
+  /** With `readOnly`: the silences may still be written (`kaiawatch silence`). */
+  silencesWritable?: boolean;
   /** Connections in the pool (default 10). */
   poolSize?: number;
 }
@@ -117,7 +119,7 @@ export class PostgresStore implements Store {
   /** The leases of sources for this replica (leases.ts). */
   readonly leases: Leases;
   /** The silences, shared by every replica and the CLI (silence-table.ts). */
-  readonly silences: SilenceTable;
+  readonly silences: SilenceStore;
   private closed = false;
   private writes = 0;
   private failedWrites = 0;
@@ -139,7 +141,7 @@ export class PostgresStore implements Store {
     this.readOnly = options.readOnly === true;
     this.replicaId = options.replicaId;
     this.leases = createLeases(common, { db: pool, replicaId: options.replicaId, leaseMs: options.leaseMs ?? 10_000 });
-    this.silences = createSilenceTable({ read: (sql, params) => this.read(sql, params), write: (fn) => this.transaction(fn) });
+    this.silences = createSilenceTable({ read: (sql, params) => this.read(sql, params), write: (fn) => this.transaction(fn, { silences: true }) });
   }
 
   /** A read; a server that does not answer is KW_STORE_UNREACHABLE. */
@@ -157,8 +159,9 @@ export class PostgresStore implements Store {
    * Runs `fn` in one transaction. A StoreError that `fn` throws (a refused change) rolls it
    * back and is rethrown as it is; any other failure is a failed write (KW_STORE_WRITE_FAILED).
    */
-  private async transaction<T>(fn: (client: pg.PoolClient) => Promise<T>, options: { durable?: boolean } = {}): Promise<T> {
-    this.assertWritable();
+  private async transaction<T>(fn: (client: pg.PoolClient) => Promise<T>, options: { durable?: boolean; silences?: boolean } = {}): Promise<T> {
+    if (options.silences === true && this.options.silencesWritable === true) this.assertOpen();
+    else this.assertWritable();
     const started = performance.now();
     let client: pg.PoolClient;
     try {
@@ -206,6 +209,10 @@ export class PostgresStore implements Store {
 
   private assertWritable(): void {
     if (this.readOnly) throw new StoreError("KW_STORE_READ_ONLY", `the store ${this.path} was opened read-only`);
+    this.assertOpen();
+  }
+
+  private assertOpen(): void {
     if (this.closed) throw new StoreError("KW_STORE_CLOSED", `the store ${this.path} is closed`);
   }
 
@@ -456,8 +463,8 @@ export class PostgresStore implements Store {
     );
   }
 
-  async getMeta<T = unknown>(key: string): Promise<T | undefined> {
-    const rows = await this.read<{ value: T }>("SELECT value FROM meta WHERE key = $1", [key]);
+  async getMeta(key: string): Promise<unknown> {
+    const rows = await this.read<{ value: unknown }>("SELECT value FROM meta WHERE key = $1", [key]);
     return rows[0]?.value;
   }
 
@@ -517,7 +524,7 @@ export class PostgresStore implements Store {
    * entry ids and meta keys), so running the copy again repeats nothing.
    */
   async importStore(
-    data: { cursors: Cursor[]; entries: OutboxEntry[]; meta: Record<string, unknown>; stamps?: CooldownStamp[]; notes?: Array<{ id: string } & SuppressedNote> },
+    data: { cursors: Cursor[]; entries: OutboxEntry[]; meta: Record<string, unknown>; stamps?: CooldownStamp[]; notes?: Array<{ id: string } & SuppressedNote>; silences?: StoredSilence[] },
     options: { force?: boolean } = {},
   ): Promise<{ cursors: number; entries: number; meta: number }> {
     return this.transaction(async (client) => {
@@ -546,8 +553,12 @@ export class PostgresStore implements Store {
       for (const note of data.notes ?? []) {
         await client.query("INSERT INTO suppressed (entry_id, at, reason) SELECT $1, $2, $3 WHERE EXISTS (SELECT 1 FROM outbox WHERE id = $1) ON CONFLICT DO NOTHING", [note.id, note.at, note.reason]);
       }
-      // The file store's silences (and a cooldown book of an older file) come as meta values: into their tables.
-      await client.query(CONVERT_LEGACY_META);
+      for (const silence of data.silences ?? []) {
+        await client.query(
+          "INSERT INTO silences (id, rule, match, reason, created_at, expires_at, expires_ms, suppressed) VALUES ($1, $2, $3::jsonb, $4, $5, $6, $7, $8) ON CONFLICT DO NOTHING",
+          [silence.id, silence.rule, JSON.stringify(silence.match), silence.reason, silence.created_at, silence.expires_at, Date.parse(silence.expires_at), silence.suppressed],
+        );
+      }
       return { cursors, entries, meta };
     });
   }

@@ -1,29 +1,6 @@
 import type { Silence } from "../../model/silence.js";
+import { expiresMsOf, KEEP_EXPIRED_MS, type SilenceStore } from "../silence-store.js";
 import type { Queryable } from "./rows.js";
-
-/** A silence as the store keeps it, with the alerts it held back (counted by every replica together). */
-export interface StoredSilence extends Silence {
-  suppressed: number;
-}
-
-/**
- * The silences in PostgreSQL, one row each, shared by every replica and by
- * `kaiawatch silence`: a silence added through any of them is seen by all at their next
- * read. Rows never change but for a removal (removed_at) and the count; a row is deleted a
- * day after its silence expired.
- */
-export interface SilenceTable {
-  /** The silences in force at `now` (not removed, not expired), oldest first. */
-  active(now: number): Promise<StoredSilence[]>;
-  add(silence: Silence): Promise<void>;
-  /** Removes the silence in force with this id; returns it, or undefined when there is none. */
-  remove(id: string, now: number): Promise<Silence | undefined>;
-  /** Adds to the counts of alerts held back: silence id → how many more. */
-  count(held: ReadonlyMap<string, number>): Promise<void>;
-}
-
-/** How long a row outlives its silence (for a `silence list` just after expiry it is simply gone). */
-const KEEP_EXPIRED_MS = 24 * 3600_000;
 
 /** A silence as its row reads: the count of alerts it held back is a bigint (a string). */
 interface Row extends Silence {
@@ -31,10 +8,10 @@ interface Row extends Silence {
 }
 
 /**
- * `read` runs a query outside a transaction, `write` inside one (the store's, which counts
+ * The silences in PostgreSQL (see SilenceStore). `read` runs a query outside a transaction, `write` inside one (the store's, which counts
  * and reports a failed write).
  */
-export function createSilenceTable(db: { read: (sql: string, params: unknown[]) => Promise<unknown[]>; write: <T>(fn: (client: Queryable) => Promise<T>) => Promise<T> }): SilenceTable {
+export function createSilenceTable(db: { read: (sql: string, params: unknown[]) => Promise<unknown[]>; write: <T>(fn: (client: Queryable) => Promise<T>) => Promise<T> }): SilenceStore {
   return {
     async active(now) {
       const rows = (await db.read(
@@ -45,8 +22,7 @@ export function createSilenceTable(db: { read: (sql: string, params: unknown[]) 
       return rows.map((row) => ({ id: row.id, rule: row.rule, match: row.match, reason: row.reason, created_at: row.created_at, expires_at: row.expires_at, suppressed: Number(row.suppressed) }));
     },
     async add(silence) {
-      const expires = Date.parse(silence.expires_at);
-      if (Number.isNaN(expires)) throw new TypeError(`a silence's expires_at is not an ISO-8601 date: ${silence.expires_at}`);
+      const expires = expiresMsOf(silence);
       await db.write(async (client) => {
         // Adding is rare: the moment to forget silences long over.
         await client.query("DELETE FROM silences WHERE expires_ms < $1", [Date.parse(silence.created_at) - KEEP_EXPIRED_MS]);

@@ -2,7 +2,7 @@ import { beforeEach, describe, expect, it } from "vitest";
 import { createTestCommon } from "../../../src/common/common.js";
 import { createLeaseKeeper } from "../../../src/store/postgres/lease-keeper.js";
 import type { PostgresStore } from "../../../src/store/postgres/postgres-store.js";
-import { sourceResource } from "../../../src/store/ownership.js";
+import { leaseResource } from "../../../src/store/resources.js";
 import { cursor, entry } from "../fixtures/sample.js";
 import { fakeClock, usePostgres } from "./pg-fixtures.js";
 
@@ -103,7 +103,7 @@ describe("batched cursor advances of quiet windows", () => {
     const r2 = keeperOf("r2");
     await r1.renewNow();
     for (const key of KEYS) {
-      const lease = r1.use(sourceResource(key))!;
+      const lease = r1.use(leaseResource({ source: key }))!;
       await stores.r1.commitWindow({ cursor: cursor(key, 20), entries: [], epoch: lease.epoch });
       lease.done();
     }
@@ -111,7 +111,7 @@ describe("batched cursor advances of quiet windows", () => {
     await r2.renewNow();
     await r1.renewNow();
     await r2.renewNow();
-    expect(r2.holds(sourceResource("s2"))).toBeDefined();
+    expect(r2.holds(leaseResource({ source: "s2" }))).toBeDefined();
     expect((await stores.r2.getCursor("s2"))?.block).toBe(20);
     expect((await stores.r2.getCursor("s3"))?.block).toBe(20);
   });

@@ -2,7 +2,8 @@ import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { createTestCommon } from "../../../src/common/common.js";
 import type { Leases } from "../../../src/store/postgres/leases.js";
 import { createLeaseKeeper } from "../../../src/store/postgres/lease-keeper.js";
-import { sourceResource, type Ownership } from "../../../src/store/ownership.js";
+import { type Ownership } from "../../../src/store/ownership.js";
+import { leaseResource } from "../../../src/store/resources.js";
 import type { PostgresStore } from "../../../src/store/postgres/postgres-store.js";
 import { cursor } from "../fixtures/sample.js";
 import { fakeClock, usePostgres } from "./pg-fixtures.js";
@@ -32,7 +33,7 @@ async function keeperOf(id: string, now: () => number, wrap: (leases: Leases) =>
   return { keeper, leases: store.leases, store };
 }
 
-const signalOf = (keeper: Ownership, key: string) => keeper.holds(sourceResource(key))?.signal;
+const signalOf = (keeper: Ownership, key: string) => keeper.holds(leaseResource({ source: key }))?.signal;
 
 describe("the lease keeper's signals", () => {
   it("end the work on a shed lease: at once if idle (before the release is written), after its window if in use (released at the next renewal); and on a lease taken over", async () => {
@@ -44,7 +45,7 @@ describe("the lease keeper's signals", () => {
     const { keeper: r1, leases } = await keeperOf("r1", clocks.r1.now, (leases) => ({
       ...leases,
       release: async (keys) => {
-        for (const key of keys ?? []) atRelease.push({ key, aborted: signals.get(key)?.aborted, held: r1Keeper.current!.holds(sourceResource(key)) !== undefined });
+        for (const key of keys ?? []) atRelease.push({ key, aborted: signals.get(key)?.aborted, held: r1Keeper.current!.holds(leaseResource({ source: key })) !== undefined });
         await leases.release(keys);
       },
     }));
@@ -55,7 +56,7 @@ describe("the lease keeper's signals", () => {
     for (const key of KEYS) signals.set(key, signalOf(r1, key));
     expect([...signals.values()].every((signal) => signal !== undefined && !signal.aborted)).toBe(true);
     // A tick of s3 is running.
-    const tick = r1.use(sourceResource("s3"))!;
+    const tick = r1.use(leaseResource({ source: "s3" }))!;
     expect(tick.signal).toBe(signals.get("s3"));
 
     // r2 joins; r1's renewal sheds down to the even share (the last two keys): the idle s2 at
@@ -68,7 +69,7 @@ describe("the lease keeper's signals", () => {
     expect(String(signals.get("s2")?.reason)).toMatch(/given to a replica that joined/);
     expect(tick.stopping?.aborted).toBe(true);
     expect(tick.signal?.aborted).toBe(false);
-    expect(r1.holds(sourceResource("s3"))).toBeUndefined();
+    expect(r1.holds(leaseResource({ source: "s3" }))).toBeUndefined();
     // The renewed leases go on under the same signal: a tick in flight is not cut by a renewal.
     for (const key of ["s0", "s1"]) {
       expect(signals.get(key)?.aborted, key).toBe(false);
@@ -109,7 +110,7 @@ describe("the lease keeper's signals", () => {
       renew: async () => {
         // A quiet window of s2 and one of s3 (deferred until a flush) commit while the renewal waits on the database.
         for (const [key, block] of [["s2", 150], ["s3", 160]] as const) {
-          const tick = r1Keeper.current!.use(sourceResource(key));
+          const tick = r1Keeper.current!.use(leaseResource({ source: key }));
           if (tick === undefined) continue;
           await store.commitWindow({ cursor: cursor(key, block), entries: [], epoch: tick.epoch });
           tick.done();
@@ -125,17 +126,18 @@ describe("the lease keeper's signals", () => {
     await r1.renewNow();
     await r2.renewNow();
     // r2 holds what r1 gave back, and reads the cursors r1 reached: it does not poll those windows again.
-    expect(["s2", "s3"].map((key) => r2.holds(sourceResource(key)) !== undefined)).toEqual([true, true]);
+    expect(["s2", "s3"].map((key) => r2.holds(leaseResource({ source: key })) !== undefined)).toEqual([true, true]);
     expect([(await r2Store.getCursor("s2"))?.block, (await r2Store.getCursor("s3"))?.block]).toEqual([150, 160]);
   });
 
   it("give each lease back under the name of its resource: a source's row is named by its key, a sink's and any other by the resource's name", async () => {
     const { keeper } = await keeperOf("r1", fakeClock().now);
-    await keeper.start([sourceResource("s0"), "sink:hook", "operational"]);
+    const resources = [leaseResource({ source: "s0" }), leaseResource({ sink: "hook" }), leaseResource("operational")];
+    await keeper.start(resources);
     try {
-      expect([sourceResource("s0"), "sink:hook", "operational"].map((resource) => keeper.holds(resource) !== undefined)).toEqual([true, true, true]);
+      expect(resources.map((resource) => keeper.holds(resource) !== undefined)).toEqual([true, true, true]);
       // Before, a row that is neither a sink's nor a source's came back as source:operational: holds("operational") never answered.
-      expect(keeper.holds(sourceResource("operational"))).toBeUndefined();
+      expect(keeper.holds(leaseResource({ source: "operational" }))).toBeUndefined();
     } finally {
       await keeper.stop();
     }
@@ -145,15 +147,15 @@ describe("the lease keeper's signals", () => {
     const clock = fakeClock();
     const { keeper } = await keeperOf("r1", clock.now);
     await keeper.renewNow();
-    const before = keeper.holds(sourceResource("s0"));
+    const before = keeper.holds(leaseResource({ source: "s0" }));
     clock.advance(USABLE_MS);
     // The clock decides even before the timer has run.
-    expect(keeper.holds(sourceResource("s0"))).toBeUndefined();
+    expect(keeper.holds(leaseResource({ source: "s0" }))).toBeUndefined();
     expect(before?.signal?.aborted).toBe(true);
     expect(String(before?.signal?.reason)).toMatch(/not renewed in time/);
     // Nobody took it: the renewal extends it, and the next tick runs under a new signal.
     await keeper.renewNow();
-    const after = keeper.holds(sourceResource("s0"));
+    const after = keeper.holds(leaseResource({ source: "s0" }));
     expect(after?.epoch).toBe(before?.epoch);
     expect(after?.signal).not.toBe(before?.signal);
     expect(after?.signal?.aborted).toBe(false);
@@ -166,13 +168,13 @@ describe("the lease keeper's signals", () => {
     const { keeper, store } = await keeperOf("r1", clock.now);
     await keeper.renewNow();
     // A quiet window of s0: its advance waits for a flush.
-    const tick = keeper.use(sourceResource("s0"))!;
+    const tick = keeper.use(leaseResource({ source: "s0" }))!;
     await store.commitWindow({ cursor: cursor("s0", 150), entries: [], epoch: tick.epoch });
     tick.done();
     const reader = await pg.open(url, { replicaId: "reader", leaseMs: LEASE_MS });
     expect(await reader.getCursor("s0")).toBeUndefined();
     clock.advance(USABLE_MS);
-    expect(keeper.holds(sourceResource("s0"))).toBeUndefined();
+    expect(keeper.holds(leaseResource({ source: "s0" }))).toBeUndefined();
     // No renewal, no firing's end: the lapse alone writes it.
     await vi.waitFor(async () => expect((await reader.getCursor("s0"))?.block).toBe(150), { timeout: 10_000, interval: 20 });
     await keeper.stop();

@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { createTestCommon } from "../../../src/common/common.js";
-import { openStore } from "../../../src/store/open-store.js";
+import { openSqliteStore, openStore } from "../../../src/store/open-store.js";
 import { migrateFileToPostgres } from "../../../src/store/migrate-to-postgres.js";
 import { newSilence } from "../../../src/notify/silences.js";
 import { tempDir } from "../../helpers/harness.js";
@@ -49,12 +49,13 @@ describe("kaiawatch store migrate (file → PostgreSQL)", () => {
   it("carries the cooldown stamps, the suppression notes and the silences into their tables", async () => {
     const dir = tempDir();
     const from = join(dir.path, "store.json");
-    const file = await openStore(createTestCommon(), { path: from });
+    const file = await openSqliteStore(createTestCommon(), { path: from });
     await file.commitWindow({ cursor: cursor("s1", 10), entries: [entry("a1", "slack"), entry("a2", "slack")] });
     await file.updateOutbox([{ id: "a2:slack", kind: "delivered", at: "2025-01-01T00:01:00.000Z", suppressed: "cooldown" }]);
     await file.writeCooldowns([{ sink: "slack", rule: "big-outflow", key: "0xaa", at: 1000, entryId: "a1:slack" }]);
     const silence = newSilence({ rule: "big-outflow", match: { to: "0xaa" }, forMs: 3600_000, reason: "sweep", now: Date.parse("2025-01-01T00:00:00.000Z") });
-    await file.setMeta("notify.silences", { silences: [silence], removed: {}, suppressed: { [silence.id]: 2 } });
+    await file.silences.add(silence);
+    await file.silences.count(new Map([[silence.id, 2]]));
     await file.close();
 
     const to = await pg.database();
@@ -63,7 +64,6 @@ describe("kaiawatch store migrate (file → PostgreSQL)", () => {
     expect(await target.readCooldowns("slack", [{ rule: "big-outflow", key: "0xaa" }])).toEqual([{ sink: "slack", rule: "big-outflow", key: "0xaa", at: 1000, entryId: "a1:slack" }]);
     expect(await target.suppressions(["a1:slack", "a2:slack"])).toEqual({ "a2:slack": { at: "2025-01-01T00:01:00.000Z", reason: "cooldown" } });
     expect(await target.silences.active(Date.parse("2025-01-01T00:10:00.000Z"))).toEqual([{ ...silence, suppressed: 2 }]);
-    expect(await target.getMeta("notify.silences")).toBeUndefined();
     dir.remove();
   });
 

@@ -54,6 +54,16 @@ describe("PostgreSQL migrations", () => {
     });
   });
 
+  it("refuse a database of a development build below the first version (no upgrade exists before a release)", async () => {
+    const logger = createSilentLogger();
+    await withClient(async (client) => {
+      await client.query("CREATE TABLE kaiawatch_schema (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now(), description text NOT NULL)");
+      await client.query("INSERT INTO kaiawatch_schema (version, description) VALUES (1, 'development')");
+      await expect(migrate(client, logger)).rejects.toMatchObject({ code: "KW_STORE_VERSION", message: expect.stringMatching(/schema version 1, written by a development build/) });
+      expect(await versions(client)).toEqual([1]);
+    });
+  });
+
   it("refuse a database newer than this code", async () => {
     const logger = createSilentLogger();
     const newer: Migration[] = [...MIGRATIONS, { version: 99, description: "future", sql: "CREATE TABLE future (x int)" }];

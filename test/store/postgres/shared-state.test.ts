@@ -1,15 +1,10 @@
-import pg from "pg";
 import { beforeEach, describe, expect, it } from "vitest";
 import { createTestCommon } from "../../../src/common/common.js";
-import { createSilentLogger } from "../../../src/common/logger.js";
 import { createDispatcher, type DispatcherRule } from "../../../src/notify/dispatcher.js";
 import { readSuppressedNotes } from "../../../src/notify/cooldown.js";
-import { createSharedSilenceBook } from "../../../src/notify/shared-silences.js";
-import { newSilence } from "../../../src/notify/silences.js";
-import { sinkResource } from "../../../src/store/ownership.js";
+import { createSilenceBook, newSilence } from "../../../src/notify/silences.js";
+import { leaseResource, type LeaseResource } from "../../../src/store/resources.js";
 import { createLeaseKeeper } from "../../../src/store/postgres/lease-keeper.js";
-import { migrate } from "../../../src/store/postgres/migrate.js";
-import { MIGRATIONS } from "../../../src/store/postgres/schema.js";
 import type { CooldownStamp } from "../../../src/store/types.js";
 import { commit, entry, recording, sleep, type TestSink } from "../../notify/dispatcher-fixtures.js";
 import { usePostgres } from "./pg-fixtures.js";
@@ -93,7 +88,7 @@ describe("silences shared by replicas", () => {
   it("a silence added through one replica holds back the next alert another replica admits; removal and counts are shared", async () => {
     const common = createTestCommon();
     const [r1, r2] = [await server.open(url, { replicaId: "r1" }, common), await server.open(url, { replicaId: "r2" }, common)];
-    const book2 = await createSharedSilenceBook(common, { table: r2.silences });
+    const book2 = await createSilenceBook(common, { silences: r2.silences });
     const sink = recording("a");
     const d2 = createDispatcher(common, { store: r2, sinks: [sinkOptions(sink)], rules: [{ name: "r" }], silences: book2 });
 
@@ -120,13 +115,13 @@ describe("a sink across replicas", () => {
   it("is delivered by one replica at a time: its lease (sink:<name>) holds its concurrency and order across replicas, also through a handover", async () => {
     const common = createTestCommon();
     const [r1, r2] = [await server.open(url, { replicaId: "r1" }, common), await server.open(url, { replicaId: "r2" }, common)];
-    const resources = [sinkResource("a"), sinkResource("b")];
+    const resources = [leaseResource({ sink: "a" }), leaseResource({ sink: "b" })];
     const k1 = createLeaseKeeper(common, { leases: r1.leases, replicaId: "r1", leaseMs: 10_000 });
     const k2 = createLeaseKeeper(common, { leases: r2.leases, replicaId: "r2", leaseMs: 10_000 });
     // r1 starts with sink a alone in the plan, then r2 with both: each holds one, and both run with both sinks configured.
-    await k1.start([sinkResource("a")]);
+    await k1.start([leaseResource({ sink: "a" })]);
     await k2.start(resources);
-    const holders = (resource: string) => [k1, k2].filter((k) => k.holds(resource) !== undefined).map((k) => k.replicaId);
+    const holders = (resource: LeaseResource) => [k1, k2].filter((k) => k.holds(resource) !== undefined).map((k) => k.replicaId);
     expect(resources.map(holders)).toEqual([["r1"], ["r2"]]);
 
     // One receiver per sink, shared by both replicas' sink objects: it sees every send of either.
@@ -172,44 +167,3 @@ describe("a sink across replicas", () => {
     }
   });
 });
-
-describe("schema version 2", () => {
-  it("drops the unused sink limit, slot and claim parts, and moves a version-1 cooldown book and silences into their tables", async () => {
-    const client = new pg.Client({ connectionString: url });
-    await client.connect();
-    try {
-      const logger = createSilentLogger();
-      await migrate(client, logger, MIGRATIONS.slice(0, 1));
-      const at = "2025-01-01T00:00:00.000Z";
-      await client.query(
-        "INSERT INTO outbox (id, sink, rule, state, attempts, created_at, next_attempt_at, due_ms, delivered_at, delivered_ms, alert) VALUES ('x1:a', 'a', 'r', 'delivered', 1, $1, $1, 0, $1, 0, '{}')",
-        [at],
-      );
-      const book = { last: { a: { r: { "": 1000, "0xaa": 2000 } } }, admitted: ["x9:a"], suppressed: { "x1:a": { at, reason: "silence" }, "gone:a": { at, reason: "cooldown" } } };
-      const silence = newSilence({ rule: "r", match: { to: "0xaa" }, forMs: HOUR, reason: "maintenance", now: Date.parse(at) });
-      await client.query("INSERT INTO meta (key, value) VALUES ('notify.cooldown', $1), ('notify.silences', $2)", [JSON.stringify(book), JSON.stringify({ silences: [silence], removed: {}, suppressed: { [silence.id]: 3 } })]);
-
-      expect(await migrate(client, logger)).toEqual({ from: 1, to: 2 });
-      const tables = await client.query<{ table_name: string }>("SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' ORDER BY table_name");
-      expect(tables.rows.map((row) => row.table_name)).toEqual(["cooldowns", "cursors", "kaiawatch_schema", "leases", "meta", "outbox", "replicas", "silences", "suppressed"]);
-      const claimColumns = await client.query("SELECT column_name FROM information_schema.columns WHERE table_name = 'outbox' AND column_name LIKE 'claim%'");
-      expect(claimColumns.rows).toEqual([]);
-      expect((await client.query("SELECT sink, rule, key, at_ms::int AS at, entry_id FROM cooldowns ORDER BY key")).rows).toEqual([
-        { sink: "a", rule: "r", key: "", at: 1000, entry_id: null },
-        { sink: "a", rule: "r", key: "0xaa", at: 2000, entry_id: null },
-      ]);
-      // The note of an entry no longer in the outbox is not carried.
-      expect((await client.query("SELECT entry_id, at, reason FROM suppressed")).rows).toEqual([{ entry_id: "x1:a", at, reason: "silence" }]);
-      expect((await client.query("SELECT count(*)::int AS n FROM meta")).rows).toEqual([{ n: 0 }]);
-    } finally {
-      await client.end();
-    }
-    const store = await server.open(url, {}, createTestCommon({ now: () => Date.parse("2025-01-01T00:10:00.000Z") }));
-    expect((await store.silences.active(Date.parse("2025-01-01T00:10:00.000Z"))).map((s) => [s.rule, s.match, s.suppressed])).toEqual([["r", { to: "0xaa" }, 3]]);
-    // A suppression note goes with its entry.
-    expect(await store.pruneDelivered("2026-01-01T00:00:00.000Z")).toBe(1);
-    expect(await store.suppressions(["x1:a"])).toEqual({});
-  });
-});
-
-

@@ -1,6 +1,6 @@
 import { getEventListeners } from "node:events";
 import { describe, expect, it } from "vitest";
-import { childSignal, follows, linkSignals } from "../../src/explorer/retry.js";
+import { childSignal, follows, linkSignals } from "../../src/common/signals.js";
 
 /**
  * Every explorer call links the process's shutdown signal with its caller's. Thousands of

@@ -1,0 +1,46 @@
+import type { Common } from "../common/common.js";
+import type { CooldownStamp, OutboxChange, Store } from "../store/types.js";
+import type { Admission } from "./admission.js";
+import type { SilenceBook } from "./silences.js";
+
+export interface ApplyAdmissionOptions {
+  store: Store;
+  common: Common;
+  silences?: Pick<SilenceBook, "noteHeld">;
+  logger: Common["logger"];
+}
+
+/**
+ * Writes what admission decided for one pass of a sink before any send starts: held-back
+ * entries marked delivered with a note of why, the digests' group ids, and the cooldown stamps
+ * that the sends about to start begin. Returns how many entries were held back.
+ */
+export async function applyAdmission(options: ApplyAdmissionOptions, sink: string, admission: Admission, now: number): Promise<number> {
+  const { store, common } = options;
+  const at = new Date(now).toISOString();
+  const stamps: CooldownStamp[] = admission.cooldownStarts.map((start) => ({ sink, rule: start.rule, key: start.key, at: now, entryId: start.entryId }));
+
+  const { held } = admission;
+  if (held.length > 0) {
+    // The store has no "suppressed" state: delivered (never dead, which `retry` would resend),
+    // with a note of why beside it that `kaiawatch outbox` shows.
+    await store.updateOutbox(held.map(({ entry, reason }): OutboxChange => ({ id: entry.id, kind: "delivered", at, suppressed: reason })));
+    const silenceIds = held.flatMap(({ silenceId }) => (silenceId === undefined ? [] : [silenceId]));
+    if (silenceIds.length > 0) options.silences?.noteHeld(silenceIds);
+    for (const { entry, reason } of held) common.metrics.alertsSuppressed.inc({ rule: entry.rule, reason });
+    options.logger.info({ rule: held[0]?.entry.rule, count: held.length, silenced: silenceIds.length }, "alerts suppressed by cooldown or silence");
+  }
+
+  const groupChanges: OutboxChange[] = [];
+  for (const { group, rule, cooldownKeys } of admission.closedDigests) {
+    for (const entry of group.entries) groupChanges.push({ id: entry.id, kind: "group", group_id: group.id });
+    for (const key of cooldownKeys) stamps.push({ sink, rule, key, at: now });
+  }
+  // The group id is durable before the first send: a retry or a restart resends the same
+  // digest under the same Delivery id.
+  if (groupChanges.length > 0) await store.updateOutbox(groupChanges);
+  // The stamps too: a restart (or the replica that takes the sink over) must see a cooldown
+  // that a send has started.
+  await store.writeCooldowns(stamps);
+  return held.length;
+}

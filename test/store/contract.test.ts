@@ -1,0 +1,389 @@
+import { join } from "node:path";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { createTestCommon, type Common } from "../../src/common/common.js";
+import { newSilence } from "../../src/notify/silences.js";
+import type { Backend } from "../../src/store/backend.js";
+import { openBackend, type OpenBackendOptions } from "../../src/store/open-backend.js";
+import { metaSlot, readMeta, writeMeta } from "../../src/store/meta-slot.js";
+import { leaseResource } from "../../src/store/resources.js";
+import { z } from "zod";
+import { createTestDatabase, startPostgres, type TestPostgres } from "../helpers/postgres.js";
+import { cursor, entry } from "./fixtures/sample.js";
+import { makeTempDir } from "./fixtures/temp-dir.js";
+
+/**
+ * The store port's contract (backend.ts: the Store, the SilenceStore and ownership), every
+ * case run against both backends, opened the way the daemon and the CLI open them
+ * (openBackend). What only one backend has (SQLite's group commit, lock and checkpoints;
+ * PostgreSQL's fencing across replicas and outages) is tested beside it, in store.test.ts and
+ * postgres/postgres-store.test.ts.
+ */
+interface Subject {
+  name: string;
+  /** Where a new, empty store lives: the options every open of this case shares. */
+  location(): Promise<OpenBackendOptions>;
+  /** Whether replicas share this backend (Backend.replicas). */
+  replicas: boolean;
+}
+
+let server: TestPostgres | undefined;
+const temps: Array<ReturnType<typeof makeTempDir>> = [];
+beforeAll(async () => {
+  server = await startPostgres();
+}, 60_000);
+afterAll(async () => {
+  await server?.dispose();
+  for (const temp of temps.splice(0)) temp.remove();
+});
+
+const subjects: Subject[] = [
+  {
+    name: "SQLite",
+    replicas: false,
+    location: async () => {
+      const temp = makeTempDir();
+      temps.push(temp);
+      return { path: join(temp.dir, "data", "kaiawatch.json") };
+    },
+  },
+  {
+    name: "PostgreSQL",
+    replicas: true,
+    location: async () => ({ path: "unused", url: await createTestDatabase(server!.url), replicaId: "r1", leaseMs: 10_000 }),
+  },
+];
+
+const t0 = "2025-01-01T00:00:00.000Z";
+const t1 = "2025-01-01T00:05:00.000Z";
+const t2 = "2025-01-01T00:10:00.000Z";
+const HOUR = 3_600_000;
+
+describe.each(subjects)("the store port on $name", (subject) => {
+  const opened: Backend[] = [];
+  let where: OpenBackendOptions;
+  afterEach(async () => {
+    for (const backend of opened.splice(0).reverse()) await backend.close().catch(() => undefined);
+  });
+
+  async function open(options: Partial<OpenBackendOptions> = {}, common: Common = createTestCommon()): Promise<Backend> {
+    where ??= await subject.location();
+    const backend = await openBackend(common, { ...where, ...options });
+    opened.push(backend);
+    return backend;
+  }
+
+  /** A fresh store of this backend for the case. */
+  async function fresh(): Promise<Backend> {
+    where = await subject.location();
+    return open();
+  }
+
+  async function seeded() {
+    const { store } = await fresh();
+    await store.commitWindow({ cursor: cursor("s1", 1), entries: [entry("a1", "slack"), entry("a1", "email"), entry("a2", "slack"), entry("a3", "slack")] });
+    return store;
+  }
+
+  describe("Store: round trips", () => {
+    it("reads back cursors, outbox entries and meta after a reopen", async () => {
+      const first = await fresh();
+      expect(await first.store.listCursors()).toEqual([]);
+      await first.store.commitWindow({ cursor: cursor("s1", 10), entries: [entry("a1", "slack"), entry("a1", "email")] });
+      await first.store.setCursor(cursor("s2", 5));
+      await first.store.setMeta("recent", { keys: ["x", "y"] });
+      await first.close();
+
+      const { store } = await open({ replicaId: "r2" });
+      expect(await store.getCursor("s1")).toEqual(cursor("s1", 10));
+      expect((await store.listCursors()).map((c) => c.key)).toEqual(["s1", "s2"]);
+      expect((await store.listOutbox()).map((e) => e.id)).toEqual(["a1:slack", "a1:email"]);
+      // Byte for byte: even the alert's key order comes back.
+      expect(JSON.stringify((await store.listOutbox())[0]?.alert)).toBe(JSON.stringify(entry("a1", "slack").alert));
+      expect(await store.getMeta("recent")).toEqual({ keys: ["x", "y"] });
+      expect(await store.getMeta("missing")).toBeUndefined();
+    });
+
+    it("stores a copy of meta values and removes a key set to undefined", async () => {
+      const { store } = await fresh();
+      const value = { n: 1 };
+      await store.setMeta("k", value);
+      value.n = 2;
+      expect(await store.getMeta("k")).toEqual({ n: 1 });
+      await store.setMeta("k", undefined);
+      expect(await store.getMeta("k")).toBeUndefined();
+    });
+
+    it("hands out copies: changing a returned cursor or entry changes nothing stored", async () => {
+      const { store } = await fresh();
+      await store.commitWindow({ cursor: cursor("s1", 1), entries: [entry("a1", "slack")] });
+      const c = await store.getCursor("s1");
+      const [e] = await store.listOutbox();
+      if (c === undefined || e === undefined) throw new Error("missing");
+      c.block = 999;
+      e.state = "dead";
+      expect((await store.getCursor("s1"))?.block).toBe(1);
+      expect((await store.listOutbox())[0]?.state).toBe("pending");
+    });
+  });
+
+  describe("Store: typed meta slots", () => {
+    it("read back what was written through a slot; a stored value its schema refuses reads as absent", async () => {
+      const { store } = await fresh();
+      const slot = metaSlot("test_slot", z.object({ day: z.string(), n: z.number() }));
+      expect(await readMeta(store, slot)).toBeUndefined();
+      await writeMeta(store, slot, { day: "2025-01-01", n: 3 });
+      expect(await readMeta(store, slot)).toEqual({ day: "2025-01-01", n: 3 });
+      await store.setMeta("test_slot", { day: "2025-01-01", n: "three" });
+      expect(await readMeta(store, slot)).toBeUndefined();
+      await writeMeta(store, slot, undefined);
+      expect(await store.getMeta("test_slot")).toBeUndefined();
+    });
+  });
+
+  describe("Store: commitWindow", () => {
+    it("does not add an entry twice when a window is committed again (re-scan after rewind or crash)", async () => {
+      const { store } = await fresh();
+      const entries = [entry("a1", "slack"), entry("a2", "slack")];
+      expect(await store.commitWindow({ cursor: cursor("s1", 10), entries })).toEqual({ added: 2 });
+      await store.updateOutbox([{ id: "a1:slack", kind: "delivered", at: t1 }]);
+      await store.setCursor(cursor("s1", 5)); // rewind
+      expect(await store.commitWindow({ cursor: cursor("s1", 10), entries: [...entries, entry("a3", "slack")] })).toEqual({ added: 1 });
+      expect((await store.listOutbox()).map((e) => [e.id, e.state])).toEqual([
+        ["a1:slack", "delivered"],
+        ["a2:slack", "pending"],
+        ["a3:slack", "pending"],
+      ]);
+    });
+
+    it("adds an id repeated within one window once", async () => {
+      const { store } = await fresh();
+      expect(await store.commitWindow({ cursor: cursor("s1", 1), entries: [entry("a1", "slack"), entry("a1", "slack")] })).toEqual({ added: 1 });
+    });
+
+    it("refuses to move a cursor backwards and changes nothing", async () => {
+      const { store } = await fresh();
+      await store.commitWindow({ cursor: cursor("s1", 10), entries: [] });
+      await expect(store.commitWindow({ cursor: cursor("s1", 9), entries: [entry("a1", "slack")] })).rejects.toMatchObject({ code: "KW_STORE_CURSOR_BACKWARDS" });
+      expect((await store.getCursor("s1"))?.block).toBe(10);
+      expect(await store.listOutbox()).toEqual([]);
+      expect((await store.stats()).failedWrites).toBe(0);
+    });
+
+    it("moves a cursor for an operator, backwards too, and says where it was", async () => {
+      const { store } = await fresh();
+      expect(await store.moveCursor(cursor("s1", 10))).toEqual({});
+      expect(await store.moveCursor(cursor("s1", 4))).toEqual({ before: 10 });
+      expect((await store.getCursor("s1"))?.block).toBe(4);
+    });
+  });
+
+  describe("Store: outbox", () => {
+    it("lists by sink, state, due time and group, oldest first", async () => {
+      const store = await seeded();
+      expect((await store.listOutbox({ sink: "slack", state: "pending" })).map((e) => e.id)).toEqual(["a1:slack", "a2:slack", "a3:slack"]);
+      expect((await store.listOutbox({ sink: "email" })).map((e) => e.id)).toEqual(["a1:email"]);
+      await store.updateOutbox([{ id: "a2:slack", kind: "failed", at: t0, error: "HTTP 500", next_attempt_at: t2 }]);
+      expect((await store.listOutbox({ state: "pending", dueBefore: t1 })).map((e) => e.id)).toEqual(["a1:slack", "a1:email", "a3:slack"]);
+      expect((await store.listOutbox({ state: "pending", dueBefore: t2 })).map((e) => e.id)).toEqual(["a1:slack", "a1:email", "a2:slack", "a3:slack"]);
+      expect(await store.listOutbox({ sink: "nobody", state: "pending" })).toEqual([]);
+      expect(await store.nextAttemptAfter("slack", t1)).toBe(t2);
+      expect(await store.nextAttemptAfter("slack", t2)).toBeUndefined();
+      await store.updateOutbox([{ id: "a3:slack", kind: "group", group_id: "g1" }]);
+      expect((await store.listOutbox({ groupId: "g1" })).map((e) => e.id)).toEqual(["a3:slack"]);
+      expect((await store.listOutbox({ limit: 2, newestFirst: true })).map((e) => e.id)).toEqual(["a3:slack", "a2:slack"]);
+    });
+
+    it("records failures, deliveries, dead letters, requeues and groups in one write, and counts them", async () => {
+      const store = await seeded();
+      const before = (await store.stats()).writes;
+      await store.updateOutbox([
+        { id: "a1:slack", kind: "group", group_id: "g1" },
+        { id: "a2:slack", kind: "group", group_id: "g1" },
+        { id: "a1:slack", kind: "failed", at: t0, error: "HTTP 503", next_attempt_at: t1 },
+        { id: "a1:slack", kind: "delivered", at: t1 },
+        { id: "a2:slack", kind: "dead", at: t1, reason: "HTTP 404" },
+        { id: "a3:slack", kind: "dead", at: t1, reason: "HTTP 400" },
+        { id: "a3:slack", kind: "requeue", at: t2 },
+      ]);
+      expect((await store.stats()).writes - before).toBe(1);
+      const byId = new Map((await store.listOutbox()).map((e) => [e.id, e]));
+      expect(byId.get("a1:slack")).toMatchObject({ state: "delivered", attempts: 2, delivered_at: t1, last_error: "HTTP 503", group_id: "g1" });
+      expect(byId.get("a2:slack")).toMatchObject({ state: "dead", attempts: 1, dead_reason: "HTTP 404", group_id: "g1" });
+      expect(byId.get("a3:slack")).toMatchObject({ state: "pending", attempts: 0, next_attempt_at: t2 });
+      expect(byId.get("a3:slack")?.dead_reason).toBeUndefined();
+      expect(byId.get("a3:slack")?.group_id).toBeUndefined();
+      expect(await store.countOutbox({ state: "pending" })).toBe(2);
+      expect(await store.countOutbox({ sink: "slack", state: "delivered", retrying: true })).toBe(1);
+      expect(await store.outboxCounts()).toEqual([
+        { sink: "email", state: "pending", count: 1, retrying: 0 },
+        { sink: "slack", state: "dead", count: 1, retrying: 1 },
+        { sink: "slack", state: "delivered", count: 1, retrying: 1 },
+        { sink: "slack", state: "pending", count: 1, retrying: 0 },
+      ]);
+    });
+
+    it("keeps the pending list in order of addition after a requeue", async () => {
+      const store = await seeded();
+      await store.updateOutbox([{ id: "a1:slack", kind: "dead", at: t0, reason: "x" }]);
+      await store.updateOutbox([{ id: "a1:slack", kind: "requeue", at: t1 }], { durable: false });
+      expect((await store.listOutbox({ state: "pending", sink: "slack" })).map((e) => e.id)).toEqual(["a1:slack", "a2:slack", "a3:slack"]);
+    });
+
+    it("refuses a batch with an impossible change and applies none of it", async () => {
+      const store = await seeded();
+      await store.updateOutbox([{ id: "a1:slack", kind: "delivered", at: t0 }]);
+      const snapshot = await store.listOutbox();
+      await expect(
+        store.updateOutbox([
+          { id: "a2:slack", kind: "delivered", at: t1 },
+          { id: "a1:slack", kind: "failed", at: t1, error: "late", next_attempt_at: t2 },
+        ]),
+      ).rejects.toMatchObject({ code: "KW_STORE_OUTBOX_CHANGE" });
+      await expect(store.updateOutbox([{ id: "nope:slack", kind: "delivered", at: t1 }])).rejects.toMatchObject({ code: "KW_STORE_OUTBOX_CHANGE" });
+      await expect(store.updateOutbox([{ id: "a1:slack", kind: "requeue", at: t1 }])).rejects.toMatchObject({ code: "KW_STORE_OUTBOX_CHANGE" });
+      await expect(
+        store.updateOutbox([
+          { id: "a3:slack", kind: "delivered", at: t1 },
+          { id: "a3:slack", kind: "failed", at: t1, error: "x", next_attempt_at: t2 },
+        ]),
+      ).rejects.toMatchObject({ code: "KW_STORE_OUTBOX_CHANGE" });
+      expect(await store.listOutbox()).toEqual(snapshot);
+      expect((await store.stats()).failedWrites).toBe(0);
+    });
+
+    it("prunes the oldest deliveries in batches, by delivery time, and nothing else", async () => {
+      const { store } = await fresh();
+      await store.commitWindow({ cursor: cursor("s1", 1), entries: [...Array.from({ length: 25 }, (_, i) => entry(`a${i}`, "slack")), entry("p", "slack")] });
+      await store.updateOutbox(Array.from({ length: 25 }, (_, i) => ({ id: `a${i}:slack`, kind: "delivered" as const, at: new Date(Date.UTC(2025, 0, 1, 0, 25 - i)).toISOString() })));
+      const cutoff = "2025-01-01T00:21:00.000Z";
+      expect(await store.pruneDelivered(cutoff, 8)).toBe(8);
+      expect((await store.listOutbox({ state: "delivered" })).map((e) => e.id).slice(-3)).toEqual(["a14:slack", "a15:slack", "a16:slack"]);
+      expect(await store.pruneDelivered(cutoff)).toBe(12);
+      expect(await store.pruneDelivered(cutoff)).toBe(0);
+      expect(await store.outboxCounts()).toEqual([
+        { sink: "slack", state: "delivered", count: 5, retrying: 5 },
+        { sink: "slack", state: "pending", count: 1, retrying: 0 },
+      ]);
+      // A pruned alert re-scanned later is new again.
+      expect(await store.commitWindow({ cursor: cursor("s1", 2), entries: [entry("a24", "slack")] })).toEqual({ added: 1 });
+    });
+  });
+
+  describe("Store: cooldown stamps and suppression notes", () => {
+    it("keep one stamp per (sink, rule, key), never going back in time, across a reopen; pruned by age", async () => {
+      const first = await fresh();
+      await first.store.writeCooldowns([
+        { sink: "slack", rule: "r", key: "", at: 1000, entryId: "a1:slack" },
+        { sink: "slack", rule: "r", key: "0x/\u2028odd", at: 2000 },
+        { sink: "mail", rule: "r", key: "", at: 3000 },
+      ]);
+      await first.store.writeCooldowns([{ sink: "slack", rule: "r", key: "", at: 500 }]);
+      await first.close();
+      const { store } = await open();
+      const keys = [
+        { rule: "r", key: "" },
+        { rule: "r", key: "0x/\u2028odd" },
+        { rule: "r", key: "none" },
+      ];
+      const sorted = async (sink: string) => (await store.readCooldowns(sink, keys)).sort((a, b) => a.at - b.at);
+      expect(await sorted("slack")).toEqual([
+        { sink: "slack", rule: "r", key: "", at: 1000, entryId: "a1:slack" },
+        { sink: "slack", rule: "r", key: "0x/\u2028odd", at: 2000 },
+      ]);
+      expect(await store.pruneCooldowns(2500)).toBe(2);
+      expect(await store.readCooldowns("slack", keys)).toEqual([]);
+      expect(await store.readCooldowns("mail", keys)).toEqual([{ sink: "mail", rule: "r", key: "", at: 3000 }]);
+    });
+
+    it("keep a suppression note beside its delivered entry until the entry is pruned", async () => {
+      const { store } = await fresh();
+      await store.commitWindow({ cursor: cursor("s1", 1), entries: [entry("a1", "slack"), entry("a2", "slack")] });
+      const at = "2025-01-01T00:01:00.000Z";
+      await store.updateOutbox([
+        { id: "a1:slack", kind: "delivered", at, suppressed: "silence" },
+        { id: "a2:slack", kind: "delivered", at },
+      ]);
+      expect(await store.suppressions(["a1:slack", "a2:slack"])).toEqual({ "a1:slack": { at, reason: "silence" } });
+      expect(await store.pruneDelivered("2025-02-01T00:00:00.000Z")).toBe(2);
+      expect(await store.suppressions(["a1:slack"])).toEqual({});
+    });
+  });
+
+  describe("Store: read-only and closed", () => {
+    it("reads when opened read-only beside a writer and refuses changes; refuses changes after close", async () => {
+      const writer = await fresh();
+      await writer.store.commitWindow({ cursor: cursor("s1", 7), entries: [entry("a1", "slack")] });
+      const reader = await open({ readOnly: true });
+      expect(reader.store.readOnly).toBe(true);
+      expect((await reader.store.getCursor("s1"))?.block).toBe(7);
+      expect(await reader.store.listOutbox({ state: "pending" })).toHaveLength(1);
+      await expect(reader.store.setCursor(cursor("s1", 8))).rejects.toMatchObject({ code: "KW_STORE_READ_ONLY" });
+      await expect(reader.silences.add(newSilence({ rule: "r", match: {}, forMs: HOUR, reason: "x", now: Date.parse(t0) }))).rejects.toMatchObject({ code: "KW_STORE_READ_ONLY" });
+      await writer.close();
+      await expect(writer.store.setMeta("k", 1)).rejects.toMatchObject({ code: "KW_STORE_CLOSED" });
+    });
+  });
+
+  describe("SilenceStore", () => {
+    it("keeps silences in force until they expire or are removed, oldest first, with their counts", async () => {
+      const { silences } = await fresh();
+      const now = Date.parse(t0);
+      const early = newSilence({ rule: "r", match: { to: "0xaa" }, forMs: HOUR, reason: "sweep", now });
+      const late = newSilence({ rule: "q", match: {}, forMs: 2 * HOUR, reason: "noisy", now: now + 1000 });
+      await silences.add(late);
+      await silences.add(early);
+      await silences.add(early); // again: nothing changes
+      expect(await silences.active(now + 2000)).toEqual([
+        { ...early, suppressed: 0 },
+        { ...late, suppressed: 0 },
+      ]);
+      await silences.count(new Map([[early.id, 2]]));
+      await silences.count(new Map([[early.id, 1]]));
+      expect((await silences.active(now + 2000)).map((s) => [s.id, s.suppressed])).toEqual([
+        [early.id, 3],
+        [late.id, 0],
+      ]);
+      // Expired: gone from the active ones.
+      expect((await silences.active(now + HOUR + 1)).map((s) => s.id)).toEqual([late.id]);
+      expect(await silences.remove(late.id, now + 2000)).toEqual(late);
+      expect(await silences.remove(late.id, now + 2000)).toBeUndefined();
+      expect(await silences.remove("sil_00000000", now)).toBeUndefined();
+      expect((await silences.active(now + 2000)).map((s) => s.id)).toEqual([early.id]);
+    });
+
+    it("are written by a CLI's open (read-only store, writable silences) beside the daemon's, and read by it", async () => {
+      const daemon = await fresh();
+      const cli = await open({ readOnly: true, silencesWritable: true });
+      const now = Date.parse(t0);
+      const silence = newSilence({ rule: "r", match: {}, forMs: HOUR, reason: "from the CLI", now });
+      await cli.silences.add(silence);
+      await expect(cli.store.setCursor(cursor("s1", 1))).rejects.toMatchObject({ code: "KW_STORE_READ_ONLY" });
+      expect((await daemon.silences.active(now)).map((s) => s.id)).toEqual([silence.id]);
+      expect(await cli.silences.remove(silence.id, now)).toEqual(silence);
+      expect(await daemon.silences.active(now)).toEqual([]);
+    });
+  });
+
+  describe("ownership", () => {
+    it(`is ${subject.replicas ? "leased among replicas" : "sole"}: alone, this process holds every resource it takes part with, and its commits pass`, async () => {
+      const backend = await fresh();
+      expect(backend.replicas !== undefined).toBe(subject.replicas);
+      const ownership = backend.ownership(createTestCommon(), {});
+      const resources = [leaseResource({ source: "s1" }), leaseResource({ sink: "slack" }), leaseResource("operational")];
+      await ownership.start(resources);
+      try {
+        for (const resource of resources) expect(ownership.holds(resource)).toBeDefined();
+        const lease = ownership.use(leaseResource({ source: "s1" }));
+        expect(lease).toBeDefined();
+        await backend.store.commitWindow({ cursor: cursor("s1", 3), entries: [entry("a1", "slack")], epoch: lease?.epoch });
+        lease?.done();
+        expect((await backend.store.getCursor("s1"))?.block).toBe(3);
+        if (backend.replicas !== undefined) {
+          expect((await backend.replicas.list()).map((r) => [r.id, r.live])).toEqual([[backend.replicas.selfId, true]]);
+        }
+      } finally {
+        await ownership.stop();
+      }
+    });
+  });
+});
