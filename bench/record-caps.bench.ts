@@ -15,9 +15,9 @@ import { capRecord } from "../src/watch/cap-record.js";
 import type { InternalTransactionListItem } from "../src/explorer/types.js";
 import { report, type BenchFigure } from "./lib.js";
 import { loadNote, median, round, seededRandom } from "./support.js";
+import { quick, sized } from "./mode.js";
 
-const quick = process.argv.includes("--quick");
-const RUNS = quick ? 3 : 15;
+const RUNS = sized(15, 3, 1);
 const MB = 1024 * 1024;
 
 const item = (message: string, callId: number): InternalTransactionListItem => ({
