@@ -1,10 +1,11 @@
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { chromium, type BrowserContext, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createSimulator, type Simulator } from "../../src/simulator/index.js";
 import { HOSTILE_STRINGS } from "../../src/simulator/hostile.js";
+import { WRITE_TOKEN_FILE_NAME } from "../../src/config/schema.js";
 import { CONTENT_SECURITY_POLICY } from "../../src/status/page/page-files.js";
 import { startKaiawatch, waitFor, type Child } from "../helpers/child.js";
 import { tempDir } from "../helpers/harness.js";
@@ -191,12 +192,17 @@ describe.skipIf(!HAS_CHROMIUM)("the status page in headless Chromium", () => {
       expect(await page.locator("#requeue-note").textContent()).toContain("Read-only");
       expect(await page.locator("button.requeue").count()).toBe(0);
       expect(await page.locator("#requeue-all").isVisible()).toBe(false);
-      // No token configured: the page offers no re-queue, and a body another web page could
-      // post (text/plain, no CORS preflight) is refused; the CLI's JSON from loopback is what gets in.
+      // No token configured: the page offers no re-queue. A write needs the token the daemon
+      // made at its start (status.write_token_file, beside the store): without it, or with
+      // another, 401; and a body another web page could post (text/plain, no CORS preflight)
+      // is refused even with it. The CLI's JSON with the file's token is what gets in.
       for (const headers of [{}, { authorization: `Bearer ${TOKEN}` }] as Array<Record<string, string>>) {
         const answer = await fetch(`${url}/api/dead-letters/requeue`, { method: "POST", headers: { ...headers, "content-type": "text/plain" }, body: '{"all":true}' });
-        expect(answer.status).toBe(415);
+        expect(answer.status).toBe(401);
       }
+      const writeToken = readFileSync(join(dir.path, WRITE_TOKEN_FILE_NAME), "utf8").trim();
+      const plain = await fetch(`${url}/api/dead-letters/requeue`, { method: "POST", headers: { authorization: `Bearer ${writeToken}`, "content-type": "text/plain" }, body: '{"all":true}' });
+      expect(plain.status).toBe(415);
       expect(((await (await fetch(`${url}/status`)).json()) as { dead_letters_total: number }).dead_letters_total).toBe(3);
 
       // The credit chart and the API requests, from the same meter as /status.
