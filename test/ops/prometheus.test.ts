@@ -13,7 +13,8 @@ import { createMetrics } from "../../src/common/metrics.js";
  * this test fails: it never skips), and every series the rules query is one kaiawatch
  * registers (src/common/metrics.ts), with labels it has, so a renamed metric breaks this test
  * rather than silencing an alert. The scrape targets are replicas of compose.yaml that list
- * their name in status.allowed_hosts (else they answer 421).
+ * their name in status.allowed_hosts (else they answer 421). `promtool test rules` shows the
+ * main alerts firing on the series that should raise them, and not where replicas share work.
  */
 
 const run = promisify(execFile);
@@ -49,6 +50,10 @@ describe("examples/replicas/prometheus", () => {
     expect(await promtool("check", "rules", "prometheus/kaiawatch.rules.yml")).toContain("SUCCESS");
     // --syntax-only: the credentials file is the compose secret, which exists only in the container.
     expect(await promtool("check", "config", "--syntax-only", "prometheus/prometheus.yml")).toContain("SUCCESS");
+  });
+
+  it("fires the alerts of its unit tests (test/ops/prometheus-rules.test.yml) where they should, and not where they should not", { timeout: 30_000 }, async () => {
+    expect(await promtool("test", "rules", fileURLToPath(new URL("prometheus-rules.test.yml", import.meta.url)))).toContain("SUCCESS");
   });
 
   it("queries only metrics and labels kaiawatch registers", () => {
