@@ -167,5 +167,9 @@ function describeRecord(record: WatchedRecord): string {
       const d = record.data;
       return `log ${d.log_index} · ${c(d.contract_address)} · ${c(d.type ?? "Unknown")}`;
     }
+    case "transactions": {
+      const d = record.data;
+      return `tx ${d.transaction_index} · ${c(d.type)} · ${c(d.from)} → ${c(d.to)} · ${c(d.value)} KAIA · ${c(d.status)}`;
+    }
   }
 }

@@ -79,10 +79,18 @@ export function formatPlan(plan: CreditPlan, config: Config, path: string): stri
   const took = (seconds: number | null) => (seconds === null ? "never: no request a second is spare" : `about ${formatSeconds(seconds)}`);
   lines.push(`catch-up: an hour behind (after downtime) is ${n(catchUp.requestsPerHourBehind)} requests (operation 8 asks once per block, the others once per window); at ${catchUp.spareRequestsPerSecond.toFixed(2)} spare requests a second, ${took(catchUp.secondsPerHourBehind)}`);
   if (catchUp.startRequests > 0) lines.push(`catch-up from the watches' start (start: -N): ${n(catchUp.startRequests)} requests, ${took(catchUp.startSeconds)}`);
-  if (plan.rpc.balanceWatches.length > 0 || plan.rpc.startupCalls > 0) {
+  if (plan.rpc.balanceWatches.length > 0 || plan.rpc.startupCalls > 0 || plan.rpc.transactions !== undefined) {
     const rpcPerSecond = plan.rpc.callsPerDay / 86_400;
-    lines.push("", `JSON-RPC at ${new URL(config.chain.rpc_url).host} (no explorer credits): ${n(plan.rpc.callsPerDay)} calls a day for balances (${rpcPerSecond.toFixed(2)} a second on average; chain.requests_per_second: ${config.chain.requests_per_second}), ${plan.rpc.startupCalls} at start-up for token decimals and symbols`);
+    const what = [plan.rpc.transactions ? "transactions" : "", plan.rpc.balanceWatches.length > 0 ? "balances" : ""].filter(Boolean).join(" and ") || "nothing on a schedule";
+    lines.push("", `JSON-RPC at ${new URL(config.chain.rpc_url).host} (no explorer credits): ${n(plan.rpc.callsPerDay)} calls a day for ${what} (${rpcPerSecond.toFixed(2)} a second on average; chain.requests_per_second: ${config.chain.requests_per_second || "no limit"}), ${plan.rpc.startupCalls} at start-up for token decimals and symbols`);
+    const tx = plan.rpc.transactions;
+    if (tx !== undefined) {
+      const watches = tx.watches.length === 1 ? `watch ${tx.watches[0]}` : `${n(tx.watches.length)} account watches`;
+      lines.push(`  transactions (${tx.schedule}): ${n(tx.blockReadsPerDay)} block reads a day (kaia_getBlockReceipts, one per block), shared by ${watches}: ${n(tx.callsPerDay)} calls`);
+    }
     for (const w of plan.rpc.balanceWatches) lines.push(`  watch ${w.watch}: ${n(w.readingsPerDay)} readings a day (${w.schedule}) × ${w.callsPerReading} calls = ${n(w.callsPerDay)} calls`);
+    const limit = config.chain.requests_per_second;
+    if (limit > 0 && rpcPerSecond > limit) lines.push(`  ! ${rpcPerSecond.toFixed(2)} calls a second on average exceed chain.requests_per_second (${limit}): the node reads fall behind the chain`);
   }
   if (plan.enrichments.length > 0) {
     lines.push("", "enrichments (per distinct lookup not in the cache; not in the total):");
