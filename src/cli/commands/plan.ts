@@ -15,6 +15,10 @@ source (operation 8 for accounts' internal transactions, one unfiltered operatio
 contract's events, one operation 3 or 4 for several watches of an account or collection),
 it shows the planner's choice and each rejected alternative with its cost and the reason.
 
+The JSON-RPC calls at chain.rpc_url (no credits) are counted below the table: the
+transactions source (one kaia_getBlockReceipts a block, shared by every account watch with
+sources: [transactions]) and the balance watches' readings, against chain.requests_per_second.
+
 The estimate assumes Kaia's one block a second and a quiet chain: a tick covers the
 blocks made since the previous tick, in windows of at most max_window_blocks blocks,
 one request each when a window fits in one page (page_size records). Each further
@@ -58,7 +62,7 @@ export function formatPlan(plan: CreditPlan, config: Config, path: string): stri
   }
   rows.push(["total", "", "", "", "", n(plan.requestsPerDay), n(plan.creditsPerDay), ""]);
   lines.push(...table(rows));
-  if (plan.sources.length === 0) lines.push("(no source is polled: no rule reads a watch)");
+  if (plan.sources.length === 0) lines.push(plan.rpc.transactions === undefined ? "(no source is polled: no rule reads a watch)" : "(no explorer source: the transactions source reads the node, below)");
   for (const watch of plan.idleWatches) lines.push(`watch ${watch}: no rule reads it, so it is not polled (0 credits)`);
   if (plan.sources.some((s) => isHeadSchedule(s.schedule))) {
     const interval = config.chain.head_interval;
