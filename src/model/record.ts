@@ -1,4 +1,4 @@
-import type { NodeTransaction } from "../chain/node-transactions.js";
+import type { NodeTransaction } from "./node-transaction.js";
 import type { EventLog, InternalTransactionListItem, NftTransfer } from "../explorer/types.js";
 
 /**
