@@ -15,7 +15,7 @@ import { startKaiawatch, waitFor } from "../helpers/child.js";
  * `kaiawatch run` while the chain grows; `kaiawatch once` finishes. Each is alerted under
  * one id (from its hash), with the exact amount.
  */
-const KILLS = 3;
+const KILLS = 2;
 let sim: Simulator;
 const dir = tempDir("kaiawatch-tx-sigkill-");
 const hot = "0x" + "ab".repeat(20);
