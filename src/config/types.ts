@@ -124,7 +124,7 @@ interface WatchBase {
   via: WatchVia;
 }
 
-export type AccountSource = "nft_transfers" | "internal_transactions";
+export type AccountSource = "nft_transfers" | "internal_transactions" | "transactions";
 
 /** A wallet or contract address: its NFT transfers (op 3) and/or internal transactions (op 7). */
 export interface AccountWatchConfig extends WatchBase {
@@ -140,6 +140,8 @@ export interface AccountWatchConfig extends WatchBase {
    * `to` is the account, read by rules as `event_logs` with the token fields. Empty: none.
    */
   tokens: string[];
+  /** Function signatures as written: the transactions source names and decodes calls to them. Empty: none. */
+  methods: string[];
 }
 
 /** NFT transfers of a token contract (op 4). */

@@ -32,6 +32,9 @@ import { blocksInFlightFor } from "../watch/fetch-window.js";
 import type { RecountPolicy } from "../watch/fetch-window.js";
 import { explorerOptionsOf } from "./explorer-options.js";
 import { paginateSource } from "./paginate-source.js";
+import { paginateBlockTransactions } from "../watch/paginate-transactions.js";
+import { createTransactionsReader } from "../watch/transactions-reader.js";
+import { isNodeOperation } from "../watch/source.js";
 import { createDaemonStatus, type ReplicaView } from "../status/daemon-status.js";
 import { createStatusServer, type StatusServer } from "../status/status-server.js";
 import { loadOrCreateWriteToken } from "../status/write-token.js";
@@ -153,17 +156,19 @@ export async function createDaemon(common: Common, options: DaemonOptions): Prom
 
     // One enricher for the run: its cache serves every source (the same transaction can match in several).
     const enricher = createEnricher(common, { client });
+    // The transactions source reads the node: one reader for it, through the shared JSON-RPC client (its rate limit).
+    const transactions = createTransactionsReader(common, config, rpc);
     const pollers = plan.sources.map((source) =>
       createSourcePoller(common, {
         source,
         store,
-        paginate: paginateSource(client, source.definition, config.explorer.page_size),
+        paginate: isNodeOperation(source.definition.operation) ? paginateBlockTransactions(transactions) : paginateSource(client, source.definition, config.explorer.page_size),
         normalize: NORMALIZERS[source.family],
         pageSize: config.explorer.page_size,
         enrich: source.rules.some((rule) => (rule.enrich ?? []).length > 0) ? enricher.enrich : undefined,
         onAlerts: () => dispatcher.kick(),
         recount: options.recount,
-        blocksInFlight: options.blocksInFlight ?? blocksInFlightFor(config.explorer.requests_per_second),
+        blocksInFlight: options.blocksInFlight ?? blocksInFlightFor(isNodeOperation(source.definition.operation) ? config.chain.requests_per_second : config.explorer.requests_per_second),
       }),
     );
     const lagBlocks = config.chain.lag_blocks;
