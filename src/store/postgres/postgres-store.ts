@@ -578,7 +578,13 @@ export class PostgresStore implements Store {
   }
 
   private async writePending(): Promise<void> {
-    if (this.pending.size === 0 || this.closed) return;
+    if (this.closed) return;
+    if (this.pending.size === 0) {
+      // After a failed write, flush() tries the server with a small write of its own (as the
+      // file store does): the dispatcher holds its sends until one succeeds (notify/outcome-gate.ts).
+      if (this.lastWriteFailed && !this.readOnly) await this.probe();
+      return;
+    }
     const batch = [...this.pending].sort(([a], [b]) => compare(a, b));
     const refused = await this.transaction(
       async (client) => {
@@ -616,6 +622,14 @@ export class PostgresStore implements Store {
         "cursor advances of sources whose lease this replica lost were not written; the replicas holding them now poll those windows",
       );
     }
+  }
+
+  /** A small real write: whether the server takes writes again (clears writeFailing() when it does). */
+  private async probe(): Promise<void> {
+    const at = JSON.stringify(new Date(this.common.now()).toISOString());
+    await this.transaction(async (client) => {
+      await client.query("INSERT INTO meta (key, value) VALUES ('store.last_probe', $1::jsonb) ON CONFLICT (key) DO UPDATE SET value = excluded.value", [at]);
+    });
   }
 
   async close(): Promise<void> {
