@@ -33,6 +33,10 @@ export function createHeadTracker(thresholds: OperationalConfig, startedAtMs: nu
   let lastBlock: number | null = null;
   let movedAt = startedAtMs;
   let highest: number | null = null;
+  // The newest head reading observed: an older one (observed late, by an evaluation that
+  // waited on the store) is discarded, or a head read before the wait looked like a head
+  // that went backwards.
+  let newestReadAt = -Infinity;
   return {
     seed(kind, sinceMs, detail) {
       const head = typeof detail.head === "number" ? detail.head : null;
@@ -48,6 +52,9 @@ export function createHeadTracker(thresholds: OperationalConfig, startedAtMs: nu
     },
     observe(state, highestCursor, nowMs) {
       const conditions: OperationalCondition[] = [];
+      const readAt = state.read_at === null ? null : Date.parse(state.read_at);
+      if (readAt !== null && readAt < newestReadAt) state = { block: lastBlock, read_at: null, error: null };
+      else if (readAt !== null) newestReadAt = readAt;
       if (state.error !== null) failingSince ??= state.read_at === null ? nowMs : Date.parse(state.read_at);
       else if (state.read_at !== null) failingSince = undefined;
       if (failingSince !== undefined && nowMs - failingSince >= thresholds.source_failing_after) {
