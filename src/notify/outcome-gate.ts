@@ -47,18 +47,20 @@ export function createOutcomeGate(
   };
 
   return {
-    held: () => pausedSince !== undefined || store.writeFailing(),
+    held: () => store.writeFailing(),
     async check() {
-      if (pausedSince === undefined && !store.writeFailing()) return undefined;
-      if (pausedSince !== undefined && common.now() < nextProbeAt) return nextProbeAt;
-      await probe();
-      const now = common.now();
-      if (!store.writeFailing()) {
-        if (pausedSince !== undefined) logger.info({ code: DELIVERY_PAUSED_CODE, store: store.path, paused_ms: now - pausedSince }, "the store takes writes again: deliveries resume");
+      const resume = (): undefined => {
+        if (pausedSince !== undefined) logger.info({ code: DELIVERY_PAUSED_CODE, store: store.path, paused_ms: common.now() - pausedSince }, "the store takes writes again: deliveries resume");
         pausedSince = undefined;
         failures = 0;
         return undefined;
-      }
+      };
+      // Another write (a window's commit, say) succeeded meanwhile: no need to wait for the probe.
+      if (!store.writeFailing()) return resume();
+      if (pausedSince !== undefined && common.now() < nextProbeAt) return nextProbeAt;
+      await probe();
+      const now = common.now();
+      if (!store.writeFailing()) return resume();
       failures += 1;
       const waitMs = Math.min(maxMs, baseMs * 2 ** Math.min(failures - 1, 20));
       nextProbeAt = now + waitMs;
