@@ -14,7 +14,9 @@ export const DELIVERY_PAUSED_CODE = "KW_NOTIFY_PAUSED_STORE";
  * their attempts unchanged, so every pass sent them again with no backoff and no end (one
  * alert 30 times in 30 s). While the last write failed, sends are held for every sink; the
  * store is tried again (a small write: flush() after a failure) after 1 s, then 2, 4… up to
- * 30 s, as a failing sink is, and sending resumes once it takes a write. The pause and the
+ * 30 s, as a failing sink is, and sending resumes once it takes a write. A store that fails
+ * again within 30 s of resuming goes on with the longer waits: each pause costs at most one
+ * send per alert whose outcome could not be recorded, and such pauses come ever rarer. The pause and the
  * resumption are logged with DELIVERY_PAUSED_CODE; `store_not_writable` and /readyz say the
  * same from the store's side.
  */
@@ -34,6 +36,9 @@ export function createOutcomeGate(
   const maxMs = options.probe?.maxMs ?? OUTCOME_PROBE_MAX_MS;
   let pausedSince: number | undefined;
   let failures = 0;
+  // When the last pause ended: a store that fails again soon after (a nearly full disk takes
+  // the small probe but not the outcomes) goes on with the longer waits, not from the first.
+  let resumedAt = -Infinity;
   let nextProbeAt = 0;
   // One probe at a time, whichever sink's worker asks: the workers share the store.
   let probing: Promise<void> | undefined;
@@ -51,8 +56,8 @@ export function createOutcomeGate(
     async check() {
       const resume = (): undefined => {
         if (pausedSince !== undefined) logger.info({ code: DELIVERY_PAUSED_CODE, store: store.path, paused_ms: common.now() - pausedSince }, "the store takes writes again: deliveries resume");
+        if (pausedSince !== undefined) resumedAt = common.now();
         pausedSince = undefined;
-        failures = 0;
         return undefined;
       };
       // Another write (a window's commit, say) succeeded meanwhile: no need to wait for the probe.
@@ -61,6 +66,7 @@ export function createOutcomeGate(
       await probe();
       const now = common.now();
       if (!store.writeFailing()) return resume();
+      if (pausedSince === undefined && now - resumedAt > maxMs) failures = 0;
       failures += 1;
       const waitMs = Math.min(maxMs, baseMs * 2 ** Math.min(failures - 1, 20));
       nextProbeAt = now + waitMs;

@@ -83,21 +83,23 @@ describe.skipIf(!CAN_MOUNT_TMPFS)("a full disk with alerts pending", () => {
     cleanups.push(() => dispatcher.stop());
     dispatcher.start();
 
-    // The first sends go out, their outcomes fail to commit, and delivery pauses: from then on
-    // nothing is sent but what was in flight at that moment (at most the sinks' concurrency).
+    // The first sends go out, their outcomes fail to commit, and delivery pauses. A nearly
+    // full disk may take the small probe and not the outcomes: then delivery resumes, fails
+    // again and pauses again, each time after a longer wait. Each pause costs at most one send
+    // per alert (the one whose outcome could not be recorded); before, 390 went out in a second.
     await until(() => logLines.some((line) => line.includes(DELIVERY_PAUSED_CODE)), 10_000, "the pause's log line");
-    const atPause = hook.calls.length + flaky.calls.length;
     await sleep(1_000);
     const perId = (calls: { id: string }[]) => {
       const counts = new Map<string, number>();
       for (const call of calls) counts.set(call.id, (counts.get(call.id) ?? 0) + 1);
       return counts;
     };
-    const sentWhilePaused = hook.calls.length + flaky.calls.length - atPause;
-    expect(sentWhilePaused, `sends in the second after the pause: ${sentWhilePaused}`).toBeLessThanOrEqual(4 + 2);
-    expect(Math.max(...perId(hook.calls).values())).toBeLessThanOrEqual(1);
-    expect(Math.max(...perId(flaky.calls).values())).toBeLessThanOrEqual(MAX_ATTEMPTS + 1);
-    expect(store.writeFailing()).toBe(true);
+    const pauses = () => logLines.filter((line) => line.includes(DELIVERY_PAUSED_CODE) && line.includes("deliveries are paused")).length;
+    const pausesWhileFull = pauses();
+    expect(pausesWhileFull, "pauses in the first second: their waits grow").toBeLessThanOrEqual(3);
+    const sentWhileFull = hook.calls.length + flaky.calls.length;
+    expect(sentWhileFull, `sends while the disk was full: ${sentWhileFull}`).toBeLessThanOrEqual(OK_ALERTS * pausesWhileFull + FAILING_ALERTS * (MAX_ATTEMPTS + pausesWhileFull));
+    expect(Math.max(...perId(hook.calls).values())).toBeLessThanOrEqual(pausesWhileFull);
     const paused = logLines.map((line) => JSON.parse(line) as Record<string, unknown>).find((line) => line.code === DELIVERY_PAUSED_CODE);
     expect(paused).toMatchObject({ level: 40, store: store.path });
     expect(String(paused?.msg)).toContain("deliveries are paused");
@@ -110,10 +112,12 @@ describe.skipIf(!CAN_MOUNT_TMPFS)("a full disk with alerts pending", () => {
     expect(logLines.some((line) => line.includes(DELIVERY_PAUSED_CODE) && line.includes("deliveries resume"))).toBe(true);
 
     // No more sends than the attempts allow: an accepted alert whose mark was rolled back is
-    // sent once more (same id), and a failed attempt whose mark was rolled back is not counted.
+    // sent once more (same id), and a failed attempt whose mark was rolled back is not counted:
+    // one send more per pause at most.
     expect(new Set(hook.delivered)).toEqual(new Set(Array.from({ length: OK_ALERTS }, (_, i) => `ok${i}`)));
-    expect(Math.max(...perId(hook.calls).values())).toBeLessThanOrEqual(2);
-    expect(Math.max(...perId(flaky.calls).values())).toBeLessThanOrEqual(MAX_ATTEMPTS + 1);
-    expect(hook.calls.length + flaky.calls.length).toBeLessThanOrEqual(2 * OK_ALERTS + (MAX_ATTEMPTS + 1) * FAILING_ALERTS);
+    const allPauses = pauses();
+    expect(Math.max(...perId(hook.calls).values())).toBeLessThanOrEqual(1 + allPauses);
+    expect(Math.max(...perId(flaky.calls).values())).toBeLessThanOrEqual(MAX_ATTEMPTS + allPauses);
+    expect(hook.calls.length + flaky.calls.length).toBeLessThanOrEqual((1 + allPauses) * OK_ALERTS + (MAX_ATTEMPTS + allPauses) * FAILING_ALERTS);
   });
 });
