@@ -147,6 +147,15 @@ export const storeSchema = z
     replica_id: slug("a replica id")
       .optional()
       .meta({ description: "With `url`: this replica's name in /status, logs and metrics. Default: host name, process id and a random suffix." }),
+    statement_timeout: positiveDuration
+      .prefault("10s")
+      .meta({ description: "With `url`: the longest one statement may run (PostgreSQL's statement_timeout for kaiawatch's sessions); past it the statement is cancelled, the write fails and is retried, a read says the store is not answering (KW_STORE_TIMEOUT)." }),
+    lock_timeout: positiveDuration
+      .prefault("3s")
+      .meta({ description: "With `url`: the longest one statement waits for a lock another session holds (PostgreSQL's lock_timeout); then it fails as statement_timeout does. Keep it well under `lease`." }),
+    pool_timeout: positiveDuration
+      .prefault("5s")
+      .meta({ description: "With `url`: the longest a query waits for a connection (a free one of the pool of 10, or a new one to connect); then it fails as statement_timeout does." }),
     retention: duration
       .prefault("7d")
       .meta({ description: "How long delivered alerts stay in the store: `kaiawatch outbox` and the status page show them, and a re-scan does not queue them again." }),

@@ -80,6 +80,12 @@ export interface StoreConfig {
   lease: number;
   /** With `url`: this replica's id (generated when absent). */
   replica_id?: string;
+  /** With `url`: PostgreSQL's statement_timeout for kaiawatch's sessions, in ms. */
+  statement_timeout: number;
+  /** With `url`: PostgreSQL's lock_timeout for kaiawatch's sessions, in ms. */
+  lock_timeout: number;
+  /** With `url`: the longest wait for a connection of the pool, in ms. */
+  pool_timeout: number;
   /** How long delivered alerts are kept, in ms. */
   retention: number;
 }

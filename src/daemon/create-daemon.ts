@@ -223,6 +223,9 @@ export async function createDaemon(common: Common, options: DaemonOptions): Prom
     // starts sending takes the episodes from the store first (health.resume()). One process
     // sends from its start, with the episodes it loaded then.
     let sending = replicas === undefined;
+    // When the health check in progress started (undefined: none runs), and whether one was skipped since it.
+    let checkStarted: number | undefined;
+    let checkLate = false;
     let statusServer: StatusServer | undefined;
 
     let creditTimer: NodeJS.Timeout | undefined;
@@ -264,8 +267,20 @@ export async function createDaemon(common: Common, options: DaemonOptions): Prom
             sending = false;
             return health.judgeSources();
           }
+          // One check at a time: on a store that does not answer they piled up, and finished
+          // out of order once it did (a later check's verdicts undone by an older one's).
+          if (checkStarted !== undefined) {
+            if (!checkLate) logger.warn({ running_ms: common.now() - checkStarted }, "kaiawatch's own health check is still waiting for the store; the next checks are skipped until it ends");
+            checkLate = true;
+            return;
+          }
+          checkStarted = common.now();
           const resumed = sending ? Promise.resolve() : health.resume().then(() => void (sending = true));
-          resumed.then(() => health.check()).catch((error: unknown) => logger.warn({ err: String(error) }, "cannot check kaiawatch's own health; tried again at the next check"));
+          resumed
+            .then(() => health.check())
+            .then(() => void (checkLate = false))
+            .catch((error: unknown) => logger.warn({ err: String(error) }, "cannot check kaiawatch's own health; tried again at the next check"))
+            .finally(() => (checkStarted = undefined));
         }, config.operational.check_interval);
         healthTimer.unref();
         dispatcher.start();
