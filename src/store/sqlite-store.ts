@@ -236,7 +236,9 @@ export class SqliteStore implements Store {
   private async writeBeside<T>(fn: () => T): Promise<T> {
     const deadline = performance.now() + BESIDE_WAIT_MS;
     for (;;) {
-      this.assertWritable();
+      // Read-only store, writable silences: only damage or a close stops this write.
+      if (this.corruption !== undefined) throw this.corruption;
+      if (this.closed) throw new StoreError("KW_STORE_CLOSED", `the store ${this.path} is closed`);
       try {
         return this.db
           .transaction(() => {
