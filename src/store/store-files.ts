@@ -14,7 +14,7 @@ const WAL_HEADER = 32;
 const FRAME_HEADER = 24;
 const WAL_VERSION = 3007000;
 /** The tail of the database whose pages are checked for plausibility at every open (bytes). */
-export const TAIL_CHECK_BYTES = 8 * 1024 * 1024;
+export const TAIL_CHECK_BYTES = 2 * 1024 * 1024;
 /** The database offset of the identity kaiawatch keeps in SQLite's `application_id` (see storeIdentity). */
 const APPLICATION_ID_OFFSET = 68;
 
@@ -76,8 +76,13 @@ export function inspectStoreFiles(path: string): StoreFiles {
       if (missing > 0) return { identity, problem: `it is cut short: the store has ${pages} pages of ${pageSize} bytes, the file holds ${filePages}, and ${missing} of the others (from page ${first}) are not in its write-ahead log either` };
     }
 
-    const readPage = (page: number): Buffer => wal?.pages.get(page) ?? read(fd, (page - 1) * pageSize, pageSize);
-    const damaged = checkTail(readPage, Math.min(pages || filePages, filePages), pageSize, wal);
+    const checked = Math.min(pages || filePages, filePages);
+    // The tail in one read (the pages checked); other pages (freelist trunks) one by one.
+    const tailFirst = Math.max(1, checked - Math.floor(TAIL_CHECK_BYTES / pageSize) + 1);
+    const tail = read(fd, (tailFirst - 1) * pageSize, (checked - tailFirst + 1) * pageSize);
+    const readPage = (page: number): Buffer =>
+      wal?.pages.get(page) ?? (page >= tailFirst && page <= checked ? tail.subarray((page - tailFirst) * pageSize, (page - tailFirst + 1) * pageSize) : read(fd, (page - 1) * pageSize, pageSize));
+    const damaged = checkTail(readPage, checked, pageSize, wal);
     if (damaged !== undefined) return { identity, problem: damaged };
     return { identity };
   } finally {
