@@ -15,6 +15,26 @@ export default tseslint.config(
       eqeqeq: ["error", "always", { null: "ignore" }],
     },
   },
+  // A function longer than a screenful or three holds several concepts: split it (issue 27).
+  { files: ["src/**"], rules: { "max-lines-per-function": ["error", { max: 150, skipBlankLines: true, skipComments: true }] } },
+  // Not split yet; each leaves this list when it is.
+  {
+    files: [
+      "src/cli/commands/replay.ts",
+      "src/config/resolve-config.ts",
+      "src/daemon/create-daemon.ts",
+      "src/daemon/health-monitor.ts",
+      "src/explorer/client.ts",
+      "src/rules/enrich.ts",
+      "src/simulator/simulator.ts",
+      "src/status/daemon-status.ts",
+      "src/status/status-server.ts",
+      "src/store/postgres/lease-keeper.ts",
+      "src/watch/choose-sources.ts",
+      "src/watch/engine.ts",
+    ],
+    rules: { "max-lines-per-function": "off" },
+  },
   // The CLI, benchmarks, tools and tests talk to a terminal on purpose.
   { files: ["src/cli/**", "bench/**", "test/**", "scripts/**"], rules: { "no-console": "off" } },
 );
