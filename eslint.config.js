@@ -23,7 +23,6 @@ export default tseslint.config(
       "src/daemon/create-daemon.ts",
       "src/daemon/health-monitor.ts",
       "src/explorer/client.ts",
-      "src/rules/enrich.ts",
       "src/simulator/simulator.ts",
       "src/status/daemon-status.ts",
       "src/status/status-server.ts",
