@@ -22,7 +22,6 @@ export default tseslint.config(
     files: [
       "src/daemon/create-daemon.ts",
       "src/daemon/health-monitor.ts",
-      "src/explorer/client.ts",
       "src/simulator/simulator.ts",
       "src/status/daemon-status.ts",
       "src/status/status-server.ts",
