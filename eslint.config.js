@@ -27,7 +27,6 @@ export default tseslint.config(
       "src/status/status-server.ts",
       "src/store/postgres/lease-keeper.ts",
       "src/watch/choose-sources.ts",
-      "src/watch/engine.ts",
     ],
     rules: { "max-lines-per-function": "off" },
   },
