@@ -25,7 +25,6 @@ export default tseslint.config(
       "src/simulator/simulator.ts",
       "src/status/daemon-status.ts",
       "src/status/status-server.ts",
-      "src/store/postgres/lease-keeper.ts",
       "src/watch/choose-sources.ts",
     ],
     rules: { "max-lines-per-function": "off" },
