@@ -21,7 +21,6 @@ export default tseslint.config(
   {
     files: [
       "src/daemon/create-daemon.ts",
-      "src/daemon/health-monitor.ts",
       "src/simulator/simulator.ts",
       "src/status/daemon-status.ts",
       "src/status/status-server.ts",
