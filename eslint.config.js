@@ -23,7 +23,6 @@ export default tseslint.config(
       "src/daemon/create-daemon.ts",
       "src/simulator/simulator.ts",
       "src/status/daemon-status.ts",
-      "src/status/status-server.ts",
       "src/watch/choose-sources.ts",
     ],
     rules: { "max-lines-per-function": "off" },
