@@ -96,9 +96,10 @@ function configFor(dir: string, rules: unknown[]) {
 }
 
 /** The same pages as the daemon asks for, each source's pages in sequence, the sources side by side. */
-async function ceiling(): Promise<{ seconds: number; records: number; requests: number }> {
+async function ceiling(): Promise<{ seconds: number; cpu: number; records: number; requests: number }> {
   let records = 0;
   let requests = 0;
+  const cpuBefore = process.cpuUsage();
   const started = performance.now();
   await Promise.all(
     sources.map(async (source) => {
@@ -117,7 +118,13 @@ async function ceiling(): Promise<{ seconds: number; records: number; requests: 
       }
     }),
   );
-  return { seconds: (performance.now() - started) / 1000, records, requests };
+  return { seconds: (performance.now() - started) / 1000, cpu: cpuSeconds(cpuBefore), records, requests };
+}
+
+/** CPU seconds of this process (all its threads) since `before`: the simulator runs in another process, so this is the client side's work alone. */
+function cpuSeconds(before: NodeJS.CpuUsage): number {
+  const used = process.cpuUsage(before);
+  return (used.user + used.system) / 1e6;
 }
 
 /** The daemon must query exactly what the ceiling queries, or the ratio compares different work. */
@@ -128,22 +135,25 @@ function checkSamePages(planned: { operation: string; address?: string }[]): voi
   if (daemonSide !== ceilingSide) throw new Error(`the daemon's plan queries ${daemonSide}; the ceiling queries ${ceilingSide}`);
 }
 
-async function daemonRun(rules: unknown[]): Promise<{ seconds: number; records: number; alerts: number; writes: number; requests: number }> {
+async function daemonRun(rules: unknown[]): Promise<{ seconds: number; cpu: number; records: number; alerts: number; writes: number; requests: number }> {
   const dir = tempDir("kaiawatch-bench-ingest-");
   try {
     const daemon = await createDaemon(createTestCommon(), { config: configFor(dir.path, rules) });
     try {
       checkSamePages(daemon.plan.sources.map((s) => s.definition));
       const before = await sim.stats();
+      const cpuBefore = process.cpuUsage();
       const started = performance.now();
       const { results } = await daemon.engine.runOnce();
       const seconds = (performance.now() - started) / 1000;
+      const cpu = cpuSeconds(cpuBefore);
       const after = await sim.stats();
       const failed = results.find((r) => r.error !== undefined);
       if (failed) throw new Error(`${failed.key}: ${failed.error}`);
       const count = (stats: typeof before) => Object.entries(stats.requests).filter(([op]) => op !== "rpc").reduce((sum, [, byStatus]) => sum + Object.values(byStatus).reduce((a, b) => a + b, 0), 0);
       return {
         seconds,
+        cpu,
         records: results.reduce((sum, r) => sum + (r.result?.records ?? 0), 0),
         alerts: (await daemon.store.stats()).outbox,
         writes: (await daemon.store.stats()).writes,
@@ -200,6 +210,11 @@ report(
     { name: "requests per run (daemon / ceiling)", value: last.requests, unit: "requests", baseline: ceilings[0]?.requests },
     { name: "alerts into the outbox per run", value: last.alerts, unit: "alerts" },
     { name: "store writes per run", value: last.writes, unit: "writes" },
+    { name: "CPU of this process per run: ceiling", value: round(median(ceilings.map((c) => c.cpu)), 3), unit: "s" },
+    { name: "CPU of this process per run: daemon path", value: round(median(daemons.map((d) => d.cpu)), 3), unit: "s" },
+    { name: "CPU of this process per run: heavier config", value: round(median(heavies.map((d) => d.cpu)), 3), unit: "s" },
+    { name: "ceiling CPU / daemon CPU (what the daemon path adds on its side; less bent by the load than the rates)", value: round(median(ceilings.map((c) => c.cpu)) / median(daemons.map((d) => d.cpu)), 3), unit: "ratio", baseline: 1 },
+    { name: "heavier config: ceiling CPU / daemon CPU", value: round(median(ceilings.map((c) => c.cpu)) / median(heavies.map((d) => d.cpu)), 3), unit: "ratio", baseline: 1 },
   ],
   [
     `${BLOCKS.toLocaleString("en-US")} blocks (seed 7, density ${JSON.stringify(DENSITY)} records per block), three sources read in windows of ${WINDOW} blocks and pages of ${PAGE_SIZE}: the busiest token's event logs, the busiest collection's NFT transfers, the busiest wallet's internal transactions (operations 11, 4, 7).`,
