@@ -6,7 +6,7 @@ import { createCreditMeter, type CreditMeter } from "./credit-meter.js";
 import { unknownFields } from "./drift.js";
 import { ExplorerBadResponseError, ExplorerError, ExplorerHttpError, ExplorerPlanError, ExplorerResponseTooLargeError, ExplorerShapeError, quotaOf } from "./errors.js";
 import { ExactNumberError, JsonTooDeepError, readExactJson, type ExactJson } from "./exact-json.js";
-import { markWithinRecordLimits } from "../model/record-limits.js";
+import { noteAnswerBounds } from "./answer-bounds.js";
 import { excerptOf, httpErrorOptionsOf, sendRequest, type HttpResponse } from "./http.js";
 import { API_LIMITS, OPERATIONS, type OperationName } from "./operations.js";
 import { buildRequestPath, type OperationParams } from "./params.js";
@@ -158,9 +158,9 @@ export function createExplorerClient(common: Common, options: ExplorerClientOpti
       throw new ExplorerShapeError(operation, { field: error.field, at: error.where, problem: error.problem, sample: common.secrets.redact(error.sample) }, excerpt());
     }
     noteDrift(operation, unknownFields(operation, checked, OPERATIONS[operation].list));
-    // A page whose text holds no long string and no deep nesting needs no record cut: said once here, not found out per record.
+    // Whether a record of the page can need a cut is then known once per page, not found out per record.
     const results = (checked as { results?: unknown }).results;
-    if (Array.isArray(results)) markWithinRecordLimits(results, parsed);
+    if (Array.isArray(results)) noteAnswerBounds(results, parsed);
     return checked;
   }
 

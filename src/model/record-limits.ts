@@ -17,21 +17,3 @@ export const MAX_RECORD_TEXT = 16_384;
  */
 export const MAX_RECORD_DEPTH = 16;
 
-/**
- * Lists of records known to need no cut: the answer they were parsed from held no string
- * longer than MAX_RECORD_TEXT (as written, escapes counted: never shorter than as read) and
- * nested no deeper than MAX_RECORD_DEPTH as a whole. The explorer client marks them once per
- * page, where its pass before parsing measured the text anyway, and the pipeline skips the
- * walk over every record of such a page (src/watch/cap-record.ts) that would find nothing.
- */
-const withinLimits = new WeakSet<readonly unknown[]>();
-
-/** Marks `records` as parsed from an answer within the limits; `longestString` and `depth` are the answer's as a whole. */
-export function markWithinRecordLimits(records: readonly unknown[], answer: { longestString: number; depth: number }): void {
-  if (answer.longestString <= MAX_RECORD_TEXT && answer.depth <= MAX_RECORD_DEPTH) withinLimits.add(records);
-}
-
-/** Whether every record of `records` is known to be within the limits already. */
-export function isWithinRecordLimits(records: readonly unknown[]): boolean {
-  return withinLimits.has(records);
-}

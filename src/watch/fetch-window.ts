@@ -4,7 +4,7 @@ import { servedBlockEnd } from "../explorer/response-checkers.js";
 import { linkSignals } from "../common/signals.js";
 import { sleep } from "../common/sleep.js";
 import type { WatchedRecord } from "../model/record.js";
-import { isWithinRecordLimits } from "../model/record-limits.js";
+import { pageWithinRecordLimits } from "./cap-record.js";
 import { prepareWindow } from "./normalize.js";
 import { BlockTooDenseError, WindowCountMismatchError } from "./errors.js";
 
@@ -204,7 +204,7 @@ async function readRange(from: number, to: number, options: FetchWindowOptions):
     pass.reported.push(page.paging.total_count);
     const served = servedBlockEnd(page);
     if (served !== undefined) pass.servedTo = Math.min(served, pass.servedTo ?? served);
-    const bounded = isWithinRecordLimits(page.results);
+    const bounded = pageWithinRecordLimits(page.results);
     for (const data of page.results) {
       // Selected on the record without its identity, which only a kept record needs.
       const record = (probe ?? options.normalize)(data as never, bounded);

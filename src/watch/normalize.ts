@@ -9,7 +9,7 @@ const lower = (value: string | undefined) => (value === undefined ? "" : value.t
  * rules test, NORMALIZERS for what is kept), so each bounds its record first (capRecord:
  * texts cut to MAX_RECORD_TEXT, nesting to MAX_RECORD_DEPTH). In place, so the second
  * call on the same record finds nothing left to cut. `bounded`: the record's page is known
- * to be within the limits (record-limits.ts: isWithinRecordLimits), and the walk is skipped.
+ * to be within the limits (cap-record.ts: pageWithinRecordLimits), and the walk is skipped.
  */
 const bound = <T>(raw: T, bounded: boolean | undefined): T => (bounded === true ? raw : capRecord(raw));
 

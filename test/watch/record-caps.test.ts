@@ -82,7 +82,8 @@ describe("the explorer's JSON", () => {
   });
 
   it("marks a page as needing no cut only when no text in it is long and nothing nests deep, so the walk is skipped only then", async () => {
-    const { isWithinRecordLimits, MAX_RECORD_TEXT } = await import("../../src/model/record-limits.js");
+    const { MAX_RECORD_TEXT } = await import("../../src/model/record-limits.js");
+    const { pageWithinRecordLimits } = await import("../../src/watch/cap-record.js");
     const server = await startFixtureServer();
     cleanups.push(() => server.close());
     const client = createExplorerClient(quietCommon(), { baseUrl: server.url, requestsPerSecond: 1000, retryBaseMs: 1, retryMaxMs: 5, maxRetries: 0 });
@@ -101,7 +102,7 @@ describe("the explorer's JSON", () => {
     for (const [extra, within] of cases) {
       server.enqueue({ body: page(extra) });
       const answer = await client.blockInternalTransactions({ blockNumber: 1 });
-      expect(isWithinRecordLimits(answer.results), extra.slice(0, 30)).toBe(within);
+      expect(pageWithinRecordLimits(answer.results), extra.slice(0, 30)).toBe(within);
     }
   });
 });
