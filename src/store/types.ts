@@ -99,6 +99,11 @@ export interface StoreStats {
   /** Alert documents held: each once, however many outbox entries (one per sink) deliver it. */
   alerts: number;
   cursors: number;
+  /**
+   * Set (a KW_STORE_CORRUPT message) once the backend found its data damaged while running:
+   * it writes no more (lastWriteFailed stays true) until it is repaired and kaiawatch restarted.
+   */
+  corrupt?: string;
 }
 
 /**
