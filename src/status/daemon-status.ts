@@ -26,8 +26,8 @@ export const DEAD_LETTERS_GROUPED = 10_000;
 const GROUP_IDS_LIMIT = 1000;
 /**
  * A cursor is moved between two ticks of its source: a running tick commits its own cursor
- * after each window and would overwrite the move. A catch-up tick can run long; past this wait
- * the move is refused rather than lost.
+ * after each window and would overwrite the move, so it is interrupted first (it ends at its
+ * next explorer request). Past this wait (a tick that does not end) the move is refused rather than lost.
  */
 export const CURSOR_MOVE_WAIT_MS = 60_000;
 const CURSOR_MOVE_POLL_MS = 50;
@@ -385,7 +385,10 @@ export function createDaemonStatus(common: Common, parts: DaemonStatusParts): St
       const isRunning = () => engine.states().some((state) => state.key === source.key && state.running);
       for (let waited = 0; isRunning(); waited += CURSOR_MOVE_POLL_MS) {
         if (waited >= CURSOR_MOVE_WAIT_MS) return { ok: false, error: `source ${source.key} stayed in one tick for ${CURSOR_MOVE_WAIT_MS / 1000} s; moved so far: ${moved.length}` };
-        await sleep(CURSOR_MOVE_POLL_MS, common.signal);
+        // A running tick (a long catch-up) would go on from the old position and commit over
+        // the move: it is ended at its next request, its committed windows kept.
+        if (waited === 0) await engine.interrupt(source.key, `cursor moved to ${to} through the status API`);
+        else await sleep(CURSOR_MOVE_POLL_MS, common.signal);
       }
       // setCursor changes the store in this turn; its await is only the commit to disk.
       moved.push(...(await moveCursor(store, target!, to, new Date(common.now()))));

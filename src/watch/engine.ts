@@ -1,12 +1,12 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { Cron } from "croner";
 import type { Common } from "../common/common.js";
-import { describeError, isAbortError } from "../common/errors.js";
+import { describeError, errorCode } from "../common/errors.js";
 import type { HeldLease, LeaseUse, Ownership } from "../store/ownership.js";
 import { leaseResource } from "../store/resources.js";
 import type { SourcePoller, TickResult } from "./poller.js";
 import { createTickQueue } from "./tick-queue.js";
-import { TickTimeoutError } from "./errors.js";
+import { TickInterruptedError, TickTimeoutError } from "./errors.js";
 import { linkSignals } from "../common/signals.js";
 import { isHeadSchedule } from "../config/schedule.js";
 
@@ -89,6 +89,12 @@ export interface WatchEngine {
   stop(): Promise<void>;
   states(): SourceState[];
   lastHead(): number | null;
+  /**
+   * Ends the running tick of a source now (a cursor move: a catch-up would otherwise run on
+   * from the old position, and commit over the move). Resolves once the tick has ended, at
+   * once when none runs. The windows it committed stay committed.
+   */
+  interrupt(key: string, reason: string): Promise<void>;
 }
 
 /** The ticks of one firing (or of runOnce): they share a head, and the firing ends with its last tick. */
@@ -117,6 +123,8 @@ export function createWatchEngine(common: Common, options: WatchEngineOptions): 
   const states = new Map<string, SourceState>(
     options.pollers.map(({ source }) => [source.key, { key: source.key, watch: source.watch, description: source.description, running: false, last_tick_at: null, last_ok_at: null, last_outcome: null, last_error: null, last_tick_seconds: null, ticks: 0, skipped: 0, cursor: null }]),
   );
+  // The running tick of each source: interrupt() aborts it and waits for its end.
+  const running = new Map<string, { abort: AbortController; ended: Promise<void> }>();
   const queue = createTickQueue<DueTick>(options.maxConcurrentTicks ?? DEFAULT_CONCURRENT_TICKS, runDueTick);
 
   async function readHead(): Promise<number> {
@@ -158,8 +166,11 @@ export function createWatchEngine(common: Common, options: WatchEngineOptions): 
     const timeoutMs = options.tickTimeoutMs ?? DEFAULT_TICK_TIMEOUT_MS;
     const deadline = new AbortController();
     const timer = setTimeout(() => deadline.abort(new TickTimeoutError(source.key, timeoutMs)), timeoutMs);
+    const interrupter = new AbortController();
+    let tickEnded!: () => void;
+    running.set(source.key, { abort: interrupter, ended: new Promise<void>((resolve) => (tickEnded = resolve)) });
     // The lease's signal too: a source lost or lapsed mid-tick stops before its next explorer request.
-    const tickSignal = linkSignals(signal, deadline.signal, lease.signal);
+    const tickSignal = linkSignals(signal, deadline.signal, lease.signal, interrupter.signal);
     try {
       const result = await poller.tick(currentHead, tickSignal.signal, lease);
       state.cursor = result.cursor;
@@ -174,7 +185,12 @@ export function createWatchEngine(common: Common, options: WatchEngineOptions): 
       // Whatever the tick was doing when its deadline passed fails with the abort; the
       // deadline is the cause worth reporting.
       const error: unknown = deadline.signal.aborted && !signal.aborted ? (deadline.signal.reason as unknown) : thrown;
-      if (error instanceof TickTimeoutError) {
+      if (signal.aborted) {
+        // A stop or a reload: the windows committed so far stand, and the next start goes on from them. Not a failure.
+        common.logger.info({ watch: source.watch, source: source.key, duration_ms: Math.round(performance.now() - started) }, "tick ended by the stop; the cursor stays after the last committed window");
+      } else if (interrupter.signal.aborted) {
+        common.logger.info({ watch: source.watch, source: source.key, duration_ms: Math.round(performance.now() - started), reason: String(interrupter.signal.reason) }, "tick interrupted; the next tick starts from the cursor");
+      } else if (error instanceof TickTimeoutError) {
         state.last_outcome = "error";
         state.last_error = describeError(error);
         common.metrics.sourceTicks.inc({ watch: source.watch, source: source.key, outcome: "timeout" });
@@ -183,16 +199,18 @@ export function createWatchEngine(common: Common, options: WatchEngineOptions): 
         state.last_outcome = "paused";
         state.last_error = describeError(error);
         common.metrics.sourceTicks.inc({ watch: source.watch, source: source.key, outcome: "paused" });
-      } else if (!isAbortError(error) || !signal.aborted) {
+      } else {
         state.last_outcome = "error";
         state.last_error = describeError(error);
         common.metrics.sourceTicks.inc({ watch: source.watch, source: source.key, outcome: "error" });
-        common.logger.error({ watch: source.watch, source: source.key, err: describeError(error) }, "tick failed; the cursor stays and the next tick retries");
+        common.logger.error({ watch: source.watch, source: source.key, code: errorCode(error), err: describeError(error) }, "tick failed; the cursor stays and the next tick retries");
       }
       throw error;
     } finally {
       clearTimeout(timer);
       tickSignal.dispose();
+      running.delete(source.key);
+      tickEnded();
       state.running = false;
       state.ticks += 1;
       state.last_tick_at = new Date(common.now()).toISOString();
@@ -237,7 +255,7 @@ export function createWatchEngine(common: Common, options: WatchEngineOptions): 
   /** After a firing: one write for every quiet window its ticks deferred. */
   function flushAfterFiring(): void {
     options.flush?.().catch((error: unknown) => {
-      if (!signal.aborted) common.logger.error({ err: describeError(error) }, "cannot write the store after a tick; the next write retries");
+      if (!signal.aborted) common.logger.error({ code: errorCode(error, "KW_STORE_WRITE"), err: describeError(error) }, "cannot write the store after a tick; the next write retries");
     });
   }
 
@@ -262,7 +280,7 @@ export function createWatchEngine(common: Common, options: WatchEngineOptions): 
         headFailing = false;
       } catch (error) {
         // Read several times a second: said once per outage, not at every read.
-        if (!signal.aborted && !headFailing) common.logger.error({ err: describeError(error) }, "cannot read the chain head; head-triggered sources wait until it can be read");
+        if (!signal.aborted && !headFailing) common.logger.error({ code: errorCode(error, "KW_CHAIN_HEAD"), err: describeError(error) }, "cannot read the chain head; head-triggered sources wait until it can be read");
         headFailing = true;
         return;
       }
@@ -332,7 +350,7 @@ export function createWatchEngine(common: Common, options: WatchEngineOptions): 
             });
             if (ready.length > 0) void runFiring(ready, currentHead, options.jitterMs, false).then(flushAfterFiring);
           } catch (error) {
-            if (!signal.aborted) common.logger.error({ err: describeError(error) }, "cannot read the chain head; sources wait for the next tick");
+            if (!signal.aborted) common.logger.error({ code: errorCode(error, "KW_CHAIN_HEAD"), err: describeError(error) }, "cannot read the chain head; sources wait for the next tick");
           } finally {
             reading = false;
           }
@@ -360,5 +378,12 @@ export function createWatchEngine(common: Common, options: WatchEngineOptions): 
 
     states: () => [...states.values()].map((s) => ({ ...s })),
     lastHead: () => head,
+
+    async interrupt(key, reason) {
+      const tick = running.get(key);
+      if (tick === undefined) return;
+      tick.abort.abort(new TickInterruptedError(key, reason));
+      await tick.ended;
+    },
   };
 }
