@@ -242,7 +242,7 @@ export async function createDaemon(common: Common, options: DaemonOptions): Prom
       async start() {
         if (config.status.listen !== false) {
           const views = replicas === undefined ? undefined : () => replicaViews(replicas);
-          const provider = createDaemonStatus(common, { sources: plan.sources, store, engine, dispatcher, meter: client.meter, head: headProbe, budget, health, silences, replicas: views, explorerUrl: config.chain.explorer_url });
+          const provider = createDaemonStatus(common, { sources: plan.sources, store, engine, dispatcher, meter: client.meter, head: headProbe, budget, health, silences, replicas: views, replicaId: replicas?.selfId, explorerUrl: config.chain.explorer_url });
           // Writes need a token unless the operator trusts this machine: status.token, or one made at the first start.
           // Not where replicas share the store: the commands write to the database itself, so the
           // file would serve nobody; the replicas' write API then needs status.token.
