@@ -28,6 +28,7 @@ import { NORMALIZERS } from "../watch/normalize.js";
 import type { Plan } from "../watch/plan.js";
 import { planFromConfig } from "../watch/plan-from-config.js";
 import { createSourcePoller } from "../watch/poller.js";
+import { createProgress, type Progress } from "../common/progress.js";
 import { blocksInFlightFor } from "../watch/fetch-window.js";
 import type { RecountPolicy } from "../watch/fetch-window.js";
 import { explorerOptionsOf } from "./explorer-options.js";
@@ -89,6 +90,8 @@ export interface DaemonOptions {
   blocksInFlight?: number;
   /** Waits until the next head read of the `schedule: head` sources (tests step it by hand); default chain.head_interval. */
   waitForHead?: (signal: AbortSignal) => Promise<void>;
+  /** Where catch-ups report progress (`once` on a terminal draws a line); default: info logs every few seconds. */
+  progress?: Progress;
 }
 
 export async function createDaemon(common: Common, options: DaemonOptions): Promise<Daemon> {
@@ -153,6 +156,8 @@ export async function createDaemon(common: Common, options: DaemonOptions): Prom
 
     // One enricher for the run: its cache serves every source (the same transaction can match in several).
     const enricher = createEnricher(common, { client });
+    // Catch-ups report their progress: info logs every few seconds, or a terminal line (`once`).
+    const progress = options.progress ?? createProgress({ now: common.now, logger: common.logger });
     const pollers = plan.sources.map((source) =>
       createSourcePoller(common, {
         source,
@@ -164,6 +169,7 @@ export async function createDaemon(common: Common, options: DaemonOptions): Prom
         onAlerts: () => dispatcher.kick(),
         recount: options.recount,
         blocksInFlight: options.blocksInFlight ?? blocksInFlightFor(config.explorer.requests_per_second),
+        progress,
       }),
     );
     const lagBlocks = config.chain.lag_blocks;
