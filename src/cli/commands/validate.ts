@@ -92,7 +92,10 @@ export function summarize(file: string, config: Config): string {
     const keys = definitionsOfWatch(config.chain.network, watch).map(sourceKey);
     describeSources(watch).forEach((source, j) => {
       const key = keys[j];
-      lines.push(`      source ${source}${key !== undefined && !polled.has(key) ? "  (not polled: no rule reads it)" : ""}`);
+      // As `plan` says it: a watch's own source may be served by a source shared with other watches.
+      const servedBy = key === undefined || polled.has(key) ? undefined : plan.sources.find((s) => s.members?.some((m) => m.ownKey === key && m.watch === watch.name));
+      const note = key === undefined || polled.has(key) ? "" : servedBy !== undefined ? `  (read through ${servedBy.key}: ${servedBy.description}, shared)` : "  (not polled: no rule reads it)";
+      lines.push(`      source ${source}${note}`);
     });
   });
   if (!plan.rate.fits && plan.rate.steadyLimit !== undefined) {
