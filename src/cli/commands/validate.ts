@@ -1,3 +1,4 @@
+import { explorerLinkWarning } from "../../config/link-warning.js";
 import { EXIT_OK, EXIT_USAGE, type Command, type CommandIO } from "../command.js";
 import { describeConfigFailure, formatDuration, loadConfig, sourcesOfWatch, type Config, type WatchConfig } from "../../config/index.js";
 import type { StartPosition } from "../../model/start-position.js";
@@ -98,6 +99,11 @@ export function summarize(file: string, config: Config): string {
       lines.push(`      source ${source}${note}`);
     });
   });
+  const linkWarning = explorerLinkWarning(config);
+  if (linkWarning !== undefined) {
+    lines.push("");
+    lines.push(`warning: ${linkWarning}`);
+  }
   if (!plan.rate.fits && plan.rate.steadyLimit !== undefined) {
     lines.push("");
     lines.push(
