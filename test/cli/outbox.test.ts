@@ -97,6 +97,24 @@ describe("kaiawatch outbox", () => {
     expect(lines.at(-1)).toBe("1 pending, 2 dead");
   });
 
+  it("says which digest a pending alert of a grouped rule waits for", async () => {
+    const store = await openStore(createTestCommon(), { path: storePath });
+    await commit(store, [entry("g1", "hook", "failed-calls", { record: { transaction_hash: "0xABC" } })]);
+    await store.close();
+    const grouped = join(dir, "grouped.yaml");
+    await writeFile(
+      grouped,
+      `store: { path: ${JSON.stringify(storePath)} }
+watches: [{ name: hot, account: "0x1111111111111111111111111111111111111111" }]
+rules: [{ name: failed-calls, watch: hot, notify: [hook], group: { window: 1m, by: transaction } }]
+sinks: { hook: { type: console } }
+`,
+    );
+    const { code, stdout } = await run("outbox", "--config", grouped);
+    expect(code).toBe(0);
+    expect(stdout).toMatch(/^g1:hook\s+hook\s+failed-calls\s+pending\s+0\s+\S+Z\s+alert g1\s+waiting for the next digest of rule failed-calls \(group.window 1m, transaction 0x\S+\)$/m);
+  });
+
   it("filters by state and sink, and prints JSON lines", async () => {
     await seedStore();
     const delivered = await run("outbox", "--store", storePath, "--state", "delivered");
