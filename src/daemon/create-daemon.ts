@@ -16,7 +16,6 @@ import { createSilenceBook, type SilenceBook } from "../notify/silences.js";
 import type { Sink } from "../notify/sink.js";
 import { createEnricher } from "../rules/enrich.js";
 import { storeOptionsOf } from "../config/store-options.js";
-import { explorerLinkWarning } from "../config/link-warning.js";
 import type { Backend, Replicas } from "../store/backend.js";
 import { openBackend } from "../store/open-backend.js";
 import { type Ownership } from "../store/ownership.js";
@@ -151,8 +150,6 @@ export async function createDaemon(common: Common, options: DaemonOptions): Prom
     const plan = planFromConfig(config, { tokens });
     const balanceWatches = balanceWatchesOf(config, tokens);
     for (const name of plan.idleWatches) logger.warn({ watch: name }, "no rule reads this watch: it is not polled");
-    const linkWarning = explorerLinkWarning(config);
-    if (linkWarning !== undefined) logger.warn({ base_url_host: new URL(config.explorer.base_url).host, explorer_url: config.chain.explorer_url }, linkWarning);
     if (!plan.rate.fits) logger.warn({ requests_per_second: plan.rate.requestsPerSecond, limit: plan.rate.limit, steady_limit: plan.rate.steadyLimit }, "the sources need more than half of explorer.requests_per_second, which is kept for catching up (see kaiawatch plan)");
     const resources = [...plan.sources.map((source) => leaseResource({ source: source.key })), ...sinks.map(({ sink }) => leaseResource({ sink: sink.name })), OPERATIONAL_RESOURCE];
     let ownershipStarted = false;

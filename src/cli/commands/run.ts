@@ -2,6 +2,7 @@ import type { Command, CommandIO } from "../command.js";
 import { EXIT_OK, EXIT_RUNTIME } from "../command.js";
 import { CONFIG_OPTIONS_HELP } from "../bootstrap.js";
 import { withDaemon } from "../run-command.js";
+import { explorerLinkWarning } from "../../config/link-warning.js";
 import type { Common } from "../../common/common.js";
 import { describeError, errorCode } from "../../common/errors.js";
 import { ConfigError, loadConfig, type Config } from "../../config/index.js";
@@ -129,6 +130,9 @@ ${CONFIG_OPTIONS_HELP}
 `,
   run: (args, io) =>
     withDaemon(args, io, {}, async ({ daemon: first, common, values }) => {
+      // Said by `run` (and `validate`), where an operator reads the start-up lines; not by every command that scans.
+      const linkWarning = explorerLinkWarning(first.config);
+      if (linkWarning !== undefined) common.logger.warn({ explorer_url: first.config.chain.explorer_url }, linkWarning);
       let daemon = first;
       try {
         await daemon.start();
