@@ -75,6 +75,8 @@ export interface DaemonStatusParts {
   silences?: Pick<SilenceBook, "current" | "list" | "add" | "remove">;
   /** PostgreSQL replicas: every live one, with the sources and sinks it holds (absent with the file store). */
   replicas?: () => Promise<ReplicaView[]>;
+  /** The balance watches: who reads each, its last reading, its rules' states (absent: none configured). */
+  balances?: () => Promise<unknown[]>;
   /** The block explorer (config chain.explorer_url): /status carries links under it for the page. */
   explorerUrl?: string;
 }
@@ -86,6 +88,8 @@ export interface ReplicaView {
   heartbeat_at: string;
   sources: string[];
   sinks: string[];
+  /** The balance watches it reads. */
+  balances: string[];
 }
 
 /** One delivery of an alert as /status shows it. */
@@ -332,6 +336,7 @@ export function createDaemonStatus(common: Common, parts: DaemonStatusParts): St
       explorer_url: explorer ?? null,
       sinks: await dispatcher.states(),
       ...(parts.replicas ? { replicas: await parts.replicas() } : {}),
+      balance_watches: parts.balances ? await parts.balances() : [],
       alerts: await latestAlerts(),
       dead_letters: dead.shown,
       dead_letters_total: dead.total,
