@@ -1,3 +1,4 @@
+import { quotedText } from "../common/sanitize-text.js";
 import { truncate } from "../common/text.js";
 import { oneLine } from "./summary-template.js";
 
@@ -12,4 +13,13 @@ export const TOKEN_SYMBOL_MAX = 24;
  */
 export function tokenSymbolText(symbol: string | undefined): string {
   return symbol === undefined ? "tokens" : truncate(oneLine(symbol), TOKEN_SYMBOL_MAX);
+}
+
+/**
+ * A token's symbol quoted in a message for the terminal (a config error, `explain`): on-chain
+ * text, so sanitized as every sink does (bidi and control characters made visible, invisible
+ * ones removed, one line) and cut, before it is quoted.
+ */
+export function quotedSymbol(symbol: string): string {
+  return quotedText(symbol);
 }

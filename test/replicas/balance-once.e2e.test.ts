@@ -99,6 +99,17 @@ sinks:
     };
     const holder = async () => (await db.query<{ owner: string | null }>("SELECT owner FROM leases WHERE key = 'balance:payer'")).rows[0]?.owner ?? null;
     const alerts = () => hook.received.map((r) => r.alert!).filter((a) => a.rule === "payer-low");
+    /** Every live replica's /status shows the watch read by the lease's holder and the rule in `state`. */
+    const statusSays = async (state: "ok" | "firing") => {
+      const owner = await holder();
+      const views = await Promise.all(
+        live().map(async (r) => {
+          const body = (await (await fetch(`${r.statusUrl}/status`)).json()) as { balance_watches: Array<{ watch: string; holder: string | null; last_read: { block: number } | null; rules: Array<{ rule: string; state: string }> }> };
+          return body.balance_watches[0];
+        }),
+      ).catch(() => []);
+      return views.length > 0 && views.every((view) => view?.watch === "payer" && view.holder === owner && typeof view.last_read?.block === "number" && view.rules[0]?.state === state);
+    };
     const live = () => replicas.filter((r) => r.child.process.exitCode === null && r.child.process.signalCode === null);
 
     for (let i = 1; i <= count; i++) await launch(`r${i}`);
@@ -120,6 +131,7 @@ sinks:
     // 90 KAIA: the rule fires.
     sim.addBlock(pay(PAYER, FUNDER, "60"));
     await waitFor(() => alerts().length >= 1, 30_000, "the firing alert");
+    await waitFor(() => statusSays("firing"), 30_000, "/status of every replica: the rule firing, read by the holder");
     phase("fired");
 
     // SIGHUP to every replica while the episode is open: each reloads, the lease moves.
@@ -145,6 +157,7 @@ sinks:
     await waitFor(() => alerts().some((a) => a.status === "resolved"), 30_000, "the resolved alert");
     await readingAfter(Date.now(), "one more reading after the resolve");
     await readingAfter(Date.now(), "a second reading after the resolve");
+    await waitFor(() => statusSays("ok"), 30_000, "/status of every replica: the rule ok again");
     phase("resolved");
 
     const stopAt = Date.now();
