@@ -20,6 +20,7 @@ const LONGEST_FIRST = [
   "test/config/load-config-worker.test.ts",
   "test/status/page.e2e.test.ts",
   "test/cli/replay.test.ts",
+  "test/ops/pack-install.test.ts",
 ];
 
 class LongestFirst extends BaseSequencer {

@@ -6,7 +6,7 @@ const counts = (record: Record<string, number>) =>
     .map(([k, v]) => `${k} ${n(v)}`)
     .join(", ") || "none";
 
-/** The summary as Markdown: what README's Performance section quotes. */
+/** The summary as Markdown: what docs/benchmarks.md quotes. */
 export function summaryMarkdown(summary: TortureSummary, machine: { cpu: string; cores: number; memory_gib: number; platform: string; node: string; date: string }, command: string): string {
   const s = summary;
   const lines = [

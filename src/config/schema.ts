@@ -173,7 +173,7 @@ export const statusSchema = z
   })
   .prefault({});
 
-/** Thresholds of kaiawatch's alerts about itself and of /readyz (README "Operational alerts"). */
+/** Thresholds of kaiawatch's alerts about itself and of /readyz (docs/operations.md, "Operational alerts"). */
 export const operationalSchema = z
   .strictObject({
     check_interval: positiveDuration.prefault("5s").meta({ description: "How often the conditions below are checked." }),

@@ -56,7 +56,7 @@ export interface AlertDocument {
   summary: string;
   links: { transaction?: string; block?: string; account?: string; contract?: string; token?: string };
   /**
-   * The explorer record as received, but for what validation changes (README "The alert
+   * The explorer record as received, but for what validation changes (docs/alert-document.md, "The alert
    * document"): amount, token_count and token_id numbers become exact decimal text, and
    * null fields are removed.
    */

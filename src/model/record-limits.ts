@@ -1,5 +1,5 @@
 /**
- * What one explorer record may hold once it enters kaiawatch (README "Security"). Its text
+ * What one explorer record may hold once it enters kaiawatch (docs/security.md). Its text
  * is written by strangers: one 20 MB revert message became three 20 MB outbox rows, a
  * 20 MB webhook body and 630 MB of resident memory. Every text field longer than
  * MAX_RECORD_TEXT is cut to it where records are normalised (src/watch/cap-record.ts),

@@ -223,7 +223,7 @@ export function createDaemonStatus(common: Common, parts: DaemonStatusParts): St
   }
 
   /**
-   * 503 only while something needs a person (README "Readiness"): a failing or stalled source,
+   * 503 only while something needs a person (docs/operations.md, "Readiness"): a failing or stalled source,
    * a stalled sink, the head unreachable, stuck or backwards, the store not writable, the
    * credit budget spent. Retrying and catching up are normal work and stay ready.
    */
@@ -304,7 +304,7 @@ export function createDaemonStatus(common: Common, parts: DaemonStatusParts): St
         cursor,
         lag: cursor !== null && h.block !== null ? Math.max(0, h.block - cursor) : null,
         running: state?.running ?? false,
-        // ok | catching_up | retrying | failing | stalled (README "Readiness").
+        // ok | catching_up | retrying | failing | stalled (docs/operations.md, "Readiness").
         state: sourceHealth?.state ?? null,
         state_detail: sourceHealth?.detail ?? null,
         failing_since: sourceHealth?.failing_since ?? null,

@@ -93,7 +93,7 @@ export function createSourcePoller(common: Common, options: SourcePollerOptions)
   const handedOver = (source.members ?? []).filter((m) => m.ownKey !== source.key);
 
   /**
-   * The handover rule (README "Changing the plan"): a source starts at the lowest position
+   * The handover rule (docs/credits-and-planner.md, "Changing the plan"): a source starts at the lowest position
    * of the watches it serves, each watch's position being the cursor under its own source's
    * key (kept current by whichever source serves it, see savePositions), and each watch skips
    * the blocks it has already had. So a source replaced by another hands over its position:

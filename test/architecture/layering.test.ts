@@ -127,10 +127,10 @@ describe("the layers of src/", () => {
     expect(cycles, `folder import cycles:\n${cycles.join("\n")}`).toEqual([]);
   });
 
-  it("is the order README's Layout section shows", () => {
-    const readme = readFileSync(join(repoRoot, "README.md"), "utf8");
-    const section = /^## Layout\n([\s\S]*?)(?=^## |(?![\s\S]))/m.exec(readme)?.[1];
-    expect(section, "README.md has a '## Layout' section").toBeDefined();
+  it("is the order the Layout section of docs/development.md shows", () => {
+    const page = readFileSync(join(repoRoot, "docs/development.md"), "utf8");
+    const section = /^## Layout\n([\s\S]*?)(?=^## |(?![\s\S]))/m.exec(page)?.[1];
+    expect(section, "docs/development.md has a '## Layout' section").toBeDefined();
     const listed = [...(section ?? "").matchAll(/^\d+\. `src\/([a-z-]+)\/`: (.+)$/gm)].map((match) => ({ folder: match[1], responsibility: match[2] }));
     expect(listed).toEqual(layers.map((layer) => ({ folder: layer.folder, responsibility: layer.responsibility })));
   });

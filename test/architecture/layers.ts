@@ -2,7 +2,7 @@
  * The folders of `src/`, lowest first. A folder may import only itself and the folders before
  * it, so that each layer can be read, tested and replaced without the ones above it. This list
  * is the one declaration of the order: `layering.test.ts` enforces it on every import of `src/`
- * and checks that README's "Layout" section shows the same list.
+ * and checks that the "Layout" section of docs/development.md shows the same list.
  *
  * `explorer` sits below `model` because a record is an explorer record with an identity key
  * (`WatchedRecord` wraps `EventLog`, `NftTransfer`, …) and enrichment kinds are priced in
@@ -10,7 +10,7 @@
  */
 export interface Layer {
   readonly folder: string;
-  /** One line: what the folder is responsible for (README shows it verbatim). */
+  /** One line: what the folder is responsible for (docs/development.md shows it verbatim). */
   readonly responsibility: string;
 }
 

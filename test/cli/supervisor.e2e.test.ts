@@ -8,7 +8,7 @@ import { BIN, waitFor } from "../helpers/child.js";
 import { tempDir } from "../helpers/harness.js";
 
 /**
- * The README's service command ("Supervisors") as a supervisor runs it: started in a process
+ * The service command of docs/deployment.md ("Supervisors") as a supervisor runs it: started in a process
  * group of its own, stopped with SIGTERM to the process started, and then nothing of it may be
  * left: no process in its group, no store lock.
  */
@@ -17,11 +17,11 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-/** The command in the README's block marked `<!-- service-command -->`, as argv. */
+/** The command in docs/deployment.md's block marked `<!-- service-command -->`, as argv. */
 function serviceCommand(): string[] {
-  const readme = readFileSync(new URL("../../README.md", import.meta.url), "utf8");
-  const match = /<!-- service-command -->\s*```sh\n([^\n]+)\n```/.exec(readme);
-  if (!match) throw new Error("README.md has no service command block");
+  const page = readFileSync(new URL("../../docs/deployment.md", import.meta.url), "utf8");
+  const match = /<!-- service-command -->\s*```sh\n([^\n]+)\n```/.exec(page);
+  if (!match) throw new Error("docs/deployment.md has no service command block");
   return match[1]!.trim().split(/\s+/);
 }
 
@@ -34,7 +34,7 @@ function groupIsEmpty(pgid: number): boolean {
   return false;
 }
 
-describe.skipIf(process.platform !== "linux")("the README's service command under a supervisor", () => {
+describe.skipIf(process.platform !== "linux")("the documented service command under a supervisor", () => {
   it("runs node on kaiawatch's bin, so that SIGTERM stops the daemon and leaves no process and no lock", { timeout: 60_000 }, async () => {
     const argv = serviceCommand();
     expect(argv[0]).toBe("node");

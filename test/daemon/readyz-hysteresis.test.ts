@@ -8,7 +8,7 @@ import { operationalWorld } from "../helpers/operational-world.js";
 /**
  * /readyz sampled every 200 ms of the daemon's (injected) clock through a 5xx storm, a recovery
  * and a sink outage. Ticks (one a second), checks and deliveries are driven by the test, so the
- * outcome never waits on the wall clock. The rule (README "Readiness"): a source is retrying
+ * outcome never waits on the wall clock. The rule (docs/operations.md, "Readiness"): a source is retrying
  * until its ticks have failed for `source_failing_after`, then failing (503) until ONE tick
  * succeeds; a sink is stalled (503) while its oldest pending alert is older than
  * `sink_pending_age`. Retrying and catching up stay 200.

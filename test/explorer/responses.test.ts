@@ -65,7 +65,7 @@ describe("exact amounts", () => {
     expect(page.results[0]!.token_count).toBe("99999999999999999999999");
   });
 
-  it("changes a record only as README's alert document says: numbers to text, nulls removed, the rest as received", async () => {
+  it("changes a record only as docs/alert-document.md says: numbers to text, nulls removed, the rest as received", async () => {
     makeClient();
     const wire = JSON.stringify(s.list({ ...s.nftTransfer, token_count: "@", token_id: "0x1f", to: null, fee_payer: null, surprise: { nested: [1, "x"] } })).replace('"@"', "3");
     server.enqueue({ body: wire });

@@ -72,7 +72,7 @@ explorer: { base_url: ${sim.url}, requests_per_second: 1000, max_retries: 0 }
 chain: { rpc_url: ${sim.rpcUrl}, lag_blocks: 0 }
 store: { path: ${join(dir.path, "store.json")} }
 status: { listen: "127.0.0.1:0" }
-# A source is failing after this long of unbroken failures (README "Readiness"): short, so the failing state shows within the test.
+# A source is failing after this long of unbroken failures (docs/operations.md, "Readiness"): short, so the failing state shows within the test.
 operational: { source_failing_after: 2s }
 defaults: { schedule: "* * * * * *", start: ${sim.head()}, jitter: 0s }
 watches:

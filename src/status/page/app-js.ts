@@ -172,11 +172,16 @@ export const APP_JS = String.raw`(function () {
 
   // ---- rendering ----
 
-  // A source whose last success is older than this while it fails is failing, not retrying
-  // (the daemon's STALE_MIN_MS); a sink whose oldest pending alert is older than this is stalled.
-  var FAILING_AFTER_S = 60;
-  var STALLED_SINK_S = 300;
+  // The daemon judges sources and sinks with the thresholds of the config (operational.*) and
+  // /status says its verdict: the page shows that verdict, so that it agrees with /readyz. These
+  // are only for a /status without one: a source whose last success is older than this while it
+  // fails is failing, a sink whose oldest pending alert is older than this is stalled (the
+  // defaults of operational.source_failing_after and operational.sink_pending_age).
+  var FAILING_AFTER_S = 120;
+  var STALLED_SINK_S = 600;
   var KIND = { ok: "ok", "catching up": "warn", starting: "warn", paused: "warn", retrying: "warn", failing: "bad", stalled: "bad" };
+  // The daemon's state names, as the page writes them.
+  var STATE_NAME = { catching_up: "catching up" };
 
   /**
    * ok, catching up, retrying, failing or stalled (plus starting and paused), from what
@@ -184,7 +189,8 @@ export const APP_JS = String.raw`(function () {
    * A source cannot succeed while the head is unreachable, whatever its last outcome said.
    */
   function sourceState(s, data) {
-    if (typeof s.state === "string" && KIND[s.state]) return s.state;
+    var told = typeof s.state === "string" ? STATE_NAME[s.state] || s.state : null;
+    if (told !== null && KIND[told]) return told;
     var headError = data.head && data.head.error;
     if (s.last_outcome === "paused") return "paused";
     if (s.last_outcome === "error" || headError) {
@@ -197,9 +203,14 @@ export const APP_JS = String.raw`(function () {
   }
 
   function sinkTrouble(name, s, data) {
-    var oldest = data.oldest_pending ? data.oldest_pending[name] : null;
-    var age = oldest ? secondsBetween(oldest, data.now) : null;
-    if (age !== null && age > STALLED_SINK_S) return "stalled";
+    var conditions = data.health && data.health.conditions;
+    if (conditions) {
+      if (conditions.some(function (c) { return c.key === "sink_stalled:" + name; })) return "stalled";
+    } else {
+      var oldest = data.oldest_pending ? data.oldest_pending[name] : null;
+      var age = oldest ? secondsBetween(oldest, data.now) : null;
+      if (age !== null && age > STALLED_SINK_S) return "stalled";
+    }
     if (s.retrying > 0 && s.last_error) return "retrying";
     return null;
   }
