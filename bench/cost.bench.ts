@@ -11,6 +11,7 @@
  */
 import { createTestCommon } from "../src/common/common.js";
 import { createDaemon } from "../src/daemon/create-daemon.js";
+import type { ExplorerSourceOperation } from "../src/watch/source.js";
 import { OPERATIONS } from "../src/explorer/operations.js";
 import { createSimulator, type Simulator } from "../src/simulator/index.js";
 import { planCredits } from "../src/watch/credit-plan.js";
@@ -112,7 +113,8 @@ function minimum(sim: Simulator, windows: Array<{ from: number; to: number }>, d
   let requests = 0;
   const pages = (records: number) => Math.max(1, Math.ceil(records / PAGE_SIZE));
   for (const d of definitions) {
-    const cost = OPERATIONS[d.operation].cost;
+    // No node source in this benchmark's configs: every definition is an explorer operation.
+    const cost = OPERATIONS[d.operation as ExplorerSourceOperation].cost;
     for (const w of windows) {
       let n = 0;
       switch (d.operation) {

@@ -46,7 +46,7 @@ const amount = () => {
 function makeRecord(i: number): WatchedRecord {
   const block = 160_000_000 + Math.floor(i / 30);
   const tx = hex(32);
-  const family = pick<RecordFamily>(["event_logs", "nft_transfers", "internal_transactions"]);
+  const family = pick<Exclude<RecordFamily, "transactions">>(["event_logs", "nft_transfers", "internal_transactions"]);
   if (family === "event_logs") {
     const from = pick(ACCOUNTS);
     const to = pick(ACCOUNTS);
@@ -118,6 +118,7 @@ const contexts: Record<RecordFamily, ConditionContext> = {
   event_logs: { family: "event_logs" },
   nft_transfers: { family: "nft_transfers", watchedAccount: WATCHED },
   internal_transactions: { family: "internal_transactions", watchedAccount: WATCHED },
+  transactions: { family: "transactions", watchedAccount: WATCHED },
 };
 const rules = Object.fromEntries(
   FAMILIES.map((family) => [family, Array.from({ length: RULES_PER_FAMILY }, () => makeRule(family))]),

@@ -15,7 +15,7 @@ export const NETWORK_DEFAULTS: Record<string, { base_url: string; rpc_url: strin
 };
 
 /** Keys that only make sense for one kind of watch. */
-const ONLY_FOR: Record<string, WatchKind> = { sources: "account", nft_contract: "account", token_id: "collection", events: "contract" };
+const ONLY_FOR: Record<string, WatchKind> = { sources: "account", nft_contract: "account", methods: "account", token_id: "collection", events: "contract" };
 
 export interface ResolvedConfig {
   /** Built from the parts that are valid; complete when `issues` is empty and the schema passed. */
@@ -85,7 +85,7 @@ function buildWatch(kind: WatchKind, w: z.output<typeof watchSchema>, defaults: 
     const tokens = (w.tokens ?? []).map((token) => token.toLowerCase());
     // A watch of a wallet's tokens alone should not also pay for its NFT transfers.
     const sources = w.sources ?? (tokens.length > 0 ? [] : ["nft_transfers" as const]);
-    return { ...base, kind, account: w.account, sources, nft_contract: w.nft_contract, tokens };
+    return { ...base, kind, account: w.account, sources, nft_contract: w.nft_contract, tokens, methods: w.methods ?? [] };
   }
   if (kind === "collection" && w.collection !== undefined) return { ...base, kind, collection: w.collection, token_id: w.token_id };
   if (kind === "contract" && w.contract !== undefined) return { ...base, kind, contract: w.contract, events: w.events ?? [] };

@@ -7,6 +7,7 @@ import { scheduleProblem } from "./schedule.js";
 import { ALERT_SEVERITIES } from "../model/alert-document.js";
 import { ENRICHMENTS } from "../model/enrichment.js";
 import { RECORD_FAMILIES } from "../model/record.js";
+import { methodSpec } from "../chain/method-abi.js";
 import { BALANCE_ALERT_SOURCE } from "../model/alert-document.js";
 import type { StartPosition } from "../model/start-position.js";
 import type { Condition } from "./types.js";
@@ -146,6 +147,15 @@ export const storeSchema = z
     replica_id: slug("a replica id")
       .optional()
       .meta({ description: "With `url`: this replica's name in /status, logs and metrics. Default: host name, process id and a random suffix." }),
+    statement_timeout: positiveDuration
+      .prefault("10s")
+      .meta({ description: "With `url`: the longest one statement may run (PostgreSQL's statement_timeout for kaiawatch's sessions); past it the statement is cancelled, the write fails and is retried, a read says the store is not answering (KW_STORE_TIMEOUT)." }),
+    lock_timeout: positiveDuration
+      .prefault("3s")
+      .meta({ description: "With `url`: the longest one statement waits for a lock another session holds (PostgreSQL's lock_timeout); then it fails as statement_timeout does. Keep it well under `lease`." }),
+    pool_timeout: positiveDuration
+      .prefault("5s")
+      .meta({ description: "With `url`: the longest a query waits for a connection (a free one of the pool of 10, or a new one to connect); then it fails as statement_timeout does." }),
     retention: duration
       .prefault("7d")
       .meta({ description: "How long delivered alerts stay in the store: `kaiawatch outbox` and the status page show them, and a re-scan does not queue them again." }),
@@ -207,11 +217,24 @@ export const defaultsSchema = z
 // ---- watches ----
 
 export const WATCH_KINDS = ["account", "collection", "contract", "every_block", "balance"] as const;
-export const ACCOUNT_SOURCES = ["nft_transfers", "internal_transactions"] as const;
+export const ACCOUNT_SOURCES = ["nft_transfers", "internal_transactions", "transactions"] as const;
 
 const eventFilter = z.string().superRefine((value, ctx) => {
   const problem = eventSignatureProblem(value);
   if (problem !== undefined) ctx.addIssue({ code: "custom", message: problem });
+});
+
+/** A function signature a user writes (names allowed): its selector names and decodes the calls of an account watch's transactions. */
+const methodSignature = z.string().superRefine((value, ctx) => {
+  if (!/\(.*\)\s*$/s.test(value)) {
+    ctx.addIssue({ code: "custom", message: 'not a function signature: write name(type name, …), e.g. "withdraw(uint256 amount)"; in a [ ] list, quote each signature' });
+    return;
+  }
+  try {
+    methodSpec(value);
+  } catch (error) {
+    ctx.addIssue({ code: "custom", message: `not a function signature: ${error instanceof Error ? error.message : String(error)}` });
+  }
 });
 
 const TOKEN_ID_MESSAGE = 'not a token id: write a decimal number, quoted when large ("123")';
@@ -232,8 +255,14 @@ const tokenId = z
  */
 export const watchSchema = z.strictObject({
   name: slug("a watch name"),
-  account: address.optional().meta({ description: "Account watch: NFT transfers (op 3) and/or internal transactions (op 7) of this address." }),
-  sources: z.array(z.enum(ACCOUNT_SOURCES)).min(1).superRefine(uniqueItems).optional().meta({ description: "Account watch only. Default: [nft_transfers], or none when `tokens` is given." }),
+  account: address.optional().meta({ description: "Account watch: NFT transfers (op 3), internal transactions (op 7) and/or top-level transactions (from the node) of this address." }),
+  sources: z.array(z.enum(ACCOUNT_SOURCES)).min(1).superRefine(uniqueItems).optional().meta({ description: "Account watch only: nft_transfers, internal_transactions (explorer), transactions (the node's top-level transactions from, to or paid by the account; one block read per block for every account watch, at chain.rpc_url). Default: [nft_transfers], or none when `tokens` is given." }),
+  methods: z
+    .array(methodSignature)
+    .min(1)
+    .superRefine(uniqueItems)
+    .optional()
+    .meta({ description: 'Account watch only: function signatures ("withdraw(uint256 amount)") whose calls the `transactions` source names (`method`) and decodes (`args.NAME`; names from the signature, else arg0, arg1, …).' }),
   nft_contract: address.optional().meta({ description: "Account watch only: NFT transfers of this token contract only." }),
   tokens: z
     .array(address)

@@ -6,5 +6,11 @@ import type { StoreConfig } from "./types.js";
  * replica. Which of the two is the store's own business (open-backend.ts), not the caller's.
  */
 export function storeOptionsOf(store: StoreConfig): OpenBackendOptions {
-  return { path: store.path, url: store.url, replicaId: store.replica_id, leaseMs: store.lease };
+  return {
+    path: store.path,
+    url: store.url,
+    replicaId: store.replica_id,
+    leaseMs: store.lease,
+    timeouts: { statementMs: store.statement_timeout, lockMs: store.lock_timeout, acquireMs: store.pool_timeout },
+  };
 }

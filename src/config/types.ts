@@ -80,6 +80,12 @@ export interface StoreConfig {
   lease: number;
   /** With `url`: this replica's id (generated when absent). */
   replica_id?: string;
+  /** With `url`: PostgreSQL's statement_timeout for kaiawatch's sessions, in ms. */
+  statement_timeout: number;
+  /** With `url`: PostgreSQL's lock_timeout for kaiawatch's sessions, in ms. */
+  lock_timeout: number;
+  /** With `url`: the longest wait for a connection of the pool, in ms. */
+  pool_timeout: number;
   /** How long delivered alerts are kept, in ms. */
   retention: number;
 }
@@ -124,7 +130,7 @@ interface WatchBase {
   via: WatchVia;
 }
 
-export type AccountSource = "nft_transfers" | "internal_transactions";
+export type AccountSource = "nft_transfers" | "internal_transactions" | "transactions";
 
 /** A wallet or contract address: its NFT transfers (op 3) and/or internal transactions (op 7). */
 export interface AccountWatchConfig extends WatchBase {
@@ -140,6 +146,8 @@ export interface AccountWatchConfig extends WatchBase {
    * `to` is the account, read by rules as `event_logs` with the token fields. Empty: none.
    */
   tokens: string[];
+  /** Function signatures as written: the transactions source names and decodes calls to them. Empty: none. */
+  methods: string[];
 }
 
 /** NFT transfers of a token contract (op 4). */

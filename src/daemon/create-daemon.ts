@@ -33,6 +33,9 @@ import { blocksInFlightFor } from "../watch/fetch-window.js";
 import type { RecountPolicy } from "../watch/fetch-window.js";
 import { explorerOptionsOf } from "./explorer-options.js";
 import { paginateSource } from "./paginate-source.js";
+import { paginateBlockTransactions } from "../watch/paginate-transactions.js";
+import { createTransactionsReader } from "../watch/transactions-reader.js";
+import { isNodeOperation } from "../watch/source.js";
 import { createDaemonStatus, type ReplicaView } from "../status/daemon-status.js";
 import { createStatusServer, type StatusServer } from "../status/status-server.js";
 import { loadOrCreateWriteToken } from "../status/write-token.js";
@@ -160,17 +163,19 @@ export async function createDaemon(common: Common, options: DaemonOptions): Prom
 
     // One enricher for the run: its cache serves every source (the same transaction can match in several).
     const enricher = createEnricher(common, { client });
+    // The transactions source reads the node: one reader for it, through the shared JSON-RPC client (its rate limit).
+    const transactions = createTransactionsReader(common, config, rpc);
     const pollers = plan.sources.map((source) =>
       createSourcePoller(common, {
         source,
         store,
-        paginate: paginateSource(client, source.definition, config.explorer.page_size),
+        paginate: isNodeOperation(source.definition.operation) ? paginateBlockTransactions(transactions) : paginateSource(client, source.definition, config.explorer.page_size),
         normalize: NORMALIZERS[source.family],
         pageSize: config.explorer.page_size,
         enrich: source.rules.some((rule) => (rule.enrich ?? []).length > 0) ? enricher.enrich : undefined,
         onAlerts: () => dispatcher.kick(),
         recount: options.recount,
-        blocksInFlight: options.blocksInFlight ?? blocksInFlightFor(config.explorer.requests_per_second),
+        blocksInFlight: options.blocksInFlight ?? blocksInFlightFor(isNodeOperation(source.definition.operation) ? config.chain.requests_per_second : config.explorer.requests_per_second),
       }),
     );
     const lagBlocks = config.chain.lag_blocks;
@@ -226,6 +231,9 @@ export async function createDaemon(common: Common, options: DaemonOptions): Prom
     // starts sending takes the episodes from the store first (health.resume()). One process
     // sends from its start, with the episodes it loaded then.
     let sending = replicas === undefined;
+    // When the health check in progress started (undefined: none runs), and whether one was skipped since it.
+    let checkStarted: number | undefined;
+    let checkLate = false;
     let statusServer: StatusServer | undefined;
 
     let creditTimer: NodeJS.Timeout | undefined;
@@ -273,8 +281,20 @@ export async function createDaemon(common: Common, options: DaemonOptions): Prom
             sending = false;
             return health.judgeSources();
           }
+          // One check at a time: on a store that does not answer they piled up, and finished
+          // out of order once it did (a later check's verdicts undone by an older one's).
+          if (checkStarted !== undefined) {
+            if (!checkLate) logger.warn({ running_ms: common.now() - checkStarted }, "kaiawatch's own health check is still waiting for the store; the next checks are skipped until it ends");
+            checkLate = true;
+            return;
+          }
+          checkStarted = common.now();
           const resumed = sending ? Promise.resolve() : health.resume().then(() => void (sending = true));
-          resumed.then(() => health.check()).catch((error: unknown) => logger.warn({ err: String(error) }, "cannot check kaiawatch's own health; tried again at the next check"));
+          resumed
+            .then(() => health.check())
+            .then(() => void (checkLate = false))
+            .catch((error: unknown) => logger.warn({ err: String(error) }, "cannot check kaiawatch's own health; tried again at the next check"))
+            .finally(() => (checkStarted = undefined));
         }, config.operational.check_interval);
         healthTimer.unref();
         dispatcher.start();

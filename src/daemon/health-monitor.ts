@@ -1,6 +1,6 @@
 import type { Common } from "../common/common.js";
 import type { OperationalConfig } from "../config/types.js";
-import { isStoreError } from "../store/errors.js";
+import { isStoreUnavailable } from "../store/errors.js";
 import type { Store } from "../store/types.js";
 import type { SourceState, WatchEngine } from "../watch/engine.js";
 import type { PlannedSource } from "../watch/poller.js";
@@ -150,7 +150,7 @@ export function createHealthMonitor(common: Common, options: HealthMonitorOption
         deadLetters: await store.countOutbox({ state: "dead" }),
       };
     } catch (error) {
-      if (!isStoreError(error, "KW_STORE_UNREACHABLE")) throw error;
+      if (!isStoreUnavailable(error)) throw error;
     }
     return lastOutbox;
   }
@@ -160,15 +160,14 @@ export function createHealthMonitor(common: Common, options: HealthMonitorOption
     try {
       return await store.listCursors();
     } catch (error) {
-      if (!isStoreError(error, "KW_STORE_UNREACHABLE")) throw error;
+      if (!isStoreUnavailable(error)) throw error;
       return [];
     }
   }
 
   /** A source's cursor from the store until it has ticked successfully in this run (after a restart onto a failing explorer, its lag is still known). */
-  async function withStoredCursors(states: SourceState[]): Promise<SourceState[]> {
-    if (!states.some((state) => state.cursor === null)) return states;
-    const stored = new Map((await readStoredCursors()).map((cursor) => [cursor.key, cursor.block]));
+  function withStoredCursors(states: SourceState[], stored: ReadonlyMap<string, number>): SourceState[] {
+    if (stored.size === 0) return states;
     return states.map((state) => (state.cursor === null ? { ...state, cursor: stored.get(state.key) ?? null } : state));
   }
 
@@ -205,16 +204,24 @@ export function createHealthMonitor(common: Common, options: HealthMonitorOption
     options.shared.publish({ conditions: sourceConditions(thresholds, sources, new Map(judged.map((state) => [state.key, state.last_error]))), unsettled });
   }
 
-  async function evaluate(): Promise<HealthSnapshot> {
+  /**
+   * The store is read first, and everything the verdicts observe (the clock, the sources'
+   * states, the head, the budget) only after its answers: an evaluation that waited on a
+   * stalled store and observed a head read before the wait made the head look as if it went
+   * backwards (two false `head_backwards` pairs after a PostgreSQL stall).
+   */
+  async function evaluateNow(): Promise<HealthSnapshot> {
+    const stored = options.engine.states().some((state) => state.cursor === null) ? new Map((await readStoredCursors()).map((cursor) => [cursor.key, cursor.block])) : new Map<string, number>();
+    const outbox = await readOutbox();
+    const storeStats = await store.stats();
     const nowMs = common.now();
-    const states = await withStoredCursors(options.engine.states());
+    const states = withStoredCursors(options.engine.states(), stored);
     const head = options.head.state();
     const budget = options.budget.state();
     const judged = judgedOf(states, nowMs);
     const sources = sourceHealth.observe(judged, head.block, nowMs);
     publish(judged, sources);
     const highestCursor = states.reduce<number | null>((max, state) => (state.cursor !== null && (max === null || state.cursor > max) ? state.cursor : max), null);
-    const outbox = await readOutbox();
     const conditions = [
       ...headTracker.observe(head, highestCursor, nowMs),
       ...backlog.observe(outbox.sinks, nowMs),
@@ -223,7 +230,7 @@ export function createHealthMonitor(common: Common, options: HealthMonitorOption
         sources,
         lastErrors: new Map(states.map((state) => [state.key, state.last_error])),
         ...outbox,
-        store: await store.stats(),
+        store: storeStats,
         storePath: store.path,
         budget,
       }),
@@ -254,7 +261,7 @@ export function createHealthMonitor(common: Common, options: HealthMonitorOption
     try {
       others = await shared.others();
     } catch (error) {
-      if (!isStoreError(error, "KW_STORE_UNREACHABLE")) throw error;
+      if (!isStoreUnavailable(error)) throw error;
     }
     const merged = new Map(own.map((condition) => [condition.key, condition]));
     for (const condition of others.conditions) if (!merged.has(condition.key)) merged.set(condition.key, condition);
@@ -266,6 +273,11 @@ export function createHealthMonitor(common: Common, options: HealthMonitorOption
     }
     return [...merged.values()];
   }
+
+  // One evaluation at a time: /readyz, /status and the timer asking together share it, so
+  // that evaluations never finish out of order (nor pile up on a store that does not answer).
+  let evaluating: Promise<HealthSnapshot> | undefined;
+  const evaluate = (): Promise<HealthSnapshot> => (evaluating ??= evaluateNow().finally(() => (evaluating = undefined)));
 
   return {
     evaluate,

@@ -33,6 +33,10 @@ export function createHeadTracker(thresholds: OperationalConfig, startedAtMs: nu
   let lastBlock: number | null = null;
   let movedAt = startedAtMs;
   let highest: number | null = null;
+  // The newest head reading observed: an older one (observed late, by an evaluation that
+  // waited on the store) is discarded, or a head read before the wait looked like a head
+  // that went backwards.
+  let newestReadAt = -Infinity;
   return {
     seed(kind, sinceMs, detail) {
       const head = typeof detail.head === "number" ? detail.head : null;
@@ -48,6 +52,9 @@ export function createHeadTracker(thresholds: OperationalConfig, startedAtMs: nu
     },
     observe(state, highestCursor, nowMs) {
       const conditions: OperationalCondition[] = [];
+      const readAt = state.read_at === null ? null : Date.parse(state.read_at);
+      if (readAt !== null && readAt < newestReadAt) state = { block: lastBlock, read_at: null, error: null };
+      else if (readAt !== null) newestReadAt = readAt;
       if (state.error !== null) failingSince ??= state.read_at === null ? nowMs : Date.parse(state.read_at);
       else if (state.read_at !== null) failingSince = undefined;
       if (failingSince !== undefined && nowMs - failingSince >= thresholds.source_failing_after) {
@@ -144,7 +151,7 @@ export function currentConditions(thresholds: OperationalConfig, input: Conditio
     if (age > thresholds.sink_pending_age) out.push({ key: `sink_stalled:${sink.name}`, kind: "sink_stalled", summary: `sink ${sink.name}: its oldest pending alert is ${Math.round(age / 1000)} s old (${sink.pending} pending)`, detail: { sink: sink.name, pending: sink.pending, oldest_created_at: sink.oldest.created_at } });
   }
   if (input.deadLetters > 0) out.push({ key: "dead_letters", kind: "dead_letters", summary: `${input.deadLetters} dead letters in the outbox (kaiawatch outbox --state dead)`, detail: { dead: input.deadLetters } });
-  if (input.store.lastWriteFailed) out.push({ key: "store_not_writable", kind: "store_not_writable", summary: `the last write of ${input.storePath} failed (${input.store.failedWrites} failed writes since start): the store is not writable; it retries with the next change`, detail: { failed_writes: input.store.failedWrites } });
+  if (input.store.lastWriteFailed) out.push({ key: "store_not_writable", kind: "store_not_writable", summary: `the last write of ${input.storePath} failed (${input.store.failedWrites} failed writes since start): the store is not writable, and deliveries wait until it is (an outcome it cannot record would send the same alerts again); it retries with the next change`, detail: { failed_writes: input.store.failedWrites } });
   // Both hold until the UTC day turns (the meter starts the new day at 0 and the pause ends):
   // each is sent once when it starts and resolved once at 00:00 UTC, whatever restarts happen.
   const { budget } = input;

@@ -16,5 +16,7 @@ export function paginateSource(client: ExplorerClient, definition: SourceDefinit
       return (range, signal) => client.paginate("accountInternalTransactions", { accountAddress: address, blockNumberStart: range.from, blockNumberEnd: range.to, size }, { signal });
     case "blockInternalTransactions":
       return (range, signal) => client.paginate("blockInternalTransactions", { blockNumber: range.from, size }, { signal });
+    case "blockTransactions":
+      throw new Error("the transactions source reads the node, not the explorer (paginateBlockTransactions)");
   }
 }

@@ -164,7 +164,12 @@ async function readQuotas(config: Config, signal: AbortSignal): Promise<string> 
 /** The operations the config uses: its sources' and its enrichments'. */
 function operationsOf(config: Config, sources: readonly PlannedSource[]): Map<OperationName, PlannedSource | undefined> {
   const used = new Map<OperationName, PlannedSource | undefined>();
-  for (const source of sources) if (!used.has(source.definition.operation)) used.set(source.definition.operation, source);
+  for (const source of sources) {
+    const operation = source.definition.operation;
+    // The transactions source reads the node: the chain checks cover it.
+    if (operation === "blockTransactions") continue;
+    if (!used.has(operation)) used.set(operation, source);
+  }
   for (const rule of config.rules) for (const kind of rule.enrich) for (const operation of ENRICHMENT_KINDS[kind].operations) if (!used.has(operation)) used.set(operation, undefined);
   return used;
 }

@@ -29,6 +29,8 @@ export interface DeliveriesOptions {
   owns: (w: Worker) => boolean;
   /** The signal the sends of this worker run under, or undefined when the dispatcher is not running. */
   signalOf: (w: Worker) => AbortSignal | undefined;
+  /** Sends are held (the store cannot record outcomes: outcome-gate.ts); queued ones wait for a pass. */
+  held: () => boolean;
   /** A dead letter changes the sink's dead gauge. */
   countDead: (sink: string) => Promise<number>;
 }
@@ -74,7 +76,7 @@ export function createDeliveries(common: Common, options: DeliveriesOptions): De
    */
   function launchQueued(w: Worker): boolean {
     const signal = options.signalOf(w);
-    if (signal === undefined || signal.aborted || w.dirty || w.passing) return false;
+    if (signal === undefined || signal.aborted || w.dirty || w.passing || options.held()) return false;
     if (common.now() - w.queuedAt >= options.idlePollMs) return false;
     const next = w.queue.shift();
     if (next === undefined) return false;

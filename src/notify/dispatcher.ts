@@ -9,6 +9,7 @@ import { requeueDeadLetters, type DeadLetterSelector, type RequeueResult } from 
 import { createDeliveries, type DeliveryTotals } from "./deliveries.js";
 import type { DispatcherSink } from "./dispatcher-sink.js";
 import { createOutboxMaintenance } from "./outbox-maintenance.js";
+import { createOutcomeGate } from "./outcome-gate.js";
 import type { SilenceBook } from "./silences.js";
 import { createWorker, isIdle, runWorker, type Worker } from "./sink-worker.js";
 import { createWorkerPass } from "./worker-pass.js";
@@ -38,6 +39,8 @@ export interface DispatcherOptions {
   stopTimeoutMs?: number;
   /** How often delivered entries are pruned. Default 10 min. */
   pruneIntervalMs?: number;
+  /** While the store cannot record outcomes: the first wait before trying it again, doubled up to `maxMs`. Default 1 s up to 30 s. */
+  storeProbe?: { baseMs: number; maxMs: number };
   /** Replaceable in tests; Math.random by default. */
   random?: () => number;
   /**
@@ -144,8 +147,11 @@ export function createDispatcher(common: Common, options: DispatcherOptions): Di
     longestCooldownMs: Math.max(0, ...options.rules.map((rule) => rule.cooldownMs ?? 0)),
     logger: baseLogger,
   });
+  // No send while the store cannot record its outcome (a full disk): see outcome-gate.ts.
+  const gate = createOutcomeGate(common, { store, logger: baseLogger, probe: options.storeProbe });
   const deliveries = createDeliveries(common, {
     store,
+    held: gate.held,
     backoff: options.backoff ?? DEFAULT_BACKOFF,
     random: options.random ?? Math.random,
     sendTimeoutMs: options.sendTimeoutMs ?? 60_000,
@@ -162,6 +168,7 @@ export function createDispatcher(common: Common, options: DispatcherOptions): Di
     passLimit: options.passLimit ?? 1000,
     flushGroups: () => draining > 0,
     deliveries,
+    gate,
     totals,
     updateGauges: maintenance.updateGauges,
     logger: baseLogger,

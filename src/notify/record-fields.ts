@@ -1,3 +1,4 @@
+import type { NodeTransaction } from "../chain/node-transactions.js";
 import type { EventLog, InternalTransactionListItem, NftTransfer } from "../explorer/types.js";
 import { BALANCE_ALERT_SOURCE, type RuleSource } from "../model/alert-document.js";
 
@@ -52,6 +53,35 @@ const EVENT_LOG = {
   estimated_event_log: "value",
 } as const satisfies Record<keyof EventLog, Shape>;
 
+const NODE_TRANSACTION = {
+  hash: "value",
+  block_number: "value",
+  block_hash: "value",
+  transaction_index: "value",
+  from: "value",
+  to: "value",
+  value: "value",
+  value_kei: "value",
+  type: "value",
+  type_int: "value",
+  fee_payer: "value",
+  fee_ratio: "value",
+  method_id: "value",
+  method: "value",
+  method_signature: "value",
+  args: LIST({ name: "value", type: "value", value: "value" }),
+  input_size: "value",
+  status: "value",
+  tx_error: "value",
+  error: "value",
+  revert_reason: "value",
+  gas_used: "value",
+  gas_price: "value",
+  fee: "value",
+  contract_address: "value",
+  log_count: "value",
+} as const satisfies Record<keyof NodeTransaction, Shape>;
+
 /** The record of a balance alert (built by the balance monitor, not read from the explorer). */
 const BALANCE_READING = { address: "value", asset: "value", symbol: "value", decimals: "value", balance: "value", balance_base_units: "value", condition: "value" } as const;
 
@@ -59,6 +89,7 @@ const RECORDS: Record<RuleSource, { readonly [key: string]: Shape }> = {
   nft_transfers: NFT_TRANSFER,
   internal_transactions: INTERNAL_TRANSACTION,
   event_logs: EVENT_LOG,
+  transactions: NODE_TRANSACTION,
   [BALANCE_ALERT_SOURCE]: BALANCE_READING,
 };
 

@@ -4,6 +4,7 @@ import { admit, type DispatcherRule } from "./admission.js";
 import { applyAdmission } from "./apply-admission.js";
 import { readCooldownView } from "./cooldown.js";
 import type { Deliveries, DeliveryTotals } from "./deliveries.js";
+import type { OutcomeGate } from "./outcome-gate.js";
 import { readDueEntries } from "./due-entries.js";
 import type { SilenceBook } from "./silences.js";
 import type { Worker } from "./sink-worker.js";
@@ -17,6 +18,8 @@ export interface WorkerPassOptions {
   /** Open digests are sent at once while this says so (a drain). */
   flushGroups: () => boolean;
   deliveries: Deliveries;
+  /** Whether sends may start (not while the store cannot record their outcomes). */
+  gate: OutcomeGate;
   totals: DeliveryTotals;
   updateGauges: (sink: string) => Promise<void>;
   logger: Common["logger"];
@@ -33,6 +36,9 @@ export function createWorkerPass(common: Common, options: WorkerPassOptions): (w
   return async function pass(w, signal) {
     // A send finishing while this pass awaits must not start a delivery the pass is planning again.
     w.queue = [];
+    // The store cannot record an outcome: nothing is read or sent until it can (outcome-gate.ts).
+    const heldUntil = await options.gate.check();
+    if (heldUntil !== undefined) return heldUntil;
     const now = common.now();
     const at = new Date(now).toISOString();
     // Taken before the read: a send that ends while the read awaits records its entries, and
@@ -53,6 +59,8 @@ export function createWorkerPass(common: Common, options: WorkerPassOptions): (w
     if (later !== undefined) soonest(Date.parse(later));
     options.totals.suppressed += await applyAdmission({ store, common, silences: options.silences, logger: w.logger }, w.name, admission, now);
     signal.throwIfAborted();
+    // A write failed while this pass read (an outcome's commit): what it planned waits for the store.
+    if (options.gate.held()) return common.now();
 
     let launched = 0;
     for (const delivery of admission.sends) {

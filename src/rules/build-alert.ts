@@ -72,6 +72,7 @@ function recordDatetime(record: WatchedRecord): string | null {
     case "internal_transactions":
       return record.data.datetime ?? null;
     case "event_logs":
+    case "transactions":
       return null;
   }
 }
@@ -99,6 +100,7 @@ function buildLinks(input: BuildAlertInput): AlertDocument["links"] {
       break;
     }
     case "internal_transactions":
+    case "transactions":
       account ??= record.data.from;
       break;
   }
@@ -134,6 +136,18 @@ export function tokenTransferSummary(token: TokenInfo, transfer: TokenTransferVa
 /** One plain-text line per family; on-chain text is flattened and cut, never trusted. */
 export function defaultSummary(record: WatchedRecord, watchedAccount?: string): string {
   switch (record.family) {
+    case "transactions": {
+      const d = record.data;
+      const dir = direction(d.from, d.to, watchedAccount);
+      const call = d.method !== undefined ? ` ${truncate(oneLine(d.method), 40)}()` : d.method_id !== undefined ? ` call ${d.method_id}` : "";
+      let line = `${formatKei(BigInt(d.value_kei), { group: true })} KAIA${dir ? ` ${dir}` : ""}${call} ${shortAddress(d.from)} → ${d.to === undefined ? "(contract creation)" : shortAddress(d.to)}`;
+      if (d.fee_payer !== undefined) line += `, fee paid by ${shortAddress(d.fee_payer)}`;
+      if (d.status === "Fail") {
+        const why = d.revert_reason ?? d.error;
+        line += ` (Fail: ${why ? truncate(oneLine(why), 80) : "no message"})`;
+      }
+      return line;
+    }
     case "internal_transactions": {
       const d = record.data;
       const kei = amountKeiOf(d.amount);
@@ -210,6 +224,21 @@ function templateValue(name: string, alert: AlertDocument, record: WatchedRecord
         case "direction": return direction(d.from, d.to, account);
         case "mint": return d.from.toLowerCase() === ZERO_ADDRESS;
         case "burn": return d.to === undefined || isBurnAddress(d.to);
+      }
+      return undefined;
+    }
+    case "transactions": {
+      const d = record.data;
+      if (name.startsWith("args.")) return d.args?.find((a) => a.name === name.slice(5))?.value;
+      switch (name) {
+        case "amount_kaia": return d.value;
+        case "amount_kei": return d.value_kei;
+        case "direction": return direction(d.from, d.to, account);
+        case "failed": return d.status === "Fail";
+        case "fee_delegated": return d.fee_payer !== undefined;
+        case "index": return d.transaction_index;
+        case "from": case "to": case "status": case "error": case "revert_reason": case "method_id": case "method": case "type": case "type_int": case "fee_payer": case "fee": case "gas_used": case "gas_price":
+          return d[name];
       }
       return undefined;
     }

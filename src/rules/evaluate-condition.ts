@@ -153,6 +153,36 @@ export function readField(record: WatchedRecord, field: FieldSpec): unknown {
       }
       break;
     }
+    case "transactions": {
+      const d = record.data;
+      switch (field.id) {
+        case "from": return d.from;
+        case "to": return d.to;
+        case "amount": return d.value;
+        case "direction": {
+          const from = d.from === field.account;
+          const to = d.to === field.account;
+          return from && to ? "self" : from ? "out" : to ? "in" : undefined;
+        }
+        case "status": return d.status;
+        case "failed": return d.status === "Fail";
+        case "error": return d.error;
+        case "revert_reason": return d.revert_reason;
+        case "method_id": return d.method_id;
+        case "method": return d.method;
+        case "args": return d.args?.find((a) => a.name === field.arg)?.value;
+        case "type": return d.type;
+        case "type_int": return d.type_int;
+        case "fee_payer": return d.fee_payer;
+        case "fee_delegated": return d.fee_payer !== undefined;
+        case "fee": return d.fee;
+        case "gas_used": return d.gas_used;
+        case "index": return d.transaction_index;
+        case "block": return record.block;
+        case "transaction": return record.transactionHash;
+      }
+      break;
+    }
   }
   return undefined;
 }

@@ -135,6 +135,42 @@ export const FIELDS: Readonly<Record<RecordFamily, Readonly<Record<string, Field
     block: BLOCK,
     transaction: TRANSACTION,
   },
+  transactions: {
+    from: { kind: "address", doc: "the sender (the signer; not the fee payer)", example: 'from: "0x…"' },
+    to: { kind: "address", doc: "the recipient or called contract (absent for a contract creation)", example: 'to: { not_in: ["0x…"] }' },
+    amount: { kind: "amount", doc: "KAIA sent with the transaction, exact, with a unit (KAIA when none)", example: 'amount: { gte: "1000 KAIA" }' },
+    direction: {
+      kind: "keyword",
+      values: ["in", "out", "self"],
+      doc: "relative to the watched account: in (to it), out (from it), self (both); absent when the account only paid the fee",
+      example: "direction: out",
+    },
+    status: { kind: "keyword", values: ["success", "fail"], doc: "the receipt's status: Success or Fail", example: "status: Fail" },
+    failed: { kind: "boolean", doc: "the transaction failed", example: "failed: true" },
+    error: { kind: "text", doc: "the node's text for a failed transaction's error code (txError), e.g. \"evm: execution reverted\"", example: 'error: { contains: "out of gas" }' },
+    revert_reason: { kind: "text", doc: "the revert message, when the node's tracer gave one (debug_traceTransaction)", example: 'revert_reason: { contains: "insufficient" }' },
+    method_id: {
+      kind: "hash",
+      operand: "selector",
+      doc: "the 4-byte function selector of the input; write the function signature or 0x + 8 hex",
+      example: 'method_id: "withdraw(uint256)"',
+    },
+    method: { kind: "text", doc: "the function name, for a selector the watch's `methods` name", example: "method: withdraw" },
+    "args.NAME": {
+      kind: "arg",
+      doc: "an argument decoded with the watch's `methods` (names from the signature, else arg0, arg1, …); integers compare as numbers",
+      example: 'args.amount: { gt: "1000 * 10^18" }',
+    },
+    type: { kind: "keyword", doc: "Kaia's transaction type: TxTypeValueTransfer, TxTypeFeeDelegatedSmartContractExecution, TxTypeEthereumDynamicFee, …", example: "type: TxTypeLegacyTransaction" },
+    type_int: { kind: "integer", doc: "the type's number (typeInt): 0 legacy, 8 value transfer, 9 its fee-delegated form, 48 contract execution, …", example: "type_int: { in: [9, 10] }" },
+    fee_payer: { kind: "address", doc: "the fee payer of a fee-delegated transaction", example: 'fee_payer: "0x…"' },
+    fee_delegated: { kind: "boolean", doc: "a fee payer paid (part of) the fee", example: "fee_delegated: true" },
+    fee: { kind: "amount", doc: "gas used × effective gas price, in KAIA (paid by the fee payer when there is one)", example: 'fee: { gt: "1 KAIA" }' },
+    gas_used: { kind: "integer", doc: "gas used", example: "gas_used: { gt: 1000000 }" },
+    index: { kind: "integer", doc: "position of the transaction in its block", example: "index: 0" },
+    block: BLOCK,
+    transaction: TRANSACTION,
+  },
 };
 
 /**
@@ -204,6 +240,9 @@ export function resolveField(name: string, context: { family: RecordFamily; watc
     field.index = index;
   }
   if (arg) field.arg = arg[1] as string;
+  if (name === "direction" && context.family === "transactions" && context.watchedAccount === undefined) {
+    return { ok: false, message: `"direction" needs a watch of an account (it says whether the transaction came in or went out of that account)` };
+  }
   if (name === "direction") {
     if (context.watchedAccount === undefined) {
       return { ok: false, message: `"direction" needs a watch of an account (it says whether the transfer came in or went out of that account)` };

@@ -40,6 +40,15 @@ export const SLOT = {
   call_id: 21,
   /** event_logs: topic0. */
   event_signature: 22,
+  revert_reason: 23,
+  /** transactions: the decoded function name. */
+  method: 24,
+  type_int: 25,
+  fee_payer: 26,
+  fee_delegated: 27,
+  fee: 28,
+  gas_used: 29,
+  index: 30,
 } as const;
 
 const lower = (s: string | undefined): string | undefined => (typeof s === "string" ? s.toLowerCase() : undefined);
@@ -72,7 +81,8 @@ export class PreparedRecord {
     this.args = [];
     // A literal of the full length keeps the array packed (no holes) for fast element loads.
     this.values = [undefined, undefined, undefined, undefined, undefined, undefined, undefined, undefined, undefined, undefined, undefined, undefined,
-      undefined, undefined, undefined, undefined, undefined, undefined, undefined, undefined, undefined, undefined, undefined];
+      undefined, undefined, undefined, undefined, undefined, undefined, undefined, undefined, undefined, undefined, undefined, undefined, undefined, undefined,
+      undefined, undefined, undefined, undefined, undefined];
   }
 
   get record(): WatchedRecord {
@@ -111,9 +121,13 @@ export class PreparedRecord {
     return this.topics[i];
   }
 
-  /** A decoded event argument by name (the first one, should a name repeat). */
+  /** A decoded event (or transaction) argument by name (the first one, should a name repeat). */
   arg(name: string): ArgValue | undefined {
     const record = this.current;
+    if (record.family === "transactions") {
+      const found = record.data.args?.find((a) => a.name === name);
+      return found === undefined ? undefined : argValue(found.value);
+    }
     if (record.family !== "event_logs") return undefined;
     const items = record.data.items;
     for (let i = 0; i < items.length; i++) {
@@ -168,6 +182,21 @@ export class PreparedRecord {
           case SLOT.fail_message: return d.transaction_status?.fail_message;
           case SLOT.method_id: return d.method_id;
           case SLOT.function_signature: return d.signature;
+        }
+        return undefined;
+      }
+      case "transactions": {
+        const d = record.data;
+        switch (slot) {
+          case SLOT.from: return d.from;
+          case SLOT.to: return d.to;
+          case SLOT.status: return d.status;
+          case SLOT.error: return d.error;
+          case SLOT.revert_reason: return d.revert_reason;
+          case SLOT.method_id: return d.method_id;
+          case SLOT.method: return d.method;
+          case SLOT.type: return d.type;
+          case SLOT.fee_payer: return d.fee_payer;
         }
         return undefined;
       }
@@ -226,6 +255,28 @@ export class PreparedRecord {
           case SLOT.method_id: return lower(d.method_id);
           case SLOT.function_signature: return d.signature;
           case SLOT.call_id: return integerOf(d.call_id);
+        }
+        return undefined;
+      }
+      case "transactions": {
+        const d = record.data;
+        switch (slot) {
+          case SLOT.from: return d.from;
+          case SLOT.to: return d.to;
+          case SLOT.amount: return BigInt(d.value_kei);
+          case SLOT.status: return d.status.toLowerCase();
+          case SLOT.failed: return d.status === "Fail";
+          case SLOT.error: return d.error;
+          case SLOT.revert_reason: return d.revert_reason;
+          case SLOT.method_id: return d.method_id;
+          case SLOT.method: return d.method;
+          case SLOT.type: return lower(d.type);
+          case SLOT.type_int: return BigInt(d.type_int);
+          case SLOT.fee_payer: return d.fee_payer;
+          case SLOT.fee_delegated: return d.fee_payer !== undefined;
+          case SLOT.fee: return amountKeiOf(d.fee);
+          case SLOT.gas_used: return integerOf(d.gas_used);
+          case SLOT.index: return BigInt(d.transaction_index);
         }
         return undefined;
       }

@@ -289,8 +289,9 @@ function hasTail(tails: Uint32Array, text: string): boolean {
   return tail === -1 || (tails[tail >>> 5]! & (1 << (tail & 31))) !== 0;
 }
 
-/** An event log's argument text by name (the first, should a name repeat), as PreparedRecord.arg reads it. */
+/** An event log's (or a transaction's decoded) argument text by name (the first, should a name repeat), as PreparedRecord.arg reads it. */
 function argText(record: WatchedRecord, name: string): string | undefined {
+  if (record.family === "transactions") return record.data.args?.find((a) => a.name === name)?.value;
   if (record.family !== "event_logs") return undefined;
   const items = record.data.items;
   for (let i = 0; i < items.length; i++) {

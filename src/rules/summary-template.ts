@@ -21,6 +21,7 @@ export const FAMILY_TEMPLATE_VARIABLES: Readonly<Record<RecordFamily, readonly s
   event_logs: ["contract", "event", "signature", "log_index", "estimated", "topics[i]", "args.NAME"],
   nft_transfers: ["contract", "contract_type", "token_id", "from", "to", "token_count", "direction", "mint", "burn"],
   internal_transactions: ["type", "from", "to", "amount_kaia", "amount_kei", "status", "failed", "error", "fail_message", "method_id", "signature", "call_id"],
+  transactions: ["from", "to", "amount_kaia", "amount_kei", "direction", "status", "failed", "error", "revert_reason", "method_id", "method", "args.NAME", "type", "type_int", "fee_payer", "fee_delegated", "fee", "gas_used", "gas_price", "index"],
 };
 
 /** A token watch's Transfer logs offer these besides event_logs' (see build-alert.ts). */
@@ -66,6 +67,7 @@ export function isTemplateVariable(name: string, family: RuleSource): boolean {
   const own = ownVariables(family);
   if (own.includes(name)) return true;
   if (family === "event_logs") return /^topics\[[0-3]\]$/.test(name) || /^args\.[\w$]+$/.test(name);
+  if (family === "transactions") return /^args\.[\w$]+$/.test(name);
   return false;
 }
 

@@ -3,7 +3,7 @@ import type { ConditionIssue, ConditionPath } from "./parse-condition.js";
 import { parseCondition } from "./parse-condition.js";
 import type { TokenFieldContext } from "./fields.js";
 
-const FAMILIES: readonly string[] = ["event_logs", "nft_transfers", "internal_transactions"];
+const FAMILIES: readonly string[] = ["event_logs", "nft_transfers", "internal_transactions", "transactions"];
 
 export interface RuleConditionInput {
   name: string;

@@ -12,6 +12,16 @@ export interface TxInfo {
   feePayer?: string;
   status: "Success" | "Fail";
   failMessage?: string;
+  /** Set by a test's chosen top-level transaction (addBlock `transactions`); else derived (receipts-rpc.ts). */
+  value?: string;
+  input?: string;
+  typeInt?: number;
+  feeRatio?: number;
+  txError?: number;
+  revertReason?: string;
+  gasUsed?: number;
+  /** Kei per gas, decimal. */
+  gasPrice?: string;
   logs: LogRec[];
   nfts: NftRec[];
   calls: CallRec[];

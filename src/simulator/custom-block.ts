@@ -10,6 +10,33 @@ export interface ChosenRecords {
   eventLogs?: Partial<EventLog>[];
   nftTransfers?: Partial<NftTransfer>[];
   internalTransactions?: Partial<InternalTransactionListItem>[];
+  /** Top-level transactions (kaia_getBlockReceipts), after the transactions of the records above. */
+  transactions?: ChosenTransaction[];
+}
+
+/** A top-level transaction a test chooses; its receipt is built from it (receipts-rpc.ts). */
+export interface ChosenTransaction {
+  /** Shares the transaction of records that name it; default a new one. */
+  hash?: string;
+  from: string;
+  /** "" for a contract creation. */
+  to: string;
+  /** KAIA, exact decimal; default "0". */
+  value?: string;
+  /** Call data, 0x-hex. */
+  input?: string;
+  status?: "Success" | "Fail";
+  /** Kaia's receipt error code of a failed transaction (default 0x09, reverted). */
+  txError?: number;
+  /** What the node's call tracer says (debug_traceTransaction). */
+  revertReason?: string;
+  feePayer?: string;
+  feeRatio?: number;
+  /** Kaia's typeInt; default: fee-delegated when feePayer is set, else legacy. */
+  typeInt?: number;
+  gasUsed?: number;
+  /** Kei per gas, decimal. */
+  gasPrice?: string;
 }
 
 /**
@@ -93,6 +120,22 @@ export function buildChosenBlock(world: World, nft: NftState, p: Prng, block: nu
     if (item.to !== undefined) rec.to = item.to.toLowerCase();
     if (item.error !== undefined) rec.error = item.error;
     tx.calls.push(rec);
+  }
+
+  for (const chosenTx of chosen.transactions ?? []) {
+    const tx = txFor(chosenTx.hash, chosenTx.from, chosenTx.to);
+    tx.from = chosenTx.from;
+    tx.to = chosenTx.to;
+    tx.value = chosenTx.value ?? "0";
+    if (chosenTx.input !== undefined) tx.input = chosenTx.input;
+    if (chosenTx.status !== undefined) tx.status = chosenTx.status;
+    if (chosenTx.txError !== undefined) tx.txError = chosenTx.txError;
+    if (chosenTx.revertReason !== undefined) tx.revertReason = chosenTx.revertReason;
+    if (chosenTx.feePayer !== undefined) tx.feePayer = chosenTx.feePayer;
+    if (chosenTx.feeRatio !== undefined) tx.feeRatio = chosenTx.feeRatio;
+    tx.typeInt = chosenTx.typeInt ?? (chosenTx.feePayer === undefined ? 0 : chosenTx.input !== undefined && chosenTx.input !== "0x" ? 49 : 9);
+    if (chosenTx.gasUsed !== undefined) tx.gasUsed = chosenTx.gasUsed;
+    if (chosenTx.gasPrice !== undefined) tx.gasPrice = chosenTx.gasPrice;
   }
 
   for (const tx of txs) {

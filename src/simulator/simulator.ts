@@ -14,9 +14,10 @@ import { createPollLog, type Poll } from "./poll-log.js";
 import { createPrng } from "./prng.js";
 import { eventLogJson, internalTxJson, nftTransferJson } from "./serialize.js";
 import { answerStateRpc } from "./state-rpc.js";
+import { answerReceiptsRpc } from "./receipts-rpc.js";
 import { createWorld } from "./world.js";
 
-export type { ChosenRecords } from "./custom-block.js";
+export type { ChosenRecords, ChosenTransaction } from "./custom-block.js";
 export type { Dialect } from "./api.js";
 export type { SimulatorStats } from "./meter.js";
 export type { Poll } from "./poll-log.js";
@@ -50,6 +51,8 @@ export interface SimulatorFaults {
   shortPages?: number;
   /** Every record of a list answer without this field, as from a server release that dropped or renamed it. */
   dropField?: string;
+  /** JSON-RPC debug_traceTransaction answers "method not found", as public endpoints do. */
+  debugUnavailable?: boolean;
 }
 
 /** The service's own limits; like the faults they can be changed while running. */
@@ -148,6 +151,7 @@ export interface Simulator {
   url: string;
   /**
    * JSON-RPC endpoint (the same server): eth_blockNumber, kaia_blockNumber, eth_chainId,
+   * kaia_getBlockReceipts and debug_traceTransaction (callTracer) of the top-level transactions,
    * eth_getBalance, and eth_call for decimals(), symbol(), name(), balanceOf(address) of the tokens.
    */
   rpcUrl: string;
@@ -345,7 +349,7 @@ export async function createSimulator(options: SimulatorOptions = {}): Promise<S
       case "kaia_chainId":
         return { jsonrpc: "2.0", id, result: `0x${chainId.toString(16)}` };
       default: {
-        const state = answerStateRpc(world, chain, balances, r.method, r.params);
+        const state = answerStateRpc(world, chain, balances, r.method, r.params) ?? answerReceiptsRpc(chain, r.method, r.params, { debugUnavailable: faults.debugUnavailable });
         if (state) return { jsonrpc: "2.0", id, ...state };
         return { jsonrpc: "2.0", id, error: { code: -32601, message: `the method ${r.method} does not exist/is not available` } };
       }

@@ -11,6 +11,8 @@ import type { WatchEngine } from "../watch/engine.js";
 import type { PlannedSource } from "../watch/poller.js";
 import { findCursorTarget, moveCursor, type MovedCursor } from "../watch/move-cursor.js";
 import { createCreditHistory } from "./credit-history.js";
+import { answerWithin } from "./answer-within.js";
+import { isStoreUnavailable } from "../store/errors.js";
 import { sleep } from "../common/sleep.js";
 import type { AlertToQueue } from "./alerts-body.js";
 import type { CursorMove } from "./cursor-body.js";
@@ -31,6 +33,11 @@ const GROUP_IDS_LIMIT = 1000;
  */
 export const CURSOR_MOVE_WAIT_MS = 60_000;
 const CURSOR_MOVE_POLL_MS = 50;
+/**
+ * /readyz, /status and /metrics answer within this long whatever the store does: past it from
+ * what they last read, saying the store is not answering (a probe's timeout is often 1–2 s).
+ */
+export const HEALTH_ANSWER_MS = 1_000;
 /** On-chain text in /status is cut to this many characters: the page shows a line, not a record. */
 const TEXT_LIMIT = 500;
 
@@ -79,6 +86,8 @@ export interface DaemonStatusParts {
   balances?: () => Promise<unknown[]>;
   /** The block explorer (config chain.explorer_url): /status carries links under it for the page. */
   explorerUrl?: string;
+  /** How long /readyz, /status and /metrics wait for the store before answering from what they last read (HEALTH_ANSWER_MS). */
+  answerWithinMs?: number;
 }
 
 /** A replica as /status shows it. */
@@ -218,7 +227,7 @@ export function createDaemonStatus(common: Common, parts: DaemonStatusParts): St
       (error: unknown) => (error instanceof Error ? error.message : String(error)),
     );
     if (unreachable !== undefined) return { ok: false, detail: `the store ${store.path} cannot be read: ${unreachable}` };
-    if (stats.lastWriteFailed) return { ok: false, detail: `the last write of ${store.path} failed (${stats.failedWrites} failed writes since start); the store retries with the next change` };
+    if (stats.lastWriteFailed) return { ok: false, detail: `the last write of ${store.path} failed (${stats.failedWrites} failed writes since start); deliveries wait until it takes writes again, and it retries with the next change` };
     return { ok: true, detail: `${store.path} is writable (${stats.writes} writes since start)` };
   }
 
@@ -227,7 +236,7 @@ export function createDaemonStatus(common: Common, parts: DaemonStatusParts): St
    * a stalled sink, the head unreachable, stuck or backwards, the store not writable, the
    * credit budget spent. Retrying and catching up are normal work and stay ready.
    */
-  async function readiness(): Promise<Readiness> {
+  async function readinessNow(): Promise<Readiness> {
     const storeReading = await storeCheck();
     const snapshot = await health.evaluate();
     const checks: Readiness["checks"] = {};
@@ -247,7 +256,30 @@ export function createDaemonStatus(common: Common, parts: DaemonStatusParts): St
     return { ready: reasons.length === 0, reasons, checks };
   }
 
+  const answerWithinMs = parts.answerWithinMs ?? HEALTH_ANSWER_MS;
+  const bounded = { deadlineMs: answerWithinMs, now: common.now, notAnswering: isStoreUnavailable };
+  /** The store's check when it did not answer in time: what the endpoints say instead of hanging. */
+  const notAnswering = (lastAtMs: number | undefined) =>
+    `the store ${store.path} is not answering: no answer within ${answerWithinMs} ms (${lastAtMs === undefined ? "nothing read from it yet" : `the rest as last read at ${iso(lastAtMs)}`})`;
+  const readinessReading = answerWithin(readinessNow, bounded);
+
+  async function readiness(): Promise<Readiness> {
+    const got = await readinessReading();
+    if (got.fresh) return got.value;
+    const checks = { ...(got.last?.value.checks ?? {}), store: { ok: false, detail: notAnswering(got.last?.atMs) } };
+    const reasons = Object.entries(checks)
+      .filter(([, check]) => !check.ok)
+      .map(([name, check]) => `${name}: ${check.detail}`);
+    return { ready: false, reasons, checks };
+  }
+
+  const metricsReading = answerWithin(refreshMetricsNow, bounded);
+  /** Past the bound the gauges keep what they last showed (the refresh goes on, and sets them when the store answers). */
   async function refreshMetrics(): Promise<void> {
+    await metricsReading();
+  }
+
+  async function refreshMetricsNow(): Promise<void> {
     const { metrics } = common;
     const h = head.state().block;
     const cursors = await cursorsByKey();
@@ -284,7 +316,41 @@ export function createDaemonStatus(common: Common, parts: DaemonStatusParts): St
     return new Map((await store.listCursors()).map((cursor) => [cursor.key, cursor]));
   }
 
+  const statusReading = answerWithin(statusNow, bounded);
+
+  /** /status; past the bound, the last one read with what changed since in memory, saying the store is not answering. */
   async function status(): Promise<unknown> {
+    const got = await statusReading();
+    if (got.fresh) return got.value;
+    const now = common.now();
+    const storeReason = `store: ${notAnswering(got.last?.atMs)}`;
+    const last = got.last?.value;
+    const lastReasons = Array.isArray(last?.reasons) ? (last.reasons as string[]).filter((reason) => !reason.startsWith("store:")) : [];
+    const lastStore = (last?.store ?? { path: store.path }) as Record<string, unknown>;
+    return {
+      // Before anything is read (the store stalled at start): what memory holds, the lists empty.
+      sources: [],
+      sinks: {},
+      alerts: [],
+      dead_letters: [],
+      dead_letters_total: 0,
+      dead_letter_groups: [],
+      oldest_pending: {},
+      silences: [],
+      health: { worst: "unknown", conditions: [] },
+      ...last,
+      now: iso(now),
+      started_at: iso(startedAt),
+      uptime_seconds: Math.round((now - startedAt) / 1000),
+      ready: false,
+      reasons: [storeReason, ...lastReasons],
+      head: head.state(),
+      read_at: got.last === undefined ? null : iso(got.last.atMs),
+      store: { ...lastStore, answering: false },
+    };
+  }
+
+  async function statusNow(): Promise<Record<string, unknown>> {
     const now = common.now();
     const h = head.state();
     const states = new Map(engine.states().map((state) => [state.key, state]));
@@ -354,8 +420,11 @@ export function createDaemonStatus(common: Common, parts: DaemonStatusParts): St
       },
       requests: await countsOf(common.metrics.explorerRequests, "operation", "status"),
       retries: await countsOf(common.metrics.explorerRetries, "operation"),
+      // When this body was read: a store that does not answer is shown from the last one (see status()).
+      read_at: iso(now),
       store: {
         path: store.path,
+        answering: true,
         bytes: stats.bytes,
         writes: stats.writes,
         failed_writes: stats.failedWrites,

@@ -18,7 +18,14 @@ export type StoreErrorCode =
   /** `kaiawatch store migrate` to a PostgreSQL store that already holds cursors or entries (without --force). */
   | "KW_STORE_MIGRATE_TARGET"
   /** The database server did not answer a read (PostgreSQL down or unreachable). */
-  | "KW_STORE_UNREACHABLE";
+  | "KW_STORE_UNREACHABLE"
+  /**
+   * PostgreSQL did not answer within a configured bound: a statement past store.statement_timeout,
+   * a lock wait past store.lock_timeout (another session holds it), no connection within
+   * store.pool_timeout. The server is there but not answering: reads fail with it, as with
+   * KW_STORE_UNREACHABLE, rather than hang.
+   */
+  | "KW_STORE_TIMEOUT";
 
 /** Every failure of the store; `code` says which. */
 export class StoreError extends KaiawatchError {
@@ -32,4 +39,9 @@ export class StoreError extends KaiawatchError {
 
 export function isStoreError(error: unknown, code?: StoreErrorCode): error is StoreError {
   return error instanceof StoreError && (code === undefined || error.code === code);
+}
+
+/** The store cannot answer now (PostgreSQL down, or not answering within its timeouts): a reader keeps what it last read. */
+export function isStoreUnavailable(error: unknown): error is StoreError {
+  return isStoreError(error, "KW_STORE_UNREACHABLE") || isStoreError(error, "KW_STORE_TIMEOUT");
 }

@@ -17,6 +17,13 @@ export interface GroupCommit {
   defer(): void;
   /** Resolves when everything requested or deferred so far is durable; writes again after a failure. */
   flush(): Promise<void>;
+  /**
+   * The changes waiting for the next write were undone before it started (a disk error in one
+   * caller's change rolled back the transaction they shared): every caller waiting for that
+   * write is told now, with `error`. Left waiting, they resolved once a later write (a small
+   * probe) succeeded, and a cursor move or a silence was reported done and was lost.
+   */
+  abort(error: unknown): void;
 }
 
 interface Batch {
@@ -81,6 +88,14 @@ export function createGroupCommit(write: () => Promise<void>): GroupCommit {
 
   return {
     request,
+    abort(error) {
+      const batch = next;
+      next = undefined;
+      // Deferred changes went with the rollback too; flush() writes again (a probe) after it.
+      deferred = false;
+      dirty = true;
+      batch?.reject(error);
+    },
     defer() {
       deferred = true;
     },

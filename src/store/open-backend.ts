@@ -29,6 +29,7 @@ export async function openBackend(common: Common, options: OpenStoreOptions): Pr
     leaseMs: options.leaseMs,
     readOnly: options.readOnly,
     silencesWritable: options.silencesWritable,
+    timeouts: options.timeouts,
   });
   return {
     store,

@@ -7,7 +7,7 @@ import BetterSqlite3, { type Database } from "better-sqlite3";
 import type { Common } from "../common/common.js";
 import { fsyncDirectorySync, fsyncFileSync } from "./durable-file.js";
 import { StoreError } from "./errors.js";
-import { createPostgresStore } from "./postgres/postgres-store.js";
+import { createPostgresStore, type PostgresTimeouts } from "./postgres/postgres-store.js";
 import { createSchema, SQLITE_SCHEMA_VERSION, TABLES } from "./sqlite-schema.js";
 import { SqliteStore } from "./sqlite-store.js";
 import { acquireStoreLock, type StoreLock } from "./store-lock.js";
@@ -23,6 +23,8 @@ export interface OpenStoreOptions {
   /** With `url`: this replica's id and its lease duration (config `store.replica_id`, `store.lease`). */
   replicaId?: string;
   leaseMs?: number;
+  /** With `url`: how long to wait for the server (config store.statement_timeout, lock_timeout, pool_timeout). */
+  timeouts?: Partial<PostgresTimeouts>;
   /**
    * Read without taking the lock, for listing commands while a daemon runs (SQLite's WAL
    * lets a reader see the last commit while the daemon writes). Mutations are refused.
@@ -56,7 +58,7 @@ type Found = { kind: "missing" } | { kind: "sqlite" };
  */
 export async function openStore(common: Common, options: OpenStoreOptions): Promise<Store> {
   if (options.url !== undefined) {
-    return createPostgresStore(common, { url: options.url, replicaId: options.replicaId ?? defaultReplicaId(), leaseMs: options.leaseMs, readOnly: options.readOnly, silencesWritable: options.silencesWritable });
+    return createPostgresStore(common, { url: options.url, replicaId: options.replicaId ?? defaultReplicaId(), leaseMs: options.leaseMs, readOnly: options.readOnly, silencesWritable: options.silencesWritable, timeouts: options.timeouts });
   }
   return openSqliteStore(common, options);
 }

@@ -651,7 +651,12 @@ export class SqliteStore implements Store {
     }
     this.loadCaches();
     this.outboxTotal = undefined;
-    this.logger.warn({ path: this.path, err: this.writeError(error) }, "store write failed; its changes were undone, and the last commit is kept");
+    const failure = this.writeError(error);
+    // Every change of the transaction went with it, other callers' too: those waiting for the
+    // next commit are told it failed (at a failed COMMIT they are the batch in flight, which
+    // the group commit rejects itself, and none waits here).
+    this.groupCommit.abort(failure);
+    this.logger.warn({ path: this.path, err: failure }, "store write failed; its changes were undone, and the last commit is kept");
   }
 
   private writeError(error: unknown): StoreError {

@@ -5,7 +5,7 @@ import type { Plan, PlanInput, RuleInput, WatchInput } from "./plan.js";
 import type { PlannedSource, SourceMember } from "./poller.js";
 import { sourceDayCost, type SourceDayCost } from "./source-day-cost.js";
 import type { SourceRule } from "./source-rule.js";
-import { FAMILY_OF_OPERATION, describeSource, sourceKey, type SourceDefinition } from "./source.js";
+import { FAMILY_OF_OPERATION, describeSource, isNodeOperation, sourceKey, type SourceDefinition } from "./source.js";
 import { utcDayStart } from "./schedule-firings.js";
 
 /** Monday 2026-01-05: the default day whose schedules are costed, fixed so that a plan never changes with the date. */
@@ -145,6 +145,7 @@ function sharedCandidates(own: SourceDefinition, keyOf: (definition: SourceDefin
       return [candidate({ network, operation: "nftTransfers", address }, (r) => (r.data as NftTransfer).token_id === tokenId, `token ${tokenId}`)];
     }
     case "blockInternalTransactions":
+    case "blockTransactions":
       return [];
   }
 }
@@ -304,7 +305,7 @@ export function chooseSources<R extends RuleInput, W extends WatchInput>(input: 
   };
   /** Operation 7 on a plan without it, unless every watch it serves is pinned to its own sources (the user asked for it; `plan` warns). */
   const needsMissingPlan = (definition: SourceDefinition, members: Iterable<Need<R, W>>) => {
-    if (OPERATIONS[definition.operation].plan !== "PRO_PLUS" || apiPlan === "PRO_PLUS") return false;
+    if (isNodeOperation(definition.operation) || OPERATIONS[definition.operation].plan !== "PRO_PLUS" || apiPlan === "PRO_PLUS") return false;
     for (const need of members) if (need.watch.via !== "own") return true;
     return false;
   };
@@ -419,7 +420,7 @@ export function chooseSources<R extends RuleInput, W extends WatchInput>(input: 
     return [...drafts.values()];
   };
   const describe = (group: Group<R, W>, option: Option, rejected?: string): PlanAlternative => ({
-    sources: draftsOf(group, option).map((d) => `op ${OPERATIONS[d.definition.operation].number} ${describeSource(d.definition)} ← ${[...new Set(d.needs.map((m) => m.need.watch.name))].join(", ")}`),
+    sources: draftsOf(group, option).map((d) => `${isNodeOperation(d.definition.operation) ? "node" : `op ${OPERATIONS[d.definition.operation].number}`} ${describeSource(d.definition)} ← ${[...new Set(d.needs.map((m) => m.need.watch.name))].join(", ")}`),
     creditsPerDay: option.creditsPerDay,
     requestsPerDay: option.requestsPerDay,
     ...(rejected === undefined ? {} : { rejected }),
@@ -551,7 +552,7 @@ function extraCost(alternative: { creditsPerDay: number; requestsPerDay: number 
  * handover, see the poller). The condition (read by the rule index) stays the rule's: the
  * index only narrows the candidates, and `test` decides.
  */
-function narrowRule(rule: SourceRule, handover: SourceMember["handover"], filter: ((record: WatchedRecord) => boolean) | undefined): SourceRule {
+export function narrowRule(rule: SourceRule, handover: SourceMember["handover"], filter: ((record: WatchedRecord) => boolean) | undefined): SourceRule {
   const test = rule.test;
   if (filter === undefined) return { ...rule, test: (record) => record.block > handover.skipThrough && test(record) };
   return { ...rule, test: (record) => record.block > handover.skipThrough && filter(record) && test(record) };

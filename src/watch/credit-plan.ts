@@ -3,7 +3,8 @@ import { ENRICHMENT_KINDS, enrichmentCost, type Enrichment } from "../model/enri
 import { OPERATIONS } from "../explorer/operations.js";
 import { planFromConfig } from "./plan-from-config.js";
 import { firingsOfDay, previousFiring, utcDayStart } from "./schedule-firings.js";
-import type { SourceOperation } from "./source.js";
+import { isNodeOperation, isPerBlockOperation, type ExplorerSourceOperation, type SourceOperation } from "./source.js";
+import type { PlannedSource } from "./poller.js";
 import { planRpcCalls, type RpcPlan } from "./rpc-plan.js";
 import { STEADY_STATE_SHARE, type PlanChoice } from "./choose-sources.js";
 
@@ -105,12 +106,15 @@ export function planCredits(config: Config, options: { dayMs: number }): CreditP
   const dayStart = utcDayStart(options.dayMs);
   // The daemon's own plan, so that the sources costed are the sources polled. Only their
   // shape is read here, so the rules are not compiled.
-  const planned = planFromConfig(config, { dayMs: options.dayMs, compile: false });
+  const all = planFromConfig(config, { dayMs: options.dayMs, compile: false });
+  // The node's sources cost requests at chain.rpc_url, not credits: counted in the JSON-RPC plan.
+  const planned = { ...all, sources: all.sources.filter((s): s is PlannedSource & { definition: { operation: ExplorerSourceOperation } } => !isNodeOperation(s.definition.operation)) };
+  const nodeSources = all.sources.filter((s) => isNodeOperation(s.definition.operation));
 
   // Sources on the same schedule, window and operation tick alike: their day is laid out
   // once (a schedule's day is ~1 ms to lay out, and 10,000 sources share a handful).
   const days = new Map<string, { firings: number[]; tickRequests: number[]; longest: number; requests: number; count: number; cost: number }>();
-  const dayOf = (operation: SourceOperation, schedule: string, maxWindowBlocks: number) => {
+  const dayOf = (operation: ExplorerSourceOperation, schedule: string, maxWindowBlocks: number) => {
     const perBlock = operation === "blockInternalTransactions";
     const cacheKey = `${perBlock ? "block" : maxWindowBlocks} ${schedule}`;
     let day = days.get(`${operation} ${cacheKey}`);
@@ -190,7 +194,7 @@ export function planCredits(config: Config, options: { dayMs: number }): CreditP
   const rps = config.explorer.requests_per_second;
   const spare = Math.max(0, rps - requestsPerDay / DAY_SECONDS);
   const behindRequests = (blocks: number, source: { definition: { operation: SourceOperation }; maxWindowBlocks: number }) =>
-    source.definition.operation === "blockInternalTransactions" ? blocks : Math.ceil(blocks / source.maxWindowBlocks);
+    isPerBlockOperation(source.definition.operation) ? blocks : Math.ceil(blocks / source.maxWindowBlocks);
   const hourBehind = planned.sources.reduce((sum, source) => sum + behindRequests(3600 * BLOCKS_PER_SECOND, source), 0);
   const startRequests = planned.sources.reduce((sum, source) => sum + (source.start.kind === "relative" ? behindRequests(source.start.blocks, source) : 0), 0);
   const catchUp: CatchUp = {
@@ -215,7 +219,7 @@ export function planCredits(config: Config, options: { dayMs: number }): CreditP
     budget,
     budgetExhaustedAt,
     warnings: [],
-    rpc: planRpcCalls(config, options),
+    rpc: planRpcCalls(config, { ...options, nodeSources }),
   };
   result.warnings = warningsOf(config, result);
   return result;

@@ -1,3 +1,4 @@
+import type { NodeTransaction } from "../chain/node-transactions.js";
 import type { EventLog, InternalTransactionListItem, NftTransfer } from "../explorer/types.js";
 import type { RecordFamily, WatchedRecord } from "../model/record.js";
 import { capRecord } from "./cap-record.js";
@@ -31,10 +32,20 @@ export function normalizeInternalTransaction(raw: InternalTransactionListItem): 
   return { family: "internal_transactions", block: data.block_id, transactionHash: data.transaction_hash, key: `${data.block_id}:${tx}:${data.call_id}`, order: [data.transaction_index, data.call_id], data };
 }
 
+/**
+ * A top-level transaction read from the node: checked there (node-transactions.ts), so
+ * only bounded here. Its identity is its hash: one record per transaction.
+ */
+export function normalizeNodeTransaction(raw: NodeTransaction): WatchedRecord {
+  const data = capRecord(raw);
+  return { family: "transactions", block: data.block_number, transactionHash: data.hash, key: data.hash, order: [data.transaction_index], data };
+}
+
 export const NORMALIZERS = {
   event_logs: normalizeEventLog,
   nft_transfers: normalizeNftTransfer,
   internal_transactions: normalizeInternalTransaction,
+  transactions: normalizeNodeTransaction,
 } as const satisfies Record<RecordFamily, (data: never) => WatchedRecord>;
 
 const NO_ORDER: readonly number[] = Object.freeze([]);
@@ -57,6 +68,8 @@ export const PROBES = {
     const data = capRecord(raw);
     return { family: "internal_transactions", block: data.block_id, transactionHash: data.transaction_hash, key: "", order: NO_ORDER, data };
   },
+  // The key is the hash, already there: the probe is the record.
+  transactions: normalizeNodeTransaction,
 } as const satisfies Record<RecordFamily, (data: never) => WatchedRecord>;
 
 /** Ascending chain order: block, then the in-block position, then the identity key as a tie-break. */
@@ -85,7 +98,7 @@ export interface PreparedWindow {
  * so nothing in the record tells them apart. Event logs (log index) and internal
  * transactions (call id) cannot repeat, so a repeat of those is page drift.
  */
-const TWINS_POSSIBLE: Record<RecordFamily, boolean> = { event_logs: false, nft_transfers: true, internal_transactions: false };
+const TWINS_POSSIBLE: Record<RecordFamily, boolean> = { event_logs: false, nft_transfers: true, internal_transactions: false, transactions: false };
 
 /**
  * The identity of the `occurrence`-th record (counted from 1) among records identical in

@@ -6,6 +6,7 @@ import type { SourceRule } from "./source-rule.js";
 import type { StartPosition } from "../model/start-position.js";
 import type { SourceDefinition } from "./source.js";
 import { chooseSources, type PlanChoice, type PlanRate } from "./choose-sources.js";
+import { planTransactionSource } from "./plan-transactions.js";
 
 /** The parts of a watch the planner reads (the validated config's watch has them all). */
 export interface WatchInput {
@@ -80,14 +81,17 @@ export function definitionsOfWatch(network: string, watch: WatchInput): SourceDe
     // definition is the same as a contract watch of the token's Transfer events, so every
     // watch of the same token shares one source and one poll.
     const tokens = (watch.tokens ?? []).map((token): SourceDefinition => ({ network, operation: "accountEventLogs", address: lower(token), signature: TRANSFER_TOPIC }));
-    return families.map((family): SourceDefinition => {
+    // Top-level transactions come from the node, one source for every account (plan-transactions.ts).
+    return families.flatMap((family): SourceDefinition[] => {
       switch (family) {
         case "nft_transfers":
-          return { network, operation: "accountNftTransfers", address: lower(watch.account), contractAddress: lower(watch.nft_contract) };
+          return [{ network, operation: "accountNftTransfers", address: lower(watch.account), contractAddress: lower(watch.nft_contract) }];
         case "internal_transactions":
-          return { network, operation: "accountInternalTransactions", address: lower(watch.account) };
+          return [{ network, operation: "accountInternalTransactions", address: lower(watch.account) }];
         case "event_logs":
-          return { network, operation: "accountEventLogs", address: lower(watch.account) };
+          return [{ network, operation: "accountEventLogs", address: lower(watch.account) }];
+        case "transactions":
+          return [];
       }
     }).concat(tokens);
   }
@@ -108,5 +112,10 @@ export function definitionsOfWatch(network: string, watch: WatchInput): SourceDe
  * seen them, so the alerts (and their ids) are the same whichever source serves a watch.
  */
 export function planSources<R extends RuleInput, W extends WatchInput>(input: PlanInput<R, W>): Plan {
-  return chooseSources(input, definitionsOfWatch);
+  const plan = chooseSources(input, definitionsOfWatch);
+  const transactions = planTransactionSource(input);
+  if (transactions === undefined) return plan;
+  // chooseSources calls a watch idle when it has no explorer source; one read from the node is not.
+  const served = new Set((transactions.members ?? []).map((m) => m.watch));
+  return { ...plan, sources: [...plan.sources, transactions], idleWatches: plan.idleWatches.filter((w) => !served.has(w)) };
 }

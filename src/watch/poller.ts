@@ -5,7 +5,7 @@ import type { HeldLease } from "../store/ownership.js";
 import type { Store } from "../store/types.js";
 import { newOutboxEntries } from "../model/outbox-entry.js";
 import type { WatchedRecord } from "../model/record.js";
-import type { SourceDefinition } from "./source.js";
+import { isPerBlockOperation, type SourceDefinition } from "./source.js";
 import type { StartPosition } from "../model/start-position.js";
 import { initialCursor } from "./start.js";
 import { fetchWindow, type Paginate, type RecountPolicy } from "./fetch-window.js";
@@ -84,7 +84,7 @@ export function createSourcePoller(common: Common, options: SourcePollerOptions)
   const labels = { watch: source.watch, source: source.key };
   // Fields on each line rather than a child logger: 10,000 pino children hold ~3.5 MB.
   const logger = common.logger;
-  const perBlock = source.definition.operation === "blockInternalTransactions";
+  const perBlock = isPerBlockOperation(source.definition.operation);
   const matcher = createRuleMatcher(source.rules);
   // Only records some rule matches are kept past their page (see fetchWindow's select).
   const select = (record: WatchedRecord) => matcher.some(record);

@@ -1,4 +1,5 @@
 import { OPERATIONS } from "../explorer/operations.js";
+import { isNodeOperation, isPerBlockOperation } from "./source.js";
 import type { AlertDocument } from "../model/alert-document.js";
 import { newOutboxEntries, type OutboxEntry } from "../model/outbox-entry.js";
 import { fetchWindow, type Paginate } from "./fetch-window.js";
@@ -66,9 +67,10 @@ export function replayWindows(span: BlockSpan, maxWindowBlocks: number): BlockSp
 /** Credits a replay costs at the least: windows × one page × the operation's cost (operation 8: one call per block). */
 export function estimateReplayCredits(sources: readonly PlannedSource[], span: BlockSpan): ReplayEstimate {
   const bySource = sources.map((source) => {
-    const perBlock = source.definition.operation === "blockInternalTransactions";
-    const windows = perBlock ? span.to - span.from + 1 : replayWindows(span, source.maxWindowBlocks).length;
-    const costPerPage = OPERATIONS[source.definition.operation].cost;
+    const operation = source.definition.operation;
+    const windows = isPerBlockOperation(operation) ? span.to - span.from + 1 : replayWindows(span, source.maxWindowBlocks).length;
+    // The node's transactions cost requests at chain.rpc_url, not credits.
+    const costPerPage = isNodeOperation(operation) ? 0 : OPERATIONS[operation].cost;
     return { source, windows, costPerPage, credits: windows * costPerPage };
   });
   return {
@@ -86,7 +88,7 @@ export function estimateReplayCredits(sources: readonly PlannedSource[], span: B
 export async function replay(options: ReplayOptions): Promise<ReplayResult> {
   const result: ReplayResult = { windows: 0, pages: 0, records: 0, duplicates: 0, outside: 0, matches: [] };
   for (const source of options.sources) {
-    const perBlock = source.definition.operation === "blockInternalTransactions";
+    const perBlock = isPerBlockOperation(source.definition.operation);
     for (const window of replayWindows(options, source.maxWindowBlocks)) {
       options.signal.throwIfAborted();
       const chunks = fetchWindow(window.from, window.to, {

@@ -1,6 +1,8 @@
 import type { Config } from "../config/types.js";
 import { parseBalanceCondition } from "../rules/balance-condition.js";
 import { firingsOfDay, utcDayStart } from "./schedule-firings.js";
+import type { PlannedSource } from "./poller.js";
+import { sourceDayCost } from "./source-day-cost.js";
 
 /** The JSON-RPC calls of one balance watch in a UTC day. */
 export interface BalanceWatchCalls {
@@ -12,9 +14,26 @@ export interface BalanceWatchCalls {
   callsPerDay: number;
 }
 
+/** The node source of top-level transactions: one block read per block, whatever the number of watches it serves. */
+export interface TransactionSourceCalls {
+  key: string;
+  /** The account watches it serves. */
+  watches: string[];
+  schedule: string;
+  /** kaia_getBlockReceipts calls a day: one per block, at one block a second. */
+  blockReadsPerDay: number;
+  callsPerDay: number;
+}
+
 /** JSON-RPC calls (at chain.rpc_url, not the explorer: no credits) of a config in a UTC day. */
 export interface RpcPlan {
   balanceWatches: BalanceWatchCalls[];
+  /**
+   * The transactions source (absent when no rule reads transactions). Not counted: a
+   * debug_traceTransaction per failed transaction of a watched account that reverted, when
+   * the node serves it (rare, and public endpoints do not).
+   */
+  transactions?: TransactionSourceCalls;
   /** decimals() and symbol() of each distinct token of the token and balance watches, once at start-up. */
   startupCalls: number;
   callsPerDay: number;
@@ -26,7 +45,7 @@ export interface RpcPlan {
  * when a rule's are in a token (an upper bound: a symbol names one token). The head reads
  * of the explorer sources are not counted: one per tick, shared.
  */
-export function planRpcCalls(config: Config, options: { dayMs: number }): RpcPlan {
+export function planRpcCalls(config: Config, options: { dayMs: number; nodeSources?: readonly PlannedSource[] }): RpcPlan {
   const dayStart = utcDayStart(options.dayMs);
   const tokens = new Set<string>();
   const balanceWatches: BalanceWatchCalls[] = [];
@@ -47,5 +66,12 @@ export function planRpcCalls(config: Config, options: { dayMs: number }): RpcPla
     const callsPerReading = 1 + watch.balance.length * ((kaia ? 1 : 0) + (token ? watch.tokens.length : 0));
     balanceWatches.push({ watch: watch.name, schedule: watch.schedule, readingsPerDay, callsPerReading, callsPerDay: readingsPerDay * callsPerReading });
   }
-  return { balanceWatches, startupCalls: tokens.size * 2, callsPerDay: balanceWatches.reduce((sum, w) => sum + w.callsPerDay, 0) };
+  let transactions: TransactionSourceCalls | undefined;
+  const source = options.nodeSources?.[0];
+  if (source !== undefined) {
+    const { requestsPerDay } = sourceDayCost(source.definition.operation, source.schedule, source.maxWindowBlocks, dayStart);
+    transactions = { key: source.key, watches: (source.members ?? []).map((m) => m.watch), schedule: source.schedule, blockReadsPerDay: requestsPerDay, callsPerDay: requestsPerDay };
+  }
+  const callsPerDay = balanceWatches.reduce((sum, w) => sum + w.callsPerDay, 0) + (transactions?.callsPerDay ?? 0);
+  return { balanceWatches, ...(transactions ? { transactions } : {}), startupCalls: tokens.size * 2, callsPerDay };
 }

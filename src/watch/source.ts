@@ -2,8 +2,26 @@ import { createHash } from "node:crypto";
 import type { OperationName } from "../explorer/operations.js";
 import type { RecordFamily } from "../model/record.js";
 
-/** The list operations that take a block range (or, for 8, a block) and so can be polled. */
-export type SourceOperation = Extract<OperationName, "accountEventLogs" | "accountNftTransfers" | "nftTransfers" | "accountInternalTransactions" | "blockInternalTransactions">;
+/** The explorer's list operations that take a block range (or, for 8, a block) and so can be polled. */
+export type ExplorerSourceOperation = Extract<OperationName, "accountEventLogs" | "accountNftTransfers" | "nftTransfers" | "accountInternalTransactions" | "blockInternalTransactions">;
+
+/**
+ * What a source polls: an explorer operation, or `blockTransactions`, the node's top-level
+ * transactions of each block with their receipts (JSON-RPC kaia_getBlockReceipts, no
+ * explorer credits). With an `address` the latter names one account watch's share of it:
+ * never polled, only the key its position is kept under (see plan-transactions.ts).
+ */
+export type SourceOperation = ExplorerSourceOperation | "blockTransactions";
+
+/** True for the sources read from the node rather than the explorer. */
+export function isNodeOperation(operation: SourceOperation): operation is "blockTransactions" {
+  return operation === "blockTransactions";
+}
+
+/** Sources that read one block per request: a chunk (a commit) per block. */
+export function isPerBlockOperation(operation: SourceOperation): boolean {
+  return operation === "blockInternalTransactions" || operation === "blockTransactions";
+}
 
 export const FAMILY_OF_OPERATION: Record<SourceOperation, RecordFamily> = {
   accountEventLogs: "event_logs",
@@ -11,6 +29,7 @@ export const FAMILY_OF_OPERATION: Record<SourceOperation, RecordFamily> = {
   nftTransfers: "nft_transfers",
   accountInternalTransactions: "internal_transactions",
   blockInternalTransactions: "internal_transactions",
+  blockTransactions: "transactions",
 };
 
 /**
@@ -51,5 +70,7 @@ export function describeSource(definition: SourceDefinition): string {
       return `internal transactions of account ${definition.address}`;
     case "blockInternalTransactions":
       return "internal transactions of every block";
+    case "blockTransactions":
+      return definition.address === undefined ? "top-level transactions of every block (node)" : `top-level transactions of account ${definition.address} (node)`;
   }
 }

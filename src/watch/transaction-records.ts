@@ -92,6 +92,9 @@ export async function fetchTransactionRecords(client: ExplorerClient, options: T
       const records = sorted(items.filter((item) => item.transaction_hash?.toLowerCase() === hash).map(NORMALIZERS.internal_transactions));
       return { records, block, via };
     }
+    case "transactions":
+      // The explorer has no such list: the daemon reads these from the node, block by block.
+      throw new KaiawatchError("KW_WATCH_TX_FROM_NODE", "top-level transactions are read from the node (source transactions), not from the explorer: explain does not read them yet");
   }
 }
 
@@ -140,5 +143,12 @@ export function outsideSource(definition: SourceDefinition, record: WatchedRecor
     }
     case "blockInternalTransactions":
       return record.family === "internal_transactions" ? undefined : `the source lists internal transactions, not ${record.family}`;
+    case "blockTransactions": {
+      if (record.family !== "transactions") return `the source lists top-level transactions, not ${record.family}`;
+      if (address === undefined) return undefined;
+      const d = record.data;
+      if (d.from !== address && d.to !== address && d.fee_payer !== address) return `neither from, to nor the fee payer is the watched account ${address}`;
+      return undefined;
+    }
   }
 }

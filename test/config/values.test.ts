@@ -122,7 +122,7 @@ describe("suggestions", () => {
 describe("sourcesOfWatch", () => {
   const base = { name: "w", schedule: "* * * * * *", start: { kind: "latest" as const }, max_window_blocks: 1000, jitter: 0, via: "auto" as const };
   it("names the families each kind of watch produces", () => {
-    expect(sourcesOfWatch({ ...base, kind: "account", account: "0x", sources: ["internal_transactions"], tokens: [] })).toEqual(["internal_transactions"]);
+    expect(sourcesOfWatch({ ...base, kind: "account", account: "0x", sources: ["internal_transactions"], tokens: [], methods: [] })).toEqual(["internal_transactions"]);
     expect(sourcesOfWatch({ ...base, kind: "collection", collection: "0x" })).toEqual(["nft_transfers"]);
     expect(sourcesOfWatch({ ...base, kind: "contract", contract: "0x", events: ["A()", "B()"] })).toEqual(["event_logs"]);
     expect(sourcesOfWatch({ ...base, kind: "every_block", every_block: true })).toEqual(["internal_transactions"]);

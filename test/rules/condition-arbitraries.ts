@@ -1,5 +1,6 @@
 import fc from "fast-check";
 import { toChecksumAddress } from "../../src/chain/address.js";
+import type { NodeTransaction } from "../../src/chain/node-transactions.js";
 import type { EventLog, InternalTransactionListItem, NftTransfer } from "../../src/explorer/types.js";
 import type { ConditionContext } from "../../src/rules/parse-condition.js";
 import type { RecordFamily, WatchedRecord } from "../../src/model/record.js";
@@ -74,6 +75,38 @@ const internalRecord: fc.Arbitrary<WatchedRecord> = fc
     return { family: "internal_transactions", block: r.block, transactionHash: r.tx, key: `${r.block}:${r.tx}:${r.call_id}`, order: [0, r.call_id], data };
   });
 
+/** A top-level transaction as the node checker leaves it: lowercase addresses and hashes, exact decimals. */
+const lowerAddress = recordAddress.map((a) => a.toLowerCase());
+const KEI: Record<string, string> = { "1500": "1500000000000000000000", "0.5": "500000000000000000", "0.000000000000000001": "1", "0": "0" };
+const nodeTransactionRecord: fc.Arbitrary<WatchedRecord> = fc
+  .record({
+    block,
+    tx: txHash.map((h) => h.toLowerCase()),
+    index: fc.integer({ min: 0, max: 3 }),
+    from: lowerAddress,
+    to: maybe(lowerAddress),
+    value: fc.constantFrom("1500", "0.5", "0.000000000000000001", "0"),
+    status: fc.constantFrom("Success" as const, "Fail" as const),
+    error: maybe(fc.constantFrom("evm: execution reverted", "out of gas")),
+    revert_reason: maybe(fc.constantFrom("insufficient balance", "Ownable: caller is not the owner")),
+    method_id: maybe(fc.constantFrom("0xa9059cbb", "0x095ea7b3")),
+    method: maybe(fc.constantFrom("transfer", "approve")),
+    args: maybe(lowerAddress.map((to) => [{ name: "to", type: "address", value: to }, { name: "amount", type: "uint256", value: "42" }])),
+    type: fc.constantFrom(["TxTypeLegacyTransaction", 0] as const, ["TxTypeFeeDelegatedValueTransfer", 9] as const, ["TxTypeEthereumDynamicFee", 0x7802] as const),
+    fee_payer: maybe(lowerAddress),
+    fee: fc.constantFrom("0.000525", "1.5"),
+    gas_used: fc.constantFrom("21000", "60000"),
+  })
+  .map((r) => {
+    const data: NodeTransaction = {
+      hash: r.tx, block_number: r.block, block_hash: `0x${"bb".repeat(32)}`, transaction_index: r.index, from: r.from, to: r.to, value: r.value, value_kei: KEI[r.value] as string,
+      type: r.type[0], type_int: r.type[1], fee_payer: r.fee_payer, method_id: r.method_id, method: r.method, args: r.args, input_size: 0, status: r.status, error: r.error,
+      revert_reason: r.revert_reason, gas_used: r.gas_used, gas_price: "25000000000", fee: r.fee, log_count: 0,
+    };
+    for (const key of Object.keys(data) as (keyof NodeTransaction)[]) if (data[key] === undefined) delete data[key];
+    return { family: "transactions", block: r.block, transactionHash: r.tx, key: r.tx, order: [r.index], data };
+  });
+
 type Values = { scalar: fc.Arbitrary<unknown>; noLists?: boolean; bound?: fc.Arbitrary<unknown>; text?: fc.Arbitrary<string> };
 const integerValues: Values = { scalar: fc.constantFrom(0, 1, 42, "42", "1000000000000000000000", "10^21", 101, -5), bound: fc.constantFrom(0, 1, 41, 42, "10^21", 100, 102, "-6") };
 const textValues = (pool: string[]): Values => ({ scalar: fc.constantFrom(...pool), text: fc.constantFrom(...pool, "gas", "Tr", "^Tr", "/OUT OF/i", "\\d+", "^$") });
@@ -125,6 +158,29 @@ const FIELDS: Record<RecordFamily, Record<string, Values>> = {
     block: integerValues,
     transaction: hash([TX]),
   },
+  transactions: {
+    from: address,
+    to: address,
+    amount: { scalar: fc.constantFrom("1500 KAIA", "0.5", "1 kei", 1500, "0"), bound: fc.constantFrom("1000 KAIA", "1500", "0 kei", "0.5 KAIA", "1 kei") },
+    direction: keyword(["in", "out", "self"]),
+    status: keyword(["Success", "fail"]),
+    failed: boolean,
+    error: textValues(["evm: execution reverted", "out of gas"]),
+    revert_reason: textValues(["insufficient balance"]),
+    method_id: hash(["transfer(address,uint256)", "0x095EA7B3"]),
+    method: textValues(["transfer", "approve"]),
+    "args.amount": { scalar: fc.constantFrom(42, "42", "0x2a"), bound: fc.constantFrom(41, "42", 43) },
+    "args.to": { scalar: ruleAddress },
+    type: keyword(["TxTypeLegacyTransaction", "txtypefeedelegatedvaluetransfer"]),
+    type_int: integerValues,
+    fee_payer: address,
+    fee_delegated: boolean,
+    fee: { scalar: fc.constantFrom("1.5", "0.000525 KAIA"), bound: fc.constantFrom("1 KAIA", "0.000525", "2") },
+    gas_used: integerValues,
+    index: integerValues,
+    block: integerValues,
+    transaction: hash([TX]),
+  },
 };
 
 function leaf(family: RecordFamily): fc.Arbitrary<Record<string, unknown>> {
@@ -163,9 +219,9 @@ export function condition(family: RecordFamily): fc.Arbitrary<unknown> {
   return tree;
 }
 
-export const RECORDS: Record<RecordFamily, fc.Arbitrary<WatchedRecord>> = { event_logs: eventLogRecord, nft_transfers: nftRecord, internal_transactions: internalRecord };
+export const RECORDS: Record<RecordFamily, fc.Arbitrary<WatchedRecord>> = { event_logs: eventLogRecord, nft_transfers: nftRecord, internal_transactions: internalRecord, transactions: nodeTransactionRecord };
 
 /** The context conditions are generated for (direction needs a watched account). */
 export function contextOf(family: RecordFamily): ConditionContext {
-  return family === "nft_transfers" ? { family, watchedAccount: HOT_WALLET } : { family };
+  return family === "nft_transfers" || family === "transactions" ? { family, watchedAccount: HOT_WALLET } : { family };
 }

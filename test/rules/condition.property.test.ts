@@ -11,7 +11,7 @@ import { RECORDS, condition, contextOf } from "./condition-arbitraries.js";
  */
 
 describe("compiled conditions agree with the reference evaluator", () => {
-  it.each<RecordFamily>(["event_logs", "nft_transfers", "internal_transactions"])("on random %s records and conditions", (family) => {
+  it.each<RecordFamily>(["event_logs", "nft_transfers", "internal_transactions", "transactions"])("on random %s records and conditions", (family) => {
     const context = contextOf(family);
     let matched = 0;
     let total = 0;

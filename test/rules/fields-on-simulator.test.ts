@@ -304,7 +304,7 @@ interface Data {
 
 /** Records of every family from several simulated chains, with one block of edge cases each. */
 async function gather(): Promise<Data> {
-  const records: Data["records"] = { event_logs: [], nft_transfers: [], internal_transactions: [] };
+  const records: Data["records"] = { event_logs: [], nft_transfers: [], internal_transactions: [], transactions: [] };
   let account = "";
   for (const { seed, hostile } of SEEDS) {
     const sim = await createSimulator({ seed, hostile, initialBlocks: 40, startBlock: 100_000_000 + seed * 1000 });

@@ -17,7 +17,7 @@ const RUNS = Number(process.env.FUZZ_RUNS ?? 1000);
 const FAMILIES: RecordFamily[] = ["event_logs", "nft_transfers", "internal_transactions"];
 const WATCHED = "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed";
 let sim: Simulator;
-const records: Record<RecordFamily, WatchedRecord[]> = { event_logs: [], nft_transfers: [], internal_transactions: [] };
+const records: Record<RecordFamily, WatchedRecord[]> = { event_logs: [], nft_transfers: [], internal_transactions: [], transactions: [] };
 
 beforeAll(async () => {
   // Hostile text (markup, bidi, 100 KB strings) and odd amounts, straight from the simulator's chain.
@@ -77,6 +77,9 @@ const VALID: Record<RecordFamily, unknown[]> = {
   internal_transactions: [
     { type: "CALL" }, { amount: { gte: "0.5 KAIA" } }, { amount: { lt: "1 kei" } }, { status: "Fail" }, { failed: true }, { error: { contains: "gas" } },
     { fail_message: { matches: "revert" } }, { method_id: "transfer(address,uint256)" }, { signature: { starts_with: "w" } }, { call_id: { ne: 0 } }, { to: WATCHED },
+  ],
+  transactions: [
+    { amount: { gte: "0.5 KAIA" } }, { status: "Fail" }, { failed: true }, { fee_payer: { exists: true } }, { method: "transfer" }, { "args.amount": { gt: 1 } }, { type_int: { in: [9, 10] } },
   ],
 };
 const validFor = (family: RecordFamily): fc.Arbitrary<unknown> =>

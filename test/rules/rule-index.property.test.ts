@@ -10,7 +10,7 @@ interface TestRule extends IndexedRule {
   name: string;
 }
 
-const FAMILIES: RecordFamily[] = ["event_logs", "nft_transfers", "internal_transactions"];
+const FAMILIES: RecordFamily[] = ["event_logs", "nft_transfers", "internal_transactions", "transactions"];
 
 function ruleOf(name: string, when: unknown, family: RecordFamily): TestRule {
   const compiled = compileCondition(when, contextOf(family));

@@ -25,7 +25,8 @@ why each one matched the rule or did not:
   ✗ amount 999.999999999999999999 KAIA < 1000 KAIA
 
 A record the watch's own query would not return (another contract, event or account) is
-marked as such: the rule never sees it.
+marked as such: the rule never sees it. A rule of source transactions (read from the
+node) is not explained yet.
 
 A rule of an account watch's token transfers (tokens:) shows amounts in each token's
 units; its decimals and symbol are read by JSON-RPC at chain.rpc_url, as the daemon does,
@@ -169,6 +170,10 @@ function describeRecord(record: WatchedRecord): string {
     case "event_logs": {
       const d = record.data;
       return `log ${d.log_index} · ${c(d.contract_address)} · ${c(d.type ?? "Unknown")}`;
+    }
+    case "transactions": {
+      const d = record.data;
+      return `tx ${d.transaction_index} · ${c(d.type)} · ${c(d.from)} → ${c(d.to)} · ${c(d.value)} KAIA · ${c(d.status)}`;
     }
   }
 }

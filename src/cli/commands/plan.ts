@@ -15,6 +15,10 @@ source (operation 8 for accounts' internal transactions, one unfiltered operatio
 contract's events, one operation 3 or 4 for several watches of an account or collection),
 it shows the planner's choice and each rejected alternative with its cost and the reason.
 
+The JSON-RPC calls at chain.rpc_url (no credits) are counted below the table: the
+transactions source (one kaia_getBlockReceipts a block, shared by every account watch with
+sources: [transactions]) and the balance watches' readings, against chain.requests_per_second.
+
 The estimate assumes Kaia's one block a second and a quiet chain: a tick covers the
 blocks made since the previous tick, in windows of at most max_window_blocks blocks,
 one request each when a window fits in one page (page_size records). Each further
@@ -58,7 +62,7 @@ export function formatPlan(plan: CreditPlan, config: Config, path: string): stri
   }
   rows.push(["total", "", "", "", "", n(plan.requestsPerDay), n(plan.creditsPerDay), ""]);
   lines.push(...table(rows));
-  if (plan.sources.length === 0) lines.push("(no source is polled: no rule reads a watch)");
+  if (plan.sources.length === 0) lines.push(plan.rpc.transactions === undefined ? "(no source is polled: no rule reads a watch)" : "(no explorer source: the transactions source reads the node, below)");
   for (const watch of plan.idleWatches) lines.push(`watch ${watch}: no rule reads it, so it is not polled (0 credits)`);
   if (plan.sources.some((s) => isHeadSchedule(s.schedule))) {
     const interval = config.chain.head_interval;
@@ -79,10 +83,18 @@ export function formatPlan(plan: CreditPlan, config: Config, path: string): stri
   const took = (seconds: number | null) => (seconds === null ? "never: no request a second is spare" : `about ${formatSeconds(seconds)}`);
   lines.push(`catch-up: an hour behind (after downtime) is ${n(catchUp.requestsPerHourBehind)} requests (operation 8 asks once per block, the others once per window); at ${catchUp.spareRequestsPerSecond.toFixed(2)} spare requests a second, ${took(catchUp.secondsPerHourBehind)}`);
   if (catchUp.startRequests > 0) lines.push(`catch-up from the watches' start (start: -N): ${n(catchUp.startRequests)} requests, ${took(catchUp.startSeconds)}`);
-  if (plan.rpc.balanceWatches.length > 0 || plan.rpc.startupCalls > 0) {
+  if (plan.rpc.balanceWatches.length > 0 || plan.rpc.startupCalls > 0 || plan.rpc.transactions !== undefined) {
     const rpcPerSecond = plan.rpc.callsPerDay / 86_400;
-    lines.push("", `JSON-RPC at ${new URL(config.chain.rpc_url).host} (no explorer credits): ${n(plan.rpc.callsPerDay)} calls a day for balances (${rpcPerSecond.toFixed(2)} a second on average; chain.requests_per_second: ${config.chain.requests_per_second}), ${plan.rpc.startupCalls} at start-up for token decimals and symbols`);
+    const what = [plan.rpc.transactions ? "transactions" : "", plan.rpc.balanceWatches.length > 0 ? "balances" : ""].filter(Boolean).join(" and ") || "nothing on a schedule";
+    lines.push("", `JSON-RPC at ${new URL(config.chain.rpc_url).host} (no explorer credits): ${n(plan.rpc.callsPerDay)} calls a day for ${what} (${rpcPerSecond.toFixed(2)} a second on average; chain.requests_per_second: ${config.chain.requests_per_second || "no limit"}), ${plan.rpc.startupCalls} at start-up for token decimals and symbols`);
+    const tx = plan.rpc.transactions;
+    if (tx !== undefined) {
+      const watches = tx.watches.length === 1 ? `watch ${tx.watches[0]}` : `${n(tx.watches.length)} account watches`;
+      lines.push(`  transactions (${tx.schedule}): ${n(tx.blockReadsPerDay)} block reads a day (kaia_getBlockReceipts, one per block), shared by ${watches}: ${n(tx.callsPerDay)} calls`);
+    }
     for (const w of plan.rpc.balanceWatches) lines.push(`  watch ${w.watch}: ${n(w.readingsPerDay)} readings a day (${w.schedule}) × ${w.callsPerReading} calls = ${n(w.callsPerDay)} calls`);
+    const limit = config.chain.requests_per_second;
+    if (limit > 0 && rpcPerSecond > limit) lines.push(`  ! ${rpcPerSecond.toFixed(2)} calls a second on average exceed chain.requests_per_second (${limit}): the node reads fall behind the chain`);
   }
   if (plan.enrichments.length > 0) {
     lines.push("", "enrichments (per distinct lookup not in the cache; not in the total):");

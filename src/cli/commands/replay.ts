@@ -6,6 +6,9 @@ import { indexedHead } from "../../chain/indexed-head.js";
 import { formatDuration, parseDuration, type Config } from "../../config/index.js";
 import { createDaemon, type Daemon } from "../../daemon/create-daemon.js";
 import { paginateSource } from "../../daemon/paginate-source.js";
+import { paginateBlockTransactions } from "../../watch/paginate-transactions.js";
+import { createTransactionsReader } from "../../watch/transactions-reader.js";
+import { isNodeOperation } from "../../watch/source.js";
 import type { ExplorerClient } from "../../explorer/client.js";
 import { previewDelivery } from "../../notify/preview.js";
 import { createEnricher } from "../../rules/enrich.js";
@@ -169,10 +172,15 @@ async function run(args: string[], io: CommandIO): Promise<number> {
     };
 
     let result: ReplayResult;
+    // A transactions rule reads the node, as the daemon does.
+    const nodeRpc = plan.sources.some((s) => isNodeOperation(s.definition.operation)) ? createJsonRpc(common, rpcOptionsOf(config)) : undefined;
     try {
       result = await replay({
         sources: plan.sources,
-        paginate: (source) => paginateSource(client, source.definition, config.explorer.page_size),
+        paginate: (source) =>
+          nodeRpc !== undefined && isNodeOperation(source.definition.operation)
+            ? paginateBlockTransactions(createTransactionsReader(common, config, nodeRpc))
+            : paginateSource(client, source.definition, config.explorer.page_size),
         normalize: (source) => NORMALIZERS[source.family],
         pageSize: config.explorer.page_size,
         from,
@@ -186,6 +194,8 @@ async function run(args: string[], io: CommandIO): Promise<number> {
     } catch (error) {
       if (isKaiawatchError(error)) return fail(error);
       throw error;
+    } finally {
+      await nodeRpc?.close();
     }
     const spentAfter = client.meter.spentToday();
     const credits = spentAfter >= spentBefore ? spentAfter - spentBefore : spentAfter;

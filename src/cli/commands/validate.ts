@@ -7,7 +7,7 @@ import type { StartPosition } from "../../model/start-position.js";
 import { CONFIG_CHECKS } from "../../daemon/config-checks.js";
 import { definitionsOfWatch } from "../../watch/plan.js";
 import { planFromConfig } from "../../watch/plan-from-config.js";
-import { sourceKey } from "../../watch/source.js";
+import { isNodeOperation, sourceKey } from "../../watch/source.js";
 import { redactUrl } from "../../common/url-secrets.js";
 
 const HELP = `Usage: kaiawatch validate [--config PATH]
@@ -88,6 +88,7 @@ export function summarize(file: string, config: Config): string {
   const plan = planFromConfig(config, { compile: false });
   const polled = new Set(plan.sources.map((source) => source.key));
   const sourceCount = polled.size;
+  const nodeMembers = new Set(plan.sources.filter((s) => isNodeOperation(s.definition.operation)).flatMap((s) => (s.members ?? []).map((m) => m.watch)));
   lines.push(`${file} is valid: network ${config.chain.network}, explorer ${redactUrl(config.explorer.base_url)}`);
   lines.push("");
   lines.push(`watches (${config.watches.length}, polling ${sourceCount} source${sourceCount === 1 ? "" : "s"}):`);
@@ -96,10 +97,17 @@ export function summarize(file: string, config: Config): string {
     lines.push(watchRows[i] ?? "");
     lines.push(`      schedule "${watch.schedule}", start ${describeStart(watch.start)}, window ${watch.max_window_blocks} blocks`);
     const keys = definitionsOfWatch(config.chain.network, watch).map(sourceKey);
-    describeSources(watch).forEach((source, j) => {
-      const key = keys[j];
+    let j = 0;
+    for (const source of describeSources(watch)) {
+      // Read from the node by the one transactions source, not by a source of the watch's own.
+      if (source === "transactions") {
+        const read = nodeMembers.has(watch.name);
+        lines.push(`      source transactions (from the node, shared by every account watch)${read ? "" : "  (not read: no rule reads it)"}`);
+        continue;
+      }
+      const key = keys[j++];
       lines.push(`      source ${source}${key !== undefined && !polled.has(key) ? "  (not polled: no rule reads it)" : ""}`);
-    });
+    }
   });
   if (!plan.rate.fits && plan.rate.steadyLimit !== undefined) {
     lines.push("");

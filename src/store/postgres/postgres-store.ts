@@ -32,6 +32,40 @@ export interface PostgresStoreOptions {
   silencesWritable?: boolean;
   /** Connections in the pool (default 10). */
   poolSize?: number;
+  /** Bounds on waiting for the server (config store.statement_timeout, lock_timeout, pool_timeout); DEFAULT_POSTGRES_TIMEOUTS by default. */
+  timeouts?: Partial<PostgresTimeouts>;
+}
+
+/**
+ * How long kaiawatch waits for PostgreSQL. Without them a session holding a lock kaiawatch
+ * needs made every query wait, the pool filled with waiting queries, and the daemon hung
+ * silently (its health endpoints too) for as long as the lock was held. With them a query
+ * fails within its bound, is logged and retried, and reads say the store is not answering.
+ */
+export interface PostgresTimeouts {
+  /** PostgreSQL's statement_timeout: the longest one statement may run. */
+  statementMs: number;
+  /** PostgreSQL's lock_timeout: the longest one statement waits for a lock another session holds. */
+  lockMs: number;
+  /** The longest a query waits for a connection of the pool (a free one, or a new one to connect). */
+  acquireMs: number;
+}
+
+export const DEFAULT_POSTGRES_TIMEOUTS: PostgresTimeouts = { statementMs: 10_000, lockMs: 3_000, acquireMs: 5_000 };
+
+/** The pool's error when no connection came within connectionTimeoutMillis (pg-pool and pg say it in these words). */
+const ACQUIRE_TIMEOUT = /timeout exceeded when trying to connect|Connection terminated due to connection timeout/;
+
+/**
+ * What a timeout says, naming the config key that bounds it; undefined for any other error.
+ * 57014 is query_canceled (statement_timeout), 55P03 lock_not_available (lock_timeout).
+ */
+export function describeTimeout(error: unknown, timeouts: PostgresTimeouts): string | undefined {
+  const seconds = (ms: number) => `${ms / 1000} s`;
+  if (error instanceof pg.DatabaseError && error.code === "57014") return `a statement ran past store.statement_timeout (${seconds(timeouts.statementMs)}): ${error.message}`;
+  if (error instanceof pg.DatabaseError && error.code === "55P03") return `a lock another session holds was not granted within store.lock_timeout (${seconds(timeouts.lockMs)}): ${error.message}`;
+  if (error instanceof Error && ACQUIRE_TIMEOUT.test(error.message)) return `no connection within store.pool_timeout (${seconds(timeouts.acquireMs)}): every connection of the pool is busy, or the server does not accept one`;
+  return undefined;
 }
 
 /** The columns of an INSERT, in the order of entryParams (shared with the SQLite store, so both derive the same index times). */
@@ -73,7 +107,15 @@ export async function createPostgresStore(common: Common, options: PostgresStore
   } catch {
     // pg reports an unreadable URL when it connects.
   }
-  const pool = new pg.Pool({ connectionString: options.url, max: options.poolSize ?? 10 });
+  const timeouts = { ...DEFAULT_POSTGRES_TIMEOUTS, ...options.timeouts };
+  const pool = new pg.Pool({
+    connectionString: options.url,
+    max: options.poolSize ?? 10,
+    // Set by the server for every statement of these sessions (sent when they connect).
+    statement_timeout: timeouts.statementMs,
+    lock_timeout: timeouts.lockMs,
+    connectionTimeoutMillis: timeouts.acquireMs,
+  });
   const logger = common.logger.child({ component: "store", store: describeUrl(options.url), replica: options.replicaId });
   // An idle connection that the server drops (restart, outage) is reported here; without a
   // listener node-postgres would crash the process. The next query opens a new connection.
@@ -99,9 +141,19 @@ export async function createPostgresStore(common: Common, options: PostgresStore
     }
   } catch (error) {
     await pool.end().catch(() => undefined);
-    throw error instanceof StoreError ? error : unreachable(options.url, error);
+    if (error instanceof StoreError) throw error;
+    const timeout = describeTimeout(error, timeouts);
+    if (timeout !== undefined) {
+      const step = options.readOnly === true ? "reading its schema version" : "creating or migrating its schema (kaiawatch_schema)";
+      throw new StoreError(
+        "KW_STORE_TIMEOUT",
+        `the PostgreSQL store ${describeUrl(options.url)} did not answer while ${step}: ${timeout}. Another session may hold a lock on kaiawatch's tables (see pg_locks and pg_stat_activity), or a statement_timeout set for the role or database is shorter than the step needs; raise the store.* timeout named here, or end that session`,
+        { cause: error },
+      );
+    }
+    throw unreachable(options.url, error);
   }
-  return new PostgresStore(common, pool, options);
+  return new PostgresStore(common, pool, { ...options, timeouts });
 }
 
 function unreachable(url: string, error: unknown): StoreError {
@@ -132,6 +184,7 @@ export class PostgresStore implements Store {
   private readonly pending = new Map<string, PendingAdvance>();
   /** The cursor reads gathered for one query (getCursor). */
   private cursorReads: { keys: Set<string>; rows: Promise<Map<string, Cursor>> } | undefined;
+  private readonly timeouts: PostgresTimeouts;
   /** The flush in progress: flushes run one after the other, so one that returns has written what came before it. */
   private flushing: Promise<void> = Promise.resolve();
 
@@ -141,18 +194,21 @@ export class PostgresStore implements Store {
     private readonly options: PostgresStoreOptions,
   ) {
     this.path = describeUrl(options.url);
+    this.timeouts = { ...DEFAULT_POSTGRES_TIMEOUTS, ...options.timeouts };
     this.readOnly = options.readOnly === true;
     this.replicaId = options.replicaId;
     this.leases = createLeases(common, { db: pool, replicaId: options.replicaId, leaseMs: options.leaseMs ?? 10_000 });
     this.silences = createSilenceTable({ read: (sql, params) => this.read(sql, params), write: (fn) => this.transaction(fn, { silences: true }) });
   }
 
-  /** A read; a server that does not answer is KW_STORE_UNREACHABLE. */
+  /** A read; a server that does not answer is KW_STORE_UNREACHABLE, one that does not answer in time KW_STORE_TIMEOUT. */
   private async read<R extends pg.QueryResultRow>(sql: string, params: unknown[] = []): Promise<R[]> {
     if (this.closed) throw new StoreError("KW_STORE_CLOSED", `the store ${this.path} is closed`);
     try {
       return (await this.pool.query<R>(sql, params)).rows;
     } catch (error) {
+      const timeout = describeTimeout(error, this.timeouts);
+      if (timeout !== undefined) throw new StoreError("KW_STORE_TIMEOUT", `the PostgreSQL store ${this.path} did not answer a read: ${timeout}`, { cause: error });
       if (isServerAnswer(error)) throw error;
       throw unreachable(this.options.url, error);
     }
@@ -205,7 +261,7 @@ export class PostgresStore implements Store {
   private writeFailed(error: unknown): StoreError {
     this.failedWrites++;
     this.lastWriteFailed = true;
-    const failure = new StoreError("KW_STORE_WRITE_FAILED", `cannot write the PostgreSQL store ${this.path}: ${(error as Error).message}`, { cause: error });
+    const failure = new StoreError("KW_STORE_WRITE_FAILED", `cannot write the PostgreSQL store ${this.path}: ${describeTimeout(error, this.timeouts) ?? (error as Error).message}`, { cause: error });
     this.common.logger.warn({ store: this.path, err: describeError(failure) }, "store write failed; its changes were rolled back");
     return failure;
   }
@@ -629,7 +685,13 @@ export class PostgresStore implements Store {
   }
 
   private async writePending(): Promise<void> {
-    if (this.pending.size === 0 || this.closed) return;
+    if (this.closed) return;
+    if (this.pending.size === 0) {
+      // After a failed write, flush() tries the server with a small write of its own (as the
+      // file store does): the dispatcher holds its sends until one succeeds (notify/outcome-gate.ts).
+      if (this.lastWriteFailed && !this.readOnly) await this.probe();
+      return;
+    }
     const batch = [...this.pending].sort(([a], [b]) => compare(a, b));
     const refused = await this.transaction(
       async (client) => {
@@ -667,6 +729,14 @@ export class PostgresStore implements Store {
         "cursor advances of sources whose lease this replica lost were not written; the replicas holding them now poll those windows",
       );
     }
+  }
+
+  /** A small real write: whether the server takes writes again (clears writeFailing() when it does). */
+  private async probe(): Promise<void> {
+    const at = JSON.stringify(new Date(this.common.now()).toISOString());
+    await this.transaction(async (client) => {
+      await client.query("INSERT INTO meta (key, value) VALUES ('store.last_probe', $1::jsonb) ON CONFLICT (key) DO UPDATE SET value = excluded.value", [at]);
+    });
   }
 
   async close(): Promise<void> {
