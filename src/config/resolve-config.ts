@@ -117,73 +117,7 @@ export function resolveConfig(raw: unknown): ResolvedConfig {
     return "";
   };
 
-  // Watches.
-  const rawWatches = Array.isArray(root.watches) ? root.watches : [];
-  const watchNames = new Map<string, number>();
-  const watches: WatchConfig[] = [];
-  const watchIndex: number[] = [];
-  const checkWatches: WatchConfig[] = [];
-  const checkWatchIndex: number[] = [];
-  rawWatches.forEach((item, i) => {
-    if (!isRecord(item)) return;
-    let usable = true;
-    let duplicate = false;
-    if (typeof item.name === "string") {
-      const first = watchNames.get(item.name);
-      if (first !== undefined) {
-        issues.push({ path: ["watches", i, "name"], message: `duplicate watch name "${item.name}" (also watches[${first}])` });
-        usable = false;
-        duplicate = true;
-      } else watchNames.set(item.name, i);
-    }
-    const kinds = WATCH_KINDS.filter((kind) => kind in item);
-    const [kind] = kinds;
-    if (kind === undefined) {
-      issues.push({ path: ["watches", i], message: "a watch needs one of account, collection, contract, every_block or balance" });
-      return;
-    }
-    if (kinds.length > 1) {
-      issues.push({ path: ["watches", i, kinds[1] ?? kind], message: `a watch has exactly one of account, collection, contract, every_block or balance; this one has ${kinds.join(" and ")}`, atKey: true });
-      return;
-    }
-    for (const [key, only] of Object.entries(ONLY_FOR)) {
-      if (key in item && only !== kind) {
-        issues.push({ path: ["watches", i, key], message: `applies to ${only} watches only (this is ${kind === "every_block" ? "an every_block" : `a ${kind}`} watch)`, atKey: true });
-        usable = false;
-      }
-    }
-    if ("tokens" in item && kind !== "account" && kind !== "balance") {
-      issues.push({ path: ["watches", i, "tokens"], message: `applies to account and balance watches only (this is ${kind === "every_block" ? "an every_block" : `a ${kind}`} watch)`, atKey: true });
-      usable = false;
-    }
-    // Balances are read at the head on a clock: a head-triggered balance read would be a read a block.
-    if (kind === "balance" && isHeadSchedule(typeof item.schedule === "string" ? item.schedule : defaults.schedule)) {
-      const own = "schedule" in item;
-      issues.push({ path: own ? ["watches", i, "schedule"] : ["watches", i], message: `a balance watch reads balances on a clock schedule, not "head"${own ? "" : " (defaults.schedule is head: give this watch a schedule of its own)"}`, atKey: own });
-      usable = false;
-    }
-    const parsed = watchSchema.safeParse(item);
-    const watch = parsed.success && usable ? buildWatch(kind, parsed.data, defaults) : undefined;
-    if (watch) {
-      watches.push(watch);
-      watchIndex.push(i);
-      checkWatches.push(watch);
-      checkWatchIndex.push(i);
-      return;
-    }
-    // For the rules' checks only: the name rules refer to (as written), the kind, and the
-    // watched address as written (a mistyped one still makes `direction` meaningful).
-    if (duplicate || typeof item.name !== "string") return;
-    const fields = fieldwise(watchSchema.shape, item);
-    const raw = item[kind];
-    // A balance watch lists addresses; the others name one.
-    const target = kind === "balance" ? (Array.isArray(raw) ? raw.filter((a): a is string => typeof a === "string") : []) : typeof raw === "string" ? raw : "";
-    const guess = buildWatch(kind, { ...fields, name: item.name, [kind]: kind === "every_block" ? true : target } as z.output<typeof watchSchema>, defaults);
-    if (guess) {
-      checkWatches.push(guess);
-      checkWatchIndex.push(i);
-    }
-  });
+  const { watchNames, watches, watchIndex, checkWatches, checkWatchIndex } = resolveWatches(root, defaults, issues);
 
   // Sinks: a map, so YAML itself refuses duplicate names.
   const rawSinks = isRecord(root.sinks) ? root.sinks : {};
@@ -297,6 +231,80 @@ export function resolveConfig(raw: unknown): ResolvedConfig {
   };
   const checkable: Config = { ...config, watches: checkWatches, rules: checkRules, sinks: checkSinks };
   return { config, checkable, issues, watchIndex, ruleIndex, checkWatchIndex, checkRuleIndex };
+}
+
+/**
+ * The watches: those that are valid, and for the rules' checks also the ones wrong
+ * elsewhere whose name, kind and target can be read; each with its index in the file.
+ */
+function resolveWatches(root: Record<string, unknown>, defaults: DefaultsConfig, issues: ResolvedConfig["issues"]) {
+  const rawWatches = Array.isArray(root.watches) ? root.watches : [];
+  const watchNames = new Map<string, number>();
+  const watches: WatchConfig[] = [];
+  const watchIndex: number[] = [];
+  const checkWatches: WatchConfig[] = [];
+  const checkWatchIndex: number[] = [];
+  rawWatches.forEach((item, i) => {
+    if (!isRecord(item)) return;
+    let usable = true;
+    let duplicate = false;
+    if (typeof item.name === "string") {
+      const first = watchNames.get(item.name);
+      if (first !== undefined) {
+        issues.push({ path: ["watches", i, "name"], message: `duplicate watch name "${item.name}" (also watches[${first}])` });
+        usable = false;
+        duplicate = true;
+      } else watchNames.set(item.name, i);
+    }
+    const kinds = WATCH_KINDS.filter((kind) => kind in item);
+    const [kind] = kinds;
+    if (kind === undefined) {
+      issues.push({ path: ["watches", i], message: "a watch needs one of account, collection, contract, every_block or balance" });
+      return;
+    }
+    if (kinds.length > 1) {
+      issues.push({ path: ["watches", i, kinds[1] ?? kind], message: `a watch has exactly one of account, collection, contract, every_block or balance; this one has ${kinds.join(" and ")}`, atKey: true });
+      return;
+    }
+    for (const [key, only] of Object.entries(ONLY_FOR)) {
+      if (key in item && only !== kind) {
+        issues.push({ path: ["watches", i, key], message: `applies to ${only} watches only (this is ${kind === "every_block" ? "an every_block" : `a ${kind}`} watch)`, atKey: true });
+        usable = false;
+      }
+    }
+    if ("tokens" in item && kind !== "account" && kind !== "balance") {
+      issues.push({ path: ["watches", i, "tokens"], message: `applies to account and balance watches only (this is ${kind === "every_block" ? "an every_block" : `a ${kind}`} watch)`, atKey: true });
+      usable = false;
+    }
+    // Balances are read at the head on a clock: a head-triggered balance read would be a read a block.
+    if (kind === "balance" && isHeadSchedule(typeof item.schedule === "string" ? item.schedule : defaults.schedule)) {
+      const own = "schedule" in item;
+      issues.push({ path: own ? ["watches", i, "schedule"] : ["watches", i], message: `a balance watch reads balances on a clock schedule, not "head"${own ? "" : " (defaults.schedule is head: give this watch a schedule of its own)"}`, atKey: own });
+      usable = false;
+    }
+    const parsed = watchSchema.safeParse(item);
+    const watch = parsed.success && usable ? buildWatch(kind, parsed.data, defaults) : undefined;
+    if (watch) {
+      watches.push(watch);
+      watchIndex.push(i);
+      checkWatches.push(watch);
+      checkWatchIndex.push(i);
+      return;
+    }
+    // For the rules' checks only: the name rules refer to (as written), the kind, and the
+    // watched address as written (a mistyped one still makes `direction` meaningful).
+    if (duplicate || typeof item.name !== "string") return;
+    const fields = fieldwise(watchSchema.shape, item);
+    const raw = item[kind];
+    // A balance watch lists addresses; the others name one.
+    const target = kind === "balance" ? (Array.isArray(raw) ? raw.filter((a): a is string => typeof a === "string") : []) : typeof raw === "string" ? raw : "";
+    const guess = buildWatch(kind, { ...fields, name: item.name, [kind]: kind === "every_block" ? true : target } as z.output<typeof watchSchema>, defaults);
+    if (guess) {
+      checkWatches.push(guess);
+      checkWatchIndex.push(i);
+    }
+  });
+  return { watchNames, watches, watchIndex, checkWatches, checkWatchIndex };
 }
 
 

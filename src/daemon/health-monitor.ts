@@ -9,6 +9,7 @@ import { createSourceHealthTracker, worstState, type SourceHealth, type SourceHe
 import { createBacklogTracker, createHeadTracker, currentConditions, READINESS_CHECK_OF, sourceConditions, sourceOfCondition, type BudgetReading, type HeadReadingState } from "./operational-checks.js";
 import type { Episode, OperationalCondition, OperationalMonitor } from "./operational-monitor.js";
 import type { SharedHealth } from "./replica-health.js";
+import { createHealthReadings } from "./health-readings.js";
 
 /** A source with no successful tick for this many of its schedule's longest intervals (and at least STALE_MIN_MS) is stalled. */
 export const STALE_INTERVALS = 3;
@@ -136,40 +137,7 @@ export function createHealthMonitor(common: Common, options: HealthMonitorOption
   };
   seedFrom(options.monitor.active());
 
-  type OutboxReading = Pick<Parameters<typeof currentConditions>[1], "sinks" | "deadLetters">;
-  let lastOutbox: OutboxReading = { sinks: options.sinks.map((name) => ({ name, pending: 0, oldest: undefined })), deadLetters: 0 };
-  /**
-   * The outbox as the sink and dead-letter conditions read it. A store that cannot be read
-   * (PostgreSQL down) keeps the last reading: the evaluation must go on, or /readyz failed with
-   * a 500 instead of saying 503 "the store cannot be read" (status/daemon-status.ts).
-   */
-  async function readOutbox(): Promise<OutboxReading> {
-    try {
-      lastOutbox = {
-        sinks: await Promise.all(options.sinks.map(async (name) => ({ name, pending: await store.countOutbox({ sink: name, state: "pending" }), oldest: (await store.listOutbox({ sink: name, state: "pending", limit: 1 }))[0] }))),
-        deadLetters: await store.countOutbox({ state: "dead" }),
-      };
-    } catch (error) {
-      if (!isStoreUnavailable(error)) throw error;
-    }
-    return lastOutbox;
-  }
-
-  /** The stored cursors, or none while the store cannot be read (as readOutbox). */
-  async function readStoredCursors(): Promise<{ key: string; block: number }[]> {
-    try {
-      return await store.listCursors();
-    } catch (error) {
-      if (!isStoreUnavailable(error)) throw error;
-      return [];
-    }
-  }
-
-  /** A source's cursor from the store until it has ticked successfully in this run (after a restart onto a failing explorer, its lag is still known). */
-  function withStoredCursors(states: SourceState[], stored: ReadonlyMap<string, number>): SourceState[] {
-    if (stored.size === 0) return states;
-    return states.map((state) => (state.cursor === null ? { ...state, cursor: stored.get(state.key) ?? null } : state));
-  }
+  const { readOutbox, readStoredCursors, withStoredCursors } = createHealthReadings(store, options.sinks);
 
   /** The states of the sources this replica judges (all, or those it holds), noting since when it holds each. */
   function judgedOf(states: SourceState[], nowMs: number): SourceState[] {

@@ -1,4 +1,3 @@
-import { setMaxListeners } from "node:events";
 import { Pool } from "undici";
 import type { Common } from "../common/common.js";
 import { describeError, isAbortError } from "../common/errors.js";
@@ -7,11 +6,12 @@ import { unknownFields } from "./drift.js";
 import { ExplorerBadResponseError, ExplorerError, ExplorerHttpError, ExplorerPlanError, ExplorerResponseTooLargeError, ExplorerShapeError, quotaOf } from "./errors.js";
 import { ExactNumberError, JsonTooDeepError, parseExactJson } from "./exact-json.js";
 import { excerptOf, httpErrorOptionsOf, sendRequest, type HttpResponse } from "./http.js";
-import { API_LIMITS, OPERATIONS, type OperationName } from "./operations.js";
+import { OPERATIONS, type OperationName } from "./operations.js";
 import { buildRequestPath, type OperationParams } from "./params.js";
 import { createRateLimiter, type RateLimiter } from "./rate-limiter.js";
 import { RESPONSE_CHECKERS, ShapeError, type OperationResults } from "./response-checkers.js";
-import { follows, linkSignals } from "../common/signals.js";
+import { callerSignals } from "./caller-signals.js";
+import { paginatorOf } from "./paginator.js";
 import { withRetries } from "./retry.js";
 import { USER_AGENT } from "./user-agent.js";
 
@@ -214,28 +214,7 @@ export function createExplorerClient(common: Common, options: ExplorerClientOpti
     }
   }
 
-  // One linked signal per caller's signal, reused by every call that passes it. A controller
-  // per call (10,000 a tick of 10,000 sources) outlived the young generation's collections
-  // and left ~18 MB of garbage in the old one each tick. The link goes with the caller's signal.
-  // Every request in flight listens to its signal: dozens at once are the pool at work, not a
-  // leak, so Node's warning after ten listeners is turned off on the signals handed to undici.
-  setMaxListeners(0, common.signal);
-  const linked = new WeakMap<AbortSignal, AbortSignal>();
-  const unlinkWhenCollected = new FinalizationRegistry<() => void>((dispose) => dispose());
-  function signalOf(callerSignal: AbortSignal | undefined): AbortSignal {
-    if (callerSignal === undefined) return common.signal;
-    // A tick's signal already follows the shutdown signal: linking it again would cost a link per tick.
-    if (follows(callerSignal, common.signal)) return callerSignal;
-    let signal = linked.get(callerSignal);
-    if (signal === undefined) {
-      const link = linkSignals(common.signal, callerSignal);
-      signal = link.signal;
-      setMaxListeners(0, signal);
-      linked.set(callerSignal, signal);
-      unlinkWhenCollected.register(callerSignal, link.dispose);
-    }
-    return signal;
-  }
+  const signalOf = callerSignals(common.signal);
 
   async function call<K extends OperationName>(operation: K, params: OperationParams[K], callOptions: CallOptions = {}): Promise<OperationResults[K]> {
     if (closed) throw closedError(operation);
@@ -257,37 +236,7 @@ export function createExplorerClient(common: Common, options: ExplorerClientOpti
     });
   }
 
-  async function* paginate<K extends ListOperationName>(operation: K, params: OperationParams[K], callOptions: CallOptions = {}): AsyncGenerator<OperationResults[K], void, undefined> {
-    const first = params as OperationParams[K] & { page?: number; size?: number };
-    const size = first.size ?? API_LIMITS.defaultPageSize;
-    const firstPage = first.page ?? 1;
-    const fetchPage = (page: number) => call(operation, { ...params, page, size }, callOptions);
-    let next: Promise<OperationResults[K]> | undefined;
-    for (let page = firstPage; ; page++) {
-      let response: OperationResults[K];
-      try {
-        response = await (next ?? fetchPage(page));
-      } catch (error) {
-        if (isPastLastPage(error)) return;
-        throw error;
-      } finally {
-        next = undefined;
-      }
-      const { results, paging } = response as OperationResults[ListOperationName];
-      const last = paging.last || results.length < size || paging.current_page >= paging.total_page;
-      // The next page is asked for while the caller works on this one, so that the server
-      // and the caller work side by side. Only from the second page on: a caller may stop
-      // after the first (a window too dense to count is split instead), and a page it never
-      // reads would cost credits for nothing. The page exists: the answer counted it.
-      if (!last && page > firstPage) {
-        next = fetchPage(page + 1);
-        // Awaited on the caller's next step; a caller that stops first must not leave an unhandled rejection.
-        next.catch(() => undefined);
-      }
-      yield response;
-      if (last) return;
-    }
-  }
+  const paginate = paginatorOf(call);
 
   const methods = Object.fromEntries(
     (Object.keys(OPERATIONS) as OperationName[]).map((name) => [name, (params: never, callOptions?: CallOptions) => call(name, params, callOptions)]),
@@ -305,11 +254,6 @@ export function createExplorerClient(common: Common, options: ExplorerClientOpti
       await pool.close();
     },
   };
-}
-
-/** The API's way of saying "no such page": a 400 with message "totalPage is over.". */
-function isPastLastPage(error: unknown): boolean {
-  return error instanceof ExplorerHttpError && error.status === 400 && (error.apiMessage ?? "").includes("totalPage is over");
 }
 
 function parseBaseUrl(baseUrl: string): { origin: string; prefix: string } {

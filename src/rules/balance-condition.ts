@@ -2,6 +2,7 @@ import { quotedSymbol } from "./token-symbol.js";
 import { AMOUNT_UNITS, parseAmount } from "../chain/units.js";
 import { TOKENS_UNIT, parseTokenAmount } from "../chain/token-amounts.js";
 import type { TokenInfo } from "../chain/token-info.js";
+import { oncePerCondition } from "./once-per-condition.js";
 
 /** What a balance is of: KAIA, or a KIP-7 token (lowercase address). */
 export type BalanceAsset = "KAIA" | string;
@@ -42,7 +43,16 @@ const isMap = (v: unknown): v is Record<string, unknown> => typeof v === "object
  * `tokens` undefined: the config is checked without JSON-RPC, token amounts only for their
  * shape (start-up checks them against the tokens' decimals and symbols).
  */
-export function parseBalanceCondition(when: unknown, tokens: readonly TokenInfo[] | undefined, tokenCount: number): { ok: true; condition: BalanceCondition } | { ok: false; issues: BalanceIssue[] } {
+export function parseBalanceCondition(when: unknown, tokens: readonly TokenInfo[] | undefined, tokenCount: number): BalanceParse {
+  // Parsed once per `when` and tokens (see once-per-condition.ts): the config check, the RPC
+  // plan, the start-up token check and the balance monitor share one result.
+  const key = JSON.stringify(["balance", tokenCount, tokens?.map((t) => [t.address, t.decimals, t.symbol]) ?? null]);
+  return oncePerCondition(when, key, () => parseFresh(when, tokens, tokenCount));
+}
+
+export type BalanceParse = { ok: true; condition: BalanceCondition } | { ok: false; issues: BalanceIssue[] };
+
+function parseFresh(when: unknown, tokens: readonly TokenInfo[] | undefined, tokenCount: number): BalanceParse {
   const issues: BalanceIssue[] = [];
   const fail = (path: (string | number)[], message: string) => {
     issues.push({ path, message });

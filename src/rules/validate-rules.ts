@@ -1,6 +1,6 @@
 import type { RecordFamily } from "../model/record.js";
 import type { ConditionIssue, ConditionPath } from "./parse-condition.js";
-import { parseCondition } from "./parse-condition.js";
+import { compileCondition } from "./compile-condition.js";
 import type { TokenFieldContext } from "./fields.js";
 
 const FAMILIES: readonly string[] = ["event_logs", "nft_transfers", "internal_transactions", "transactions"];
@@ -24,7 +24,8 @@ export interface RuleConditionInput {
 export function validateRuleConditions(rules: readonly RuleConditionInput[], basePath: ConditionPath = ["rules"]): ConditionIssue[] {
   const issues: ConditionIssue[] = [];
   rules.forEach((rule, index) => {
-    const parsed = parseCondition(rule.when, {
+    // Compiled, not only parsed: the planner and the engine then use this result (compileCondition keeps it).
+    const parsed = compileCondition(rule.when, {
       family: rule.family,
       ...(rule.watchedAccount === undefined ? {} : { watchedAccount: rule.watchedAccount }),
       ...(rule.token === undefined ? {} : { token: rule.token }),

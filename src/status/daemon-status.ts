@@ -227,6 +227,7 @@ export function createDaemonStatus(common: Common, parts: DaemonStatusParts): St
       (error: unknown) => (error instanceof Error ? error.message : String(error)),
     );
     if (unreachable !== undefined) return { ok: false, detail: `the store ${store.path} cannot be read: ${unreachable}` };
+    if (stats.corrupt !== undefined) return { ok: false, detail: stats.corrupt };
     if (stats.lastWriteFailed) return { ok: false, detail: `the last write of ${store.path} failed (${stats.failedWrites} failed writes since start); deliveries wait until it takes writes again, and it retries with the next change` };
     return { ok: true, detail: `${store.path} is writable (${stats.writes} writes since start)` };
   }

@@ -5,14 +5,14 @@ import { describeError } from "../common/errors.js";
 import type { DeadLetterSelector, RequeueResult } from "../notify/dead-letters.js";
 import { createHostCheck, isLoopbackHost } from "./allowed-hosts.js";
 import { bearerTokenMatches } from "./bearer.js";
-import { parseAlertsBody, type AlertToQueue } from "./alerts-body.js";
-import { parseCursorBody, type CursorMove } from "./cursor-body.js";
+import type { AlertToQueue } from "./alerts-body.js";
+import type { CursorMove } from "./cursor-body.js";
 import { StatusError } from "./errors.js";
 import { PAGE_FILES, PAGE_SECURITY_HEADERS } from "./page/page-files.js";
-import { parseRequeueBody } from "./requeue-body.js";
-import { parseSilenceBody, type SilenceChange } from "./silence-body.js";
+import type { SilenceChange } from "./silence-body.js";
 import type { Silence } from "../notify/silences.js";
 import { checkWriteAccess } from "./write-access.js";
+import { writeRoutes } from "./write-routes.js";
 
 /** Why the daemon is or is not ready: each check with its verdict. */
 export interface Readiness {
@@ -92,9 +92,9 @@ export interface StatusServer {
   close(): Promise<void>;
 }
 
-type Handler = (req: IncomingMessage, res: ServerResponse) => Promise<void> | void;
+export type Handler = (req: IncomingMessage, res: ServerResponse) => Promise<void> | void;
 
-interface Route {
+export interface Route {
   methods: readonly string[];
   auth: boolean;
   /** A write: allowed by checkWriteAccess (the token, or a loopback peer without one) and logged. */
@@ -163,73 +163,7 @@ export async function createStatusServer(common: Common, options: StatusServerOp
   for (const [path, file] of Object.entries(PAGE_FILES)) {
     routes[path] = { methods: READ, auth: false, handler: (_req, res) => send(res, 200, file.contentType, file.body) };
   }
-  if (provider.requeueDeadLetters !== undefined) {
-    const requeue = provider.requeueDeadLetters.bind(provider);
-    routes["/api/dead-letters/requeue"] = {
-      methods: ["POST"],
-      auth: true,
-      write: true,
-      handler: async (req, res) => {
-        const parsed = await parseRequeueBody(req);
-        if (!parsed.ok) return sendJson(res, parsed.status, { error: parsed.error });
-        const result = await requeue(parsed.selector);
-        logger.info({ ...writer(req), requeued: result.requeued, unmatched: result.unmatched.length, all: "all" in parsed.selector }, "dead letters re-queued through the status API");
-        sendJson(res, 200, result);
-      },
-    };
-  }
-  if (provider.moveCursors !== undefined) {
-    const move = provider.moveCursors.bind(provider);
-    routes["/api/cursors"] = {
-      methods: ["POST"],
-      auth: true,
-      write: true,
-      handler: async (req, res) => {
-        const parsed = await parseCursorBody(req);
-        if (!parsed.ok) return sendJson(res, parsed.status, { error: parsed.error });
-        const result = await move(parsed.moves);
-        if (!result.ok) return sendJson(res, 400, { error: result.error });
-        for (const m of result.moved) logger.info({ ...writer(req), source: m.source, watch: m.watch, from: m.from, to: m.to }, "cursor moved through the status API");
-        sendJson(res, 200, result);
-      },
-    };
-  }
-
-  if (provider.queueAlerts !== undefined) {
-    const queue = provider.queueAlerts.bind(provider);
-    routes["/api/alerts"] = {
-      methods: ["POST"],
-      auth: true,
-      write: true,
-      handler: async (req, res) => {
-        const parsed = await parseAlertsBody(req);
-        if (!parsed.ok) return sendJson(res, parsed.status, { error: parsed.error });
-        const result = await queue(parsed.alerts);
-        if (!result.ok) return sendJson(res, 400, { error: result.error });
-        const rules = [...new Set(parsed.alerts.map((a) => a.alert.rule))];
-        logger.info({ ...writer(req), rules, alerts: parsed.alerts.length, queued: result.queued, already_queued: result.already_queued }, "alerts queued through the status API");
-        sendJson(res, 200, result);
-      },
-    };
-  }
-
-  if (provider.changeSilences !== undefined) {
-    const change = provider.changeSilences.bind(provider);
-    routes["/api/silences"] = {
-      methods: ["POST"],
-      auth: true,
-      write: true,
-      handler: async (req, res) => {
-        const parsed = await parseSilenceBody(req);
-        if (!parsed.ok) return sendJson(res, parsed.status, { error: parsed.error });
-        const result = await change(parsed.change);
-        if (!result.ok) return sendJson(res, result.status, { error: result.error });
-        const { id, rule, match, expires_at } = result.silence;
-        logger.info({ ...writer(req), silence: id, rule, match, expires_at, ...("add" in parsed.change ? { reason: result.silence.reason } : {}) }, "add" in parsed.change ? "silence added through the status API" : "silence removed through the status API");
-        sendJson(res, 200, result);
-      },
-    };
-  }
+  Object.assign(routes, writeRoutes(provider, { logger, sendJson, writer }));
 
   const hostAllowed = createHostCheck(options.listen.host, options.allowedHosts);
   const limits = { ...STATUS_SERVER_LIMITS, ...options.limits };

@@ -1,6 +1,7 @@
+import { randomInt } from "node:crypto";
 import { statSync } from "node:fs";
 import { performance } from "node:perf_hooks";
-import type { Database, Statement } from "better-sqlite3";
+import BetterSqlite3, { type Database, type Statement } from "better-sqlite3";
 import type { Common } from "../common/common.js";
 import type { Logger } from "../common/logger.js";
 import { StoreError } from "./errors.js";
@@ -42,6 +43,12 @@ function isDiskError(error: unknown): boolean {
   return typeof code === "string" && /^SQLITE_(FULL|IOERR|READONLY|CANTOPEN|PROTOCOL)/.test(code);
 }
 
+/** SQLite's verdict on a damaged database (SQLITE_CORRUPT, SQLITE_NOTADB and their extended codes). */
+export function isCorruption(error: unknown): boolean {
+  const code = (error as { code?: unknown }).code;
+  return typeof code === "string" && /^SQLITE_(CORRUPT|NOTADB)/.test(code);
+}
+
 /**
  * The store in one SQLite database (WAL mode, synchronous=FULL). Mutations apply at once in
  * an open transaction, so that the next read sees them, and the group commit ends that
@@ -72,6 +79,14 @@ export class SqliteStore implements Store {
   /** The thread's checkpoint is done: the few commits made meanwhile are copied here (see committed). */
   private finishCheckpoint = false;
   private lazyTimer: NodeJS.Timeout | undefined;
+  /** The store's identity, written into page 1 by every commit (see touchIdentity). */
+  private readonly identity: number;
+  /**
+   * Set when SQLite found the database damaged at run time: from then on every write is
+   * refused with it (writing on would spread the damage, and a checkpoint would copy it into
+   * the file), and reads that meet the damage throw it instead of SQLite's raw error.
+   */
+  private corruption: StoreError | undefined;
 
   constructor(
     private readonly common: Common,
@@ -100,6 +115,9 @@ export class SqliteStore implements Store {
     // Inside the open transaction, better-sqlite3 runs this as a SAVEPOINT: one mutation
     // that throws half-way is undone alone, and the others of the moment stay.
     this.savepoint = db.transaction((fn: () => unknown) => fn());
+    // A store made before identities were kept gets one with its first commit.
+    const identity = db.pragma("application_id", { simple: true }) as number;
+    this.identity = identity !== 0 || readOnly ? identity : randomInt(1, 2 ** 31);
     this.loadCaches();
     this.measureBytes();
     this.groupCommit = createGroupCommit(() => this.commit());
@@ -153,9 +171,51 @@ export class SqliteStore implements Store {
       if (began && this.totalChanges() === before) this.db.exec("COMMIT");
       return result;
     } catch (error) {
+      if (isCorruption(error)) throw this.damaged(error);
       if (!isDiskError(error)) throw error;
       this.writeFailed(error);
       throw this.writeError(error);
+    }
+  }
+
+  /**
+   * Writes the store's identity into page 1 in the transaction of the moment. Every commit
+   * carries page 1 this way, so every write-ahead log that holds a commit of this store
+   * names the store, and a log beside the wrong database is refused at open (store-files.ts).
+   * SQLite writes the page even when the value is unchanged: one page more per commit.
+   */
+  private touchIdentity(): void {
+    if (this.identity !== 0) this.db.pragma(`application_id = ${this.identity}`);
+  }
+
+  /**
+   * SQLite found the database damaged: the transaction is undone, writes stop, and the error
+   * says so with KW_STORE_CORRUPT (logged once). Reads that do not meet the damage go on.
+   */
+  private damaged(error: unknown): StoreError {
+    if (this.corruption === undefined) {
+      this.corruption = new StoreError(
+        "KW_STORE_CORRUPT",
+        `the store file ${this.path} is damaged (SQLite: ${(error as Error).message}); kaiawatch stopped writing it: stop kaiawatch, keep a copy of the file and its -wal, and repair it (sqlite3 .recover) or move it away to start empty`,
+        { cause: error },
+      );
+      this.logger.error({ path: this.path, err: this.corruption }, "the store is damaged; writes stopped");
+      try {
+        if (this.db.inTransaction) this.db.exec("ROLLBACK");
+      } catch {
+        // SQLite may already have rolled it back.
+      }
+    }
+    return this.corruption;
+  }
+
+  /** A read, with SQLite's corruption errors turned into KW_STORE_CORRUPT. */
+  private read<T>(fn: () => T): T {
+    try {
+      return fn();
+    } catch (error) {
+      if (isCorruption(error)) throw this.damaged(error);
+      throw error;
     }
   }
 
@@ -178,9 +238,19 @@ export class SqliteStore implements Store {
   private async writeBeside<T>(fn: () => T): Promise<T> {
     const deadline = performance.now() + BESIDE_WAIT_MS;
     for (;;) {
+      // Read-only store, writable silences: only damage or a close stops this write.
+      if (this.corruption !== undefined) throw this.corruption;
+      if (this.closed) throw new StoreError("KW_STORE_CLOSED", `the store ${this.path} is closed`);
       try {
-        return this.db.transaction(fn).immediate();
+        return this.db
+          .transaction(() => {
+            const result = fn();
+            this.touchIdentity();
+            return result;
+          })
+          .immediate();
       } catch (error) {
+        if (isCorruption(error)) throw this.damaged(error);
         if ((error as { code?: unknown }).code !== "SQLITE_BUSY" || performance.now() > deadline) throw this.writeError(error);
       }
       await new Promise((resolve) => setTimeout(resolve, 10));
@@ -331,7 +401,7 @@ export class SqliteStore implements Store {
       sql += " LIMIT ?";
       params.push(filter.limit);
     }
-    return (this.statement(sql).all(...params) as OutboxRow[]).map(entryOfRow);
+    return this.read(() => (this.statement(sql).all(...params) as OutboxRow[]).map(entryOfRow));
   }
 
   async countOutbox(filter: OutboxCountFilter = {}): Promise<number> {
@@ -354,21 +424,21 @@ export class SqliteStore implements Store {
       params.push(filter.retrying ? 1 : 0);
     }
     const sql = `SELECT coalesce(sum(n), 0) AS n FROM outbox_counts${where.length > 0 ? ` WHERE ${where.join(" AND ")}` : ""}`;
-    return (this.statement(sql).get(...params) as { n: number }).n;
+    return this.read(() => (this.statement(sql).get(...params) as { n: number }).n);
   }
 
   async outboxCounts(): Promise<OutboxCount[]> {
     const sql = `SELECT sink, state, sum(n) AS count, sum(CASE WHEN retrying THEN n ELSE 0 END) AS retrying
       FROM outbox_counts GROUP BY sink, state HAVING sum(n) > 0 ORDER BY sink, state`;
-    return this.statement(sql).all() as OutboxCount[];
+    return this.read(() => this.statement(sql).all() as OutboxCount[]);
   }
 
   async nextAttemptAfter(sink: string, after: string): Promise<string | undefined> {
     const ms = Date.parse(after);
     if (Number.isNaN(ms)) throw new TypeError(`after is not an ISO-8601 date: ${after}`);
-    const row = this.statement("SELECT next_attempt_at FROM outbox WHERE state = 'pending' AND sink = ? AND due_ms > ? ORDER BY due_ms LIMIT 1").get(sink, ms) as
-      | { next_attempt_at: string }
-      | undefined;
+    const row = this.read(
+      () => this.statement("SELECT next_attempt_at FROM outbox WHERE state = 'pending' AND sink = ? AND due_ms > ? ORDER BY due_ms LIMIT 1").get(sink, ms) as { next_attempt_at: string } | undefined,
+    );
     return row?.next_attempt_at;
   }
 
@@ -487,13 +557,15 @@ export class SqliteStore implements Store {
   }
 
   async readCooldowns(sink: string, keys: ReadonlyArray<{ rule: string; key: string }>): Promise<CooldownStamp[]> {
-    const read = this.statement("SELECT sink, rule, key, at_ms, entry_id FROM cooldowns WHERE sink = ? AND rule = ? AND key = ?");
-    const stamps: CooldownStamp[] = [];
-    for (const { rule, key } of keys) {
-      const row = read.get(sink, rule, key) as StampRow | undefined;
-      if (row !== undefined) stamps.push(stampOfRow(row));
-    }
-    return stamps;
+    return this.read(() => {
+      const read = this.statement("SELECT sink, rule, key, at_ms, entry_id FROM cooldowns WHERE sink = ? AND rule = ? AND key = ?");
+      const stamps: CooldownStamp[] = [];
+      for (const { rule, key } of keys) {
+        const row = read.get(sink, rule, key) as StampRow | undefined;
+        if (row !== undefined) stamps.push(stampOfRow(row));
+      }
+      return stamps;
+    });
   }
 
   async writeCooldowns(stamps: readonly CooldownStamp[]): Promise<void> {
@@ -508,40 +580,65 @@ export class SqliteStore implements Store {
   }
 
   async pruneCooldowns(before: number): Promise<number> {
-    const old = (this.statement("SELECT count(*) AS n FROM cooldowns WHERE at_ms < ?").get(before) as { n: number }).n;
+    const old = this.read(() => (this.statement("SELECT count(*) AS n FROM cooldowns WHERE at_ms < ?").get(before) as { n: number }).n);
     if (old === 0) return 0;
     return this.write(() => this.statement("DELETE FROM cooldowns WHERE at_ms < ?").run(before).changes);
   }
 
   async suppressions(entryIds: readonly string[]): Promise<Record<string, SuppressedNote>> {
-    const read = this.statement("SELECT at, reason FROM suppressed WHERE entry_id = ?");
-    const notes: Record<string, SuppressedNote> = {};
-    for (const id of entryIds) {
-      const note = read.get(id) as SuppressedNote | undefined;
-      if (note !== undefined) notes[id] = { at: note.at, reason: note.reason };
-    }
-    return notes;
+    return this.read(() => {
+      const read = this.statement("SELECT at, reason FROM suppressed WHERE entry_id = ?");
+      const notes: Record<string, SuppressedNote> = {};
+      for (const id of entryIds) {
+        const note = read.get(id) as SuppressedNote | undefined;
+        if (note !== undefined) notes[id] = { at: note.at, reason: note.reason };
+      }
+      return notes;
+    });
   }
 
   async flush(): Promise<void> {
     if (this.readOnly) return;
+    if (this.corruption !== undefined) throw this.corruption;
     await this.groupCommit.flush();
   }
 
   async close(): Promise<void> {
     if (this.closed) return;
     try {
-      await this.flush();
+      // A damaged store has nothing more to commit (its writes stopped and were reported).
+      if (this.corruption === undefined) await this.flush();
     } finally {
       this.closed = true;
       clearTimeout(this.lazyTimer);
       try {
         await this.checkpointer?.close();
+        if (this.corruption !== undefined) this.closeWithoutCheckpoint();
         // The last connection to close checkpoints the WAL into the database and removes it.
-        this.db.close();
+        else this.db.close();
       } finally {
         await this.lock?.release();
       }
+    }
+  }
+
+  /**
+   * Closes a damaged store leaving the WAL as it is: a reader holds its shared lock on the
+   * database while the writer closes, so the writer is not the last connection and does not
+   * checkpoint; a read-only connection never does.
+   */
+  private closeWithoutCheckpoint(): void {
+    let reader: Database | undefined;
+    try {
+      reader = new BetterSqlite3(this.path, { readonly: true, fileMustExist: true });
+      reader.pragma("schema_version");
+    } catch {
+      // The reader is a precaution; without it the close checkpoints as usual.
+    }
+    try {
+      this.db.close();
+    } finally {
+      reader?.close();
     }
   }
 
@@ -550,7 +647,7 @@ export class SqliteStore implements Store {
   }
 
   writeFailing(): boolean {
-    return this.lastWriteFailed;
+    return this.lastWriteFailed || this.corruption !== undefined;
   }
 
   /** The stats from memory (and the outbox count, cached until the outbox changes). */
@@ -558,10 +655,11 @@ export class SqliteStore implements Store {
     return {
       writes: this.writes,
       failedWrites: this.failedWrites,
-      lastWriteFailed: this.lastWriteFailed,
+      lastWriteFailed: this.lastWriteFailed || this.corruption !== undefined,
       bytes: this.bytes,
-      outbox: this.closed ? (this.outboxTotal ?? 0) : (this.outboxTotal ??= this.countOutboxNow()),
+      outbox: this.closed || this.corruption !== undefined ? (this.outboxTotal ?? 0) : (this.outboxTotal ??= this.countOutboxNow()),
       cursors: this.cursors.size,
+      ...(this.corruption === undefined ? {} : { corrupt: this.corruption.message }),
     };
   }
 
@@ -575,8 +673,10 @@ export class SqliteStore implements Store {
     }
     const started = performance.now();
     try {
+      this.touchIdentity();
       this.db.exec("COMMIT");
     } catch (error) {
+      if (isCorruption(error)) return Promise.reject(this.damaged(error));
       this.writeFailed(error);
       return Promise.reject(this.writeError(error));
     }
@@ -592,8 +692,10 @@ export class SqliteStore implements Store {
       this.statement("INSERT INTO meta (key, value) VALUES ('store.last_probe', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value").run(
         JSON.stringify(new Date(this.common.now()).toISOString()),
       );
+      this.touchIdentity();
       this.db.exec("COMMIT");
     } catch (error) {
+      if (isCorruption(error)) return Promise.reject(this.damaged(error));
       this.writeFailed(error);
       return Promise.reject(this.writeError(error));
     }
@@ -629,7 +731,7 @@ export class SqliteStore implements Store {
 
   /** A checkpoint on this thread: the end of one the checkpoint thread did, or the fallback when it cannot run. */
   private checkpoint(): void {
-    if (this.db.inTransaction) return;
+    if (this.db.inTransaction || this.corruption !== undefined) return;
     try {
       // PASSIVE: copies what no reader still needs and never waits for a reader.
       this.db.pragma("wal_checkpoint(PASSIVE)");
@@ -667,6 +769,7 @@ export class SqliteStore implements Store {
   }
 
   private assertWritable(): void {
+    if (this.corruption !== undefined) throw this.corruption;
     if (this.readOnly) throw new StoreError("KW_STORE_READ_ONLY", `the store ${this.path} was opened read-only`);
     if (this.closed) throw new StoreError("KW_STORE_CLOSED", `the store ${this.path} is closed`);
   }

@@ -1,10 +1,11 @@
 import { readFileSync } from "node:fs";
-import { link, readFile, unlink, writeFile } from "node:fs/promises";
+import { readFile, rename, unlink, writeFile } from "node:fs/promises";
 import { hostname } from "node:os";
+import BetterSqlite3, { type Database } from "better-sqlite3";
 import type { Logger } from "../common/logger.js";
 import { StoreError } from "./errors.js";
 
-/** What a lock file holds: enough for a user (and the next process) to find the holder. */
+/** What the lock file holds: enough for a user to find the holder. */
 export interface LockOwner {
   pid: number;
   hostname: string;
@@ -15,69 +16,77 @@ export interface LockOwner {
 export interface StoreLock {
   readonly path: string;
   readonly owner: LockOwner;
-  /** Removes the lock file if it is still ours. Safe to call twice. */
+  /** Removes the lock file if it is still ours and lets the kernel lock go. Safe to call twice. */
   release(): Promise<void>;
 }
 
-/**
- * Lock files held by this process. Process-wide on purpose: a lock naming our own pid that is
- * not in this set was left by an earlier process that had the same pid (PID 1 in a restarted
- * container), and is stale.
- */
-const heldByThisProcess = new Set<string>();
-
-const MAX_ATTEMPTS = 5;
+/** Lock files of this process: only for the message of a second open in the same process. */
+const heldHere = new Set<string>();
 
 /**
- * Takes `<storePath>.lock`, so that a second process cannot write the same store. The lock
- * file is written completely under a private name and then hard-linked into place: link(2)
- * fails with EEXIST exactly like an O_EXCL create, but no other process can ever read a
- * half-written lock. A lock whose pid is dead on this host is stale and taken over.
+ * Takes the store's lock, so that a second process cannot write the same store.
+ *
+ * The lock itself is one the kernel holds for the process: a POSIX (fcntl) write lock on
+ * `<store>.lock.db`, taken through SQLite (Node has no flock or fcntl of its own): a
+ * connection in exclusive locking mode that keeps a write transaction open. The kernel drops
+ * it when the process dies, however it dies, and no two processes hold it at once, whatever
+ * their pids and host names: two containers that share a volume and a host name are both
+ * PID 1, and no arithmetic on pids can tell them apart. The file stays (removing a lock file
+ * that another process may have opened lets two processes lock two different files); it is
+ * empty, and the journal is kept in memory, so nothing else appears beside it.
+ *
+ * `<store>.lock` (JSON: pid, host name, start time) is only a message: it names the holder in
+ * the refusal of the next process. One written by a process that no longer holds the kernel
+ * lock is stale and replaced. One naming another host is still respected: a store on a
+ * network filesystem may be shared by hosts whose locks do not reach each other.
  */
 export async function acquireStoreLock(storePath: string, logger: Logger): Promise<StoreLock> {
   const path = `${storePath}.lock`;
+  const kernelPath = `${storePath}.lock.db`;
   const owner: LockOwner = {
     pid: process.pid,
     hostname: hostname(),
     started_at: new Date(Date.now() - process.uptime() * 1000).toISOString(),
   };
-  const text = `${JSON.stringify(owner)}\n`;
-  const privatePath = `${path}.${process.pid}`;
-
-  for (let attempt = 1; ; attempt++) {
-    try {
-      await writeFile(privatePath, text);
-      await link(privatePath, path);
-      break;
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== "EEXIST") {
-        throw new StoreError("KW_STORE_LOCKED", `cannot create the store lock ${path}: ${(error as Error).message}`, { cause: error });
-      }
-    } finally {
-      await unlink(privatePath).catch(() => undefined);
-    }
-    if (attempt >= MAX_ATTEMPTS) {
-      throw new StoreError("KW_STORE_LOCKED", `cannot take the store lock ${path}: other processes keep competing for it`);
-    }
+  const kernel = await takeKernelLock(kernelPath, storePath, async () => {
+    if (heldHere.has(path)) return "already open in this process";
     const holder = await readOwner(path);
-    if (holder === "gone") continue; // released between our attempt and the read
+    if (typeof holder !== "object") return `in use by another process (it holds the lock on ${kernelPath}; ${path} does not name it)`;
+    if (holder.hostname !== owner.hostname) return `in use by process ${holder.pid} on host ${holder.hostname} (started ${holder.started_at})`;
+    // Two containers sharing a volume and a host name: both are often PID 1.
+    if (holder.pid === owner.pid) return `in use by another process with this same pid ${holder.pid} (started ${holder.started_at}): another container or PID namespace on this store`;
+    return `in use by process ${holder.pid} (started ${holder.started_at})`;
+  });
+  try {
+    const holder = await readOwner(path);
     if (holder === "unreadable") {
       throw new StoreError("KW_STORE_LOCKED", `the store lock ${path} exists but is not a kaiawatch lock file; if no kaiawatch process uses this store, remove it`);
     }
-    if (!isStale(path, holder)) {
-      const where = holder.hostname === owner.hostname ? "" : ` on host ${holder.hostname}`;
-      throw new StoreError(
-        "KW_STORE_LOCKED",
-        `the store ${storePath} is in use by process ${holder.pid}${where} (started ${holder.started_at}); stop it first (commands that change the store ask a running daemon through its status API)`,
-      );
+    if (typeof holder === "object") {
+      if (holder.hostname !== owner.hostname) {
+        // The kernel lock may not reach across hosts (a network filesystem): assume it is alive.
+        throw new StoreError(
+          "KW_STORE_LOCKED",
+          `the store ${storePath} is in use by process ${holder.pid} on host ${holder.hostname} (started ${holder.started_at}); stop it first, or remove ${path} if that host no longer runs kaiawatch on this store`,
+        );
+      }
+      logger.warn({ lock: path, pid: holder.pid, hostname: holder.hostname, started_at: holder.started_at }, "taking over a stale store lock: its process is gone");
     }
-    logger.warn({ lock: path, pid: holder.pid, hostname: holder.hostname, started_at: holder.started_at }, "taking over a stale store lock: its process is gone");
-    await unlink(path).catch((error: unknown) => {
-      if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
-    });
+    // Written completely under a private name, then renamed into place: a reader never sees half of it.
+    const privatePath = `${path}.${process.pid}`;
+    try {
+      await writeFile(privatePath, `${JSON.stringify(owner)}\n`);
+      await rename(privatePath, path);
+    } catch (error) {
+      await unlink(privatePath).catch(() => undefined);
+      throw new StoreError("KW_STORE_LOCKED", `cannot write the store lock ${path}: ${(error as Error).message}`, { cause: error });
+    }
+  } catch (error) {
+    kernel.close();
+    throw error;
   }
 
-  heldByThisProcess.add(path);
+  heldHere.add(path);
   let released = false;
   return {
     path,
@@ -85,14 +94,44 @@ export async function acquireStoreLock(storePath: string, logger: Logger): Promi
     async release() {
       if (released) return;
       released = true;
-      heldByThisProcess.delete(path);
-      // Only remove the file if it is still ours; never a lock another process took over.
-      const holder = await readOwner(path);
-      if (typeof holder === "object" && holder.pid === owner.pid && holder.hostname === owner.hostname && holder.started_at === owner.started_at) {
-        await unlink(path).catch(() => undefined);
+      heldHere.delete(path);
+      try {
+        // While the kernel lock is still held: no other process can have written it meanwhile.
+        const holder = await readOwner(path).catch(() => "gone" as const);
+        if (typeof holder === "object" && holder.pid === owner.pid && holder.hostname === owner.hostname && holder.started_at === owner.started_at) {
+          await unlink(path).catch(() => undefined);
+        }
+      } finally {
+        kernel.close();
       }
     },
   };
+}
+
+/**
+ * The kernel's lock on `path`, or KW_STORE_LOCKED naming the holder (`holderText`). Taken
+ * without waiting (timeout 0): a held lock is a refusal, not a queue.
+ */
+async function takeKernelLock(path: string, storePath: string, holderText: () => Promise<string>): Promise<Database> {
+  let db: Database | undefined;
+  try {
+    db = new BetterSqlite3(path, { timeout: 0 });
+    // No journal file beside it, and the lock is kept after any statement: exclusive mode.
+    db.pragma("journal_mode = MEMORY");
+    db.pragma("locking_mode = EXCLUSIVE");
+    db.exec("BEGIN EXCLUSIVE");
+    return db;
+  } catch (error) {
+    db?.close();
+    const code = (error as { code?: unknown }).code;
+    if (code === "SQLITE_BUSY" || code === "SQLITE_LOCKED") {
+      throw new StoreError(
+        "KW_STORE_LOCKED",
+        `the store ${storePath} is ${await holderText()}; stop it first (commands that change the store ask a running daemon through its status API)`,
+      );
+    }
+    throw new StoreError("KW_STORE_LOCKED", `cannot take the store lock ${path}: ${(error as Error).message}${typeof code === "string" ? ` (${code})` : ""}`, { cause: error });
+  }
 }
 
 async function readOwner(path: string): Promise<LockOwner | "gone" | "unreadable"> {
@@ -112,30 +151,6 @@ async function readOwner(path: string): Promise<LockOwner | "gone" | "unreadable
     // fall through
   }
   return "unreadable";
-}
-
-function isStale(path: string, holder: LockOwner): boolean {
-  // A process on another host cannot be checked from here: assume it is alive.
-  if (holder.hostname !== hostname()) return false;
-  if (holder.pid === process.pid) return !heldByThisProcess.has(path);
-  return !isProcessAlive(holder.pid);
-}
-
-/**
- * True while the process can still be using the store. kill(pid, 0) alone is not enough: a
- * zombie (exited, not yet reaped by a parent such as a supervisor or npx that is itself
- * stuck) still answers it, and would block every restart until its parent reaps it.
- */
-export function isProcessAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch (error) {
-    // EPERM: the process exists but belongs to another user.
-    if ((error as NodeJS.ErrnoException).code === "ESRCH") return false;
-  }
-  const state = processState(pid);
-  // Z: zombie, X: dead (being reaped). Neither holds a file open or writes any more.
-  return state !== "Z" && state !== "X";
 }
 
 /**

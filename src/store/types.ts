@@ -128,6 +128,11 @@ export interface StoreStats {
   bytes: number;
   outbox: number;
   cursors: number;
+  /**
+   * Set (a KW_STORE_CORRUPT message) once the backend found its data damaged while running:
+   * it writes no more (lastWriteFailed stays true) until it is repaired and kaiawatch restarted.
+   */
+  corrupt?: string;
 }
 
 /**

@@ -1,14 +1,15 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { Cron } from "croner";
 import type { Common } from "../common/common.js";
-import { describeError, isAbortError } from "../common/errors.js";
-import type { HeldLease, LeaseUse, Ownership } from "../store/ownership.js";
+import { describeError } from "../common/errors.js";
+import type { LeaseUse, Ownership } from "../store/ownership.js";
 import { leaseResource } from "../store/resources.js";
 import type { SourcePoller, TickResult } from "./poller.js";
 import { createTickQueue } from "./tick-queue.js";
-import { TickTimeoutError } from "./errors.js";
 import { linkSignals } from "../common/signals.js";
 import { isHeadSchedule } from "../config/schedule.js";
+import { startHeadLoop } from "./head-loop.js";
+import { tickSource } from "./tick-source.js";
 
 /** What `/status` and the CLI show of a source. */
 export interface SourceState {
@@ -74,11 +75,6 @@ export interface OnceResult {
 }
 
 const DEFAULT_CONCURRENT_TICKS = 64;
-const DEFAULT_TICK_TIMEOUT_MS = 10 * 60_000;
-const DEFAULT_HEAD_INTERVAL_MS = 200;
-/** A head-triggered source whose tick failed waits this long before it ticks again, doubling up to HEAD_RETRY_MAX_MS. */
-const HEAD_RETRY_BASE_MS = 1_000;
-const HEAD_RETRY_MAX_MS = 60_000;
 
 export interface WatchEngine {
   /** Schedule every source; returns at once. */
@@ -136,7 +132,7 @@ export function createWatchEngine(common: Common, options: WatchEngineOptions): 
       // Lost between the firing and this turn in the queue: the new owner ticks it.
       if (lease === undefined) return;
       try {
-        const result = await tick(poller, firing.head, lease);
+        const result = await tickSource({ common, options, signal, states }, poller, firing.head, lease);
         if (firing.results) firing.results[index] = { key, result };
       } finally {
         lease.done();
@@ -147,59 +143,6 @@ export function createWatchEngine(common: Common, options: WatchEngineOptions): 
       due.delete(key);
       firing.pending -= 1;
       if (firing.pending === 0) firing.ended();
-    }
-  }
-
-  async function tick(poller: SourcePoller, currentHead: number, lease: HeldLease): Promise<TickResult> {
-    const { source } = poller;
-    const state = states.get(source.key)!;
-    const started = performance.now();
-    state.running = true;
-    const timeoutMs = options.tickTimeoutMs ?? DEFAULT_TICK_TIMEOUT_MS;
-    const deadline = new AbortController();
-    const timer = setTimeout(() => deadline.abort(new TickTimeoutError(source.key, timeoutMs)), timeoutMs);
-    // The lease's signal too: a source lost or lapsed mid-tick stops before its next explorer request.
-    const tickSignal = linkSignals(signal, deadline.signal, lease.signal);
-    try {
-      const result = await poller.tick(currentHead, tickSignal.signal, lease);
-      state.cursor = result.cursor;
-      state.last_outcome = "ok";
-      state.last_ok_at = new Date(common.now()).toISOString();
-      state.last_error = null;
-      // Labels written out, not spread: prom-client keeps each label set, and a spread object
-      // takes a hidden class of its own in V8 (10,000 sources, 10,000 hidden classes).
-      common.metrics.sourceTicks.inc({ watch: source.watch, source: source.key, outcome: "ok" });
-      return result;
-    } catch (thrown) {
-      // Whatever the tick was doing when its deadline passed fails with the abort; the
-      // deadline is the cause worth reporting.
-      const error: unknown = deadline.signal.aborted && !signal.aborted ? (deadline.signal.reason as unknown) : thrown;
-      if (error instanceof TickTimeoutError) {
-        state.last_outcome = "error";
-        state.last_error = describeError(error);
-        common.metrics.sourceTicks.inc({ watch: source.watch, source: source.key, outcome: "timeout" });
-        common.logger.warn({ watch: source.watch, source: source.key, duration_ms: Math.round(performance.now() - started), err: describeError(error) }, "tick aborted at its deadline; the cursor stays after the last committed window and the next tick goes on");
-      } else if (options.pause?.pausedBy(error)) {
-        state.last_outcome = "paused";
-        state.last_error = describeError(error);
-        common.metrics.sourceTicks.inc({ watch: source.watch, source: source.key, outcome: "paused" });
-      } else if (!isAbortError(error) || !signal.aborted) {
-        state.last_outcome = "error";
-        state.last_error = describeError(error);
-        common.metrics.sourceTicks.inc({ watch: source.watch, source: source.key, outcome: "error" });
-        common.logger.error({ watch: source.watch, source: source.key, err: describeError(error) }, "tick failed; the cursor stays and the next tick retries");
-      }
-      throw error;
-    } finally {
-      clearTimeout(timer);
-      tickSignal.dispose();
-      state.running = false;
-      state.ticks += 1;
-      state.last_tick_at = new Date(common.now()).toISOString();
-      state.last_tick_seconds = (performance.now() - started) / 1000;
-      // The per-source gauge is set from the states when /metrics is scraped (daemon-status):
-      // setting it here would allocate a new sample per tick of every source.
-      common.metrics.sourceTickDuration.observe({ family: source.family }, state.last_tick_seconds);
     }
   }
 
@@ -241,67 +184,6 @@ export function createWatchEngine(common: Common, options: WatchEngineOptions): 
     });
   }
 
-  /**
-   * The sources with `schedule: head` tick when the head (minus lag_blocks) has passed their
-   * cursor, not at wall-clock times: the head is read every headInterval over JSON-RPC, which
-   * costs no explorer credits, so a block reaches its sinks a fraction of a second after the
-   * node has it, and a source asks the explorer once per new head, as an every-second
-   * schedule does at one block a second, or less. No jitter: these sources are there for
-   * latency. A source whose tick failed waits a backoff (1 s, doubling up to a minute) before
-   * it ticks again, so a failing explorer is not asked at every read of the head.
-   */
-  function startHeadLoop(pollers: SourcePoller[]): void {
-    const intervalMs = options.headIntervalMs ?? DEFAULT_HEAD_INTERVAL_MS;
-    const wait = options.waitForHead ?? ((s: AbortSignal) => sleep(intervalMs, undefined, { signal: s }));
-    const backoff = new Map<string, { failures: number; notBefore: number }>();
-    let headFailing = false;
-    const fire = async () => {
-      let currentHead: number;
-      try {
-        currentHead = await readHead();
-        headFailing = false;
-      } catch (error) {
-        // Read several times a second: said once per outage, not at every read.
-        if (!signal.aborted && !headFailing) common.logger.error({ err: describeError(error) }, "cannot read the chain head; head-triggered sources wait until it can be read");
-        headFailing = true;
-        return;
-      }
-      // common.now, not performance.now: tests step the clock past a backoff.
-      const now = common.now();
-      const ready = pollers.filter((poller) => {
-        const key = poller.source.key;
-        if (options.ownership && options.ownership.holds(leaseResource({ source: key })) === undefined) return false;
-        if (due.has(key)) return false;
-        if ((backoff.get(key)?.notBefore ?? 0) > now) return false;
-        const cursor = states.get(key)!.cursor;
-        return cursor === null || cursor < currentHead;
-      });
-      if (ready.length === 0) return;
-      void runFiring(ready, currentHead, 0, false).then(() => {
-        for (const poller of ready) {
-          const key = poller.source.key;
-          if (states.get(key)!.last_outcome !== "error") {
-            backoff.delete(key);
-            continue;
-          }
-          const failures = (backoff.get(key)?.failures ?? 0) + 1;
-          backoff.set(key, { failures, notBefore: common.now() + Math.min(HEAD_RETRY_MAX_MS, HEAD_RETRY_BASE_MS * 2 ** (failures - 1)) });
-        }
-        flushAfterFiring();
-      });
-    };
-    void (async () => {
-      while (!signal.aborted) {
-        if (!options.pause?.paused()) await fire();
-        try {
-          await wait(signal);
-        } catch {
-          return; // stopped
-        }
-      }
-    })();
-  }
-
   return {
     start() {
       // One cron job per distinct schedule: its sources share one head read per firing.
@@ -313,7 +195,7 @@ export function createWatchEngine(common: Common, options: WatchEngineOptions): 
       }
       for (const [pattern, pollers] of groups) {
         if (isHeadSchedule(pattern)) {
-          startHeadLoop(pollers);
+          startHeadLoop({ common, options, signal, readHead, due, states, runFiring, flushAfterFiring }, pollers);
           continue;
         }
         let reading = false;

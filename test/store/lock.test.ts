@@ -8,7 +8,7 @@ import { createTestCommon } from "../../src/common/common.js";
 import { createLogger } from "../../src/common/logger.js";
 import { createSecretRedactor } from "../../src/common/secrets.js";
 import { openStore } from "../../src/store/open-store.js";
-import { isProcessAlive, processState } from "../../src/store/store-lock.js";
+import { processState } from "../../src/store/store-lock.js";
 import type { Store } from "../../src/store/types.js";
 import { cursor } from "./fixtures/sample.js";
 import { makeTempDir } from "./fixtures/temp-dir.js";
@@ -110,6 +110,17 @@ describe("the store lock", () => {
     expect(await openInChild()).toEqual({ code: 0, stdout: "opened 1\n" });
   });
 
+  it("refuses a second process while the kernel lock is held, whatever the lock file says (no pid arithmetic lets it in)", async () => {
+    const store = await openStore(createTestCommon(), { path });
+    open.push(store);
+    // The lock file now names a dead process: by pids alone the lock would be stale.
+    writeLock({ pid: await deadPid(), hostname: hostname(), started_at: "2025-01-01T00:00:00.000Z" });
+    const second = await openInChild();
+    expect(second.code).toBe(3);
+    expect(second.stdout).toMatch(/^KW_STORE_LOCKED the store .* is in use by process \d+/);
+    await store.setCursor(cursor("s1", 5)); // the holder goes on writing
+  });
+
   it("refuses a second open of the same store within one process", async () => {
     open.push(await openStore(createTestCommon(), { path }));
     await expect(openStore(createTestCommon(), { path })).rejects.toMatchObject({ code: "KW_STORE_LOCKED" });
@@ -130,8 +141,6 @@ describe("the store lock", () => {
     const z = await zombie();
     try {
       expect(processState(z.pid)).toBe("Z");
-      expect(isProcessAlive(z.pid)).toBe(false);
-      expect(isProcessAlive(process.pid)).toBe(true);
       writeLock({ pid: z.pid, hostname: hostname(), started_at: "2025-01-01T00:00:00.000Z" });
       const store = await openStore(createTestCommon(), { path });
       open.push(store);

@@ -4,23 +4,20 @@ import { createHeadReader } from "../../chain/head.js";
 import { createJsonRpc } from "../../chain/json-rpc.js";
 import { indexedHead } from "../../chain/indexed-head.js";
 import { formatDuration, parseDuration, type Config } from "../../config/index.js";
-import { createDaemon, type Daemon } from "../../daemon/create-daemon.js";
 import { paginateSource } from "../../daemon/paginate-source.js";
 import { paginateBlockTransactions } from "../../watch/paginate-transactions.js";
 import { createTransactionsReader } from "../../watch/transactions-reader.js";
 import { isNodeOperation } from "../../watch/source.js";
-import type { ExplorerClient } from "../../explorer/client.js";
-import { previewDelivery } from "../../notify/preview.js";
 import { createEnricher } from "../../rules/enrich.js";
-import { isStoreError } from "../../store/errors.js";
 import { NORMALIZERS } from "../../watch/normalize.js";
 import { planFromConfig } from "../../watch/plan-from-config.js";
 import { rpcOptionsOf } from "../../watch/rpc-options.js";
 import { readConfigTokensOnce } from "../../watch/config-tokens.js";
 import { estimateReplayCredits, outboxEntriesOf, replay, type ReplayMatch, type ReplayResult } from "../../watch/replay.js";
 import { CONFIG_OPTIONS, CONFIG_OPTIONS_HELP, UsageError, createCommandCommon, loadConfigForCommand, parseCommandArgs, ruleNamed } from "../bootstrap.js";
-import { openCommandClient } from "../command-client.js";
-import { daemonApiOf, describeApiFailure, type DaemonApi } from "../daemon-api.js";
+import { openReplayTarget, type ReplayTarget } from "./replay-target.js";
+import { matchPrinter } from "./replay-print.js";
+import { describeApiFailure, type DaemonApi } from "../daemon-api.js";
 import { EXIT_OK, EXIT_RUNTIME, EXIT_USAGE, type Command, type CommandIO } from "../command.js";
 
 /** Without a daily budget, a replay estimated above this many credits asks for --yes. */
@@ -99,32 +96,15 @@ async function run(args: string[], io: CommandIO): Promise<number> {
     return EXIT_RUNTIME;
   };
 
-  let daemon: Daemon | undefined;
-  /** With --send while a daemon holds the store: the matches are queued by that daemon, through its status API. */
-  let runningDaemon: DaemonApi | undefined;
-  let client: ExplorerClient;
+  let target: ReplayTarget | number;
   try {
-    if (values.send) {
-      try {
-        daemon = await createDaemon(common, { config });
-        client = daemon.client;
-      } catch (error) {
-        if (!isStoreError(error, "KW_STORE_LOCKED")) throw error;
-        const api = daemonApiOf(config);
-        if ("unavailable" in api) {
-          io.stderr.write(`kaiawatch replay: ${error.message}\n--send cannot ask the running daemon instead: ${api.unavailable}.\n`);
-          return EXIT_RUNTIME;
-        }
-        runningDaemon = api;
-        client = await openCommandClient(common, config);
-      }
-    } else {
-      client = await openCommandClient(common, config);
-    }
+    target = await openReplayTarget(common, config, values.send, io);
   } catch (error) {
     if (isKaiawatchError(error)) return fail(error);
     throw error;
   }
+  if (typeof target === "number") return target;
+  const { daemon, runningDaemon, client } = target;
 
   try {
     const tokens = await readConfigTokensOnce(common, config);
@@ -150,26 +130,7 @@ async function run(args: string[], io: CommandIO): Promise<number> {
     if (rule.group) out(`Note: rule ${rule.name} groups its alerts (group.window ${formatDuration(rule.group.window)}): the daemon sends digests; each match is shown alone here.`);
 
     const spentBefore = client.meter.spentToday();
-    let shown = 0;
-    const print = (match: ReplayMatch) => {
-      shown += 1;
-      const delivery = { id: match.alert.id, rule: match.rule.name, alerts: [match.alert], attempt: 1 };
-      const rendered: Record<string, string> = {};
-      for (const name of match.rule.notify) {
-        const sink = config.sinks[name];
-        if (sink) rendered[name] = previewDelivery(sink, delivery);
-      }
-      if (values.json) {
-        io.stdout.write(`${JSON.stringify({ type: "match", alert: match.alert, rendered })}\n`);
-        return;
-      }
-      out("");
-      out(`── match ${shown} · block ${match.alert.block} · ${match.alert.transaction_hash ?? "no transaction"} · alert ${match.alert.id}`);
-      for (const [name, text] of Object.entries(rendered)) {
-        out(`┌ ${name} (${config.sinks[name]?.type})`);
-        for (const line of text.split("\n")) out(`│ ${line}`);
-      }
-    };
+    const print = matchPrinter(config, values.json, io, out);
 
     let result: ReplayResult;
     // A transactions rule reads the node, as the daemon does.

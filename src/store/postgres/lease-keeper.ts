@@ -5,6 +5,7 @@ import { StoreError } from "../errors.js";
 import type { HeldLease, Ownership } from "../ownership.js";
 import { leaseKeyOf, namesOf, resourceOfLeaseKey, type LeaseResource } from "../resources.js";
 import type { Lease, Leases } from "./leases.js";
+import { nextHoldings, sortSurplus, type Holding } from "./lease-round.js";
 
 export interface LeaseKeeperOptions {
   leases: Leases;
@@ -23,13 +24,6 @@ export interface LeaseKeeperOptions {
 }
 
 /** A lease this replica holds, and the signals that end the work done under it. */
-interface Holding {
-  lease: Lease;
-  /** Aborted when the work must stop at once (HeldLease.signal): taken over, lapsed, stopping. */
-  stop: AbortController;
-  /** Aborted when the lease is being handed over (HeldLease.stopping): finish the window, start no other. */
-  handover: AbortController;
-}
 
 /**
  * The PostgreSQL ownership: every third of a lease it renews the leases it holds, sheds
@@ -143,18 +137,7 @@ export function createLeaseKeeper(common: Common, options: LeaseKeeperOptions): 
     // What goes back this round: the leases handed over whose tick has ended (its last window
     // committed), and the surplus no tick uses. A surplus lease in use is handed over instead:
     // its tick commits the window in flight and starts no other, and it goes at a later round.
-    const surplus = new Set(renewed.surplus.map(resourceOf));
-    const releasing: LeaseResource[] = [];
-    const handingOver: LeaseResource[] = [];
-    for (const [resource, holding] of held) {
-      if (holding.stop.signal.aborted) continue;
-      const inUse = (uses.get(resource) ?? 0) > 0;
-      if (holding.handover.signal.aborted && !inUse) releasing.push(resource);
-      else if (surplus.has(resource) && inUse) {
-        if (!holding.handover.signal.aborted) holding.handover.abort(reason(resource, holding, "is handed over to a replica that joined; the window in flight is committed first"));
-        handingOver.push(resource);
-      } else if (surplus.has(resource)) releasing.push(resource);
-    }
+    const { releasing, handingOver } = sortSurplus(held, uses, new Set(renewed.surplus.map(resourceOf)), reason);
     // Their work ends before the flush (no tick starts under an ended lease), so the flush
     // writes every advance of theirs; only then may another replica claim them. (Flushing
     // before deciding, as this once did, left out the advance of a tick that ended meanwhile,
@@ -170,18 +153,7 @@ export function createLeaseKeeper(common: Common, options: LeaseKeeperOptions): 
     // A round that gave leases back claims nothing: claiming up to the share plus slack would
     // take back at once what was just given.
     const claimed = released.length > 0 || handingOver.length > 0 || renewed.lost.length > 0 ? [] : await leases.claim();
-    const gone = new Set(released);
-    const next = new Map<LeaseResource, Holding>();
-    for (const lease of [...renewed.held, ...claimed]) {
-      const resource = resourceOf(lease.key);
-      if (gone.has(resource)) continue;
-      const previous = held.get(resource);
-      // The same lease renewed keeps its signals, so the tick running under it goes on (and a
-      // lease being handed over stays so until its work has ended and it is released). One
-      // ended but not released (the flush failed) is usable again under new signals.
-      const kept = previous !== undefined && previous.lease.epoch === lease.epoch && !previous.stop.signal.aborted;
-      next.set(resource, kept ? { ...previous, lease } : fresh(lease));
-    }
+    const next = nextHoldings(held, [...renewed.held, ...claimed], new Set(released), resourceOf, fresh);
     for (const [resource, holding] of held) if (!next.has(resource)) end(resource, holding, "was taken over by another replica");
     held = next;
     armExpiry();
