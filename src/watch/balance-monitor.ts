@@ -108,51 +108,8 @@ export function createBalanceMonitor(common: Common, options: BalanceMonitorOpti
   const crons: Cron[] = [];
   let chain: Promise<void> = Promise.resolve();
 
-  function describe(asset: string, units: bigint): { text: string; symbol: string; decimals: number } {
-    if (asset === "KAIA") return { text: `${formatKei(units, { group: true })} KAIA`, symbol: "KAIA", decimals: 18 };
-    const token = options.tokens.get(asset);
-    const decimals = token?.decimals ?? 0;
-    // The same symbol text as a token transfer's alert (token-symbol.ts), so one token reads the same in both.
-    const symbol = tokenSymbolText(token?.symbol);
-    return { text: `${formatTokenAmount(units, decimals, { group: true })} ${symbol} (${shortAddress(asset)})`, symbol, decimals };
-  }
-
-  function buildBalanceAlert(input: { rule: BalanceRuleInput; watch: string; address: string; asset: string; units: bigint; block: number; condition: string; status: "firing" | "resolved"; id: string }): AlertDocument {
-    const base = options.explorerUrl.replace(/\/+$/, "");
-    const { text, symbol, decimals } = describe(input.asset, input.units);
-    const fallback =
-      input.status === "firing"
-        ? `balance of ${shortAddress(input.address)} is ${text}: ${input.condition}`
-        : `resolved: balance of ${shortAddress(input.address)} is ${text}, no longer ${input.condition}`;
-    const alert: AlertDocument = {
-      version: ALERT_DOCUMENT_VERSION,
-      id: input.id,
-      rule: input.rule.name,
-      watch: input.watch,
-      source: BALANCE_ALERT_SOURCE,
-      network: options.network,
-      block: input.block,
-      transaction_hash: null,
-      datetime: null,
-      summary: fallback,
-      links: { block: `${base}/block/${input.block}`, account: `${base}/account/${encodeURIComponent(input.address)}`, ...(input.asset === "KAIA" ? {} : { token: `${base}/token/${encodeURIComponent(input.asset)}` }) },
-      record: {
-        address: input.address,
-        asset: input.asset,
-        symbol,
-        decimals,
-        balance: formatTokenAmount(input.units, decimals),
-        balance_base_units: input.units.toString(),
-        condition: input.condition,
-      },
-      status: input.status,
-      ...(input.rule.severity === undefined ? {} : { severity: input.rule.severity }),
-      created_at: new Date(common.now()).toISOString(),
-    };
-    // The rule's template sees the default line as {{summary}}; the symbol in it is the flattened, cut one.
-    const template = input.rule.summary;
-    return template === undefined ? alert : { ...alert, summary: renderTemplate(template, (name) => balanceTemplateValue(name, alert)) };
-  }
+  const describe = (asset: string, units: bigint) => describeAsset(options.tokens, asset, units);
+  const buildBalanceAlert = (input: BalanceAlertInput) => balanceAlert(options, common.now(), input);
 
   /** What this replica's metrics say of a watch it does not hold: only that (the holder's say the rest). */
   function notHeld(watch: BalanceWatchInput): void {
@@ -275,6 +232,66 @@ export function createBalanceMonitor(common: Common, options: BalanceMonitorOpti
       await chain;
     },
   };
+}
+
+/** An asset's balance as text, with the symbol and decimals it is written in. */
+function describeAsset(tokens: ReadonlyMap<string, TokenInfo>, asset: string, units: bigint): { text: string; symbol: string; decimals: number } {
+  if (asset === "KAIA") return { text: `${formatKei(units, { group: true })} KAIA`, symbol: "KAIA", decimals: 18 };
+  const token = tokens.get(asset);
+  const decimals = token?.decimals ?? 0;
+  // The same symbol text as a token transfer's alert (token-symbol.ts), so one token reads the same in both.
+  const symbol = tokenSymbolText(token?.symbol);
+  return { text: `${formatTokenAmount(units, decimals, { group: true })} ${symbol} (${shortAddress(asset)})`, symbol, decimals };
+}
+
+interface BalanceAlertInput {
+rule: BalanceRuleInput;
+watch: string;
+address: string;
+asset: string;
+units: bigint;
+block: number;
+condition: string;
+status: "firing" | "resolved";
+id: string;
+}
+
+/** A balance rule's firing or resolved alert. */
+function balanceAlert(options: Pick<BalanceMonitorOptions, "tokens" | "network" | "explorerUrl">, now: number, input: BalanceAlertInput): AlertDocument {
+  const base = options.explorerUrl.replace(/\/+$/, "");
+  const { text, symbol, decimals } = describeAsset(options.tokens, input.asset, input.units);
+  const fallback =
+    input.status === "firing"
+      ? `balance of ${shortAddress(input.address)} is ${text}: ${input.condition}`
+      : `resolved: balance of ${shortAddress(input.address)} is ${text}, no longer ${input.condition}`;
+  const alert: AlertDocument = {
+    version: ALERT_DOCUMENT_VERSION,
+    id: input.id,
+    rule: input.rule.name,
+    watch: input.watch,
+    source: BALANCE_ALERT_SOURCE,
+    network: options.network,
+    block: input.block,
+    transaction_hash: null,
+    datetime: null,
+    summary: fallback,
+    links: { block: `${base}/block/${input.block}`, account: `${base}/account/${encodeURIComponent(input.address)}`, ...(input.asset === "KAIA" ? {} : { token: `${base}/token/${encodeURIComponent(input.asset)}` }) },
+    record: {
+      address: input.address,
+      asset: input.asset,
+      symbol,
+      decimals,
+      balance: formatTokenAmount(input.units, decimals),
+      balance_base_units: input.units.toString(),
+      condition: input.condition,
+    },
+    status: input.status,
+    ...(input.rule.severity === undefined ? {} : { severity: input.rule.severity }),
+    created_at: new Date(now).toISOString(),
+  };
+  // The rule's template sees the default line as {{summary}}; the symbol in it is the flattened, cut one.
+  const template = input.rule.summary;
+  return template === undefined ? alert : { ...alert, summary: renderTemplate(template, (name) => balanceTemplateValue(name, alert)) };
 }
 
 /** The last reading of each watch, as the store has it (any replica's). */
