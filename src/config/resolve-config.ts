@@ -140,6 +140,8 @@ export function resolveConfig(raw: unknown): ResolvedConfig {
       continue;
     }
     const sink = parsed.data;
+    // A heartbeat pings while kaiawatch is ready; an operational alert sent to it would be lost.
+    if (sink.type === "heartbeat" && sink.operational) issues.push({ path: ["sinks", name, "operational"], message: "a heartbeat sink receives no alerts (it pings while kaiawatch is ready): remove operational: true" });
     checkSinks[name] = { name, ...sink };
     sinks[name] = { name, ...sink };
   }
@@ -173,6 +175,9 @@ export function resolveConfig(raw: unknown): ResolvedConfig {
       item.notify.forEach((sink, j) => {
         if (typeof sink === "string" && !(sink in rawSinks)) {
           issues.push({ path: ["rules", i, "notify", j], message: `no sink named "${sink}"${didYouMean(sink, Object.keys(rawSinks))}` });
+          usable = false;
+        } else if (typeof sink === "string" && isRecord(rawSinks[sink]) && rawSinks[sink].type === "heartbeat") {
+          issues.push({ path: ["rules", i, "notify", j], message: `"${sink}" is a heartbeat sink: it pings while kaiawatch is ready and receives no alerts (name another sink)` });
           usable = false;
         }
       });

@@ -41,6 +41,9 @@ import { createStatusServer, type StatusServer } from "../status/status-server.j
 import { loadOrCreateWriteToken } from "../status/write-token.js";
 import { createBudgetGuard, type BudgetGuard } from "./budget-guard.js";
 import { createHeadProbe } from "./head-probe.js";
+import { createHeartbeatLoop, type HeartbeatLoop } from "./heartbeat-loop.js";
+import { isHeartbeatSink } from "../notify/sinks/heartbeat.js";
+import { createReadiness } from "../status/readiness.js";
 import { createHealthMonitor, type HealthMonitor } from "./health-monitor.js";
 import { createOperationalMonitor } from "./operational-monitor.js";
 import { createReplicaHealth, strings, type ReplicaHealth } from "./replica-health.js";
@@ -65,6 +68,8 @@ export interface Daemon {
   readonly ownership: Ownership;
   /** Source states, readiness and kaiawatch's operational alerts. */
   readonly health: HealthMonitor;
+  /** One per heartbeat sink: pings its URL every interval while ready (the dead man's switch). */
+  readonly heartbeats: readonly HeartbeatLoop[];
   /**
    * Resolves at the first tick refused because the key's plan lacks its operation (HTTP 403,
    * operation 7 on a FREE key): `run` then plans again without that operation. Never rejects.
@@ -119,20 +124,25 @@ export async function createDaemon(common: Common, options: DaemonOptions): Prom
     // contract that is not a token is a config error before anything runs.
     const tokens = await readConfigTokens(config, createTokenInfoCache(rpc));
 
-    const sinks = Object.entries(config.sinks).map(([name, sinkConfig]) => {
+    const built = Object.entries(config.sinks).map(([name, sinkConfig]) => {
       const sink = options.sinks?.[name] ?? createSink(common, name, sinkConfig);
       return { sink, concurrency: sinkConfig.concurrency, ratePerSecond: sinkConfig.rate_per_second, maxAttempts: sinkConfig.max_attempts, maxAgeMs: sinkConfig.max_age };
     });
     closers.push(async () => {
-      await Promise.allSettled(sinks.map(({ sink }) => sink.close?.()));
+      await Promise.allSettled(built.map(({ sink }) => sink.close?.()));
     });
+    // Heartbeat sinks receive no alerts (the config refuses them in notify:): the dispatcher never sees them.
+    const sinks = built.filter(({ sink }) => !isHeartbeatSink(sink));
+    const heartbeatSinks = built.map(({ sink }) => sink).filter(isHeartbeatSink);
     // The silences are rows of the store, which `kaiawatch silence` and every replica write too.
     const silences = await createSilenceBook(common, { silences: backend.silences });
     // Replicas publish what they judge of the sources they hold in their heartbeats, for the
     // one that sends the operational alerts (replica-health.ts).
     const replicaHealth: ReplicaHealth | undefined = replicas === undefined ? undefined : createReplicaHealth({ replicaId: replicas.selfId, replicas: () => replicas.list() });
     // Replicas lease the sources and sinks (one process owns them all); a sink gained is delivered at once.
-    const ownership: Ownership = backend.ownership(common, { info: replicaHealth?.info, onChange: () => dispatcher.kick() });
+    // Each replica's readiness at its last heartbeat beat, for the one holding the heartbeat sink.
+    let readyNow = false;
+    const ownership: Ownership = backend.ownership(common, { info: replicaHealth && (() => ({ ...replicaHealth.info(), ready: readyNow })), onChange: () => dispatcher.kick() });
     if (replicas !== undefined) common.metrics.registry.setDefaultLabels({ replica: replicas.selfId });
     const dispatcher = createDispatcher(common, {
       store,
@@ -154,7 +164,7 @@ export async function createDaemon(common: Common, options: DaemonOptions): Prom
     if (!plan.rate.fits) logger.warn({ requests_per_second: plan.rate.requestsPerSecond, limit: plan.rate.limit, steady_limit: plan.rate.steadyLimit }, "the sources need more than half of explorer.requests_per_second, which is kept for catching up (see kaiawatch plan)");
     const resources = [
       ...plan.sources.map((source) => leaseResource({ source: source.key })),
-      ...sinks.map(({ sink }) => leaseResource({ sink: sink.name })),
+      ...built.map(({ sink }) => leaseResource({ sink: sink.name })),
       // Held like sources: one replica reads a balance watch and writes its episodes.
       ...balanceWatches.map((watch) => balanceResource(watch.name)),
       OPERATIONAL_RESOURCE,
@@ -218,7 +228,7 @@ export async function createDaemon(common: Common, options: DaemonOptions): Prom
       sources: plan.sources,
       engine,
       store,
-      sinks: Object.keys(config.sinks),
+      sinks: sinks.map(({ sink }) => sink.name),
       head: headProbe,
       budget,
       // Replicas judge the sources they hold; with one process every source.
@@ -226,6 +236,19 @@ export async function createDaemon(common: Common, options: DaemonOptions): Prom
       shared: replicaHealth,
       monitor: await createOperationalMonitor(common, { store, sinks: operationalSinks, network: config.chain.network, head: () => headProbe.state().block, onQueued: () => dispatcher.kick() }),
     });
+    const readiness = createReadiness({ store, health });
+    const heartbeats = heartbeatSinks.map((sink) =>
+      createHeartbeatLoop(common, {
+        sink,
+        async ready() {
+          readyNow = (await readiness()).ready;
+          if (readyNow || replicas === undefined) return readyNow;
+          // With replicas the holder pings while any live replica is ready (its last published verdict).
+          return (await replicas.list()).some((replica) => replica.live && replica.id !== replicas.selfId && replica.info.ready === true);
+        },
+        holds: () => ownership.holds(leaseResource({ sink: sink.name })) !== undefined,
+      }),
+    );
     let healthTimer: NodeJS.Timeout | undefined;
     // With replicas, whether this replica sent the operational alerts at the last check: one that
     // starts sending takes the episodes from the store first (health.resume()). One process
@@ -253,6 +276,7 @@ export async function createDaemon(common: Common, options: DaemonOptions): Prom
       budget,
       ownership,
       health,
+      heartbeats,
       planRefused,
       statusUrl: () => statusServer?.url,
       async start() {
@@ -298,6 +322,7 @@ export async function createDaemon(common: Common, options: DaemonOptions): Prom
         }, config.operational.check_interval);
         healthTimer.unref();
         dispatcher.start();
+        for (const heartbeat of heartbeats) heartbeat.start();
         silences.start();
         engine.start();
         await balances.start();
@@ -321,6 +346,8 @@ export async function createDaemon(common: Common, options: DaemonOptions): Prom
         statusServer = undefined;
         clearInterval(healthTimer);
         clearInterval(creditTimer);
+        // First: a daemon that is stopping is not ready, and must not ping while it stops.
+        await Promise.all(heartbeats.map((heartbeat) => heartbeat.stop()));
         await engine.stop();
         await balances.stop();
         await dispatcher.stop();

@@ -1,4 +1,5 @@
 import type { Common } from "../common/common.js";
+import { singleFlight } from "../common/single-flight.js";
 import type { OperationalConfig } from "../config/types.js";
 import { isStoreUnavailable } from "../store/errors.js";
 import type { Store } from "../store/types.js";
@@ -244,8 +245,7 @@ export function createHealthMonitor(common: Common, options: HealthMonitorOption
 
   // One evaluation at a time: /readyz, /status and the timer asking together share it, so
   // that evaluations never finish out of order (nor pile up on a store that does not answer).
-  let evaluating: Promise<HealthSnapshot> | undefined;
-  const evaluate = (): Promise<HealthSnapshot> => (evaluating ??= evaluateNow().finally(() => (evaluating = undefined)));
+  const evaluate = singleFlight(evaluateNow);
 
   return {
     evaluate,

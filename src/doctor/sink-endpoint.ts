@@ -14,6 +14,7 @@ export function sinkEndpoint(sink: SinkConfig): SinkEndpoint {
     case "webhook":
     case "pagerduty":
     case "teams":
+    case "heartbeat":
       return { kind: "host", host: new URL(sink.url).hostname, key: "url" };
     case "telegram":
       return { kind: "host", host: new URL(sink.api_url).hostname, key: "api_url" };

@@ -14,8 +14,10 @@ import { cleanLine } from "../common/sanitize-text.js";
  */
 export interface JsonPost {
   url: string;
-  /** Serialized JSON: the exact bytes that were signed, when signing. */
+  /** Serialized JSON: the exact bytes that were signed, when signing. Not sent with GET or HEAD. */
   body: string;
+  /** POST by default; the heartbeat sink pings with GET or HEAD too (a plain URL, healthchecks-style). */
+  method?: "POST" | "GET" | "HEAD";
   headers?: Record<string, string>;
   timeoutMs: number;
   /** How errors name the destination, e.g. `sink ops-slack (slack)`. */
@@ -50,10 +52,11 @@ export function createHttpSender(common: Common, options: HttpSenderOptions = {}
       let headers: Record<string, string | string[] | undefined>;
       let text: string;
       try {
+        const method = post.method ?? "POST";
         const response = await request(post.url, {
-          method: "POST",
-          body: post.body,
-          headers: { "content-type": "application/json", "user-agent": "kaiawatch", ...post.headers },
+          method,
+          ...(method === "POST" ? { body: post.body } : {}),
+          headers: { ...(method === "POST" ? { "content-type": "application/json" } : {}), "user-agent": "kaiawatch", ...post.headers },
           signal: combined,
           headersTimeout: post.timeoutMs,
           bodyTimeout: post.timeoutMs,

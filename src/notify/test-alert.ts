@@ -1,3 +1,4 @@
+import { isHeartbeatSink, type HeartbeatSink } from "./sinks/heartbeat.js";
 import { randomBytes } from "node:crypto";
 import { performance } from "node:perf_hooks";
 import type { Common } from "../common/common.js";
@@ -37,6 +38,7 @@ export interface TestSendResult {
 /** Sends one test alert through `sink`, at once and once (no outbox, no retries). */
 export async function sendTestAlert(common: Common, sink: Sink, network: string, signal: AbortSignal): Promise<TestSendResult> {
   const label = `sink ${sink.name} (${sink.type})`;
+  if (isHeartbeatSink(sink)) return sendTestPing(common, sink, label, signal);
   const alert = testAlert(network, sink.name, new Date(common.now()));
   const delivery: Delivery = { id: alert.id, rule: TEST_RULE, alerts: [alert], attempt: 1 };
   const started = performance.now();
@@ -45,6 +47,18 @@ export async function sendTestAlert(common: Common, sink: Sink, network: string,
     return { accepted: true, report: `${label}: accepted the test alert in ${Math.round(performance.now() - started)} ms (delivery id ${delivery.id}).` };
   } catch (error) {
     return { accepted: false, report: `${label}: ${describeFailure(common, error, label)}` };
+  }
+}
+
+/** A heartbeat sink carries no alert: the test is one ping, as the daemon sends every interval. */
+async function sendTestPing(common: Common, sink: HeartbeatSink, label: string, signal: AbortSignal): Promise<TestSendResult> {
+  const started = performance.now();
+  try {
+    const { status } = await sink.ping(signal);
+    return { accepted: true, report: `${label}: answered the ping with HTTP ${status} in ${Math.round(performance.now() - started)} ms (the daemon pings every ${sink.intervalMs} ms while ready).` };
+  } catch (error) {
+    const message = common.secrets.redact(printable(describeError(error))).replace(`: ${label}: `, ": ");
+    return { accepted: false, report: `${label}: the ping failed: ${message}\n  The daemon would log it and ping again at the next interval; the outside service raises the alarm if the pings stay away.` };
   }
 }
 

@@ -11,6 +11,7 @@ import type { WatchEngine } from "../watch/engine.js";
 import type { PlannedSource } from "../watch/poller.js";
 import { findCursorTarget, moveCursor, type MovedCursor } from "../watch/move-cursor.js";
 import { createCreditHistory } from "./credit-history.js";
+import { createReadiness } from "./readiness.js";
 import { answerWithin } from "./answer-within.js";
 import { isStoreUnavailable } from "../store/errors.js";
 import { sleep } from "../common/sleep.js";
@@ -216,46 +217,8 @@ export function createDaemonStatus(common: Common, parts: DaemonStatusParts): St
     return out;
   }
 
-  /**
-   * The store's check: its last write, and (a shared store, PostgreSQL, may be unreachable
-   * with no write failing yet) one small read.
-   */
-  async function storeCheck(): Promise<Readiness["checks"][string]> {
-    const stats = await store.stats();
-    const unreachable = await store.countOutbox({ state: "dead" }).then(
-      () => undefined,
-      (error: unknown) => (error instanceof Error ? error.message : String(error)),
-    );
-    if (unreachable !== undefined) return { ok: false, detail: `the store ${store.path} cannot be read: ${unreachable}` };
-    if (stats.corrupt !== undefined) return { ok: false, detail: stats.corrupt };
-    if (stats.lastWriteFailed) return { ok: false, detail: `the last write of ${store.path} failed (${stats.failedWrites} failed writes since start); deliveries wait until it takes writes again, and it retries with the next change` };
-    return { ok: true, detail: `${store.path} is writable (${stats.writes} writes since start)` };
-  }
-
-  /**
-   * 503 only while something needs a person (docs/operations.md, "Readiness"): a failing or stalled source,
-   * a stalled sink, the head unreachable, stuck or backwards, the store not writable, the
-   * credit budget spent. Retrying and catching up are normal work and stay ready.
-   */
-  async function readinessNow(): Promise<Readiness> {
-    const storeReading = await storeCheck();
-    const snapshot = await health.evaluate();
-    const checks: Readiness["checks"] = {};
-    for (const problem of snapshot.problems) {
-      const known = checks[problem.check];
-      checks[problem.check] = { ok: false, detail: known ? `${known.detail} | ${problem.summary}` : problem.summary };
-    }
-    const counts = new Map<string, number>();
-    for (const source of snapshot.sources) counts.set(source.state, (counts.get(source.state) ?? 0) + 1);
-    checks.sources ??= { ok: true, detail: `sources: ${[...counts].map(([state, n]) => `${n} ${state}`).join(", ") || "none"}` };
-    // The store's own reading wins over the monitor's (which sees only failed writes, not an unreachable server).
-    if (!storeReading.ok || checks.store === undefined) checks.store = storeReading;
-    checks.head ??= { ok: true, detail: "the chain head moves" };
-    const reasons = Object.entries(checks)
-      .filter(([, check]) => !check.ok)
-      .map(([name, check]) => `${name}: ${check.detail}`);
-    return { ready: reasons.length === 0, reasons, checks };
-  }
+  /** The verdict itself (src/status/readiness.ts), shared with the heartbeat sink; bounded in time below. */
+  const readinessNow = createReadiness({ store, health });
 
   const answerWithinMs = parts.answerWithinMs ?? HEALTH_ANSWER_MS;
   const bounded = { deadlineMs: answerWithinMs, now: common.now, notAnswering: isStoreUnavailable };

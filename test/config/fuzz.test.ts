@@ -24,6 +24,7 @@ const ENV: NodeJS.ProcessEnv = {
   STATUS_TOKEN: "status-token-0123456789",
   PAGERDUTY_ROUTING_KEY: "0123456789abcdef0123456789abcdef",
   TEAMS_WORKFLOW_URL: "https://hooks.example/teams",
+  HEALTHCHECKS_PING_URL: "https://hc-ping.example/0123",
 };
 // Bounded so the file stays a few seconds on two shared cores; a failure prints its seed to replay.
 const RUNS = Number(process.env.FUZZ_RUNS ?? 150);

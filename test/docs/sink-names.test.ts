@@ -7,7 +7,7 @@ import { SINK_TYPES } from "../../src/notify/sinks/index.js";
  * description (what the registry shows) named two of nine, and the README's first paragraph.
  */
 
-const NAMES: Record<string, string> = { slack: "Slack", discord: "Discord", telegram: "Telegram", email: "email", webhook: "webhooks", pagerduty: "PagerDuty", teams: "Microsoft Teams", console: "the console", file: "a file" };
+const NAMES: Record<string, string> = { slack: "Slack", discord: "Discord", telegram: "Telegram", email: "email", webhook: "webhooks", pagerduty: "PagerDuty", teams: "Microsoft Teams", console: "the console", file: "a file", heartbeat: "heartbeat" };
 
 describe("the sinks kaiawatch names", () => {
   it.each([

@@ -29,11 +29,12 @@ sinks:
   room: { type: teams, url: "https://prod.westeurope.logic.azure.com/workflows/1/triggers/manual/paths/invoke?sig=TEAMSSIG" }
   out: { type: console }
   audit: { type: file, path: ./alerts.jsonl }
+  alive: { type: heartbeat, url: "https://hc-ping.com/HEARTBEATURL", headers: { X-Key: HBHEADER } }
 `;
 
 describe("the sink registry", () => {
   it("lists every type once, in the order of messages and of the JSON Schema", () => {
-    expect(SINK_TYPES).toEqual(["slack", "discord", "telegram", "email", "webhook", "pagerduty", "teams", "console", "file"]);
+    expect(SINK_TYPES).toEqual(["slack", "discord", "telegram", "email", "webhook", "pagerduty", "teams", "console", "file", "heartbeat"]);
     expect(sinkConfigSchema.options.map((option) => option.shape.type.value)).toEqual(SINK_TYPES);
   });
 
@@ -54,6 +55,7 @@ describe("the sink registry", () => {
     expect(config.sinks.audit?.rate_per_second).toBeUndefined();
     expect(config.sinks.page).toMatchObject({ url: "https://events.pagerduty.com/v2/enqueue", severity: "error", rate_per_second: 1 });
     expect(config.sinks.room?.rate_per_second).toBe(1);
+    expect(config.sinks.alive).toMatchObject({ interval: 60_000, method: "GET", timeout: 10_000, allow_http: false });
     expect(secrets.filter((secret) => /[A-Z]{6}|^whsec_/.test(secret)).sort()).toEqual(
       [
         "https://hooks.slack.com/services/T0/B0/SLACKURL",
@@ -69,6 +71,8 @@ describe("the sink registry", () => {
         "https://prod.westeurope.logic.azure.com/workflows/1/triggers/manual/paths/invoke?sig=TEAMSSIG",
         // A query value of any URL is a secret on its own (issue 29, item 6).
         "TEAMSSIG",
+        "https://hc-ping.com/HEARTBEATURL",
+        "HBHEADER",
       ].sort(),
     );
     for (const sink of Object.values(config.sinks)) {

@@ -4,6 +4,7 @@ import type { SinkDefinition, SinkOptionsOf } from "./define-sink.js";
 import { discordSink } from "./discord.js";
 import { emailSink } from "./email.js";
 import { fileSink } from "./file.js";
+import { heartbeatSink } from "./heartbeat.js";
 import { pagerdutySink } from "./pagerduty.js";
 import { slackSink } from "./slack.js";
 import { teamsSink } from "./teams.js";
@@ -15,7 +16,7 @@ import { webhookSink } from "./webhook.js";
  * Adding a sink is a file beside this one (see define-sink.ts) and a line here: the config
  * schema, the config types, the checks, createSink, the previews and the secrets follow.
  */
-export const SINK_DEFINITIONS = [slackSink, discordSink, telegramSink, emailSink, webhookSink, pagerdutySink, teamsSink, consoleSink, fileSink] as const;
+export const SINK_DEFINITIONS = [slackSink, discordSink, telegramSink, emailSink, webhookSink, pagerdutySink, teamsSink, consoleSink, fileSink, heartbeatSink] as const;
 
 type AnySinkDefinition = (typeof SINK_DEFINITIONS)[number];
 
