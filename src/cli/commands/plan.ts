@@ -1,5 +1,5 @@
 import { EXIT_OK, EXIT_USAGE, type Command, type CommandIO } from "../command.js";
-import { isHeadSchedule } from "../../config/schedule.js";
+import { isEverySecond, isHeadSchedule } from "../../config/schedule.js";
 import { UsageError, loadConfigForCommand, parseCommandArgs } from "../bootstrap.js";
 import type { Config } from "../../config/index.js";
 import { formatSeconds, planCredits, type CreditPlan } from "../../watch/credit-plan.js";
@@ -68,6 +68,12 @@ export function formatPlan(plan: CreditPlan, config: Config, path: string): stri
     const interval = config.chain.head_interval;
     lines.push(
       `schedule head: a source ticks when the head passes its cursor, read every ${interval} ms over JSON-RPC (eth_blockNumber, no explorer credits; ${n(86_400_000 / interval)} reads a day). Costed above as one tick a block, what a schedule of every second costs at one block a second; never more, less when a tick covers several blocks.`,
+    );
+  }
+  const everySecond = [...new Set(plan.sources.filter((s) => isEverySecond(s.schedule)).map((s) => s.watch))];
+  if (everySecond.length > 0) {
+    lines.push(
+      `every second: ${everySecond.join(", ")} ${everySecond.length === 1 ? "polls" : "poll"} on a one-second clock; "schedule: head" costs the same credits at one block a second and delivers within about ${config.chain.head_interval} ms of the block instead of half a second on average (docs/head-schedule.md).`,
     );
   }
   lines.push("");
