@@ -1,5 +1,6 @@
 import { AmountError, scaleNumber } from "./units.js";
 import { MAX_TOKEN_DECIMALS, type TokenInfo } from "./token-info.js";
+import { quotedText } from "../common/sanitize-text.js";
 
 /** No balance or transfer can exceed a uint256. */
 const LIMIT = 2n ** 256n - 1n;
@@ -23,7 +24,8 @@ export function parseTokenAmount(text: string, token: Pick<TokenInfo, "address" 
   const { decimals, symbol } = token;
   if (!Number.isInteger(decimals) || decimals < 0 || decimals > MAX_TOKEN_DECIMALS) throw new AmountError(`token ${token.address} has ${decimals} decimals, outside 0..${MAX_TOKEN_DECIMALS}`);
   const trimmed = text.trim();
-  const unitName = symbol === undefined ? `"${TOKENS_UNIT}"` : `"${TOKENS_UNIT}" or ${JSON.stringify(symbol)}`;
+  // The symbol is a stranger's text: quoted inert (sanitize-text.ts), as every sink shows it.
+  const unitName = symbol === undefined ? `"${TOKENS_UNIT}"` : `"${TOKENS_UNIT}" or ${quotedText(symbol)}`;
   // The unit is what follows the last space: symbols never start a number, and a symbol with
   // spaces inside (seen on spam tokens) is matched as a whole suffix first.
   let numberText: string | undefined;
@@ -32,11 +34,11 @@ export function parseTokenAmount(text: string, token: Pick<TokenInfo, "address" 
     const m = /^(.*?)\s+(\S+)$/s.exec(trimmed);
     if (m && /^tokens?$/i.test(m[2] as string)) numberText = (m[1] as string).trim();
     else if (m && symbol !== undefined && (m[2] as string).toLowerCase() === symbol.toLowerCase()) {
-      throw new AmountError(`${JSON.stringify(text)}: the symbol of ${token.address} is ${JSON.stringify(symbol)}, letter case included (or write "${TOKENS_UNIT}")`);
+      throw new AmountError(`${JSON.stringify(text)}: the symbol of ${token.address} is ${quotedText(symbol)}, letter case included (or write "${TOKENS_UNIT}")`);
     } else if (m && /[A-Za-z]/.test(m[2] as string)) {
       throw new AmountError(`${JSON.stringify(text)}: unknown unit ${JSON.stringify(m[2])} for token ${token.address}; write ${unitName}`);
     } else {
-      throw new AmountError(`${JSON.stringify(text)} has no unit: write e.g. "50000 ${TOKENS_UNIT}"${symbol === undefined ? "" : ` or "50000 ${symbol}"`} (token ${token.address})`);
+      throw new AmountError(`${JSON.stringify(text)} has no unit: write e.g. "50000 ${TOKENS_UNIT}"${symbol === undefined ? "" : ` or ${quotedText(`50000 ${symbol}`, 60)}`} (token ${token.address})`);
     }
   }
   if (numberText === "") throw new AmountError(`${JSON.stringify(text)} is not an amount: write a number and ${unitName}`);

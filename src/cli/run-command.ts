@@ -1,6 +1,7 @@
 import type { Common } from "../common/common.js";
 import { describeError, isKaiawatchError } from "../common/errors.js";
-import type { Config } from "../config/index.js";
+import { describeConfigFailure, locateConfigIssues, type Config } from "../config/index.js";
+import { TokenConfigError } from "../watch/config-tokens.js";
 import { createDaemon, type Daemon, type DaemonOptions } from "../daemon/create-daemon.js";
 import { EXIT_RUNTIME, EXIT_USAGE, type CommandIO } from "./command.js";
 import type { ParseArgsConfig } from "node:util";
@@ -41,6 +42,11 @@ export async function withDaemon(args: string[], io: CommandIO, options: Options
   try {
     daemon = await createDaemon(common, { ...extra?.(common, values), config });
   } catch (error) {
+    // The tokens' problems at their lines, as validate prints them.
+    if (error instanceof TokenConfigError) {
+      io.stderr.write(describeConfigFailure(await locateConfigIssues(values.config as string, error.issues)) ?? "");
+      return EXIT_USAGE;
+    }
     if (!isKaiawatchError(error)) throw error;
     io.stderr.write(`kaiawatch: ${describeError(error)}\n`);
     return error.code === "KW_CONFIG_INVALID" || error.code === "KW_NOTIFY_CONFIG" ? EXIT_USAGE : EXIT_RUNTIME;

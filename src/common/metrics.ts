@@ -49,6 +49,12 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}) {
     sourceTickDuration: histogram("kaiawatch_source_tick_duration_seconds", "Duration of source ticks, by record family (event_logs, nft_transfers, internal_transactions).", ["family"] as const, seconds),
     sourceLastTickDuration: gauge("kaiawatch_source_last_tick_duration_seconds", "Duration of a source's last tick.", ["watch", "source"] as const),
     sourceRecords: counter("kaiawatch_source_records_total", "Records fetched and evaluated by a source.", ["watch", "source"] as const),
+    // balance watches (read by the replica holding each watch's lease)
+    balanceReads: counter("kaiawatch_balance_reads_total", "Balances read over JSON-RPC (eth_getBalance, balanceOf) for a balance watch; with replicas only the holder of the watch reads, so the sum over replicas is one replica's.", ["watch"] as const),
+    balanceReadBlock: gauge("kaiawatch_balance_read_block", "The block of a balance watch's last reading (on the replica that made it).", ["watch"] as const),
+    balanceReadTime: gauge("kaiawatch_balance_read_timestamp_seconds", "When a balance watch was last read (Unix seconds, on the replica that read it).", ["watch"] as const),
+    balanceRuleFiring: gauge("kaiawatch_balance_rule_firing", "Open episodes (firing alerts) of a balance rule after the last reading: 0 is ok (on the replica holding its watch).", ["rule"] as const),
+    balanceWatchHeld: gauge("kaiawatch_balance_watch_held", "1 while this replica holds a balance watch's lease and reads it, else 0.", ["watch"] as const),
     // rules and delivery
     ruleMatches: counter("kaiawatch_rule_matches_total", "Records that matched a rule.", ["rule"] as const),
     enrichmentLookups: counter("kaiawatch_enrichment_lookups_total", "Enrichment lookups per alert by kind and outcome (fetched, cached, failed, skipped); their credits are in kaiawatch_explorer_credits_spent_total.", ["kind", "outcome"] as const),

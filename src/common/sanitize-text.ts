@@ -47,3 +47,8 @@ export function sanitizeText(input: string, options: SanitizeOptions = {}): stri
 export function cleanLine(s: string, max: number): string {
   return truncate(sanitizeText(s, { singleLine: true }), max);
 }
+
+/** On-chain text quoted in a message (a config error, a terminal line): sanitized, one line, cut, then quoted. */
+export function quotedText(s: string, max = 40): string {
+  return JSON.stringify(cleanLine(s, max));
+}

@@ -1,4 +1,4 @@
-export { loadConfig, parseConfigText, type ConfigCheck, type LoadConfigOptions, type LoadedConfig, type ParseConfigOptions } from "./load-config.js";
+export { loadConfig, locateConfigIssues, parseConfigText, type ConfigCheck, type LoadConfigOptions, type LoadedConfig, type ParseConfigOptions } from "./load-config.js";
 export { ConfigError, ConfigFileError, describeConfigFailure, formatIssue, type ConfigIssue, type LocatedConfigIssue } from "./errors.js";
 export { parseDuration, formatDuration, DURATION_PATTERN } from "../common/duration.js";
 export { expandEnv } from "./env.js";

@@ -1,4 +1,5 @@
 import { readFileSync, statSync } from "node:fs";
+import { readFile } from "node:fs/promises";
 import { isAlias, isMap, isScalar, LineCounter, parseDocument, visit, type Document } from "yaml";
 import { expandEnv } from "./env.js";
 import { ConfigError, ConfigFileError, type ConfigIssue, type LocatedConfigIssue } from "./errors.js";
@@ -202,6 +203,24 @@ function plainValue(doc: Document, pending: PendingIssue[]): unknown {
     if (!found) pending.push({ path: [], message: "too many aliases (*name) expand into too much data; write the values out", offset: 0 });
     return UNREADABLE;
   }
+}
+
+/**
+ * Problems found after loading (the tokens' decimals and symbols, read by JSON-RPC: not a
+ * token, an amount in a unit the token does not have) placed at their line and column of
+ * the file, as the loader's own are, in one ConfigError. The file is read again: it was
+ * valid when loaded, so every key path given is in it.
+ */
+export async function locateConfigIssues(path: string, issues: readonly ConfigIssue[]): Promise<ConfigError> {
+  const text = await readFile(path, "utf8").catch(() => "");
+  const lineCounter = new LineCounter();
+  const doc = parseDocument(text, { lineCounter, prettyErrors: false, merge: true });
+  const located = issues.map((issue): LocatedConfigIssue => {
+    const { line, col } = lineCounter.linePos(offsetOfPath(doc, issue.path));
+    return { file: path, line, column: col, path: formatPath(issue.path), message: issue.message };
+  });
+  located.sort((a, b) => a.line - b.line || a.column - b.column);
+  return new ConfigError(path, located);
 }
 
 /**

@@ -6,8 +6,9 @@ import { createJsonRpc } from "../chain/json-rpc.js";
 import { createTokenInfoCache } from "../chain/token-info.js";
 import { readConfigTokens } from "../watch/config-tokens.js";
 import { rpcOptionsOf } from "../watch/rpc-options.js";
-import { createBalanceMonitor } from "../watch/balance-monitor.js";
+import { balanceResource, createBalanceMonitor } from "../watch/balance-monitor.js";
 import { balanceWatchesOf } from "../watch/balance-watches.js";
+import { balanceWatchViews } from "../watch/balance-status.js";
 import { createExplorerClient, type ExplorerClient } from "../explorer/client.js";
 import { ExplorerPlanError } from "../explorer/errors.js";
 import { createSink } from "../notify/create-sink.js";
@@ -164,7 +165,13 @@ export async function createDaemon(common: Common, options: DaemonOptions): Prom
     const balanceWatches = balanceWatchesOf(config, tokens);
     for (const name of plan.idleWatches) logger.warn({ watch: name }, "no rule reads this watch: it is not polled");
     if (!plan.rate.fits) logger.warn({ requests_per_second: plan.rate.requestsPerSecond, limit: plan.rate.limit, steady_limit: plan.rate.steadyLimit }, "the sources need more than half of explorer.requests_per_second, which is kept for catching up (see kaiawatch plan)");
-    const resources = [...plan.sources.map((source) => leaseResource({ source: source.key })), ...built.map(({ sink }) => leaseResource({ sink: sink.name })), OPERATIONAL_RESOURCE];
+    const resources = [
+      ...plan.sources.map((source) => leaseResource({ source: source.key })),
+      ...built.map(({ sink }) => leaseResource({ sink: sink.name })),
+      // Held like sources: one replica reads a balance watch and writes its episodes.
+      ...balanceWatches.map((watch) => balanceResource(watch.name)),
+      OPERATIONAL_RESOURCE,
+    ];
     let ownershipStarted = false;
 
     // One enricher for the run: its cache serves every source (the same transaction can match in several).
@@ -196,6 +203,7 @@ export async function createDaemon(common: Common, options: DaemonOptions): Prom
     const balances = createBalanceMonitor(common, {
       rpc,
       store,
+      ownership,
       watches: balanceWatches,
       tokens,
       network: config.chain.network,
@@ -280,7 +288,13 @@ export async function createDaemon(common: Common, options: DaemonOptions): Prom
       async start() {
         if (config.status.listen !== false) {
           const views = replicas === undefined ? undefined : () => replicaViews(replicas);
-          const provider = createDaemonStatus(common, { sources: plan.sources, store, engine, dispatcher, meter: client.meter, head: headProbe, budget, health, silences, replicas: views, replicaId: replicas?.selfId, explorerUrl: config.chain.explorer_url });
+          // Who reads each balance watch: this process, or the replica whose heartbeat lists it.
+          const holders = async (): Promise<Map<string, string>> =>
+            replicas === undefined
+              ? new Map(balanceWatches.map((watch) => [watch.name, ownership.replicaId]))
+              : new Map((await replicaViews(replicas)).flatMap((replica) => replica.balances.map((watch) => [watch, replica.id] as const)));
+          const balanceViews = balanceWatches.length === 0 ? undefined : () => balanceWatchViews(store, balanceWatches, holders);
+          const provider = createDaemonStatus(common, { sources: plan.sources, store, engine, dispatcher, meter: client.meter, head: headProbe, budget, health, silences, replicas: views, balances: balanceViews, replicaId: replicas?.selfId, explorerUrl: config.chain.explorer_url });
           // Writes need a token unless the operator trusts this machine: status.token, or one made at the first start.
           // Not where replicas share the store: the commands write to the database itself, so the
           // file would serve nobody; the replicas' write API then needs status.token.
@@ -368,6 +382,7 @@ async function replicaViews(replicas: Replicas): Promise<ReplicaView[]> {
       heartbeat_at: new Date(replica.heartbeatMs).toISOString(),
       sources: strings(replica.info.sources),
       sinks: strings(replica.info.sinks),
+      balances: strings(replica.info.balances),
     }));
 }
 

@@ -2,6 +2,8 @@ import type { AlertDocument, AlertStatus } from "../model/alert-document.js";
 import type { Delivery } from "./sink.js";
 import { safeUrl } from "./escape.js";
 import { cleanLine } from "../common/sanitize-text.js";
+import { decodeTokenTransfer, type TokenTransferValues } from "../chain/token-transfer.js";
+import { BALANCE_ALERT_SOURCE } from "../model/alert-document.js";
 
 /**
  * What every chat and email sink shows of an alert, as plain text that is already
@@ -94,6 +96,26 @@ export function alertView(alert: AlertDocument): AlertView {
     add("Status", [text(get(status, "status")), fail].filter((x) => x !== undefined && x !== "").join(": "));
     add("Error", get(r, "error"));
     add("Method", text(get(r, "signature")) ?? text(get(r, "method_id")));
+  } else if (alert.source === "event_logs" && alert.token !== undefined && transferOf(r) !== undefined) {
+    // A token watch's Transfer: amount, from and to from the log's topics and data (what the
+    // rules read), never the explorer's decoded items, which are guesses and may contradict them.
+    const transfer = transferOf(r) as TokenTransferValues;
+    const symbol = alert.token.symbol ?? "tokens";
+    add("Amount", `${alert.token.amount} ${symbol}`, 100);
+    add("Amount (base units)", transfer.value.toString(), 100);
+    add("Token", symbol, 100);
+    add("Token contract", alert.token.address);
+    add("From", transfer.from);
+    add("To", transfer.to);
+  } else if (alert.source === BALANCE_ALERT_SOURCE) {
+    const symbol = text(get(r, "symbol")) ?? "";
+    add("Address", get(r, "address"));
+    const balance = text(get(r, "balance"));
+    if (balance !== undefined) add("Balance", `${balance} ${symbol}`.trim(), 100);
+    add("Balance (base units)", get(r, "balance_base_units"), 100);
+    const asset = text(get(r, "asset"));
+    if (asset !== undefined && asset !== "KAIA") add("Token contract", asset);
+    add("Condition", get(r, "condition"), 100);
   } else if (alert.source === "event_logs") {
     add("Contract", get(r, "contract_address"));
     const type = text(get(r, "type"));
@@ -132,6 +154,14 @@ export function alertView(alert: AlertDocument): AlertView {
     datetime: alert.datetime ?? undefined,
     status: alertStatus(alert),
   };
+}
+
+/** The Transfer in a token watch's event log record, from its topics and data; undefined if it is not one. */
+function transferOf(record: unknown): TokenTransferValues | undefined {
+  const topics = get(record, "topics");
+  const data = get(record, "data");
+  if (!Array.isArray(topics) || !topics.every((t) => typeof t === "string") || typeof data !== "string") return undefined;
+  return decodeTokenTransfer({ topics: topics as string[], data });
 }
 
 /**

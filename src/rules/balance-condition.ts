@@ -1,3 +1,4 @@
+import { quotedSymbol } from "./token-symbol.js";
 import { AMOUNT_UNITS, parseAmount } from "../chain/units.js";
 import { TOKENS_UNIT, parseTokenAmount } from "../chain/token-amounts.js";
 import type { TokenInfo } from "../chain/token-info.js";
@@ -104,7 +105,7 @@ function parseFresh(when: unknown, tokens: readonly TokenInfo[] | undefined, tok
     const named = /^tokens?$/i.test(unit) ? tokens : tokens.filter((t) => t.symbol === unit);
     if (named.length === 0) {
       const symbols = tokens.flatMap((t) => t.symbol ?? []);
-      fail(at, `${JSON.stringify(raw)}: unknown unit ${JSON.stringify(unit)}; write KAIA, "${TOKENS_UNIT}"${symbols.length ? ` or one of ${symbols.map((s) => JSON.stringify(s)).join(", ")}` : ""}`);
+      fail(at, `${JSON.stringify(raw)}: unknown unit ${JSON.stringify(unit)}; write KAIA, "${TOKENS_UNIT}"${symbols.length ? ` or one of ${symbols.map(quotedSymbol).join(", ")}` : ""}`);
       continue;
     }
     for (const token of named) {

@@ -10,6 +10,7 @@ import { ALERT_DOCUMENT_VERSION } from "../model/alert-document.js";
 import { amountKeiOf } from "./record-values.js";
 import { truncate } from "../common/text.js";
 import { oneLine, readPath, renderTemplate } from "./summary-template.js";
+import { tokenSymbolText } from "./token-symbol.js";
 
 export interface BuildAlertInput {
   rule: { name: string; summary?: string; severity?: AlertSeverity };
@@ -54,7 +55,7 @@ export function buildAlert(input: BuildAlertInput): AlertDocument {
   };
   const transfer = input.token && record.family === "event_logs" ? decodeTokenTransfer(record.data) : undefined;
   if (input.token && transfer) {
-    base.token = { address: input.token.address, symbol: input.token.symbol ?? null, decimals: input.token.decimals, amount: formatTokenAmount(transfer.value, input.token.decimals) };
+    base.token = { address: input.token.address, symbol: input.token.symbol === undefined ? null : tokenSymbolText(input.token.symbol), decimals: input.token.decimals, amount: formatTokenAmount(transfer.value, input.token.decimals) };
   }
   const fallback = input.token && transfer ? tokenTransferSummary(input.token, transfer, input.watchedAccount) : defaultSummary(record, input.watchedAccount);
   const summary =
@@ -127,7 +128,7 @@ function direction(from: string | undefined, to: string | undefined, account: st
  * anyone can deploy a token named "USDT".
  */
 export function tokenTransferSummary(token: TokenInfo, transfer: TokenTransferValues, watchedAccount?: string): string {
-  const symbol = token.symbol === undefined ? "tokens" : truncate(oneLine(token.symbol), 24);
+  const symbol = tokenSymbolText(token.symbol);
   const dir = direction(transfer.from, transfer.to, watchedAccount);
   return `${formatTokenAmount(transfer.value, token.decimals, { group: true })} ${symbol} (${shortAddress(token.address)})${dir ? ` ${dir}` : ""}: ${shortAddress(transfer.from)} → ${shortAddress(transfer.to)}`;
 }

@@ -1,3 +1,4 @@
+import { quotedSymbol } from "./token-symbol.js";
 import { addressToTopic, hasValidChecksum, isAddress } from "../chain/address.js";
 import { eventTopic, functionSelector, isSelector, isTopicHash, looksLikeSignature } from "../chain/signatures.js";
 import { decimalTextOfNumber, parseAmount, parseInteger } from "../chain/units.js";
@@ -189,7 +190,7 @@ function parseTokenSymbol(field: FieldSpec, raw: string): OperandResult<string> 
   if (token.otherSymbols.includes(symbol)) return { ok: true, value: notAnAddress };
   // Sorted: the rule is checked once per token, and one message should read the same each time.
   const known = [token.info.symbol, ...token.otherSymbols].filter((s): s is string => s !== undefined).sort();
-  return fail(`${show(raw)} is neither an address nor the symbol of a token of this watch${known.length > 0 ? ` (${known.map((s) => JSON.stringify(s)).join(", ")}; letter case counts)` : ""}`);
+  return fail(`${show(raw)} is neither an address nor the symbol of a token of this watch${known.length > 0 ? ` (${known.map(quotedSymbol).join(", ")}; letter case counts)` : ""}`);
 }
 
 /** An amount written in the symbol of another token of the same watch. */

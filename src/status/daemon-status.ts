@@ -85,6 +85,8 @@ export interface DaemonStatusParts {
   replicas?: () => Promise<ReplicaView[]>;
   /** With replicas: this replica's id (which sources and sinks are held here). */
   replicaId?: string;
+  /** The balance watches: who reads each, its last reading, its rules' states (absent: none configured). */
+  balances?: () => Promise<unknown[]>;
   /** The block explorer (config chain.explorer_url): /status carries links under it for the page. */
   explorerUrl?: string;
   /** How long /readyz, /status and /metrics wait for the store before answering from what they last read (HEALTH_ANSWER_MS). */
@@ -98,6 +100,8 @@ export interface ReplicaView {
   heartbeat_at: string;
   sources: string[];
   sinks: string[];
+  /** The balance watches it reads. */
+  balances: string[];
 }
 
 /** One delivery of an alert as /status shows it. */
@@ -376,6 +380,7 @@ export function createDaemonStatus(common: Common, parts: DaemonStatusParts): St
       explorer_url: explorer ?? null,
       sinks: Object.fromEntries(Object.entries(await dispatcher.states()).map(([name, sink]) => [name, { ...sink, holder: replicaViews === undefined ? null : (holderOf.get(`sink:${name}`) ?? null) }])),
       ...(replicaViews ? { replica: parts.replicaId ?? null, replicas: replicaViews } : {}),
+      balance_watches: parts.balances ? await parts.balances() : [],
       alerts: await latestAlerts(),
       dead_letters: dead.shown,
       dead_letters_total: dead.total,

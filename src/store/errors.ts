@@ -13,6 +13,8 @@ export type StoreErrorCode =
   | "KW_STORE_OUTBOX_CHANGE"
   /** A replica's fenced write for a source whose lease another replica has taken over. */
   | "KW_STORE_LEASE_LOST"
+  /** A balance episode changed by another writer since it was read (Store.commitBalanceEpisodes): nothing was written. */
+  | "KW_STORE_EPISODE_CONFLICT"
   /** `kaiawatch store migrate` to a PostgreSQL store that already holds cursors or entries (without --force). */
   | "KW_STORE_MIGRATE_TARGET"
   /** The database server did not answer a read (PostgreSQL down or unreachable). */

@@ -12,7 +12,7 @@ import { OUTBOX_COLUMNS, entryOfOutboxRow, type OutboxRowOf } from "./outbox-row
 export const SQLITE_SCHEMA_VERSION = 3;
 
 /** The tables a store must have; an SQLite file without them is not a kaiawatch store. */
-export const TABLES = ["cursors", "alerts", "alerts_held", "outbox", "outbox_counts", "meta", "cooldowns", "suppressed", "silences"] as const;
+export const TABLES = ["cursors", "alerts", "alerts_held", "outbox", "outbox_counts", "meta", "cooldowns", "suppressed", "silences", "balance_episodes"] as const;
 
 /**
  * An alert is kept once, in `alerts`, however many sinks it goes to: its document (JSON
@@ -140,6 +140,16 @@ CREATE TABLE silences (
   expires_ms INTEGER NOT NULL,
   removed_at TEXT,
   suppressed INTEGER NOT NULL DEFAULT 0
+) WITHOUT ROWID;
+
+-- The open episode of each (balance rule, address, asset), as the PostgreSQL store's.
+CREATE TABLE balance_episodes (
+  rule TEXT NOT NULL,
+  address TEXT NOT NULL,
+  asset TEXT NOT NULL,
+  alert TEXT NOT NULL,
+  clear INTEGER NOT NULL,
+  PRIMARY KEY (rule, address, asset)
 ) WITHOUT ROWID;
 `;
 

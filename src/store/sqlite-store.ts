@@ -10,7 +10,9 @@ import { createGroupCommit, type GroupCommit } from "./group-commit.js";
 import { checkOutboxChanges } from "./outbox-transitions.js";
 import { cursorParams, entryOfRow, INSERT_ALERT, INSERT_ENTRY, insertEntries, msOf, OUTBOX_COLUMNS, OUTBOX_JOIN, UPSERT_CURSOR, type OutboxRow } from "./sqlite-schema.js";
 import type { StoreLock } from "./store-lock.js";
-import type { CooldownStamp, Cursor, OutboxChange, OutboxCount, OutboxCountFilter, OutboxFilter, Store, StoreStats, SuppressedNote } from "./types.js";
+import type { BalanceEpisode, BalanceEpisodeChange, CooldownStamp, Cursor, OutboxChange, OutboxCount, OutboxCountFilter, OutboxFilter, Store, StoreStats, SuppressedNote } from "./types.js";
+import { checkEpisodeChanges, episodeConflict } from "./balance-episodes.js";
+import type { AlertDocument } from "../model/alert-document.js";
 import type { SilenceStore, StoredSilence } from "./silence-store.js";
 import { createSqliteSilences } from "./sqlite-silences.js";
 import type { OutboxEntry, OutboxState } from "../model/outbox-entry.js";
@@ -331,6 +333,41 @@ export class SqliteStore implements Store {
       added += n;
     }
     return added;
+  }
+
+  async listBalanceEpisodes(): Promise<BalanceEpisode[]> {
+    const rows = this.statement("SELECT rule, address, asset, alert, clear FROM balance_episodes ORDER BY rule, address, asset").all() as Array<{ rule: string; address: string; asset: string; alert: string; clear: number }>;
+    return rows.map((row) => ({ rule: row.rule, address: row.address, asset: row.asset, alert: JSON.parse(row.alert) as AlertDocument, clear: row.clear }));
+  }
+
+  /** One process holds the file: the lease is ignored, and a conflict means a caller read a stale episode. */
+  async commitBalanceEpisodes(input: { changes: readonly BalanceEpisodeChange[]; entries: OutboxEntry[] }): Promise<{ added: number }> {
+    checkEpisodeChanges(input.changes);
+    if (input.changes.length === 0 && input.entries.length === 0) {
+      this.assertWritable();
+      return { added: 0 };
+    }
+    const added = this.mutate(() => {
+      const stored = this.statement("SELECT json_extract(alert, '$.id') AS id FROM balance_episodes WHERE rule = ? AND address = ? AND asset = ?");
+      for (const change of input.changes) {
+        const id = (stored.get(change.rule, change.address, change.asset) as { id: string } | undefined)?.id ?? null;
+        // Thrown inside the savepoint: the changes made so far in this write are undone.
+        if (id !== change.expect) throw episodeConflict(change, id);
+        if (change.next === null) this.statement("DELETE FROM balance_episodes WHERE rule = ? AND address = ? AND asset = ?").run(change.rule, change.address, change.asset);
+        else {
+          this.statement("INSERT INTO balance_episodes (rule, address, asset, alert, clear) VALUES (?, ?, ?, ?, ?) ON CONFLICT (rule, address, asset) DO UPDATE SET alert = excluded.alert, clear = excluded.clear").run(
+            change.rule,
+            change.address,
+            change.asset,
+            JSON.stringify(change.next.alert),
+            change.next.clear,
+          );
+        }
+      }
+      return this.addNew(input.entries);
+    });
+    await this.groupCommit.request();
+    return { added };
   }
 
   async listOutbox(filter: OutboxFilter = {}): Promise<OutboxEntry[]> {

@@ -1,4 +1,6 @@
+import type { AlertDocument } from "../model/alert-document.js";
 import type { OutboxEntry, OutboxState } from "../model/outbox-entry.js";
+import type { LeaseResource } from "./resources.js";
 
 /** Where a source has got to. `block` is the last fully processed block, inclusive. */
 export interface Cursor {
@@ -56,6 +58,35 @@ export interface CooldownStamp {
    * turn it into a suppressed alert when it is looked at again.
    */
   entryId?: string;
+}
+
+/**
+ * The open episode of a balance rule for one (rule, address, asset): the firing alert (its id
+ * is the episode's, and its resolve's id is derived from it) and the readings in a row
+ * without the condition. One row per key: whoever reads the balances, every replica and
+ * every restart goes on with the same episode, never opens a second.
+ */
+export interface BalanceEpisode {
+  rule: string;
+  /** Lowercase. */
+  address: string;
+  /** "KAIA" or a token contract, lowercase. */
+  asset: string;
+  alert: AlertDocument;
+  clear: number;
+}
+
+/**
+ * A compare-and-set of one (rule, address, asset)'s episode: `expect` is the id of the
+ * episode the writer read (null: it read none), `next` the episode after the change (null
+ * closes it). A change whose `expect` is not what the store holds is a conflict.
+ */
+export interface BalanceEpisodeChange {
+  rule: string;
+  address: string;
+  asset: string;
+  expect: string | null;
+  next: { alert: AlertDocument; clear: number } | null;
 }
 
 export interface OutboxFilter {
@@ -145,6 +176,18 @@ export interface Store {
    * entry whose id exists is not added again.
    */
   enqueue(entries: OutboxEntry[]): Promise<{ added: number }>;
+  /** Every open balance episode, by rule, address and asset. */
+  listBalanceEpisodes(): Promise<BalanceEpisode[]>;
+  /**
+   * One balance reading's outcome in one write: the episodes it opens, carries on or closes,
+   * and the outbox entries of the alerts it decided (an id the outbox has is not added again).
+   * All or nothing: a change whose `expect` does not match the stored episode refuses the
+   * whole write with KW_STORE_EPISODE_CONFLICT (another writer decided first), so an episode
+   * is opened once and resolved once. With `lease` (the replica's lease on the balance
+   * watch) the write is fenced as commitWindow's: refused with KW_STORE_LEASE_LOST unless the
+   * lease is still this replica's at that epoch. The file store has no leases and ignores it.
+   */
+  commitBalanceEpisodes(input: { changes: readonly BalanceEpisodeChange[]; entries: OutboxEntry[]; lease?: { resource: LeaseResource; epoch: number } }): Promise<{ added: number }>;
   /** Matching entries, oldest first (in the order they were added) unless `newestFirst`. */
   listOutbox(filter?: OutboxFilter): Promise<OutboxEntry[]>;
   /** How many entries match. */

@@ -1,5 +1,6 @@
 import { KaiawatchError } from "../common/errors.js";
 import type { Config } from "../config/types.js";
+import type { ConfigIssue } from "../config/errors.js";
 import type { Common } from "../common/common.js";
 import { createJsonRpc } from "../chain/json-rpc.js";
 import { NotATokenError, createTokenInfoCache, type TokenInfo, type TokenInfoCache } from "../chain/token-info.js";
@@ -11,15 +12,25 @@ import { rpcOptionsOf } from "./rpc-options.js";
 /**
  * A token of a token watch is not a KIP-7 token, or a rule's amount does not fit a token
  * (a symbol that is not the token's, a fraction finer than its decimals). A config error
- * (exit 2), found at start-up because it needs the chain; each line names the key path.
+ * (exit 2), found by `validate` and at start-up because it needs the chain; each problem
+ * has its key path, which the commands turn into file:line:column (locateConfigIssues).
  */
 export class TokenConfigError extends KaiawatchError {
   override name = "TokenConfigError";
-  readonly problems: readonly string[];
-  constructor(problems: readonly string[]) {
-    super("KW_CONFIG_INVALID", `the token watches do not fit their tokens:\n${problems.join("\n")}`);
-    this.problems = problems;
+  readonly issues: readonly ConfigIssue[];
+  constructor(issues: readonly ConfigIssue[]) {
+    super("KW_CONFIG_INVALID", `the token watches do not fit their tokens:\n${issues.map(issueLine).join("\n")}`);
+    this.issues = issues;
   }
+
+  /** "rules[2].when.amount.gte: …", one per problem. */
+  get problems(): string[] {
+    return this.issues.map(issueLine);
+  }
+}
+
+function issueLine(issue: ConfigIssue): string {
+  return `${issue.path.map((p, i) => (typeof p === "number" ? `[${p}]` : i === 0 ? p : `.${p}`)).join("")}: ${issue.message}`;
 }
 
 /**
@@ -35,42 +46,53 @@ export async function readConfigTokens(config: Config, cache: TokenInfoCache, si
     watch.tokens.forEach((token, t) => wanted.push({ token, path: `watches[${w}].tokens[${t}]` }));
   });
   const tokens = new Map<string, TokenInfo>();
-  const problems: string[] = [];
+  const problems: ConfigIssue[] = [];
+  const notTokens = new Set<string>();
   const results = await Promise.allSettled(wanted.map(({ token }) => cache.get(token, signal)));
   results.forEach((result, i) => {
     const { token, path } = wanted[i] as (typeof wanted)[number];
     if (result.status === "fulfilled") tokens.set(token, result.value);
-    else if (result.reason instanceof NotATokenError) problems.push(`${path}: ${result.reason.message}`);
-    else throw result.reason;
+    else if (result.reason instanceof NotATokenError) {
+      problems.push({ path: pathOf(path), message: result.reason.message });
+      notTokens.add(token);
+    } else throw result.reason;
   });
-  if (problems.length === 0) problems.push(...checkTokenRules(config, tokens));
+  // Every problem in one run: the rules of watches whose tokens are all tokens are checked
+  // too (a watch with a contract that is not a token has nothing to check its amounts against).
+  problems.push(...checkTokenRules(config, tokens, notTokens));
   if (problems.length > 0) throw new TokenConfigError(problems);
   return tokens;
 }
 
-/** Each token rule's `when` against each token of its watch: "rules[2].when.amount.gte: …". */
-export function checkTokenRules(config: Config, tokens: ReadonlyMap<string, TokenInfo>): string[] {
+/** "watches[1].tokens[0]" as a key path. */
+function pathOf(text: string): Array<string | number> {
+  return [...text.matchAll(/([A-Za-z_]+)|\[(\d+)\]/g)].map((m) => (m[2] === undefined ? (m[1] as string) : Number(m[2])));
+}
+
+/** Each token rule's `when` against each token of its watch (rules of a watch with a token in `skip` are left out). */
+export function checkTokenRules(config: Config, tokens: ReadonlyMap<string, TokenInfo>, skip: ReadonlySet<string> = new Set()): ConfigIssue[] {
   const inputs: RuleConditionInput[] = [];
+  const skipped = (watch: Config["watches"][number] | undefined) => watch !== undefined && (watch.kind === "account" || watch.kind === "balance") && watch.tokens.some((token) => skip.has(token));
   config.rules.forEach((rule, index) => {
     const watch = config.watches.find((candidate) => candidate.name === rule.watch);
-    if (watch?.kind !== "account" || rule.source !== "event_logs") return;
+    if (watch?.kind !== "account" || rule.source !== "event_logs" || skipped(watch)) return;
     for (const token of watch.tokens) {
       inputs.push({ name: rule.name, family: "event_logs", when: rule.when, watchedAccount: watch.account, token: tokenFieldContext(watch, token, tokens), path: ["rules", index, "when"] });
     }
   });
   const balanceIssues = config.rules.flatMap((rule, index) => {
     const watch = config.watches.find((candidate) => candidate.name === rule.watch);
-    if (watch?.kind !== "balance") return [];
+    if (watch?.kind !== "balance" || skipped(watch)) return [];
     const infos = watch.tokens.flatMap((token) => tokens.get(token) ?? []);
     const parsed = parseBalanceCondition(rule.when, infos, watch.tokens.length);
     return parsed.ok ? [] : parsed.issues.map((issue) => ({ path: ["rules", index, "when", ...issue.path], message: `rule "${rule.name}": ${issue.message}` }));
   });
   const seen = new Set<string>();
   return [...validateRuleConditions(inputs), ...balanceIssues].flatMap((issue) => {
-    const line = `${issue.path.map((p, i) => (typeof p === "number" ? `[${p}]` : i === 0 ? p : `.${p}`)).join("")}: ${issue.message}`;
+    const line = issueLine(issue);
     if (seen.has(line)) return [];
     seen.add(line);
-    return [line];
+    return [{ path: [...issue.path], message: issue.message }];
   });
 }
 

@@ -1,5 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { tokenTransferSummary } from "../../src/rules/build-alert.js";
+import { buildAlert, tokenTransferSummary } from "../../src/rules/build-alert.js";
+import { tokenSymbolText } from "../../src/rules/token-symbol.js";
+import { TRANSFER_TOPIC } from "../../src/chain/token-transfer.js";
+import { normalizeEventLog } from "../../src/watch/normalize.js";
 import { escapeHtml, escapeSlack } from "../../src/notify/escape.js";
 import { HOSTILE_STRINGS } from "../../src/simulator/hostile.js";
 
@@ -23,5 +26,23 @@ describe("the summary of a token transfer", () => {
     expect(Array.from(summary).length).toBeLessThan(100);
     expect(escapeSlack(summary)).not.toMatch(/<!channel>|<@U|<https?:/);
     expect(escapeHtml(summary)).not.toMatch(/<script|<img/);
+  });
+
+  it("is the same symbol text in every alert of the token: a transfer's token.symbol is cut as its summary and a balance alert's record.symbol are", () => {
+    const symbol = "A-VERY-LONG-TOKEN-SYMBOL-OF-FORTY-CHARS!";
+    const pad = (address: string) => `0x${"0".repeat(24)}${address.slice(2)}`;
+    const alert = buildAlert({
+      rule: { name: "r" },
+      watch: "w",
+      record: normalizeEventLog({ log_index: 0, contract_address: TOKEN, topics: [TRANSFER_TOPIC, pad(WALLET), pad(OTHER)], data: `0x${"1".padStart(64, "0")}`, items: [], block_number: 1 }),
+      network: "mainnet",
+      explorerUrl: "https://kaiascan.io",
+      now: new Date(0),
+      token: { address: TOKEN, decimals: 0, symbol },
+    });
+    const text = tokenSymbolText(symbol);
+    expect(Array.from(text)).toHaveLength(24);
+    expect(alert.token?.symbol).toBe(text);
+    expect(alert.summary).toContain(` ${text} (`);
   });
 });

@@ -369,6 +369,45 @@ describe.each(subjects)("the store port on $name", (subject) => {
     });
   });
 
+  describe("Store: balance episodes", () => {
+    const key = { rule: "payer-low", address: "0x00000000000000000000000000000000000fee00", asset: "KAIA" };
+    const alertOf = (id: string) => entry(id, "pd").alert;
+
+    it("opens an episode once, carries it on, closes it once, with its alerts in the same write, across a reopen", async () => {
+      const backend = await fresh();
+      const firing = alertOf("b1");
+      expect(await backend.store.commitBalanceEpisodes({ changes: [{ ...key, expect: null, next: { alert: firing, clear: 0 } }], entries: [entry("b1", "pd")] })).toEqual({ added: 1 });
+      // A second writer that read no episode: refused whole, its alert not queued.
+      await expect(backend.store.commitBalanceEpisodes({ changes: [{ ...key, expect: null, next: { alert: alertOf("b2"), clear: 0 } }], entries: [entry("b2", "pd")] })).rejects.toMatchObject({ code: "KW_STORE_EPISODE_CONFLICT" });
+      expect((await backend.store.listOutbox()).map((e) => e.id)).toEqual(["b1:pd"]);
+      await backend.store.commitBalanceEpisodes({ changes: [{ ...key, expect: "b1", next: { alert: firing, clear: 1 } }], entries: [] });
+      await backend.close();
+
+      const again = await open();
+      expect(await again.store.listBalanceEpisodes()).toEqual([{ ...key, alert: firing, clear: 1 }]);
+      // Closing an episode that is not the one open (a stale reader) changes nothing.
+      await expect(again.store.commitBalanceEpisodes({ changes: [{ ...key, expect: "b0", next: null }], entries: [entry("b0:resolved", "pd")] })).rejects.toMatchObject({ code: "KW_STORE_EPISODE_CONFLICT" });
+      expect(await again.store.commitBalanceEpisodes({ changes: [{ ...key, expect: "b1", next: null }], entries: [entry("b1:resolved", "pd")] })).toEqual({ added: 1 });
+      await expect(again.store.commitBalanceEpisodes({ changes: [{ ...key, expect: "b1", next: null }], entries: [] })).rejects.toMatchObject({ code: "KW_STORE_EPISODE_CONFLICT" });
+      expect(await again.store.listBalanceEpisodes()).toEqual([]);
+      expect((await again.store.listOutbox()).map((e) => e.id)).toEqual(["b1:pd", "b1:resolved:pd"]);
+    });
+
+    it("applies a write of many episodes all or nothing, and refuses a batch no writer means", async () => {
+      const backend = await fresh();
+      const other = { ...key, asset: "0x00000000000000000000000000000000000000aa" };
+      await backend.store.commitBalanceEpisodes({ changes: [{ ...key, expect: null, next: { alert: alertOf("b1"), clear: 0 } }], entries: [] });
+      // The first change would pass, the second conflicts: neither is written.
+      await expect(
+        backend.store.commitBalanceEpisodes({ changes: [{ ...other, expect: null, next: { alert: alertOf("c1"), clear: 0 } }, { ...key, expect: null, next: { alert: alertOf("b9"), clear: 0 } }], entries: [entry("c1", "pd")] }),
+      ).rejects.toMatchObject({ code: "KW_STORE_EPISODE_CONFLICT" });
+      expect((await backend.store.listBalanceEpisodes()).map((e) => e.alert.id)).toEqual(["b1"]);
+      expect(await backend.store.countOutbox()).toBe(0);
+      await expect(backend.store.commitBalanceEpisodes({ changes: [{ ...key, expect: "b1", next: { alert: alertOf("b2"), clear: 0 } }], entries: [] })).rejects.toThrow(/cannot go on as b2/);
+      await expect(backend.store.commitBalanceEpisodes({ changes: [{ ...key, expect: "b1", next: null }, { ...key, expect: "b1", next: null }], entries: [] })).rejects.toThrow(/two changes/);
+    });
+  });
+
   describe("Store: read-only and closed", () => {
     it("reads when opened read-only beside a writer and refuses changes; refuses changes after close", async () => {
       const writer = await fresh();
@@ -429,7 +468,7 @@ describe.each(subjects)("the store port on $name", (subject) => {
       const backend = await fresh();
       expect(backend.replicas !== undefined).toBe(subject.replicas);
       const ownership = backend.ownership(createTestCommon(), {});
-      const resources = [leaseResource({ source: "s1" }), leaseResource({ sink: "slack" }), leaseResource("operational")];
+      const resources = [leaseResource({ source: "s1" }), leaseResource({ sink: "slack" }), leaseResource({ balance: "payer" }), leaseResource("operational")];
       await ownership.start(resources);
       try {
         for (const resource of resources) expect(ownership.holds(resource)).toBeDefined();
@@ -438,6 +477,16 @@ describe.each(subjects)("the store port on $name", (subject) => {
         await backend.store.commitWindow({ cursor: cursor("s1", 3), entries: [entry("a1", "slack")], epoch: lease?.epoch });
         lease?.done();
         expect((await backend.store.getCursor("s1"))?.block).toBe(3);
+        // A balance watch's episodes are written under its lease, fenced by its epoch where replicas share the store.
+        const balance = ownership.use(leaseResource({ balance: "payer" }));
+        expect(balance).toBeDefined();
+        const episode = { rule: "low", address: "0x00000000000000000000000000000000000fee00", asset: "KAIA", expect: null, next: { alert: entry("e1", "slack").alert, clear: 0 } };
+        const stale = backend.store.commitBalanceEpisodes({ changes: [episode], entries: [], lease: { resource: leaseResource({ balance: "payer" }), epoch: (balance?.epoch ?? 0) + 1 } });
+        if (subject.replicas) await expect(stale).rejects.toMatchObject({ code: "KW_STORE_LEASE_LOST" });
+        else await stale;
+        await backend.store.commitBalanceEpisodes({ changes: subject.replicas ? [episode] : [], entries: [], lease: balance?.epoch === undefined ? undefined : { resource: leaseResource({ balance: "payer" }), epoch: balance.epoch } });
+        balance?.done();
+        expect((await backend.store.listBalanceEpisodes()).map((e) => e.alert.id)).toEqual(["e1"]);
         if (backend.replicas !== undefined) {
           expect((await backend.replicas.list()).map((r) => [r.id, r.live])).toEqual([[backend.replicas.selfId, true]]);
         }

@@ -4,7 +4,7 @@ import type { Config } from "../../config/index.js";
 import { silenceMatchesRecord, withoutCount, type Silence } from "../../notify/silences.js";
 import { openBackend } from "../../store/open-backend.js";
 import { storeOptionsOf } from "../../config/store-options.js";
-import { cleanLine } from "../../common/sanitize-text.js";
+import { cleanLine, sanitizeText } from "../../common/sanitize-text.js";
 import { explainRecord } from "../../rules/explain-record.js";
 import { BALANCE_ALERT_SOURCE } from "../../model/alert-document.js";
 import { planFromConfig } from "../../watch/plan-from-config.js";
@@ -84,7 +84,10 @@ async function run(args: string[], io: CommandIO): Promise<number> {
   const context = { family, watchedAccount: watch.kind === "account" ? watch.account : undefined };
 
   const client = await openCommandClient(common, config);
-  const out = (line: string) => io.stdout.write(`${line}\n`);
+  // Every line carries on-chain text somewhere (symbols, decoded values, revert messages): each
+  // is made inert here as every sink makes it (bidi and control characters visible, invisible
+  // ones removed), whatever part of explain built it.
+  const out = (line: string) => io.stdout.write(`${sanitizeText(line, { singleLine: true })}\n`);
   const spentBefore = client.meter.spentToday();
   try {
     const silences = (await activeSilences(common, config)).filter((silence) => silence.rule === rule.name);

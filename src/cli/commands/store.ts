@@ -8,8 +8,8 @@ const HELP = `Usage: kaiawatch store migrate --from FILE --to postgres://… [--
 
 Copies a file store (store.path) into a PostgreSQL store (store.url) for running replicas:
 every cursor, every outbox entry in every state (pending, dead, delivered, with its attempts
-and digest) and the metadata (credits, cooldowns, silences), in one PostgreSQL transaction:
-all of it or nothing. Alerts keep their ids, so nothing is lost or sent twice.
+and digest), the metadata (credits, cooldowns, silences) and the open balance episodes,
+in one PostgreSQL transaction: all of it or nothing. Alerts keep their ids, so nothing is lost or sent twice.
 
 The daemon on FILE must be stopped (its lock is taken); FILE is left as it is. Then point
 store.url at the database and start the replicas.

@@ -1,6 +1,9 @@
 import { explorerLinkWarning } from "../../config/link-warning.js";
 import { EXIT_OK, EXIT_USAGE, type Command, type CommandIO } from "../command.js";
-import { describeConfigFailure, formatDuration, loadConfig, sourcesOfWatch, type Config, type WatchConfig } from "../../config/index.js";
+import { describeConfigFailure, formatDuration, loadConfig, locateConfigIssues, sourcesOfWatch, type Config, type WatchConfig } from "../../config/index.js";
+import { describeError } from "../../common/errors.js";
+import { readConfigTokensOnce, TokenConfigError } from "../../watch/config-tokens.js";
+import { createCommandCommon } from "../bootstrap.js";
 import type { StartPosition } from "../../model/start-position.js";
 import { CONFIG_CHECKS } from "../../daemon/config-checks.js";
 import { definitionsOfWatch } from "../../watch/plan.js";
@@ -10,11 +13,14 @@ import { redactUrl } from "../../common/url-secrets.js";
 
 const HELP = `Usage: kaiawatch validate [--config PATH]
 
-Checks a config file without contacting anything: YAML syntax, every key and value,
-\${VAR} references (read from the environment), the references between watches, rules
-and sinks, rule conditions and templates, and each sink's options. Prints every
+Checks a config file: YAML syntax, every key and value, \${VAR} references (read from
+the environment), the references between watches, rules and sinks, rule conditions and
+templates, and each sink's options. Where a watch names tokens, it reads their decimals
+and symbols at chain.rpc_url (the one thing it contacts) and checks them as run does: a
+contract that is not a token, an amount in a unit the token does not have. Prints every
 problem with its line, column and key path and exits 2, or prints a summary of what
-would run and exits 0. A file over 8 MiB, or nested more than 64 levels, is refused
+would run and exits 0 (with a warning when the node cannot be reached: the tokens are
+then checked when kaiawatch starts). A file over 8 MiB, or nested more than 64 levels, is refused
 before it is checked. Values under secret keys (api_key, token, url, secret, headers,
 user, pass, bot_token, routing_key) and the user info, key-like path segments and query
 values of every URL are shown as [redacted] in every message and in the summary.
@@ -148,6 +154,23 @@ export function summarize(file: string, config: Config): string {
   return `${lines.join("\n")}\n`;
 }
 
+/**
+ * The token watches' tokens read as run reads them, so that a config that validates is one
+ * that starts: their problems thrown as a located ConfigError. Returns why they could not be
+ * read (the node unreachable), or undefined.
+ */
+async function checkTokens(path: string, config: Config, secrets: string[], io: CommandIO): Promise<string | undefined> {
+  if (!config.watches.some((watch) => (watch.kind === "account" || watch.kind === "balance") && watch.tokens.length > 0)) return undefined;
+  const common = createCommandCommon(io, { config, secrets, logLevel: "fatal", logFormat: "json" });
+  try {
+    await readConfigTokensOnce(common, config, io.signal);
+    return undefined;
+  } catch (error) {
+    if (error instanceof TokenConfigError) throw await locateConfigIssues(path, error.issues);
+    return common.secrets.redact(describeError(error));
+  }
+}
+
 async function run(args: string[], io: CommandIO): Promise<number> {
   const parsed = parseArgs(args);
   if ("error" in parsed) {
@@ -156,8 +179,10 @@ async function run(args: string[], io: CommandIO): Promise<number> {
   }
   try {
     // The same checks as run and once: a config that validates is a config that starts.
-    const { config } = await loadConfig({ path: parsed.config, env: io.env, checks: CONFIG_CHECKS });
+    const { config, secrets } = await loadConfig({ path: parsed.config, env: io.env, checks: CONFIG_CHECKS });
+    const unchecked = await checkTokens(parsed.config, config, secrets, io);
     io.stdout.write(summarize(parsed.config, config));
+    if (unchecked !== undefined) io.stderr.write(`kaiawatch validate: warning: the tokens were not checked: ${unchecked}; kaiawatch checks them when it starts\n`);
     return EXIT_OK;
   } catch (error) {
     const text = describeConfigFailure(error);

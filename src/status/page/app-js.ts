@@ -252,6 +252,7 @@ export const APP_JS = String.raw`(function () {
     renderAlerts(data.alerts || []);
     renderSinks(sinks);
     renderReplicas(data.replicas);
+    renderBalances(data.balance_watches || []);
     renderDeadLetters(data.dead_letters || [], deadTotal, !!(data.actions && data.actions.requeue_dead_letters));
     renderCredits(data.credits || {});
     renderRequests(data.requests || {}, data.retries || {}, (data.credits && data.credits.by_operation) || {});
@@ -371,6 +372,26 @@ export const APP_JS = String.raw`(function () {
     var next = {};
     alerts.forEach(function (a) { next[a.id] = true; });
     seenAlerts = next;
+  }
+
+  // Balance watches: who reads each, its last reading, and each rule ok or firing.
+  function renderBalances(watches) {
+    $("balances").hidden = watches.length === 0;
+    fill($("balances-body"), watches.map(function (w) {
+      var tr = el("tr");
+      tr.setAttribute("data-balance-watch", clean(w.watch));
+      var read = w.last_read || {};
+      var balances = (read.balances || []).map(function (b) { return b.address.slice(0, 6) + "…" + b.address.slice(-4) + " " + b.balance + " " + b.symbol; }).join("; ");
+      var rules = td("");
+      (w.rules || []).forEach(function (r) {
+        var firing = r.state === "firing";
+        var b = badge(r.rule + ": " + r.state, firing ? "bad" : "ok");
+        if (firing) b.title = clean(r.firing.map(function (f) { return f.summary; }).join("\n"), 400);
+        rules.append(b, " ");
+      });
+      tr.append(td(w.watch), td(w.holder || "nobody"), td(num(read.block), "num"), td(read.at ? ago(read.at) : "not yet"), td(balances), rules);
+      return tr;
+    }));
   }
 
   // Only with PostgreSQL replicas: who is live and what each holds.

@@ -83,6 +83,14 @@ export const INDEX_HTML = String.raw`<!doctype html>
     </table>
   </section>
 
+  <section class="panel" id="balances" hidden>
+    <h2>Balance watches</h2>
+    <table>
+      <thead><tr><th>Watch</th><th>Read by</th><th class="num">Block</th><th>Read</th><th>Balances</th><th>Rules</th></tr></thead>
+      <tbody id="balances-body"></tbody>
+    </table>
+  </section>
+
   <section class="panel" id="replicas" hidden>
     <h2>Replicas</h2>
     <table>

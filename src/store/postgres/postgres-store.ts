@@ -7,7 +7,10 @@ import { StoreError } from "../errors.js";
 import { checkOutboxChanges } from "../outbox-transitions.js";
 import { entryParams, msOf } from "../sqlite-schema.js";
 import { checkCursor } from "../sqlite-store.js";
-import type { CooldownStamp, Cursor, Store, OutboxChange, OutboxCount, OutboxCountFilter, OutboxFilter, StoreStats, SuppressedNote } from "../types.js";
+import type { BalanceEpisode, BalanceEpisodeChange, CooldownStamp, Cursor, Store, OutboxChange, OutboxCount, OutboxCountFilter, OutboxFilter, StoreStats, SuppressedNote } from "../types.js";
+import { checkEpisodeChanges, episodeConflict } from "../balance-episodes.js";
+import { leaseKeyOf, type LeaseResource } from "../resources.js";
+import type { AlertDocument } from "../../model/alert-document.js";
 import type { OutboxEntry, OutboxState } from "../../model/outbox-entry.js";
 import { createLeases, type Leases } from "./leases.js";
 import { migrate } from "./migrate.js";
@@ -402,6 +405,50 @@ export class PostgresStore implements Store {
     }
   }
 
+  async listBalanceEpisodes(): Promise<BalanceEpisode[]> {
+    const rows = await this.read<{ rule: string; address: string; asset: string; alert: AlertDocument; clear: number }>(
+      'SELECT rule, address, asset, alert, clear FROM balance_episodes ORDER BY rule COLLATE "C", address COLLATE "C", asset COLLATE "C"',
+    );
+    return rows.map((row) => ({ rule: row.rule, address: row.address, asset: row.asset, alert: row.alert, clear: Number(row.clear) }));
+  }
+
+  /**
+   * See Store.commitBalanceEpisodes. Each change is one conditional statement (an insert that
+   * does nothing where an episode is open, an update or delete of the expected episode only),
+   * so two writers racing cannot both pass a check made before either wrote: the second's
+   * statement changes no row, and its whole write is refused.
+   */
+  async commitBalanceEpisodes(input: { changes: readonly BalanceEpisodeChange[]; entries: OutboxEntry[]; lease?: { resource: LeaseResource; epoch: number } }): Promise<{ added: number }> {
+    checkEpisodeChanges(input.changes);
+    if (input.changes.length === 0 && input.entries.length === 0) {
+      this.assertWritable();
+      return { added: 0 };
+    }
+    const bySink = await this.transaction(async (client) => {
+      if (input.lease !== undefined) await this.checkLease(client, leaseKeyOf(input.lease.resource), input.lease.epoch);
+      for (const change of input.changes) {
+        const where = [change.rule, change.address, change.asset];
+        let result: pg.QueryResult;
+        if (change.expect === null && change.next !== null) {
+          result = await client.query("INSERT INTO balance_episodes (rule, address, asset, alert, clear) VALUES ($1, $2, $3, $4::jsonb, $5) ON CONFLICT DO NOTHING", [...where, JSON.stringify(change.next.alert), change.next.clear]);
+        } else if (change.expect === null) {
+          result = await client.query("SELECT 1 FROM balance_episodes WHERE rule = $1 AND address = $2 AND asset = $3", where);
+          result = { ...result, rowCount: result.rowCount === 0 ? 1 : 0 };
+        } else if (change.next === null) {
+          result = await client.query("DELETE FROM balance_episodes WHERE rule = $1 AND address = $2 AND asset = $3 AND alert->>'id' = $4", [...where, change.expect]);
+        } else {
+          result = await client.query("UPDATE balance_episodes SET alert = $5::jsonb, clear = $6 WHERE rule = $1 AND address = $2 AND asset = $3 AND alert->>'id' = $4", [...where, change.expect, JSON.stringify(change.next.alert), change.next.clear]);
+        }
+        if (result.rowCount === 0) {
+          const stored = (await client.query<{ id: string }>("SELECT alert->>'id' AS id FROM balance_episodes WHERE rule = $1 AND address = $2 AND asset = $3", where)).rows[0]?.id ?? null;
+          throw episodeConflict(change, stored);
+        }
+      }
+      return insertNew(client, input.entries);
+    });
+    return { added: this.countQueued(bySink) };
+  }
+
   async enqueue(entries: OutboxEntry[]): Promise<{ added: number }> {
     if (entries.length === 0) {
       this.assertWritable();
@@ -581,7 +628,7 @@ export class PostgresStore implements Store {
    * entry ids and meta keys), so running the copy again repeats nothing.
    */
   async importStore(
-    data: { cursors: Cursor[]; entries: OutboxEntry[]; meta: Record<string, unknown>; stamps?: CooldownStamp[]; notes?: Array<{ id: string } & SuppressedNote>; silences?: StoredSilence[] },
+    data: { cursors: Cursor[]; entries: OutboxEntry[]; meta: Record<string, unknown>; stamps?: CooldownStamp[]; notes?: Array<{ id: string } & SuppressedNote>; silences?: StoredSilence[]; episodes?: BalanceEpisode[] },
     options: { force?: boolean } = {},
   ): Promise<{ cursors: number; entries: number; meta: number }> {
     return this.transaction(async (client) => {
@@ -615,6 +662,10 @@ export class PostgresStore implements Store {
           "INSERT INTO silences (id, rule, match, reason, created_at, expires_at, expires_ms, suppressed) VALUES ($1, $2, $3::jsonb, $4, $5, $6, $7, $8) ON CONFLICT DO NOTHING",
           [silence.id, silence.rule, JSON.stringify(silence.match), silence.reason, silence.created_at, silence.expires_at, Date.parse(silence.expires_at), silence.suppressed],
         );
+      }
+      // An open balance episode goes on under its id after the move (its resolve closes the same incident).
+      for (const episode of data.episodes ?? []) {
+        await client.query("INSERT INTO balance_episodes (rule, address, asset, alert, clear) VALUES ($1, $2, $3, $4::jsonb, $5) ON CONFLICT DO NOTHING", [episode.rule, episode.address, episode.asset, JSON.stringify(episode.alert), episode.clear]);
       }
       return { cursors, entries, meta };
     });

@@ -135,6 +135,18 @@ CREATE TABLE silences (
   removed_at text,
   suppressed bigint NOT NULL DEFAULT 0
 );
+
+-- The open episode of each (balance rule, address, asset): its firing alert and the
+-- readings in a row without the condition. One row per key, whichever replica reads the
+-- balances: an episode fires once and resolves once (Store.commitBalanceEpisodes).
+CREATE TABLE balance_episodes (
+  rule text NOT NULL,
+  address text NOT NULL,
+  asset text NOT NULL,
+  alert jsonb NOT NULL,
+  clear integer NOT NULL,
+  PRIMARY KEY (rule, address, asset)
+);
 `,
   },
 ];

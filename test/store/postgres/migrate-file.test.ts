@@ -46,7 +46,7 @@ describe("kaiawatch store migrate (file → PostgreSQL)", () => {
     expect(await target.countOutbox()).toBe(4);
   });
 
-  it("carries the cooldown stamps, the suppression notes and the silences into their tables", async () => {
+  it("carries the cooldown stamps, the suppression notes, the silences and the open balance episodes into their tables", async () => {
     const dir = tempDir();
     const from = join(dir.path, "store.json");
     const file = await openSqliteStore(createTestCommon(), { path: from });
@@ -56,6 +56,8 @@ describe("kaiawatch store migrate (file → PostgreSQL)", () => {
     const silence = newSilence({ rule: "big-outflow", match: { to: "0xaa" }, forMs: 3600_000, reason: "sweep", now: Date.parse("2025-01-01T00:00:00.000Z") });
     await file.silences.add(silence);
     await file.silences.count(new Map([[silence.id, 2]]));
+    const episode = { rule: "payer-low", address: "0x00000000000000000000000000000000000fee00", asset: "KAIA", alert: entry("b1", "pd").alert, clear: 1 };
+    await file.commitBalanceEpisodes({ changes: [{ ...episode, expect: null, next: { alert: episode.alert, clear: 1 } }], entries: [] });
     await file.close();
 
     const to = await pg.database();
@@ -64,6 +66,8 @@ describe("kaiawatch store migrate (file → PostgreSQL)", () => {
     expect(await target.readCooldowns("slack", [{ rule: "big-outflow", key: "0xaa" }])).toEqual([{ sink: "slack", rule: "big-outflow", key: "0xaa", at: 1000, entryId: "a1:slack" }]);
     expect(await target.suppressions(["a1:slack", "a2:slack"])).toEqual({ "a2:slack": { at: "2025-01-01T00:01:00.000Z", reason: "cooldown" } });
     expect(await target.silences.active(Date.parse("2025-01-01T00:10:00.000Z"))).toEqual([{ ...silence, suppressed: 2 }]);
+    // An episode open when the store moved goes on under its id: its resolve closes the same incident.
+    expect(await target.listBalanceEpisodes()).toEqual([episode]);
     dir.remove();
   });
 
