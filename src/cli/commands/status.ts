@@ -12,8 +12,9 @@ const HELP = `Usage: kaiawatch status [--config PATH] [--url URL …] [--json]
 
 Asks running daemons how they are, as amtool asks Alertmanager: reads each one's /status
 (status.listen) and prints its readiness and why, its sources (state, lag behind the head,
-the replica holding each, its last tick), its sinks (waiting, retrying, dead), kaiawatch's
-own operational conditions firing now, and the credit day (spent, budget, left).
+the replica holding each, its last tick), its balance watches (holder, last reading, rules
+firing), its sinks (waiting, retrying, dead), kaiawatch's own operational conditions firing
+now, and the credit day (spent, budget, left).
 
 Without --url it asks the daemon of the config (status.listen; status.token when set).
 With PostgreSQL replicas name each replica's status address with --url: every one is
@@ -30,7 +31,7 @@ Options:
 `;
 
 /** What the command reads of /status (src/status/daemon-status.ts). */
-interface StatusBody {
+export interface StatusBody {
   ready: boolean;
   reasons: string[];
   uptime_seconds: number;
@@ -38,13 +39,14 @@ interface StatusBody {
   health: { worst: string; conditions: Array<{ key: string; kind: string; summary: string }> };
   sources: Array<{ key: string; watch: string; state: string | null; lag: number | null; holder?: string | null; held_here?: boolean; last_tick_at: string | null; running: boolean; last_error: string | null }>;
   sinks: Record<string, { type: string; pending: number; retrying: number; dead: number; holder?: string | null; last_error: string | null }>;
+  balance_watches?: Array<{ watch: string; holder: string | null; last_read: { block: number; at: string } | null; rules: Array<{ rule: string; state: string }> }>;
   replica?: string | null;
   replicas?: Array<{ id: string }>;
   credits: { day: string; spent_today: number; budget: number | null; remaining_today: number | null; paused_until: string | null };
   now: string;
 }
 
-interface Answer {
+export interface Answer {
   url: string;
   ready: boolean;
   error?: string;
@@ -92,7 +94,7 @@ async function run(args: string[], io: CommandIO): Promise<number> {
 }
 
 /** One daemon's answer as text: a headline, why it is not ready, then its tables. */
-function describe(answer: Answer): string {
+export function describe(answer: Answer): string {
   const out: string[] = [];
   const s = answer.status;
   if (s === undefined) return `${answer.url}: UNREACHABLE: ${answer.error}\n`;
@@ -109,6 +111,16 @@ function describe(answer: Answer): string {
       s.sources.map((src) => [src.key, src.watch, `${src.state ?? "-"}${src.running ? ", running" : ""}`, src.lag === null ? "-" : String(src.lag), holder(src.holder, src.held_here && src.holder !== null), ago(src.last_tick_at)]),
     ),
   );
+  const balances = s.balance_watches ?? [];
+  if (balances.length > 0) {
+    out.push("");
+    out.push(
+      ...table(
+        ["BALANCE WATCH", "HOLDER", "LAST READ", "RULES FIRING"],
+        balances.map((b) => [b.watch, holder(b.holder), b.last_read === null ? "never" : `block ${b.last_read.block}, ${ago(b.last_read.at)}`, b.rules.filter((r) => r.state === "firing").map((r) => r.rule).join(", ") || "none"]),
+      ),
+    );
+  }
   out.push("");
   out.push(...table(["SINK", "TYPE", "PENDING", "RETRYING", "DEAD", "HOLDER", "LAST ERROR"], Object.entries(s.sinks).map(([name, sink]) => [name, sink.type, String(sink.pending), String(sink.retrying), String(sink.dead), holder(sink.holder), cleanLine(sink.last_error ?? "-", 60)])));
   out.push("");
