@@ -21,7 +21,6 @@ export default tseslint.config(
   {
     files: [
       "src/daemon/create-daemon.ts",
-      "src/simulator/simulator.ts",
       "src/status/daemon-status.ts",
       "src/watch/choose-sources.ts",
     ],
