@@ -22,7 +22,6 @@ export default tseslint.config(
     files: [
       "src/daemon/create-daemon.ts",
       "src/status/daemon-status.ts",
-      "src/watch/choose-sources.ts",
     ],
     rules: { "max-lines-per-function": "off" },
   },
