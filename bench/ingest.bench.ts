@@ -96,9 +96,10 @@ function configFor(dir: string, rules: unknown[]) {
 }
 
 /** The same pages as the daemon asks for, each source's pages in sequence, the sources side by side. */
-async function ceiling(): Promise<{ seconds: number; records: number; requests: number }> {
+async function ceiling(): Promise<{ seconds: number; cpu: number; records: number; requests: number }> {
   let records = 0;
   let requests = 0;
+  const cpuBefore = process.cpuUsage();
   const started = performance.now();
   await Promise.all(
     sources.map(async (source) => {
@@ -117,7 +118,13 @@ async function ceiling(): Promise<{ seconds: number; records: number; requests: 
       }
     }),
   );
-  return { seconds: (performance.now() - started) / 1000, records, requests };
+  return { seconds: (performance.now() - started) / 1000, cpu: cpuSeconds(cpuBefore), records, requests };
+}
+
+/** CPU seconds of this process (all its threads) since `before`: the simulator runs in another process, so this is the client side's work alone. */
+function cpuSeconds(before: NodeJS.CpuUsage): number {
+  const used = process.cpuUsage(before);
+  return (used.user + used.system) / 1e6;
 }
 
 /** The daemon must query exactly what the ceiling queries, or the ratio compares different work. */
@@ -128,22 +135,25 @@ function checkSamePages(planned: { operation: string; address?: string }[]): voi
   if (daemonSide !== ceilingSide) throw new Error(`the daemon's plan queries ${daemonSide}; the ceiling queries ${ceilingSide}`);
 }
 
-async function daemonRun(rules: unknown[]): Promise<{ seconds: number; records: number; alerts: number; writes: number; requests: number }> {
+async function daemonRun(rules: unknown[]): Promise<{ seconds: number; cpu: number; records: number; alerts: number; writes: number; requests: number }> {
   const dir = tempDir("kaiawatch-bench-ingest-");
   try {
     const daemon = await createDaemon(createTestCommon(), { config: configFor(dir.path, rules) });
     try {
       checkSamePages(daemon.plan.sources.map((s) => s.definition));
       const before = await sim.stats();
+      const cpuBefore = process.cpuUsage();
       const started = performance.now();
       const { results } = await daemon.engine.runOnce();
       const seconds = (performance.now() - started) / 1000;
+      const cpu = cpuSeconds(cpuBefore);
       const after = await sim.stats();
       const failed = results.find((r) => r.error !== undefined);
       if (failed) throw new Error(`${failed.key}: ${failed.error}`);
       const count = (stats: typeof before) => Object.entries(stats.requests).filter(([op]) => op !== "rpc").reduce((sum, [, byStatus]) => sum + Object.values(byStatus).reduce((a, b) => a + b, 0), 0);
       return {
         seconds,
+        cpu,
         records: results.reduce((sum, r) => sum + (r.result?.records ?? 0), 0),
         alerts: (await daemon.store.stats()).outbox,
         writes: (await daemon.store.stats()).writes,
@@ -200,6 +210,11 @@ report(
     { name: "requests per run (daemon / ceiling)", value: last.requests, unit: "requests", baseline: ceilings[0]?.requests },
     { name: "alerts into the outbox per run", value: last.alerts, unit: "alerts" },
     { name: "store writes per run", value: last.writes, unit: "writes" },
+    { name: "CPU of this process per run: ceiling", value: round(median(ceilings.map((c) => c.cpu)), 3), unit: "s" },
+    { name: "CPU of this process per run: daemon path", value: round(median(daemons.map((d) => d.cpu)), 3), unit: "s" },
+    { name: "CPU of this process per run: heavier config", value: round(median(heavies.map((d) => d.cpu)), 3), unit: "s" },
+    { name: "ceiling CPU / daemon CPU (what the daemon path adds on its side; less bent by the load than the rates)", value: round(median(ceilings.map((c) => c.cpu)) / median(daemons.map((d) => d.cpu)), 3), unit: "ratio", baseline: 1 },
+    { name: "heavier config: ceiling CPU / daemon CPU", value: round(median(ceilings.map((c) => c.cpu)) / median(heavies.map((d) => d.cpu)), 3), unit: "ratio", baseline: 1 },
   ],
   [
     `${BLOCKS.toLocaleString("en-US")} blocks (seed 7, density ${JSON.stringify(DENSITY)} records per block), three sources read in windows of ${WINDOW} blocks and pages of ${PAGE_SIZE}: the busiest token's event logs, the busiest collection's NFT transfers, the busiest wallet's internal transactions (operations 11, 4, 7).`,
@@ -210,6 +225,7 @@ report(
   `Medians of ${ROUNDS} interleaved rounds after one warm-up round each; the simulator in its own process (tsx), kaiawatch in this one.`,
     "Before and after (this machine, November 2026, each against its own ceiling in the same run, load 2-5): whole windows of up to 40,000 parsed records were kept until their last page and pages were fetched one after another: 50 rules on each source gave 0.44 of the ceiling (the profile: 3.8 s of GC over four runs). Normalising and selecting records page by page, keeping only those a rule matches: 0.54 (GC 1.4 s). Asking for the next page while the current one is processed: 0.63; the 50-rule config 0.74 -> 0.75. Then (22 November, the 50-rule config; the heavier one in brackets): 0.66 in the written run and 0.71 (0.62) in a development run, ~1.10 s of CPU per run on kaiawatch's thread against the ceiling's ~0.50 s. A rule index: a rule whose condition requires a value (from: 0x…, args.to, topics[2]: { in: [...] }, inside an all or in every branch of an any) is filed under it, and a record meets only the rules filed under its own values plus the rules that require none, in config order, each still running its own test (fast-check property: the same matches in the same order as every rule on every record); record fields prepared only when a rule reads them: CPU ~0.95 s. One prepared record reloaded per record instead of a new object and 23-slot array each (the allocations were mostly young-generation GC, which copies the page being read), identity keys built only for the records a rule keeps, and the index turning a text away by its last three characters before lowering and hashing it: ~0.80 s; 0.84-0.87 over four runs (npm run bench -- ingest, and --quick), the heavier config 0.61-0.83, varying most with the load: it gains less, as its thresholds (amount, args.value) name no value to file them under and run on every record, 16 of them on each internal transaction.",
     "What is left (profile of the 50-rule config, per run, node --cpu-prof over 4 runs; the figures of a loaded machine): ~0.80 s of CPU on kaiawatch's thread against the ceiling's ~0.57 s: JSON.parse 0.30 s (the ceiling's 0.26 s), GC 0.085 s (0.06 s), decoding the body 0.06 s (as the ceiling), exact-number quoting 0.05 s, response checks 0.035 s, the rule index 0.03 s, rule tests with their argument and amount readings 0.04 s, request paths 0.01 s. The daemon is CPU-bound while the ceiling waits on the server, so the ratio is lower on a quiet machine, where the ceiling is faster.",
+    "27 November (issue 32, --quick runs, load ~17): one pass over each answer's text before parsing does the depth bound, the exact-number quoting (a regular expression over the whole text before) and measures the longest string; a page whose text holds no string longer than the record cap and nests no deeper than the record depth skips capRecord's walk over each record. CPU of this process per run, ceiling / daemon: 0.61 -> 0.80 (heavier 0.58 -> 0.80). Reading a page of 2,000 records (parse, quoting, caps): 2.2 x JSON.parse -> 1.4-1.5 x. What is left besides JSON.parse itself (the profile of that run): the response checks' hash and address patterns and Date.parse per record, the rule index and tests, the outbox inserts.",
     load,
   ],
   { write: !quick },

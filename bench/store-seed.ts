@@ -49,32 +49,35 @@ export function nftTransferAlert(n: number, at: string): AlertDocument {
   };
 }
 
-/** Outbox entries of `count` alerts, each for `sinks`, in `state`. */
+/** Outbox entries of `count` alerts, each for every one of `sinks` (one entry per alert and sink), in `state`. */
 export function* seedEntries(options: { count: number; from?: number; state: "delivered" | "pending"; at: string; sinks?: string[] }): Generator<OutboxEntry> {
   const sinks = options.sinks ?? ["slack"];
   const from = options.from ?? 0;
   for (let i = 0; i < options.count; i++) {
     const alert = nftTransferAlert(from + i, options.at);
-    const sink = sinks[i % sinks.length] as string;
-    const entry: OutboxEntry = {
-      id: `${alert.id}:${sink}`,
-      alert,
-      sink,
-      rule: alert.rule,
-      state: options.state,
-      attempts: options.state === "delivered" ? 1 : 0,
-      created_at: options.at,
-      next_attempt_at: options.at,
-    };
-    if (options.state === "delivered") entry.delivered_at = options.at;
-    yield entry;
+    for (const sink of sinks) yield seedEntry(alert, sink, options);
   }
 }
 
+function seedEntry(alert: AlertDocument, sink: string, options: { state: "delivered" | "pending"; at: string }): OutboxEntry {
+  const entry: OutboxEntry = {
+    id: `${alert.id}:${sink}`,
+    alert,
+    sink,
+    rule: alert.rule,
+    state: options.state,
+    attempts: options.state === "delivered" ? 1 : 0,
+    created_at: options.at,
+    next_attempt_at: options.at,
+  };
+  if (options.state === "delivered") entry.delivered_at = options.at;
+  return entry;
+}
+
 /**
- * Adds `delivered` delivered and `pending` pending entries to the store at `path` (created
- * if missing), in one transaction, on a closed store. `sink` names the sink they belong to:
- * pending entries for a sink that is not configured stay where they are.
+ * Adds `delivered` delivered and `pending` pending alerts, each with an entry for every sink
+ * of `sinks`, to the store at `path` (created if missing), in one transaction, on a closed
+ * store. Pending entries for a sink that is not configured stay where they are.
  */
 export async function seedStore(path: string, options: { delivered: number; pending?: number; at?: string; sinks?: string[] }): Promise<void> {
   const store = await openStore(createTestCommon(), { path });

@@ -13,6 +13,18 @@ export interface DaemonApi {
 }
 
 /**
+ * The address of the status server of the daemon that runs with this config (a wildcard
+ * address is reached over loopback), or why there is none.
+ */
+export function statusUrlOf(config: Config): { url: string } | { unavailable: string } {
+  const listen = config.status.listen;
+  if (listen === false) return { unavailable: "status.listen is false, so the running daemon has no status API" };
+  if (listen.port === 0) return { unavailable: "status.listen has port 0, so this command cannot know the running daemon's port" };
+  const host = listen.host === "0.0.0.0" || listen.host === "" ? "127.0.0.1" : listen.host === "::" ? "::1" : listen.host;
+  return { url: `http://${host.includes(":") ? `[${host}]` : host}:${listen.port}` };
+}
+
+/**
  * The running daemon's status API, read from the config: `status.listen` (a wildcard address
  * is reached over loopback) and the write token: `status.token` when set, else the one in
  * `status.write_token_file` (none with `status.trust_loopback`). Undefined with the reason
@@ -20,11 +32,9 @@ export interface DaemonApi {
  * knows), or a token file this user cannot read.
  */
 export function daemonApiOf(config: Config): DaemonApi | { unavailable: string } {
-  const listen = config.status.listen;
-  if (listen === false) return { unavailable: "status.listen is false, so the running daemon has no status API to take the change" };
-  if (listen.port === 0) return { unavailable: "status.listen has port 0, so this command cannot know the running daemon's port" };
-  const host = listen.host === "0.0.0.0" || listen.host === "" ? "127.0.0.1" : listen.host === "::" ? "::1" : listen.host;
-  const url = `http://${host.includes(":") ? `[${host}]` : host}:${listen.port}`;
+  const address = statusUrlOf(config);
+  if ("unavailable" in address) return { unavailable: `${address.unavailable} to take the change` };
+  const { url } = address;
   let token = config.status.token;
   // Without status.token, the daemon made a token at its first start; only its user can read it.
   if (token === undefined && !config.status.trust_loopback) {

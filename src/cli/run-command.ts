@@ -1,7 +1,7 @@
 import type { Common } from "../common/common.js";
 import { describeError, isKaiawatchError } from "../common/errors.js";
 import type { Config } from "../config/index.js";
-import { createDaemon, type Daemon } from "../daemon/create-daemon.js";
+import { createDaemon, type Daemon, type DaemonOptions } from "../daemon/create-daemon.js";
 import { EXIT_RUNTIME, EXIT_USAGE, type CommandIO } from "./command.js";
 import type { ParseArgsConfig } from "node:util";
 import { CONFIG_OPTIONS, UsageError, createCommandCommon, loadConfigForCommand, parseCommandArgs } from "./bootstrap.js";
@@ -20,7 +20,7 @@ export interface DaemonContext {
  * The part `run` and `once` share: flags, config, common, daemon; then the command's body.
  * User mistakes and start-up failures (a locked or corrupt store) are one line, not a stack trace.
  */
-export async function withDaemon(args: string[], io: CommandIO, options: Options, body: (context: DaemonContext) => Promise<number>): Promise<number> {
+export async function withDaemon(args: string[], io: CommandIO, options: Options, body: (context: DaemonContext) => Promise<number>, extra?: (common: Common, values: DaemonContext["values"]) => Partial<DaemonOptions>): Promise<number> {
   let common: Common;
   let config: Config;
   let values: DaemonContext["values"];
@@ -39,7 +39,7 @@ export async function withDaemon(args: string[], io: CommandIO, options: Options
   }
   let daemon: Daemon;
   try {
-    daemon = await createDaemon(common, { config });
+    daemon = await createDaemon(common, { ...extra?.(common, values), config });
   } catch (error) {
     if (!isKaiawatchError(error)) throw error;
     io.stderr.write(`kaiawatch: ${describeError(error)}\n`);

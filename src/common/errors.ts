@@ -19,6 +19,19 @@ export function isKaiawatchError(error: unknown): error is KaiawatchError {
   return error instanceof KaiawatchError;
 }
 
+/**
+ * The code an error-level log line carries (log-based alerting keys on it): the first
+ * KaiawatchError's code in the cause chain, else the caller's code for what failed, else
+ * KW_UNEXPECTED (a bug: it names no cause a user could search for).
+ */
+export function errorCode(error: unknown, fallback = "KW_UNEXPECTED"): string {
+  for (let e: unknown = error, depth = 0; e != null && depth < 8; depth++) {
+    if (e instanceof KaiawatchError) return e.code;
+    e = e instanceof Error ? e.cause : undefined;
+  }
+  return fallback;
+}
+
 /** A one-line description of any thrown value, for logs and CLI output. */
 export function describeError(error: unknown): string {
   if (error instanceof KaiawatchError) return `${error.code}: ${error.message}`;

@@ -9,6 +9,17 @@ export const HEAD_SCHEDULE = "head";
 /** Every second: what a head-triggered source costs at one block a second (one tick a block), and how it is costed. */
 export const EVERY_SECOND = "* * * * * *";
 
+/**
+ * The ways of writing "every second" that `kaiawatch plan` points to `schedule: head`, which
+ * costs the same there (one request per new block) and delivers within the head interval
+ * instead of half a second on average. Not switched for the user: a clock schedule stays a
+ * clock (docs/head-schedule.md says why head is not the default).
+ */
+export function isEverySecond(schedule: string): boolean {
+  const fields = schedule.trim().split(/\s+/);
+  return fields.length === 6 && (fields[0] === "*" || fields[0] === "*/1") && fields.slice(1).every((f) => f === "*");
+}
+
 export function isHeadSchedule(schedule: string): boolean {
   return schedule === HEAD_SCHEDULE;
 }

@@ -124,7 +124,9 @@ export const chainSchema = z
   .prefault({});
 
 /** The store file when neither `store.path` nor `store.url` is given. */
-export const DEFAULT_STORE_PATH = "./data/kaiawatch.json";
+export const DEFAULT_STORE_PATH = "./data/kaiawatch.db";
+/** The default before: the store was a JSON file once, and kept the name after it became SQLite. Renamed at the first start. */
+export const LEGACY_DEFAULT_STORE_PATH = "./data/kaiawatch.json";
 /** The write API's token file, beside the store unless status.write_token_file says otherwise. */
 export const WRITE_TOKEN_FILE_NAME = "status-write-token";
 

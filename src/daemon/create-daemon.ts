@@ -28,6 +28,7 @@ import { NORMALIZERS } from "../watch/normalize.js";
 import type { Plan } from "../watch/plan.js";
 import { planFromConfig } from "../watch/plan-from-config.js";
 import { createSourcePoller } from "../watch/poller.js";
+import { createProgress, type Progress } from "../common/progress.js";
 import { blocksInFlightFor } from "../watch/fetch-window.js";
 import type { RecountPolicy } from "../watch/fetch-window.js";
 import { explorerOptionsOf } from "./explorer-options.js";
@@ -97,6 +98,8 @@ export interface DaemonOptions {
   blocksInFlight?: number;
   /** Waits until the next head read of the `schedule: head` sources (tests step it by hand); default chain.head_interval. */
   waitForHead?: (signal: AbortSignal) => Promise<void>;
+  /** Where catch-ups report progress (`once` on a terminal draws a line); default: info logs every few seconds. */
+  progress?: Progress;
 }
 
 export async function createDaemon(common: Common, options: DaemonOptions): Promise<Daemon> {
@@ -168,6 +171,8 @@ export async function createDaemon(common: Common, options: DaemonOptions): Prom
     const enricher = createEnricher(common, { client });
     // The transactions source reads the node: one reader for it, through the shared JSON-RPC client (its rate limit).
     const transactions = createTransactionsReader(common, config, rpc);
+    // Catch-ups report their progress: info logs every few seconds, or a terminal line (`once`).
+    const progress = options.progress ?? createProgress({ now: common.now, logger: common.logger });
     const pollers = plan.sources.map((source) =>
       createSourcePoller(common, {
         source,
@@ -179,6 +184,7 @@ export async function createDaemon(common: Common, options: DaemonOptions): Prom
         onAlerts: () => dispatcher.kick(),
         recount: options.recount,
         blocksInFlight: options.blocksInFlight ?? blocksInFlightFor(isNodeOperation(source.definition.operation) ? config.chain.requests_per_second : config.explorer.requests_per_second),
+        progress,
       }),
     );
     const lagBlocks = config.chain.lag_blocks;
@@ -274,7 +280,7 @@ export async function createDaemon(common: Common, options: DaemonOptions): Prom
       async start() {
         if (config.status.listen !== false) {
           const views = replicas === undefined ? undefined : () => replicaViews(replicas);
-          const provider = createDaemonStatus(common, { sources: plan.sources, store, engine, dispatcher, meter: client.meter, head: headProbe, budget, health, silences, replicas: views, explorerUrl: config.chain.explorer_url });
+          const provider = createDaemonStatus(common, { sources: plan.sources, store, engine, dispatcher, meter: client.meter, head: headProbe, budget, health, silences, replicas: views, replicaId: replicas?.selfId, explorerUrl: config.chain.explorer_url });
           // Writes need a token unless the operator trusts this machine: status.token, or one made at the first start.
           // Not where replicas share the store: the commands write to the database itself, so the
           // file would serve nobody; the replicas' write API then needs status.token.

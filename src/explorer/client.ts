@@ -4,7 +4,8 @@ import { describeError, isAbortError } from "../common/errors.js";
 import { createCreditMeter, type CreditMeter } from "./credit-meter.js";
 import { unknownFields } from "./drift.js";
 import { ExplorerBadResponseError, ExplorerError, ExplorerHttpError, ExplorerPlanError, ExplorerResponseTooLargeError, ExplorerShapeError, quotaOf } from "./errors.js";
-import { ExactNumberError, JsonTooDeepError, parseExactJson } from "./exact-json.js";
+import { ExactNumberError, JsonTooDeepError, readExactJson, type ExactJson } from "./exact-json.js";
+import { noteAnswerBounds } from "./answer-bounds.js";
 import { excerptOf, httpErrorOptionsOf, sendRequest, type HttpResponse } from "./http.js";
 import { OPERATIONS, type OperationName } from "./operations.js";
 import { buildRequestPath, type OperationParams } from "./params.js";
@@ -139,9 +140,9 @@ export function createExplorerClient(common: Common, options: ExplorerClientOpti
 
   function decode<K extends OperationName>(operation: K, text: string): OperationResults[K] {
     const excerpt = () => common.secrets.redact(excerptOf(text));
-    let value: unknown;
+    let parsed: ExactJson;
     try {
-      value = parseExactJson(text);
+      parsed = readExactJson(text);
     } catch (error) {
       // Neither a number out of range nor absurd nesting is cured by asking again.
       const exactNumber = error instanceof ExactNumberError || error instanceof JsonTooDeepError;
@@ -150,13 +151,16 @@ export function createExplorerClient(common: Common, options: ExplorerClientOpti
     }
     let checked: OperationResults[K];
     try {
-      checked = RESPONSE_CHECKERS[operation](value);
+      checked = RESPONSE_CHECKERS[operation](parsed.value);
     } catch (error) {
       if (!(error instanceof ShapeError)) throw error;
       metrics.explorerShapeErrors.inc({ operation, field: error.field });
       throw new ExplorerShapeError(operation, { field: error.field, at: error.where, problem: error.problem, sample: common.secrets.redact(error.sample) }, excerpt());
     }
     noteDrift(operation, unknownFields(operation, checked, OPERATIONS[operation].list));
+    // Whether a record of the page can need a cut is then known once per page, not found out per record.
+    const results = (checked as { results?: unknown }).results;
+    if (Array.isArray(results)) noteAnswerBounds(results, parsed);
     return checked;
   }
 

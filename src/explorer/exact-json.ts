@@ -52,28 +52,115 @@ export class JsonTooDeepError extends Error {
 
 /** JSON.parse after quoteExactNumbers, refusing an answer nested deeper than MAX_JSON_DEPTH. */
 export function parseExactJson(text: string): unknown {
-  checkDepth(text);
-  return JSON.parse(quoteExactNumbers(text));
+  return readExactJson(text).value;
+}
+
+/** A parsed answer and what the pass before parsing saw of its text. */
+export interface ExactJson {
+  value: unknown;
+  /** How deep its maps and lists nest (the outermost counts 1). */
+  depth: number;
+  /** The longest string (key or value) as written in the text, escapes counted: never shorter than the string read. */
+  longestString: number;
 }
 
 /**
- * One pass over the text, before it is parsed: brackets inside strings do not count, and
- * a string is skipped with indexOf (most of a page is strings: hashes, addresses), so the
- * pass costs little beside JSON.parse (bench/record-caps.bench.ts). Text that is not
+ * parseExactJson, also saying how deep the answer nests and how long its longest string is,
+ * so that the caller can tell whether any record in it could need cutting (record-limits.ts).
+ */
+export function readExactJson(text: string): ExactJson {
+  const scan = scanJson(text);
+  return { value: JSON.parse(scan.text), depth: scan.depth, longestString: scan.longestString };
+}
+
+/**
+ * One pass over the text, before it is parsed: it bounds the depth, measures the strings and
+ * quotes the exact numbers (what quoteExactNumbers does, without a second pass). A string is
+ * skipped with indexOf (most of a page is strings: hashes, addresses), so the pass costs
+ * little beside JSON.parse (bench/record-caps.bench.ts); brackets inside strings do not
+ * count. A number is quoted only after a key of EXACT_KEYS outside any string and only when
+ * it is a whole JSON number token: a string value and a number are interchangeable in
+ * JSON's grammar, so the text stays exactly as valid or invalid as it was. Text that is not
  * valid JSON may be miscounted; JSON.parse refuses it next anyway.
  */
-function checkDepth(text: string): void {
+function scanJson(text: string): { text: string; depth: number; longestString: number } {
   let depth = 0;
-  for (let i = 0; i < text.length; i++) {
+  let deepest = 0;
+  let longest = 0;
+  let out = "";
+  let copied = 0;
+  const length = text.length;
+  for (let i = 0; i < length; i++) {
     const c = text.charCodeAt(i);
     if (c === 0x22 /* " */) {
       let end = text.indexOf('"', i + 1);
       while (end !== -1 && escaped(text, end)) end = text.indexOf('"', end + 1);
-      if (end === -1) return;
+      if (end === -1) break;
+      const size = end - i - 1;
+      if (size > longest) longest = size;
       i = end;
+      if (size >= 6 && size <= 12 && isExactKey(text, end - size, size)) {
+        const number = numberAfterColon(text, end + 1);
+        if (number !== undefined) {
+          const literal = text.slice(number, (i = numberEnd(text, number)));
+          const plain = toPlainDecimal(literal);
+          if (plain === undefined) throw new ExactNumberError(`number out of range: ${literal.slice(0, 40)}`);
+          out += `${text.slice(copied, number)}"${plain}"`;
+          copied = i;
+          i -= 1;
+        }
+      }
     } else if (c === 0x7b /* { */ || c === 0x5b /* [ */) {
       if (++depth > MAX_JSON_DEPTH) throw new JsonTooDeepError(`nested deeper than ${MAX_JSON_DEPTH} levels (at character ${i})`);
+      if (depth > deepest) deepest = depth;
     } else if (c === 0x7d /* } */ || c === 0x5d /* ] */) depth--;
+  }
+  return { text: copied === 0 ? text : out + text.slice(copied), depth: deepest, longestString: longest };
+}
+
+function isExactKey(text: string, at: number, size: number): boolean {
+  switch (size) {
+    case 6:
+      return text.startsWith("amount", at);
+    case 8:
+      return text.startsWith("token_id", at);
+    case 11:
+      return text.startsWith("token_count", at) || text.startsWith("burn_amount", at);
+    case 12:
+      return text.startsWith("total_supply", at);
+    default:
+      return false;
+  }
+}
+
+const isSpace = (c: number) => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
+const STRICT_NUMBER = /^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?$/;
+
+/**
+ * Where the value after a key starts, when it is a whole JSON number token: a colon
+ * (whitespace around it), the token, then whitespace, a comma or a closing bracket.
+ */
+function numberAfterColon(text: string, from: number): number | undefined {
+  let i = from;
+  while (isSpace(text.charCodeAt(i))) i++;
+  if (text.charCodeAt(i) !== 0x3a /* : */) return undefined;
+  i++;
+  while (isSpace(text.charCodeAt(i))) i++;
+  const first = text.charCodeAt(i);
+  if (first !== 0x2d /* - */ && !(first >= 0x30 && first <= 0x39)) return undefined;
+  const end = numberEnd(text, i);
+  const next = text.charCodeAt(end);
+  if (!(isSpace(next) || next === 0x2c /* , */ || next === 0x7d /* } */ || next === 0x5d) /* ] */) return undefined;
+  return STRICT_NUMBER.test(text.slice(i, end)) ? i : undefined;
+}
+
+/** The end of the run of number characters from `at`. */
+function numberEnd(text: string, at: number): number {
+  let i = at;
+  for (;;) {
+    const c = text.charCodeAt(i);
+    if ((c >= 0x30 && c <= 0x39) || c === 0x2e /* . */ || c === 0x65 /* e */ || c === 0x45 /* E */ || c === 0x2b /* + */ || c === 0x2d /* - */) i++;
+    else return i;
   }
 }
 

@@ -16,3 +16,4 @@ export const MAX_RECORD_TEXT = 16_384;
  * deeper than MAX_JSON_DEPTH before anything walks it (src/explorer/exact-json.ts).
  */
 export const MAX_RECORD_DEPTH = 16;
+

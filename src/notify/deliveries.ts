@@ -1,5 +1,5 @@
 import type { Common } from "../common/common.js";
-import { describeError } from "../common/errors.js";
+import { describeError, errorCode } from "../common/errors.js";
 import type { OutboxChange, Store } from "../store/types.js";
 import type { PlannedDelivery } from "./admission.js";
 import type { BackoffPolicy } from "./backoff.js";
@@ -54,7 +54,7 @@ export function createDeliveries(common: Common, options: DeliveriesOptions): De
     for (const entry of delivery.entries) w.inFlight.add(entry.id);
     const task = deliver(w, delivery, signal)
       .catch((error: unknown) => {
-        w.logger.error({ delivery_id: delivery.id, error: describeError(error) }, "recording a delivery's outcome failed");
+        w.logger.error({ delivery_id: delivery.id, code: errorCode(error, "KW_STORE_WRITE"), error: describeError(error) }, "recording a delivery's outcome failed");
       })
       .finally(() => {
         w.inFlightCount -= 1;
@@ -155,7 +155,7 @@ export function createDeliveries(common: Common, options: DeliveriesOptions): De
     const write: Promise<void> = store
       .updateOutbox(changes, { durable: false })
       .catch((error: unknown) => {
-        w.logger.error({ delivery_id: planned.id, error: describeError(error) }, "recording a delivery's outcome failed");
+        w.logger.error({ delivery_id: planned.id, code: errorCode(error, "KW_STORE_WRITE"), error: describeError(error) }, "recording a delivery's outcome failed");
       })
       .finally(() => outcomeWrites.delete(write));
     outcomeWrites.add(write);
@@ -166,7 +166,7 @@ export function createDeliveries(common: Common, options: DeliveriesOptions): De
     launch,
     async settle() {
       await Promise.allSettled([...outcomeWrites]);
-      await store.flush().catch((error: unknown) => common.logger.child({ component: "dispatcher" }).error({ error: describeError(error) }, "recording the deliveries' outcomes failed"));
+      await store.flush().catch((error: unknown) => common.logger.child({ component: "dispatcher" }).error({ code: errorCode(error, "KW_STORE_WRITE"), error: describeError(error) }, "recording the deliveries' outcomes failed"));
     },
   };
 }

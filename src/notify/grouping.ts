@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import { RULE_FIELD_ALIASES } from "./record-fields.js";
 import type { OutboxEntry } from "../model/outbox-entry.js";
 
 export interface GroupPolicy {
@@ -23,6 +24,8 @@ export interface GroupPolicy {
  */
 export function readRecordField(record: unknown, path: string): string {
   let value = walk(record, path.split("."));
+  // A rule's name for the field (status, fail_message, transaction, block, estimated).
+  for (const target of RULE_FIELD_ALIASES[path] ?? []) value ??= walk(record, target.split("."));
   if (value === undefined && !path.includes(".")) value = walk(record, [`${path}_address`]);
   if (value !== null && typeof value === "object") {
     const object = value as Record<string, unknown>;

@@ -1,5 +1,5 @@
 import type { Common } from "../common/common.js";
-import { describeError } from "../common/errors.js";
+import { describeError, errorCode } from "../common/errors.js";
 import { sleep } from "../common/sleep.js";
 import type { Store } from "../store/types.js";
 
@@ -82,7 +82,7 @@ export function createOutboxMaintenance(common: Common, options: OutboxMaintenan
           for (const sink of options.sinks) await countDead(sink);
         } catch (error) {
           if (signal.aborted) break;
-          logger.error({ error: describeError(error) }, "outbox maintenance failed");
+          logger.error({ code: errorCode(error, "KW_STORE_WRITE"), error: describeError(error) }, "outbox maintenance failed");
         }
         await sleep(options.pruneIntervalMs, signal).catch(() => undefined);
       }

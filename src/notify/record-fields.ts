@@ -94,12 +94,35 @@ const RECORDS: Record<RuleSource, { readonly [key: string]: Shape }> = {
 };
 
 /**
+ * The names rules use (src/rules/fields.ts) for fields the record keeps under another name:
+ * `silence --match`, `group.by` and `cooldown_key` accept them too, so that one vocabulary
+ * works everywhere (`status=Fail` as in a rule's `when`, or `transaction_status.status=Fail`
+ * as in the record). Each reads the first of its record paths that the record has.
+ */
+export const RULE_FIELD_ALIASES: Readonly<Record<string, readonly string[]>> = {
+  status: ["transaction_status.status"],
+  fail_message: ["transaction_status.fail_message"],
+  transaction: ["transaction_hash"],
+  block: ["block_id", "block_number"],
+  estimated: ["estimated_event_log"],
+};
+
+/** Rule fields computed from the record, not in it: a silence or a grouping key cannot read them. */
+export const COMPUTED_RULE_FIELDS: Readonly<Record<string, string>> = {
+  direction: "from or to",
+  mint: "from (the zero address)",
+  burn: "to",
+  failed: "error, or status",
+};
+
+/**
  * True when `path` names a field that records of this family have (see readRecordField:
  * a dot path, list items by index, and `NAME` for `NAME_address`). A silence on a field that
  * does not exist would match nothing, or, matching "", everything without the field.
  */
 export function recordFieldExists(family: RuleSource, path: string): boolean {
   const record = RECORDS[family];
+  if (RULE_FIELD_ALIASES[path]?.some((target) => exists(record, target.split("."))) === true) return true;
   const keys = path.split(".");
   if (keys.length === 1 && !Object.hasOwn(record, path) && Object.hasOwn(record, `${path}_address`)) return true;
   return exists(record, keys);

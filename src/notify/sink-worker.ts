@@ -1,5 +1,5 @@
 import type { Common } from "../common/common.js";
-import { describeError } from "../common/errors.js";
+import { describeError, errorCode } from "../common/errors.js";
 import type { PlannedDelivery } from "./admission.js";
 import type { DispatcherSink } from "./dispatcher-sink.js";
 import { createSinkRateLimiter, type SinkRateLimiter } from "./sink-rate-limiter.js";
@@ -81,7 +81,7 @@ export async function runWorker(w: Worker, options: WorkerLoopOptions, signal: A
       nextAt = await options.pass(w, signal);
     } catch (error) {
       if (signal.aborted) break;
-      w.logger.error({ error: describeError(error) }, "dispatcher pass failed; trying again");
+      w.logger.error({ code: errorCode(error), error: describeError(error) }, "dispatcher pass failed; trying again");
       nextAt = options.now() + options.idlePollMs;
     } finally {
       w.passing = false;

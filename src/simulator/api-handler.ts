@@ -7,6 +7,7 @@ import type { NftState } from "./nft-state.js";
 import type { createPollLog } from "./poll-log.js";
 import { createPrng } from "./prng.js";
 import type { Responder } from "./respond.js";
+import { answerSitePage } from "./site-page.js";
 import type { LiveSettings, SimulatorLimits } from "./simulator.js";
 import type { World } from "./world.js";
 
@@ -45,6 +46,8 @@ export function createApiHandler({ seed, world, chain, nft, dialect, limits, liv
   const latencyPrng = createPrng(seed, 0x1a7e);
 
   return async function handleApi(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
+    const site = req.method === "GET" ? /^\/(tx|block)\/([^/]+)$/.exec(url.pathname) : null;
+    if (site) return answerSitePage(res, meter, seed, chain.head, site[1] as "tx" | "block", site[2]!);
     const draws = [faultPrng.next(), faultPrng.next(), faultPrng.next(), faultPrng.next(), faultPrng.next()] as [number, number, number, number, number];
     const shortDraw = shortPagePrng.next();
     const latencyDraw = latencyPrng.next();

@@ -29,8 +29,8 @@ export const DEAD_LETTERS_GROUPED = 10_000;
 const GROUP_IDS_LIMIT = 1000;
 /**
  * A cursor is moved between two ticks of its source: a running tick commits its own cursor
- * after each window and would overwrite the move. A catch-up tick can run long; past this wait
- * the move is refused rather than lost.
+ * after each window and would overwrite the move, so it is interrupted first (it ends at its
+ * next explorer request). Past this wait (a tick that does not end) the move is refused rather than lost.
  */
 export const CURSOR_MOVE_WAIT_MS = 60_000;
 const CURSOR_MOVE_POLL_MS = 50;
@@ -83,6 +83,8 @@ export interface DaemonStatusParts {
   silences?: Pick<SilenceBook, "current" | "list" | "add" | "remove">;
   /** PostgreSQL replicas: every live one, with the sources and sinks it holds (absent with the file store). */
   replicas?: () => Promise<ReplicaView[]>;
+  /** With replicas: this replica's id (which sources and sinks are held here). */
+  replicaId?: string;
   /** The block explorer (config chain.explorer_url): /status carries links under it for the page. */
   explorerUrl?: string;
   /** How long /readyz, /status and /metrics wait for the store before answering from what they last read (HEALTH_ANSWER_MS). */
@@ -317,11 +319,23 @@ export function createDaemonStatus(common: Common, parts: DaemonStatusParts): St
     const cursors = await cursorsByKey();
     const snapshot = await health.evaluate();
     const healthOf = new Map(snapshot.sources.map((source) => [source.key, source]));
+    // With replicas, which one holds each source and sink: a source held elsewhere ticks there,
+    // and this replica's own ticks of it (before a handover) say nothing of it now.
+    const replicaViews = parts.replicas ? await parts.replicas() : undefined;
+    const holderOf = new Map<string, string>();
+    for (const replica of replicaViews ?? []) for (const key of [...replica.sources, ...replica.sinks.map((sink) => `sink:${sink}`)]) holderOf.set(key, replica.id);
     const sources = parts.sources.map((source) => {
-      const state = states.get(source.key);
+      const holder = replicaViews === undefined ? null : (holderOf.get(source.key) ?? null);
+      const elsewhere = replicaViews !== undefined && holder !== parts.replicaId;
+      const state = elsewhere ? undefined : states.get(source.key);
       const sourceHealth = healthOf.get(source.key);
       const cursor = cursors.get(source.key)?.block ?? null;
       return {
+        // The replica holding the source (null: none now, or one process without replicas), and
+        // when its cursor was last written: the holder's last tick that moved it, wherever it runs.
+        holder,
+        held_here: !elsewhere,
+        cursor_updated_at: cursors.get(source.key)?.updated_at ?? null,
         key: source.key,
         watch: source.watch,
         description: source.description,
@@ -334,7 +348,7 @@ export function createDaemonStatus(common: Common, parts: DaemonStatusParts): St
         state: sourceHealth?.state ?? null,
         state_detail: sourceHealth?.detail ?? null,
         failing_since: sourceHealth?.failing_since ?? null,
-        last_tick_at: state?.last_tick_at ?? null,
+        last_tick_at: elsewhere ? (cursors.get(source.key)?.updated_at ?? null) : (state?.last_tick_at ?? null),
         last_ok_at: state?.last_ok_at ?? null,
         last_outcome: state?.last_outcome ?? null,
         last_error: state?.last_error ?? null,
@@ -360,8 +374,8 @@ export function createDaemonStatus(common: Common, parts: DaemonStatusParts): St
       head: h,
       sources,
       explorer_url: explorer ?? null,
-      sinks: await dispatcher.states(),
-      ...(parts.replicas ? { replicas: await parts.replicas() } : {}),
+      sinks: Object.fromEntries(Object.entries(await dispatcher.states()).map(([name, sink]) => [name, { ...sink, holder: replicaViews === undefined ? null : (holderOf.get(`sink:${name}`) ?? null) }])),
+      ...(replicaViews ? { replica: parts.replicaId ?? null, replicas: replicaViews } : {}),
       alerts: await latestAlerts(),
       dead_letters: dead.shown,
       dead_letters_total: dead.total,
@@ -418,7 +432,10 @@ export function createDaemonStatus(common: Common, parts: DaemonStatusParts): St
       const isRunning = () => engine.states().some((state) => state.key === source.key && state.running);
       for (let waited = 0; isRunning(); waited += CURSOR_MOVE_POLL_MS) {
         if (waited >= CURSOR_MOVE_WAIT_MS) return { ok: false, error: `source ${source.key} stayed in one tick for ${CURSOR_MOVE_WAIT_MS / 1000} s; moved so far: ${moved.length}` };
-        await sleep(CURSOR_MOVE_POLL_MS, common.signal);
+        // A running tick (a long catch-up) would go on from the old position and commit over
+        // the move: it is ended at its next request, its committed windows kept.
+        if (waited === 0) await engine.interrupt(source.key, `cursor moved to ${to} through the status API`);
+        else await sleep(CURSOR_MOVE_POLL_MS, common.signal);
       }
       // setCursor changes the store in this turn; its await is only the commit to disk.
       moved.push(...(await moveCursor(store, target!, to, new Date(common.now()))));

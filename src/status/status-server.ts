@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import type { Common } from "../common/common.js";
-import { describeError } from "../common/errors.js";
+import { describeError, errorCode } from "../common/errors.js";
 import type { DeadLetterSelector, RequeueResult } from "../notify/dead-letters.js";
 import { createHostCheck, isLoopbackHost } from "./allowed-hosts.js";
 import { bearerTokenMatches } from "./bearer.js";
@@ -202,7 +202,7 @@ export async function createStatusServer(common: Common, options: StatusServerOp
       return sendJson(res, 401, { error: "this endpoint needs Authorization: Bearer <status.token>" });
     }
     Promise.resolve(route.handler(req, res)).catch((error: unknown) => {
-      logger.error({ path, err: describeError(error) }, "status endpoint failed");
+      logger.error({ path, code: errorCode(error), err: describeError(error) }, "status endpoint failed");
       if (!res.headersSent) sendJson(res, 500, { error: "internal error" });
       else res.destroy();
     });
@@ -222,7 +222,7 @@ export async function createStatusServer(common: Common, options: StatusServerOp
       resolve();
     });
   });
-  server.on("error", (error) => logger.error({ err: describeError(error) }, "status server error"));
+  server.on("error", (error) => logger.error({ code: errorCode(error, "KW_STATUS_SERVER"), err: describeError(error) }, "status server error"));
   const address = server.address() as AddressInfo;
   const url = `http://${address.family === "IPv6" ? `[${address.address}]` : address.address}:${address.port}`;
   const writes = options.token !== undefined ? "with status.token" : options.writeToken !== undefined ? "with the token of status.write_token_file" : "none";

@@ -46,6 +46,12 @@ export interface OpenStoreOptions {
    * one gets the checks of store-files.ts, and SQLite checks each page it reads anyway.
    */
   fullCheck?: boolean;
+  /**
+   * A file the store had under an earlier name (the default was ./data/kaiawatch.json, an
+   * SQLite database all the same): when `path` does not exist and this does, a writable open
+   * renames it (and its -wal and -shm) to `path` once, under both locks; a read-only open reads it in place.
+   */
+  renameFrom?: string;
 }
 
 /** The largest database checked whole at every open (SQLite's quick_check, about 0.3 s at this size). */
@@ -76,8 +82,11 @@ export async function openStore(common: Common, options: OpenStoreOptions): Prom
  * a damaged or foreign file) stops with KW_STORE_CORRUPT and is left as it is.
  */
 export async function openSqliteStore(common: Common, options: OpenStoreOptions): Promise<SqliteStore> {
-  const path = resolve(options.path);
   const readOnly = options.readOnly ?? false;
+  const legacy = options.renameFrom === undefined ? undefined : resolve(options.renameFrom);
+  const adopt = legacy !== undefined && legacy !== resolve(options.path) && !existsSync(resolve(options.path)) && existsSync(legacy);
+  // Read where the store still is: a command beside a daemon of the earlier name.
+  const path = adopt && readOnly ? legacy : resolve(options.path);
   const logger = common.logger.child({ subsystem: "store" });
   let lock: StoreLock | undefined;
   if (!readOnly) {
@@ -85,6 +94,10 @@ export async function openSqliteStore(common: Common, options: OpenStoreOptions)
       throw new StoreError("KW_STORE_WRITE_FAILED", `cannot create the directory of the store file ${path}: ${(error as Error).message}`, { cause: error });
     });
     lock = await acquireStoreLock(path, logger);
+    if (adopt) await adoptLegacyStore(legacy, path, logger).catch(async (error: unknown) => {
+      await lock!.release();
+      throw error;
+    });
   }
   let db: Database | undefined;
   try {
@@ -302,4 +315,23 @@ function checkStore(db: Database, path: string, fullCheck: boolean): void {
 /** A replica id unique among the running ones: the host, the process and a random suffix. */
 export function defaultReplicaId(): string {
   return `${hostname().toLowerCase().replace(/[^a-z0-9_-]+/g, "-")}-${process.pid}-${randomBytes(3).toString("hex")}`;
+}
+
+/**
+ * Renames the store of an earlier default name to `path`, with its WAL and shared memory, once:
+ * under the old name's lock too, so that a daemon still running on it is refused
+ * (KW_STORE_LOCKED names it) rather than left writing to a file that moved.
+ */
+async function adoptLegacyStore(legacy: string, path: string, logger: Common["logger"]): Promise<void> {
+  const legacyLock = await acquireStoreLock(legacy, logger);
+  try {
+    if (!existsSync(legacy) || existsSync(path)) return;
+    // The WAL first: a crash between two renames leaves the database under its old name with
+    // no WAL beside it under the new one (which the open refuses), never a WAL replayed into the wrong file.
+    for (const suffix of ["-wal", "-shm", ""]) if (existsSync(`${legacy}${suffix}`)) renameSync(`${legacy}${suffix}`, `${path}${suffix}`);
+    fsyncDirectorySync(dirname(path));
+    logger.warn({ from: legacy, to: path }, "the store was renamed to its new default name (an SQLite database, not JSON); set store.path to keep another name");
+  } finally {
+    await legacyLock.release();
+  }
 }

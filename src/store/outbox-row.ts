@@ -1,7 +1,10 @@
 import type { OutboxEntry, OutboxState } from "../model/outbox-entry.js";
 
-/** The outbox table's columns, the same in SQLite and PostgreSQL. */
-export const OUTBOX_COLUMNS = "seq, id, sink, rule, state, attempts, created_at, next_attempt_at, group_id, last_error, dead_reason, delivered_at, alert";
+/**
+ * What a listing selects, the same in SQLite and PostgreSQL: the outbox's columns (one
+ * delivery row per alert and sink) and the document of its alert, from `alerts` (joined).
+ */
+export const OUTBOX_COLUMNS = "outbox.seq, outbox.id, sink, rule, state, attempts, created_at, next_attempt_at, group_id, last_error, dead_reason, delivered_at, alerts.document AS alert";
 
 /** An outbox row as a driver returns it; `seq` and `alert` differ in type between the two (number or bigint text; JSON text or parsed). */
 export interface OutboxRowOf<Seq, Alert> {

@@ -1,4 +1,4 @@
-import type { Database } from "better-sqlite3";
+import type { Database, Statement } from "better-sqlite3";
 import type { Cursor } from "./types.js";
 import type { OutboxEntry } from "../model/outbox-entry.js";
 import { OUTBOX_COLUMNS, entryOfOutboxRow, type OutboxRowOf } from "./outbox-row.js";
@@ -12,17 +12,20 @@ import { OUTBOX_COLUMNS, entryOfOutboxRow, type OutboxRowOf } from "./outbox-row
 export const SQLITE_SCHEMA_VERSION = 3;
 
 /** The tables a store must have; an SQLite file without them is not a kaiawatch store. */
-export const TABLES = ["cursors", "outbox", "outbox_counts", "meta", "cooldowns", "suppressed", "silences"] as const;
+export const TABLES = ["cursors", "alerts", "alerts_held", "outbox", "outbox_counts", "meta", "cooldowns", "suppressed", "silences"] as const;
 
 /**
- * One row per outbox entry. `seq` is the rowid: the order of addition, which listings
- * promise, and rows are appended at the end of the table. The fields that change (state,
- * attempts, times, errors) are columns, so a change rewrites a small row part and never
- * parses the alert; the alert document, which never changes, is kept as JSON text.
- * `due_ms` and `delivered_ms` are the times as numbers, for the indexes.
+ * An alert is kept once, in `alerts`, however many sinks it goes to: its document (JSON
+ * text, ~1 KB and more) never changes, and five copies of it were most of a store whose
+ * alerts went to five sinks. The outbox holds one small row per (alert, sink): a delivery.
+ * `seq` is the rowid: the order of addition, which listings promise, and rows are appended
+ * at the end of the table. The fields that change (state, attempts, times, errors) are
+ * columns, so a change rewrites a small row and never touches the document. `due_ms` and
+ * `delivered_ms` are the times as numbers, for the indexes. An alert goes when its last
+ * delivery row goes (a trigger), so pruning the outbox prunes the documents.
  *
- * `outbox_counts` is kept by triggers in the same transactions, so counting by sink and
- * state reads a few rows instead of the outbox.
+ * `outbox_counts` and `alerts_held` are kept by triggers in the same transactions, so
+ * counting by sink and state, and the alerts held, read a few rows instead of the tables.
  */
 const DDL = `
 CREATE TABLE cursors (
@@ -31,9 +34,23 @@ CREATE TABLE cursors (
   cursor TEXT NOT NULL
 ) WITHOUT ROWID;
 
+CREATE TABLE alerts (
+  id TEXT PRIMARY KEY,
+  document TEXT NOT NULL
+);
+CREATE TABLE alerts_held (n INTEGER NOT NULL);
+INSERT INTO alerts_held (n) VALUES (0);
+CREATE TRIGGER alerts_held_insert AFTER INSERT ON alerts BEGIN
+  UPDATE alerts_held SET n = n + 1;
+END;
+CREATE TRIGGER alerts_held_delete AFTER DELETE ON alerts BEGIN
+  UPDATE alerts_held SET n = n - 1;
+END;
+
 CREATE TABLE outbox (
   seq INTEGER PRIMARY KEY,
   id TEXT NOT NULL UNIQUE,
+  alert_id TEXT NOT NULL REFERENCES alerts (id) DEFERRABLE INITIALLY DEFERRED,
   sink TEXT NOT NULL,
   rule TEXT NOT NULL,
   state TEXT NOT NULL CHECK (state IN ('pending', 'delivered', 'dead')),
@@ -45,8 +62,7 @@ CREATE TABLE outbox (
   last_error TEXT,
   dead_reason TEXT,
   delivered_at TEXT,
-  delivered_ms INTEGER,
-  alert TEXT NOT NULL
+  delivered_ms INTEGER
 );
 -- The dispatcher's pass: a sink's pending entries in order of addition, due or not.
 CREATE INDEX outbox_pending_by_sink ON outbox (sink, seq, due_ms) WHERE state = 'pending';
@@ -57,6 +73,11 @@ CREATE INDEX outbox_by_state ON outbox (state, seq);
 -- Pruning: the oldest deliveries first.
 CREATE INDEX outbox_delivered ON outbox (delivered_ms) WHERE state = 'delivered';
 CREATE INDEX outbox_groups ON outbox (group_id) WHERE group_id IS NOT NULL;
+-- Whether an alert still has a delivery, when one goes.
+CREATE INDEX outbox_by_alert ON outbox (alert_id);
+CREATE TRIGGER outbox_alert_delete AFTER DELETE ON outbox BEGIN
+  DELETE FROM alerts WHERE id = old.alert_id AND NOT EXISTS (SELECT 1 FROM outbox WHERE alert_id = old.alert_id);
+END;
 
 CREATE TABLE outbox_counts (
   sink TEXT NOT NULL,
@@ -128,7 +149,7 @@ export function createSchema(db: Database): void {
   db.pragma(`user_version = ${SQLITE_SCHEMA_VERSION}`);
 }
 
-/** An outbox row as SQLite returns it (the alert as JSON text). */
+/** An outbox row joined with its alert, as SQLite returns it (the alert as JSON text). */
 export type OutboxRow = OutboxRowOf<number, string>;
 
 export { OUTBOX_COLUMNS };
@@ -144,14 +165,30 @@ export function msOf(iso: string | undefined): number | null {
   return Number.isNaN(ms) ? 0 : ms;
 }
 
-/** The statement that adds an entry unless its id exists; `run(...entryParams(entry))`. */
-export const INSERT_ENTRY = `INSERT INTO outbox (id, sink, rule, state, attempts, created_at, next_attempt_at, due_ms, group_id, last_error, dead_reason, delivered_at, delivered_ms, alert)
-  VALUES (@id, @sink, @rule, @state, @attempts, @created_at, @next_attempt_at, @due_ms, @group_id, @last_error, @dead_reason, @delivered_at, @delivered_ms, @alert)
+/** The statement that adds an entry's delivery row unless its id exists; `run(entryParams(entry))`. */
+export const INSERT_ENTRY = `INSERT INTO outbox (id, alert_id, sink, rule, state, attempts, created_at, next_attempt_at, due_ms, group_id, last_error, dead_reason, delivered_at, delivered_ms)
+  VALUES (@id, @alert_id, @sink, @rule, @state, @attempts, @created_at, @next_attempt_at, @due_ms, @group_id, @last_error, @dead_reason, @delivered_at, @delivered_ms)
   ON CONFLICT (id) DO NOTHING`;
 
+/**
+ * The statement that keeps an alert's document unless it is kept already: `run(id, json)`.
+ * The first document stored under an id stays: an alert id is the same only for the same
+ * rule and record (build-alert.ts), and its deliveries already pending must not change.
+ */
+export const INSERT_ALERT = "INSERT INTO alerts (id, document) VALUES (?, ?) ON CONFLICT (id) DO NOTHING";
+
+/**
+ * What a listing reads: the delivery rows and their alerts' documents. CROSS JOIN makes
+ * SQLite walk the outbox (in the listing's index order) and look each alert up by its key,
+ * never the other way round.
+ */
+export const OUTBOX_JOIN = "CROSS JOIN alerts ON alerts.id = outbox.alert_id";
+
+/** The delivery row of an entry (its alert is written apart, once: INSERT_ALERT). */
 export function entryParams(entry: OutboxEntry): Record<string, string | number | null> {
   return {
     id: entry.id,
+    alert_id: entry.alert.id,
     sink: entry.sink,
     rule: entry.rule,
     state: entry.state,
@@ -165,8 +202,26 @@ export function entryParams(entry: OutboxEntry): Record<string, string | number 
     delivered_at: entry.delivered_at ?? null,
     // Pruning goes by delivery time; an entry delivered without one (older files) by its creation.
     delivered_ms: entry.state === "delivered" ? msOf(entry.delivered_at ?? entry.created_at) : null,
-    alert: JSON.stringify(entry.alert),
   };
+}
+
+/**
+ * Adds the entries whose id is new, each alert's document once; returns the entries added.
+ * A document is written only for an entry that was added (a re-scan of known entries
+ * encodes nothing), and once per batch however many sinks share it.
+ */
+export function insertEntries(insertEntry: Statement, insertAlert: Statement, entries: Iterable<OutboxEntry>): OutboxEntry[] {
+  const added: OutboxEntry[] = [];
+  let lastAlert: string | undefined;
+  for (const entry of entries) {
+    if (insertEntry.run(entryParams(entry)).changes === 0) continue;
+    added.push(entry);
+    // The entries of one alert come together (newOutboxEntries): one insert for the run of them.
+    if (entry.alert.id === lastAlert) continue;
+    lastAlert = entry.alert.id;
+    insertAlert.run(entry.alert.id, JSON.stringify(entry.alert));
+  }
+  return added;
 }
 
 export const UPSERT_CURSOR = "INSERT INTO cursors (key, block, cursor) VALUES (?, ?, ?) ON CONFLICT (key) DO UPDATE SET block = excluded.block, cursor = excluded.cursor";
@@ -182,9 +237,10 @@ export function cursorParams(cursor: Cursor): [string, number, string] {
  */
 export function importAll(db: Database, data: { cursors: Iterable<Cursor>; outbox: Iterable<OutboxEntry> }): void {
   const insertEntry = db.prepare(INSERT_ENTRY);
+  const insertAlert = db.prepare(INSERT_ALERT);
   const upsertCursor = db.prepare(UPSERT_CURSOR);
   db.transaction(() => {
     for (const cursor of data.cursors) upsertCursor.run(...cursorParams(cursor));
-    for (const entry of data.outbox) insertEntry.run(entryParams(entry));
+    insertEntries(insertEntry, insertAlert, data.outbox);
   })();
 }

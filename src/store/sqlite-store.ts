@@ -8,7 +8,7 @@ import { StoreError } from "./errors.js";
 import { createCheckpointer, type Checkpointer } from "./checkpointer.js";
 import { createGroupCommit, type GroupCommit } from "./group-commit.js";
 import { checkOutboxChanges } from "./outbox-transitions.js";
-import { cursorParams, entryOfRow, entryParams, INSERT_ENTRY, msOf, OUTBOX_COLUMNS, UPSERT_CURSOR, type OutboxRow } from "./sqlite-schema.js";
+import { cursorParams, entryOfRow, INSERT_ALERT, INSERT_ENTRY, insertEntries, msOf, OUTBOX_COLUMNS, OUTBOX_JOIN, UPSERT_CURSOR, type OutboxRow } from "./sqlite-schema.js";
 import type { StoreLock } from "./store-lock.js";
 import type { CooldownStamp, Cursor, OutboxChange, OutboxCount, OutboxCountFilter, OutboxFilter, Store, StoreStats, SuppressedNote } from "./types.js";
 import type { SilenceStore, StoredSilence } from "./silence-store.js";
@@ -71,6 +71,8 @@ export class SqliteStore implements Store {
   private bytes = 0;
   /** stats().outbox, counted again only after entries were added or removed: the poller reads stats() before every window. */
   private outboxTotal: number | undefined;
+  /** stats().alerts, read again (one row) only after entries were added or removed. */
+  private alertsTotal: number | undefined;
   private uncheckpointed = 0;
   private checkpointer: Checkpointer | undefined;
   private checkpointerFailed = false;
@@ -318,14 +320,12 @@ export class SqliteStore implements Store {
 
   /** Adds the entries whose id is new; counts them in the metrics once they are in. */
   private addNew(entries: OutboxEntry[]): number {
-    const insert = this.statement(INSERT_ENTRY);
     const bySink = new Map<string, number>();
-    for (const entry of entries) {
-      if (insert.run(entryParams(entry)).changes === 0) continue;
+    for (const entry of insertEntries(this.statement(INSERT_ENTRY), this.statement(INSERT_ALERT), entries)) {
       bySink.set(entry.sink, (bySink.get(entry.sink) ?? 0) + 1);
     }
     let added = 0;
-    if (bySink.size > 0) this.outboxTotal = undefined;
+    if (bySink.size > 0) this.outboxTotal = this.alertsTotal = undefined;
     for (const [sink, n] of bySink) {
       this.common.metrics.alertsQueued.inc({ sink }, n);
       added += n;
@@ -358,7 +358,7 @@ export class SqliteStore implements Store {
     // The dispatcher's pass: without the hint SQLite's planner takes the due-time index and
     // sorts every due entry of the sink to return the first thousand.
     const hint = filter.state === "pending" && filter.sink !== undefined && filter.groupId === undefined ? " INDEXED BY outbox_pending_by_sink" : "";
-    let sql = `SELECT ${OUTBOX_COLUMNS} FROM outbox${hint}${where.length > 0 ? ` WHERE ${where.join(" AND ")}` : ""} ORDER BY seq ${filter.newestFirst === true ? "DESC" : "ASC"}`;
+    let sql = `SELECT ${OUTBOX_COLUMNS} FROM outbox${hint} ${OUTBOX_JOIN}${where.length > 0 ? ` WHERE ${where.join(" AND ")}` : ""} ORDER BY seq ${filter.newestFirst === true ? "DESC" : "ASC"}`;
     if (filter.limit !== undefined) {
       if (!Number.isSafeInteger(filter.limit) || filter.limit < 0) throw new TypeError(`limit must be a whole number ≥ 0, not ${filter.limit}`);
       sql += " LIMIT ?";
@@ -469,14 +469,14 @@ export class SqliteStore implements Store {
     if (Number.isNaN(before)) throw new TypeError(`olderThan is not an ISO-8601 date: ${olderThan}`);
     if (limit !== undefined && (!Number.isSafeInteger(limit) || limit < 1)) throw new TypeError(`limit must be a whole number ≥ 1, not ${limit}`);
     const removed = this.mutate(() => {
-      // A suppression note lives as long as its entry: a trigger removes it (sqlite-schema.ts).
+      // A suppression note lives as long as its entry, an alert as long as its last entry: triggers remove them (sqlite-schema.ts).
       return this.statement(
         // The hint: otherwise the planner sorts every delivered entry to find the oldest few.
         "DELETE FROM outbox WHERE seq IN (SELECT seq FROM outbox INDEXED BY outbox_delivered WHERE state = 'delivered' AND delivered_ms < ? ORDER BY delivered_ms LIMIT ?)",
       ).run(before, limit ?? -1).changes;
     });
     if (removed > 0) {
-      this.outboxTotal = undefined;
+      this.outboxTotal = this.alertsTotal = undefined;
       await this.groupCommit.request();
     }
     return removed;
@@ -621,6 +621,7 @@ export class SqliteStore implements Store {
       lastWriteFailed: this.lastWriteFailed || this.corruption !== undefined,
       bytes: this.bytes,
       outbox: this.closed || this.corruption !== undefined ? (this.outboxTotal ?? 0) : (this.outboxTotal ??= this.countOutboxNow()),
+      alerts: this.closed || this.corruption !== undefined ? (this.alertsTotal ?? 0) : (this.alertsTotal ??= (this.statement("SELECT n FROM alerts_held").get() as { n: number }).n),
       cursors: this.cursors.size,
       ...(this.corruption === undefined ? {} : { corrupt: this.corruption.message }),
     };
@@ -715,7 +716,7 @@ export class SqliteStore implements Store {
       // SQLite may already have rolled it back.
     }
     this.loadCaches();
-    this.outboxTotal = undefined;
+    this.outboxTotal = this.alertsTotal = undefined;
     const failure = this.writeError(error);
     // Every change of the transaction went with it, other callers' too: those waiting for the
     // next commit are told it failed (at a failed COMMIT they are the batch in flight, which

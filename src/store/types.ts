@@ -96,6 +96,8 @@ export interface StoreStats {
   /** Bytes the store takes on disk (its files together) after the last commit (or at open). */
   bytes: number;
   outbox: number;
+  /** Alert documents held: each once, however many outbox entries (one per sink) deliver it. */
+  alerts: number;
   cursors: number;
   /**
    * Set (a KW_STORE_CORRUPT message) once the backend found its data damaged while running:

@@ -1,5 +1,18 @@
 import { createHash } from "node:crypto";
+import { answerBoundsOf } from "../explorer/answer-bounds.js";
 import { MAX_RECORD_DEPTH, MAX_RECORD_TEXT } from "../model/record-limits.js";
+
+/**
+ * Whether no record of this page can need a cut: the answer it was parsed from held no
+ * string longer than MAX_RECORD_TEXT as written and nested no deeper than MAX_RECORD_DEPTH
+ * as a whole (a record sits two levels down, so it nests less). Then capRecord's walk over
+ * each record would find nothing, and the pipeline skips it. A list the explorer client did
+ * not read has no bounds noted: its records are walked.
+ */
+export function pageWithinRecordLimits(records: readonly unknown[]): boolean {
+  const bounds = answerBoundsOf(records);
+  return bounds !== undefined && bounds.longestString <= MAX_RECORD_TEXT && bounds.depth <= MAX_RECORD_DEPTH;
+}
 
 /** Starts the mark a cut text ends with; nothing the chain writes is trusted to contain it or not. */
 export const CUT_MARK = "…[cut by kaiawatch:";

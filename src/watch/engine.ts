@@ -1,11 +1,12 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { Cron } from "croner";
 import type { Common } from "../common/common.js";
-import { describeError } from "../common/errors.js";
+import { describeError, errorCode } from "../common/errors.js";
 import type { LeaseUse, Ownership } from "../store/ownership.js";
 import { leaseResource } from "../store/resources.js";
 import type { SourcePoller, TickResult } from "./poller.js";
 import { createTickQueue } from "./tick-queue.js";
+import { TickInterruptedError } from "./errors.js";
 import { linkSignals } from "../common/signals.js";
 import { isHeadSchedule } from "../config/schedule.js";
 import { startHeadLoop } from "./head-loop.js";
@@ -85,6 +86,12 @@ export interface WatchEngine {
   stop(): Promise<void>;
   states(): SourceState[];
   lastHead(): number | null;
+  /**
+   * Ends the running tick of a source now (a cursor move: a catch-up would otherwise run on
+   * from the old position, and commit over the move). Resolves once the tick has ended, at
+   * once when none runs. The windows it committed stay committed.
+   */
+  interrupt(key: string, reason: string): Promise<void>;
 }
 
 /** The ticks of one firing (or of runOnce): they share a head, and the firing ends with its last tick. */
@@ -113,6 +120,8 @@ export function createWatchEngine(common: Common, options: WatchEngineOptions): 
   const states = new Map<string, SourceState>(
     options.pollers.map(({ source }) => [source.key, { key: source.key, watch: source.watch, description: source.description, running: false, last_tick_at: null, last_ok_at: null, last_outcome: null, last_error: null, last_tick_seconds: null, ticks: 0, skipped: 0, cursor: null }]),
   );
+  // The running tick of each source: interrupt() aborts it and waits for its end.
+  const running = new Map<string, { abort: AbortController; ended: Promise<void> }>();
   const queue = createTickQueue<DueTick>(options.maxConcurrentTicks ?? DEFAULT_CONCURRENT_TICKS, runDueTick);
 
   async function readHead(): Promise<number> {
@@ -132,7 +141,7 @@ export function createWatchEngine(common: Common, options: WatchEngineOptions): 
       // Lost between the firing and this turn in the queue: the new owner ticks it.
       if (lease === undefined) return;
       try {
-        const result = await tickSource({ common, options, signal, states }, poller, firing.head, lease);
+        const result = await tickSource({ common, options, signal, states, running }, poller, firing.head, lease);
         if (firing.results) firing.results[index] = { key, result };
       } finally {
         lease.done();
@@ -180,7 +189,7 @@ export function createWatchEngine(common: Common, options: WatchEngineOptions): 
   /** After a firing: one write for every quiet window its ticks deferred. */
   function flushAfterFiring(): void {
     options.flush?.().catch((error: unknown) => {
-      if (!signal.aborted) common.logger.error({ err: describeError(error) }, "cannot write the store after a tick; the next write retries");
+      if (!signal.aborted) common.logger.error({ code: errorCode(error, "KW_STORE_WRITE"), err: describeError(error) }, "cannot write the store after a tick; the next write retries");
     });
   }
 
@@ -214,7 +223,7 @@ export function createWatchEngine(common: Common, options: WatchEngineOptions): 
             });
             if (ready.length > 0) void runFiring(ready, currentHead, options.jitterMs, false).then(flushAfterFiring);
           } catch (error) {
-            if (!signal.aborted) common.logger.error({ err: describeError(error) }, "cannot read the chain head; sources wait for the next tick");
+            if (!signal.aborted) common.logger.error({ code: errorCode(error, "KW_CHAIN_HEAD"), err: describeError(error) }, "cannot read the chain head; sources wait for the next tick");
           } finally {
             reading = false;
           }
@@ -242,5 +251,12 @@ export function createWatchEngine(common: Common, options: WatchEngineOptions): 
 
     states: () => [...states.values()].map((s) => ({ ...s })),
     lastHead: () => head,
+
+    async interrupt(key, reason) {
+      const tick = running.get(key);
+      if (tick === undefined) return;
+      tick.abort.abort(new TickInterruptedError(key, reason));
+      await tick.ended;
+    },
   };
 }

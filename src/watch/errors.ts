@@ -23,6 +23,17 @@ export class TickTimeoutError extends KaiawatchError {
 }
 
 /**
+ * A tick ended on purpose before it reached the head: an operator moved the source's cursor
+ * (a catch-up from the old position would commit over the move). Not a failure.
+ */
+export class TickInterruptedError extends KaiawatchError {
+  override name = "TickInterruptedError";
+  constructor(source: string, reason: string) {
+    super("KW_WATCH_TICK_INTERRUPTED", `the tick of ${source} was interrupted: ${reason}`);
+  }
+}
+
+/**
  * The explorer's `total_count` for a block range never agreed with the records it returned,
  * however often the range was fetched again. The tick fails before committing the range:
  * the cursor stays before it and the next tick tries again.

@@ -4,6 +4,7 @@ import { servedBlockEnd } from "../explorer/response-checkers.js";
 import { linkSignals } from "../common/signals.js";
 import { sleep } from "../common/sleep.js";
 import type { WatchedRecord } from "../model/record.js";
+import { pageWithinRecordLimits } from "./cap-record.js";
 import { prepareWindow } from "./normalize.js";
 import { BlockTooDenseError, WindowCountMismatchError } from "./errors.js";
 
@@ -24,12 +25,12 @@ export interface WindowChunk {
 
 export interface FetchWindowOptions {
   paginate: Paginate;
-  normalize: (data: never) => WatchedRecord;
+  normalize: (data: never, bounded?: boolean) => WatchedRecord;
   /**
    * The same record without its identity key (see PROBES), for `select` to read: a record
    * only `select` keeps is normalised whole. Default: every record normalised whole.
    */
-  probe?: (data: never) => WatchedRecord;
+  probe?: (data: never, bounded?: boolean) => WatchedRecord;
   pageSize: number;
   /** Where the API stops counting (`total_count` is capped there); API_LIMITS.maxTotalCount by default. */
   countCap?: number;
@@ -203,16 +204,17 @@ async function readRange(from: number, to: number, options: FetchWindowOptions):
     pass.reported.push(page.paging.total_count);
     const served = servedBlockEnd(page);
     if (served !== undefined) pass.servedTo = Math.min(served, pass.servedTo ?? served);
+    const bounded = pageWithinRecordLimits(page.results);
     for (const data of page.results) {
       // Selected on the record without its identity, which only a kept record needs.
-      const record = (probe ?? options.normalize)(data as never);
+      const record = (probe ?? options.normalize)(data as never, bounded);
       // Guarantee 2: never trust the API's bounds.
       if (record.block < from || record.block > to) {
         pass.outside += 1;
         continue;
       }
       pass.scanned += 1;
-      if (options.select === undefined || options.select(record)) pass.kept.push(probe === undefined ? record : options.normalize(data as never));
+      if (options.select === undefined || options.select(record)) pass.kept.push(probe === undefined ? record : options.normalize(data as never, bounded));
     }
   }
   return pass;

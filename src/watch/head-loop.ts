@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Common } from "../common/common.js";
-import { describeError } from "../common/errors.js";
+import { describeError, errorCode } from "../common/errors.js";
 import { leaseResource } from "../store/resources.js";
 import type { OnceResult, SourceState, WatchEngineOptions } from "./engine.js";
 import type { SourcePoller } from "./poller.js";
@@ -45,7 +45,7 @@ export function startHeadLoop(engine: HeadLoopEngine, pollers: SourcePoller[]): 
       headFailing = false;
     } catch (error) {
       // Read several times a second: said once per outage, not at every read.
-      if (!signal.aborted && !headFailing) common.logger.error({ err: describeError(error) }, "cannot read the chain head; head-triggered sources wait until it can be read");
+      if (!signal.aborted && !headFailing) common.logger.error({ code: errorCode(error, "KW_CHAIN_HEAD"), err: describeError(error) }, "cannot read the chain head; head-triggered sources wait until it can be read");
       headFailing = true;
       return;
     }

@@ -9,25 +9,27 @@ const lower = (value: string | undefined) => (value === undefined ? "" : value.t
  * Every record enters the pipeline through one of the functions below (PROBES for what
  * rules test, NORMALIZERS for what is kept), so each bounds its record first (capRecord:
  * texts cut to MAX_RECORD_TEXT, nesting to MAX_RECORD_DEPTH). In place, so the second
- * call on the same record finds nothing left to cut.
+ * call on the same record finds nothing left to cut. `bounded`: the record's page is known
+ * to be within the limits (cap-record.ts: pageWithinRecordLimits), and the walk is skipped.
  */
+const bound = <T>(raw: T, bounded: boolean | undefined): T => (bounded === true ? raw : capRecord(raw));
 
-export function normalizeEventLog(raw: EventLog): WatchedRecord {
-  const data = capRecord(raw);
+export function normalizeEventLog(raw: EventLog, bounded?: boolean): WatchedRecord {
+  const data = bound(raw, bounded);
   const tx = lower(data.transaction_hash);
   return { family: "event_logs", block: data.block_number, transactionHash: data.transaction_hash, key: `${data.block_number}:${tx}:${data.log_index}`, order: [data.log_index], data };
 }
 
-export function normalizeNftTransfer(raw: NftTransfer): WatchedRecord {
-  const data = capRecord(raw);
+export function normalizeNftTransfer(raw: NftTransfer, bounded?: boolean): WatchedRecord {
+  const data = bound(raw, bounded);
   const tx = lower(data.transaction_hash);
   // Transfers carry no log index: the identity is everything that tells two transfers apart.
   const key = [data.block_id, tx, lower(data.contract.contract_address), data.token_id, lower(data.from), lower(data.to), data.token_count].join(":");
   return { family: "nft_transfers", block: data.block_id, transactionHash: data.transaction_hash, key, order: [data.transaction_index ?? 0], data };
 }
 
-export function normalizeInternalTransaction(raw: InternalTransactionListItem): WatchedRecord {
-  const data = capRecord(raw);
+export function normalizeInternalTransaction(raw: InternalTransactionListItem, bounded?: boolean): WatchedRecord {
+  const data = bound(raw, bounded);
   const tx = data.transaction_hash === undefined ? `#${data.transaction_index}` : lower(data.transaction_hash);
   return { family: "internal_transactions", block: data.block_id, transactionHash: data.transaction_hash, key: `${data.block_id}:${tx}:${data.call_id}`, order: [data.transaction_index, data.call_id], data };
 }
@@ -46,7 +48,7 @@ export const NORMALIZERS = {
   nft_transfers: normalizeNftTransfer,
   internal_transactions: normalizeInternalTransaction,
   transactions: normalizeNodeTransaction,
-} as const satisfies Record<RecordFamily, (data: never) => WatchedRecord>;
+} as const satisfies Record<RecordFamily, (data: never, bounded?: boolean) => WatchedRecord>;
 
 const NO_ORDER: readonly number[] = Object.freeze([]);
 
@@ -56,21 +58,21 @@ const NO_ORDER: readonly number[] = Object.freeze([]);
  * parts joined) is needed only for the few records kept. Never stored or sent on.
  */
 export const PROBES = {
-  event_logs: (raw: EventLog): WatchedRecord => {
-    const data = capRecord(raw);
+  event_logs: (raw: EventLog, bounded?: boolean): WatchedRecord => {
+    const data = bound(raw, bounded);
     return { family: "event_logs", block: data.block_number, transactionHash: data.transaction_hash, key: "", order: NO_ORDER, data };
   },
-  nft_transfers: (raw: NftTransfer): WatchedRecord => {
-    const data = capRecord(raw);
+  nft_transfers: (raw: NftTransfer, bounded?: boolean): WatchedRecord => {
+    const data = bound(raw, bounded);
     return { family: "nft_transfers", block: data.block_id, transactionHash: data.transaction_hash, key: "", order: NO_ORDER, data };
   },
-  internal_transactions: (raw: InternalTransactionListItem): WatchedRecord => {
-    const data = capRecord(raw);
+  internal_transactions: (raw: InternalTransactionListItem, bounded?: boolean): WatchedRecord => {
+    const data = bound(raw, bounded);
     return { family: "internal_transactions", block: data.block_id, transactionHash: data.transaction_hash, key: "", order: NO_ORDER, data };
   },
   // The key is the hash, already there: the probe is the record.
   transactions: normalizeNodeTransaction,
-} as const satisfies Record<RecordFamily, (data: never) => WatchedRecord>;
+} as const satisfies Record<RecordFamily, (data: never, bounded?: boolean) => WatchedRecord>;
 
 /** Ascending chain order: block, then the in-block position, then the identity key as a tie-break. */
 export function compareRecords(a: WatchedRecord, b: WatchedRecord): number {

@@ -8,6 +8,7 @@ import type { WatchedRecord } from "../model/record.js";
 import { isPerBlockOperation, type SourceDefinition } from "./source.js";
 import type { StartPosition } from "../model/start-position.js";
 import { initialCursor } from "./start.js";
+import { createProgress, type Progress, type ProgressTask } from "../common/progress.js";
 import { fetchWindow, type Paginate, type RecountPolicy } from "./fetch-window.js";
 import { PROBES } from "./normalize.js";
 import { createRuleMatcher, type Match, type SourceRule } from "./source-rule.js";
@@ -56,6 +57,8 @@ export interface SourcePollerOptions {
   recount?: Partial<RecountPolicy>;
   /** Operation 8: blocks asked for at once (blocksInFlightFor the explorer's rate limit; default 1). */
   blocksInFlight?: number;
+  /** Where a catch-up (more than one window behind) reports its progress; default: info logs every few seconds. */
+  progress?: Progress;
 }
 
 export interface TickResult {
@@ -86,6 +89,7 @@ export function createSourcePoller(common: Common, options: SourcePollerOptions)
   const logger = common.logger;
   const perBlock = isPerBlockOperation(source.definition.operation);
   const matcher = createRuleMatcher(source.rules);
+  const progress = options.progress ?? createProgress({ now: common.now, logger });
   // Only records some rule matches are kept past their page (see fetchWindow's select).
   const select = (record: WatchedRecord) => matcher.some(record);
 
@@ -144,7 +148,11 @@ export function createSourcePoller(common: Common, options: SourcePollerOptions)
     let cursor = await ensureCursor(head);
     const result: TickResult = { cursor, windows: 0, records: 0, alerts: 0 };
     const behind = head - cursor;
-    if (behind > source.maxWindowBlocks) logger.info({ ...labels, block_range: [cursor + 1, head], blocks: behind }, "catching up");
+    let catchUp: ProgressTask | undefined;
+    if (behind > source.maxWindowBlocks) {
+      logger.info({ ...labels, block_range: [cursor + 1, head], blocks: behind }, "catching up");
+      catchUp = progress.start({ label: "catching up", total: behind, fields: labels });
+    }
 
     try {
     while (cursor < head) {
@@ -199,6 +207,7 @@ export function createSourcePoller(common: Common, options: SourcePollerOptions)
           return result;
         }
         if (added > 0) options.onAlerts?.();
+        catchUp?.advance(chunk.to - cursor);
         cursor = chunk.to;
         result.records += chunk.scanned;
         result.alerts += matches.length;
@@ -216,6 +225,7 @@ export function createSourcePoller(common: Common, options: SourcePollerOptions)
       result.cursor = cursor;
       return result;
     } finally {
+      catchUp?.end();
       // Also after an aborted tick: the windows committed so far are the watches' positions.
       if (handedOver.length > 0) await savePositions(cursor);
     }

@@ -3,6 +3,7 @@ import { isNodeOperation, isPerBlockOperation } from "./source.js";
 import type { AlertDocument } from "../model/alert-document.js";
 import { newOutboxEntries, type OutboxEntry } from "../model/outbox-entry.js";
 import { fetchWindow, type Paginate } from "./fetch-window.js";
+import type { Progress } from "../common/progress.js";
 import type { PlannedSource } from "./poller.js";
 import type { WatchedRecord } from "../model/record.js";
 import { matchRecords, type Match, type SourceRule } from "./source-rule.js";
@@ -26,6 +27,8 @@ export interface ReplayOptions {
   enrich?: (matches: Match[], signal: AbortSignal) => Promise<void>;
   /** Called for each match as soon as its window is done (to print while the replay runs). */
   onMatch?: (match: ReplayMatch) => void;
+  /** Where each source's walk over the range reports its progress (blocks done, rate, time left). */
+  progress?: Progress;
   now: () => number;
   signal: AbortSignal;
 }
@@ -89,6 +92,8 @@ export async function replay(options: ReplayOptions): Promise<ReplayResult> {
   const result: ReplayResult = { windows: 0, pages: 0, records: 0, duplicates: 0, outside: 0, matches: [] };
   for (const source of options.sources) {
     const perBlock = isPerBlockOperation(source.definition.operation);
+    const task = options.progress?.start({ label: "replay", total: options.to - options.from + 1, fields: { watch: source.watch, source: source.key } });
+    try {
     for (const window of replayWindows(options, source.maxWindowBlocks)) {
       options.signal.throwIfAborted();
       const chunks = fetchWindow(window.from, window.to, {
@@ -99,6 +104,7 @@ export async function replay(options: ReplayOptions): Promise<ReplayResult> {
         signal: options.signal,
       });
       for await (const chunk of chunks) {
+        task?.advance(chunk.to - chunk.from + 1);
         const matches = matchRecords(chunk.records, source.rules, new Date(options.now()));
         if (matches.length > 0 && options.enrich) await options.enrich(matches, options.signal);
         result.pages += chunk.pages;
@@ -112,6 +118,9 @@ export async function replay(options: ReplayOptions): Promise<ReplayResult> {
         }
       }
       result.windows += 1;
+    }
+    } finally {
+      task?.end();
     }
   }
   return result;

@@ -1,5 +1,5 @@
 import type { Common } from "../common/common.js";
-import { describeError, isAbortError } from "../common/errors.js";
+import { describeError, errorCode } from "../common/errors.js";
 import { linkSignals } from "../common/signals.js";
 import type { HeldLease } from "../store/ownership.js";
 import type { SourceState, WatchEngineOptions } from "./engine.js";
@@ -15,6 +15,8 @@ export interface TickEngine {
   /** The engine's: stopping it aborts the tick. */
   signal: AbortSignal;
   states: ReadonlyMap<string, SourceState>;
+  /** The running tick of each source: the engine's interrupt() aborts it and waits for its end. */
+  running: Map<string, { abort: AbortController; ended: Promise<void> }>;
 }
 
 /**
@@ -22,7 +24,7 @@ export interface TickEngine {
  * source's state (outcome, error, duration, cursor) and the metrics. Throws what failed it.
  */
 export async function tickSource(engine: TickEngine, poller: SourcePoller, currentHead: number, lease: HeldLease): Promise<TickResult> {
-  const { common, options, signal, states } = engine;
+  const { common, options, signal, states, running } = engine;
   const { source } = poller;
   const state = states.get(source.key)!;
   const started = performance.now();
@@ -30,8 +32,11 @@ export async function tickSource(engine: TickEngine, poller: SourcePoller, curre
   const timeoutMs = options.tickTimeoutMs ?? DEFAULT_TICK_TIMEOUT_MS;
   const deadline = new AbortController();
   const timer = setTimeout(() => deadline.abort(new TickTimeoutError(source.key, timeoutMs)), timeoutMs);
+  const interrupter = new AbortController();
+  let tickEnded!: () => void;
+  running.set(source.key, { abort: interrupter, ended: new Promise<void>((resolve) => (tickEnded = resolve)) });
   // The lease's signal too: a source lost or lapsed mid-tick stops before its next explorer request.
-  const tickSignal = linkSignals(signal, deadline.signal, lease.signal);
+  const tickSignal = linkSignals(signal, deadline.signal, lease.signal, interrupter.signal);
   try {
     const result = await poller.tick(currentHead, tickSignal.signal, lease);
     state.cursor = result.cursor;
@@ -46,7 +51,12 @@ export async function tickSource(engine: TickEngine, poller: SourcePoller, curre
     // Whatever the tick was doing when its deadline passed fails with the abort; the
     // deadline is the cause worth reporting.
     const error: unknown = deadline.signal.aborted && !signal.aborted ? (deadline.signal.reason as unknown) : thrown;
-    if (error instanceof TickTimeoutError) {
+    if (signal.aborted) {
+      // A stop or a reload: the windows committed so far stand, and the next start goes on from them. Not a failure.
+      common.logger.info({ watch: source.watch, source: source.key, duration_ms: Math.round(performance.now() - started) }, "tick ended by the stop; the cursor stays after the last committed window");
+    } else if (interrupter.signal.aborted) {
+      common.logger.info({ watch: source.watch, source: source.key, duration_ms: Math.round(performance.now() - started), reason: String(interrupter.signal.reason) }, "tick interrupted; the next tick starts from the cursor");
+    } else if (error instanceof TickTimeoutError) {
       state.last_outcome = "error";
       state.last_error = describeError(error);
       common.metrics.sourceTicks.inc({ watch: source.watch, source: source.key, outcome: "timeout" });
@@ -55,16 +65,18 @@ export async function tickSource(engine: TickEngine, poller: SourcePoller, curre
       state.last_outcome = "paused";
       state.last_error = describeError(error);
       common.metrics.sourceTicks.inc({ watch: source.watch, source: source.key, outcome: "paused" });
-    } else if (!isAbortError(error) || !signal.aborted) {
+    } else {
       state.last_outcome = "error";
       state.last_error = describeError(error);
       common.metrics.sourceTicks.inc({ watch: source.watch, source: source.key, outcome: "error" });
-      common.logger.error({ watch: source.watch, source: source.key, err: describeError(error) }, "tick failed; the cursor stays and the next tick retries");
+      common.logger.error({ watch: source.watch, source: source.key, code: errorCode(error), err: describeError(error) }, "tick failed; the cursor stays and the next tick retries");
     }
     throw error;
   } finally {
     clearTimeout(timer);
     tickSignal.dispose();
+    running.delete(source.key);
+    tickEnded();
     state.running = false;
     state.ticks += 1;
     state.last_tick_at = new Date(common.now()).toISOString();

@@ -57,12 +57,12 @@ export async function fetchTransactionRecords(client: ExplorerClient, options: T
 
   switch (options.family) {
     case "event_logs": {
-      const records = sorted((await logsOfTx()).map(NORMALIZERS.event_logs));
+      const records = sorted((await logsOfTx()).map((raw) => NORMALIZERS.event_logs(raw)));
       return { records, block: records[0]?.block ?? options.block, via };
     }
     case "nft_transfers": {
       // Identical transfers numbered as the daemon numbers them (normalize.ts occurrenceKey).
-      const records = numberTwins(sorted((await transfersOfTx()).map(NORMALIZERS.nft_transfers)));
+      const records = numberTwins(sorted((await transfersOfTx()).map((raw) => NORMALIZERS.nft_transfers(raw))));
       return { records, block: records[0]?.block ?? options.block, via };
     }
     case "internal_transactions": {
@@ -89,7 +89,7 @@ export async function fetchTransactionRecords(client: ExplorerClient, options: T
       }
       via.push(`operation 8 blockInternalTransactions (block ${block})`);
       const items = await collect(client.paginate("blockInternalTransactions", { blockNumber: block, size }, { signal }));
-      const records = sorted(items.filter((item) => item.transaction_hash?.toLowerCase() === hash).map(NORMALIZERS.internal_transactions));
+      const records = sorted(items.filter((item) => item.transaction_hash?.toLowerCase() === hash).map((raw) => NORMALIZERS.internal_transactions(raw)));
       return { records, block, via };
     }
     case "transactions":

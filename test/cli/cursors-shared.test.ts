@@ -96,14 +96,14 @@ describe("kaiawatch cursors --set with shared sources", () => {
     const back = first.head - 10;
     const hot = await runCli("cursors", "--config", configPath, "--set", `hot=${back}`);
     expect(hot.err).toBe("");
-    expect(hot.out).toContain(`${keys.hot} (hot): ${first.head} → ${back}\nSOURCE`);
+    expect(hot.out).toContain(`${keys.hot} (hot): ${first.head} → ${back}\nTo undo: kaiawatch cursors --set ${keys.hot}=${first.head} --yes\nSOURCE`);
 
     const refused = await runCli("cursors", "--config", configPath, "--set", `token=${back}`);
     expect(refused.code).toBe(2);
     expect(refused.err).toContain(`watch "token" is read through source ${op11}, which also serves "transfers": moving it would move them too. To move all of them, name the source: --set ${op11}=${back}`);
 
     const all = await runCli("cursors", "--config", configPath, "--set", `${op11}=${back}`);
-    expect(all.out).toContain(`${op11} (token): ${first.head} → ${back}\n${keys.transfers} (transfers): ${first.head} → ${back}\nSOURCE`);
+    expect(all.out).toContain(`${op11} (token): ${first.head} → ${back}\n${keys.transfers} (transfers): ${first.head} → ${back}\nTo undo: kaiawatch cursors --set ${op11}=${first.head} --set ${keys.transfers}=${first.head} --yes\nSOURCE`);
 
     // The next pass scans (back, head] again: for hot alone on op 8 (other skips what it had),
     // and for both watches of op 11.
@@ -126,7 +126,11 @@ describe("kaiawatch cursors --set with shared sources", () => {
       await expect.poll(async () => (await daemon.store.getCursor(keys.blockInternalTransactions!))?.block, { timeout: 20_000 }).toBe(head);
       const moved = await runCli("cursors", "--config", configPath, "--set", `other=${head - 5}`);
       expect(moved.err).toBe("");
-      expect(moved.out).toBe(`${keys.other} (other): ${head} → ${head - 5} (moved by the running daemon at http://127.0.0.1:${port})\n`);
+      expect(moved.out).toBe(
+        `Moving ${keys.other} (other) from ${head} to ${head - 5}: scans 5 blocks (${head - 4}–${head}) up to the indexed head: at least 5 credits in 5 requests, 1s or more at explorer.requests_per_second.\n` +
+          `${keys.other} (other): ${head} → ${head - 5} (moved by the running daemon at http://127.0.0.1:${port})\n` +
+          `To undo: kaiawatch cursors --set ${keys.other}=${head} --yes\n`,
+      );
       expect((await daemon.store.getCursor(keys.other!))?.block).toBe(head - 5);
       expect((await daemon.store.getCursor(keys.hot!))?.block).toBe(head);
       expect((await daemon.store.getCursor(keys.blockInternalTransactions!))?.block).toBe(head);

@@ -94,7 +94,7 @@ describe("kaiawatch cursors", () => {
   it("refuses --set while a daemon holds the store, and still lists", async () => {
     const holder = await openStore(quietCommon(), { path: storePath });
     try {
-      const set = await runCli("cursors", "--config", configPath, "--set", "token=1");
+      const set = await runCli("cursors", "--config", configPath, "--set", `token=${sim.head() - 1}`);
       expect(set.code).toBe(1);
       expect(set.err).toContain("KW_STORE_LOCKED");
       // The config has no status server: the command says it cannot ask the daemon instead.
@@ -102,6 +102,57 @@ describe("kaiawatch cursors", () => {
       expect((await runCli("cursors", "--config", configPath)).code).toBe(0);
     } finally {
       await holder.close();
+    }
+  });
+
+  it("shows a move's cost, refuses one above the threshold without --yes, and prints how to undo it", async () => {
+    const head = sim.head();
+    const before = (await runCli("cursors", "--config", configPath)).out;
+    // A typo the other way: a block far past the head (the source would scan nothing for days).
+    const past = await runCli("cursors", "--config", configPath, "--set", `token=${head + 1_000_000}`);
+    expect(past.code).toBe(2);
+    expect(past.out).toMatch(new RegExp(`^Moving src_[0-9a-f]+ \\(token\\) from \\d+ to ${head + 1_000_000}: puts the cursor past the head the explorer has indexed \\(${head}\\)`, "m"));
+    expect(past.err).toContain("nothing was moved. A move whose catch-up is estimated above 1000 credits, or that puts a cursor past the indexed head, needs --yes");
+    expect((await runCli("cursors", "--config", configPath)).out).toBe(before);
+
+    const back = await runCli("cursors", "--config", configPath, "--set", `token=${head - 4}`);
+    expect(back.err).toBe("");
+    expect(back.code).toBe(0);
+    const from = /\(token\) from (\d+) to/.exec(back.out)![1];
+    expect(back.out).toMatch(new RegExp(`to ${head - 4}: scans 4 blocks \\(${head - 3}–${head}\\) up to the indexed head: at least 3 credits in 1 request, 1s or more`));
+    expect(back.out).toMatch(new RegExp(`^To undo: kaiawatch cursors --set src_[0-9a-f]+=${from} --yes$`, "m"));
+  });
+
+  it("refuses a move whose catch-up costs more than the threshold without --yes, showing its cost", async () => {
+    // Operation 8 (internal transactions of every block, 1 credit a block) over 1001 blocks: 1001 credits.
+    const many = await createSimulator({ seed: 42, initialBlocks: 1010 });
+    const config = join(dir.path, "op8.yaml");
+    writeFileSync(
+      config,
+      `
+explorer: { base_url: "${many.url}" }
+chain: { rpc_url: "${many.rpcUrl}", lag_blocks: 0 }
+store: { path: "${join(dir.path, "op8.db")}" }
+status: { listen: false }
+defaults: { start: latest }
+watches: [{ name: hot, account: "${many.addresses.busyWallet}", sources: [internal_transactions], via: shared }]
+rules: [{ name: calls, watch: hot, notify: [out] }]
+sinks: { out: { type: console } }
+`,
+    );
+    try {
+      const target = many.head() - 1001;
+      const refused = await runCli("cursors", "--config", config, "--set", `hot=${target}`);
+      expect(refused.code).toBe(2);
+      expect(refused.out).toMatch(/from none to \d+: scans 1001 blocks \(\d+–\d+\) up to the indexed head: at least 1001 credits in 1001 requests, 3m21s or more/);
+      expect(refused.err).toContain("needs --yes");
+      const listed = await runCli("cursors", "--config", config);
+      expect(listed.out).not.toContain(String(target));
+      const yes = await runCli("cursors", "--config", config, "--set", `hot=${target}`, "--yes");
+      expect(yes.code).toBe(0);
+      expect(yes.out).toContain(`→ ${target}`);
+    } finally {
+      await many.close();
     }
   });
 

@@ -87,13 +87,32 @@ describe("kaiawatch outbox", () => {
     expect(stderr).toBe("");
     expect(code).toBe(0);
     const lines = stdout.trim().split("\n");
-    expect(lines[0]).toMatch(/^ID\s+SINK\s+RULE\s+STATE\s+ATTEMPTS\s+CREATED\s+LAST ERROR \/ REASON$/);
+    expect(lines[0]).toMatch(/^ID\s+SINK\s+RULE\s+STATE\s+ATTEMPTS\s+CREATED\s+SUMMARY\s+LAST ERROR \/ REASON$/);
     expect(stdout).not.toContain("ok1:slack");
     const row = (id: string) => lines.find((line) => line.startsWith(`${id} `)) ?? "";
-    expect(row("bad1:mail")).toMatch(/mail\s+big-outflow\s+dead\s+1\s+\S+Z\s+permanent error: KW_NOTIFY_HTTP: 550 mailbox \\u001b\[31munavailable\\u202e$/);
+    expect(row("bad1:mail")).toMatch(/mail\s+big-outflow\s+dead\s+1\s+\S+Z\s+.+\s+permanent error: KW_NOTIFY_HTTP: 550 mailbox \\u001b\[31munavailable\\u202e$/);
     expect(row("slow1:hook")).toMatch(/hook\s+failed-calls\s+pending\s+1\s+.*receiver answered 503 \(next attempt \S+\)$/);
     expect(row("gone1:slack2")).toMatch(/dead\s+1\s+.*gave up after 1 attempts: KW_NOTIFY_HTTP: timeout$/);
+    expect(row("bad1:mail")).toContain(" alert bad1 ");
     expect(lines.at(-1)).toBe("1 pending, 2 dead");
+  });
+
+  it("says which digest a pending alert of a grouped rule waits for", async () => {
+    const store = await openStore(createTestCommon(), { path: storePath });
+    await commit(store, [entry("g1", "hook", "failed-calls", { record: { transaction_hash: "0xABC" } })]);
+    await store.close();
+    const grouped = join(dir, "grouped.yaml");
+    await writeFile(
+      grouped,
+      `store: { path: ${JSON.stringify(storePath)} }
+watches: [{ name: hot, account: "0x1111111111111111111111111111111111111111" }]
+rules: [{ name: failed-calls, watch: hot, notify: [hook], group: { window: 1m, by: transaction } }]
+sinks: { hook: { type: console } }
+`,
+    );
+    const { code, stdout } = await run("outbox", "--config", grouped);
+    expect(code).toBe(0);
+    expect(stdout).toMatch(/^g1:hook\s+hook\s+failed-calls\s+pending\s+0\s+\S+Z\s+alert g1\s+waiting for the next digest of rule failed-calls \(group.window 1m, transaction 0x\S+\)$/m);
   });
 
   it("filters by state and sink, and prints JSON lines", async () => {
@@ -197,7 +216,7 @@ describe("kaiawatch outbox", () => {
   it("reports usage and config mistakes with exit code 2 and no stack trace", async () => {
     const badState = await run("outbox", "--store", storePath, "--state", "stuck");
     expect(badState).toMatchObject({ code: 2 });
-    expect(badState.stderr).toContain("--state must be one of pending, dead, delivered");
+    expect(badState.stderr).toContain("--state must be one of pending, dead, delivered, suppressed");
 
     const noIds = await run("outbox", "retry", "--store", storePath);
     expect(noIds.code).toBe(2);

@@ -46,6 +46,14 @@ describe("schedule: head", () => {
     expect(formatPlan(everySecond, configFromText(text("* * * * * *")), "config.yaml")).not.toContain("schedule head");
   });
 
+  it("is pointed to by plan for a schedule of every second, which it costs the same as, and not for slower ones", () => {
+    const hint = (schedule: string) => formatPlan(planCredits(configFromText(text(schedule)), { dayMs: MONDAY }), configFromText(text(schedule)), "config.yaml").split("\n").find((line) => line.startsWith("every second:"));
+    expect(hint("* * * * * *")).toMatch(/^every second: .+ on a one-second clock; "schedule: head" costs the same credits at one block a second and delivers within about 250 ms of the block/);
+    expect(hint("*/1 * * * * *")).toBeDefined();
+    expect(hint("*/2 * * * * *")).toBeUndefined();
+    expect(hint("head")).toBeUndefined();
+  });
+
   it("is refused for a balance watch, its own or from defaults", () => {
     const problems = (yaml: string) => {
       try {

@@ -52,6 +52,23 @@ describe("kaiawatch validate", () => {
     return path;
   };
 
+  it("says a watch read through a shared source is read, as plan does, not 'not polled'", async () => {
+    const path = write("shared.yaml", `
+watches:
+  - { name: token, contract: "0x3333333333333333333333333333333333333333" }
+  - { name: transfers, contract: "0x3333333333333333333333333333333333333333", events: ["Transfer(address,address,uint256)"] }
+rules:
+  - { name: token-logs, watch: token, notify: [out] }
+  - { name: transfer-logs, watch: transfers, notify: [out] }
+sinks: { out: { type: console } }
+`);
+    const { code, stdout } = await runCli(["validate", "--config", path]);
+    expect(code).toBe(0);
+    expect(stdout).toContain("watches (2, polling 1 source)");
+    expect(stdout).not.toContain("not polled");
+    expect(stdout).toMatch(/source event_logs Transfer\(address,address,uint256\) {2}\(read through src_[0-9a-f]{16}: event logs of 0x3333333333333333333333333333333333333333, shared\)/);
+  });
+
   it("summarises what will run and exits 0, without printing secrets", async () => {
     const path = write("good.yaml", GOOD);
     const url = "https://hooks.slack.com/services/T0/B0/very-secret";

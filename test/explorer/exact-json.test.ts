@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { parseExactJson, quoteExactNumbers, toPlainDecimal, JsonTooDeepError, MAX_JSON_DEPTH } from "../../src/explorer/exact-json.js";
+import { parseExactJson, quoteExactNumbers, readExactJson, toPlainDecimal, EXACT_KEYS, JsonTooDeepError, MAX_JSON_DEPTH } from "../../src/explorer/exact-json.js";
 
 /** The exact value of a plain decimal string, as a scaled bigint pair, for comparisons. */
 function scaled(text: string, scale: number): bigint {
@@ -78,9 +78,36 @@ describe("parseExactJson", () => {
     );
   });
 
+  it("quotes exactly what the pattern of quoteExactNumbers quotes, in one pass with the depth check (property)", () => {
+    const space = fc.constantFrom("", " ", "\n", "\t ");
+    const key = fc.oneof(fc.constantFrom(...EXACT_KEYS), fc.constantFrom("block_id", "amounts", "x", "token_ids"));
+    const number = fc.oneof(
+      fc.integer().map(String),
+      fc.bigInt({ min: -(10n ** 40n), max: 10n ** 40n }).map(String),
+      fc.tuple(fc.nat(), fc.nat(), fc.integer({ min: -30, max: 30 })).map(([a, b, e]) => `${a}.${b}e${e}`),
+    );
+    const value = fc.oneof(number, number.map((n) => JSON.stringify(n)), fc.constant('"a\\"b"'), fc.constant("null"));
+    const member = fc.tuple(space, key, space, space, value, space).map(([a, k, b, c, v, d]) => `${a}"${k}"${b}:${c}${v}${d}`);
+    const object = fc.array(member, { maxLength: 5 }).map((members) => `{${members.join(",")}}`);
+    fc.assert(
+      fc.property(fc.array(object, { maxLength: 4 }), (objects) => {
+        const text = `{"results":[${objects.join(",")}],"n":1}`;
+        expect(parseExactJson(text)).toEqual(JSON.parse(quoteExactNumbers(text)));
+      }),
+    );
+  });
+
+  it("says how deep the answer nests and how long its longest string is as written", () => {
+    // "a\"bcdefgh": 10 characters as written, 9 read.
+    expect(readExactJson('{"results":[{"a":"xyz","nested":{"k":[1]}}],"note":"a\\"bcdefgh"}')).toMatchObject({ depth: 5, longestString: 10 });
+    expect(readExactJson("[]")).toMatchObject({ value: [], depth: 1, longestString: 0 });
+  });
+
   it("leaves invalid JSON invalid", () => {
     expect(() => parseExactJson('{"results":[{"amount": 1')).toThrow(SyntaxError);
     expect(() => parseExactJson('{"a":"x,"amount": 1}')).toThrow(SyntaxError);
+    // Not JSON numbers: never quoted into valid strings.
+    for (const bad of ['{"amount": 01}', '{"amount": 1.}', '{"amount": +1}', '{"amount": 1 2}', '{"amount": 1-2}', '["amount": 1]']) expect(() => parseExactJson(bad)).toThrow(SyntaxError);
   });
 });
 

@@ -269,6 +269,66 @@ describe.each(subjects)("the store port on $name", (subject) => {
     });
   });
 
+  describe("Store: each alert kept once", () => {
+    const sinks = ["slack", "email", "webhook", "discord", "telegram"];
+
+    it("keeps the document of an alert for five sinks once; each sink's entry reads it; it goes with the last entry pruned", async () => {
+      const first = await fresh();
+      await first.store.commitWindow({ cursor: cursor("s1", 1), entries: [...sinks.map((sink) => entry("a1", sink, { padding: 2000 })), entry("a2", "slack")] });
+      expect(await first.store.stats()).toMatchObject({ outbox: 6, alerts: 2 });
+      await first.close();
+
+      const { store } = await open();
+      const document = JSON.stringify(entry("a1", "slack", { padding: 2000 }).alert);
+      const entries = await store.listOutbox();
+      expect(entries.map((e) => e.id)).toEqual([...sinks.map((sink) => `a1:${sink}`), "a2:slack"]);
+      for (const e of entries.slice(0, 5)) expect(JSON.stringify(e.alert)).toBe(document);
+
+      // One sink dead-lettered and requeued, the others delivered and pruned: the document stays for the one left.
+      await store.updateOutbox([
+        ...sinks.slice(0, 4).map((sink) => ({ id: `a1:${sink}`, kind: "delivered" as const, at: t0 })),
+        { id: "a1:telegram", kind: "dead", at: t0, reason: "HTTP 404" },
+        { id: "a2:slack", kind: "delivered", at: t0 },
+      ]);
+      expect(await store.pruneDelivered(t1)).toBe(5);
+      expect(await store.stats()).toMatchObject({ outbox: 1, alerts: 1 });
+      await store.updateOutbox([{ id: "a1:telegram", kind: "requeue", at: t1 }]);
+      const [left] = await store.listOutbox({ sink: "telegram", state: "pending" });
+      expect(JSON.stringify(left?.alert)).toBe(document);
+
+      await store.updateOutbox([{ id: "a1:telegram", kind: "delivered", at: t1 }]);
+      expect(await store.pruneDelivered(t2)).toBe(1);
+      expect(await store.stats()).toMatchObject({ outbox: 0, alerts: 0 });
+    });
+
+    it("gives an entry added later for another sink the document kept first, and adds none for known entries", async () => {
+      const { store } = await fresh();
+      await store.commitWindow({ cursor: cursor("s1", 1), entries: [entry("a1", "slack")] });
+      // A re-scan after a sink was added to the rule: the alert id is the same, its document is not re-read.
+      const later = entry("a1", "email", { padding: 10 });
+      expect(await store.commitWindow({ cursor: cursor("s1", 1), entries: [entry("a1", "slack", { padding: 10 }), later] })).toEqual({ added: 1 });
+      const entries = await store.listOutbox();
+      expect(entries.map((e) => e.id)).toEqual(["a1:slack", "a1:email"]);
+      expect(entries.map((e) => e.alert)).toEqual([entry("a1", "slack").alert, entry("a1", "slack").alert]);
+      expect(await store.enqueue([entry("a1", "email")])).toEqual({ added: 0 });
+      expect(await store.stats()).toMatchObject({ outbox: 2, alerts: 1 });
+    });
+
+    it("lists entries of a shared alert by sink, state and digest with their documents", async () => {
+      const { store } = await fresh();
+      await store.commitWindow({ cursor: cursor("s1", 1), entries: [entry("a1", "slack"), entry("a1", "email"), entry("a2", "slack"), entry("a2", "email")] });
+      await store.updateOutbox([
+        { id: "a1:email", kind: "group", group_id: "g1" },
+        { id: "a2:email", kind: "group", group_id: "g1" },
+      ]);
+      expect((await store.listOutbox({ groupId: "g1" })).map((e) => [e.id, e.alert.id])).toEqual([
+        ["a1:email", "a1"],
+        ["a2:email", "a2"],
+      ]);
+      expect((await store.listOutbox({ sink: "slack", state: "pending", newestFirst: true, limit: 1 })).map((e) => [e.id, e.alert.summary])).toEqual([["a2:slack", "alert a2"]]);
+    });
+  });
+
   describe("Store: cooldown stamps and suppression notes", () => {
     it("keep one stamp per (sink, rule, key), never going back in time, across a reopen; pruned by age", async () => {
       const first = await fresh();

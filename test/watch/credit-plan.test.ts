@@ -149,7 +149,14 @@ sinks:
     expect(await main(["plan", "--config", path, "--date", "2025-06-09"], io)).toBe(0);
     const out = io.out();
     expect(out).toContain("UTC day 2025-06-09");
-    expect(out).toMatch(/hot\s+internal transactions of account 0x1{40}\s+7\s+\*\/10 \* \* \* \* \*\s+8,640\s+8,640\s+172,800\s+20/);
+    // The table fits 100 columns: addresses shortened, ticks a day and credits a tick under --wide.
+    expect(out).toMatch(/hot\s+internal transactions of account 0x1111…1111\s+7\s+\*\/10 \* \* \* \* \*\s+172,800$/m);
+    const table = out.split("\n").slice(2, out.split("\n").indexOf("", 2));
+    expect(table.length).toBeGreaterThan(2);
+    for (const line of table) expect(line.length).toBeLessThanOrEqual(100);
+    const wide = memoryIO();
+    expect(await main(["plan", "--config", path, "--date", "2025-06-09", "--wide"], wide)).toBe(0);
+    expect(wide.out()).toMatch(/hot\s+internal transactions of account 0x1{40}\s+7\s+\*\/10 \* \* \* \* \*\s+8,640\s+8,640\s+172,800\s+20/);
     expect(out).toContain("budget: 172,800 of 100,000 credits a day (172.8%)");
     // 100,000 / 20 = 5,000 requests, one every 10 s: the 5,001st at 13:53:20.
     expect(out).toContain("the budget runs out at about 13:53 UTC");

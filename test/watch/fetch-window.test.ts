@@ -87,7 +87,7 @@ describe("fetchWindow", () => {
           expect(chunks.at(-1)?.to).toBe(to);
           for (let i = 1; i < chunks.length; i++) expect(chunks[i]!.from).toBe(chunks[i - 1]!.to + 1);
           const seen = chunks.flatMap((c) => c.records.map((r) => r.key));
-          const expected = prepareWindow(records.map(normalizeInternalTransaction), from, to).records.map((r) => r.key);
+          const expected = prepareWindow(records.map((raw) => normalizeInternalTransaction(raw)), from, to).records.map((r) => r.key);
           expect(seen).toEqual(expected);
         },
       ),
@@ -115,7 +115,7 @@ describe("fetchWindow", () => {
     const chunks: WindowChunk[] = [];
     for await (const chunk of fetchWindow(5, 30, { paginate: api.paginate, normalize: normalizeInternalTransaction as (data: never) => WatchedRecord, probe: PROBES.internal_transactions as (data: never) => WatchedRecord, pageSize: 60, perBlock: false, select: wanted, recount: NO_WAIT, signal: new AbortController().signal })) chunks.push(chunk);
 
-    const all = prepareWindow(records.map(normalizeInternalTransaction), 5, 30).records;
+    const all = prepareWindow(records.map((raw) => normalizeInternalTransaction(raw)), 5, 30).records;
     expect(chunks.flatMap((c) => c.records.map((r) => r.key))).toEqual(all.filter(wanted).map((r) => r.key));
     // Every record inside the window was seen, not only the selected ones; the drifting first
     // paging held more records than total_count and was fetched again.
@@ -144,7 +144,7 @@ describe("fetchWindow against total_count", () => {
     for await (const chunk of fetchWindow(1, 10, options)) chunks.push(chunk);
     expect(api.pagings()).toBe(3);
     expect(told.map((m) => [m.attempt, m.received, m.reported[0]])).toEqual([[1, 39, 40], [2, 39, 40]]);
-    expect(chunks.flatMap((c) => c.records.map((r) => r.key))).toEqual(prepareWindow(records.map(normalizeInternalTransaction), 1, 10).records.map((r) => r.key));
+    expect(chunks.flatMap((c) => c.records.map((r) => r.key))).toEqual(prepareWindow(records.map((raw) => normalizeInternalTransaction(raw)), 1, 10).records.map((r) => r.key));
   });
 
   it("fails with KW_WATCH_COUNT_MISMATCH, yielding nothing of the range, when the count never agrees", async () => {
@@ -199,21 +199,21 @@ describe("identical NFT transfers", () => {
   it("are numbered per transaction: the same transfer in two transactions is two first occurrences", () => {
     const a = transfer();
     const b = transfer({ transaction_hash: "0x" + "b".repeat(64), transaction_index: 3 });
-    const keys = prepareWindow([a, b, a].map(normalizeNftTransfer), 1, 10).records.map((r) => r.key);
+    const keys = prepareWindow([a, b, a].map((raw) => normalizeNftTransfer(raw)), 1, 10).records.map((r) => r.key);
     expect(keys.filter((k) => k.includes("#"))).toHaveLength(1);
     expect(keys).toContain(normalizeNftTransfer(b).key);
   });
 
   it("are numbered alike for `kaiawatch explain` (one transaction's records) and for a window", () => {
     const twin = transfer();
-    const records = [twin, transfer({ token_id: "6" }), twin].map(normalizeNftTransfer);
+    const records = [twin, transfer({ token_id: "6" }), twin].map((raw) => normalizeNftTransfer(raw));
     const window = prepareWindow(records, 1, 10).records.map((r) => r.key);
     const explained = numberTwins([...records].sort(compareRecords)).map((r) => r.key);
     expect(explained).toEqual(window);
   });
 
   it("leave repeated event logs and internal transactions deduplicated (those cannot be twins)", () => {
-    const prepared = prepareWindow([record(3, 1, 0), record(3, 1, 0)].map(normalizeInternalTransaction), 1, 10);
+    const prepared = prepareWindow([record(3, 1, 0), record(3, 1, 0)].map((raw) => normalizeInternalTransaction(raw)), 1, 10);
     expect(prepared.records).toHaveLength(1);
     expect(prepared.duplicates).toBe(1);
   });
@@ -222,7 +222,7 @@ describe("identical NFT transfers", () => {
 describe("prepareWindow", () => {
   it("drops records outside the window and repeated identities, and sorts ascending", () => {
     const inside = [record(12, 1, 0), record(10, 0, 1), record(10, 0, 0), record(12, 0, 0)];
-    const prepared = prepareWindow([...inside, record(9, 0, 0), record(13, 0, 0), record(10, 0, 0)].map(normalizeInternalTransaction), 10, 12);
+    const prepared = prepareWindow([...inside, record(9, 0, 0), record(13, 0, 0), record(10, 0, 0)].map((raw) => normalizeInternalTransaction(raw)), 10, 12);
     expect(prepared.records.map((r) => r.key.split(":").slice(0, 1).concat(r.key.split(":").slice(2)).join(":"))).toEqual(["10:0", "10:1", "12:0", "12:0"]);
     expect(prepared.records.map((r) => r.order)).toEqual([[0, 0], [0, 1], [0, 0], [1, 0]]);
     expect(prepared.outside).toBe(2);

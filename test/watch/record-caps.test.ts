@@ -80,6 +80,31 @@ describe("the explorer's JSON", () => {
     const answer = client.blockInternalTransactions({ blockNumber: 1 });
     await expect(answer).rejects.toMatchObject({ code: "KW_EXPLORER_BAD_RESPONSE", message: expect.stringContaining("nested deeper than 64 levels") });
   });
+
+  it("marks a page as needing no cut only when no text in it is long and nothing nests deep, so the walk is skipped only then", async () => {
+    const { MAX_RECORD_TEXT } = await import("../../src/model/record-limits.js");
+    const { pageWithinRecordLimits } = await import("../../src/watch/cap-record.js");
+    const server = await startFixtureServer();
+    cleanups.push(() => server.close());
+    const client = createExplorerClient(quietCommon(), { baseUrl: server.url, requestsPerSecond: 1000, retryBaseMs: 1, retryMaxMs: 5, maxRetries: 0 });
+    cleanups.push(() => client.close());
+    const page = (extra: string) =>
+      `{"results":[${JSON.stringify({ ...s.internalTransactionListItem, extra: "@" }).replace('"@"', extra)}],"paging":{"total_count":1,"current_page":1,"last":true,"total_page":1}}`;
+    let nested = '"x"';
+    for (let i = 0; i < 14; i++) nested = `{"d":${nested}}`;
+    const cases: Array<[string, boolean]> = [
+      [JSON.stringify("y".repeat(MAX_RECORD_TEXT)), true],
+      // Escapes count as written: 16,384 characters read, more written.
+      [JSON.stringify(`${"y".repeat(MAX_RECORD_TEXT - 1)}"`), false],
+      [JSON.stringify("y".repeat(MAX_RECORD_TEXT + 1)), false],
+      [nested, false],
+    ];
+    for (const [extra, within] of cases) {
+      server.enqueue({ body: page(extra) });
+      const answer = await client.blockInternalTransactions({ blockNumber: 1 });
+      expect(pageWithinRecordLimits(answer.results), extra.slice(0, 30)).toBe(within);
+    }
+  });
 });
 
 describe("through a daemon", () => {

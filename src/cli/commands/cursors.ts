@@ -1,5 +1,5 @@
 import type { Command, CommandIO } from "../command.js";
-import { EXIT_OK, EXIT_RUNTIME } from "../command.js";
+import { EXIT_OK, EXIT_RUNTIME, EXIT_USAGE } from "../command.js";
 import { daemonApiOf, describeApiFailure } from "../daemon-api.js";
 import { readIndexedHead } from "./replay.js";
 import { isStoreError } from "../../store/errors.js";
@@ -10,11 +10,13 @@ import type { Backend } from "../../store/backend.js";
 import { storeOptionsOf } from "../../config/store-options.js";
 import { definitionsOfWatch } from "../../watch/plan.js";
 import { planFromConfig } from "../../watch/plan-from-config.js";
-import { findCursorTarget, moveCursor } from "../../watch/move-cursor.js";
+import { findCursorTarget, moveCursor, type MovedCursor } from "../../watch/move-cursor.js";
+import { CURSOR_MOVE_CONFIRM_CREDITS, costOfMove, describeMoveCost } from "../../watch/move-cost.js";
+import { describeError } from "../../common/errors.js";
 import type { PlannedSource } from "../../watch/poller.js";
 import { FAMILY_OF_OPERATION, describeSource, sourceKey } from "../../watch/source.js";
 
-const HELP = `Usage: kaiawatch cursors [options] [--set NAME=BLOCK …]
+const HELP = `Usage: kaiawatch cursors [options] [--set NAME=BLOCK …] [--yes]
 
 Lists every source of the config with its cursor: the last block fully processed.
 
@@ -36,8 +38,18 @@ Lists every source of the config with its cursor: the last block fully processed
                      database directly, and fences the source's lease: a window its replica
                      is committing from the old position is refused, and the replica goes
                      on from BLOCK + 1 at its next tick.
+                     A running daemon interrupts the source's tick in progress (a catch-up
+                     from the old position), keeps the windows it committed, and goes on from
+                     BLOCK + 1 at the next tick.
                      Rescanned records keep their alert ids: alerts still in the outbox are
                      not queued twice.
+                     Before moving, each move's cost is printed: the blocks it skips, or the
+                     blocks the source scans again up to the head with the credits and time
+                     that takes (estimated as \`replay\` does: at least one page per window).
+                     After it, the previous positions, as a command that puts them back.
+  --yes              move although a move's catch-up is estimated above ${CURSOR_MOVE_CONFIRM_CREDITS}
+                     credits, or puts a cursor past the head the explorer has indexed;
+                     without it such a move is refused (exit 2) and nothing moves
 
 Options:
 ${CONFIG_OPTIONS_HELP}
@@ -106,37 +118,90 @@ function parseSet(text: string, rows: Row[]): { row: Row; block: number | "lates
 }
 
 async function run(args: string[], io: CommandIO): Promise<number> {
-  const { values } = parseCommandArgs(args, { ...CONFIG_OPTIONS, set: { type: "string", multiple: true } });
+  const { values } = parseCommandArgs(args, { ...CONFIG_OPTIONS, set: { type: "string", multiple: true }, yes: { type: "boolean", default: false } });
   const loaded = await loadConfigForCommand(io, values.config);
   if (typeof loaded === "number") return loaded;
   const common = createCommandCommon(io, { config: loaded.config, secrets: loaded.secrets, logLevel: values["log-level"] ?? "warn", logFormat: values["log-format"] });
   const { rows, sources } = sourcesOfConfig(loaded.config);
-  const sets = (values.set ?? []).map((text) => parseSet(text, rows));
+  const asked = (values.set ?? []).map((text) => parseSet(text, rows));
+  const options = storeOptionsOf(loaded.config.store);
+  if (asked.length === 0) return list(await openBackend(common, { ...options, readOnly: true }), rows, io);
+
+  // The cost first, from the positions as they are (read-only: a running daemon holds the lock).
+  let head: number | undefined;
+  try {
+    head = await readIndexedHead(common, loaded.config);
+  } catch (error) {
+    if (!values.yes) {
+      io.stderr.write(`kaiawatch cursors: cannot read the chain head to show what the move costs: ${common.secrets.redact(describeError(error))}. Nothing was moved. Run again with --yes to move without the estimate${asked.some((s) => s.block === "latest") ? " (a block number, not latest)" : ""}.\n`);
+      return EXIT_RUNTIME;
+    }
+    if (asked.some((s) => s.block === "latest")) {
+      io.stderr.write(`kaiawatch cursors: cannot read the chain head, so latest means nothing: ${common.secrets.redact(describeError(error))}\n`);
+      return EXIT_RUNTIME;
+    }
+  }
+  const sets = asked.map(({ row, block }) => ({ row, block: block === "latest" ? head! : block }));
+  if (head !== undefined) {
+    const reading = await openBackend(common, { ...options, readOnly: true });
+    const stored = new Map((await reading.store.listCursors().finally(() => reading.close())).map((c) => [c.key, c.block]));
+    let confirm = false;
+    for (const { row, block } of sets) {
+      const target = findCursorTarget(sources, row.key);
+      const cost = costOfMove(target, stored.get(row.key) ?? null, block, head, loaded.config.explorer.requests_per_second);
+      confirm ||= cost.needsConfirmation;
+      const what = target === undefined ? "not polled (no rule reads it): nothing scans it" : describeMoveCost(cost);
+      io.stdout.write(`Moving ${row.key} (${row.watch}) from ${cost.from ?? "none"} to ${block}: ${what}.\n`);
+    }
+    if (confirm && !values.yes) {
+      io.stderr.write(`kaiawatch cursors: nothing was moved. A move whose catch-up is estimated above ${CURSOR_MOVE_CONFIRM_CREDITS} credits, or that puts a cursor past the indexed head, needs --yes: check the block number, then run again with --yes.\n`);
+      return EXIT_USAGE;
+    }
+  }
+
   let backend: Backend;
   try {
     // store.url: the PostgreSQL store the replicas share (no lock; a move fences the source's holder, see below).
-    backend = await openBackend(common, { ...storeOptionsOf(loaded.config.store), readOnly: sets.length === 0 });
+    backend = await openBackend(common, options);
   } catch (error) {
     if (!isStoreError(error, "KW_STORE_LOCKED")) throw error;
     return moveThroughDaemon(io, loaded.config, sets, common.secrets.redact.bind(common.secrets), `${error.code} ${error.message}`);
   }
   const store = backend.store;
+  const moved: MovedCursor[] = [];
   try {
-    const head = sets.some((s) => s.block === "latest") ? await readIndexedHead(common, loaded.config) : undefined;
-    for (const { row, block: asked } of sets) {
-      const block = asked === "latest" ? head! : asked;
+    for (const { row, block } of sets) {
       // The cursor is the last processed block: scanning resumes at BLOCK + 1.
       const target = findCursorTarget(sources, row.key);
       if (target === undefined) {
         // A source no rule reads: nothing serves it, its cursor alone moves.
         const { before } = await store.moveCursor({ key: row.key, watch: row.watch, source: row.family, description: row.description, block, updated_at: new Date().toISOString() });
-        io.stdout.write(`${row.key} (${row.watch}): ${before ?? "none"} → ${block}\n`);
+        moved.push({ source: row.key, watch: row.watch, from: before ?? null, to: block });
         continue;
       }
-      for (const m of await moveCursor(store, target, block, new Date())) io.stdout.write(`${m.source} (${m.watch}): ${m.from ?? "none"} → ${m.to}\n`);
+      moved.push(...(await moveCursor(store, target, block, new Date())));
     }
+  } catch (error) {
+    await backend.close();
+    throw error;
+  }
+  io.stdout.write(describeMoves(moved, ""));
+  return list(backend, rows, io);
+}
+
+/** The moves made, then how to undo them: the previous positions, as one command. */
+function describeMoves(moved: readonly MovedCursor[], suffix: string): string {
+  const lines = moved.map((m) => `${m.source} (${m.watch}): ${m.from ?? "none"} → ${m.to}${suffix}\n`);
+  const undo = moved.filter((m) => m.from !== null && m.from !== m.to);
+  if (undo.length > 0) lines.push(`To undo: kaiawatch cursors ${undo.map((m) => `--set ${m.source}=${m.from}`).join(" ")} --yes\n`);
+  return lines.join("");
+}
+
+/** The cursors table; closes the backend. */
+async function list(backend: Backend, rows: Row[], io: CommandIO): Promise<number> {
+  try {
     const known = new Set(rows.map((r) => r.key));
-    const stored = new Map((await store.listCursors()).map((cursor) => [cursor.key, cursor]));
+    const stored = new Map((await backend.store.listCursors()).map((cursor) => [cursor.key, cursor]));
     const table = rows.map((r) => [r.key, r.watch, String(stored.get(r.key)?.block ?? "-"), stored.get(r.key)?.updated_at ?? "-", r.description]);
     // Cursors of sources no longer in the config are kept (the watch may come back): show them too.
     for (const cursor of stored.values()) if (!known.has(cursor.key)) table.push([cursor.key, cursor.watch, String(cursor.block), cursor.updated_at, `${cursor.description} (not in config)`]);
@@ -148,9 +213,8 @@ async function run(args: string[], io: CommandIO): Promise<number> {
 }
 
 /** A running daemon holds the store: it moves the cursors itself, through its status API. */
-async function moveThroughDaemon(io: CommandIO, config: Config, sets: Array<{ row: Row; block: number | "latest" }>, redact: (text: string) => string, lockMessage: string): Promise<number> {
+async function moveThroughDaemon(io: CommandIO, config: Config, sets: Array<{ row: Row; block: number }>, redact: (text: string) => string, lockMessage: string): Promise<number> {
   const api = daemonApiOf(config);
-  if (sets.length === 0) throw new Error("unreachable: listing opens the store read-only");
   if ("unavailable" in api) {
     io.stderr.write(`kaiawatch cursors: ${lockMessage}\nThe daemon cannot be asked instead: ${api.unavailable}.\n`);
     return EXIT_RUNTIME;
@@ -165,8 +229,8 @@ async function moveThroughDaemon(io: CommandIO, config: Config, sets: Array<{ ro
     io.stderr.write(`kaiawatch cursors: ${lockMessage}\nAsked the daemon instead, and ${redact(describeApiFailure(api, outcome))}\n`);
     return EXIT_RUNTIME;
   }
-  const moved = (outcome.body.moved ?? []) as Array<{ source: string; watch: string; from: number | null; to: number }>;
-  for (const m of moved) io.stdout.write(`${m.source} (${m.watch}): ${m.from ?? "none"} → ${m.to} (moved by the running daemon at ${api.url})\n`);
+  const moved = (outcome.body.moved ?? []) as MovedCursor[];
+  io.stdout.write(describeMoves(moved, ` (moved by the running daemon at ${api.url})`));
   return EXIT_OK;
 }
 

@@ -161,7 +161,7 @@ export const demoCommand: Command = {
       });
       cleanups.push(() => smtp.close());
 
-      const storePath = join(dir, "kaiawatch.json");
+      const storePath = join(dir, "kaiawatch.db");
       let loaded;
       try {
         loaded = loadDemoConfig({

@@ -17,6 +17,7 @@ export const COMMANDS: CommandEntry[] = [
   { name: "doctor", summary: "check a config against the real services: explorer, key and plan, answer shapes, node, sinks", load: async () => (await import("./doctor.js")).doctorCommand },
   { name: "validate", summary: "check a config file and show what would run", load: async () => (await import("./validate.js")).validateCommand },
   { name: "plan", summary: "requests and credits per day of a config, against the daily budget", load: async () => (await import("./plan.js")).planCommand },
+  { name: "status", summary: "ask running daemons (or every replica) how they are: sources, sinks, conditions, credits", load: async () => (await import("./status.js")).statusCommand },
   { name: "cursors", summary: "list the sources' cursors; --set NAME=BLOCK to rewind or skip", load: async () => (await import("./cursors.js")).cursorsCommand },
   { name: "outbox", summary: "list pending and dead alerts; `outbox retry` sends dead letters again", load: async () => (await import("./outbox.js")).outboxCommand },
   { name: "test-sink", summary: "send a test alert through one sink and report what happened", load: async () => (await import("./test-sink.js")).testSinkCommand },

@@ -3,6 +3,7 @@ import { EXIT_OK, EXIT_RUNTIME, EXIT_USAGE } from "../command.js";
 import { CONFIG_OPTIONS_HELP } from "../bootstrap.js";
 import { parseDuration } from "../../config/index.js";
 import { withDaemon } from "../run-command.js";
+import { commandProgress } from "../command-progress.js";
 
 export const onceCommand: Command = {
   name: "once",
@@ -10,7 +11,9 @@ export const onceCommand: Command = {
   help: `Usage: kaiawatch once [options]
 
 Reads the head once, brings every source's cursor up to it (window after window),
-then delivers what is due in the outbox and exits. Alerts not delivered within the
+then delivers what is due in the outbox and exits. A catch-up longer than one window shows
+its progress (blocks done of the total, rate, time left): a line on a terminal, else an
+info log line every few seconds. Alerts not delivered within the
 drain timeout (failing sinks, a long backlog) stay in the outbox for the next run.
 
 Exit codes: 0 every source reached the head; 1 a source failed (its cursor stays where
@@ -49,5 +52,5 @@ ${CONFIG_OPTIONS_HELP}
         await daemon.stop();
       }
       return failed > 0 ? EXIT_RUNTIME : EXIT_OK;
-    }),
+    }, (common, values) => ({ progress: commandProgress(common, io, values["log-level"] !== undefined) })),
 };

@@ -14,20 +14,27 @@ import { openBackend, type OpenBackendOptions } from "../../store/open-backend.j
 import { storeOptionsOf } from "../../config/store-options.js";
 import type { OutboxEntry, OutboxState } from "../../model/outbox-entry.js";
 import { EXIT_OK, EXIT_RUNTIME, EXIT_USAGE, type Command, type CommandIO } from "../command.js";
+import { readRecordField } from "../../notify/grouping.js";
+import { formatDuration } from "../../common/duration.js";
 
-const STATES: readonly OutboxState[] = ["pending", "dead", "delivered"];
+/** What --state lists: the store's states, and "suppressed" (kept as delivered, never sent: a silence or a cooldown held it back). */
+type ListedState = OutboxState | "suppressed";
+const STATES: readonly ListedState[] = ["pending", "dead", "delivered", "suppressed"];
+/** The summary column is cut to this many characters (--json carries it whole). */
+const SUMMARY_WIDTH = 48;
 const VALUE_OPTIONS = new Set(["--config", "--store", "--state", "--sink", "--limit"]);
 const DEFAULT_LIMIT = 100;
 
 const HELP = `Usage:
-  kaiawatch outbox [--config PATH] [--state pending|dead|delivered] [--sink NAME] [--limit N] [--json]
+  kaiawatch outbox [--config PATH] [--state pending|dead|delivered|suppressed] [--sink NAME] [--limit N] [--json]
   kaiawatch outbox retry (ID… | --all) [--config PATH]
 
 List the alerts in the outbox, or send dead letters again.
 
 Listing shows pending and dead alerts unless --state says otherwise (delivered alerts are
 kept for store.retention, 7 days by default): the newest ${DEFAULT_LIMIT} of each state, oldest
-first, and how many there are in all. It only reads the store, so it works while the
+first, and how many there are in all, each with its alert's summary. A pending alert of a
+rule with group: says which digest it waits for. It only reads the store, so it works while the
 daemon runs. With store.url in the config it reads the PostgreSQL store that the replicas
 share (the URL is never printed).
 
@@ -42,7 +49,8 @@ holding each sink sends them.
 Options:
   --config PATH     the config file (default ./config.yaml); its store.url, or else its store.path, is used
   --store PATH      the store (its SQLite file), instead of reading the config
-  --state STATE     only entries in this state: pending, dead or delivered
+  --state STATE     only entries in this state: pending, dead, delivered (sent and accepted) or
+                    suppressed (held back by a silence or a cooldown, never sent)
   --sink NAME       only entries of this sink
   --limit N         show the newest N entries of each state (default ${DEFAULT_LIMIT})
   --json            one JSON object per line instead of a table
@@ -117,7 +125,7 @@ async function list(args: string[], io: CommandIO): Promise<number> {
   if (!parsed.ok) return parsed.code;
   const { values } = parsed;
   const state = values.state;
-  if (state !== undefined && !STATES.includes(state as OutboxState)) {
+  if (state !== undefined && !STATES.includes(state as ListedState)) {
     return usageError(io, `--state must be one of ${STATES.join(", ")}, not "${String(state)}"`);
   }
   const limitText = values.limit;
@@ -125,12 +133,12 @@ async function list(args: string[], io: CommandIO): Promise<number> {
     return usageError(io, `--limit must be a whole number ≥ 1, not "${String(limitText)}"`);
   }
   const limit = typeof limitText === "string" ? Number(limitText) : DEFAULT_LIMIT;
-  const shownStates: OutboxState[] = state === undefined ? ["pending", "dead"] : [state as OutboxState];
+  const shownStates: ListedState[] = state === undefined ? ["pending", "dead"] : [state as ListedState];
   const location = await storePath(values, io);
   if ("code" in location) return location.code;
   const common = cliCommon(io, location.secrets);
   let entries: OutboxEntry[];
-  let totals: Array<readonly [OutboxState, number]>;
+  let totals: Array<readonly [string, number]>;
   let suppressed: Record<string, SuppressedNote>;
   try {
     const backend = await openBackend(common, { ...location.open, readOnly: true });
@@ -140,11 +148,21 @@ async function list(args: string[], io: CommandIO): Promise<number> {
       // The newest of each state, shown oldest first: what a long outbox holds last, read without reading all of it.
       entries = [];
       totals = [];
+      suppressed = {};
       for (const s of shownStates) {
-        entries.push(...(await store.listOutbox({ sink, state: s, newestFirst: true, limit })).reverse());
-        totals.push([s, await store.countOutbox({ sink, state: s })] as const);
+        if (s !== "delivered" && s !== "suppressed") {
+          entries.push(...(await store.listOutbox({ sink, state: s, newestFirst: true, limit })).reverse());
+          totals.push([s, await store.countOutbox({ sink, state: s })] as const);
+          continue;
+        }
+        // The store keeps a suppressed alert as delivered (it is done with), with a note of why:
+        // each is listed under its own state, and the total counts both.
+        const done = (await store.listOutbox({ sink, state: "delivered", newestFirst: true, limit })).reverse();
+        Object.assign(suppressed, await readSuppressedNotes(store, done));
+        entries.push(...done.filter((entry) => (suppressed[entry.id] !== undefined) === (s === "suppressed")));
+        totals.push(["delivered or suppressed", await store.countOutbox({ sink, state: "delivered" })] as const);
       }
-      suppressed = await readSuppressedNotes(store, entries);
+      for (const [id, note] of Object.entries(await readSuppressedNotes(store, entries))) suppressed[id] = note;
     } finally {
       await backend.close();
     }
@@ -172,16 +190,25 @@ async function list(args: string[], io: CommandIO): Promise<number> {
   }
   // A silenced or cooled-down alert was never sent: it is "suppressed", not "delivered".
   const shownState = (entry: OutboxEntry) => (entry.state === "delivered" && suppressed[entry.id] !== undefined ? "suppressed" : entry.state);
-  const rows = entries.map((entry) => [entry.id, entry.sink, entry.rule, shownState(entry), String(entry.attempts), entry.created_at, note(entry, suppressed[entry.id])].map(printable));
-  io.stdout.write(table(["ID", "SINK", "RULE", "STATE", "ATTEMPTS", "CREATED", "LAST ERROR / REASON"], rows));
+  const groups = new Map((location.config?.rules ?? []).filter((rule) => rule.group !== undefined).map((rule) => [rule.name, rule.group!]));
+  const rows = entries.map((entry) => [entry.id, entry.sink, entry.rule, shownState(entry), String(entry.attempts), entry.created_at, cutSummary(entry.alert.summary), note(entry, suppressed[entry.id], groups.get(entry.rule))].map(printable));
+  io.stdout.write(table(["ID", "SINK", "RULE", "STATE", "ATTEMPTS", "CREATED", "SUMMARY", "LAST ERROR / REASON"], rows));
   const counts = totals.filter(([, n]) => n > 0);
   const cut = entries.length < counts.reduce((sum, [, n]) => sum + n, 0);
   io.stdout.write(`\n${counts.map(([s, n]) => `${n} ${s}`).join(", ")}${cut ? ` (the newest ${limit} of each shown; --limit N shows more)` : ""}\n`);
   return EXIT_OK;
 }
 
-function note(entry: OutboxEntry, suppression: SuppressedNote | undefined): string {
-  const digest = entry.group_id === undefined ? "" : ` [digest ${entry.group_id}]`;
+function cutSummary(summary: string): string {
+  const line = summary.replace(/\s+/g, " ").trim();
+  return line.length <= SUMMARY_WIDTH ? line : `${line.slice(0, SUMMARY_WIDTH - 1)}…`;
+}
+
+function note(entry: OutboxEntry, suppression: SuppressedNote | undefined, group?: { window: number; by?: string }): string {
+  // A member waits for its rule's digest: the one it is in, or (not grouped yet) the next of its rule (and group.by value).
+  const waiting = entry.state === "pending" && entry.group_id === undefined && group !== undefined && entry.attempts === 0;
+  const byValue = group?.by === undefined ? "" : `, ${group.by} ${readRecordField(entry.alert.record, group.by) || "(none)"}`;
+  const digest = entry.group_id !== undefined ? ` [digest ${entry.group_id}]` : waiting ? ` for the next digest of rule ${entry.rule} (group.window ${formatDuration(group.window)}${byValue})` : "";
   switch (entry.state) {
     case "dead":
       return `${entry.dead_reason ?? "dead"}${digest}`;

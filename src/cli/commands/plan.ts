@@ -1,5 +1,5 @@
 import { EXIT_OK, EXIT_USAGE, type Command, type CommandIO } from "../command.js";
-import { isHeadSchedule } from "../../config/schedule.js";
+import { isEverySecond, isHeadSchedule } from "../../config/schedule.js";
 import { UsageError, loadConfigForCommand, parseCommandArgs } from "../bootstrap.js";
 import type { Config } from "../../config/index.js";
 import { formatSeconds, planCredits, type CreditPlan } from "../../watch/credit-plan.js";
@@ -7,7 +7,7 @@ import { formatSeconds, planCredits, type CreditPlan } from "../../watch/credit-
 const HELP = `Usage: kaiawatch plan [--config PATH] [--date YYYY-MM-DD] [--json]
 
 Shows what a config costs at the explorer in one UTC day, without contacting anything:
-per source its operation, schedule, ticks, requests and credits; the enrichments' cost
+per source its operation, schedule and credits (--wide: ticks and requests too); the enrichments' cost
 per lookup; the total against explorer.daily_credit_budget; and warnings (an operation
 only the PRO_PLUS plan has, a schedule slower than its block window, a request rate
 above half of requests_per_second, the hour the budget runs out). Where watches could share a
@@ -37,37 +37,62 @@ Options:
   -c, --config PATH   the config file (default ./config.yaml)
   --date YYYY-MM-DD   the UTC day to lay the schedules out on (default today)
   --json              the plan as JSON
+  --wide              the sources' table with every column (ticks and requests a day, credits a tick) and
+                      whole descriptions; without it the table fits 100 columns
 `;
 
 const OPTIONS = {
   config: { type: "string", short: "c", default: "./config.yaml" },
   date: { type: "string" },
   json: { type: "boolean", default: false },
+  wide: { type: "boolean", default: false },
 } as const;
 
 const n = (value: number) => Math.round(value).toLocaleString("en-US");
 
-function table(rows: string[][]): string[] {
+function table(rows: string[][], textColumns: number): string[] {
   const widths: number[] = [];
   for (const row of rows) row.forEach((cell, i) => (widths[i] = Math.max(widths[i] ?? 0, cell.length)));
   // Text columns left, figures right.
-  return rows.map((row) => row.map((cell, i) => (i < 4 ? cell.padEnd(widths[i] ?? 0) : cell.padStart(widths[i] ?? 0))).join("  ").trimEnd());
+  return rows.map((row) => row.map((cell, i) => (i < textColumns ? cell.padEnd(widths[i] ?? 0) : cell.padStart(widths[i] ?? 0))).join("  ").trimEnd());
 }
 
-export function formatPlan(plan: CreditPlan, config: Config, path: string): string {
+/** The narrow table's text cells: addresses as 0x1234…abcd, and cut to `max` characters. */
+function narrow(text: string, max: number): string {
+  const short = text.replace(/0x([0-9a-fA-F]{4})[0-9a-fA-F]{32}([0-9a-fA-F]{4})/g, "0x$1…$2");
+  return short.length <= max ? short : `${short.slice(0, max - 1)}…`;
+}
+
+/** `wide`: every column with whole descriptions; else a table that fits 100 columns. */
+export function formatPlan(plan: CreditPlan, config: Config, path: string, options: { wide?: boolean } = {}): string {
   const lines: string[] = [`kaiawatch plan: ${path}, UTC day ${plan.day}, one block a second`, ""];
-  const rows = [["watch", "source", "op", "schedule", "ticks/day", "requests/day", "credits/day", "credits/tick"]];
-  for (const s of plan.sources) {
-    rows.push([s.watch, s.description, String(s.operationNumber), s.schedule, n(s.ticksPerDay), n(s.requestsPerDay), n(s.creditsPerDay), s.creditsPerTick.toFixed(s.creditsPerTick % 1 === 0 ? 0 : 2)]);
+  if (options.wide === true) {
+    const rows = [["watch", "source", "op", "schedule", "ticks/day", "requests/day", "credits/day", "credits/tick"]];
+    for (const s of plan.sources) {
+      rows.push([s.watch, s.description, String(s.operationNumber), s.schedule, n(s.ticksPerDay), n(s.requestsPerDay), n(s.creditsPerDay), s.creditsPerTick.toFixed(s.creditsPerTick % 1 === 0 ? 0 : 2)]);
+    }
+    rows.push(["total", "", "", "", "", n(plan.requestsPerDay), n(plan.creditsPerDay), ""]);
+    lines.push(...table(rows, 4));
+  } else {
+    // 16 + 46 + 2 + 14 + 11 and the gaps: 99 columns at most.
+    const rows = [["watch", "source", "op", "schedule", "credits/day"]];
+    for (const s of plan.sources) rows.push([narrow(s.watch, 16), narrow(s.description, 46), String(s.operationNumber), narrow(s.schedule, 14), n(s.creditsPerDay)]);
+    rows.push(["total", "", "", "", n(plan.creditsPerDay)]);
+    lines.push(...table(rows, 4));
+    if (plan.sources.length > 0) lines.push("(--wide: whole descriptions, ticks, requests and credits a tick)");
   }
-  rows.push(["total", "", "", "", "", n(plan.requestsPerDay), n(plan.creditsPerDay), ""]);
-  lines.push(...table(rows));
   if (plan.sources.length === 0) lines.push(plan.rpc.transactions === undefined ? "(no source is polled: no rule reads a watch)" : "(no explorer source: the transactions source reads the node, below)");
   for (const watch of plan.idleWatches) lines.push(`watch ${watch}: no rule reads it, so it is not polled (0 credits)`);
   if (plan.sources.some((s) => isHeadSchedule(s.schedule))) {
     const interval = config.chain.head_interval;
     lines.push(
       `schedule head: a source ticks when the head passes its cursor, read every ${interval} ms over JSON-RPC (eth_blockNumber, no explorer credits; ${n(86_400_000 / interval)} reads a day). Costed above as one tick a block, what a schedule of every second costs at one block a second; never more, less when a tick covers several blocks.`,
+    );
+  }
+  const everySecond = [...new Set(plan.sources.filter((s) => isEverySecond(s.schedule)).map((s) => s.watch))];
+  if (everySecond.length > 0) {
+    lines.push(
+      `every second: ${everySecond.join(", ")} ${everySecond.length === 1 ? "polls" : "poll"} on a one-second clock; "schedule: head" costs the same credits at one block a second and delivers within about ${config.chain.head_interval} ms of the block instead of half a second on average (docs/head-schedule.md).`,
     );
   }
   lines.push("");
@@ -139,7 +164,7 @@ export const planCommand: Command = {
   summary: "requests and credits per day of a config, against the daily budget",
   help: HELP,
   async run(args: string[], io: CommandIO): Promise<number> {
-    let values: { config?: string; date?: string; json?: boolean };
+    let values: { config?: string; date?: string; json?: boolean; wide?: boolean };
     let dayMs: number;
     try {
       values = parseCommandArgs(args, OPTIONS).values;
@@ -153,7 +178,7 @@ export const planCommand: Command = {
     const loaded = await loadConfigForCommand(io, path);
     if (typeof loaded === "number") return loaded;
     const plan = planCredits(loaded.config, { dayMs });
-    io.stdout.write(values.json ? `${JSON.stringify(plan, null, 2)}\n` : formatPlan(plan, loaded.config, path));
+    io.stdout.write(values.json ? `${JSON.stringify(plan, null, 2)}\n` : formatPlan(plan, loaded.config, path, { wide: values.wide }));
     return EXIT_OK;
   },
 };

@@ -19,6 +19,7 @@ import { openReplayTarget, type ReplayTarget } from "./replay-target.js";
 import { matchPrinter } from "./replay-print.js";
 import { describeApiFailure, type DaemonApi } from "../daemon-api.js";
 import { EXIT_OK, EXIT_RUNTIME, EXIT_USAGE, type Command, type CommandIO } from "../command.js";
+import { commandProgress } from "../command-progress.js";
 
 /** Without a daily budget, a replay estimated above this many credits asks for --yes. */
 export const REPLAY_CONFIRM_CREDITS = 1000;
@@ -36,6 +37,9 @@ silences, like the daemon's alerts); alerts already in the outbox, delivered or 
 not queued again. While a daemon runs (it holds the store's lock), --send hands the
 matches to it through its status API (status.listen, with status.token or the daemon's
 token in status.write_token_file: run it as the daemon's user).
+
+While it runs, its progress (blocks done of the range, rate, time left) is a line on stderr
+when that is a terminal, else an info log line every few seconds.
 
 Credits are estimated before anything is fetched (at least one page per window). A replay
 estimated above what is left of explorer.daily_credit_budget today, or above
@@ -149,6 +153,7 @@ async function run(args: string[], io: CommandIO): Promise<number> {
         // The daemon's enrichment, so that messages show what it would add (its lookups cost credits too).
         enrich: rule.enrich.length > 0 ? createEnricher(common, { client }).enrich : undefined,
         onMatch: print,
+        progress: commandProgress(common, io, values["log-level"] !== undefined),
         now: common.now,
         signal: io.signal,
       });

@@ -2,8 +2,9 @@ import type { Command, CommandIO } from "../command.js";
 import { EXIT_OK, EXIT_RUNTIME } from "../command.js";
 import { CONFIG_OPTIONS_HELP } from "../bootstrap.js";
 import { withDaemon } from "../run-command.js";
+import { explorerLinkWarning } from "../../config/link-warning.js";
 import type { Common } from "../../common/common.js";
-import { describeError } from "../../common/errors.js";
+import { describeError, errorCode } from "../../common/errors.js";
 import { ConfigError, loadConfig, type Config } from "../../config/index.js";
 import { CONFIG_CHECKS } from "../../daemon/config-checks.js";
 import { createDaemon, type Daemon } from "../../daemon/create-daemon.js";
@@ -46,7 +47,7 @@ function nextEvent(io: CommandIO, daemon: Daemon): Promise<RunEvent> {
 async function replanWithoutRefused(common: Common, running: Daemon, refused: ExplorerPlanError): Promise<Daemon> {
   const config: Config = { ...running.config, explorer: { ...running.config.explorer, api_plan: "FREE" } };
   common.logger.error(
-    { err: describeError(refused), api_plan: running.config.explorer.api_plan },
+    { code: refused.code, err: describeError(refused), api_plan: running.config.explorer.api_plan },
     `the key's plan does not include ${refused.operation ?? "an operation"} (it needs ${refused.needs}): planning again as on FREE, so its watches read through operations the plan has; set explorer.api_plan: FREE to plan so from the start, or upgrade the key`,
   );
   const next = await restartWith(common, running, config);
@@ -65,7 +66,7 @@ async function readNewConfig(common: Common, path: string, env: NodeJS.ProcessEn
     // before anything about the refusal is logged.
     if (error instanceof ConfigError) for (const secret of error.secrets) common.secrets.add(secret);
     const problems = error instanceof ConfigError ? error.issues.map((i) => `${i.file}:${i.line}:${i.column} ${i.path}: ${i.message}`) : [describeError(error)];
-    common.logger.error({ problems }, "reload refused: the new config has errors; the running config stays");
+    common.logger.error({ code: error instanceof ConfigError ? error.code : errorCode(error, "KW_CONFIG_INVALID"), problems }, "reload refused: the new config has errors; the running config stays");
     return undefined;
   }
 }
@@ -96,7 +97,7 @@ async function restartWith(common: Common, running: Daemon, config: Config): Pro
     return { daemon: next, started: true };
   } catch (error) {
     // E.g. a new store path that another process holds: go back to what worked.
-    common.logger.error({ err: describeError(error) }, "reload failed at start-up; going back to the previous config");
+    common.logger.error({ code: errorCode(error), err: describeError(error) }, "reload failed at start-up; going back to the previous config");
     const previous = await createDaemon(common, { config: running.config });
     await previous.start();
     return { daemon: previous, started: false };
@@ -129,6 +130,9 @@ ${CONFIG_OPTIONS_HELP}
 `,
   run: (args, io) =>
     withDaemon(args, io, {}, async ({ daemon: first, common, values }) => {
+      // Said by `run` (and `validate`), where an operator reads the start-up lines; not by every command that scans.
+      const linkWarning = explorerLinkWarning(first.config);
+      if (linkWarning !== undefined) common.logger.warn({ explorer_url: first.config.chain.explorer_url }, linkWarning);
       let daemon = first;
       try {
         await daemon.start();
@@ -147,7 +151,7 @@ ${CONFIG_OPTIONS_HELP}
       }
       common.logger.info("stopping");
       const timer = setTimeout(() => {
-        common.logger.error({ duration_ms: STOP_TIMEOUT_MS }, "stop took too long; exiting");
+        common.logger.error({ code: "KW_STOP_TIMEOUT", duration_ms: STOP_TIMEOUT_MS }, "stop took too long; exiting");
         process.exit(1);
       }, STOP_TIMEOUT_MS);
       timer.unref();

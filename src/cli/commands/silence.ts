@@ -7,7 +7,7 @@ import { isStoreError } from "../../store/errors.js";
 import { openBackend } from "../../store/open-backend.js";
 import type { StoredSilence } from "../../store/silence-store.js";
 import { storeOptionsOf } from "../../config/store-options.js";
-import { recordFieldExists, recordFieldNames } from "../../notify/record-fields.js";
+import { COMPUTED_RULE_FIELDS, RULE_FIELD_ALIASES, recordFieldExists, recordFieldNames } from "../../notify/record-fields.js";
 import { CONFIG_OPTIONS, CONFIG_OPTIONS_HELP, UsageError, createCommandCommon, loadConfigForCommand, parseCommandArgs, ruleNamed } from "../bootstrap.js";
 import { EXIT_OK, EXIT_RUNTIME, type Command, type CommandIO } from "../command.js";
 
@@ -96,7 +96,9 @@ async function run(args: string[], io: CommandIO): Promise<number> {
       // A field the rule's records do not have would never match (or, reading "", match all of them without it).
       for (const field of Object.keys(match)) {
         if (!recordFieldExists(family, field)) {
-          throw new UsageError(`--match: ${family} records (the source of rule ${rule}) have no field "${cleanLine(field, 80)}"; their fields: ${recordFieldNames(family).join(", ")} (nested with a dot, e.g. contract.contract_address; list items by index, e.g. topics.1)`);
+          const computed = COMPUTED_RULE_FIELDS[field];
+          if (computed !== undefined) throw new UsageError(`--match: "${field}" is computed by rules from the record's ${computed}, not a field of it; match on ${computed} instead`);
+          throw new UsageError(`--match: ${family} records (the source of rule ${rule}) have no field "${cleanLine(field, 80)}"; their fields: ${recordFieldNames(family).join(", ")}, or a rule's name for one of them (${Object.keys(RULE_FIELD_ALIASES).join(", ")}) (nested with a dot, e.g. contract.contract_address; list items by index, e.g. topics.1)`);
         }
       }
       return add(context, newSilence({ rule, match, forMs, reason, now: common.now() }));

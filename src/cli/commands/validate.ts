@@ -1,3 +1,4 @@
+import { explorerLinkWarning } from "../../config/link-warning.js";
 import { EXIT_OK, EXIT_USAGE, type Command, type CommandIO } from "../command.js";
 import { describeConfigFailure, formatDuration, loadConfig, sourcesOfWatch, type Config, type WatchConfig } from "../../config/index.js";
 import type { StartPosition } from "../../model/start-position.js";
@@ -100,9 +101,17 @@ export function summarize(file: string, config: Config): string {
         continue;
       }
       const key = keys[j++];
-      lines.push(`      source ${source}${key !== undefined && !polled.has(key) ? "  (not polled: no rule reads it)" : ""}`);
+      // As `plan` says it: a watch's own source may be served by a source shared with other watches.
+      const servedBy = key === undefined || polled.has(key) ? undefined : plan.sources.find((s) => s.members?.some((m) => m.ownKey === key && m.watch === watch.name));
+      const note = key === undefined || polled.has(key) ? "" : servedBy !== undefined ? `  (read through ${servedBy.key}: ${servedBy.description}, shared)` : "  (not polled: no rule reads it)";
+      lines.push(`      source ${source}${note}`);
     }
   });
+  const linkWarning = explorerLinkWarning(config);
+  if (linkWarning !== undefined) {
+    lines.push("");
+    lines.push(`warning: ${linkWarning}`);
+  }
   if (!plan.rate.fits && plan.rate.steadyLimit !== undefined) {
     lines.push("");
     lines.push(

@@ -330,7 +330,11 @@ export const APP_JS = String.raw`(function () {
       outcome.appendChild(badge(states[i], KIND[states[i]]));
       if (s.running) { outcome.appendChild(document.createTextNode(" ")); outcome.appendChild(badge("running", "")); }
       var ticks = td(num(s.ticks) + (s.skipped ? " (" + num(s.skipped) + " skipped)" : ""), "num");
-      tr.append(watch, source, td(num(s.cursor), "num cursor"), td(num(s.lag), "num lag"), timeCell(s.last_tick_at), outcome, ticks, td(s.last_error || "", "error"));
+      var lastTick = timeCell(s.last_tick_at);
+      // Replicas: the tick was on the replica holding the source, not necessarily this one.
+      if (s.holder) lastTick.appendChild(el("div", "subtle", (s.held_here ? "here, " : "on ") + s.holder));
+      else if (s.held_here === false) lastTick.appendChild(el("div", "subtle", "held by no replica now"));
+      tr.append(watch, source, td(num(s.cursor), "num cursor"), td(num(s.lag), "num lag"), lastTick, outcome, ticks, td(s.last_error || "", "error"));
       return tr;
     }));
   }

@@ -7,6 +7,9 @@ import { leaseKeyOf, namesOf, resourceOfLeaseKey, type LeaseResource } from "../
 import type { Lease, Leases } from "./leases.js";
 import { nextHoldings, sortSurplus, type Holding } from "./lease-round.js";
 
+/** "leases changed" names this many of each list, then counts the rest. */
+const LEASES_NAMED = 20;
+
 export interface LeaseKeeperOptions {
   leases: Leases;
   replicaId: string;
@@ -160,7 +163,9 @@ export function createLeaseKeeper(common: Common, options: LeaseKeeperOptions): 
     const gained = [...next.keys()].filter((key) => !before.has(key)).sort();
     const lost = [...before].filter((key) => !next.has(key)).sort();
     if (gained.length > 0 || lost.length > 0 || handingOver.length > 0) {
-      logger.info({ gained: gained.length, lost: lost.length, handing_over: handingOver.length, holding: next.size }, "leases changed");
+      // Named, not only counted (the first few of each): which sources and sinks moved to or from this replica.
+      const names = (list: readonly string[]) => (list.length > LEASES_NAMED ? [...list.slice(0, LEASES_NAMED), `… ${list.length - LEASES_NAMED} more`] : list);
+      logger.info({ gained: gained.length, lost: lost.length, handing_over: handingOver.length, holding: next.size, gained_leases: names(gained), lost_leases: names(lost), handing_over_leases: names(handingOver) }, "leases changed");
       options.onChange?.({ gained, lost });
     }
     const resources = [...next.keys()];

@@ -66,7 +66,7 @@ export function describeTimeout(error: unknown, timeouts: PostgresTimeouts): str
 }
 
 /** The columns of an INSERT, in the order of entryParams (shared with the SQLite store, so both derive the same index times). */
-const INSERT_COLUMNS = ["id", "sink", "rule", "state", "attempts", "created_at", "next_attempt_at", "due_ms", "group_id", "last_error", "dead_reason", "delivered_at", "delivered_ms", "alert"] as const;
+const INSERT_COLUMNS = ["id", "alert_id", "sink", "rule", "state", "attempts", "created_at", "next_attempt_at", "due_ms", "group_id", "last_error", "dead_reason", "delivered_at", "delivered_ms"] as const;
 /** PostgreSQL takes at most 65,535 parameters per statement: a large window goes in several statements of one transaction. */
 const INSERT_CHUNK = 1000;
 /**
@@ -176,7 +176,7 @@ export class PostgresStore implements Store {
   private writes = 0;
   private failedWrites = 0;
   private lastWriteFailed = false;
-  private lastCounts = { bytes: 0, outbox: 0, cursors: 0 };
+  private lastCounts = { bytes: 0, outbox: 0, alerts: 0, cursors: 0 };
   /** This replica's deferred advances by source key (commitWindow without entries); flush() writes them. */
   private readonly pending = new Map<string, PendingAdvance>();
   /** The cursor reads gathered for one query (getCursor). */
@@ -443,7 +443,7 @@ export class PostgresStore implements Store {
       params.push(filter.groupId);
       where.push(`group_id = $${params.length}`);
     }
-    let sql = `SELECT ${OUTBOX_COLUMNS} FROM outbox${where.length > 0 ? ` WHERE ${where.join(" AND ")}` : ""} ORDER BY seq ${filter.newestFirst === true ? "DESC" : "ASC"}`;
+    let sql = `SELECT ${OUTBOX_COLUMNS} FROM outbox JOIN alerts ON alerts.id = outbox.alert_id${where.length > 0 ? ` WHERE ${where.join(" AND ")}` : ""} ORDER BY seq ${filter.newestFirst === true ? "DESC" : "ASC"}`;
     if (filter.limit !== undefined) {
       if (!Number.isSafeInteger(filter.limit) || filter.limit < 0) throw new TypeError(`limit must be a whole number ≥ 0, not ${filter.limit}`);
       params.push(filter.limit);
@@ -507,16 +507,17 @@ export class PostgresStore implements Store {
     const before = Date.parse(olderThan);
     if (Number.isNaN(before)) throw new TypeError(`olderThan is not an ISO-8601 date: ${olderThan}`);
     if (limit !== undefined && (!Number.isSafeInteger(limit) || limit < 1)) throw new TypeError(`limit must be a whole number ≥ 1, not ${limit}`);
-    return this.transaction(
-      async (client) =>
-        (
-          await client.query(
-            // LIMIT NULL is no limit.
-            "DELETE FROM outbox WHERE seq IN (SELECT seq FROM outbox WHERE state = 'delivered' AND delivered_ms < $1 ORDER BY delivered_ms LIMIT $2)",
-            [before, limit ?? null],
-          )
-        ).rowCount ?? 0,
-    );
+    return this.transaction(async (client) => {
+      const gone = await client.query<{ alert_id: string }>(
+        // LIMIT NULL is no limit.
+        "DELETE FROM outbox WHERE seq IN (SELECT seq FROM outbox WHERE state = 'delivered' AND delivered_ms < $1 ORDER BY delivered_ms LIMIT $2) RETURNING alert_id",
+        [before, limit ?? null],
+      );
+      // The alerts whose last delivery went (a second statement: one statement's parts all see the outbox as it was before it).
+      const alerts = [...new Set(gone.rows.map((row) => row.alert_id))];
+      if (alerts.length > 0) await client.query("DELETE FROM alerts WHERE id = ANY($1) AND NOT EXISTS (SELECT 1 FROM outbox WHERE outbox.alert_id = alerts.id)", [alerts]);
+      return gone.rowCount ?? 0;
+    });
   }
 
   async getMeta(key: string): Promise<unknown> {
@@ -707,11 +708,11 @@ export class PostgresStore implements Store {
     if (!this.closed) {
       try {
         const row = (
-          await this.pool.query<{ bytes: string; outbox: number; cursors: number }>(
-            "SELECT pg_database_size(current_database()) AS bytes, (SELECT count(*)::int FROM outbox) AS outbox, (SELECT count(*)::int FROM cursors) AS cursors",
+          await this.pool.query<{ bytes: string; outbox: number; alerts: number; cursors: number }>(
+            "SELECT pg_database_size(current_database()) AS bytes, (SELECT count(*)::int FROM outbox) AS outbox, (SELECT count(*)::int FROM alerts) AS alerts, (SELECT count(*)::int FROM cursors) AS cursors",
           )
         ).rows[0];
-        if (row !== undefined) this.lastCounts = { bytes: Number(row.bytes), outbox: row.outbox, cursors: row.cursors };
+        if (row !== undefined) this.lastCounts = { bytes: Number(row.bytes), outbox: row.outbox, alerts: row.alerts, cursors: row.cursors };
       } catch {
         // Unreachable: the last counts read, and lastWriteFailed tells the rest.
       }
@@ -746,7 +747,11 @@ async function upsertCursor(client: Queryable, cursor: Cursor): Promise<void> {
   );
 }
 
-/** Adds the entries whose id is new (in their order); returns how many were added per sink. */
+/**
+ * Adds the entries whose id is new (in their order), and the document of each alert they
+ * deliver once (unless kept already); returns how many entries were added per sink. Only the
+ * alerts of added entries are encoded and sent: a re-scan of known entries writes nothing.
+ */
 async function insertNew(client: Queryable, entries: readonly OutboxEntry[]): Promise<Map<string, number>> {
   const bySink = new Map<string, number>();
   for (let start = 0; start < entries.length; start += INSERT_CHUNK) {
@@ -756,15 +761,23 @@ async function insertNew(client: Queryable, entries: readonly OutboxEntry[]): Pr
       const values = entryParams(entry);
       const placeholders = INSERT_COLUMNS.map((column) => {
         params.push(values[column]);
-        return `$${params.length}${column === "alert" ? "::json" : ""}`;
+        return `$${params.length}`;
       });
       return `(${placeholders.join(", ")})`;
     });
-    const result = await client.query<{ sink: string }>(
-      `INSERT INTO outbox (${INSERT_COLUMNS.join(", ")}) VALUES ${rows.join(", ")} ON CONFLICT (id) DO NOTHING RETURNING sink`,
+    const result = await client.query<{ sink: string; alert_id: string }>(
+      `INSERT INTO outbox (${INSERT_COLUMNS.join(", ")}) VALUES ${rows.join(", ")} ON CONFLICT (id) DO NOTHING RETURNING sink, alert_id`,
       params,
     );
     for (const row of result.rows) bySink.set(row.sink, (bySink.get(row.sink) ?? 0) + 1);
+    const added = new Set(result.rows.map((row) => row.alert_id));
+    const alerts = new Map(chunk.filter((entry) => added.has(entry.alert.id)).map((entry) => [entry.alert.id, entry.alert]));
+    if (alerts.size > 0) {
+      await client.query("INSERT INTO alerts (id, document) SELECT * FROM unnest($1::text[], $2::json[]) ON CONFLICT (id) DO NOTHING", [
+        [...alerts.keys()],
+        [...alerts.values()].map((alert) => JSON.stringify(alert)),
+      ]);
+    }
   }
   return bySink;
 }

@@ -24,7 +24,7 @@ export interface Migration {
 export const MIGRATIONS: readonly Migration[] = [
   {
     version: 2,
-    description: "cursors, leases, outbox, meta, replicas, cooldown stamps, suppression notes and silences",
+    description: "cursors, leases, alerts, outbox, meta, replicas, cooldown stamps, suppression notes and silences",
     sql: `
 CREATE TABLE cursors (
   key text PRIMARY KEY,
@@ -43,10 +43,25 @@ CREATE TABLE leases (
 );
 CREATE INDEX leases_by_owner ON leases (owner, key);
 
--- seq is the order of addition, which listings promise.
+-- An alert is kept once however many sinks it goes to: its document never changes, and five
+-- copies of it were most of a store whose alerts went to five sinks. json, not jsonb: the
+-- document comes back byte for byte (jsonb reorders keys), and nothing queries inside it.
+-- The first document stored under an id stays (an id is the same only for the same rule and
+-- record). An alert goes when its last outbox row is pruned (postgres-store.ts).
+CREATE TABLE alerts (
+  id text PRIMARY KEY,
+  document json NOT NULL
+);
+
+-- One row per (alert, sink): a delivery. seq is the order of addition, which listings
+-- promise. The reference is checked at commit: a window's rows and their alerts are written
+-- by two statements of one transaction, the rows first (only the alerts of added rows are
+-- written), and a prune that removes an alert a concurrent window refers to fails instead of
+-- losing it.
 CREATE TABLE outbox (
   seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
   id text NOT NULL UNIQUE,
+  alert_id text NOT NULL REFERENCES alerts (id) DEFERRABLE INITIALLY DEFERRED,
   sink text NOT NULL,
   rule text NOT NULL,
   state text NOT NULL CHECK (state IN ('pending', 'delivered', 'dead')),
@@ -58,10 +73,7 @@ CREATE TABLE outbox (
   last_error text,
   dead_reason text,
   delivered_at text,
-  delivered_ms bigint,
-  -- json, not jsonb: the document comes back byte for byte (jsonb reorders keys), and nothing
-  -- queries inside it.
-  alert json NOT NULL
+  delivered_ms bigint
 );
 -- The dispatcher's pass: a sink's pending entries in order of addition.
 CREATE INDEX outbox_pending_by_sink ON outbox (sink, seq) INCLUDE (due_ms) WHERE state = 'pending';
@@ -73,6 +85,8 @@ CREATE INDEX outbox_counts ON outbox (sink, state, (attempts > 0));
 -- Pruning: the oldest deliveries first.
 CREATE INDEX outbox_delivered ON outbox (delivered_ms) WHERE state = 'delivered';
 CREATE INDEX outbox_groups ON outbox (group_id) WHERE group_id IS NOT NULL;
+-- Whether a pruned entry's alert has another delivery left.
+CREATE INDEX outbox_by_alert ON outbox (alert_id);
 
 CREATE TABLE meta (
   key text PRIMARY KEY,
