@@ -32,6 +32,11 @@ export interface SharedCandidate {
 }
 
 const lower = (value: string | undefined) => value?.toLowerCase();
+/** An internal transaction or NFT transfer from or to the account (lower-case). */
+const fromOrTo = (account: string) => (r: WatchedRecord) => {
+  const d = r.data as InternalTransactionListItem | NftTransfer;
+  return lower(d.from) === account || lower(d.to) === account;
+};
 
 /**
  * The shared sources that see the records of a watch's own source, with the filter that
@@ -47,14 +52,7 @@ function sharedCandidates(own: SourceDefinition, keyOf: (definition: SourceDefin
     case "accountInternalTransactions": {
       const account = address as string;
       return [
-        candidate(
-          { network, operation: "blockInternalTransactions" },
-          (r) => {
-            const d = r.data as InternalTransactionListItem;
-            return lower(d.from) === account || lower(d.to) === account;
-          },
-          `from or to ${account}`,
-        ),
+        candidate({ network, operation: "blockInternalTransactions" }, fromOrTo(account), `from or to ${account}`),
       ];
     }
     case "accountEventLogs": {
@@ -68,14 +66,7 @@ function sharedCandidates(own: SourceDefinition, keyOf: (definition: SourceDefin
       const account = address as string;
       return [
         candidate({ network, operation: "accountNftTransfers", address }, (r) => lower((r.data as NftTransfer).contract.contract_address) === contract, `contract ${contract}`),
-        candidate(
-          { network, operation: "nftTransfers", address: contract },
-          (r) => {
-            const d = r.data as NftTransfer;
-            return lower(d.from) === account || lower(d.to) === account;
-          },
-          `from or to ${account}`,
-        ),
+        candidate({ network, operation: "nftTransfers", address: contract }, fromOrTo(account), `from or to ${account}`),
       ];
     }
     case "nftTransfers": {
