@@ -21,9 +21,7 @@ export default tseslint.config(
   {
     files: [
       "src/daemon/create-daemon.ts",
-      "src/simulator/simulator.ts",
       "src/status/daemon-status.ts",
-      "src/watch/choose-sources.ts",
     ],
     rules: { "max-lines-per-function": "off" },
   },

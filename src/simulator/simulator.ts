@@ -1,10 +1,10 @@
-import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { KaiawatchError } from "../common/errors.js";
-import { OPERATIONS } from "../explorer/operations.js";
 import type { EventLog, InternalTransactionListItem, NftTransfer } from "../explorer/types.js";
-import { ApiError, DOCUMENT_DIALECT, SERVER_DIALECT, SERVER_ERRORS, answer, matchRoute, type Dialect } from "./api.js";
-import { Chain, type BlockIndex, type CallRec, type TxInfo } from "./chain.js";
+import { DOCUMENT_DIALECT, SERVER_DIALECT, SERVER_ERRORS, type Dialect } from "./api.js";
+import { createApiHandler } from "./api-handler.js";
+import { Chain } from "./chain.js";
 import { buildChosenBlock, type ChosenRecords } from "./custom-block.js";
 import { DEFAULT_DENSITY, generateBlock, type Density } from "./generate.js";
 import { Balances } from "./balances.js";
@@ -12,9 +12,9 @@ import { createMeter, type SimulatorStats } from "./meter.js";
 import { NftState } from "./nft-state.js";
 import { createPollLog, type Poll } from "./poll-log.js";
 import { createPrng } from "./prng.js";
-import { eventLogJson, internalTxJson, nftTransferJson } from "./serialize.js";
-import { answerStateRpc } from "./state-rpc.js";
-import { answerReceiptsRpc } from "./receipts-rpc.js";
+import { createResponder } from "./respond.js";
+import { createRpcHandler } from "./rpc-handler.js";
+import { createTruth } from "./truth.js";
 import { createWorld } from "./world.js";
 
 export type { ChosenRecords, ChosenTransaction } from "./custom-block.js";
@@ -168,13 +168,13 @@ export interface Simulator {
   close(): Promise<void>;
 }
 
-const GENESIS_MS = Date.UTC(2025, 0, 1);
-const MAX_RPC_BODY = 1 << 20;
-
-function isNonEmptyList(body: unknown): body is { results: unknown[] } {
-  const results = (body as { results?: unknown } | null)?.results;
-  return Array.isArray(results) && results.length > 0;
+/** What `setFaults` and `close` change while the server runs; the handlers read it at each request. */
+export interface LiveSettings {
+  faults: SimulatorFaults;
+  closing: boolean;
 }
+
+const GENESIS_MS = Date.UTC(2025, 0, 1);
 
 function check(condition: boolean, message: string): void {
   if (!condition) throw new KaiawatchError("KW_SIMULATOR_OPTIONS", message);
@@ -210,22 +210,14 @@ export async function createSimulator(options: SimulatorOptions = {}): Promise<S
   };
   for (let i = 0; i < initialBlocks; i++) mineOne();
 
-  let faults: SimulatorFaults = { ...options.faults };
   const limits: SimulatorLimits = { apiKey: options.apiKey, requestsPerSecond: options.requestsPerSecond, dailyCreditQuota: options.dailyCreditQuota, indexingLagBlocks: options.indexingLagBlocks, plan: options.plan };
   const chosen = options.dialect === "document" ? DOCUMENT_DIALECT : SERVER_DIALECT;
   const dialect: Dialect = { ...chosen, callParties: options.callParties ?? chosen.callParties, inventoryNftType: options.inventoryNftType ?? chosen.inventoryNftType };
   const chainId = options.chainId ?? 1001;
   const meter = createMeter(now);
   const pollLog = createPollLog();
-  // Faults come from their own stream, drawn the same way for every request, so that
-  // changing one rate does not reshuffle the others.
-  const faultPrng = createPrng(seed, 0xfa17);
-  // Short pages draw from a stream of their own: adding them left the other faults' draws as they were.
-  const shortPagePrng = createPrng(seed, 0x5407);
-  // So does the latency jitter.
-  const latencyPrng = createPrng(seed, 0x1a7e);
+  const live: LiveSettings = { faults: { ...options.faults }, closing: false };
   const pending = new Set<{ timer: NodeJS.Timeout; resolve: () => void }>();
-  let closing = false;
 
   const sleep = (ms: number) =>
     new Promise<void>((resolve) => {
@@ -233,171 +225,11 @@ export async function createSimulator(options: SimulatorOptions = {}): Promise<S
       pending.add(entry);
     });
 
-  const send = (res: ServerResponse, op: string, status: number, body: string, headers: Record<string, string> = {}) => {
-    meter.request(op, String(status));
-    res.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(body), ...headers });
-    res.end(body);
-  };
-  const sendError = (res: ServerResponse, op: string, error: ApiError) => send(res, op, error.status, JSON.stringify(error.body()));
+  const respond = createResponder(meter);
+  const { sendError } = respond;
 
-  /**
-   * The explorer site's pages that alerts link to (chain.explorer_url set to the simulator):
-   * a short page saying what the transaction or block is, with its API lists, rather than a
-   * 404 (the chain is synthetic: kaiascan.io has none of it).
-   */
-  function answerSitePage(res: ServerResponse, kind: "tx" | "block", id: string): void {
-    const hash = kind === "tx" && /^0x[0-9a-fA-F]{64}$/.test(id) ? id.toLowerCase() : undefined;
-    const block = kind === "block" && /^\d{1,16}$/.test(id) ? Number(id) : undefined;
-    let body: string;
-    if (hash !== undefined) {
-      const lists = ["internal-transactions", "event-logs", "nft-transfers"].map((list) => `<li><a href="/api/v1/transactions/${hash}/${list}">${list}</a></li>`).join("");
-      body = `<h1>Transaction ${hash}</h1><p>A transaction of the kaiawatch simulator's synthetic chain (seed ${seed}): no real explorer has it. Its records, as the API answers them:</p><ul>${lists}</ul>`;
-    } else if (block !== undefined) {
-      body = `<h1>Block ${block}</h1><p>A block of the kaiawatch simulator's synthetic chain (seed ${seed}, head ${chain.head}): no real explorer has it.</p><ul><li><a href="/api/v1/blocks/${block}/internal-transactions">internal-transactions</a></li></ul>`;
-    } else {
-      body = "<h1>Not found</h1><p>Not a transaction hash or a block number.</p>";
-    }
-    const html = `<!doctype html><meta charset="utf-8"><title>kaiawatch simulator</title>${body}`;
-    meter.request("site", hash !== undefined || block !== undefined ? "200" : "404");
-    res.writeHead(hash !== undefined || block !== undefined ? 200 : 404, { "content-type": "text/html; charset=utf-8", "content-length": Buffer.byteLength(html), "content-security-policy": "default-src 'none'" });
-    res.end(html);
-  }
-
-  async function handleApi(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
-    const site = req.method === "GET" ? /^\/(tx|block)\/([^/]+)$/.exec(url.pathname) : null;
-    if (site) return answerSitePage(res, site[1] as "tx" | "block", site[2]!);
-    const draws = [faultPrng.next(), faultPrng.next(), faultPrng.next(), faultPrng.next(), faultPrng.next()] as [number, number, number, number, number];
-    const shortDraw = shortPagePrng.next();
-    const latencyDraw = latencyPrng.next();
-    const route = matchRoute(url.pathname);
-    const op = route && req.method === "GET" ? route.op : "unknown";
-    const poll = pollLog.note(req, route, url, op, (done) => res.on("finish", () => done(String(res.statusCode))));
-    const fault = (name: string) => {
-      meter.fault(name);
-      poll.fault ??= name;
-    };
-    const f = faults;
-    const latency = (f.latencyMs ?? 0) + latencyDraw * (f.latencyJitterMs ?? 0);
-    if (latency > 0) {
-      meter.fault("latency");
-      await sleep(latency);
-      if (closing) return void req.socket.destroy();
-    }
-    if (draws[0] < (f.resetRate ?? 0)) {
-      fault("reset");
-      meter.request(op, "reset");
-      req.socket.destroy();
-      return;
-    }
-    if (draws[1] < (f.serverErrorRate ?? 0)) {
-      fault("serverError");
-      const status = ([500, 502, 503] as const)[Math.floor(draws[4] * 3)] ?? 500;
-      // A gateway in front of the service answers 502 in HTML, not in the API's JSON.
-      if (status === 502) return send(res, op, 502, "<html><head><title>502 Bad Gateway</title></head><body><center><h1>502 Bad Gateway</h1></center></body></html>", { "content-type": "text/html" });
-      if (status === 503) return sendError(res, op, SERVER_ERRORS.unavailable());
-      return sendError(res, op, SERVER_ERRORS.internal());
-    }
-    if (f.maintenance) {
-      fault("maintenance");
-      return sendError(res, op, SERVER_ERRORS.maintenance());
-    }
-    const authorized = limits.apiKey === undefined || req.headers.authorization === `Bearer ${limits.apiKey}`;
-    // The predecessor's /api/v1/app-users/request-quotas: the key's allowances, not itself rate limited or charged.
-    if (url.pathname === "/api/v1/app-users/request-quotas" && req.method === "GET") {
-      if (!authorized) return sendError(res, op, SERVER_ERRORS.unauthorized());
-      const quotas: Record<string, number> = {};
-      if (limits.requestsPerSecond !== undefined) quotas.request_per_second = limits.requestsPerSecond;
-      if (limits.dailyCreditQuota !== undefined) quotas.request_per_day = limits.dailyCreditQuota;
-      return send(res, "requestQuotas", 200, JSON.stringify(quotas));
-    }
-    if (!route || req.method !== "GET") return sendError(res, op, SERVER_ERRORS.notFoundUrl(url.pathname));
-    if (!authorized) {
-      fault("unauthorized");
-      return sendError(res, op, SERVER_ERRORS.unauthorized());
-    }
-    if (limits.plan === "FREE" && OPERATIONS[route.op].plan !== "FREE") {
-      fault("plan");
-      return sendError(res, op, SERVER_ERRORS.forbidden());
-    }
-    // Neither quota answer carries a Retry-After (klaytn/finder-api OpenApiRequestRateLimiter).
-    if (meter.rateRetryAfter(limits.requestsPerSecond) !== undefined) {
-      fault("rateLimit");
-      return sendError(res, op, SERVER_ERRORS.quota("requestPerSecond", limits.requestsPerSecond as number));
-    }
-    const cost = OPERATIONS[route.op].cost;
-    if (meter.quotaRetryAfter(limits.dailyCreditQuota, cost) !== undefined) {
-      fault("quota");
-      return sendError(res, op, SERVER_ERRORS.quota("requestPerDay", limits.dailyCreditQuota as number));
-    }
-    let body: unknown;
-    try {
-      body = answer({ world, chain, nft, visibleHead: chain.head - Math.max(0, limits.indexingLagBlocks ?? 0), dialect }, route, url.searchParams);
-    } catch (error) {
-      if (error instanceof ApiError) return sendError(res, op, error);
-      throw error;
-    }
-    meter.charge(route.op, cost);
-    if (isNonEmptyList(body) && ((faults.shortPages ?? 0) > 0 || shortDraw < (f.shortPageRate ?? 0))) {
-      fault("shortPage");
-      if ((faults.shortPages ?? 0) > 0) faults = { ...faults, shortPages: (faults.shortPages as number) - 1 };
-      // The count stays: it is what the explorer says it has, not what it sent.
-      body.results.pop();
-    }
-    if (f.dropField !== undefined && isNonEmptyList(body)) {
-      fault("dropField");
-      for (const record of body.results as Record<string, unknown>[]) delete record[f.dropField];
-    }
-    let text = JSON.stringify(body);
-    // The document types amounts as numbers: written bare, exact (the server writes them as strings).
-    if (dialect.name === "document") text = text.replace(/"amount":"(-?\d+(?:\.\d+)?)"/g, '"amount":$1');
-    if (draws[2] < (f.truncateRate ?? 0)) {
-      fault("truncate");
-      text = text.slice(0, Math.max(1, Math.floor(text.length * (0.2 + 0.6 * draws[4]))));
-    } else if (draws[3] < (f.malformedRate ?? 0)) {
-      fault("malformed");
-      text = draws[4] < 0.5 ? "<html><body><h1>Service temporarily degraded</h1></body></html>" : '{"results":"unavailable","paging":{"total_count":"many"}}';
-    }
-    send(res, op, 200, text);
-  }
-
-  function rpcResult(request: unknown): unknown {
-    const r = request as { jsonrpc?: unknown; id?: unknown; method?: unknown; params?: unknown };
-    const id = r && typeof r === "object" && "id" in r ? r.id : null;
-    if (!r || typeof r !== "object" || typeof r.method !== "string") return { jsonrpc: "2.0", id, error: { code: -32600, message: "invalid request" } };
-    meter.rpcCall(r.method);
-    switch (r.method) {
-      case "eth_blockNumber":
-      case "kaia_blockNumber":
-      case "klay_blockNumber":
-        return { jsonrpc: "2.0", id, result: `0x${chain.head.toString(16)}` };
-      case "eth_chainId":
-      case "kaia_chainId":
-        return { jsonrpc: "2.0", id, result: `0x${chainId.toString(16)}` };
-      default: {
-        const state = answerStateRpc(world, chain, balances, r.method, r.params) ?? answerReceiptsRpc(chain, r.method, r.params, { debugUnavailable: faults.debugUnavailable });
-        if (state) return { jsonrpc: "2.0", id, ...state };
-        return { jsonrpc: "2.0", id, error: { code: -32601, message: `the method ${r.method} does not exist/is not available` } };
-      }
-    }
-  }
-
-  async function handleRpc(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    for await (const chunk of req as AsyncIterable<Buffer>) {
-      size += chunk.length;
-      if (size > MAX_RPC_BODY) return send(res, "rpc", 413, JSON.stringify({ jsonrpc: "2.0", id: null, error: { code: -32600, message: "request too large" } }));
-      chunks.push(chunk);
-    }
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(Buffer.concat(chunks).toString("utf8"));
-    } catch {
-      return send(res, "rpc", 200, JSON.stringify({ jsonrpc: "2.0", id: null, error: { code: -32700, message: "parse error" } }));
-    }
-    const out = Array.isArray(parsed) ? parsed.map(rpcResult) : rpcResult(parsed);
-    send(res, "rpc", 200, JSON.stringify(out));
-  }
+  const handleApi = createApiHandler({ seed, world, chain, nft, dialect, limits, live, meter, pollLog, respond, sleep });
+  const handleRpc = createRpcHandler({ world, chain, balances, chainId, live, meter, respond });
 
   const server = createServer((req, res) => {
     const url = new URL(req.url ?? "/", "http://simulator.invalid");
@@ -422,26 +254,7 @@ export async function createSimulator(options: SimulatorOptions = {}): Promise<S
   const timer = blockTime > 0 ? setInterval(mineOne, blockTime) : undefined;
   timer?.unref();
 
-  const slice = <R extends { block: number }>(index: BlockIndex<R> | undefined, range: BlockRange): R[] => {
-    if (!index) return [];
-    const [lo, hi] = index.range(range.from, range.to);
-    return index.items.slice(lo, hi);
-  };
-  const ascendingCalls = (calls: CallRec[]) => [...calls].sort((a, b) => a.block - b.block || a.tx.index - b.tx.index || a.callId - b.callId);
-  const lc = (s: string) => s.toLowerCase();
-
-  const truth: SimulatorTruth = {
-    accountEventLogs: (address, r) => slice(r.signature ? chain.logsByContractTopic.get(`${lc(address)}|${lc(r.signature)}`) : chain.logsByContract.get(lc(address)), r).map(eventLogJson),
-    accountNftTransfers: (address, r) => slice(r.contractAddress ? chain.nftsByAccountContract.get(`${lc(address)}|${lc(r.contractAddress)}`) : chain.nftsByAccount.get(lc(address)), r).map(nftTransferJson),
-    nftTransfers: (token, r) => slice(r.tokenId !== undefined ? chain.nftsByContractToken.get(`${lc(token)}|${r.tokenId}`) : chain.nftsByContract.get(lc(token)), r).map(nftTransferJson),
-    accountInternalTransactions: (address, r) => ascendingCalls(slice(chain.callsByAccount.get(lc(address)), r)).map(internalTxJson),
-    blockInternalTransactions: (block) => ascendingCalls(chain.block(block)?.calls ?? []).map(internalTxJson),
-    blockTransactions: (block) => (chain.block(block)?.txs ?? []).map((tx: TxInfo) => ({ hash: tx.hash, index: tx.index, from: tx.from, to: tx.to, status: tx.status })),
-    recordCount: () => chain.recordCount,
-    polls: () => pollLog.list(),
-    kaiaBalance: (address, block) => balances.kaiaAt(address, block),
-    tokenBalance: (token, owner, block) => balances.tokenAt(token, owner, block),
-  };
+  const truth = createTruth(chain, balances, pollLog);
 
   return {
     url: base,
@@ -457,7 +270,7 @@ export async function createSimulator(options: SimulatorOptions = {}): Promise<S
     },
     setFaults(f) {
       const { apiKey, requestsPerSecond, dailyCreditQuota, indexingLagBlocks, plan, ...rest } = f;
-      faults = { ...faults, ...rest };
+      live.faults = { ...live.faults, ...rest };
       if ("apiKey" in f) limits.apiKey = apiKey;
       if ("requestsPerSecond" in f) limits.requestsPerSecond = requestsPerSecond;
       if ("dailyCreditQuota" in f) limits.dailyCreditQuota = dailyCreditQuota;
@@ -481,8 +294,8 @@ export async function createSimulator(options: SimulatorOptions = {}): Promise<S
       kip37Collection: (world.collections.find((c) => c.contractType === "KIP37") as (typeof world.collections)[number]).address,
     },
     async close() {
-      if (closing) return;
-      closing = true;
+      if (live.closing) return;
+      live.closing = true;
       if (timer) clearInterval(timer);
       for (const entry of pending) {
         clearTimeout(entry.timer);

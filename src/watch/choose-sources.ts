@@ -1,20 +1,18 @@
 import { OPERATIONS } from "../explorer/operations.js";
-import type { RecordFamily, WatchedRecord } from "../model/record.js";
-import type { InternalTransactionListItem, EventLog, NftTransfer } from "../explorer/types.js";
+import type { WatchedRecord } from "../model/record.js";
+import { groupNeeds } from "./group-needs.js";
 import type { Plan, PlanInput, RuleInput, WatchInput } from "./plan.js";
+import { cheaper, createGroupPlanner, type Group, type Option } from "./plan-group.js";
 import type { PlannedSource, SourceMember } from "./poller.js";
 import { sourceDayCost, type SourceDayCost } from "./source-day-cost.js";
+import { collectNeeds, type Need, type SharedCandidate } from "./source-needs.js";
 import type { SourceRule } from "./source-rule.js";
-import { FAMILY_OF_OPERATION, describeSource, isNodeOperation, sourceKey, type SourceDefinition } from "./source.js";
+import { describeSource, isNodeOperation, sourceKey, type SourceDefinition } from "./source.js";
 import { utcDayStart } from "./schedule-firings.js";
 
 /** Monday 2026-01-05: the default day whose schedules are costed, fixed so that a plan never changes with the date. */
 const REFERENCE_DAY_MS = Date.UTC(2026, 0, 5);
 const DAY_SECONDS = 86_400;
-/** Above this many shareable sources in one group, only "none shared", "all shared" and each one alone are tried. */
-const MAX_EXHAUSTIVE = 10;
-/** ...and also when trying every subset would cost more than this many need assignments (a few milliseconds). */
-const MAX_EXHAUSTIVE_WORK = 200_000;
 /** Rejected alternatives described per choice (the cheapest): a group of 1,000 accounts of one collection has over 1,000. */
 const MAX_REJECTED_SHOWN = 8;
 
@@ -27,33 +25,6 @@ const MAX_REJECTED_SHOWN = 8;
  */
 export const STEADY_STATE_SHARE = 0.5;
 
-/** What one watch needs of one server-side query: the records its own source would return, for its rules. */
-interface Need<R, W> {
-  /** Position in the config (watch order, then its queries): ties and member order follow it. */
-  index: number;
-  watch: W;
-  family: RecordFamily;
-  /** The watch's own source: today's plan. */
-  own: SourceDefinition;
-  ownKey: string;
-  rules: R[];
-  schedule: string;
-  /** Ticks a day of the schedule: a shared source polls on its members' most frequent one. */
-  ticks: number;
-  maxWindowBlocks: number;
-  /** The wider sources that see its records (none when pinned `via: own`). */
-  candidates: SharedCandidate[];
-}
-
-/** A wider source that sees a need's records, and the client-side filter that gives them back exactly. */
-interface SharedCandidate {
-  definition: SourceDefinition;
-  key: string;
-  /** Keeps the records the need's own source would have returned. */
-  filter: (record: WatchedRecord) => boolean;
-  /** The filter in words, for `kaiawatch plan`. */
-  filterText: string;
-}
 
 export interface PlanAlternative {
   /** One line per source: "op 8 internal transactions of every block ← a, b". */
@@ -91,81 +62,9 @@ export interface PlanRate {
 
 // One formatter: toLocaleString builds one per call, a tenth of a millisecond each, per group.
 const NUMBER = new Intl.NumberFormat("en-US");
-const lower = (value: string | undefined) => value?.toLowerCase();
 const perSecond = (requestsPerDay: number) => (requestsPerDay / DAY_SECONDS).toFixed(2);
 
-/**
- * The shared sources that see the records of a watch's own source, with the filter that
- * gives back exactly those records (the same filters the simulator and the API apply
- * server-side). Operation 7 of an account is "from or to the account", so operation 8's
- * records with that filter are the same list; an event filter is topic0; operation 3's
- * contract filter is the record's contract; operation 4's token filter is its token id.
- */
-function sharedCandidates(own: SourceDefinition, keyOf: (definition: SourceDefinition) => string): SharedCandidate[] {
-  const candidate = (definition: SourceDefinition, filter: (record: WatchedRecord) => boolean, filterText: string): SharedCandidate => ({ definition, key: keyOf(definition), filter, filterText });
-  const { network, address } = own;
-  switch (own.operation) {
-    case "accountInternalTransactions": {
-      const account = address as string;
-      return [
-        candidate(
-          { network, operation: "blockInternalTransactions" },
-          (r) => {
-            const d = r.data as InternalTransactionListItem;
-            return lower(d.from) === account || lower(d.to) === account;
-          },
-          `from or to ${account}`,
-        ),
-      ];
-    }
-    case "accountEventLogs": {
-      const signature = own.signature;
-      if (signature === undefined) return [];
-      return [candidate({ network, operation: "accountEventLogs", address }, (r) => lower((r.data as EventLog).topics[0]) === signature, `topic0 ${signature}`)];
-    }
-    case "accountNftTransfers": {
-      const contract = own.contractAddress;
-      if (contract === undefined) return [];
-      const account = address as string;
-      return [
-        candidate({ network, operation: "accountNftTransfers", address }, (r) => lower((r.data as NftTransfer).contract.contract_address) === contract, `contract ${contract}`),
-        candidate(
-          { network, operation: "nftTransfers", address: contract },
-          (r) => {
-            const d = r.data as NftTransfer;
-            return lower(d.from) === account || lower(d.to) === account;
-          },
-          `from or to ${account}`,
-        ),
-      ];
-    }
-    case "nftTransfers": {
-      const tokenId = own.tokenId;
-      if (tokenId === undefined) return [];
-      return [candidate({ network, operation: "nftTransfers", address }, (r) => (r.data as NftTransfer).token_id === tokenId, `token ${tokenId}`)];
-    }
-    case "blockInternalTransactions":
-    case "blockTransactions":
-      return [];
-  }
-}
 
-/** One alternative of a group: which shared sources are open, and what the group then costs. */
-interface Option {
-  open: readonly string[];
-  creditsPerDay: number;
-  requestsPerDay: number;
-  /** Why the alternative is not allowed (the API plan, a `via: shared` pin); absent when allowed. */
-  problem?: string;
-}
-
-interface Group<R, W> {
-  needs: Need<R, W>[];
-  options: Option[];
-  /** The cheapest allowed option (or the cheapest of all when none is allowed). */
-  cheapest: Option;
-  chosen: Option;
-}
 
 /** A source of one alternative: its key, what it asks, the needs it serves (in config order). */
 interface Draft<R, W> {
@@ -199,7 +98,6 @@ interface Draft<R, W> {
 export function chooseSources<R extends RuleInput, W extends WatchInput>(input: PlanInput<R, W>, definitionsOfWatch: (network: string, watch: W) => SourceDefinition[]): Plan {
   const apiPlan = input.apiPlan ?? "FREE";
   const dayStart = utcDayStart(input.dayMs ?? REFERENCE_DAY_MS);
-  const idleWatches: string[] = [];
 
   // Hashing a definition is a few microseconds; 10,000 watches ask for the same keys again and again.
   const keys = new Map<string, string>();
@@ -224,73 +122,7 @@ export function chooseSources<R extends RuleInput, W extends WatchInput>(input: 
     return found;
   };
 
-  // Grouped once, not filtered per watch: 10,000 watches and rules plan in linear time.
-  const rulesByWatch = new Map<string, R[]>();
-  for (const rule of input.rules) {
-    const list = rulesByWatch.get(rule.watch);
-    if (list) list.push(rule);
-    else rulesByWatch.set(rule.watch, [rule]);
-  }
-  const candidatesByOwnKey = new Map<string, SharedCandidate[]>();
-  const needs: Need<R, W>[] = [];
-  for (const watch of input.watches) {
-    const rules = rulesByWatch.get(watch.name) ?? [];
-    if (rules.length === 0) {
-      idleWatches.push(watch.name);
-      continue;
-    }
-    for (const own of definitionsOfWatch(input.network, watch)) {
-      const family = FAMILY_OF_OPERATION[own.operation];
-      const familyRules = rules.filter((rule) => (rule.source ?? family) === family);
-      if (familyRules.length === 0) continue;
-      const ownKey = keyOf(own);
-      let candidates = candidatesByOwnKey.get(ownKey);
-      if (candidates === undefined) candidatesByOwnKey.set(ownKey, (candidates = sharedCandidates(own, keyOf)));
-      const schedule = watch.schedule ?? input.defaults.schedule;
-      needs.push({
-        index: needs.length,
-        watch,
-        family,
-        own,
-        ownKey,
-        rules: familyRules,
-        schedule,
-        ticks: ticksOf(schedule),
-        maxWindowBlocks: watch.max_window_blocks ?? input.defaults.max_window_blocks,
-        candidates: watch.via === "own" ? [] : candidates,
-      });
-    }
-  }
-
-  // Groups: union-find over source keys (own and shared candidates).
-  const parent = new Map<string, string>();
-  const find = (key: string): string => {
-    let root = key;
-    while (parent.get(root) !== root) root = parent.get(root) as string;
-    for (let k = key; k !== root; ) {
-      const next = parent.get(k) as string;
-      parent.set(k, root);
-      k = next;
-    }
-    return root;
-  };
-  const union = (a: string, b: string) => {
-    for (const k of [a, b]) if (!parent.has(k)) parent.set(k, k);
-    const ra = find(a);
-    const rb = find(b);
-    if (ra !== rb) parent.set(ra, rb);
-  };
-  for (const need of needs) {
-    union(need.ownKey, need.ownKey);
-    for (const c of need.candidates) union(need.ownKey, c.key);
-  }
-  const byRoot = new Map<string, Need<R, W>[]>();
-  for (const need of needs) {
-    const root = find(need.ownKey);
-    const list = byRoot.get(root);
-    if (list) list.push(need);
-    else byRoot.set(root, [need]);
-  }
+  const { needs, idleWatches } = collectNeeds(input, definitionsOfWatch, keyOf, ticksOf);
 
   /** A source's cost when it serves these needs: the most frequent schedule among them (the first on a tie), the smallest window. */
   const costOfSource = (definition: SourceDefinition, members: Iterable<Need<R, W>>) => {
@@ -303,107 +135,8 @@ export function chooseSources<R extends RuleInput, W extends WatchInput>(input: 
     if (best === undefined) return undefined;
     return { schedule: best.schedule, maxWindowBlocks: window, ...dayCost(definition, best.schedule, window) };
   };
-  /** Operation 7 on a plan without it, unless every watch it serves is pinned to its own sources (the user asked for it; `plan` warns). */
-  const needsMissingPlan = (definition: SourceDefinition, members: Iterable<Need<R, W>>) => {
-    if (isNodeOperation(definition.operation) || OPERATIONS[definition.operation].plan !== "PRO_PLUS" || apiPlan === "PRO_PLUS") return false;
-    for (const need of members) if (need.watch.via !== "own") return true;
-    return false;
-  };
-
-  const groups = [...byRoot.values()].map((groupNeeds) => planGroup(groupNeeds));
-
-  /** Every alternative of a group, costed incrementally against its all-own plan. */
-  function planGroup(groupNeeds: Need<R, W>[]): Group<R, W> {
-    const ownMembers = new Map<string, Need<R, W>[]>();
-    const definitionOf = new Map<string, SourceDefinition>();
-    const needsOfCandidate = new Map<string, Need<R, W>[]>();
-    for (const need of groupNeeds) {
-      const list = ownMembers.get(need.ownKey);
-      if (list) list.push(need);
-      else ownMembers.set(need.ownKey, [need]);
-      definitionOf.set(need.ownKey, need.own);
-      for (const c of need.candidates) {
-        definitionOf.set(c.key, c.definition);
-        const users = needsOfCandidate.get(c.key);
-        if (users) users.push(need);
-        else needsOfCandidate.set(c.key, [need]);
-      }
-    }
-    // The all-own plan, per source: what an alternative changes is measured against it.
-    const base = new Map<string, { creditsPerDay: number; requestsPerDay: number; missingPlan: boolean }>();
-    let baseCredits = 0;
-    let baseRequests = 0;
-    let baseMissingPlan = 0;
-    for (const [key, members] of ownMembers) {
-      const definition = definitionOf.get(key) as SourceDefinition;
-      const cost = costOfSource(definition, members)!;
-      const missingPlan = needsMissingPlan(definition, members);
-      base.set(key, { creditsPerDay: cost.creditsPerDay, requestsPerDay: cost.requestsPerDay, missingPlan });
-      baseCredits += cost.creditsPerDay;
-      baseRequests += cost.requestsPerDay;
-      if (missingPlan) baseMissingPlan += 1;
-    }
-    const pinnedShared = groupNeeds.filter((n) => n.watch.via === "shared" && n.candidates.length > 0);
-
-    const evaluate = (open: readonly string[], affected: Iterable<Need<R, W>>): Option | undefined => {
-      const isOpen = new Set(open);
-      const moved = new Set<Need<R, W>>();
-      const assigned = new Map<string, Need<R, W>[]>();
-      for (const need of affected) {
-        if (moved.has(need)) continue;
-        const to = need.candidates.find((c) => isOpen.has(c.key));
-        if (to === undefined) continue;
-        moved.add(need);
-        const list = assigned.get(to.key);
-        if (list) list.push(need);
-        else assigned.set(to.key, [need]);
-      }
-      // An open source no need went to is the same alternative as a smaller set.
-      if (assigned.size !== isOpen.size) return undefined;
-      const touched = new Set(open);
-      for (const need of moved) touched.add(need.ownKey);
-      let credits = baseCredits;
-      let requests = baseRequests;
-      let missingPlan = baseMissingPlan;
-      for (const key of touched) {
-        const before = base.get(key);
-        if (before) {
-          credits -= before.creditsPerDay;
-          requests -= before.requestsPerDay;
-          if (before.missingPlan) missingPlan -= 1;
-        }
-        const members = (ownMembers.get(key) ?? []).filter((n) => !moved.has(n)).concat(assigned.get(key) ?? []);
-        const definition = definitionOf.get(key) as SourceDefinition;
-        const cost = costOfSource(definition, members);
-        if (cost === undefined) continue;
-        credits += cost.creditsPerDay;
-        requests += cost.requestsPerDay;
-        if (needsMissingPlan(definition, members)) missingPlan += 1;
-      }
-      const option: Option = { open, creditsPerDay: credits, requestsPerDay: requests };
-      const unshared = pinnedShared.find((n) => !moved.has(n));
-      if (missingPlan > 0) option.problem = `operation 7 needs the PRO_PLUS API plan (explorer.api_plan is ${apiPlan})`;
-      else if (unshared) option.problem = `watch ${unshared.watch.name} is pinned to a shared source (via: shared)`;
-      return option;
-    };
-
-    const sharedKeys = [...needsOfCandidate.keys()];
-    const options: Option[] = [];
-    const add = (option: Option | undefined) => {
-      if (option) options.push(option);
-    };
-    add(evaluate([], []));
-    if (sharedKeys.length <= MAX_EXHAUSTIVE && 2 ** sharedKeys.length * groupNeeds.length <= MAX_EXHAUSTIVE_WORK) {
-      for (let mask = 1; mask < 2 ** sharedKeys.length; mask++) add(evaluate(sharedKeys.filter((_, i) => mask & (1 << i)), groupNeeds));
-    } else if (sharedKeys.length > 0) {
-      add(evaluate(sharedKeys, groupNeeds));
-      if (sharedKeys.length > 1) for (const key of sharedKeys) add(evaluate([key], needsOfCandidate.get(key) as Need<R, W>[]));
-    }
-    const allowed = options.filter((o) => o.problem === undefined);
-    // Nothing allowed (e.g. pinned to op 7 on FREE): fall back to the cheapest of all, and `plan` warns.
-    const cheapest = (allowed.length > 0 ? allowed : options).reduce((a, b) => (cheaper(b, a) ? b : a));
-    return { needs: groupNeeds, options, cheapest, chosen: cheapest };
-  }
+  const planGroup = createGroupPlanner(apiPlan, costOfSource);
+  const groups = groupNeeds(needs).map((groupNeeds) => planGroup(groupNeeds));
 
   const rate = repairRate(groups, input.requestsPerSecond);
 
@@ -479,10 +212,6 @@ export function chooseSources<R extends RuleInput, W extends WatchInput>(input: 
   return { sources, idleWatches, choices, rate };
 }
 
-/** Fewer credits, then fewer requests; on a full tie the first tried (fewer shared sources) wins. */
-function cheaper(a: Option, b: Option): boolean {
-  return a.creditsPerDay < b.creditsPerDay || (a.creditsPerDay === b.creditsPerDay && a.requestsPerDay < b.requestsPerDay);
-}
 
 /**
  * The greedy repair of the whole plan's request rate (see chooseSources). Works on each

@@ -1,18 +1,11 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { kaiaToKei } from "../../src/chain/units.js";
 import { EVENTS, padAddress, uint256Hex } from "../../src/simulator/abi.js";
-import { createSimulator, type Simulator, type SimulatorOptions } from "../../src/simulator/index.js";
+import type { Simulator } from "../../src/simulator/index.js";
 import { rpc } from "./http.js";
+import { startSimulator } from "./start.js";
 
-const opened: Simulator[] = [];
-afterEach(async () => {
-  await Promise.all(opened.splice(0).map((s) => s.close()));
-});
-async function start(options: SimulatorOptions): Promise<Simulator> {
-  const s = await createSimulator(options);
-  opened.push(s);
-  return s;
-}
+const start = startSimulator;
 
 const hex = (n: number) => `0x${n.toString(16)}`;
 const WORD = (n: bigint) => `0x${uint256Hex(n)}`;

@@ -1,18 +1,11 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { EventLog, InternalTransactionListItem, ListResponse, NftTransfer } from "../../src/explorer/types.js";
-import { createSimulator, type Simulator, type SimulatorOptions } from "../../src/simulator/index.js";
+import type { Simulator } from "../../src/simulator/index.js";
 import { get, ok, rpc } from "./http.js";
 import { pathOf } from "./spec-schemas.js";
+import { startSimulator } from "./start.js";
 
-const opened: Simulator[] = [];
-afterEach(async () => {
-  await Promise.all(opened.splice(0).map((s) => s.close()));
-});
-async function start(options: SimulatorOptions): Promise<Simulator> {
-  const s = await createSimulator(options);
-  opened.push(s);
-  return s;
-}
+const start = startSimulator;
 
 /** A sample of answers across operations, to compare two simulators. */
 async function fingerprint(s: Simulator): Promise<unknown[]> {

@@ -1,19 +1,12 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { OPERATIONS } from "../../src/explorer/operations.js";
 import type { ListResponse } from "../../src/explorer/types.js";
-import { createSimulator, type Simulator, type SimulatorOptions } from "../../src/simulator/index.js";
+import type { SimulatorOptions } from "../../src/simulator/index.js";
 import { get, ok, rpc } from "./http.js";
 import { errorBody, pathOf } from "./spec-schemas.js";
+import { startSimulator } from "./start.js";
 
-const opened: Simulator[] = [];
-afterEach(async () => {
-  await Promise.all(opened.splice(0).map((s) => s.close()));
-});
-async function start(options: SimulatorOptions): Promise<Simulator> {
-  const s = await createSimulator({ initialBlocks: 20, ...options });
-  opened.push(s);
-  return s;
-}
+const start = (options: SimulatorOptions) => startSimulator({ initialBlocks: 20, ...options });
 
 /** A clock the test moves by hand, so rate and quota tests do not depend on the machine's speed. */
 function manualClock(startMs = Date.UTC(2025, 5, 1, 12, 0, 0)) {
