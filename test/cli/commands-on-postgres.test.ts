@@ -12,17 +12,22 @@ import { commit, entry } from "../notify/dispatcher-fixtures.js";
 import { createTestDatabase, startPostgres, type TestPostgres } from "../helpers/postgres.js";
 import { memoryIO, quietCommon, tempDir } from "../helpers/harness.js";
 import { createDaemon } from "../../src/daemon/create-daemon.js";
+import { createSimulator, type Simulator } from "../../src/simulator/index.js";
 
 /**
  * `kaiawatch silence`, `outbox` and `cursors` with `store.url`: they work on the PostgreSQL
  * store the replicas share (no lock, no side file, no store file) and never print its URL.
  */
 let server: TestPostgres;
+// A cursor move reads the head (here the simulator's) to show what it costs.
+let sim: Simulator;
 beforeAll(async () => {
+  sim = await createSimulator({ seed: 7, initialBlocks: 200 });
   server = await startPostgres();
 }, 60_000);
 afterAll(async () => {
   await server?.dispose();
+  await sim?.close();
 });
 
 const PASSWORD = "s3cret-pg-password";
@@ -39,6 +44,7 @@ beforeEach(async (context) => {
     config,
     `
 explorer: { api_key: key-for-tests-123 }
+chain: { rpc_url: "${sim.rpcUrl}", lag_blocks: 0 }
 store: { url: "\${KW_STORE_URL}" }
 status: { listen: false }
 watches:
@@ -146,7 +152,8 @@ describe("CLI commands with store.url", () => {
     expect(listed.code).toBe(0);
     expect(listed.stdout).toMatch(new RegExp(`${key}\\s+wallet\\s+100`));
 
-    const moved = await kaiawatch("cursors", "--config", config, "--set", "wallet=40");
+    // --yes: block 40 is far behind the simulator's head, a catch-up above the threshold (the guard has its own tests in cursors.test.ts).
+    const moved = await kaiawatch("cursors", "--config", config, "--set", "wallet=40", "--yes");
     expect(moved.stderr).toBe("");
     expect(moved.code).toBe(0);
     expect(moved.stdout).toContain(`${key} (wallet): 100 → 40`);

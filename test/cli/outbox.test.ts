@@ -204,7 +204,8 @@ sinks: { hook: { type: console } }
     try {
       const { code, stderr } = await run("outbox", "retry", "--all", "--config", configPath);
       expect(code).toBe(1);
-      expect(stderr).toContain("is in use by process");
+      // The daemon runs in this test's process: the kernel lock is per process, so the store says so.
+      expect(stderr).toContain("is already open in this process; stop it first");
       // No daemon ever started here, so there is no write token to ask it with.
       expect(stderr).toContain("The daemon cannot be asked instead: KW_STATUS_TOKEN_FILE: there is no write token");
       expect(await daemon.listOutbox({ state: "dead" })).toHaveLength(2);
