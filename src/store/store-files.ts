@@ -82,7 +82,9 @@ export function inspectStoreFiles(path: string): StoreFiles {
     const tail = read(fd, (tailFirst - 1) * pageSize, (checked - tailFirst + 1) * pageSize);
     const readPage = (page: number): Buffer =>
       wal?.pages.get(page) ?? (page >= tailFirst && page <= checked ? tail.subarray((page - tailFirst) * pageSize, (page - tailFirst + 1) * pageSize) : read(fd, (page - 1) * pageSize, pageSize));
-    const damaged = checkTail(readPage, checked, pageSize, wal);
+    // The freelist and the page numbers in b-tree pages are checked against the database as
+    // SQLite sees it (the log's last commit may have grown it past the file), the tail over the file.
+    const damaged = checkTail(readPage, { pages: Math.max(pages, filePages), last: checked }, pageSize, wal);
     if (damaged !== undefined) return { identity, problem: damaged };
     return { identity };
   } finally {
@@ -177,15 +179,16 @@ function readWal(path: string, pageSize: number): Wal | string | undefined {
  * bytes or zeros pass none of them. (The whole file is SQLite's `quick_check`, which costs
  * seconds per gigabyte: see open-store.ts.)
  */
-function checkTail(readPage: (page: number) => Buffer, pages: number, pageSize: number, wal: Wal | undefined): string | undefined {
-  if (pages <= 1) return undefined;
+function checkTail(readPage: (page: number) => Buffer, extent: { pages: number; last: number }, pageSize: number, wal: Wal | undefined): string | undefined {
+  const { pages, last } = extent;
+  if (last <= 1) return undefined;
   const page1 = readPage(1);
   const free = freelist(readPage, page1, pages, pageSize);
   if (typeof free === "string") return free;
   // SQLite never uses the page holding the lock bytes at 1 GiB.
   const lockPage = Math.floor(0x40000000 / pageSize) + 1;
-  const first = Math.max(2, pages - Math.floor(TAIL_CHECK_BYTES / pageSize) + 1);
-  for (let page = first; page <= pages; page++) {
+  const first = Math.max(2, last - Math.floor(TAIL_CHECK_BYTES / pageSize) + 1);
+  for (let page = first; page <= last; page++) {
     if (page === lockPage || free.has(page) || wal?.pages.has(page) === true) continue;
     const data = readPage(page);
     if (isBtreePage(data, 0, pageSize, pages)) continue;

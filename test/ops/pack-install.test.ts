@@ -65,7 +65,7 @@ describe.skipIf(process.platform !== "linux")("install from a checkout: npm pack
     for (const wanted of ["package.json", "README.md", "npm-shrinkwrap.json", "dist/cli/bin.js", "config.example.yaml", "schema/kaiawatch.schema.json", "examples/kaiawatch.service", "docs/deployment.md"]) {
       expect(paths, `the package holds ${wanted}`).toContain(wanted);
     }
-    const allowed = /^(package\.json|README\.md|npm-shrinkwrap\.json|config\.example\.yaml|dist\/.+\.js|schema\/[^/]+\.json|examples\/.+|docs\/[^/]+\.md)$/;
+    const allowed = /^(package\.json|README\.md|LICENSE|npm-shrinkwrap\.json|config\.example\.yaml|dist\/.+\.js|schema\/[^/]+\.json|examples\/.+|docs\/[^/]+\.md)$/;
     expect(paths.filter((path) => !allowed.test(path)), "files the package must not hold (tests, sources, maps, build info, data)").toEqual([]);
     expect(paths.filter((path) => /(^|\/)(test|bench|src|data)\//.test(path))).toEqual([]);
 
