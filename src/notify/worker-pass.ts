@@ -57,7 +57,10 @@ export function createWorkerPass(common: Common, options: WorkerPassOptions): (w
     // Entries in backoff are not read; the store says when the first of them ends.
     const later = await store.nextAttemptAfter(w.name, at);
     if (later !== undefined) soonest(Date.parse(later));
-    options.totals.suppressed += await applyAdmission({ store, common, silences: options.silences, logger: w.logger }, w.name, admission, now);
+    // Awaited first, then added: `totals.suppressed += await …` reads the total before the
+    // await, so two sinks' passes awaiting together lost one's count (a drain said 1 of 2).
+    const suppressed = await applyAdmission({ store, common, silences: options.silences, logger: w.logger }, w.name, admission, now);
+    options.totals.suppressed += suppressed;
     signal.throwIfAborted();
     // A write failed while this pass read (an outcome's commit): what it planned waits for the store.
     if (options.gate.held()) return common.now();
