@@ -162,6 +162,27 @@ async function templateCluster(bin: Binaries, user: { uid: number; gid: number }
   return template;
 }
 
+/**
+ * Resolves once no live process of the group `pgid` is left. Read from /proc, not probed with
+ * signal 0: an orphaned backend whose new parent does not reap it stays a zombie, which signal 0
+ * still finds although it holds nothing any more.
+ */
+async function groupGone(pgid: number): Promise<void> {
+  const alive = (): boolean =>
+    readdirSync("/proc").some((entry) => {
+      if (!/^\d+$/.test(entry)) return false;
+      try {
+        // "pid (comm) state ppid pgrp …": comm may hold spaces, so split after its last ")".
+        const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+        const [state, , pgrp] = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+        return Number(pgrp) === pgid && state !== "Z";
+      } catch {
+        return false; // Exited while we looked.
+      }
+    });
+  while (alive()) await new Promise((resolve) => setTimeout(resolve, 20));
+}
+
 /** Starts a server on 127.0.0.1 on a free port, with its data in `dir` (a new temporary directory by default). */
 export async function startPostgres(options: { dir?: string } = {}): Promise<TestPostgres> {
   const user = serverUser();
@@ -231,6 +252,10 @@ export async function startPostgres(options: { dir?: string } = {}): Promise<Tes
       // Already gone.
     }
     await exited;
+    // The postmaster's exit does not mean its backends are gone: killed with the group, each
+    // dies on its own schedule and holds the shared memory until it does, and a start before
+    // then is refused ("pre-existing shared memory block is still in use").
+    if (name === "SIGKILL") await groupGone(server.pid);
     child = undefined;
   };
 
