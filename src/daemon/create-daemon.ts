@@ -153,11 +153,13 @@ export async function createDaemon(common: Common, options: DaemonOptions): Prom
       retentionMs: config.store.retention,
       silences,
       sinks,
+      ...(config.routes === undefined ? {} : { routes: config.routes }),
       rules: config.rules.map((rule) => ({
         name: rule.name,
         group: rule.group && { windowMs: rule.group.window, max: rule.group.max, by: rule.group.by },
         cooldownMs: rule.cooldown,
         cooldownKey: rule.cooldown_key,
+        routed: rule.routed,
       })),
     });
 
@@ -240,7 +242,7 @@ export async function createDaemon(common: Common, options: DaemonOptions): Prom
       // Replicas judge the sources they hold; with one process every source.
       holds: replicas === undefined ? undefined : (key) => ownership.holds(leaseResource({ source: key })) !== undefined,
       shared: replicaHealth,
-      monitor: await createOperationalMonitor(common, { store, sinks: operationalSinks, network: config.chain.network, head: () => headProbe.state().block, onQueued: () => dispatcher.kick() }),
+      monitor: await createOperationalMonitor(common, { store, sinks: operationalSinks, ...(config.routes === undefined ? {} : { routes: config.routes }), network: config.chain.network, head: () => headProbe.state().block, onQueued: () => dispatcher.kick() }),
     });
     const readiness = createReadiness({ store, health });
     const heartbeats = heartbeatSinks.map((sink) =>

@@ -3,6 +3,8 @@ import { cooldownKeyOf, type CooldownView, type SuppressionReason } from "./cool
 import { extreme } from "./extreme.js";
 import { closeGroups, readRecordField, type ClosedGroup, type GroupPolicy } from "./grouping.js";
 import { isActive, silenceMatches, type Silence } from "./silences.js";
+import { routeGroupOf, type GroupFlushes } from "./route-grouping.js";
+import { ROUTE_DIGEST_MAX, type Route } from "./routes.js";
 
 export interface DispatcherRule {
   name: string;
@@ -11,6 +13,8 @@ export interface DispatcherRule {
   cooldownMs?: number;
   /** A field of the alert's record (read like `group.by`); the whole rule when absent. */
   cooldownKey?: string;
+  /** The rule has no `notify:`: the routes tree sent its alerts, and groups them unless `group` is set. */
+  routed?: boolean;
 }
 
 /** One send: a single alert, or a digest sent whole. */
@@ -33,6 +37,10 @@ export interface AdmissionInput {
   /** The silences in force (`kaiawatch silence`). */
   silences: readonly Silence[];
   cooldown: CooldownView;
+  /** The `routes:` tree: it groups the alerts it sent (see routeGroupOf). */
+  routes?: Route;
+  /** When each route group last sent this sink a digest (readGroupFlushes). */
+  groupFlushes?: GroupFlushes;
   /** Close every open digest now instead of at the end of its window (`drain`). */
   flushGroups: boolean;
   now: number;
@@ -47,9 +55,10 @@ export interface HeldEntry {
 
 export interface ClosedDigest {
   group: ClosedGroup;
+  /** Its first alert's rule (a route's digest may gather several rules' alerts). */
   rule: string;
-  /** The cooldown keys the digest starts (none when its rule has no cooldown). */
-  cooldownKeys: string[];
+  /** The stamps its sending starts: its rules' cooldown keys, and a route group's last digest (group_interval). */
+  stamps: Array<{ rule: string; key: string }>;
 }
 
 export interface Admission {
@@ -84,7 +93,7 @@ export function admit(input: AdmissionInput): Admission {
   const order = new Map(input.due.map((entry, index) => [entry.id, index]));
   const digests = new Map<string, OutboxEntry[]>();
   const singles: OutboxEntry[] = [];
-  const buckets = new Map<string, { policy: GroupPolicy; rule: DispatcherRule; entries: OutboxEntry[] }>();
+  const buckets = new Map<string, { policy: GroupPolicy; stamp?: { rule: string; key: string }; entries: OutboxEntry[] }>();
   const held: HeldEntry[] = [];
   const cooldownStarts: Admission["cooldownStarts"] = [];
   // Cooldowns started by this pass: a second alert of the same key in the same batch is held by the first.
@@ -123,15 +132,25 @@ export function admit(input: AdmissionInput): Admission {
         continue;
       }
       // A digest starts its cooldown when it closes (below), not per member.
-      if (!rule.group) {
+      if (!rule.group && routeGroupOf(input.routes, rule, entry, sink) === undefined) {
         startedNow.add(stamp);
         cooldownStarts.push({ rule: rule.name, key, entryId: entry.id });
       }
     }
+    const routeGroup = routeGroupOf(input.routes, rule, entry, sink);
     if (rule?.group) {
       const by = rule.group.by === undefined ? "" : readRecordField(entry.alert.record, rule.group.by);
       const bucketKey = `${rule.name}\u0000${by}`;
-      const bucket = buckets.get(bucketKey) ?? { policy: rule.group, rule, entries: [] };
+      const bucket = buckets.get(bucketKey) ?? { policy: rule.group, entries: [] };
+      bucket.entries.push(entry);
+      buckets.set(bucketKey, bucket);
+    } else if (routeGroup !== undefined) {
+      // Keyed apart from the rules' buckets: a route id has dots, a rule name never does.
+      const bucketKey = `route\u0000${routeGroup.bucket}`;
+      const { route } = routeGroup;
+      const flushed = input.groupFlushes?.get(routeGroup.bucket);
+      const policy: GroupPolicy = { windowMs: route.groupWaitMs, max: ROUTE_DIGEST_MAX, ...(flushed === undefined ? {} : { continueAt: flushed + route.groupIntervalMs }) };
+      const bucket = buckets.get(bucketKey) ?? { policy, stamp: routeGroup.stamp, entries: [] };
       bucket.entries.push(entry);
       buckets.set(bucketKey, bucket);
     } else {
@@ -145,9 +164,15 @@ export function admit(input: AdmissionInput): Admission {
     if (readyAt !== undefined) soonest(readyAt);
     for (const group of closed) {
       digests.set(group.id, group.entries);
-      const rule = bucket.rule;
-      const cooldownKeys = rule.cooldownMs !== undefined && rule.cooldownMs > 0 ? [...new Set(group.entries.map((entry) => cooldownKeyOf(rule, entry)))] : [];
-      closedDigests.push({ group, rule: rule.name, cooldownKeys });
+      const stamps = new Map<string, { rule: string; key: string }>();
+      for (const entry of group.entries) {
+        const rule = input.rules.get(entry.rule);
+        if (rule?.cooldownMs === undefined || rule.cooldownMs <= 0) continue;
+        const key = cooldownKeyOf(rule, entry);
+        stamps.set(JSON.stringify([rule.name, key]), { rule: rule.name, key });
+      }
+      if (bucket.stamp !== undefined) stamps.set(JSON.stringify([bucket.stamp.rule, bucket.stamp.key]), bucket.stamp);
+      closedDigests.push({ group, rule: group.entries[0]?.rule ?? "", stamps: [...stamps.values()] });
     }
   }
 

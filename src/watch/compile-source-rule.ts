@@ -52,7 +52,7 @@ export function compileSourceRule(config: Config, rule: RuleConfig, watch: Watch
   const compiled = compileCondition(rule.when, { family, watchedAccount, ...(tokenContext ? { token: tokenContext } : {}) });
   if (!compiled.ok) throw new KaiawatchError("KW_CONFIG_INVALID", `rule ${rule.name}: ${compiled.issues.map((i) => i.message).join("; ")}`);
   const toAlert = (record: WatchedRecord, now: Date) =>
-    buildAlert({ rule: { name: rule.name, summary: rule.summary, severity: rule.severity }, watch: rule.watch, record, network: config.chain.network, explorerUrl: config.chain.explorer_url, now, watchedAccount, token: tokenContext?.info });
+    buildAlert({ rule: { name: rule.name, summary: rule.summary, severity: rule.severity, labels: rule.labels }, watch: rule.watch, record, network: config.chain.network, explorerUrl: config.chain.explorer_url, now, watchedAccount, token: tokenContext?.info });
   const base = { name: rule.name, watch: rule.watch, notify: rule.notify, enrich: rule.enrich, toAlert };
   if (token === undefined || watchedAccount === undefined) return { ...base, test: compiled.test, condition: compiled.node };
   const info = tokenContext?.info;
