@@ -13,11 +13,11 @@ function isRecord(value: unknown): value is Record<string, unknown> {
  * every receiver is a sink that takes alerts, and `...` in group_by stands alone. Each problem
  * at its key path. Undefined when there is no tree or it has a problem.
  */
-export function resolveRoutes(raw: unknown, rawSinks: Record<string, unknown>, issues: ConfigIssue[]): Route | undefined {
+export function resolveRoutes(raw: unknown, rawSinks: Record<string, unknown>, issues: Array<ConfigIssue & { atKey?: boolean }>): Route | undefined {
   if (raw === undefined) return undefined;
   if (!isRecord(raw)) return undefined; // the schema says what it expected
   const before = issues.length;
-  if (raw.receiver === undefined) issues.push({ path: ["routes"], message: "the root route needs a receiver: where the alerts no child route takes go" });
+  if (raw.receiver === undefined) issues.push({ path: ["routes"], message: "the root route needs a receiver: where the alerts no child route takes go", atKey: true });
   if (raw.matchers !== undefined) issues.push({ path: ["routes", "matchers"], message: "the root route matches every alert: move these matchers to a child route (under routes.routes)" });
   if (raw.continue !== undefined) issues.push({ path: ["routes", "continue"], message: "continue means nothing at the root route (it has no siblings): remove it" });
   walk(raw, ["routes"], rawSinks, issues);

@@ -64,7 +64,7 @@ export interface ClosedDigest {
 export interface Admission {
   /** Entries that are not sent at all: a silence or a running cooldown holds them back. */
   held: HeldEntry[];
-  /** Single alerts let through by a cooldown: each starts its key's cooldown now. */
+  /** Single alerts let through by a cooldown: each starts its key's cooldown now (and, sent alone by a route's group, that group's interval). */
   cooldownStarts: Array<{ rule: string; key: string; entryId: string }>;
   /** Digests this pass closed: their group id must be durable before their first send. */
   closedDigests: ClosedDigest[];
@@ -122,6 +122,9 @@ export function admit(input: AdmissionInput): Admission {
         continue;
       }
     }
+    // A route's group is joined once, before the first attempt: an alert its group sent alone
+    // and that failed is retried alone, not held for the group's next interval.
+    const routeGroup = firstDecision ? routeGroupOf(input.routes, rule, entry, sink) : undefined;
     // A resolved alert is the end of an incident its sink was told about, not a repeat: a
     // cooldown (started by the firing alert) must not hold it, or the incident stays open.
     if (firstDecision && rule?.cooldownMs !== undefined && rule.cooldownMs > 0 && entry.alert.status !== "resolved") {
@@ -132,12 +135,11 @@ export function admit(input: AdmissionInput): Admission {
         continue;
       }
       // A digest starts its cooldown when it closes (below), not per member.
-      if (!rule.group && routeGroupOf(input.routes, rule, entry, sink) === undefined) {
+      if (!rule.group && routeGroup === undefined) {
         startedNow.add(stamp);
         cooldownStarts.push({ rule: rule.name, key, entryId: entry.id });
       }
     }
-    const routeGroup = routeGroupOf(input.routes, rule, entry, sink);
     if (rule?.group) {
       const by = rule.group.by === undefined ? "" : readRecordField(entry.alert.record, rule.group.by);
       const bucketKey = `${rule.name}\u0000${by}`;
@@ -148,8 +150,10 @@ export function admit(input: AdmissionInput): Admission {
       // Keyed apart from the rules' buckets: a route id has dots, a rule name never does.
       const bucketKey = `route\u0000${routeGroup.bucket}`;
       const { route } = routeGroup;
+      // An alert sent alone and not recorded as sent (a crash in between) is not held by its own stamp.
       const flushed = input.groupFlushes?.get(routeGroup.bucket);
-      const policy: GroupPolicy = { windowMs: route.groupWaitMs, max: ROUTE_DIGEST_MAX, ...(flushed === undefined ? {} : { continueAt: flushed + route.groupIntervalMs }) };
+      const counts = flushed !== undefined && flushed.entryId !== entry.id;
+      const policy: GroupPolicy = { windowMs: route.groupWaitMs, max: ROUTE_DIGEST_MAX, ...(counts ? { continueAt: flushed.at + route.groupIntervalMs } : {}) };
       const bucket = buckets.get(bucketKey) ?? { policy, stamp: routeGroup.stamp, entries: [] };
       bucket.entries.push(entry);
       buckets.set(bucketKey, bucket);
@@ -163,6 +167,16 @@ export function admit(input: AdmissionInput): Admission {
     const { closed, readyAt } = closeGroups(bucket.entries, bucket.policy, now, input.flushGroups);
     if (readyAt !== undefined) soonest(readyAt);
     for (const group of closed) {
+      const [only] = group.entries;
+      if (bucket.stamp !== undefined && only !== undefined && group.entries.length === 1) {
+        // A route's group of one alert is sent as that alert (its own id and message), not as a
+        // digest of one; it still starts its cooldown and its group's interval.
+        singles.push(only);
+        const rule = input.rules.get(only.rule);
+        if (rule?.cooldownMs !== undefined && rule.cooldownMs > 0 && only.alert.status !== "resolved") cooldownStarts.push({ rule: rule.name, key: cooldownKeyOf(rule, only), entryId: only.id });
+        cooldownStarts.push({ ...bucket.stamp, entryId: only.id });
+        continue;
+      }
       digests.set(group.id, group.entries);
       const stamps = new Map<string, { rule: string; key: string }>();
       for (const entry of group.entries) {

@@ -39,8 +39,8 @@ export function routeGroupOf(routes: Route | undefined, rule: RoutedRule | undef
   return { route, bucket: `${route.id}\u0000${key}`, stamp: { rule: `${ROUTE_STAMP_PREFIX}${route.id}`, key } };
 }
 
-/** When each route group of a pass last sent a digest to the sink, by bucket. */
-export type GroupFlushes = ReadonlyMap<string, number>;
+/** When each route group of a pass last sent this sink a digest (or an alert alone), by bucket, and the alert when alone. */
+export type GroupFlushes = ReadonlyMap<string, { at: number; entryId?: string }>;
 
 /**
  * Reads, for one pass of a sink, when the route groups of its due entries last sent a digest
@@ -56,12 +56,12 @@ export async function readGroupFlushes(store: Store, sink: string, due: readonly
     const group = routeGroupOf(routes, rules.get(entry.rule), entry, sink);
     if (group !== undefined) wanted.set(group.bucket, group.stamp);
   }
-  const flushes = new Map<string, number>();
+  const flushes = new Map<string, { at: number; entryId?: string }>();
   if (wanted.size === 0) return flushes;
   const byStamp = new Map([...wanted].map(([bucket, stamp]) => [JSON.stringify([stamp.rule, stamp.key]), bucket]));
   for (const stamp of await store.readCooldowns(sink, [...wanted.values()])) {
     const bucket = byStamp.get(JSON.stringify([stamp.rule, stamp.key]));
-    if (bucket !== undefined) flushes.set(bucket, stamp.at);
+    if (bucket !== undefined) flushes.set(bucket, { at: stamp.at, ...(stamp.entryId === undefined ? {} : { entryId: stamp.entryId }) });
   }
   return flushes;
 }
