@@ -11,10 +11,11 @@ import { amountKeiOf } from "./record-values.js";
 import { truncate } from "../common/text.js";
 import { oneLine, readPath, renderTemplate } from "./summary-template.js";
 import { tokenSymbolText } from "./token-symbol.js";
-import { alertLabels } from "../notify/labels.js";
 
 export interface BuildAlertInput {
-  rule: { name: string; summary?: string; severity?: AlertSeverity; labels?: Readonly<Record<string, string>> };
+  rule: { name: string; summary?: string; severity?: AlertSeverity };
+  /** The alert's labels (alertLabels in src/notify/labels.ts: fixed by the rule and its source). */
+  labels?: Readonly<Record<string, string>>;
   watch: string;
   record: WatchedRecord;
   network: string;
@@ -52,7 +53,7 @@ export function buildAlert(input: BuildAlertInput): AlertDocument {
     datetime: recordDatetime(record),
     links,
     record: record.data,
-    labels: alertLabels({ rule: input.rule.name, watch: input.watch, source: record.family, severity: input.rule.severity, labels: input.rule.labels }),
+    ...(input.labels === undefined ? {} : { labels: { ...input.labels } }),
     created_at: input.now.toISOString(),
   };
   const transfer = input.token && record.family === "event_logs" ? decodeTokenTransfer(record.data) : undefined;

@@ -3,6 +3,7 @@ import type { Config, RuleConfig, WatchConfig } from "../config/types.js";
 import type { TokenInfo } from "../chain/token-info.js";
 import { TRANSFER_TOPIC, decodeTokenTransfer } from "../chain/token-transfer.js";
 import { buildAlert } from "../rules/build-alert.js";
+import { alertLabels } from "../notify/labels.js";
 import { compileCondition } from "../rules/compile-condition.js";
 import type { TokenFieldContext } from "../rules/fields.js";
 import type { RecordFamily, WatchedRecord } from "../model/record.js";
@@ -51,8 +52,10 @@ export function compileSourceRule(config: Config, rule: RuleConfig, watch: Watch
   const tokenContext = token !== undefined && watch.kind === "account" ? tokenFieldContext(watch, token, tokens) : undefined;
   const compiled = compileCondition(rule.when, { family, watchedAccount, ...(tokenContext ? { token: tokenContext } : {}) });
   if (!compiled.ok) throw new KaiawatchError("KW_CONFIG_INVALID", `rule ${rule.name}: ${compiled.issues.map((i) => i.message).join("; ")}`);
+  // A rule's alerts of one source all carry the same labels.
+  const labels = alertLabels({ rule: rule.name, watch: rule.watch, source: family, severity: rule.severity, labels: rule.labels });
   const toAlert = (record: WatchedRecord, now: Date) =>
-    buildAlert({ rule: { name: rule.name, summary: rule.summary, severity: rule.severity, labels: rule.labels }, watch: rule.watch, record, network: config.chain.network, explorerUrl: config.chain.explorer_url, now, watchedAccount, token: tokenContext?.info });
+    buildAlert({ rule: { name: rule.name, summary: rule.summary, severity: rule.severity }, labels, watch: rule.watch, record, network: config.chain.network, explorerUrl: config.chain.explorer_url, now, watchedAccount, token: tokenContext?.info });
   const base = { name: rule.name, watch: rule.watch, notify: rule.notify, enrich: rule.enrich, toAlert };
   if (token === undefined || watchedAccount === undefined) return { ...base, test: compiled.test, condition: compiled.node };
   const info = tokenContext?.info;

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { admit, type AdmissionInput, type DispatcherRule } from "../../src/notify/admission.js";
 import { createDispatcher, type Dispatcher } from "../../src/notify/dispatcher.js";
+import { createOperationalMonitor } from "../../src/daemon/operational-monitor.js";
 import { alertLabels } from "../../src/notify/labels.js";
 import { buildRouteTree, type Route } from "../../src/notify/routes.js";
 import type { OutboxEntry } from "../../src/model/outbox-entry.js";
@@ -140,5 +141,27 @@ describe("dispatcher: group_interval counts from a digest recorded in the store"
     env.clock.offsetMs += 300_000;
     expect(await make().drain({ flushGroups: false, timeoutMs: 2000 })).toMatchObject({ delivered: 1, pending: 0 });
     expect(sink.calls.map((call) => call.alertIds)).toEqual([["a1", "b1"], ["a2"]]);
+  });
+});
+
+describe("operational alerts through the tree", () => {
+  let env: TestEnv;
+  afterEach(async () => {
+    await env.cleanup();
+  });
+
+  it("go to the operational: true sinks and where the tree sends their labels (kind, the watch they are about)", async () => {
+    env = await createEnv();
+    const routes = buildRouteTree({ receiver: "ops", routes: [{ matchers: ["source=kaiawatch", "watch=treasury"], receiver: "treasury-pager" }] });
+    const monitor = await createOperationalMonitor(env.common, { store: env.store, sinks: ["marked"], routes, network: "mainnet", head: () => 100, onQueued: () => {} });
+    await monitor.update([
+      { key: "source_failing:src_1", kind: "source_failing", summary: "failing", detail: { source: "src_1", watch: "treasury" } },
+      { key: "head_stuck", kind: "head_stuck", summary: "stuck", detail: { head: 100 } },
+    ]);
+    const entries = await env.store.listOutbox();
+    const sinksOf = (kind: string) => entries.filter((e) => e.alert.labels?.kind === kind).map((e) => e.sink).sort();
+    expect(sinksOf("source_failing")).toEqual(["marked", "treasury-pager"]);
+    expect(sinksOf("head_stuck")).toEqual(["marked", "ops"]);
+    expect(entries.find((e) => e.alert.labels?.kind === "source_failing")?.alert.labels).toEqual({ kind: "source_failing", rule: "kaiawatch.operational", source: "kaiawatch", watch: "treasury" });
   });
 });

@@ -3,6 +3,8 @@ import type { Config } from "../../src/config/index.js";
 import { alertLabels, type Labels } from "../../src/notify/labels.js";
 import { groupLabels, matchRoutes, receiversOf, type Route } from "../../src/notify/routes.js";
 import { configFromText } from "../helpers/harness.js";
+import { planFromConfig } from "../../src/watch/plan-from-config.js";
+import { nftTransfer } from "../rules/fixtures.js";
 
 /*
  * Alertmanager's own routing examples, translated to kaiawatch: its `alertname` is the `rule`
@@ -200,5 +202,20 @@ routes:
     const [critical] = matchRoutes(root, { severity: "critical", team: "x" });
     expect(critical).toMatchObject({ receivers: ["a", "b"], groupBy: "all" });
     expect(groupLabels(critical as Route, { severity: "critical", team: "x" })).toEqual({ severity: "critical", team: "x" });
+  });
+});
+
+describe("a rule's alerts carry its labels", () => {
+  it("rule, watch, source, severity and its own labels: what the tree matched when the config was loaded", () => {
+    const config = configFromText(`${HEAD}${sinks(["a"])}
+routes: { receiver: a }
+rules:
+  - { name: moves, watch: foo1, severity: warning, labels: { team: treasury } }
+`);
+    const plan = planFromConfig(config);
+    const rule = plan.sources.flatMap((source) => source.rules).find((r) => r.name === "moves");
+    const alert = rule?.toAlert(nftTransfer(), new Date());
+    expect(alert?.labels).toEqual({ rule: "moves", severity: "warning", source: "nft_transfers", team: "treasury", watch: "foo1" });
+    expect(alert?.severity).toBe("warning");
   });
 });
