@@ -48,6 +48,7 @@ import { createReadiness } from "../status/readiness.js";
 import { createHealthMonitor, type HealthMonitor } from "./health-monitor.js";
 import { createOperationalMonitor } from "./operational-monitor.js";
 import { createReplicaHealth, strings, type ReplicaHealth } from "./replica-health.js";
+import { repeatIntervalsOf } from "./repeat-interval.js";
 
 /** The lease of the replica that judges kaiawatch's own health and sends its operational alerts. */
 export const OPERATIONAL_RESOURCE = leaseResource("operational");
@@ -200,6 +201,7 @@ export async function createDaemon(common: Common, options: DaemonOptions): Prom
     const budget = await createBudgetGuard(common, { meter: client.meter, store });
     let refusePlan: (error: ExplorerPlanError) => void = () => {};
     const planRefused = new Promise<ExplorerPlanError>((resolve) => (refusePlan = resolve));
+    const repeatInterval = repeatIntervalsOf(config);
     const balances = createBalanceMonitor(common, {
       rpc,
       store,
@@ -210,6 +212,7 @@ export async function createDaemon(common: Common, options: DaemonOptions): Prom
       explorerUrl: config.chain.explorer_url,
       readHead: (signal) => head.blockNumber(signal),
       onQueued: () => dispatcher.kick(),
+      repeatInterval,
     });
     const engine = createWatchEngine(common, {
       pollers,
@@ -240,7 +243,7 @@ export async function createDaemon(common: Common, options: DaemonOptions): Prom
       // Replicas judge the sources they hold; with one process every source.
       holds: replicas === undefined ? undefined : (key) => ownership.holds(leaseResource({ source: key })) !== undefined,
       shared: replicaHealth,
-      monitor: await createOperationalMonitor(common, { store, sinks: operationalSinks, network: config.chain.network, head: () => headProbe.state().block, onQueued: () => dispatcher.kick() }),
+      monitor: await createOperationalMonitor(common, { store, sinks: operationalSinks, network: config.chain.network, head: () => headProbe.state().block, onQueued: () => dispatcher.kick(), repeatInterval }),
     });
     const readiness = createReadiness({ store, health });
     const heartbeats = heartbeatSinks.map((sink) =>
