@@ -49,7 +49,7 @@ defaults: { schedule: "0 0 0 1 1 *", jitter: 0s }
 watches:
   - { name: payer, balance: ["${PAYER}"] }
 rules:
-  - { name: payer-low, watch: payer, notify: [out, hook], clear_after: 2, repeat_interval: 1m, when: { balance: { lt: "100 KAIA" } } }
+  - { name: payer-low, watch: payer, notify: [out, hook], clear_after: 2, repeat_interval: 1m, when: { balance: { lt: "100 KAIA" } }, summary: "{{status}} {{repeat}}: {{balance}} {{symbol}}" }
 sinks:
   out: { type: file, path: ${join(dir.path, "alerts.jsonl")} }
   hook: { type: webhook, url: "${receiver.url}/hook", secret: "${SECRET}", allow_http: true }
@@ -91,6 +91,8 @@ sinks:
       [`${firing!.id}:repeat:2`, "firing", 2, firing!.id, iso(120), "98"],
       [`${firing!.id}:resolved`, "resolved", undefined, firing!.id, iso(180), "100"],
     ]);
+
+    expect(sent.map((a) => a.summary)).toEqual(["firing 0: 99 KAIA", "firing 1: 99 KAIA", "firing 2: 98 KAIA", "resolved : 100 KAIA"]);
 
     // The webhook: signed, one webhook-id per alert (a Standard Webhooks receiver drops none), one episode_id, the counter in the body.
     const hooks = receiver.requests.filter((request) => request.url === "/hook");
