@@ -6,6 +6,8 @@ import { sinkConfigSchema } from "../notify/sinks/index.js";
 import { DEFAULT_STORE_PATH, SLUG_PATTERN, WRITE_TOKEN_FILE_NAME, SECTION_SCHEMAS, WATCH_KINDS, ruleSchema, watchSchema } from "./schema.js";
 import { sourcesOfWatch } from "./sources-of-watch.js";
 import { resolveRoutes } from "./resolve-routes.js";
+import { inhibitRuleSchema } from "./schema.js";
+import { buildInhibitRules, type InhibitRule } from "../notify/inhibit.js";
 import { ALERT_SEVERITIES, type AlertSeverity } from "../model/alert-document.js";
 import { alertLabels } from "../notify/labels.js";
 import { matchRoutes, receiversOf, type Route } from "../notify/routes.js";
@@ -151,6 +153,7 @@ export function resolveConfig(raw: unknown): ResolvedConfig {
   }
 
   const routes = resolveRoutes(root.routes, rawSinks, issues);
+  const inhibitRules = resolveInhibitRules(root.inhibit_rules);
 
   // Rules: references are checked against every name written, valid or not, so that a
   // broken watch or sink is reported once, at its own place, and not again at each rule.
@@ -250,6 +253,7 @@ export function resolveConfig(raw: unknown): ResolvedConfig {
     rules,
     sinks,
     ...(routes === undefined ? {} : { routes }),
+    inhibit_rules: inhibitRules,
   };
   const checkable: Config = { ...config, watches: checkWatches, rules: checkRules, sinks: checkSinks };
   return { config, checkable, issues, watchIndex, ruleIndex, checkWatchIndex, checkRuleIndex };
@@ -355,4 +359,17 @@ function withStorePath(store: z.output<typeof SECTION_SCHEMAS.store>): Config["s
 /** The write token lives beside the store by default: the daemon's own folder, which its user owns. */
 function withWriteTokenFile(status: z.output<typeof SECTION_SCHEMAS.status>, storePath: string): Config["status"] {
   return { ...status, write_token_file: status.write_token_file ?? join(dirname(storePath), WRITE_TOKEN_FILE_NAME) };
+}
+
+/**
+ * The `inhibit_rules:` that validate, parsed; the schema reports the others at their key path
+ * (a rule that does not validate is left out here, and the config is refused anyway).
+ */
+function resolveInhibitRules(raw: unknown): InhibitRule[] {
+  if (!Array.isArray(raw)) return [];
+  const valid = raw.flatMap((item, index) => {
+    const parsed = inhibitRuleSchema.safeParse(item);
+    return parsed.success ? [{ index, spec: parsed.data }] : [];
+  });
+  return valid.map(({ index, spec }) => ({ ...buildInhibitRules([spec])[0]!, id: `inhibit_rules[${index}]` }));
 }

@@ -14,6 +14,7 @@ import type { Condition } from "./types.js";
 import { labelNameProblem, labelValueProblem, LABEL_NAME_PATTERN } from "../notify/labels.js";
 import { parseMatcher } from "../notify/matchers.js";
 import { GROUP_BY_ALL, type RouteSpec } from "../notify/routes.js";
+import type { InhibitRuleSpec } from "../notify/inhibit.js";
 
 /*
  * The zod schema of config.yaml. It validates each key and applies defaults; what needs
@@ -406,6 +407,29 @@ export const routeSchema: z.ZodType<RouteSpec> = z
   })
   .meta({ id: "route", description: "A route of the routes: tree (docs/routes.md)." });
 
+// ---- inhibit_rules ----
+
+const labelName = z.string().refine((name) => LABEL_NAME_PATTERN.test(name), 'not a label name: a letter or "_", then letters, digits or "_"');
+
+/** One of `inhibit_rules:` (docs/reminders-and-inhibition.md), as Alertmanager's. */
+export const inhibitRuleSchema: z.ZodType<InhibitRuleSpec> = z
+  .strictObject({
+    source_matchers: z
+      .array(matcherText)
+      .min(1, "name at least one matcher: which firing alerts inhibit")
+      .meta({ description: 'Matchers a firing alert (a balance episode, a kaiawatch condition) must all meet to inhibit others, e.g. kind="source_failing" or severity="critical".' }),
+    target_matchers: z
+      .array(matcherText)
+      .min(1, "name at least one matcher: which alerts are held back")
+      .meta({ description: 'Matchers an alert must all meet to be held back while such a source fires, e.g. severity="warning".' }),
+    equal: z
+      .array(labelName)
+      .superRefine(uniqueItems)
+      .optional()
+      .meta({ description: "Labels whose values the source and the alert must share (e.g. [watch]: only the same wallet's alerts). Default: none." }),
+  })
+  .meta({ id: "inhibit_rule", description: "An inhibit rule: while a matching source fires, matching alerts are held back (recorded, not sent)." });
+
 // ---- the whole file ----
 
 export const configSchema = z
@@ -421,6 +445,10 @@ export const configSchema = z
     rules: z.array(ruleSchema).default([]),
     sinks: z.record(slug("a sink name"), sinkConfigSchema).default({}),
     routes: routeSchema.optional().meta({ description: "The routing tree: where the alerts of rules without notify: (and kaiawatch's operational alerts) go, by their labels, and how they are grouped (docs/routes.md)." }),
+    inhibit_rules: z
+      .array(inhibitRuleSchema)
+      .default([])
+      .meta({ description: "Alertmanager's inhibition: while a source alert fires (a failing source, a critical balance), alerts its rule names are held back (docs/reminders-and-inhibition.md)." }),
   })
   .meta({ title: "kaiawatch configuration", description: "config.yaml of kaiawatch, the Kaia blockchain monitoring and alerting daemon." });
 

@@ -4,6 +4,7 @@ import type { Enrichment } from "../model/enrichment.js";
 import type { RuleSource } from "../model/alert-document.js";
 import type { StartPosition } from "../model/start-position.js";
 import type { Route } from "../notify/routes.js";
+import type { InhibitRule } from "../notify/inhibit.js";
 
 /**
  * The typed configuration, complete: every default is applied, durations are numbers of
@@ -24,6 +25,8 @@ export interface Config {
   sinks: Record<string, SinkConfig>;
   /** The `routes:` tree with inheritance applied; absent when the config has none. */
   routes?: Route;
+  /** `inhibit_rules:`, parsed (docs/reminders-and-inhibition.md); empty when the config has none. */
+  inhibit_rules: InhibitRule[];
 }
 
 /** Milliseconds. */

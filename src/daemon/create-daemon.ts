@@ -12,6 +12,8 @@ import { createExplorerClient, type ExplorerClient } from "../explorer/client.js
 import { ExplorerPlanError } from "../explorer/errors.js";
 import { createDispatcher, type Dispatcher, type DrainResult } from "../notify/dispatcher.js";
 import { createSilenceBook, type SilenceBook } from "../notify/silences.js";
+import { createInhibitor, type Inhibitor } from "../notify/inhibitor.js";
+import { readFiringSources } from "./firing-sources.js";
 import type { Sink } from "../notify/sink.js";
 import { storeOptionsOf } from "../config/store-options.js";
 import type { Backend } from "../store/backend.js";
@@ -52,6 +54,8 @@ export interface Daemon {
   readonly dispatcher: Dispatcher;
   /** Active silences (`kaiawatch silence`), read from the store. */
   readonly silences: SilenceBook;
+  /** `inhibit_rules:` and what they held back. */
+  readonly inhibitor: Inhibitor;
   /** The daily credit budget's pause (its alerts are operational conditions: credits_low, credits_exhausted). */
   readonly budget: BudgetGuard;
   /** Which sources and sinks this process works on: all of them, or its leases with PostgreSQL replicas. */
@@ -123,6 +127,8 @@ export async function createDaemon(common: Common, options: DaemonOptions): Prom
     const sinks = built.delivered;
     // The silences are rows of the store, which `kaiawatch silence` and every replica write too.
     const silences = await createSilenceBook(common, { silences: backend.silences });
+    // Inhibition's sources are the episodes in the store, which every replica writes.
+    const inhibitor = createInhibitor({ rules: config.inhibit_rules, firing: () => readFiringSources(store) });
     // Replicas publish what they judge of the sources they hold in their heartbeats, for the
     // one that sends the operational alerts (replica-health.ts).
     const replicaHealth: ReplicaHealth | undefined = replicas === undefined ? undefined : createReplicaHealth({ replicaId: replicas.selfId, replicas: () => replicas.list() });
@@ -136,6 +142,7 @@ export async function createDaemon(common: Common, options: DaemonOptions): Prom
       ownership,
       retentionMs: config.store.retention,
       silences,
+      inhibitor,
       sinks,
       ...(config.routes === undefined ? {} : { routes: config.routes }),
       rules: config.rules.map((rule) => ({
@@ -234,11 +241,11 @@ export async function createDaemon(common: Common, options: DaemonOptions): Prom
       silences,
       healthLoop: createHealthLoop(common, { ownership, health, replicated: replicas !== undefined, intervalMs: config.operational.check_interval }),
       credits,
-      startStatus: listen === false ? undefined : () => startStatusServer(common, listen, { config, replicas, ownership, balanceWatches, sources: plan.sources, store, engine, dispatcher, meter: client.meter, head: headProbe, budget, health, silences }),
+      startStatus: listen === false ? undefined : () => startStatusServer(common, listen, { config, replicas, ownership, balanceWatches, sources: plan.sources, store, engine, dispatcher, meter: client.meter, head: headProbe, budget, health, silences, inhibitor }),
       close,
     });
 
-    return { config, plan, store, client, engine, dispatcher, silences, budget, ownership, health, heartbeats, planRefused, ...lifecycle };
+    return { config, plan, store, client, engine, dispatcher, silences, inhibitor, budget, ownership, health, heartbeats, planRefused, ...lifecycle };
   } catch (error) {
     await close();
     throw error;

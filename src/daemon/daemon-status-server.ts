@@ -27,8 +27,8 @@ export async function startStatusServer(common: Common, listen: StatusServerOpti
       ? new Map(balanceWatches.map((watch) => [watch.name, ownership.replicaId]))
       : new Map((await replicaViews(replicas)).flatMap((replica) => replica.balances.map((watch) => [watch, replica.id] as const)));
   const balanceViews = balanceWatches.length === 0 ? undefined : () => balanceWatchViews(store, balanceWatches, holders);
-  const { sources, engine, dispatcher, meter, head, budget, health, silences } = parts;
-  const provider = createDaemonStatus(common, { sources, store, engine, dispatcher, meter, head, budget, health, silences, replicas: views, balances: balanceViews, replicaId: replicas?.selfId, explorerUrl: config.chain.explorer_url });
+  const { sources, engine, dispatcher, meter, head, budget, health, silences, inhibitor } = parts;
+  const provider = createDaemonStatus(common, { sources, store, engine, dispatcher, meter, head, budget, health, silences, inhibitor, replicas: views, balances: balanceViews, replicaId: replicas?.selfId, explorerUrl: config.chain.explorer_url });
   // Writes need a token unless the operator trusts this machine: status.token, or one made at the first start.
   // Not where replicas share the store: the commands write to the database itself, so the
   // file would serve nobody; the replicas' write API then needs status.token.

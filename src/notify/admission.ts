@@ -2,6 +2,8 @@ import type { OutboxEntry } from "../model/outbox-entry.js";
 import { cooldownKeyOf, type CooldownView, type SuppressionReason } from "./cooldown.js";
 import { extreme } from "./extreme.js";
 import { closeGroups, readRecordField, type ClosedGroup, type GroupPolicy } from "./grouping.js";
+import { inhibitionOf, type FiringSource, type InhibitRule } from "./inhibit.js";
+import { labelsOfAlert } from "./labels.js";
 import { isActive, silenceMatches, type Silence } from "./silences.js";
 import { routeGroupOf, type GroupFlushes } from "./route-grouping.js";
 import { ROUTE_DIGEST_MAX, type Route } from "./routes.js";
@@ -37,6 +39,10 @@ export interface AdmissionInput {
   /** The silences in force (`kaiawatch silence`). */
   silences: readonly Silence[];
   cooldown: CooldownView;
+  /** The config's `inhibit_rules:` (docs/reminders-and-inhibition.md). */
+  inhibitRules?: readonly InhibitRule[];
+  /** The alerts firing now that may inhibit others (balance episodes, kaiawatch's conditions). */
+  firing?: readonly FiringSource[];
   /** The `routes:` tree: it groups the alerts it sent (see routeGroupOf). */
   routes?: Route;
   /** When each route group last sent this sink a digest (readGroupFlushes). */
@@ -51,6 +57,8 @@ export interface HeldEntry {
   reason: SuppressionReason;
   /** The silence that held it, when `reason` is "silence". */
   silenceId?: string;
+  /** The inhibit rule and the firing source that held it, when `reason` is "inhibited". */
+  inhibition?: { rule: string; source: string };
 }
 
 export interface ClosedDigest {
@@ -62,7 +70,7 @@ export interface ClosedDigest {
 }
 
 export interface Admission {
-  /** Entries that are not sent at all: a silence or a running cooldown holds them back. */
+  /** Entries that are not sent at all: a silence, an inhibit rule or a running cooldown holds them back. */
   held: HeldEntry[];
   /** Single alerts let through by a cooldown: each starts its key's cooldown now (and, sent alone by a route's group, that group's interval). */
   cooldownStarts: Array<{ rule: string; key: string; entryId: string }>;
@@ -76,11 +84,11 @@ export interface Admission {
 
 /**
  * The first stage of delivery, as Alertmanager's notify pipeline has it: which due entries
- * are held back (silence, cooldown), which are gathered into which digest, and what is sent.
+ * are held back (silence, inhibition, cooldown), which are gathered into which digest, and what is sent.
  * Pure: it reads only its input, so a test drives it with plain data and the dispatcher
  * (or, later, a replica that claimed these entries) applies its answer to the store.
  *
- * Silences and cooldowns decide once per alert, before its first attempt: a retry is never
+ * Silences, inhibitions and cooldowns decide once per alert, before its first attempt: a retry is never
  * held back, and an entry let through before a crash (and not sent) is not held by its own
  * stamp (see CooldownView).
  */
@@ -120,6 +128,16 @@ export function admit(input: AdmissionInput): Admission {
       if (silence !== undefined) {
         held.push({ entry, reason: "silence", silenceId: silence.id });
         continue;
+      }
+      // Inhibition, after silences as in Alertmanager's pipeline. A resolve is never held (as
+      // a cooldown's): it ends an incident its receiver may have been told about before the
+      // source fired, and holding it would leave that incident open.
+      if (input.inhibitRules !== undefined && input.inhibitRules.length > 0 && entry.alert.status !== "resolved") {
+        const inhibition = inhibitionOf(input.inhibitRules, input.firing ?? [], labelsOfAlert(entry.alert), entry.alert.episode_id ?? entry.alert.id);
+        if (inhibition !== undefined) {
+          held.push({ entry, reason: "inhibited", inhibition: { rule: inhibition.rule.id, source: inhibition.source.id } });
+          continue;
+        }
       }
     }
     // A route's group is joined once, before the first attempt: an alert its group sent alone

@@ -1,12 +1,14 @@
 import type { Common } from "../common/common.js";
 import type { CooldownStamp, OutboxChange, Store } from "../store/types.js";
 import type { Admission } from "./admission.js";
+import type { Inhibitor } from "./inhibitor.js";
 import type { SilenceBook } from "./silences.js";
 
 export interface ApplyAdmissionOptions {
   store: Store;
   common: Common;
   silences?: Pick<SilenceBook, "noteHeld">;
+  inhibitor?: Pick<Inhibitor, "noteHeld">;
   logger: Common["logger"];
 }
 
@@ -27,8 +29,13 @@ export async function applyAdmission(options: ApplyAdmissionOptions, sink: strin
     await store.updateOutbox(held.map(({ entry, reason }): OutboxChange => ({ id: entry.id, kind: "delivered", at, suppressed: reason })));
     const silenceIds = held.flatMap(({ silenceId }) => (silenceId === undefined ? [] : [silenceId]));
     if (silenceIds.length > 0) options.silences?.noteHeld(silenceIds);
+    const inhibited = held.flatMap(({ entry, inhibition }) => (inhibition === undefined ? [] : [{ entry, inhibition }]));
+    if (inhibited.length > 0) options.inhibitor?.noteHeld(inhibited.map(({ inhibition }) => inhibition.rule));
     for (const { entry, reason } of held) common.metrics.alertsSuppressed.inc({ rule: entry.rule, reason });
-    options.logger.info({ rule: held[0]?.entry.rule, count: held.length, silenced: silenceIds.length }, "alerts suppressed by cooldown or silence");
+    options.logger.info({ rule: held[0]?.entry.rule, count: held.length, silenced: silenceIds.length, inhibited: inhibited.length }, "alerts suppressed by cooldown, silence or inhibition");
+    // Each inhibited alert by name: which rule and which firing alert held it is what an
+    // operator asks afterwards, and the outbox's note says only "inhibited".
+    for (const { entry, inhibition } of inhibited) options.logger.info({ alert: entry.alert.id, rule: entry.rule, inhibit_rule: inhibition.rule, source_alert: inhibition.source }, "alert inhibited: held back while its source fires");
   }
 
   const groupChanges: OutboxChange[] = [];

@@ -10,6 +10,7 @@ import { createDeliveries, type DeliveryTotals } from "./deliveries.js";
 import type { DispatcherSink } from "./dispatcher-sink.js";
 import { createOutboxMaintenance } from "./outbox-maintenance.js";
 import { createOutcomeGate } from "./outcome-gate.js";
+import type { Inhibitor } from "./inhibitor.js";
 import type { SilenceBook } from "./silences.js";
 import { createWorker, isIdle, runWorker, type Worker } from "./sink-worker.js";
 import { createWorkerPass } from "./worker-pass.js";
@@ -54,6 +55,8 @@ export interface DispatcherOptions {
   ownership?: Pick<Ownership, "holds">;
   /** Alerts an active silence matches are held back like a cooldown's (`kaiawatch silence`). */
   silences?: Pick<SilenceBook, "current" | "noteHeld">;
+  /** `inhibit_rules:`: alerts a firing source inhibits are held back like a silence's (docs/reminders-and-inhibition.md). */
+  inhibitor?: Pick<Inhibitor, "rules" | "current" | "noteHeld">;
 }
 
 export interface SinkStatus {
@@ -170,6 +173,7 @@ export function createDispatcher(common: Common, options: DispatcherOptions): Di
     rules: new Map(options.rules.map((rule) => [rule.name, rule])),
     ...(options.routes === undefined ? {} : { routes: options.routes }),
     silences: options.silences,
+    inhibitor: options.inhibitor,
     passLimit: options.passLimit ?? 1000,
     flushGroups: () => draining > 0,
     deliveries,

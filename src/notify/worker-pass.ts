@@ -8,6 +8,7 @@ import type { Route } from "./routes.js";
 import type { Deliveries, DeliveryTotals } from "./deliveries.js";
 import type { OutcomeGate } from "./outcome-gate.js";
 import { readDueEntries } from "./due-entries.js";
+import type { Inhibitor } from "./inhibitor.js";
 import type { SilenceBook } from "./silences.js";
 import type { Worker } from "./sink-worker.js";
 
@@ -17,6 +18,8 @@ export interface WorkerPassOptions {
   /** The `routes:` tree, which groups the alerts it sent. */
   routes?: Route;
   silences?: Pick<SilenceBook, "current" | "noteHeld">;
+  /** `inhibit_rules:` and the sources firing now. */
+  inhibitor?: Pick<Inhibitor, "rules" | "current" | "noteHeld">;
   /** The most due entries one pass reads (oldest first). */
   passLimit: number;
   /** Open digests are sent at once while this says so (a drain). */
@@ -54,7 +57,9 @@ export function createWorkerPass(common: Common, options: WorkerPassOptions): (w
     const cooldown = await readCooldownView(store, w.name, due, options.rules);
     const groupFlushes = await readGroupFlushes(store, w.name, due, options.rules, options.routes);
     const silences = due.length > 0 && options.silences ? await options.silences.current(now) : [];
-    const admission = admit({ sink: w.name, due, inFlight, rules: options.rules, routes: options.routes, groupFlushes, silences, cooldown, flushGroups: options.flushGroups(), now });
+    const inhibitRules = options.inhibitor?.rules ?? [];
+    const firing = due.length > 0 && options.inhibitor !== undefined && inhibitRules.length > 0 ? await options.inhibitor.current(now) : [];
+    const admission = admit({ sink: w.name, due, inFlight, rules: options.rules, routes: options.routes, groupFlushes, silences, inhibitRules, firing, cooldown, flushGroups: options.flushGroups(), now });
     let nextAt = admission.nextAt;
     const soonest = (time: number) => {
       nextAt = nextAt === undefined ? time : Math.min(nextAt, time);
@@ -64,7 +69,7 @@ export function createWorkerPass(common: Common, options: WorkerPassOptions): (w
     if (later !== undefined) soonest(Date.parse(later));
     // Awaited first, then added: `totals.suppressed += await …` reads the total before the
     // await, so two sinks' passes awaiting together lost one's count (a drain said 1 of 2).
-    const suppressed = await applyAdmission({ store, common, silences: options.silences, logger: w.logger }, w.name, admission, now);
+    const suppressed = await applyAdmission({ store, common, silences: options.silences, inhibitor: options.inhibitor, logger: w.logger }, w.name, admission, now);
     options.totals.suppressed += suppressed;
     signal.throwIfAborted();
     // A write failed while this pass read (an outcome's commit): what it planned waits for the store.

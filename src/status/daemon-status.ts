@@ -2,6 +2,7 @@ import type { Common } from "../common/common.js";
 import type { CreditMeter } from "../explorer/credit-meter.js";
 import type { Dispatcher } from "../notify/dispatcher.js";
 import type { SilenceBook } from "../notify/silences.js";
+import type { Inhibitor } from "../notify/inhibitor.js";
 import type { Store } from "../store/types.js";
 import type { WatchEngine } from "../watch/engine.js";
 import type { PlannedSource } from "../watch/poller.js";
@@ -61,6 +62,8 @@ export interface DaemonStatusParts {
   health: HealthReading;
   /** Active silences (`kaiawatch silence`) with how many alerts each held back; added and removed through the API. */
   silences?: Pick<SilenceBook, "current" | "list" | "add" | "remove">;
+  /** `inhibit_rules:` with how many alerts each held back, and the inhibitions in force (sources firing now). */
+  inhibitor?: Pick<Inhibitor, "current" | "status">;
   /** PostgreSQL replicas: every live one, with the sources and sinks it holds (absent with the file store). */
   replicas?: () => Promise<ReplicaView[]>;
   /** With replicas: this replica's id (which sources and sinks are held here). */
@@ -170,6 +173,7 @@ export function createDaemonStatus(common: Common, parts: DaemonStatusParts): St
       dead_letter_groups: await alertViews.deadLetterGroups(),
       oldest_pending: await alertViews.oldestPending(),
       silences: await silencesNow(parts.silences, now),
+      inhibitions: await inhibitionsNow(parts.inhibitor, now),
       credits: {
         day: meterState.day,
         spent_today: meterState.spent,
@@ -198,6 +202,16 @@ export function createDaemonStatus(common: Common, parts: DaemonStatusParts): St
 
   const writes = createDaemonWrites(common, parts);
   return { readiness, status, refreshMetrics, ...writes, close: () => creditHistory.stop() };
+}
+
+/**
+ * The inhibit rules and the inhibitions in force, the sources read from the store for the page
+ * (a source that resolved goes at once). While the store cannot be read, the ones last read.
+ */
+async function inhibitionsNow(inhibitor: Pick<Inhibitor, "current" | "status"> | undefined, now: number): Promise<ReturnType<Inhibitor["status"]>> {
+  if (inhibitor === undefined) return { rules: [], active: [] };
+  await inhibitor.current(now).catch(() => undefined);
+  return inhibitor.status();
 }
 
 /**

@@ -34,7 +34,7 @@ export type OutboxChange =
   | { id: string; kind: "group"; group_id: string };
 
 /** Why an entry was marked delivered without a send. */
-export type SuppressionReason = "cooldown" | "silence";
+export type SuppressionReason = "cooldown" | "silence" | "inhibited";
 
 export interface SuppressedNote {
   at: string;

@@ -357,15 +357,17 @@ describe.each(subjects)("the store port on $name", (subject) => {
 
     it("keep a suppression note beside its delivered entry until the entry is pruned", async () => {
       const { store } = await fresh();
-      await store.commitWindow({ cursor: cursor("s1", 1), entries: [entry("a1", "slack"), entry("a2", "slack")] });
+      await store.commitWindow({ cursor: cursor("s1", 1), entries: [entry("a1", "slack"), entry("a2", "slack"), entry("a3", "slack")] });
       const at = "2025-01-01T00:01:00.000Z";
       await store.updateOutbox([
         { id: "a1:slack", kind: "delivered", at, suppressed: "silence" },
         { id: "a2:slack", kind: "delivered", at },
+        // An inhibit rule's hold (inhibit_rules): recorded like a silence's.
+        { id: "a3:slack", kind: "delivered", at, suppressed: "inhibited" },
       ]);
-      expect(await store.suppressions(["a1:slack", "a2:slack"])).toEqual({ "a1:slack": { at, reason: "silence" } });
-      expect(await store.pruneDelivered("2025-02-01T00:00:00.000Z")).toBe(2);
-      expect(await store.suppressions(["a1:slack"])).toEqual({});
+      expect(await store.suppressions(["a1:slack", "a2:slack", "a3:slack"])).toEqual({ "a1:slack": { at, reason: "silence" }, "a3:slack": { at, reason: "inhibited" } });
+      expect(await store.pruneDelivered("2025-02-01T00:00:00.000Z")).toBe(3);
+      expect(await store.suppressions(["a1:slack", "a3:slack"])).toEqual({});
     });
   });
 

@@ -257,6 +257,7 @@ export const APP_JS = String.raw`(function () {
     renderCredits(data.credits || {});
     renderRequests(data.requests || {}, data.retries || {}, (data.credits && data.credits.by_operation) || {});
     renderSilences(data.silences || []);
+    renderInhibitions(data.inhibitions || { rules: [], active: [] });
   }
 
   /** The top panel: only what needs a person, so that it fits the first screen. */
@@ -560,6 +561,20 @@ export const APP_JS = String.raw`(function () {
       var match = Object.keys(s.match || {}).map(function (k) { return k + "=" + s.match[k]; }).join(", ");
       var tr = el("tr");
       tr.append(td(s.id, "mono"), td(s.rule), td(match || "(every alert)", "mono"), td(s.reason), td(s.expires_at), td(num(s.suppressed), "num"));
+      return tr;
+    }));
+  }
+
+  function renderInhibitions(inhibitions) {
+    var rules = inhibitions.rules || [];
+    var active = inhibitions.active || [];
+    $("inhibitions-empty").hidden = rules.length > 0;
+    $("inhibitions-table").hidden = rules.length === 0;
+    fill($("inhibitions-body"), rules.map(function (r) {
+      // The firing sources that hold this rule's targets now: the alert being held is named by its source's summary.
+      var now = active.filter(function (a) { return a.rule === r.id; }).map(function (a) { return a.summary || a.source; });
+      var tr = el("tr");
+      tr.append(td(r.id, "mono"), td(r.source_matchers.join(", "), "mono"), td(r.target_matchers.join(", "), "mono"), td(r.equal.join(", ") || "—", "mono"), td(now.join("; ") || "—"), td(num(r.held), "num"));
       return tr;
     }));
   }

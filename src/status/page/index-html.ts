@@ -142,6 +142,15 @@ export const INDEX_HTML = String.raw`<!doctype html>
       <tbody id="silences-body"></tbody>
     </table>
   </section>
+
+  <section class="panel" id="inhibitions">
+    <h2>Inhibitions</h2>
+    <p id="inhibitions-empty" class="subtle">No inhibit rule.</p>
+    <table id="inhibitions-table" hidden>
+      <thead><tr><th>Rule</th><th>Source matchers</th><th>Target matchers</th><th>Equal</th><th>Inhibiting now</th><th class="num">Held back</th></tr></thead>
+      <tbody id="inhibitions-body"></tbody>
+    </table>
+  </section>
 </main>
 <footer class="subtle">JSON at <a href="/status">/status</a> · <a href="/metrics">/metrics</a> · <a href="/readyz">/readyz</a></footer>
 </body>
