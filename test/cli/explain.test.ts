@@ -4,7 +4,9 @@ import { afterEach, describe, expect, it } from "vitest";
 import { main } from "../../src/cli/main.js";
 import { createSimulator, type Simulator } from "../../src/simulator/index.js";
 import { EVENTS, padAddress, uint256Hex } from "../../src/simulator/abi.js";
-import { memoryIO, tempDir } from "../helpers/harness.js";
+import { memoryIO, quietCommon, tempDir } from "../helpers/harness.js";
+import { createOperationalMonitor } from "../../src/daemon/operational-monitor.js";
+import { openStore } from "../../src/store/open-store.js";
 
 const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
@@ -22,7 +24,7 @@ interface Setup {
   callsBlock: number;
 }
 
-async function setup(): Promise<Setup> {
+async function setup(extra = ""): Promise<Setup> {
   const sim = await createSimulator({ seed: 3, initialBlocks: 5 });
   const dir = tempDir();
   cleanups.push(async () => {
@@ -77,7 +79,7 @@ rules:
     notify: [out]
 sinks:
   out: { type: file, path: ${join(dir.path, "alerts.jsonl")} }
-`,
+${extra}`,
   );
   return { sim, config, wallet, callsBlock };
 }
@@ -117,6 +119,31 @@ describe("kaiawatch explain", () => {
     expect(over).toContain("✓ all of:");
     expect(over).toContain("✓ amount 1000 KAIA >= 1000 KAIA");
     expect(result.stdout).toContain("1 of 2 records would alert");
+  });
+
+  it("names the inhibit rule that would hold a matching alert back, and the source firing now", async () => {
+    const s = await setup(`inhibit_rules:
+  - source_matchers: ['kind="source_failing"']
+    target_matchers: ['source!=kaiawatch']
+    equal: [watch]
+`);
+    const explain = () => kaiawatch("explain", "--config", s.config, "--rule", "big-outflow", "--tx", TX_CALLS, "--block", String(s.callsBlock));
+    const quiet = await explain();
+    expect(quiet.stdout).toContain(`inhibited by inhibit_rules[0]: source_matchers [kind="source_failing"] target_matchers [source!="kaiawatch"] equal [watch] (no such source fires now)`);
+    expect(quiet.stdout).not.toContain("HELD BACK");
+
+    // The wallet's source fails, as the daemon's operational monitor stores it.
+    const common = quietCommon();
+    const store = await openStore(common, { path: join(s.config, "..", "store.json") });
+    const monitor = await createOperationalMonitor(common, { store, sinks: [], network: "mainnet", head: () => 10, onQueued: () => {} });
+    await monitor.update([{ key: "source_failing:src_w", kind: "source_failing", summary: "source wallet (src_w) is failing", detail: { source: "src_w", watch: "wallet" } }]);
+    await store.close();
+
+    const held = await explain();
+    expect(held.code).toBe(0);
+    expect(recordSection(held.stdout, 2)).toMatch(/✗ HELD BACK by inhibit_rules\[0\] while kw_\S+ fires \(source wallet \(src_w\) is failing\): recorded as inhibited, not sent/);
+    // A record the rule does not match says nothing about inhibition.
+    expect(recordSection(held.stdout, 1)).not.toContain("HELD BACK");
   });
 
   it("says when an active silence would hold a matching alert back", async () => {

@@ -2,6 +2,10 @@ import type { Common } from "../../common/common.js";
 import { describeError, isKaiawatchError } from "../../common/errors.js";
 import type { Config } from "../../config/index.js";
 import { silenceMatchesRecord, withoutCount, type Silence } from "../../notify/silences.js";
+import { describeInhibitRule, inhibitionOf, type FiringSource } from "../../notify/inhibit.js";
+import { alertLabels } from "../../notify/labels.js";
+import { matches } from "../../notify/matchers.js";
+import { readFiringSources } from "../../daemon/firing-sources.js";
 import { openBackend } from "../../store/open-backend.js";
 import { storeOptionsOf } from "../../config/store-options.js";
 import { cleanLine, sanitizeText } from "../../common/sanitize-text.js";
@@ -31,6 +35,10 @@ node) is not explained yet.
 A rule of an account watch's token transfers (tokens:) shows amounts in each token's
 units; its decimals and symbol are read by JSON-RPC at chain.rpc_url, as the daemon does,
 and a transfer neither from nor to the wallet is marked as such.
+
+A matching record the daemon would hold back is marked HELD BACK: an active silence of
+the rule, or an inhibit rule (inhibit_rules:) whose source fires now. The inhibit rules
+that may hold the rule's alerts are listed under its when:.
 
 Records come from operation 10 (event logs of a transaction, 3 credits) or 5 (NFT
 transfers of a transaction, 3 credits). Internal transactions are read from their block
@@ -90,7 +98,12 @@ async function run(args: string[], io: CommandIO): Promise<number> {
   const out = (line: string) => io.stdout.write(`${sanitizeText(line, { singleLine: true })}\n`);
   const spentBefore = client.meter.spentToday();
   try {
-    const silences = (await activeSilences(common, config)).filter((silence) => silence.rule === rule.name);
+    const { silences: stored, firing } = await storedHolds(common, config);
+    const silences = stored.filter((silence) => silence.rule === rule.name);
+    // Every alert of the rule carries the same labels: which inhibit rules may hold them, and whether a source fires now.
+    const labels = alertLabels({ rule: rule.name, watch: rule.watch, source: family, ...(rule.severity === undefined ? {} : { severity: rule.severity }), ...(rule.labels === undefined ? {} : { labels: rule.labels }) });
+    const inhibition = inhibitionOf(config.inhibit_rules, firing, labels);
+    const inhibitRules = config.inhibit_rules.filter((candidate) => matches(candidate.targetMatchers, labels));
     const found = await fetchTransactionRecords(client, {
       family,
       transactionHash: values.tx,
@@ -100,6 +113,8 @@ async function run(args: string[], io: CommandIO): Promise<number> {
     });
     out(`Rule ${rule.name}: watch ${watch.name} (${definitions.map(describeSource).join("; ")})`);
     out(`when: ${rule.when === undefined ? "(none: every record matches)" : JSON.stringify(rule.when)}`);
+    // The rules that would hold its alerts while a source fires, so a missing alert has its explanation here.
+    for (const candidate of inhibitRules) out(`inhibited by ${describeInhibitRule(candidate)}${inhibition?.rule === candidate ? "" : " (no such source fires now)"}`);
     const noun = family.replace(/_/g, " ");
     out(`Transaction ${values.tx.toLowerCase()}${found.block === undefined ? "" : ` in block ${found.block}`}: ${found.records.length} ${noun} (via ${found.via.join(", ")})`);
     if (found.records.length === 0) {
@@ -129,6 +144,7 @@ async function run(args: string[], io: CommandIO): Promise<number> {
       out(`    ${verdict}`);
       // The rule matches, but the daemon would hold the alert back: say so, or the user looks for the wrong fault.
       if (silence !== undefined) out(`    ✗ HELD BACK while silence ${silence.id} is active (until ${silence.expires_at}: ${cleanLine(silence.reason, 120)}); \`kaiawatch silence remove ${silence.id}\` ends it`);
+      else if (alerts && inhibition !== undefined) out(`    ✗ HELD BACK by ${inhibition.rule.id} while ${inhibition.source.id} fires (${cleanLine(inhibition.source.summary ?? "", 120)}): recorded as inhibited, not sent`);
       if (!covered) for (const reason of new Set(reasons)) out(`    ✗ ${reason}`);
       for (const line of explanation.lines) out(`    ${"  ".repeat(line.depth)}${line.passed ? "✓" : "✗"} ${line.text}`);
     });
@@ -145,11 +161,15 @@ async function run(args: string[], io: CommandIO): Promise<number> {
   }
 }
 
-/** The silences in force now, as the store holds them (written by `kaiawatch silence` and the daemons). */
-async function activeSilences(common: Common, config: Config): Promise<Silence[]> {
+/**
+ * What would hold an alert back now, as the store holds it: the silences in force (written by
+ * `kaiawatch silence` and the daemons) and, with inhibit_rules, the alerts firing now.
+ */
+async function storedHolds(common: Common, config: Config): Promise<{ silences: Silence[]; firing: FiringSource[] }> {
   const backend = await openBackend(common, { ...storeOptionsOf(config.store), readOnly: true });
   try {
-    return (await backend.silences.active(common.now())).map(withoutCount);
+    const silences = (await backend.silences.active(common.now())).map(withoutCount);
+    return { silences, firing: config.inhibit_rules.length === 0 ? [] : await readFiringSources(backend.store) };
   } finally {
     await backend.close();
   }
