@@ -17,7 +17,7 @@ import { EXIT_OK, EXIT_RUNTIME, EXIT_USAGE, type Command, type CommandIO } from 
 import { readRecordField } from "../../notify/grouping.js";
 import { formatDuration } from "../../common/duration.js";
 
-/** What --state lists: the store's states, and "suppressed" (kept as delivered, never sent: a silence or a cooldown held it back). */
+/** What --state lists: the store's states, and "suppressed" (kept as delivered, never sent: a silence, an inhibit rule or a cooldown held it back). */
 type ListedState = OutboxState | "suppressed";
 const STATES: readonly ListedState[] = ["pending", "dead", "delivered", "suppressed"];
 /** The summary column is cut to this many characters (--json carries it whole). */
@@ -50,7 +50,7 @@ Options:
   --config PATH     the config file (default ./config.yaml); its store.url, or else its store.path, is used
   --store PATH      the store (its SQLite file), instead of reading the config
   --state STATE     only entries in this state: pending, dead, delivered (sent and accepted) or
-                    suppressed (held back by a silence or a cooldown, never sent)
+                    suppressed (held back by a silence, an inhibit rule or a cooldown, never sent)
   --sink NAME       only entries of this sink
   --limit N         show the newest N entries of each state (default ${DEFAULT_LIMIT})
   --json            one JSON object per line instead of a table
