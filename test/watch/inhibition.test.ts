@@ -93,4 +93,54 @@ inhibit_rules:
     ]);
     expect(daemon.inhibitor.status().active).toEqual([]);
   });
+  it("mutes a wallet's warning while its critical fires (equal: [watch]), and sends the warning's reminder once the critical resolves", async () => {
+    const sim = await createSimulator({ seed: 32, initialBlocks: 3, density: { eventLogs: 0, nftTransfers: 0, internalTransactions: 0 } });
+    cleanups.push(() => sim.close());
+    const dir = tempDir();
+    cleanups.push(() => dir.remove());
+    const base = Date.parse("2026-03-01T00:00:00.000Z");
+    let now = base;
+    const text = `
+explorer: { base_url: ${sim.url}, requests_per_second: 100000 }
+chain: { rpc_url: ${sim.rpcUrl}, lag_blocks: 0 }
+store: { path: ${join(dir.path, "store.json")} }
+status: { listen: false }
+defaults: { schedule: "0 0 0 1 1 *", jitter: 0s }
+watches:
+  - { name: payer, balance: ["${PAYER}"] }
+rules:
+  - { name: payer-empty, watch: payer, severity: critical, notify: [out], when: { balance: { lt: "50 KAIA" } } }
+  - { name: payer-low, watch: payer, severity: warning, notify: [out], repeat_interval: 1m, when: { balance: { lt: "100 KAIA" } } }
+sinks:
+  out: { type: file, path: ${join(dir.path, "alerts.jsonl")} }
+inhibit_rules:
+  - source_matchers: ['severity="critical"']
+    target_matchers: ['severity="warning"']
+    equal: [watch]
+`;
+    const daemon: Daemon = await createDaemon(quietCommon({ now: () => now }), { config: configFromText(text) });
+    cleanups.push(() => daemon.stop());
+    const readingAt = async (seconds: number) => {
+      now = base + seconds * 1000;
+      await daemon.runOnce({ drainTimeoutMs: 5000 });
+    };
+    const sent = () => readJsonLines<AlertDocument>(join(dir.path, "alerts.jsonl")).map((a) => [a.rule, a.status, a.repeat]);
+
+    sim.addBlock(pay(FUNDER, PAYER, "150"));
+    sim.addBlock(pay(PAYER, FUNDER, "110")); // 40 KAIA: both rules fire in one reading
+    await readingAt(0);
+    expect(sent()).toEqual([["payer-empty", "firing", 0]]); // the warning is held back, recorded
+    const warning = (await daemon.store.listOutbox({ sink: "out" })).find((e) => e.rule === "payer-low")!;
+    expect(await daemon.store.suppressions([warning.id])).toEqual({ [warning.id]: { at: new Date(base).toISOString(), reason: "inhibited" } });
+
+    sim.addBlock(pay(FUNDER, PAYER, "40")); // 80 KAIA: the critical clears (clear_after 2), the warning still holds
+    await readingAt(30);
+    await readingAt(45); // the critical resolves
+    await readingAt(60); // the warning's first reminder: no critical fires now
+    expect(sent()).toEqual([
+      ["payer-empty", "firing", 0],
+      ["payer-empty", "resolved", undefined],
+      ["payer-low", "firing", 1],
+    ]);
+  });
 });
