@@ -7,7 +7,8 @@ import { StoreError } from "../errors.js";
 import { checkOutboxChanges } from "../outbox-transitions.js";
 import { entryParams, msOf } from "../sqlite-schema.js";
 import { checkCursor } from "../sqlite-store.js";
-import type { BalanceEpisode, BalanceEpisodeChange, CooldownStamp, Cursor, Store, OutboxChange, OutboxCount, OutboxCountFilter, OutboxFilter, StoreStats, SuppressedNote } from "../types.js";
+import { ATTEMPT_COLUMNS, attemptOfChange, attemptOfRow, attemptQuery, checkPrune, type AttemptRow } from "../delivery-attempts.js";
+import type { AttemptFilter, BalanceEpisode, BalanceEpisodeChange, CooldownStamp, DeliveryAttempt, Cursor, Store, OutboxChange, OutboxCount, OutboxCountFilter, OutboxFilter, StoreStats, SuppressedNote } from "../types.js";
 import { checkEpisodeChanges, episodeConflict } from "../balance-episodes.js";
 import { leaseKeyOf, type LeaseResource } from "../resources.js";
 import type { AlertDocument } from "../../model/alert-document.js";
@@ -547,6 +548,7 @@ export class PostgresStore implements Store {
       const states = new Map(rows.map((row) => [row.id, row.state]));
       checkOutboxChanges(changes, (id) => states.get(id));
       for (const change of changes) await applyChange(client, change);
+      await insertAttempts(client, changes);
     }, options);
   }
 
@@ -565,6 +567,21 @@ export class PostgresStore implements Store {
       if (alerts.length > 0) await client.query("DELETE FROM alerts WHERE id = ANY($1) AND NOT EXISTS (SELECT 1 FROM outbox WHERE outbox.alert_id = alerts.id)", [alerts]);
       return gone.rowCount ?? 0;
     });
+  }
+
+  async listAttempts(filter: AttemptFilter = {}): Promise<DeliveryAttempt[]> {
+    const { where, params, limit } = attemptQuery(filter, (n) => `$${n}`);
+    const sql = `SELECT ${ATTEMPT_COLUMNS} FROM delivery_attempts${where} ORDER BY at_ms DESC, seq DESC${limit === undefined ? "" : ` LIMIT $${params.length + 1}`}`;
+    return (await this.read<AttemptRow>(sql, limit === undefined ? params : [...params, limit])).map(attemptOfRow);
+  }
+
+  async pruneAttempts(olderThan: string, limit?: number): Promise<number> {
+    const before = checkPrune(olderThan, limit);
+    return this.transaction(
+      async (client) =>
+        // LIMIT NULL is no limit.
+        (await client.query("DELETE FROM delivery_attempts WHERE seq IN (SELECT seq FROM delivery_attempts WHERE at_ms < $1 ORDER BY at_ms LIMIT $2)", [before, limit ?? null])).rowCount ?? 0,
+    );
   }
 
   async getMeta(key: string): Promise<unknown> {
@@ -831,6 +848,36 @@ async function insertNew(client: Queryable, entries: readonly OutboxEntry[]): Pr
     }
   }
   return bySink;
+}
+
+/**
+ * The history rows of a batch's changes, in one statement, in the transaction of the changes:
+ * the entry's alert, sink and rule from its outbox row (an entry the batch did not find was
+ * refused before this).
+ */
+async function insertAttempts(client: Queryable, changes: readonly OutboxChange[]): Promise<void> {
+  const ids: string[] = [];
+  const rows = { at: [] as number[], delivery: [] as string[], attempt: [] as number[], outcome: [] as string[], status: [] as Array<number | null>, latency: [] as Array<number | null>, error: [] as Array<string | null> };
+  for (const change of changes) {
+    const attempt = attemptOfChange(change);
+    if (attempt === undefined) continue;
+    ids.push(change.id);
+    rows.at.push(attempt.at_ms);
+    rows.delivery.push(attempt.delivery_id);
+    rows.attempt.push(attempt.attempt);
+    rows.outcome.push(attempt.outcome);
+    rows.status.push(attempt.status);
+    rows.latency.push(attempt.latency_ms);
+    rows.error.push(attempt.error);
+  }
+  if (ids.length === 0) return;
+  await client.query(
+    `INSERT INTO delivery_attempts (at_ms, alert_id, sink, rule, delivery_id, attempt, outcome, status, latency_ms, error)
+     SELECT a.at_ms, o.alert_id, o.sink, o.rule, CASE WHEN a.delivery_id = o.alert_id || ':' || o.sink THEN NULL ELSE a.delivery_id END, a.attempt, a.outcome, a.status, a.latency_ms, a.error
+     FROM unnest($1::text[], $2::bigint[], $3::text[], $4::int[], $5::text[], $6::int[], $7::int[], $8::text[]) WITH ORDINALITY AS a(id, at_ms, delivery_id, attempt, outcome, status, latency_ms, error, n)
+     JOIN outbox o ON o.id = a.id ORDER BY a.n`,
+    [ids, rows.at, rows.delivery, rows.attempt, rows.outcome, rows.status, rows.latency, rows.error],
+  );
 }
 
 /** One allowed change (checked before). */
