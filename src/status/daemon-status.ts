@@ -474,7 +474,7 @@ export function createDaemonStatus(common: Common, parts: DaemonStatusParts): St
     return removed === undefined ? { ok: false, status: 404, error: `no active silence "${change.remove}" (an expired silence is already gone)` } : { ok: true, silence: removed };
   }
 
-  return { readiness, status, refreshMetrics, requeueDeadLetters, moveCursors, queueAlerts, changeSilences, close: () => creditHistory.stop() };
+  return { readiness, status, refreshMetrics, requeueDeadLetters, moveCursors, queueAlerts, changeSilences, history: (filter) => store.listAttempts(filter), close: () => creditHistory.stop() };
 }
 
 function cut(text: string): string;

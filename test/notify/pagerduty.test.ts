@@ -31,7 +31,7 @@ function options(url: string, written: Partial<PagerDutyOptions> = {}): PagerDut
 
 const deliveryOf = (alert: AlertDocument): Delivery => ({ id: alert.id, rule: alert.rule, alerts: [alert], attempt: 1 });
 
-async function sendError(send: () => Promise<void>): Promise<SinkError> {
+async function sendError(send: () => Promise<unknown>): Promise<SinkError> {
   try {
     await send();
   } catch (error) {

@@ -28,7 +28,7 @@ afterEach(async () => {
   receivers = [];
 });
 
-async function sendError(send: () => Promise<void>): Promise<SinkError> {
+async function sendError(send: () => Promise<unknown>): Promise<SinkError> {
   try {
     await send();
   } catch (error) {
