@@ -8,8 +8,8 @@ import type { AttemptFilter, AttemptNote, AttemptOutcome, DeliveryAttempt, Outbo
  *
  * A row is kept small, because a busy sink writes one per alert it delivers: the time as
  * milliseconds only (the ISO text is rebuilt exactly, since the dispatcher writes
- * `toISOString()` of a millisecond clock), and no delivery id when it is the entry's own
- * (`alert_id:sink`, the usual case; a digest's group id is kept).
+ * `toISOString()` of a millisecond clock), and no delivery id when it is the alert's own (a
+ * single alert is delivered under its id, the usual case; a digest's group id is kept).
  */
 
 /** An error text is cut to this many characters: a receiver's answer is quoted in full nowhere. */
@@ -70,7 +70,7 @@ export function attemptOfRow(row: AttemptRow): DeliveryAttempt {
     alert_id: row.alert_id,
     sink: row.sink,
     rule: row.rule,
-    delivery_id: row.delivery_id ?? `${row.alert_id}:${row.sink}`,
+    delivery_id: row.delivery_id ?? row.alert_id,
     attempt: row.attempt,
     outcome: row.outcome,
   };

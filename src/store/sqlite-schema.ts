@@ -144,7 +144,7 @@ CREATE TABLE silences (
 
 -- The delivery history (delivery-attempts.ts), as the PostgreSQL store's: one row per entry
 -- and attempt, written with the outcome's change; kept for store.retention after at_ms.
--- delivery_id is NULL when it is the entry's own id (alert_id:sink).
+-- delivery_id is NULL when it is the alert's id (a single alert's delivery; a digest's is its group id).
 CREATE TABLE delivery_attempts (
   seq INTEGER PRIMARY KEY,
   at_ms INTEGER NOT NULL,
@@ -282,4 +282,4 @@ export function importAll(db: Database, data: { cursors: Iterable<Cursor>; outbo
  * latency_ms, error, the entry id.
  */
 export const INSERT_ATTEMPT = `INSERT INTO delivery_attempts (at_ms, alert_id, sink, rule, delivery_id, attempt, outcome, status, latency_ms, error)
-  SELECT ?, alert_id, sink, rule, CASE WHEN ? = alert_id || ':' || sink THEN NULL ELSE ? END, ?, ?, ?, ?, ? FROM outbox WHERE id = ?`;
+  SELECT ?, alert_id, sink, rule, CASE WHEN ? = alert_id THEN NULL ELSE ? END, ?, ?, ?, ?, ? FROM outbox WHERE id = ?`;

@@ -376,18 +376,18 @@ describe.each(subjects)("the store port on $name", (subject) => {
       const first = await fresh();
       const store = first.store;
       await store.commitWindow({ cursor: cursor("s1", 1), entries: [entry("a1", "slack"), entry("a2", "slack")] });
-      await store.updateOutbox([{ id: "a1:slack", kind: "failed", at: at(1), error: "HTTP 503", next_attempt_at: at(2), history: { delivery_id: "a1:slack", attempt: 1, status: 503, latency_ms: 12.4, error: "sink slack (slack): answered HTTP 503" } }], { durable: false });
-      await store.updateOutbox([{ id: "a1:slack", kind: "failed", at: at(2), error: "timeout", next_attempt_at: at(3), history: { delivery_id: "a1:slack", attempt: 2, latency_ms: 5000, error: "no answer within 5000 ms" } }]);
-      await store.updateOutbox([{ id: "a1:slack", kind: "delivered", at: at(3), history: { delivery_id: "a1:slack", attempt: 3, status: 200, latency_ms: 8 } }]);
+      await store.updateOutbox([{ id: "a1:slack", kind: "failed", at: at(1), error: "HTTP 503", next_attempt_at: at(2), history: { delivery_id: "a1", attempt: 1, status: 503, latency_ms: 12.4, error: "sink slack (slack): answered HTTP 503" } }], { durable: false });
+      await store.updateOutbox([{ id: "a1:slack", kind: "failed", at: at(2), error: "timeout", next_attempt_at: at(3), history: { delivery_id: "a1", attempt: 2, latency_ms: 5000, error: "no answer within 5000 ms" } }]);
+      await store.updateOutbox([{ id: "a1:slack", kind: "delivered", at: at(3), history: { delivery_id: "a1", attempt: 3, status: 200, latency_ms: 8 } }]);
       // A change without a note (an operator's, a digest's grouping) records no attempt.
       await store.updateOutbox([{ id: "a2:slack", kind: "group", group_id: "g1" }]);
       await first.close();
 
       const { store: again } = await open();
       expect(await again.listAttempts({ alertId: "a1" })).toEqual([
-        { at: at(3), alert_id: "a1", sink: "slack", rule: "big-outflow", delivery_id: "a1:slack", attempt: 3, outcome: "delivered", status: 200, latency_ms: 8 },
-        { at: at(2), alert_id: "a1", sink: "slack", rule: "big-outflow", delivery_id: "a1:slack", attempt: 2, outcome: "failed", latency_ms: 5000, error: "no answer within 5000 ms" },
-        { at: at(1), alert_id: "a1", sink: "slack", rule: "big-outflow", delivery_id: "a1:slack", attempt: 1, outcome: "failed", status: 503, latency_ms: 12, error: "sink slack (slack): answered HTTP 503" },
+        { at: at(3), alert_id: "a1", sink: "slack", rule: "big-outflow", delivery_id: "a1", attempt: 3, outcome: "delivered", status: 200, latency_ms: 8 },
+        { at: at(2), alert_id: "a1", sink: "slack", rule: "big-outflow", delivery_id: "a1", attempt: 2, outcome: "failed", latency_ms: 5000, error: "no answer within 5000 ms" },
+        { at: at(1), alert_id: "a1", sink: "slack", rule: "big-outflow", delivery_id: "a1", attempt: 1, outcome: "failed", status: 503, latency_ms: 12, error: "sink slack (slack): answered HTTP 503" },
       ]);
       expect(await again.listAttempts({ alertId: "a2" })).toEqual([]);
     });
@@ -400,13 +400,13 @@ describe.each(subjects)("the store port on $name", (subject) => {
         { id: "a2:slack", kind: "group", group_id: "g1" },
         { id: "a1:slack", kind: "delivered", at: at(1), history: { delivery_id: "g1", attempt: 1, status: 204, latency_ms: 3 } },
         { id: "a2:slack", kind: "delivered", at: at(1), history: { delivery_id: "g1", attempt: 1, status: 204, latency_ms: 3 } },
-        { id: "a1:email", kind: "dead", at: at(2), reason: "permanent error", history: { delivery_id: "a1:email", attempt: 1, error: long } },
-        { id: "a3:slack", kind: "delivered", at: at(3), suppressed: "silence", history: { delivery_id: "a3:slack", attempt: 1 } },
+        { id: "a1:email", kind: "dead", at: at(2), reason: "permanent error", history: { delivery_id: "a1", attempt: 1, error: long } },
+        { id: "a3:slack", kind: "delivered", at: at(3), suppressed: "silence", history: { delivery_id: "a3", attempt: 1 } },
       ]);
       const all = await store.listAttempts();
       expect(all.map((a) => [a.alert_id, a.sink, a.outcome, a.delivery_id])).toEqual([
-        ["a3", "slack", "suppressed", "a3:slack"],
-        ["a1", "email", "dead", "a1:email"],
+        ["a3", "slack", "suppressed", "a3"],
+        ["a1", "email", "dead", "a1"],
         ["a2", "slack", "delivered", "g1"],
         ["a1", "slack", "delivered", "g1"],
       ]);
@@ -425,13 +425,13 @@ describe.each(subjects)("the store port on $name", (subject) => {
       const store = await seeded();
       await expect(
         store.updateOutbox([
-          { id: "a1:slack", kind: "failed", at: at(1), error: "x", next_attempt_at: at(2), history: { delivery_id: "a1:slack", attempt: 1, error: "x" } },
-          { id: "nope:slack", kind: "delivered", at: at(1), history: { delivery_id: "nope:slack", attempt: 1 } },
+          { id: "a1:slack", kind: "failed", at: at(1), error: "x", next_attempt_at: at(2), history: { delivery_id: "a1", attempt: 1, error: "x" } },
+          { id: "nope:slack", kind: "delivered", at: at(1), history: { delivery_id: "nope", attempt: 1 } },
         ]),
       ).rejects.toMatchObject({ code: "KW_STORE_OUTBOX_CHANGE" });
       expect(await store.listAttempts()).toEqual([]);
       for (let minute = 1; minute <= 5; minute++) {
-        await store.updateOutbox([{ id: "a2:slack", kind: "failed", at: at(minute), error: "x", next_attempt_at: at(minute + 1), history: { delivery_id: "a2:slack", attempt: minute, error: "x" } }]);
+        await store.updateOutbox([{ id: "a2:slack", kind: "failed", at: at(minute), error: "x", next_attempt_at: at(minute + 1), history: { delivery_id: "a2", attempt: minute, error: "x" } }]);
       }
       expect(await store.pruneAttempts(at(4), 2)).toBe(2);
       expect(await store.pruneAttempts(at(4))).toBe(1);

@@ -873,7 +873,7 @@ async function insertAttempts(client: Queryable, changes: readonly OutboxChange[
   if (ids.length === 0) return;
   await client.query(
     `INSERT INTO delivery_attempts (at_ms, alert_id, sink, rule, delivery_id, attempt, outcome, status, latency_ms, error)
-     SELECT a.at_ms, o.alert_id, o.sink, o.rule, CASE WHEN a.delivery_id = o.alert_id || ':' || o.sink THEN NULL ELSE a.delivery_id END, a.attempt, a.outcome, a.status, a.latency_ms, a.error
+     SELECT a.at_ms, o.alert_id, o.sink, o.rule, CASE WHEN a.delivery_id = o.alert_id THEN NULL ELSE a.delivery_id END, a.attempt, a.outcome, a.status, a.latency_ms, a.error
      FROM unnest($1::text[], $2::bigint[], $3::text[], $4::int[], $5::text[], $6::int[], $7::int[], $8::text[]) WITH ORDINALITY AS a(id, at_ms, delivery_id, attempt, outcome, status, latency_ms, error, n)
      JOIN outbox o ON o.id = a.id ORDER BY a.n`,
     [ids, rows.at, rows.delivery, rows.attempt, rows.outcome, rows.status, rows.latency, rows.error],

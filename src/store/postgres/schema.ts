@@ -138,7 +138,8 @@ CREATE TABLE silences (
 
 -- The delivery history (delivery-attempts.ts), as the file store's: one row per entry and
 -- attempt, written in the transaction of the outcome's change; kept for store.retention after
--- at_ms. delivery_id is NULL when it is the entry's own id (alert_id:sink).
+-- at_ms. delivery_id is NULL when it is the alert's id (a single alert's delivery; a digest's is
+-- its group id).
 CREATE TABLE delivery_attempts (
   seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
   at_ms bigint NOT NULL,
