@@ -118,9 +118,10 @@ describe("the outbox's upkeep (createOutboxMaintenance)", () => {
     await commit(env.store, [entry("a1", "out"), entry("a2", "out"), entry("a3", "out"), entry("x1", "gone"), entry("d1", "out")]);
     const old = new Date(env.common.now() - 2 * HOUR).toISOString();
     await env.store.updateOutbox([
-      { id: "a1:out", kind: "delivered", at: old },
-      { id: "a2:out", kind: "delivered", at: old },
-      { id: "d1:out", kind: "dead", at: old, reason: "410" },
+      { id: "a1:out", kind: "delivered", at: old, history: { delivery_id: "a1", attempt: 1 } },
+      { id: "a2:out", kind: "delivered", at: old, history: { delivery_id: "a2", attempt: 1 } },
+      { id: "d1:out", kind: "dead", at: old, reason: "410", history: { delivery_id: "d1", attempt: 1, status: 410 } },
+      { id: "x1:gone", kind: "failed", at: new Date(env.common.now()).toISOString(), error: "503", next_attempt_at: new Date(env.common.now() + HOUR).toISOString(), history: { delivery_id: "x1", attempt: 1, status: 503 } },
     ]);
     await env.store.writeCooldowns([{ sink: "out", rule: "r", key: "", at: env.common.now() - 3 * HOUR }]);
     const maintenance = createOutboxMaintenance(env.common, { store: env.store, sinks: ["out"], retentionMs: HOUR, pruneBatch: 1, pruneIntervalMs: 60_000, longestCooldownMs: HOUR, logger: env.common.logger });
@@ -128,6 +129,8 @@ describe("the outbox's upkeep (createOutboxMaintenance)", () => {
     expect(await maintenance.prune()).toBe(2);
     expect((await env.store.listOutbox()).map((e) => e.id)).toEqual(["a3:out", "x1:gone", "d1:out"]);
     expect(await env.store.readCooldowns("out", [{ rule: "r", key: "" }])).toEqual([]);
+    // The delivery history past retention goes too, in the same batches (a dead letter's old attempt with it).
+    expect((await env.store.listAttempts()).map((a) => a.alert_id)).toEqual(["x1"]);
     await maintenance.updateGauges("out");
     expect(await counter(env.common, "outboxPending", { sink: "out", state: "pending" })).toBe(1);
     expect(await maintenance.countDead("out")).toBe(1);
