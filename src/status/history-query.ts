@@ -1,5 +1,5 @@
-import { ATTEMPT_OUTCOMES } from "../store/delivery-attempts.js";
-import type { AttemptFilter, AttemptOutcome } from "../store/types.js";
+import { ATTEMPT_OUTCOMES, type AttemptOutcome } from "../model/attempt-outcome.js";
+import type { AttemptFilter } from "../store/types.js";
 
 /** Attempts one answer carries when the query names no limit, and at most. */
 export const HISTORY_DEFAULT_LIMIT = 100;

@@ -1,5 +1,6 @@
 import { truncate } from "../common/text.js";
-import type { AttemptFilter, AttemptNote, AttemptOutcome, DeliveryAttempt, OutboxChange } from "./types.js";
+import { ATTEMPT_OUTCOMES, type AttemptOutcome } from "../model/attempt-outcome.js";
+import type { AttemptFilter, AttemptNote, DeliveryAttempt, OutboxChange } from "./types.js";
 
 /**
  * The delivery history's rows, the same in SQLite and PostgreSQL: what a change's AttemptNote
@@ -14,8 +15,6 @@ import type { AttemptFilter, AttemptNote, AttemptOutcome, DeliveryAttempt, Outbo
 
 /** An error text is cut to this many characters: a receiver's answer is quoted in full nowhere. */
 export const ATTEMPT_ERROR_MAX = 300;
-
-export const ATTEMPT_OUTCOMES: readonly AttemptOutcome[] = ["delivered", "failed", "dead", "suppressed"];
 
 /** The columns of the history table, in INSERT order after the time. */
 export interface AttemptParams {

@@ -1,5 +1,6 @@
 import type { AlertDocument } from "../model/alert-document.js";
 import type { OutboxEntry, OutboxState } from "../model/outbox-entry.js";
+import type { AttemptOutcome } from "../model/attempt-outcome.js";
 import type { LeaseResource } from "./resources.js";
 
 /** Where a source has got to. `block` is the last fully processed block, inclusive. */
@@ -53,8 +54,7 @@ export interface AttemptNote {
   error?: string;
 }
 
-/** What became of one attempt: "dead" is a failure that made the entry a dead letter. */
-export type AttemptOutcome = "delivered" | "failed" | "dead" | "suppressed";
+export type { AttemptOutcome };
 
 /** One row of the delivery history (`kaiawatch history`, GET /api/history). */
 export interface DeliveryAttempt {

@@ -5,15 +5,15 @@ import type { Config } from "../../config/index.js";
 import { storeOptionsOf } from "../../config/store-options.js";
 import { isStoreError } from "../../store/errors.js";
 import { openBackend, type OpenBackendOptions } from "../../store/open-backend.js";
-import type { AttemptFilter, AttemptOutcome, DeliveryAttempt } from "../../store/types.js";
+import type { AttemptFilter, DeliveryAttempt } from "../../store/types.js";
+import { ATTEMPT_OUTCOMES, type AttemptOutcome } from "../../model/attempt-outcome.js";
 import { CONFIG_OPTIONS, CONFIG_OPTIONS_HELP, createCommandCommon, loadConfigForCommand, parseCommandArgs, UsageError } from "../bootstrap.js";
 import { EXIT_OK, EXIT_RUNTIME, type Command, type CommandIO } from "../command.js";
 import { statusUrlOf } from "../daemon-api.js";
+// The status API's own bound: a larger --limit reads the store directly.
+import { HISTORY_MAX_LIMIT } from "../../status/history-query.js";
 
-const OUTCOMES: readonly AttemptOutcome[] = ["delivered", "failed", "dead", "suppressed"];
 const DEFAULT_LIMIT = 100;
-/** The status API's own bound (history-query.ts): a larger --limit reads the store directly only. */
-const API_MAX_LIMIT = 5_000;
 /** How long the running daemon may take to answer before the command says so. */
 const API_TIMEOUT_MS = 10_000;
 /** The error column is cut to this many characters (--json carries the stored text, itself capped). */
@@ -142,7 +142,7 @@ function filterOf(values: Record<string, string | boolean | undefined>, now: num
   if (rule !== undefined) filter.rule = rule;
   const outcome = text("outcome");
   if (outcome !== undefined) {
-    if (!OUTCOMES.includes(outcome as AttemptOutcome)) throw new UsageError(`--outcome must be one of ${OUTCOMES.join(", ")}, not "${cleanLine(outcome, 40)}"`);
+    if (!ATTEMPT_OUTCOMES.includes(outcome as AttemptOutcome)) throw new UsageError(`--outcome must be one of ${ATTEMPT_OUTCOMES.join(", ")}, not "${cleanLine(outcome, 40)}"`);
     filter.outcome = outcome as AttemptOutcome;
   }
   for (const key of ["since", "until"] as const) {
@@ -179,7 +179,7 @@ function timeOf(option: string, value: string, now: number): string {
  * refused. A daemon that has no history endpoint (an older build) is read around as well.
  */
 async function askDaemon(config: Config, filter: AttemptFilter & { limit: number }, signal: AbortSignal): Promise<{ url: string; attempts: DeliveryAttempt[] } | { error: string } | undefined> {
-  if (filter.limit > API_MAX_LIMIT) return undefined;
+  if (filter.limit > HISTORY_MAX_LIMIT) return undefined;
   const address = statusUrlOf(config);
   if ("unavailable" in address) return undefined;
   const query = new URLSearchParams();
