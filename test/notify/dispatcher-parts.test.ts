@@ -106,6 +106,11 @@ describe("applying admission (applyAdmission)", () => {
     expect(noted).toEqual([["sil_00000001"]]);
     expect(await env.store.suppressions(["a1:out", "b2:out"])).toEqual({ "a1:out": { at: new Date(now).toISOString(), reason: "silence" }, "b2:out": { at: new Date(now).toISOString(), reason: "cooldown" } });
     expect(await counter(env.common, "alertsSuppressed", { reason: "silence" })).toBe(1);
+    // Each hold is an attempt in the delivery history, written with it.
+    expect((await env.store.listAttempts({ outcome: "suppressed" })).map((a) => [a.alert_id, a.attempt, a.error]).sort()).toEqual([
+      ["a1", 1, "held back by a silence"],
+      ["b2", 1, "held back by a cooldown"],
+    ]);
     const grouped = await env.store.listOutbox({ sink: "out", state: "pending" });
     expect(new Set(grouped.filter((e) => e.rule === "grouped").map((e) => e.group_id)).size).toBe(1);
     expect(grouped.find((e) => e.rule === "grouped")?.group_id).toBeDefined();
