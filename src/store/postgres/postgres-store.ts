@@ -645,7 +645,7 @@ export class PostgresStore implements Store {
    * entry ids and meta keys), so running the copy again repeats nothing.
    */
   async importStore(
-    data: { cursors: Cursor[]; entries: OutboxEntry[]; meta: Record<string, unknown>; stamps?: CooldownStamp[]; notes?: Array<{ id: string } & SuppressedNote>; silences?: StoredSilence[]; episodes?: BalanceEpisode[] },
+    data: { cursors: Cursor[]; entries: OutboxEntry[]; meta: Record<string, unknown>; stamps?: CooldownStamp[]; notes?: Array<{ id: string } & SuppressedNote>; silences?: StoredSilence[]; episodes?: BalanceEpisode[]; attempts?: DeliveryAttempt[] },
     options: { force?: boolean } = {},
   ): Promise<{ cursors: number; entries: number; meta: number }> {
     return this.transaction(async (client) => {
@@ -683,6 +683,31 @@ export class PostgresStore implements Store {
       // An open balance episode goes on under its id after the move (its resolve closes the same incident).
       for (const episode of data.episodes ?? []) {
         await client.query("INSERT INTO balance_episodes (rule, address, asset, alert, clear) VALUES ($1, $2, $3, $4::jsonb, $5) ON CONFLICT DO NOTHING", [episode.rule, episode.address, episode.asset, JSON.stringify(episode.alert), episode.clear]);
+      }
+      // The delivery history, oldest first (a listing gives it newest first), unless this
+      // database has one already (a copy repeated with --force adds none twice).
+      const attempts = [...(data.attempts ?? [])].reverse();
+      const hasHistory = (await client.query("SELECT 1 FROM delivery_attempts LIMIT 1")).rowCount !== 0;
+      for (let start = 0; start < attempts.length && !hasHistory; start += INSERT_CHUNK) {
+        const chunk = attempts.slice(start, start + INSERT_CHUNK);
+        await client.query(
+          `INSERT INTO delivery_attempts (at_ms, alert_id, sink, rule, delivery_id, attempt, outcome, status, latency_ms, error)
+           SELECT at_ms, alert_id, sink, rule, CASE WHEN delivery_id = alert_id THEN NULL ELSE delivery_id END, attempt, outcome, status, latency_ms, error
+           FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], $6::int[], $7::text[], $8::int[], $9::int[], $10::text[]) WITH ORDINALITY
+             AS a(at_ms, alert_id, sink, rule, delivery_id, attempt, outcome, status, latency_ms, error, n) ORDER BY n`,
+          [
+            chunk.map((a) => Date.parse(a.at)),
+            chunk.map((a) => a.alert_id),
+            chunk.map((a) => a.sink),
+            chunk.map((a) => a.rule),
+            chunk.map((a) => a.delivery_id),
+            chunk.map((a) => a.attempt),
+            chunk.map((a) => a.outcome),
+            chunk.map((a) => a.status ?? null),
+            chunk.map((a) => a.latency_ms ?? null),
+            chunk.map((a) => a.error ?? null),
+          ],
+        );
       }
       return { cursors, entries, meta };
     });
