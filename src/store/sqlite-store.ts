@@ -337,8 +337,8 @@ export class SqliteStore implements Store {
   }
 
   async listBalanceEpisodes(): Promise<BalanceEpisode[]> {
-    const rows = this.statement("SELECT rule, address, asset, alert, clear FROM balance_episodes ORDER BY rule, address, asset").all() as Array<{ rule: string; address: string; asset: string; alert: string; clear: number }>;
-    return rows.map((row) => ({ rule: row.rule, address: row.address, asset: row.asset, alert: JSON.parse(row.alert) as AlertDocument, clear: row.clear }));
+    const rows = this.statement("SELECT rule, address, asset, alert, clear, repeats, reminded_at FROM balance_episodes ORDER BY rule, address, asset").all() as Array<{ rule: string; address: string; asset: string; alert: string; clear: number; repeats: number; reminded_at: string | null }>;
+    return rows.map((row) => ({ rule: row.rule, address: row.address, asset: row.asset, alert: JSON.parse(row.alert) as AlertDocument, clear: row.clear, repeats: row.repeats, reminded_at: row.reminded_at }));
   }
 
   /** One process holds the file: the lease is ignored, and a conflict means a caller read a stale episode. */
@@ -356,13 +356,9 @@ export class SqliteStore implements Store {
         if (id !== change.expect) throw episodeConflict(change, id);
         if (change.next === null) this.statement("DELETE FROM balance_episodes WHERE rule = ? AND address = ? AND asset = ?").run(change.rule, change.address, change.asset);
         else {
-          this.statement("INSERT INTO balance_episodes (rule, address, asset, alert, clear) VALUES (?, ?, ?, ?, ?) ON CONFLICT (rule, address, asset) DO UPDATE SET alert = excluded.alert, clear = excluded.clear").run(
-            change.rule,
-            change.address,
-            change.asset,
-            JSON.stringify(change.next.alert),
-            change.next.clear,
-          );
+          this.statement(
+            "INSERT INTO balance_episodes (rule, address, asset, alert, clear, repeats, reminded_at) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (rule, address, asset) DO UPDATE SET alert = excluded.alert, clear = excluded.clear, repeats = excluded.repeats, reminded_at = excluded.reminded_at",
+          ).run(change.rule, change.address, change.asset, JSON.stringify(change.next.alert), change.next.clear, change.next.repeats, change.next.reminded_at);
         }
       }
       return this.addNew(input.entries);
