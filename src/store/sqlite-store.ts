@@ -693,27 +693,24 @@ export class SqliteStore implements Store {
       if (this.lastWriteFailed && !this.closed) return this.probe();
       return Promise.resolve();
     }
-    const started = performance.now();
-    try {
-      this.touchIdentity();
-      this.db.exec("COMMIT");
-    } catch (error) {
-      if (isCorruption(error)) return Promise.reject(this.damaged(error));
-      this.writeFailed(error);
-      return Promise.reject(this.writeError(error));
-    }
-    this.committed(started);
-    return Promise.resolve();
+    return this.commitWrite(() => undefined);
   }
 
   /** After a failed write: a small real write tells whether the disk takes writes again. */
   private probe(): Promise<void> {
-    const started = performance.now();
-    try {
+    return this.commitWrite(() => {
       this.db.exec("BEGIN IMMEDIATE");
       this.statement("INSERT INTO meta (key, value) VALUES ('store.last_probe', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value").run(
         JSON.stringify(new Date(this.common.now()).toISOString()),
       );
+    });
+  }
+
+  /** `write`, then the store's identity and COMMIT, timed from before `write`; a failure is counted and said once, as the commits' are. */
+  private commitWrite(write: () => void): Promise<void> {
+    const started = performance.now();
+    try {
+      write();
       this.touchIdentity();
       this.db.exec("COMMIT");
     } catch (error) {
