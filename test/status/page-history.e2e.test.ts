@@ -1,5 +1,4 @@
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { createServer, type AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { chromium, type BrowserContext } from "playwright-core";
@@ -9,6 +8,7 @@ import { createDaemon, type Daemon } from "../../src/daemon/create-daemon.js";
 import { createDispatcher } from "../../src/notify/dispatcher.js";
 import { createWebhookSink } from "../../src/notify/sinks/webhook.js";
 import { createSimulator, type Simulator } from "../../src/simulator/index.js";
+import { freePort } from "../helpers/free-port.js";
 import { configFromText, memoryIO, quietCommon } from "../helpers/harness.js";
 import { commit, createEnv, entry, type TestEnv } from "../notify/dispatcher-fixtures.js";
 import { startReceiver, type Receiver } from "../notify/receiver.js";
@@ -34,14 +34,6 @@ let sim: Simulator;
 let daemon: Daemon;
 let url: string;
 let configPath: string;
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 beforeAll(async () => {
   env = await createEnv();
