@@ -5,7 +5,9 @@ import { main } from "../../src/cli/main.js";
 import { ConfigError, parseConfigText } from "../../src/config/index.js";
 import { CONFIG_CHECKS } from "../../src/daemon/config-checks.js";
 import { configErrorOf, positionIn } from "../config/helpers.js";
-import { memoryIO, tempDir } from "../helpers/harness.js";
+import { memoryIO, quietCommon, tempDir } from "../helpers/harness.js";
+import { openStore } from "../../src/store/open-store.js";
+import { entry } from "../notify/dispatcher-fixtures.js";
 
 const dir = tempDir("kaiawatch-routes-");
 afterAll(() => dir.remove());
@@ -159,5 +161,20 @@ sinks:
   out: { type: console }
 `;
     expect(configErrorOf(() => parse(text)).format()).toMatch(/^test\.yaml:5:\d+ rules\[0\]: needs notify: \(sink names\) or a routes: tree/);
+  });
+});
+
+describe("kaiawatch outbox and a routed alert", () => {
+  it("says which group and route a pending alert waits for", async () => {
+    const common = quietCommon();
+    const store = await openStore(common, { path: join(dir.path, "store.db") });
+    const created = new Date();
+    const base = entry("kw_routed", "treasury-email", "big-outflow", { createdAt: created.toISOString() });
+    const labels = { rule: "big-outflow", severity: "critical", source: "nft_transfers", team: "treasury", watch: "treasury" };
+    await store.commitWindow({ cursor: { key: "test", watch: "treasury", source: "nft_transfers", description: "test", block: 1, updated_at: created.toISOString() }, entries: [{ ...base, alert: { ...base.alert, labels } }] });
+    await store.close();
+    const io = memoryIO();
+    expect(await main(["outbox", "--config", configPath], io)).toBe(0);
+    expect(io.out()).toContain('waiting for the next message of its group {rule="big-outflow", watch="treasury"} on route routes.routes[1] (group_wait 30s, group_interval 5m)');
   });
 });

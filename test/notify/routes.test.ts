@@ -5,6 +5,8 @@ import { groupLabels, matchRoutes, receiversOf, type Route } from "../../src/not
 import { configFromText } from "../helpers/harness.js";
 import { planFromConfig } from "../../src/watch/plan-from-config.js";
 import { nftTransfer } from "../rules/fixtures.js";
+import { repeatIntervalsOf } from "../../src/daemon/repeat-interval.js";
+import type { AlertDocument } from "../../src/model/alert-document.js";
 
 /*
  * Alertmanager's own routing examples, translated to kaiawatch: its `alertname` is the `rule`
@@ -217,5 +219,33 @@ rules:
     const alert = rule?.toAlert(nftTransfer(), new Date());
     expect(alert?.labels).toEqual({ rule: "moves", severity: "warning", source: "nft_transfers", team: "treasury", watch: "foo1" });
     expect(alert?.severity).toBe("warning");
+  });
+});
+
+describe("repeat_interval of a routed episode", () => {
+  it("is its first route's, unless its rule or operational: sets one; a rule with notify: keeps its own only", () => {
+    const config = configFromText(`
+watches:
+  - { name: payer, balance: ["0x00000000000000000000000000000000000fee00"], schedule: "0 * * * * *" }
+${sinks(["a", "b"])}
+routes:
+  receiver: a
+  repeat_interval: 2h
+  routes:
+    - { matchers: [team=treasury], receiver: b, repeat_interval: 30m, continue: true }
+    - { matchers: [team=treasury], receiver: a, repeat_interval: 10m }
+rules:
+  - { name: routed, watch: payer, labels: { team: treasury }, when: { balance: { lt: "1 KAIA" } } }
+  - { name: own, watch: payer, repeat_interval: 5m, when: { balance: { lt: "1 KAIA" } } }
+  - { name: direct, watch: payer, notify: [a], when: { balance: { lt: "1 KAIA" } } }
+`);
+    const interval = repeatIntervalsOf(config);
+    const alert = (rule: string, labels: Record<string, string>) => ({ rule, watch: "payer", source: "balances", labels: { rule, watch: "payer", source: "balances", ...labels } }) as unknown as AlertDocument;
+    expect(interval(alert("routed", { team: "treasury" }))).toBe(30 * 60_000);
+    expect(interval(alert("own", {}))).toBe(5 * 60_000);
+    expect(interval(alert("direct", {}))).toBeUndefined();
+    expect(interval(alert("kaiawatch.operational", { kind: "source_failing" }))).toBe(2 * 3600_000);
+    // Without a tree, nothing changes: no reminders unless asked.
+    expect(repeatIntervalsOf({ ...config, routes: undefined } as Config)(alert("routed", { team: "treasury" }))).toBeUndefined();
   });
 });
