@@ -1,6 +1,6 @@
 import type { Common } from "../common/common.js";
 import type { CooldownStamp, OutboxChange, Store } from "../store/types.js";
-import type { Admission } from "./admission.js";
+import type { Admission, HeldEntry } from "./admission.js";
 import type { Inhibitor } from "./inhibitor.js";
 import type { SilenceBook } from "./silences.js";
 
@@ -27,7 +27,7 @@ export async function applyAdmission(options: ApplyAdmissionOptions, sink: strin
     // The store has no "suppressed" state: delivered (never dead, which `retry` would resend),
     // with a note of why beside it that `kaiawatch outbox` shows.
     // Each hold is an attempt in the delivery history too (outcome "suppressed"), written with it.
-    await store.updateOutbox(held.map(({ entry, reason }): OutboxChange => ({ id: entry.id, kind: "delivered", at, suppressed: reason, history: { delivery_id: entry.group_id ?? entry.alert.id, attempt: entry.attempts + 1, error: `held back by a ${reason}` } })));
+    await store.updateOutbox(held.map(({ entry, reason, inhibition }): OutboxChange => ({ id: entry.id, kind: "delivered", at, suppressed: reason, history: { delivery_id: entry.group_id ?? entry.alert.id, attempt: entry.attempts + 1, error: heldBecause(reason, inhibition) } })));
     const silenceIds = held.flatMap(({ silenceId }) => (silenceId === undefined ? [] : [silenceId]));
     if (silenceIds.length > 0) options.silences?.noteHeld(silenceIds);
     const inhibited = held.flatMap(({ entry, inhibition }) => (inhibition === undefined ? [] : [{ entry, inhibition }]));
@@ -51,4 +51,10 @@ export async function applyAdmission(options: ApplyAdmissionOptions, sink: strin
   // that a send has started.
   await store.writeCooldowns(stamps);
   return held.length;
+}
+
+/** The history's line for a hold: an inhibition names its rule and the alert firing that held it (explain and the log say the same). */
+function heldBecause(reason: HeldEntry["reason"], inhibition: HeldEntry["inhibition"]): string {
+  if (reason === "inhibited" && inhibition !== undefined) return `held back by ${inhibition.rule} while ${inhibition.source} fires`;
+  return `held back by a ${reason}`;
 }

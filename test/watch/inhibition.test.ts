@@ -75,6 +75,9 @@ inhibit_rules:
     expect(held.map((e) => [e.alert.repeat, e.state])).toEqual([[0, "delivered"]]);
     expect(await daemon.store.suppressions(held.map((e) => e.id))).toEqual({ [held[0]!.id]: { at: new Date(base).toISOString(), reason: "inhibited" } });
     expect(alerts().map((a) => a.rule)).toEqual(["other-low"]);
+    // The delivery history (kaiawatch history) keeps the hold as an attempt, naming the rule and the source.
+    const source = monitor.active()[0]!.id;
+    expect((await daemon.store.listAttempts({ outcome: "suppressed" })).map((a) => [a.alert_id, a.outcome, a.error])).toEqual([[held[0]!.alert.id, "suppressed", `held back by inhibit_rules[0] while ${source} fires`]]);
     expect(daemon.inhibitor.status()).toMatchObject({ rules: [{ id: "inhibit_rules[0]", held: 1 }], active: [{ rule: "inhibit_rules[0]", labels: { kind: "source_failing", watch: "payer" } }] });
 
     now = base + 45_000;
