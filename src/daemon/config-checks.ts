@@ -23,6 +23,20 @@ const DECODED_TOKEN_FIELDS: Readonly<Record<string, string>> = {
 };
 
 /**
+ * What an absence rule (`expect`) cannot take: a balance watch is read on its schedule,
+ * not counted; its alerts are about records that did not arrive, so there is nothing to
+ * enrich and no record for a summary template to read (docs/absence.md).
+ */
+function absenceRuleIssues(rule: RuleConfig, index: number): ConfigIssue[] {
+  if (rule.expect === undefined) return [];
+  const issues: ConfigIssue[] = [];
+  if (rule.source === "balances") issues.push({ path: ["rules", index, "expect"], message: `rule "${rule.name}" reads balances: expect counts the records of an account, collection or contract watch` });
+  if (rule.enrich.length > 0) issues.push({ path: ["rules", index, "enrich"], message: `rule "${rule.name}" alerts on records that did not arrive (expect): there is nothing to enrich` });
+  if (rule.summary !== undefined) issues.push({ path: ["rules", index, "summary"], message: `rule "${rule.name}" alerts on records that did not arrive (expect): its summary is kaiawatch's line, with the counts under record (docs/absence.md)` });
+  return issues;
+}
+
+/**
  * What only other subsystems can check in a config: rule conditions against their source,
  * summary templates, and each sink's own options. `validate`, `run` and `once` run the same
  * list, so a config that validates is a config that starts.
@@ -30,9 +44,10 @@ const DECODED_TOKEN_FIELDS: Readonly<Record<string, string>> = {
 export const CONFIG_CHECKS: ConfigCheck[] = [
   (config) => checkRuleConditions(config),
   (config) => checkEnrichments(config),
+  (config) => config.rules.flatMap((rule, index) => absenceRuleIssues(rule, index)),
   (config) =>
     config.rules.flatMap((rule, index): ConfigIssue[] =>
-      rule.summary === undefined
+      rule.summary === undefined || rule.expect !== undefined
         ? []
         : validateSummaryTemplate(rule.summary, rule.source, isTokenRule(config, rule) ? TOKEN_TRANSFER_TEMPLATE_VARIABLES : []).map((issue) => ({ path: ["rules", index, "summary", ...issue.path], message: issue.message })),
     ),

@@ -3,6 +3,7 @@ import type { Config } from "../config/types.js";
 import { createHeadReader, type HeadReader } from "../chain/head.js";
 import { indexedHead } from "../chain/indexed-head.js";
 import { createJsonRpc } from "../chain/json-rpc.js";
+import { cachedBlockTimes, readBlockTime } from "../chain/block-time.js";
 import { createTokenInfoCache } from "../chain/token-info.js";
 import { readConfigTokens } from "../watch/config-tokens.js";
 import { rpcOptionsOf } from "../watch/rpc-options.js";
@@ -180,6 +181,7 @@ export async function createDaemon(common: Common, options: DaemonOptions): Prom
     const transactions = createTransactionsReader(common, config, rpc);
     // Catch-ups report their progress: info logs every few seconds, or a terminal line (`once`).
     const progress = options.progress ?? createProgress({ now: common.now, logger: common.logger });
+    const blockTimes = cachedBlockTimes((block, signal) => readBlockTime(rpc, block, signal));
     const pollers = plan.sources.map((source) =>
       createSourcePoller(common, {
         source,
@@ -192,6 +194,8 @@ export async function createDaemon(common: Common, options: DaemonOptions): Prom
         recount: options.recount,
         blocksInFlight: options.blocksInFlight ?? blocksInFlightFor(isNodeOperation(source.definition.operation) ? config.chain.requests_per_second : config.explorer.requests_per_second),
         progress,
+        // Absence rules count in block time: timestamps from the node, remembered (no reorgs on Kaia).
+        ...(source.rules.some((rule) => rule.absence !== undefined) ? { blockTime: blockTimes } : {}),
       }),
     );
     const lagBlocks = config.chain.lag_blocks;

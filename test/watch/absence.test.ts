@@ -1,0 +1,163 @@
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { createDaemon, type Daemon } from "../../src/daemon/create-daemon.js";
+import type { AlertDocument } from "../../src/model/alert-document.js";
+import type { Simulator } from "../../src/simulator/index.js";
+import { eventTopic } from "../../src/chain/signatures.js";
+import { configFromText, quietCommon, readJsonLines, tempDir } from "../helpers/harness.js";
+import { startSimulator } from "../simulator/start.js";
+
+/**
+ * Absence rules end to end against the simulator, in process: a keeper that must emit
+ * Upkeep at least once every 10 seconds of block time. The simulator makes blocks on
+ * demand (one second apart, or further after a halt); the daemon runs one pass at a time
+ * (runOnce), so nothing here waits on a clock.
+ */
+const cleanups: Array<() => Promise<void> | void> = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+const KEEPER = "0x00000000000000000000000000000000000ee9e0";
+const UPKEEP = eventTopic("Upkeep(uint256)");
+
+interface World {
+  sim: Simulator;
+  start: (now?: () => number) => Promise<Daemon>;
+  alerts: () => AlertDocument[];
+  /** A block with one Upkeep of the keeper; returns its number. */
+  upkeep: () => number;
+  /** `count` blocks without one. */
+  quiet: (count: number) => void;
+}
+
+async function setup(options: { maxWindowBlocks?: number } = {}): Promise<World> {
+  const sim = await startSimulator({ seed: 31, initialBlocks: 3, density: { eventLogs: 0, nftTransfers: 0, internalTransactions: 0 } });
+  const dir = tempDir();
+  cleanups.push(() => dir.remove());
+  const text = `
+explorer: { base_url: ${sim.url}, requests_per_second: 100000 }
+chain: { rpc_url: ${sim.rpcUrl}, lag_blocks: 0, requests_per_second: 100000 }
+store: { path: ${join(dir.path, "store.db")} }
+status: { listen: false }
+defaults: { schedule: "0 0 0 1 1 *", jitter: 0s, max_window_blocks: ${options.maxWindowBlocks ?? 1000} }
+watches:
+  - { name: keeper, contract: "${KEEPER}", events: ["Upkeep(uint256)"] }
+rules:
+  - { name: upkeep-missing, watch: keeper, notify: [out], severity: critical, expect: { at_least: 1, within: 10s } }
+sinks:
+  out: { type: file, path: ${join(dir.path, "alerts.jsonl")} }
+`;
+  const config = configFromText(text);
+  let round = 0;
+  return {
+    sim,
+    async start(now) {
+      const daemon = await createDaemon(quietCommon(now === undefined ? {} : { now }), { config });
+      cleanups.push(() => daemon.stop());
+      return daemon;
+    },
+    alerts: () => readJsonLines(join(dir.path, "alerts.jsonl")),
+    upkeep: () => sim.addBlock({ eventLogs: [{ contract_address: KEEPER, type: "Upkeep", topics: [UPKEEP], data: `0x${(++round).toString(16).padStart(64, "0")}`, items: [] }] }),
+    quiet(count) {
+      for (let i = 0; i < count; i++) sim.addBlock();
+    },
+  };
+}
+
+/** Upkeeps every `every` blocks, `times` times. */
+function keep(world: World, times: number, every: number): void {
+  for (let i = 0; i < times; i++) {
+    world.upkeep();
+    world.quiet(every - 1);
+  }
+}
+
+describe("an absence rule (expect)", () => {
+  it("fires once when the records stop and resolves once when they are back, through a restart in the middle, and never while catching up", async () => {
+    const world = await setup({ maxWindowBlocks: 7 });
+    let daemon = await world.start();
+    await daemon.runOnce(); // starts at the head: observation begins here
+    for (let i = 0; i < 3; i++) {
+      keep(world, 2, 4);
+      await daemon.runOnce();
+    }
+    expect(world.alerts()).toEqual([]); // an Upkeep every 4 s: never fewer than 1 in 10 s
+
+    const last = world.upkeep();
+    world.quiet(12); // 12 s without one
+    await daemon.runOnce();
+    world.quiet(3);
+    await daemon.runOnce();
+    expect(world.alerts().map((a) => [a.rule, a.status])).toEqual([["upkeep-missing", "firing"]]);
+    const firing = world.alerts()[0] as AlertDocument;
+    const fired = last + 12; // the window ended at the pass's head
+    expect(firing).toMatchObject({
+      source: "event_logs",
+      block: fired,
+      transaction_hash: null,
+      severity: "critical",
+      summary: `no matching record in the 10s to block ${fired}, expected at least 1 (last at block ${last})`,
+      record: {
+        expect: { at_least: 1, within: "10s" },
+        seen: 0,
+        // The window [T − 10 s, T] in blocks: one block a second.
+        window: { from_block: fired - 10, to_block: fired },
+        last_seen: { block: last },
+      },
+    });
+    const record = firing.record as { window: { from: string; to: string } };
+    expect(Date.parse(record.window.to) - Date.parse(record.window.from)).toBe(10_000);
+    expect(firing.datetime).toBe(record.window.to);
+
+    // A restart in the middle of the episode: it goes on from the store.
+    await daemon.stop();
+    world.quiet(4);
+    daemon = await world.start();
+    await daemon.runOnce();
+    expect(world.alerts()).toHaveLength(1);
+    const back = world.upkeep();
+    await daemon.runOnce();
+    await daemon.runOnce();
+    expect(world.alerts().map((a) => [a.id, a.status])).toEqual([
+      [firing.id, "firing"],
+      [`${firing.id}:resolved`, "resolved"],
+    ]);
+    expect((world.alerts()[1] as AlertDocument).record).toMatchObject({ seen: 1, last_seen: { block: back } });
+
+    // Down for a minute of block time (and the wall clock an hour later) while the keeper
+    // kept to its pace: the catch-up, in windows of 7 blocks, counts each Upkeep at its
+    // block's time and finds no absence.
+    await daemon.stop();
+    keep(world, 15, 4);
+    daemon = await world.start(() => Date.now() + 3_600_000);
+    const result = await daemon.runOnce();
+    expect(result.scan.results[0]?.result?.windows).toBeGreaterThan(5);
+    expect(world.alerts()).toHaveLength(2);
+  });
+
+  it("counts in block time: one block after a halt of the chain longer than the window is an absence", async () => {
+    const world = await setup();
+    const daemon = await world.start();
+    await daemon.runOnce();
+    keep(world, 4, 5); // 20 s of block time, an Upkeep every 5
+    await daemon.runOnce();
+    expect(world.alerts()).toEqual([]);
+    world.sim.halt(30);
+    world.quiet(1);
+    await daemon.runOnce();
+    expect(world.alerts().map((a) => [a.status, (a.record as { seen: number }).seen])).toEqual([["firing", 0]]);
+  });
+
+  it("waits for a whole window of block time after it starts before it can fire", async () => {
+    const world = await setup();
+    const daemon = await world.start();
+    await daemon.runOnce(); // observation starts at the head, with no Upkeep seen yet
+    world.quiet(9);
+    await daemon.runOnce();
+    expect(world.alerts()).toEqual([]); // 9 s observed: not a whole window
+    world.quiet(2);
+    await daemon.runOnce();
+    expect(world.alerts().map((a) => [a.status, (a.record as { observed_since: { block: number } }).observed_since.block])).toEqual([["firing", world.sim.head() - 11]]);
+  });
+});
