@@ -6,6 +6,9 @@ import type { Simulator } from "../../src/simulator/index.js";
 import { eventTopic } from "../../src/chain/signatures.js";
 import { configFromText, quietCommon, readJsonLines, tempDir } from "../helpers/harness.js";
 import { startSimulator } from "../simulator/start.js";
+import { summarize } from "../../src/cli/commands/validate.js";
+import { formatPlan } from "../../src/cli/commands/plan.js";
+import { planCredits } from "../../src/watch/credit-plan.js";
 
 /**
  * Absence rules end to end against the simulator, in process: a keeper that must emit
@@ -159,5 +162,41 @@ describe("an absence rule (expect)", () => {
     world.quiet(2);
     await daemon.runOnce();
     expect(world.alerts().map((a) => [a.status, (a.record as { observed_since: { block: number } }).observed_since.block])).toEqual([["firing", world.sim.head() - 11]]);
+  });
+});
+
+describe("absence rules in the config and the commands", () => {
+  const base = (rule: string) => `
+chain: { rpc_url: "https://rpc.example" }
+status: { listen: false }
+defaults: { schedule: "*/10 * * * * *" }
+watches:
+  - { name: keeper, contract: "${KEEPER}", events: ["Upkeep(uint256)"] }
+  - { name: payer, balance: ["${KEEPER}"] }
+rules:
+${rule}
+sinks:
+  out: { type: console }
+`;
+  it("names the key path and line of a bad expect", () => {
+    const rule = (expect: string, extra = "") => base(`  - { name: upkeep, watch: keeper, notify: [out], expect: ${expect}${extra} }`);
+    expect(() => configFromText(rule("{ at_least: 0, within: 10m }"))).toThrow(/:9:\d+ rules\[0\]\.expect\.at_least: must be at least 1/);
+    expect(() => configFromText(rule("{ at_least: 1.5, within: 10m }"))).toThrow(/rules\[0\]\.expect\.at_least: expected a whole number of records/);
+    expect(() => configFromText(rule("{ at_least: 1, within: 600 }"))).toThrow(/rules\[0\]\.expect\.within: a duration needs a unit, e.g. "600ms" or "600s"/);
+    expect(() => configFromText(rule("{ at_least: 1, within: soon }"))).toThrow(/rules\[0\]\.expect\.within: not a duration/);
+    expect(() => configFromText(rule("{ at_least: 1, within: 500ms }"))).toThrow(/rules\[0\]\.expect\.within: must be at least 1s/);
+    expect(() => configFromText(rule("{ at_least: 1 }"))).toThrow(/rules\[0\]\.expect\.within/);
+    expect(() => configFromText(rule("{ at_least: 1, within: 10m, every: 1m }"))).toThrow(/rules\[0\]\.expect.*every/);
+    expect(() => configFromText(rule("{ at_least: 1, within: 10m }", ", enrich: [tx_logs]"))).toThrow(/rules\[0\]\.enrich: rule "upkeep" alerts on records that did not arrive/);
+    expect(() => configFromText(rule("{ at_least: 1, within: 10m }", ', summary: "{{rule}}"'))).toThrow(/rules\[0\]\.summary: rule "upkeep" alerts on records that did not arrive/);
+    expect(() => configFromText(base(`  - { name: low, watch: payer, notify: [out], when: { balance: { lt: "1 KAIA" } }, expect: { at_least: 1, within: 10m } }`))).toThrow(/rules\[0\]\.expect: rule "low" reads balances/);
+  });
+
+  it("is described by validate and plan", () => {
+    const config = configFromText(base(`  - { name: upkeep, watch: keeper, notify: [out], expect: { at_least: 2, within: 10m } }`));
+    expect(summarize("config.yaml", config)).toMatch(/upkeep\s+keeper\/event_logs\s+→ out {2}\(absence: at least 2 within 10m of block time\)/);
+    const plan = planCredits(config, { dayMs: Date.UTC(2026, 0, 5) });
+    expect(plan.rpc.absenceSources).toEqual([{ key: plan.sources[0]?.key, rules: ["upkeep"], schedule: "*/10 * * * * *", callsPerDay: 8640 }]);
+    expect(formatPlan(plan, config, "config.yaml")).toContain("  absence upkeep (*/10 * * * * *): the block time of each window's end (eth_getBlockByNumber): 8,640 calls, and one per matching block kept");
   });
 });
