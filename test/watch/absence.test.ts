@@ -9,6 +9,8 @@ import { startSimulator } from "../simulator/start.js";
 import { summarize } from "../../src/cli/commands/validate.js";
 import { formatPlan } from "../../src/cli/commands/plan.js";
 import { planCredits } from "../../src/watch/credit-plan.js";
+import { createJsonRpc } from "../../src/chain/json-rpc.js";
+import { readBlockTime } from "../../src/chain/block-time.js";
 
 /**
  * Absence rules end to end against the simulator, in process: a keeper that must emit
@@ -198,5 +200,20 @@ sinks:
     const plan = planCredits(config, { dayMs: Date.UTC(2026, 0, 5) });
     expect(plan.rpc.absenceSources).toEqual([{ key: plan.sources[0]?.key, rules: ["upkeep"], schedule: "*/10 * * * * *", callsPerDay: 8640 }]);
     expect(formatPlan(plan, config, "config.yaml")).toContain("  absence upkeep (*/10 * * * * *): the block time of each window's end (eth_getBlockByNumber): 8,640 calls, and one per matching block kept");
+  });
+});
+
+describe("block times from the node", () => {
+  it("reads a block's timestamp by eth_getBlockByNumber, and refuses a block the node does not have", async () => {
+    const sim = await startSimulator({ initialBlocks: 2, density: { eventLogs: 0, nftTransfers: 0, internalTransactions: 0 } });
+    const common = quietCommon();
+    const rpc = createJsonRpc(common, { rpcUrl: sim.rpcUrl });
+    cleanups.push(() => rpc.close());
+    const head = sim.head();
+    const before = await readBlockTime(rpc, head);
+    sim.halt(3600);
+    sim.addBlock();
+    expect(await readBlockTime(rpc, head + 1)).toBe(before + 1 + 3600);
+    await expect(readBlockTime(rpc, head + 2)).rejects.toMatchObject({ code: "KW_CHAIN_READ", message: expect.stringContaining(`has no block ${head + 2}`) });
   });
 });
