@@ -252,7 +252,8 @@ export function createSourcePoller(common: Common, options: SourcePollerOptions)
         result.records += chunk.scanned;
         result.alerts += matches.length;
         common.metrics.sourceRecords.inc(labels, chunk.scanned);
-        for (const { rule } of matches) common.metrics.ruleMatches.inc({ rule: rule.name });
+        // An absence rule's matches too: a keeper's pace shows in the metric.
+        for (const { rule } of all) common.metrics.ruleMatches.inc({ rule: rule.name });
       }
       result.windows += 1;
       logger.debug({ ...labels, block_range: [from, to], duration_ms: common.now() - started, head }, "window done");
