@@ -1,11 +1,12 @@
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { createDaemon, type Daemon } from "../../src/daemon/create-daemon.js";
 import type { AlertDocument } from "../../src/model/alert-document.js";
 import type { Simulator } from "../../src/simulator/index.js";
 import { eventTopic } from "../../src/chain/signatures.js";
 import { configFromText, quietCommon, readJsonLines, tempDir } from "../helpers/harness.js";
 import { startSimulator } from "../simulator/start.js";
+import { createTestDatabase, startPostgres, type TestPostgres } from "../helpers/postgres.js";
 import { summarize } from "../../src/cli/commands/validate.js";
 import { formatPlan } from "../../src/cli/commands/plan.js";
 import { planCredits } from "../../src/watch/credit-plan.js";
@@ -36,14 +37,14 @@ interface World {
   quiet: (count: number) => void;
 }
 
-async function setup(options: { maxWindowBlocks?: number } = {}): Promise<World> {
+async function setup(options: { maxWindowBlocks?: number; storeUrl?: string } = {}): Promise<World> {
   const sim = await startSimulator({ seed: 31, initialBlocks: 3, density: { eventLogs: 0, nftTransfers: 0, internalTransactions: 0 } });
   const dir = tempDir();
   cleanups.push(() => dir.remove());
   const text = `
 explorer: { base_url: ${sim.url}, requests_per_second: 100000 }
 chain: { rpc_url: ${sim.rpcUrl}, lag_blocks: 0, requests_per_second: 100000 }
-store: { path: ${join(dir.path, "store.db")} }
+store: ${options.storeUrl === undefined ? `{ path: ${join(dir.path, "store.db")} }` : `{ url: "${options.storeUrl}" }`}
 status: { listen: false }
 defaults: { schedule: "0 0 0 1 1 *", jitter: 0s, max_window_blocks: ${options.maxWindowBlocks ?? 1000} }
 watches:
@@ -78,9 +79,19 @@ function keep(world: World, times: number, every: number): void {
   }
 }
 
-describe("an absence rule (expect)", () => {
+let postgres: TestPostgres | undefined;
+afterAll(async () => {
+  await postgres?.dispose();
+});
+
+describe.each(["SQLite", "PostgreSQL"])("an absence rule (expect) on %s", (backend) => {
   it("fires once when the records stop and resolves once when they are back, through a restart in the middle, and never while catching up", async () => {
-    const world = await setup({ maxWindowBlocks: 7 });
+    let storeUrl: string | undefined;
+    if (backend === "PostgreSQL") {
+      postgres ??= await startPostgres();
+      storeUrl = await createTestDatabase(postgres.url);
+    }
+    const world = await setup({ maxWindowBlocks: 7, ...(storeUrl === undefined ? {} : { storeUrl }) });
     let daemon = await world.start();
     await daemon.runOnce(); // starts at the head: observation begins here
     for (let i = 0; i < 3; i++) {
@@ -139,8 +150,10 @@ describe("an absence rule (expect)", () => {
     const result = await daemon.runOnce();
     expect(result.scan.results[0]?.result?.windows).toBeGreaterThan(5);
     expect(world.alerts()).toHaveLength(2);
-  });
+  }, 60_000);
+});
 
+describe("an absence rule (expect)", () => {
   it("counts in block time: one block after a halt of the chain longer than the window is an absence", async () => {
     const world = await setup();
     const daemon = await world.start();
