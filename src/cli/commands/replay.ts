@@ -38,6 +38,9 @@ not queued again. While a daemon runs (it holds the store's lock), --send hands 
 matches to it through its status API (status.listen, with status.token or the daemon's
 token in status.write_token_file: run it as the daemon's user).
 
+An absence rule (expect:) alerts on records that did not arrive, in the daemon's block
+time: replay prints the records it counts, and refuses --send (docs/absence.md).
+
 While it runs, its progress (blocks done of the range, rate, time left) is a line on stderr
 when that is a terminal, else an info log line every few seconds.
 
