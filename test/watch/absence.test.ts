@@ -1,10 +1,12 @@
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { main } from "../../src/cli/main.js";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { createDaemon, type Daemon } from "../../src/daemon/create-daemon.js";
 import type { AlertDocument } from "../../src/model/alert-document.js";
 import type { Simulator } from "../../src/simulator/index.js";
 import { eventTopic } from "../../src/chain/signatures.js";
-import { configFromText, quietCommon, readJsonLines, tempDir } from "../helpers/harness.js";
+import { configFromText, memoryIO, quietCommon, readJsonLines, tempDir } from "../helpers/harness.js";
 import { startSimulator } from "../simulator/start.js";
 import { createTestDatabase, startPostgres, type TestPostgres } from "../helpers/postgres.js";
 import { summarize } from "../../src/cli/commands/validate.js";
@@ -228,5 +230,26 @@ describe("block times from the node", () => {
     sim.addBlock();
     expect(await readBlockTime(rpc, head + 1)).toBe(before + 1 + 3600);
     await expect(readBlockTime(rpc, head + 2)).rejects.toMatchObject({ code: "KW_CHAIN_READ", message: expect.stringContaining(`has no block ${head + 2}`) });
+  });
+});
+
+describe("replay of an absence rule", () => {
+  it("refuses --send: there is nothing to send", async () => {
+    const dir = tempDir();
+    cleanups.push(() => dir.remove());
+    const path = join(dir.path, "config.yaml");
+    writeFileSync(path, `
+chain: { rpc_url: "https://rpc.example" }
+status: { listen: false }
+watches:
+  - { name: keeper, contract: "${KEEPER}", events: ["Upkeep(uint256)"] }
+rules:
+  - { name: upkeep, watch: keeper, notify: [out], expect: { at_least: 1, within: 10m } }
+sinks:
+  out: { type: console }
+`);
+    const io = memoryIO();
+    expect(await main(["replay", "--config", path, "--rule", "upkeep", "--from", "1", "--to", "2", "--send"], io)).toBe(2);
+    expect(io.err()).toContain("rule upkeep is an absence rule (expect): replay lists the records it counts, and --send has nothing to send");
   });
 });
