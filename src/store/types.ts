@@ -103,7 +103,8 @@ export interface BlockTime {
  * - `through`: the last block observed; a re-scan of blocks up to it (a rewind) neither
  *   counts their records again nor decides anything;
  * - `recent`: the newest matching records by block (block, time, how many in it), just
- *   enough of them to hold `at_least` records, oldest first;
+ *   enough of them to hold `at_least` records, oldest first; `at_least`: the count they
+ *   were kept for (a rule that now expects more has not kept enough to count them);
  * - `episode`: the firing alert of the open absence (its id is the episode's), or null.
  */
 export interface AbsenceState {
@@ -111,6 +112,7 @@ export interface AbsenceState {
   since: BlockTime;
   through: number;
   recent: Array<BlockTime & { count: number }>;
+  at_least: number;
   episode: AlertDocument | null;
 }
 

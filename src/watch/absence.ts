@@ -66,14 +66,17 @@ export async function stepAbsence(rule: AbsenceRule, stored: AbsenceState | unde
   const { spec } = rule;
   let state: AbsenceState;
   let write = false;
-  if (stored === undefined || step.from > stored.through + 1) {
-    // Nothing observed before `from` (or a gap since): observation starts at from − 1. The
-    // recent matches stay: they are real, and only ever count against an absence.
-    const since = { block: step.from - 1, time: await readTime(step.from - 1, signal) };
-    state = { rule: rule.name, since, through: step.from - 1, recent: stored?.recent ?? [], episode: stored?.episode ?? null };
+  // Nothing observed before `from`, a gap since, or a rule that now expects more records
+  // than were kept for it: observation starts at from − 1. The recent matches stay: they
+  // are real, and only ever count against an absence.
+  if (stored === undefined || step.from > stored.through + 1 || stored.at_least < spec.atLeast) {
+    // Past what was observed already: a rewind's re-scan is not counted again.
+    const through = Math.max(step.from - 1, stored?.through ?? -1);
+    const since = { block: through, time: await readTime(through, signal) };
+    state = { rule: rule.name, since, through, recent: stored?.recent ?? [], at_least: spec.atLeast, episode: stored?.episode ?? null };
     write = true;
   } else {
-    state = stored;
+    state = stored.at_least === spec.atLeast ? stored : { ...stored, at_least: spec.atLeast };
   }
   if (step.to <= state.through) return { state, write };
 

@@ -415,6 +415,7 @@ describe.each(subjects)("the store port on $name", (subject) => {
       since: { block: 1, time: 1_735_689_600 },
       through,
       recent: [{ block: through - 1, time: 1_735_689_600 + through - 2, count: 2 }],
+      at_least: 3,
       episode: episode === null ? null : entry(episode, "pd").alert,
     });
 

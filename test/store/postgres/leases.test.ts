@@ -66,7 +66,7 @@ describe("leases of sources", () => {
 
     await expect(r1.commitWindow({ cursor: cursor("s1", 20), entries: [entry("a2", "slack")], epoch: old!.epoch })).rejects.toMatchObject({ code: "KW_STORE_LEASE_LOST" });
     // An absence rule's state goes with its window: refused with it, even without entries.
-    const absence = { rule: "upkeep", since: { block: 1, time: 1 }, through: 20, recent: [], episode: null };
+    const absence = { rule: "upkeep", since: { block: 1, time: 1 }, through: 20, recent: [], at_least: 1, episode: null };
     await expect(r1.commitWindow({ cursor: cursor("s1", 20), entries: [], epoch: old!.epoch, absences: [absence] })).rejects.toMatchObject({ code: "KW_STORE_LEASE_LOST" });
     expect(await r1.listAbsences()).toEqual([]);
     expect((await r1.getCursor("s1"))?.block).toBe(11);
