@@ -35,6 +35,8 @@ export interface OperationalConfig {
   sink_backlog_window: Duration;
   sink_backlog_growth: number;
   head_stuck_after: Duration;
+  /** A condition still holding is alerted again every this long (a reminder); absent: never. */
+  repeat_interval?: Duration;
 }
 
 export interface ExplorerConfig {
@@ -225,6 +227,8 @@ export interface RuleConfig {
    * the last `within` of block time, a resolve when they are back (docs/absence.md).
    */
   expect?: { at_least: number; within: Duration };
+  /** Balance rules: a firing episode is sent again every this long (a reminder) until it resolves; absent: never. */
+  repeat_interval?: Duration;
 }
 
 /**

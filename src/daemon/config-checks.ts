@@ -57,7 +57,22 @@ export const CONFIG_CHECKS: ConfigCheck[] = [
     config.rules.flatMap((rule, index): ConfigIssue[] =>
       rule.source === "balances" || rule.clear_after === undefined
         ? []
-        : [{ path: ["rules", index, "clear_after"], message: `rule "${rule.name}" alerts once per record: clear_after applies to balance rules only` }],
+        : [{ path: ["rules", index, "clear_after"], message: rule.expect === undefined ? `rule "${rule.name}" alerts once per record: clear_after applies to balance rules only` : `rule "${rule.name}" is an absence rule, resolved by the window that holds enough records again: clear_after applies to balance rules only` }],
+    ),
+  // A record's alert has no episode to remind of.
+  (config) =>
+    config.rules.flatMap((rule, index): ConfigIssue[] =>
+      rule.source === "balances" || rule.repeat_interval === undefined
+        ? []
+        : [
+            {
+              path: ["rules", index, "repeat_interval"],
+              message:
+                rule.expect === undefined
+                  ? `rule "${rule.name}" alerts once per record, which has no episode to remind of: repeat_interval applies to balance rules (and operational.repeat_interval to kaiawatch's own conditions)`
+                  : `rule "${rule.name}" is an absence rule: its episodes are not reminded of yet; repeat_interval applies to balance rules (and operational.repeat_interval to kaiawatch's own conditions)`,
+            },
+          ],
     ),
   // cooldown_key and group.by read the stored record as received; a token transfer's from,
   // to, direction and amount are decoded from its topics and data, not fields of it, so they

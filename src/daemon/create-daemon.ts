@@ -38,6 +38,7 @@ import { createHealthMonitor, type HealthMonitor } from "./health-monitor.js";
 import { createOperationalMonitor } from "./operational-monitor.js";
 import { createReplicaHealth, type ReplicaHealth } from "./replica-health.js";
 import { createSourcePollers } from "./source-pollers.js";
+import { repeatIntervalsOf } from "./repeat-interval.js";
 
 export { OPERATIONAL_RESOURCE } from "./health-loop.js";
 
@@ -163,6 +164,7 @@ export async function createDaemon(common: Common, options: DaemonOptions): Prom
     const budget = await createBudgetGuard(common, { meter: client.meter, store });
     let refusePlan: (error: ExplorerPlanError) => void = () => {};
     const planRefused = new Promise<ExplorerPlanError>((resolve) => (refusePlan = resolve));
+    const repeatInterval = repeatIntervalsOf(config);
     const balances = createBalanceMonitor(common, {
       rpc,
       store,
@@ -173,6 +175,7 @@ export async function createDaemon(common: Common, options: DaemonOptions): Prom
       explorerUrl: config.chain.explorer_url,
       readHead: (signal) => head.blockNumber(signal),
       onQueued: () => dispatcher.kick(),
+      repeatInterval,
     });
     const engine = createWatchEngine(common, {
       pollers,
@@ -203,7 +206,7 @@ export async function createDaemon(common: Common, options: DaemonOptions): Prom
       // Replicas judge the sources they hold; with one process every source.
       holds: replicas === undefined ? undefined : (key) => ownership.holds(leaseResource({ source: key })) !== undefined,
       shared: replicaHealth,
-      monitor: await createOperationalMonitor(common, { store, sinks: operationalSinks, network: config.chain.network, head: () => headProbe.state().block, onQueued: () => dispatcher.kick() }),
+      monitor: await createOperationalMonitor(common, { store, sinks: operationalSinks, network: config.chain.network, head: () => headProbe.state().block, onQueued: () => dispatcher.kick(), repeatInterval }),
     });
     const readiness = createReadiness({ store, health });
     const heartbeats = built.heartbeats.map((sink) =>

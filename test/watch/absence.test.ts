@@ -206,6 +206,7 @@ sinks:
     expect(() => configFromText(rule("{ at_least: 1, within: 10m, every: 1m }"))).toThrow(/rules\[0\]\.expect.*every/);
     expect(() => configFromText(rule("{ at_least: 1, within: 10m }", ", enrich: [tx_logs]"))).toThrow(/rules\[0\]\.enrich: rule "upkeep" alerts on records that did not arrive/);
     expect(() => configFromText(rule("{ at_least: 1, within: 10m }", ', summary: "{{rule}}"'))).toThrow(/rules\[0\]\.summary: rule "upkeep" alerts on records that did not arrive/);
+    expect(() => configFromText(rule("{ at_least: 1, within: 10m }", ", repeat_interval: 1h"))).toThrow(/rules\[0\]\.repeat_interval: rule "upkeep" is an absence rule: its episodes are not reminded of yet/);
     expect(() => configFromText(base(`  - { name: low, watch: payer, notify: [out], when: { balance: { lt: "1 KAIA" } }, expect: { at_least: 1, within: 10m } }`))).toThrow(/rules\[0\]\.expect: rule "low" reads balances/);
   });
 
