@@ -222,6 +222,11 @@ export interface RuleConfig {
   severity?: AlertSeverity;
   /** Balance rules: readings in a row without the condition before the alert resolves. */
   clear_after?: number;
+  /**
+   * An absence rule: an alert when fewer than `at_least` matching records arrived within
+   * the last `within` of block time, a resolve when they are back (docs/absence.md).
+   */
+  expect?: { at_least: number; within: Duration };
   /** Balance rules: a firing episode is sent again every this long (a reminder) until it resolves; absent: never. */
   repeat_interval?: Duration;
 }

@@ -11,7 +11,7 @@ import { checkOutboxChanges } from "./outbox-transitions.js";
 import { ATTEMPT_COLUMNS, attemptOfChange, attemptOfRow, attemptQuery, checkPrune, type AttemptRow } from "./delivery-attempts.js";
 import { cursorParams, entryOfRow, INSERT_ALERT, INSERT_ATTEMPT, INSERT_ENTRY, insertEntries, msOf, OUTBOX_COLUMNS, OUTBOX_JOIN, UPSERT_CURSOR, type OutboxRow } from "./sqlite-schema.js";
 import type { StoreLock } from "./store-lock.js";
-import type { AttemptFilter, BalanceEpisode, BalanceEpisodeChange, CooldownStamp, DeliveryAttempt, Cursor, OutboxChange, OutboxCount, OutboxCountFilter, OutboxFilter, Store, StoreStats, SuppressedNote } from "./types.js";
+import type { AbsenceState, AttemptFilter, BalanceEpisode, BalanceEpisodeChange, CooldownStamp, DeliveryAttempt, Cursor, OutboxChange, OutboxCount, OutboxCountFilter, OutboxFilter, Store, StoreStats, SuppressedNote } from "./types.js";
 import { checkEpisodeChanges, episodeConflict } from "./balance-episodes.js";
 import type { AlertDocument } from "../model/alert-document.js";
 import type { SilenceStore, StoredSilence } from "./silence-store.js";
@@ -288,8 +288,8 @@ export class SqliteStore implements Store {
     this.cursors.set(copy.key, copy);
   }
 
-  async commitWindow(input: { cursor: Cursor; entries: OutboxEntry[] }): Promise<{ added: number }> {
-    const { cursor, entries } = input;
+  async commitWindow(input: { cursor: Cursor; entries: OutboxEntry[]; absences?: readonly AbsenceState[] }): Promise<{ added: number }> {
+    const { cursor, entries, absences = [] } = input;
     checkCursor(cursor);
     this.assertWritable();
     const current = this.cursors.get(cursor.key);
@@ -302,6 +302,8 @@ export class SqliteStore implements Store {
     const added = this.mutate(() => {
       const n = this.addNew(entries);
       this.putCursor(cursor);
+      // In the cursor's transaction: deferred with it (below), never apart from it.
+      for (const absence of absences) this.statement("INSERT INTO absences (rule, state) VALUES (?, ?) ON CONFLICT (rule) DO UPDATE SET state = excluded.state").run(absence.rule, JSON.stringify(absence));
       return n;
     });
     if (entries.length === 0) {
@@ -334,6 +336,12 @@ export class SqliteStore implements Store {
       added += n;
     }
     return added;
+  }
+
+  async listAbsences(rules?: readonly string[]): Promise<AbsenceState[]> {
+    const rows = this.statement("SELECT rule, state FROM absences ORDER BY rule").all() as Array<{ rule: string; state: string }>;
+    const wanted = rules === undefined ? undefined : new Set(rules);
+    return rows.filter((row) => wanted === undefined || wanted.has(row.rule)).map((row) => JSON.parse(row.state) as AbsenceState);
   }
 
   async listBalanceEpisodes(): Promise<BalanceEpisode[]> {
