@@ -22,7 +22,8 @@ import { openBackend } from "../store/open-backend.js";
 import { type Ownership } from "../store/ownership.js";
 import { leaseResource } from "../store/resources.js";
 import { readMeta, writeMeta } from "../store/meta-slot.js";
-import type { Store } from "../store/types.js";
+import type { Store, StoreFaults } from "../store/types.js";
+import { createStallBeacon, type StallBeacon } from "../common/stall-beacon.js";
 import { creditsSlot } from "./credits-slot.js";
 import { createWatchEngine, type OnceResult, type WatchEngine } from "../watch/engine.js";
 import { NORMALIZERS } from "../watch/normalize.js";
@@ -101,12 +102,23 @@ export interface DaemonOptions {
   waitForHead?: (signal: AbortSignal) => Promise<void>;
   /** Where catch-ups report progress (`once` on a terminal draws a line); default: info logs every few seconds. */
   progress?: Progress;
+  /**
+   * The main thread's beacon, which the store stamps around each write and the status server's
+   * thread reads (a frozen disk fails /healthz); default one on the real clock. Tests give one
+   * on a virtual clock.
+   */
+  beacon?: StallBeacon;
+  /** Tests: faults injected into the file store's writes (a write that holds the thread). */
+  storeFaults?: StoreFaults;
 }
 
 export async function createDaemon(common: Common, options: DaemonOptions): Promise<Daemon> {
   const { config } = options;
   const logger = common.logger;
-  const backend: Backend = await openBackend(common, storeOptionsOf(config.store));
+  // A store write holds the main thread (SQLite is synchronous): the store says when one
+  // starts and ends, and the status server's thread answers /healthz with 503 past status.frozen_after.
+  const beacon = options.beacon ?? createStallBeacon({ frozenAfterMs: config.status.frozen_after, logger });
+  const backend: Backend = await openBackend(common, { ...storeOptionsOf(config.store), writeBeacon: beacon, faults: options.storeFaults });
   const { store, replicas } = backend;
   const closers: Array<() => Promise<void>> = [];
   try {
@@ -299,7 +311,7 @@ export async function createDaemon(common: Common, options: DaemonOptions): Prom
           // Not where replicas share the store: the commands write to the database itself, so the
           // file would serve nobody; the replicas' write API then needs status.token.
           const writeToken = config.status.token === undefined && !config.status.trust_loopback && replicas === undefined ? loadOrCreateWriteToken(config.status.write_token_file) : undefined;
-          statusServer = await createStatusServer(common, { listen: config.status.listen, token: config.status.token, writeToken, trustLoopback: config.status.trust_loopback, allowedHosts: config.status.allowed_hosts, provider });
+          statusServer = await createStatusServer(common, { listen: config.status.listen, token: config.status.token, writeToken, trustLoopback: config.status.trust_loopback, allowedHosts: config.status.allowed_hosts, provider, beacon, frozenAfterMs: config.status.frozen_after });
         }
         await ownership.start(resources);
         ownershipStarted = true;
