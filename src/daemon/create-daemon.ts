@@ -12,6 +12,7 @@ import { balanceWatchViews } from "../watch/balance-status.js";
 import { createExplorerClient, type ExplorerClient } from "../explorer/client.js";
 import { ExplorerPlanError } from "../explorer/errors.js";
 import { createSink } from "../notify/create-sink.js";
+import { deliverDirectly } from "../notify/direct-delivery.js";
 import { createDispatcher, type Dispatcher, type DrainResult } from "../notify/dispatcher.js";
 import { createSilenceBook, type SilenceBook } from "../notify/silences.js";
 import type { Sink } from "../notify/sink.js";
@@ -252,7 +253,15 @@ export async function createDaemon(common: Common, options: DaemonOptions): Prom
       // Replicas judge the sources they hold; with one process every source.
       holds: replicas === undefined ? undefined : (key) => ownership.holds(leaseResource({ source: key })) !== undefined,
       shared: replicaHealth,
-      monitor: await createOperationalMonitor(common, { store, sinks: operationalSinks, network: config.chain.network, head: () => headProbe.state().block, onQueued: () => dispatcher.kick() }),
+      monitor: await createOperationalMonitor(common, {
+        store,
+        sinks: operationalSinks,
+        network: config.chain.network,
+        head: () => headProbe.state().block,
+        onQueued: () => dispatcher.kick(),
+        // A damaged store's alert cannot go through the outbox, which is in the damaged file.
+        sendDirectly: async (alert) => void (await deliverDirectly(common, built.map(({ sink }) => sink).filter((sink) => operationalSinks.includes(sink.name)), alert)),
+      }),
     });
     const readiness = createReadiness({ store, health });
     const heartbeats = heartbeatSinks.map((sink) =>
