@@ -10,8 +10,8 @@ import { createSimulator, type Simulator } from "../src/simulator/index.js";
 import { report, type BenchFigure } from "./lib.js";
 import { quick, sized } from "./mode.js";
 
-const TARGET_RECORDS = sized(1_000_000, 1_000_000, 30_000);
-const SMALL_RECORDS = sized(20_000, 20_000, 5_000);
+const TARGET_RECORDS = sized(1_000_000, 1_000_000, 8_000);
+const SMALL_RECORDS = sized(20_000, 20_000, 2_000);
 const REPEAT = sized(40, 40, 3);
 const WARMUP = sized(20, 20, 2);
 const START_BLOCK = 100_000_000;

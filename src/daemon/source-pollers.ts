@@ -1,0 +1,53 @@
+import type { JsonRpc } from "../chain/json-rpc.js";
+import type { Common } from "../common/common.js";
+import { createProgress, type Progress } from "../common/progress.js";
+import type { Config } from "../config/types.js";
+import type { ExplorerClient } from "../explorer/client.js";
+import { createEnricher } from "../rules/enrich.js";
+import type { Store } from "../store/types.js";
+import { blocksInFlightFor, type RecountPolicy } from "../watch/fetch-window.js";
+import { NORMALIZERS } from "../watch/normalize.js";
+import { paginateBlockTransactions } from "../watch/paginate-transactions.js";
+import type { Plan } from "../watch/plan.js";
+import { createSourcePoller, type SourcePoller } from "../watch/poller.js";
+import { isNodeOperation } from "../watch/source.js";
+import { createTransactionsReader } from "../watch/transactions-reader.js";
+import { paginateSource } from "./paginate-source.js";
+
+export interface SourcePollersParts {
+  config: Config;
+  plan: Plan;
+  store: Store;
+  client: ExplorerClient;
+  rpc: JsonRpc;
+  /** Called when a tick queued alerts (the dispatcher delivers them at once). */
+  onAlerts: () => void;
+  recount?: Partial<RecountPolicy>;
+  blocksInFlight?: number;
+  progress?: Progress;
+}
+
+/** One poller per planned source: explorer sources page the explorer, node sources read blocks through the JSON-RPC client. */
+export function createSourcePollers(common: Common, parts: SourcePollersParts): SourcePoller[] {
+  const { config, client } = parts;
+  // One enricher for the run: its cache serves every source (the same transaction can match in several).
+  const enricher = createEnricher(common, { client });
+  // The transactions source reads the node: one reader for it, through the shared JSON-RPC client (its rate limit).
+  const transactions = createTransactionsReader(common, config, parts.rpc);
+  // Catch-ups report their progress: info logs every few seconds, or a terminal line (`once`).
+  const progress = parts.progress ?? createProgress({ now: common.now, logger: common.logger });
+  return parts.plan.sources.map((source) =>
+    createSourcePoller(common, {
+      source,
+      store: parts.store,
+      paginate: isNodeOperation(source.definition.operation) ? paginateBlockTransactions(transactions) : paginateSource(client, source.definition, config.explorer.page_size),
+      normalize: NORMALIZERS[source.family],
+      pageSize: config.explorer.page_size,
+      enrich: source.rules.some((rule) => (rule.enrich ?? []).length > 0) ? enricher.enrich : undefined,
+      onAlerts: parts.onAlerts,
+      recount: parts.recount,
+      blocksInFlight: parts.blocksInFlight ?? blocksInFlightFor(isNodeOperation(source.definition.operation) ? config.chain.requests_per_second : config.explorer.requests_per_second),
+      progress,
+    }),
+  );
+}
