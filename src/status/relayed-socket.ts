@@ -62,6 +62,9 @@ export class RelayedSocket extends Duplex {
     callback();
   }
 
+  // No destroySoon: the http server then ends the stream after an answer with `connection:
+  // close`, and the thread ends the client's socket once its data is written (a destroy here
+  // could cut an answer still queued there); a client that keeps its side open meets the idle timeout.
   override _final(callback: (error?: Error | null) => void): void {
     this.post({ type: "end", id: this.id });
     callback();
