@@ -83,6 +83,8 @@ export function createStallBeacon(options: StallBeaconOptions = {}): StallBeacon
   // Writes nest (a commit's probe inside a commit): the outermost one is what holds the thread.
   let depth = 0;
   let startedAt = 0;
+  // Status servers reading the beacon now (startTurns): only then did the probes answer 503.
+  let watchers = 0;
   return {
     buffer,
     now,
@@ -100,17 +102,25 @@ export function createStallBeacon(options: StallBeaconOptions = {}): StallBeacon
       turned(endedAt);
       const heldMs = endedAt - startedAt;
       if (options.frozenAfterMs !== undefined && heldMs > options.frozenAfterMs) {
+        const probes = watchers > 0 ? " /healthz and /readyz answered 503 meanwhile;" : "";
         options.logger?.warn(
           { held_ms: heldMs, frozen_after_ms: options.frozenAfterMs },
-          `a store write held kaiawatch for ${Math.round(heldMs / 1000)} s (longer than status.frozen_after): /healthz and /readyz answered 503 meanwhile; the disk under the store was frozen or very slow`,
+          `a store write held kaiawatch for ${Math.round(heldMs / 1000)} s (longer than status.frozen_after):${probes} the disk under the store was frozen or very slow`,
         );
       }
     },
     startTurns() {
       turned(now());
+      watchers++;
       const timer = setInterval(() => turned(now()), TURN_STAMP_MS);
       timer.unref();
-      return () => clearInterval(timer);
+      let stopped = false;
+      return () => {
+        if (stopped) return;
+        stopped = true;
+        watchers--;
+        clearInterval(timer);
+      };
     },
   };
 }
