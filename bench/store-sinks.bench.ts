@@ -10,14 +10,13 @@
  * Each case is filled and measured in a child process of its own. Sizes: 10,000 and 100,000
  * alerts held, all pending.
  */
-import { spawnSync } from "node:child_process";
 import { statSync } from "node:fs";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
-import { fileURLToPath } from "node:url";
 import { createTestCommon } from "../src/common/common.js";
 import { openStore } from "../src/store/open-store.js";
 import type { Cursor } from "../src/store/types.js";
+import { childOrMain, runChild } from "./child-run.js";
 import { report, type BenchFigure } from "./lib.js";
 import { quick, sized } from "./mode.js";
 import { nftTransferAlert, seedEntries, seedStore } from "./store-seed.js";
@@ -67,18 +66,7 @@ async function measure(path: string, alerts: number, sinkCount: number): Promise
   };
 }
 
-function child(args: string[]): unknown {
-  const result = spawnSync(process.execPath, ["--import", "tsx", fileURLToPath(import.meta.url), ...process.argv.filter((f) => f === "--smoke" || f === "--quick"), "--child", ...args], {
-    encoding: "utf8",
-    stdio: ["ignore", "pipe", "inherit"],
-    maxBuffer: 1 << 20,
-  });
-  if (result.status !== 0) throw new Error(`child ${args.join(" ")} exited with ${result.status}`);
-  const line = result.stdout.trim().split("\n").pop() ?? "";
-  return line === "" ? undefined : (JSON.parse(line) as unknown);
-}
-
-async function runChild(args: string[]): Promise<void> {
+async function inChild(args: string[]): Promise<void> {
   const [what, dir, alertsText, sinksText] = args;
   const path = join(dir!, "store.db");
   const alerts = Number(alertsText);
@@ -98,7 +86,7 @@ async function main(): Promise<void> {
       const dir = tempDir("kaiawatch-bench-sinks-");
       try {
         const started = performance.now();
-        const measured = child(["case", dir.path, String(alerts), String(sinks)]) as Measured;
+        const measured = runChild(import.meta.url, ["case", dir.path, String(alerts), String(sinks)]) as Measured;
         console.log(`${alerts.toLocaleString("en-US")} alerts × ${sinks} sinks (${round((performance.now() - started) / 1000, 1)} s): ${JSON.stringify(measured)}`);
         results.push(measured);
       } finally {
@@ -131,9 +119,4 @@ async function main(): Promise<void> {
   report("store-sinks", figures, notes, { write: !quick });
 }
 
-if (process.argv.includes("--child")) {
-  const at = process.argv.indexOf("--child");
-  await runChild(process.argv.slice(at + 1));
-} else {
-  await main();
-}
+await childOrMain(inChild, main);

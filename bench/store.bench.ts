@@ -10,16 +10,15 @@
  * JSON file is measured at 10,000 and 100,000 only: at 1,000,000 it would hold ~1 GB in
  * memory several times over and take ~10 s a commit (it scales linearly, see the table).
  */
-import { spawnSync } from "node:child_process";
 import { closeSync, fsyncSync, openSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { monitorEventLoopDelay, performance } from "node:perf_hooks";
-import { fileURLToPath } from "node:url";
 import BetterSqlite3 from "better-sqlite3";
 import { createTestCommon } from "../src/common/common.js";
 import { openStore } from "../src/store/open-store.js";
 import type { Cursor } from "../src/store/types.js";
 import type { OutboxEntry } from "../src/model/outbox-entry.js";
+import { childOrMain, runChild } from "./child-run.js";
 import { report, type BenchFigure } from "./lib.js";
 import { quick, sized } from "./mode.js";
 import { seedEntries, seedStore } from "./store-seed.js";
@@ -205,18 +204,7 @@ async function measureJson(dir: string, held: number): Promise<Measured> {
 
 // ---------------------------------------------------------------- parent
 
-function child(args: string[]): unknown {
-  const result = spawnSync(process.execPath, ["--import", "tsx", fileURLToPath(import.meta.url), ...process.argv.filter((f) => f === "--smoke" || f === "--quick"), "--child", ...args], {
-    encoding: "utf8",
-    stdio: ["ignore", "pipe", "inherit"],
-    maxBuffer: 1 << 20,
-  });
-  if (result.status !== 0) throw new Error(`child ${args.join(" ")} exited with ${result.status}`);
-  const line = result.stdout.trim().split("\n").pop() ?? "";
-  return line === "" ? undefined : (JSON.parse(line) as unknown);
-}
-
-async function runChild(args: string[]): Promise<void> {
+async function inChild(args: string[]): Promise<void> {
   const [what, dir, heldText] = args;
   const held = Number(heldText);
   if (what === "fill") {
@@ -238,9 +226,9 @@ async function main(): Promise<void> {
     const dir = tempDir("kaiawatch-bench-store-");
     try {
       const fillStarted = performance.now();
-      child(["fill", dir.path, String(held)]);
+      runChild(import.meta.url, ["fill", dir.path, String(held)]);
       console.log(`sqlite ${held.toLocaleString("en-US")}: filled in ${round((performance.now() - fillStarted) / 1000, 1)} s`);
-      const measured = child(["sqlite", dir.path, String(held)]) as Measured;
+      const measured = runChild(import.meta.url, ["sqlite", dir.path, String(held)]) as Measured;
       console.log(`  ${JSON.stringify(measured)}`);
       results.push(measured);
     } finally {
@@ -250,7 +238,7 @@ async function main(): Promise<void> {
   for (const held of jsonSizes) {
     const dir = tempDir("kaiawatch-bench-store-json-");
     try {
-      const measured = child(["json", dir.path, String(held)]) as Measured;
+      const measured = runChild(import.meta.url, ["json", dir.path, String(held)]) as Measured;
       console.log(`json ${held.toLocaleString("en-US")}: ${JSON.stringify(measured)}`);
       results.push(measured);
     } finally {
@@ -305,9 +293,4 @@ async function main(): Promise<void> {
   report("store", figures, notes, { write: !quick });
 }
 
-if (process.argv.includes("--child")) {
-  const at = process.argv.indexOf("--child");
-  await runChild(process.argv.slice(at + 1));
-} else {
-  await main();
-}
+await childOrMain(inChild, main);

@@ -64,6 +64,7 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}) {
     alertsDead: counter("kaiawatch_alerts_dead_total", "Alerts that became dead letters.", ["sink"] as const),
     alertsSuppressed: counter("kaiawatch_alerts_suppressed_total", "Alerts not sent because of a cooldown or a silence.", ["rule", "reason"] as const),
     outboxPending: gauge("kaiawatch_outbox_pending", "Alerts waiting in the outbox, per sink and state.", ["sink", "state"] as const),
+    heartbeatPings: counter("kaiawatch_heartbeat_pings_total", "Beats of a heartbeat sink by outcome: ok (pinged, the URL answered 2xx), failed (the ping failed), not_ready (skipped: kaiawatch is not ready, and with replicas no live replica is), not_holder (skipped: another replica holds the sink and pings). Summed over replicas, ok counts the pings the outside service heard.", ["sink", "outcome"] as const),
     deliveryLatency: histogram("kaiawatch_delivery_latency_seconds", "From an alert entering the outbox to its sink accepting it.", ["sink"] as const, seconds),
     // store
     storeWriteDuration: histogram("kaiawatch_store_write_duration_seconds", "Duration of one atomic store write.", [] as const, [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1]),

@@ -198,6 +198,7 @@ export const operationalSchema = z
     sink_backlog_window: positiveDuration.prefault("2m").meta({ description: "A sink whose pending count is sink_backlog_growth or more higher than this long ago has a growing backlog: an alert, until the count is no higher than this long ago." }),
     sink_backlog_growth: z.int().positive().default(50).meta({ description: "How many more pending alerts than sink_backlog_window ago make a sink's backlog growing." }),
     head_stuck_after: positiveDuration.prefault("2m").meta({ description: "A chain head that has not moved for this long is stuck: an alert, and /readyz 503." }),
+    repeat_interval: positiveDuration.optional().meta({ description: "A condition still holding is alerted again every this long (a reminder under the episode's id, with a repeat counter) until it clears. Absent: once when it starts, once when it clears." }),
   })
   .prefault({});
 
@@ -344,6 +345,9 @@ export const ruleSchema = z.strictObject({
     .min(1)
     .optional()
     .meta({ description: "Balance rules: the alert resolves after this many readings in a row where the condition no longer holds (hysteresis against a balance hovering at the threshold). Default 2." }),
+  repeat_interval: positiveDuration
+    .optional()
+    .meta({ description: "Balance rules: a firing episode is sent again every this long (a reminder under the episode's id, with a repeat counter), at the first reading after it is due, until it resolves. Absent: once when it fires, once when it resolves." }),
 });
 
 // ---- the whole file ----

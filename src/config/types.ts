@@ -35,6 +35,8 @@ export interface OperationalConfig {
   sink_backlog_window: Duration;
   sink_backlog_growth: number;
   head_stuck_after: Duration;
+  /** A condition still holding is alerted again every this long (a reminder); absent: never. */
+  repeat_interval?: Duration;
 }
 
 export interface ExplorerConfig {
@@ -222,6 +224,8 @@ export interface RuleConfig {
   severity?: AlertSeverity;
   /** Balance rules: readings in a row without the condition before the alert resolves. */
   clear_after?: number;
+  /** Balance rules: a firing episode is sent again every this long (a reminder) until it resolves; absent: never. */
+  repeat_interval?: Duration;
 }
 
 /**

@@ -44,6 +44,13 @@ export const CONFIG_CHECKS: ConfigCheck[] = [
         ? []
         : [{ path: ["rules", index, "clear_after"], message: `rule "${rule.name}" alerts once per record: clear_after applies to balance rules only` }],
     ),
+  // A record's alert has no episode to remind of.
+  (config) =>
+    config.rules.flatMap((rule, index): ConfigIssue[] =>
+      rule.source === "balances" || rule.repeat_interval === undefined
+        ? []
+        : [{ path: ["rules", index, "repeat_interval"], message: `rule "${rule.name}" alerts once per record, which has no episode to remind of: repeat_interval applies to balance rules (and operational.repeat_interval to kaiawatch's own conditions)` }],
+    ),
   // cooldown_key and group.by read the stored record as received; a token transfer's from,
   // to, direction and amount are decoded from its topics and data, not fields of it, so they
   // would read as "" and put every alert under one key. Refused, with the path that works.

@@ -40,6 +40,7 @@ import { createHealthMonitor, type HealthMonitor } from "./health-monitor.js";
 import { createOperationalMonitor } from "./operational-monitor.js";
 import { createReplicaHealth, type ReplicaHealth } from "./replica-health.js";
 import { createSourcePollers } from "./source-pollers.js";
+import { repeatIntervalsOf } from "./repeat-interval.js";
 
 export { OPERATIONAL_RESOURCE } from "./health-loop.js";
 
@@ -176,6 +177,7 @@ export async function createDaemon(common: Common, options: DaemonOptions): Prom
     const budget = await createBudgetGuard(common, { meter: client.meter, store });
     let refusePlan: (error: ExplorerPlanError) => void = () => {};
     const planRefused = new Promise<ExplorerPlanError>((resolve) => (refusePlan = resolve));
+    const repeatInterval = repeatIntervalsOf(config);
     const balances = createBalanceMonitor(common, {
       rpc,
       store,
@@ -186,6 +188,7 @@ export async function createDaemon(common: Common, options: DaemonOptions): Prom
       explorerUrl: config.chain.explorer_url,
       readHead: (signal) => head.blockNumber(signal),
       onQueued: () => dispatcher.kick(),
+      repeatInterval,
     });
     const engine = createWatchEngine(common, {
       pollers,
@@ -222,6 +225,7 @@ export async function createDaemon(common: Common, options: DaemonOptions): Prom
         network: config.chain.network,
         head: () => headProbe.state().block,
         onQueued: () => dispatcher.kick(),
+        repeatInterval,
         // A damaged store's alert cannot go through the outbox, which is in the damaged file.
         sendDirectly: async (alert) => void (await deliverDirectly(common, sinks.map(({ sink }) => sink).filter((sink) => operationalSinks.includes(sink.name)), alert)),
       }),

@@ -51,7 +51,15 @@ export function createHeartbeatLoop(common: Common, options: HeartbeatLoopOption
     else if (outcome.reason === "failed") logger.warn({ err: outcome.error }, "heartbeat: the ping failed; the next one comes at the next interval");
   }
 
+  /** One beat, counted by outcome (kaiawatch_heartbeat_pings_total); a beat cut short by stop() is not counted. */
   async function beat(): Promise<BeatOutcome> {
+    const outcome = await beatOnce();
+    const label = outcome.pinged ? "ok" : outcome.reason;
+    if (label !== "stopped") common.metrics.heartbeatPings.inc({ sink: sink.name, outcome: label });
+    return outcome;
+  }
+
+  async function beatOnce(): Promise<BeatOutcome> {
     if (controller.signal.aborted) return { pinged: false, reason: "stopped" };
     // Readiness first, holder or not: with replicas each one publishes its verdict for the holder.
     let ready: boolean;

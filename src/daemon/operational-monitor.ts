@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { metaSlot, readMeta, writeMeta } from "../store/meta-slot.js";
-import { resolvedAlertId } from "../model/alert-status.js";
+import { reminderAlertId, resolvedAlertId, type RepeatIntervalOf } from "../model/alert-status.js";
 import type { Common } from "../common/common.js";
 import { ALERT_DOCUMENT_VERSION, OPERATIONAL_ALERT_SOURCE, type AlertDocument } from "../model/alert-document.js";
 import { newOutboxEntries } from "../model/outbox-entry.js";
@@ -31,6 +31,10 @@ export interface Episode {
   detail?: Record<string, unknown>;
   /** Set when the condition cleared; the episode is kept until its resolved alert is queued. */
   resolved_at?: string;
+  /** Reminders decided so far (the last one's id is reminderAlertId(id, repeats)); absent: none. */
+  repeats?: number;
+  /** When the last reminder was decided; absent: none yet (the next is due from `since`). */
+  reminded_at?: string;
 }
 
 /** The episodes open or not yet resolved in the outbox, by condition key: a restart goes on with them. */
@@ -38,7 +42,17 @@ export const OPERATIONAL_EPISODES = metaSlot<Record<string, Episode>>(
   "operational_episodes",
   z.record(
     z.string(),
-    z.object({ id: z.string(), key: z.string(), kind: z.string(), since: z.string(), summary: z.string(), detail: z.record(z.string(), z.unknown()).optional(), resolved_at: z.string().optional() }),
+    z.object({
+      id: z.string(),
+      key: z.string(),
+      kind: z.string(),
+      since: z.string(),
+      summary: z.string(),
+      detail: z.record(z.string(), z.unknown()).optional(),
+      resolved_at: z.string().optional(),
+      repeats: z.int().nonnegative().optional(),
+      reminded_at: z.string().optional(),
+    }),
   ),
 );
 
@@ -55,6 +69,8 @@ export interface OperationalMonitorOptions {
    * for the conditions whose alert the outbox cannot carry (OUTBOX_CANNOT_CARRY).
    */
   sendDirectly?: (alert: AlertDocument) => Promise<void>;
+  /** When a firing condition is reminded of (`operational.repeat_interval`); absent: never. */
+  repeatInterval?: RepeatIntervalOf;
 }
 
 /**
@@ -93,6 +109,9 @@ export interface OperationalMonitor {
  * So a store that fails and recovers is logged when it starts and when it clears, and its
  * firing and resolved alerts reach the sinks once the store takes writes again. A store that
  * is damaged takes no write again: that alert goes to the sinks directly (OUTBOX_CANNOT_CARRY).
+ *
+ * With `operational.repeat_interval`, a condition still holding is reminded of every
+ * interval (remindIfDue), by the same replica that sends its firing and resolved alerts.
  */
 export async function createOperationalMonitor(common: Common, options: OperationalMonitorOptions): Promise<OperationalMonitor> {
   const { store } = options;
@@ -101,17 +120,20 @@ export async function createOperationalMonitor(common: Common, options: Operatio
   const episodes = new Map(await stored());
   // Episodes of an earlier run: their firing alert may not have reached the outbox (queued again, the outbox keeps one).
   const unqueued = new Set(episodes.keys());
+  // Likewise their last reminder, decided and saved before it was queued.
+  const unreminded = new Set([...episodes.values()].filter((episode) => (episode.repeats ?? 0) > 0).map((episode) => episode.key));
   let unsaved = false;
   let queue: Promise<void> = Promise.resolve();
   // The conditions whose alert went directly in this process (OUTBOX_CANNOT_CARRY): once each.
   const sentDirectly = new Set<string>();
 
-  function documentOf(episode: Episode, status: "firing" | "resolved"): AlertDocument {
-    const at = status === "firing" ? episode.since : (episode.resolved_at ?? episode.since);
+  /** The episode's firing alert (repeat 0), its `repeat`-th reminder, or its resolved alert. */
+  function documentOf(episode: Episode, status: "firing" | "resolved", repeat = 0): AlertDocument {
+    const at = status === "firing" ? (repeat > 0 ? (episode.reminded_at ?? episode.since) : episode.since) : (episode.resolved_at ?? episode.since);
     const summary = status === "firing" ? `kaiawatch: ${episode.summary}` : `kaiawatch: resolved: ${episode.summary}`;
     return {
       version: ALERT_DOCUMENT_VERSION,
-      id: status === "firing" ? episode.id : resolvedAlertId(episode.id),
+      id: status === "resolved" ? resolvedAlertId(episode.id) : repeat > 0 ? reminderAlertId(episode.id, repeat) : episode.id,
       rule: OPERATIONAL_RULE,
       watch: OPERATIONAL_ALERT_SOURCE,
       source: OPERATIONAL_ALERT_SOURCE,
@@ -124,6 +146,8 @@ export async function createOperationalMonitor(common: Common, options: Operatio
       record: { kind: episode.kind, condition: episode.key, since: episode.since, ...(status === "resolved" ? { resolved_at: at } : {}), ...(episode.detail ?? {}) },
       created_at: new Date(common.now()).toISOString(),
       status,
+      episode_id: episode.id,
+      ...(status === "firing" ? { repeat } : {}),
     };
   }
 
@@ -152,6 +176,12 @@ export async function createOperationalMonitor(common: Common, options: Operatio
       if (episode !== undefined) await send(documentOf(episode, "firing"));
       unqueued.delete(key);
     }
+    for (const key of [...unreminded]) {
+      const episode = episodes.get(key);
+      // A reminder not queued before its condition cleared is not sent: the resolve says more.
+      if (episode !== undefined && episode.resolved_at === undefined && (episode.repeats ?? 0) > 0) await send(documentOf(episode, "firing", episode.repeats));
+      unreminded.delete(key);
+    }
     for (const episode of [...episodes.values()]) {
       if (episode.resolved_at === undefined) continue;
       await send(documentOf(episode, "resolved"));
@@ -166,7 +196,10 @@ export async function createOperationalMonitor(common: Common, options: Operatio
     const holding = new Map(conditions.map((condition) => [condition.key, condition]));
     for (const condition of holding.values()) {
       const known = episodes.get(condition.key);
-      if (known !== undefined && known.resolved_at === undefined) continue;
+      if (known !== undefined && known.resolved_at === undefined) {
+        remindIfDue(known, now);
+        continue;
+      }
       // A condition back before its last episode's resolved alert was queued: that one ends first.
       if (known !== undefined) await flush();
       const episode: Episode = { id: alertId(OPERATIONAL_RULE, `${condition.key}@${now}`), key: condition.key, kind: condition.kind, since: now, summary: condition.summary, detail: condition.detail };
@@ -192,13 +225,33 @@ export async function createOperationalMonitor(common: Common, options: Operatio
     await flush();
   }
 
+  /**
+   * Decides the next reminder of a firing episode once its `repeat_interval` has passed since
+   * its last firing alert (at the first check after: check_interval is the granularity). The
+   * count is saved before the reminder is queued, under an id derived from it: a crash in
+   * between queues the same reminder again at the next start, which the outbox keeps once.
+   */
+  function remindIfDue(episode: Episode, now: string): void {
+    const interval = options.repeatInterval?.(documentOf(episode, "firing"));
+    if (interval === undefined || interval <= 0) return;
+    const last = Date.parse(episode.reminded_at ?? episode.since);
+    if (Date.parse(now) - last < interval) return;
+    episode.repeats = (episode.repeats ?? 0) + 1;
+    episode.reminded_at = now;
+    unreminded.add(episode.key);
+    unsaved = true;
+    logger.warn({ kind: episode.kind, condition: episode.key, alert_id: reminderAlertId(episode.id, episode.repeats), repeat: episode.repeats, since: episode.since }, `still: ${episode.summary}`);
+  }
+
   async function reload(): Promise<void> {
     const read = await stored();
     episodes.clear();
     unqueued.clear();
+    unreminded.clear();
     for (const [key, episode] of read) {
       episodes.set(key, episode);
       unqueued.add(key);
+      if ((episode.repeats ?? 0) > 0) unreminded.add(key);
     }
     unsaved = false;
   }

@@ -123,17 +123,8 @@ export interface NftInventoryDetail {
 }
 
 export interface AccountNftInventory {
-  nft: {
-    symbol: string;
-    name: string;
-    icon?: string;
-    contract_address: Address;
-    decimal: number;
-    verified: boolean;
-    total_supply: DecimalString;
-    implementation_address?: Address;
-    nft_type: ContractType;
-  };
+  /** The collection's info (as NftItem carries it), with its type. */
+  nft: NftInfo & { nft_type: ContractType };
   /** The spec leaves open whether these sit beside or inside `nft`; we accept both and hold them here. */
   token_id: string;
   token_uri: string;

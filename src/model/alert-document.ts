@@ -70,6 +70,18 @@ export interface AlertDocument {
   enrichment?: Record<string, unknown>;
   /** Absent for a one-shot alert; see AlertStatus. */
   status?: AlertStatus;
+  /**
+   * An alert with a lifecycle: the id of its episode (the first firing alert's id), the same
+   * on the firing alert, every reminder and the resolved alert. What a receiver correlates on.
+   */
+  episode_id?: string;
+  /**
+   * A firing alert: 0 on the first one of its episode, n on its n-th reminder (sent every
+   * `repeat_interval` while the episode fires, docs/reminders-and-inhibition.md). A reminder
+   * has its own `id` (`${episode_id}:repeat:${n}`), so a receiver that drops a repeated id
+   * (Standard Webhooks' webhook-id) still takes it.
+   */
+  repeat?: number;
   /** The rule's `severity`, when it sets one; a sink that needs one (PagerDuty) uses its own default otherwise. */
   severity?: AlertSeverity;
   /** When kaiawatch created the alert (ISO-8601 UTC). */

@@ -1,4 +1,5 @@
 import type { AlertDocument, AlertStatus } from "../model/alert-document.js";
+import { repeatOf } from "../model/alert-status.js";
 import type { Delivery } from "./sink.js";
 import { safeUrl } from "./escape.js";
 import { cleanLine } from "../common/sanitize-text.js";
@@ -19,6 +20,8 @@ export interface AlertView {
   datetime: string | undefined;
   /** The lifecycle state of an alert that has one; undefined for a one-shot alert. */
   status: AlertStatus | undefined;
+  /** A reminder of a firing episode: its counter (1, 2 …); 0 for every other alert. */
+  repeat: number;
 }
 
 /**
@@ -26,10 +29,10 @@ export interface AlertView {
  * did; an alert with a lifecycle says FIRING or RESOLVED first, so that the pair reads as one
  * incident opened and closed.
  */
-export function alertTitle(view: Pick<AlertView, "rule" | "status">): string {
+export function alertTitle(view: Pick<AlertView, "rule" | "status"> & { repeat?: number }): string {
   switch (view.status) {
     case "firing":
-      return `🔔 FIRING: ${view.rule}`;
+      return `🔔 FIRING${reminderNote(view.repeat)}: ${view.rule}`;
     case "resolved":
       return `✅ RESOLVED: ${view.rule}`;
     case undefined:
@@ -37,9 +40,17 @@ export function alertTitle(view: Pick<AlertView, "rule" | "status">): string {
   }
 }
 
-/** "FIRING: " or "RESOLVED: " before a line about an alert with a lifecycle (digest lines, subjects); "" otherwise. */
-export function statusPrefix(status: AlertStatus | undefined): string {
-  return status === undefined ? "" : `${status.toUpperCase()}: `;
+/**
+ * "FIRING: ", "FIRING (reminder 2): " or "RESOLVED: " before a line about an alert with a
+ * lifecycle (digest lines, subjects); "" otherwise. A reminder says so, so that a person reads
+ * it as the same incident still open, not a new one.
+ */
+export function statusPrefix(status: AlertStatus | undefined, repeat = 0): string {
+  return status === undefined ? "" : `${status.toUpperCase()}${status === "firing" ? reminderNote(repeat) : ""}: `;
+}
+
+function reminderNote(repeat: number | undefined): string {
+  return repeat !== undefined && repeat > 0 ? ` (reminder ${repeat})` : "";
 }
 
 /** On-chain free text (names, messages) is cut here; hashes and addresses fit easily. */
@@ -153,6 +164,7 @@ export function alertView(alert: AlertDocument): AlertView {
     links,
     datetime: alert.datetime ?? undefined,
     status: alertStatus(alert),
+    repeat: repeatOf(alert),
   };
 }
 
@@ -211,7 +223,7 @@ function alertStatus(alert: AlertDocument): AlertStatus | undefined {
 /** One line of a digest: the alert's summary (after its status, when it has one) and its best link. */
 export function digestLine(alert: AlertDocument): { text: string; url: string | undefined } {
   return {
-    text: statusPrefix(alertStatus(alert)) + cleanLine(alert.summary, TEXT_MAX),
+    text: statusPrefix(alertStatus(alert), repeatOf(alert)) + cleanLine(alert.summary, TEXT_MAX),
     url: safeUrl(alert.links.transaction) ?? safeUrl(alert.links.block),
   };
 }

@@ -31,7 +31,7 @@ export const TOKEN_TRANSFER_TEMPLATE_VARIABLES = ["from", "to", "direction", "am
  * A balance rule's alerts offer these besides the common ones: the reading of its record
  * (see balance-monitor.ts) and `status` (firing or resolved: one template serves both).
  */
-export const BALANCE_TEMPLATE_VARIABLES = ["address", "asset", "symbol", "decimals", "balance", "balance_base_units", "condition", "status"] as const;
+export const BALANCE_TEMPLATE_VARIABLES = ["address", "asset", "symbol", "decimals", "balance", "balance_base_units", "condition", "status", "repeat", "episode_id"] as const;
 
 /** The longest a summary may be: one short line; sinks cut further to their own limits. */
 export const MAX_SUMMARY_LENGTH = 500;
@@ -100,6 +100,11 @@ export function balanceTemplateValue(name: string, alert: AlertDocument): unknow
       return alert[name];
     case "status":
       return alert.status;
+    // A firing alert's counter (0, then 1, 2 … on reminders; absent on the resolve) and its episode.
+    case "repeat":
+      return alert.repeat;
+    case "episode_id":
+      return alert.episode_id;
   }
   return (BALANCE_TEMPLATE_VARIABLES as readonly string[]).includes(name) ? readPath(alert.record, `.${name}`) : undefined;
 }

@@ -149,6 +149,9 @@ CREATE TABLE balance_episodes (
   asset TEXT NOT NULL,
   alert TEXT NOT NULL,
   clear INTEGER NOT NULL,
+  -- Reminders sent, and when the last was decided (null: none yet; due from the alert's created_at).
+  repeats INTEGER NOT NULL DEFAULT 0,
+  reminded_at TEXT,
   PRIMARY KEY (rule, address, asset)
 ) WITHOUT ROWID;
 `;

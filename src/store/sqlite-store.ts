@@ -352,8 +352,8 @@ export class SqliteStore implements Store {
   }
 
   async listBalanceEpisodes(): Promise<BalanceEpisode[]> {
-    const rows = this.statement("SELECT rule, address, asset, alert, clear FROM balance_episodes ORDER BY rule, address, asset").all() as Array<{ rule: string; address: string; asset: string; alert: string; clear: number }>;
-    return rows.map((row) => ({ rule: row.rule, address: row.address, asset: row.asset, alert: JSON.parse(row.alert) as AlertDocument, clear: row.clear }));
+    const rows = this.statement("SELECT rule, address, asset, alert, clear, repeats, reminded_at FROM balance_episodes ORDER BY rule, address, asset").all() as Array<{ rule: string; address: string; asset: string; alert: string; clear: number; repeats: number; reminded_at: string | null }>;
+    return rows.map((row) => ({ rule: row.rule, address: row.address, asset: row.asset, alert: JSON.parse(row.alert) as AlertDocument, clear: row.clear, repeats: row.repeats, reminded_at: row.reminded_at }));
   }
 
   /** One process holds the file: the lease is ignored, and a conflict means a caller read a stale episode. */
@@ -371,13 +371,9 @@ export class SqliteStore implements Store {
         if (id !== change.expect) throw episodeConflict(change, id);
         if (change.next === null) this.statement("DELETE FROM balance_episodes WHERE rule = ? AND address = ? AND asset = ?").run(change.rule, change.address, change.asset);
         else {
-          this.statement("INSERT INTO balance_episodes (rule, address, asset, alert, clear) VALUES (?, ?, ?, ?, ?) ON CONFLICT (rule, address, asset) DO UPDATE SET alert = excluded.alert, clear = excluded.clear").run(
-            change.rule,
-            change.address,
-            change.asset,
-            JSON.stringify(change.next.alert),
-            change.next.clear,
-          );
+          this.statement(
+            "INSERT INTO balance_episodes (rule, address, asset, alert, clear, repeats, reminded_at) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (rule, address, asset) DO UPDATE SET alert = excluded.alert, clear = excluded.clear, repeats = excluded.repeats, reminded_at = excluded.reminded_at",
+          ).run(change.rule, change.address, change.asset, JSON.stringify(change.next.alert), change.next.clear, change.next.repeats, change.next.reminded_at);
         }
       }
       return this.addNew(input.entries);
@@ -692,28 +688,25 @@ export class SqliteStore implements Store {
       if (this.lastWriteFailed && !this.closed) return this.probe();
       return Promise.resolve();
     }
-    const started = performance.now();
-    try {
-      this.around.faults?.inCommit?.();
-      this.touchIdentity();
-      this.db.exec("COMMIT");
-    } catch (error) {
-      if (isCorruption(error)) return Promise.reject(this.damaged(error));
-      this.writeFailed(error);
-      return Promise.reject(this.writeError(error));
-    }
-    this.committed(started);
-    return Promise.resolve();
+    return this.commitWrite(() => undefined);
   }
 
   /** After a failed write: a small real write tells whether the disk takes writes again. */
   private probe(): Promise<void> {
-    const started = performance.now();
-    try {
+    return this.commitWrite(() => {
       this.db.exec("BEGIN IMMEDIATE");
       this.statement("INSERT INTO meta (key, value) VALUES ('store.last_probe', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value").run(
         JSON.stringify(new Date(this.common.now()).toISOString()),
       );
+    });
+  }
+
+  /** `write`, then the store's identity and COMMIT, timed from before `write`; a failure is counted and said once, as the commits' are. */
+  private commitWrite(write: () => void): Promise<void> {
+    const started = performance.now();
+    try {
+      write();
+      this.around.faults?.inCommit?.();
       this.touchIdentity();
       this.db.exec("COMMIT");
     } catch (error) {

@@ -74,6 +74,10 @@ export interface BalanceEpisode {
   asset: string;
   alert: AlertDocument;
   clear: number;
+  /** Reminders sent so far (the last one's id is reminderAlertId(alert.id, repeats)); 0 before the first. */
+  repeats: number;
+  /** When the last reminder was decided (ISO-8601 UTC); null before the first (the next is due from alert.created_at). */
+  reminded_at: string | null;
 }
 
 /**
@@ -86,7 +90,7 @@ export interface BalanceEpisodeChange {
   address: string;
   asset: string;
   expect: string | null;
-  next: { alert: AlertDocument; clear: number } | null;
+  next: { alert: AlertDocument; clear: number; repeats: number; reminded_at: string | null } | null;
 }
 
 export interface OutboxFilter {

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { metaSlot, readMeta, writeMeta } from "../store/meta-slot.js";
-import { resolvedAlertId } from "../model/alert-status.js";
+import { reminderAlertId, resolvedAlertId, type RepeatIntervalOf } from "../model/alert-status.js";
 import { Cron } from "croner";
 import type { Common } from "../common/common.js";
 import { describeError, isAbortError } from "../common/errors.js";
@@ -74,6 +74,8 @@ export interface BalanceMonitorOptions {
   readHead: (signal: AbortSignal) => Promise<number>;
   /** Wakes the dispatcher after alerts entered the outbox. */
   onQueued: () => void;
+  /** When a firing episode is reminded of (its rule's `repeat_interval`); absent: never. */
+  repeatInterval?: RepeatIntervalOf;
 }
 
 export interface BalanceMonitor {
@@ -99,6 +101,12 @@ const episodeKey = (rule: string, address: string, asset: string) => `${rule}|${
  * replica that lost the lease, or read an episode another has changed since, writes nothing,
  * so an episode fires once and resolves once under one id through restarts, reloads and
  * failover. The id is decided once, by the write that opens the episode.
+ *
+ * Reminders: a firing episode whose rule has a `repeat_interval` is sent again, with the
+ * reading of the moment, under its own id of the episode's family and its count (see
+ * reminderDue); the count and time are columns of the episode's row, written with the
+ * reminder's outbox entries in the same fenced compare-and-set, so a reminder is sent once
+ * however many replicas and restarts, and never after the resolve (which closes the row).
  */
 export function createBalanceMonitor(common: Common, options: BalanceMonitorOptions): BalanceMonitor {
   const logger = common.logger.child({ component: "balances" });
@@ -119,6 +127,21 @@ export function createBalanceMonitor(common: Common, options: BalanceMonitorOpti
     for (const rule of watch.rules) metrics.balanceRuleFiring.remove({ rule: rule.name });
   }
 
+  /**
+   * The counter of the reminder a reading of a firing episode sends now, if one is due: its
+   * `repeat_interval` has passed since the episode's last firing alert (the first or the last
+   * reminder). Decided at readings, so a reminder comes at the first reading at or after it
+   * is due (the watch's schedule is the granularity), and only at a reading where the
+   * condition holds: one on its way to resolving is not reminded of.
+   */
+  function reminderDue(episode: BalanceEpisode): number | undefined {
+    const interval = options.repeatInterval?.(episode.alert);
+    if (interval === undefined || interval <= 0) return undefined;
+    const last = Date.parse(episode.reminded_at ?? episode.alert.created_at);
+    if (!Number.isFinite(last) || common.now() - last < interval) return undefined;
+    return episode.repeats + 1;
+  }
+
   /** The watch's rules' episodes after a reading: decided from the stored ones, changed only where they change. */
   function decide(watch: BalanceWatchInput, block: number, balances: ReadonlyMap<string, bigint>, stored: ReadonlyMap<string, BalanceEpisode>) {
     const changes: BalanceEpisodeChange[] = [];
@@ -131,19 +154,28 @@ export function createBalanceMonitor(common: Common, options: BalanceMonitorOpti
           const where = { rule: rule.name, address, asset: test.asset };
           const episode = stored.get(episodeKey(rule.name, address, test.asset));
           const holds = test.holds(units);
-          const build = (status: "firing" | "resolved", id: string) => buildBalanceAlert({ rule, watch: watch.name, address, asset: test.asset, units, block, condition: test.text, status, id });
+          const build = (status: "firing" | "resolved", id: string, episodeId: string, repeat?: number) =>
+            buildBalanceAlert({ rule, watch: watch.name, address, asset: test.asset, units, block, condition: test.text, status, id, episodeId, ...(repeat === undefined ? {} : { repeat }) });
           if (episode === undefined) {
             if (!holds) continue;
             // The block makes the id of each episode new; the write that opens it fixes it for good.
-            const alert = build("firing", alertId(rule.name, `balance:${address}:${test.asset}:${block}`));
-            changes.push({ ...where, expect: null, next: { alert, clear: 0 } });
+            const id = alertId(rule.name, `balance:${address}:${test.asset}:${block}`);
+            const alert = build("firing", id, id, 0);
+            changes.push({ ...where, expect: null, next: { alert, clear: 0, repeats: 0, reminded_at: null } });
             alerts.push({ alert, sinks: rule.notify });
           } else if (holds) {
-            if (episode.clear !== 0) changes.push({ ...where, expect: episode.alert.id, next: { alert: episode.alert, clear: 0 } });
+            const carried = { repeats: episode.repeats, reminded_at: episode.reminded_at };
+            const reminder = reminderDue(episode);
+            if (reminder !== undefined) {
+              // The reading as it is now, under the episode's id family; the count and time go in the same write.
+              const alert = build("firing", reminderAlertId(episode.alert.id, reminder), episode.alert.id, reminder);
+              changes.push({ ...where, expect: episode.alert.id, next: { alert: episode.alert, clear: 0, repeats: reminder, reminded_at: alert.created_at } });
+              alerts.push({ alert, sinks: rule.notify });
+            } else if (episode.clear !== 0) changes.push({ ...where, expect: episode.alert.id, next: { alert: episode.alert, clear: 0, ...carried } });
           } else if (episode.clear + 1 < rule.clearAfter) {
-            changes.push({ ...where, expect: episode.alert.id, next: { alert: episode.alert, clear: episode.clear + 1 } });
+            changes.push({ ...where, expect: episode.alert.id, next: { alert: episode.alert, clear: episode.clear + 1, repeats: episode.repeats, reminded_at: episode.reminded_at } });
           } else {
-            const alert = build("resolved", resolvedAlertId(episode.alert.id));
+            const alert = build("resolved", resolvedAlertId(episode.alert.id), episode.alert.id);
             changes.push({ ...where, expect: episode.alert.id, next: null });
             alerts.push({ alert, sinks: rule.notify });
           }
@@ -178,7 +210,7 @@ export function createBalanceMonitor(common: Common, options: BalanceMonitorOpti
         const now = new Date(common.now());
         const entries = alerts.flatMap(({ alert, sinks }) => newOutboxEntries(alert, sinks, now));
         await store.commitBalanceEpisodes({ changes, entries, ...(lease.epoch === undefined ? {} : { lease: { resource, epoch: lease.epoch } }) });
-        for (const { alert } of alerts) logger.info({ watch: watch.name, rule: alert.rule, status: alert.status, id: alert.id }, alert.summary);
+        for (const { alert } of alerts) logger.info({ watch: watch.name, rule: alert.rule, status: alert.status, id: alert.id, ...(alert.repeat ? { repeat: alert.repeat } : {}) }, alert.summary);
         if (entries.length > 0) options.onQueued();
       }
       const at = new Date(common.now());
@@ -254,6 +286,10 @@ block: number;
 condition: string;
 status: "firing" | "resolved";
 id: string;
+/** The episode's id (its first firing alert's). */
+episodeId: string;
+/** Firing alerts: 0 for the first, n for the n-th reminder. */
+repeat?: number;
 }
 
 /** A balance rule's firing or resolved alert. */
@@ -286,6 +322,8 @@ function balanceAlert(options: Pick<BalanceMonitorOptions, "tokens" | "network" 
       condition: input.condition,
     },
     status: input.status,
+    episode_id: input.episodeId,
+    ...(input.repeat === undefined ? {} : { repeat: input.repeat }),
     ...(input.rule.severity === undefined ? {} : { severity: input.rule.severity }),
     created_at: new Date(now).toISOString(),
   };

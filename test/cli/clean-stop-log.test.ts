@@ -3,7 +3,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createSimulator, type Simulator } from "../../src/simulator/index.js";
 import { tempDir } from "../helpers/harness.js";
-import { startKaiawatch, waitFor } from "../helpers/child.js";
+import { logLines, startKaiawatch, waitFor, waitForLog } from "../helpers/child.js";
 
 /**
  * Issue 30: every SIGHUP and SIGTERM logged `ERROR: tick failed … "stopping"`, which trips
@@ -37,16 +37,11 @@ sinks: { out: { type: file, path: "${join(dir.path, "alerts.jsonl")}" } }
 `,
     );
     const child = startKaiawatch(["run", "--config", configPath, "--log-format", "json"]);
-    const lines = () =>
-      child
-        .stderr()
-        .split("\n")
-        .filter((line) => line.startsWith("{"))
-        .map((line) => JSON.parse(line) as { level: number; msg: string; code?: string });
+    const lines = () => logLines(child);
     try {
-      await waitFor(() => lines().some((l) => l.msg === "catching up"), 20_000, "the catch-up");
+      await waitForLog(child, (l) => l.msg === "catching up", 20_000, "the catch-up");
       child.process.kill("SIGHUP");
-      await waitFor(() => lines().some((l) => l.msg === "config reloaded"), 20_000, "the reload");
+      await waitForLog(child, (l) => l.msg === "config reloaded", 20_000, "the reload");
       await waitFor(() => lines().filter((l) => l.msg === "catching up").length >= 2, 20_000, "the catch-up after the reload");
       child.process.kill("SIGTERM");
       expect((await child.exited).code).toBe(0);

@@ -1,10 +1,10 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { main } from "../../src/cli/main.js";
 import { createSimulator, type Simulator } from "../../src/simulator/index.js";
 import { EVENTS, padAddress, uint256Hex } from "../../src/simulator/abi.js";
-import { memoryIO, tempDir } from "../helpers/harness.js";
+import { tempDir } from "../helpers/harness.js";
+import { runCli } from "../helpers/run-cli.js";
 
 const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
@@ -82,12 +82,6 @@ sinks:
   return { sim, config, wallet, callsBlock };
 }
 
-async function kaiawatch(...argv: string[]) {
-  const io = memoryIO();
-  const code = await main(argv, io);
-  return { code, stdout: io.out(), stderr: io.err() };
-}
-
 /** The lines of record N's explanation (from its header to the next record or the summary). */
 function recordSection(stdout: string, n: number): string {
   const start = stdout.indexOf(`[${n}] `);
@@ -100,84 +94,84 @@ function recordSection(stdout: string, n: number): string {
 describe("kaiawatch explain", () => {
   it("names the failing condition for amounts planted just under and just over a threshold", async () => {
     const s = await setup();
-    const result = await kaiawatch("explain", "--config", s.config, "--rule", "big-outflow", "--tx", TX_CALLS, "--block", String(s.callsBlock));
-    expect(result.stderr).toBe("");
+    const result = await runCli("explain", "--config", s.config, "--rule", "big-outflow", "--tx", TX_CALLS, "--block", String(s.callsBlock));
+    expect(result.err).toBe("");
     expect(result.code).toBe(0);
-    expect(result.stdout).toContain(`in block ${s.callsBlock}: 2 internal transactions`);
+    expect(result.out).toContain(`in block ${s.callsBlock}: 2 internal transactions`);
 
-    const under = recordSection(result.stdout, 1);
+    const under = recordSection(result.out, 1);
     expect(under).toContain("999.999999999999999999 KAIA");
     expect(under).toContain("✗ NO MATCH");
     expect(under).toContain("✗ all of:");
     expect(under).toContain(`✓ from ${s.wallet} = ${s.wallet}`);
     expect(under).toContain("✗ amount 999.999999999999999999 KAIA < 1000 KAIA");
 
-    const over = recordSection(result.stdout, 2);
+    const over = recordSection(result.out, 2);
     expect(over).toContain("✓ MATCH: would alert out");
     expect(over).toContain("✓ all of:");
     expect(over).toContain("✓ amount 1000 KAIA >= 1000 KAIA");
-    expect(result.stdout).toContain("1 of 2 records would alert");
+    expect(result.out).toContain("1 of 2 records would alert");
   });
 
   it("says when an active silence would hold a matching alert back", async () => {
     const s = await setup();
-    const added = await kaiawatch("silence", "add", "--config", s.config, "--rule", "big-outflow", "--match", `from=${s.wallet}`, "--for", "1h", "--reason", "treasury migration");
+    const added = await runCli("silence", "add", "--config", s.config, "--rule", "big-outflow", "--match", `from=${s.wallet}`, "--for", "1h", "--reason", "treasury migration");
     expect(added.code).toBe(0);
-    const id = /Silence (sil_[0-9a-f]+) added/.exec(added.stdout)![1]!;
-    const result = await kaiawatch("explain", "--config", s.config, "--rule", "big-outflow", "--tx", TX_CALLS, "--block", String(s.callsBlock));
+    const id = /Silence (sil_[0-9a-f]+) added/.exec(added.out)![1]!;
+    const result = await runCli("explain", "--config", s.config, "--rule", "big-outflow", "--tx", TX_CALLS, "--block", String(s.callsBlock));
     expect(result.code).toBe(0);
-    const over = recordSection(result.stdout, 2);
+    const over = recordSection(result.out, 2);
     expect(over).toContain("✓ MATCH: would alert out");
     expect(over).toContain(`✗ HELD BACK while silence ${id} is active`);
     expect(over).toContain("treasury migration");
     // A record the rule does not match says nothing about silences.
-    expect(recordSection(result.stdout, 1)).not.toContain("HELD BACK");
-    await kaiawatch("silence", "remove", "--config", s.config, id);
-    expect((await kaiawatch("explain", "--config", s.config, "--rule", "big-outflow", "--tx", TX_CALLS, "--block", String(s.callsBlock))).stdout).not.toContain("HELD BACK");
+    expect(recordSection(result.out, 1)).not.toContain("HELD BACK");
+    await runCli("silence", "remove", "--config", s.config, id);
+    expect((await runCli("explain", "--config", s.config, "--rule", "big-outflow", "--tx", TX_CALLS, "--block", String(s.callsBlock))).out).not.toContain("HELD BACK");
   });
 
   it("finds an internal transaction's block from its logs, and asks for --block when nothing tells it", async () => {
     const s = await setup();
-    const found = await kaiawatch("explain", "--config", s.config, "--rule", "big-outflow", "--tx", TX_CALLS_AND_LOG);
-    expect(found.stderr).toBe("");
+    const found = await runCli("explain", "--config", s.config, "--rule", "big-outflow", "--tx", TX_CALLS_AND_LOG);
+    expect(found.err).toBe("");
     expect(found.code).toBe(0);
-    expect(found.stdout).toContain("1 internal transactions");
+    expect(found.out).toContain("1 internal transactions");
     // The call goes into the wallet: the amount passes, the sender does not.
-    expect(found.stdout).toContain("✓ amount 5000 KAIA >= 1000 KAIA");
-    expect(found.stdout).toMatch(/✗ from 0x[0-9a-f]{40} != 0x[0-9a-f]{40}/);
+    expect(found.out).toContain("✓ amount 5000 KAIA >= 1000 KAIA");
+    expect(found.out).toMatch(/✗ from 0x[0-9a-f]{40} != 0x[0-9a-f]{40}/);
 
-    const unknownBlock = await kaiawatch("explain", "--config", s.config, "--rule", "big-outflow", "--tx", TX_CALLS);
+    const unknownBlock = await runCli("explain", "--config", s.config, "--rule", "big-outflow", "--tx", TX_CALLS);
     expect(unknownBlock.code).toBe(1);
-    expect(unknownBlock.stderr).toContain("pass --block");
+    expect(unknownBlock.err).toContain("pass --block");
 
-    const unknownTx = await kaiawatch("explain", "--config", s.config, "--rule", "big-outflow", "--tx", `0x${"0f".repeat(32)}`);
+    const unknownTx = await runCli("explain", "--config", s.config, "--rule", "big-outflow", "--tx", `0x${"0f".repeat(32)}`);
     expect(unknownTx.code).toBe(1);
-    expect(unknownTx.stderr).toContain("does not know transaction");
+    expect(unknownTx.err).toContain("does not know transaction");
   });
 
   it("explains event logs through their decoded arguments and marks a log the watch's query never returns", async () => {
     const s = await setup();
-    const result = await kaiawatch("explain", "--config", s.config, "--rule", "big-transfer", "--tx", TX_LOGS);
-    expect(result.stderr).toBe("");
+    const result = await runCli("explain", "--config", s.config, "--rule", "big-transfer", "--tx", TX_LOGS);
+    expect(result.err).toBe("");
     expect(result.code).toBe(0);
-    expect(recordSection(result.stdout, 1)).toContain("✗ args.value 999999 < 1000000");
-    expect(recordSection(result.stdout, 2)).toContain("✓ args.value 1000000 >= 1000000");
-    const elsewhere = recordSection(result.stdout, 3);
+    expect(recordSection(result.out, 1)).toContain("✗ args.value 999999 < 1000000");
+    expect(recordSection(result.out, 2)).toContain("✓ args.value 1000000 >= 1000000");
+    const elsewhere = recordSection(result.out, 3);
     // The condition alone holds; the watch's query (another contract) never returns the log.
     expect(elsewhere).toContain("✓ args.value 5000000 >= 1000000");
     expect(elsewhere).toContain("NO ALERT: the watch's query does not return this record");
     expect(elsewhere).toContain("not by the watched contract");
-    expect(result.stdout).toContain("1 of 3 records would alert");
+    expect(result.out).toContain("1 of 3 records would alert");
   });
 
   it("gives usage errors for a malformed hash and an unknown rule", async () => {
     const s = await setup();
-    const bad = await kaiawatch("explain", "--config", s.config, "--rule", "big-outflow", "--tx", "0x1234");
+    const bad = await runCli("explain", "--config", s.config, "--rule", "big-outflow", "--tx", "0x1234");
     expect(bad.code).toBe(2);
-    expect(bad.stderr).toContain("transaction hash");
-    const typo = await kaiawatch("explain", "--config", s.config, "--rule", "big-outflw", "--tx", TX_CALLS);
+    expect(bad.err).toContain("transaction hash");
+    const typo = await runCli("explain", "--config", s.config, "--rule", "big-outflw", "--tx", TX_CALLS);
     expect(typo.code).toBe(2);
-    expect(typo.stderr).toContain('did you mean "big-outflow"');
+    expect(typo.err).toContain('did you mean "big-outflow"');
   });
 });
 
@@ -217,16 +211,16 @@ sinks:
   out: { type: console }
 `,
     );
-    const result = await kaiawatch("explain", "--config", config, "--rule", "usdt-out", "--tx", tx);
-    expect(result.stderr).toBe("");
+    const result = await runCli("explain", "--config", config, "--rule", "usdt-out", "--tx", tx);
+    expect(result.err).toBe("");
     expect(result.code).toBe(0);
-    const under = recordSection(result.stdout, 1);
+    const under = recordSection(result.out, 1);
     expect(under).toContain("✗ NO MATCH");
     expect(under).toContain("✗ amount 0.999999 USDT < 1 USDT");
-    const exact = recordSection(result.stdout, 2);
+    const exact = recordSection(result.out, 2);
     expect(exact).toContain("✓ MATCH: would alert out");
     expect(exact).toContain("✓ amount 1 USDT >= 1 USDT");
-    expect(recordSection(result.stdout, 3)).toContain(`✗ NO ALERT: neither from nor to is the watched wallet ${wallet.toLowerCase()}`);
-    expect(result.stdout).toContain("1 of 3 records would alert");
+    expect(recordSection(result.out, 3)).toContain(`✗ NO ALERT: neither from nor to is the watched wallet ${wallet.toLowerCase()}`);
+    expect(result.out).toContain("1 of 3 records would alert");
   });
 });

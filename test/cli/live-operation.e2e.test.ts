@@ -1,13 +1,13 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { main } from "../../src/cli/main.js";
 import { createSimulator } from "../../src/simulator/index.js";
-import { startKaiawatch, waitFor, type Child } from "../helpers/child.js";
+import { logLines, startKaiawatch, waitForStatusUrl } from "../helpers/child.js";
 import { freePort } from "../helpers/free-port.js";
-import { configFromText, memoryIO, tempDir } from "../helpers/harness.js";
+import { configFromText, tempDir } from "../helpers/harness.js";
 import { planFromConfig } from "../../src/watch/plan-from-config.js";
 import { startReceiver } from "../notify/receiver.js";
+import { runCli } from "../helpers/run-cli.js";
 
 /**
  * Operating a running daemon from the CLI, like amtool against a running Alertmanager: the
@@ -19,23 +19,6 @@ const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
-
-async function kaiawatch(...argv: string[]) {
-  const io = memoryIO();
-  const code = await main(argv, io);
-  return { code, stdout: io.out(), stderr: io.err() };
-}
-
-interface LogLine {
-  msg: string;
-  [key: string]: unknown;
-}
-const logLines = (child: Child): LogLine[] =>
-  child
-    .stderr()
-    .split("\n")
-    .filter((line) => line.startsWith("{"))
-    .map((line) => JSON.parse(line) as LogLine);
 
 describe("a running daemon operated from the CLI", () => {
   it("re-queues dead letters, adds a silence and moves a cursor while it holds the lock", { timeout: 90_000 }, async () => {
@@ -81,7 +64,7 @@ sinks:
     });
     const contracts = sim.addresses.contracts;
     const call = (i: number) => ({ from: sim.addresses.busyWallet, to: contracts[i % contracts.length]!, amount: "1" });
-    await waitFor(() => logLines(daemon).some((l) => l.msg.startsWith("status server listening")) || daemon.process.exitCode !== null, 20_000, "the status server");
+    await waitForStatusUrl(daemon);
 
     // Two calls, both refused by the receiver (HTTP 400): two dead letters.
     const first = sim.addBlock({ internalTransactions: [call(0), call(1)] });
@@ -90,47 +73,47 @@ sinks:
 
     // 1. Dead letters: the daemon holds the lock, so retry asks it, and it sends them at once.
     hookStatus = 200;
-    const retry = await kaiawatch("outbox", "retry", "--all", "--config", config);
-    expect(retry.stderr).toBe("");
-    expect(retry.stdout).toContain("Requeued 2 dead letters; the running daemon");
+    const retry = await runCli("outbox", "retry", "--all", "--config", config);
+    expect(retry.err).toBe("");
+    expect(retry.out).toContain("Requeued 2 dead letters; the running daemon");
     expect(retry.code).toBe(0);
     await expect.poll(() => receiver.requests.filter((r) => r.url === "/hook").length, { timeout: 20_000 }).toBe(4);
     expect((await statusOf()).dead_letters_total).toBe(0);
 
     // replay --send while the daemon runs: the matches go to the daemon, which queues them
     // under their alert ids (here already in its outbox, so nothing is sent twice).
-    const replayed = await kaiawatch("replay", "--config", config, "--rule", "calls", "--from", String(first), "--to", String(first), "--send");
-    expect(replayed.stderr).toBe("");
+    const replayed = await runCli("replay", "--config", config, "--rule", "calls", "--from", String(first), "--to", String(first), "--send");
+    expect(replayed.err).toBe("");
     expect(replayed.code).toBe(0);
-    expect(replayed.stdout).toContain(`Queued 0 of 2 alerts in the running daemon (http://127.0.0.1:${port}), which sends them now (2 were already in the outbox).`);
+    expect(replayed.out).toContain(`Queued 0 of 2 alerts in the running daemon (http://127.0.0.1:${port}), which sends them now (2 were already in the outbox).`);
 
     // 2. A silence, written into the store beside the running daemon, holds back the next alert.
-    const silence = await kaiawatch("silence", "add", "--rule", "calls", "--for", "1h", "--reason", "maintenance window", "--config", config);
-    expect(silence.stderr).toBe("");
+    const silence = await runCli("silence", "add", "--rule", "calls", "--for", "1h", "--reason", "maintenance window", "--config", config);
+    expect(silence.err).toBe("");
     expect(silence.code).toBe(0);
-    expect(silence.stdout).toMatch(/^Silence sil_[0-9a-f]{8} added: rule calls/);
+    expect(silence.out).toMatch(/^Silence sil_[0-9a-f]{8} added: rule calls/);
     expect((await statusOf()).silences.map((s) => s.rule)).toEqual(["calls"]);
     sim.addBlock({ internalTransactions: [call(2)] });
     const silencedAt = sim.head();
     await expect.poll(async () => (await statusOf()).sources[0]!.cursor, { timeout: 20_000 }).toBe(silencedAt);
     expect(receiver.requests.filter((r) => r.url === "/hook")).toHaveLength(4);
     // The held-back alert was never sent: listed as suppressed, not as delivered, by the CLI and /status.
-    const delivered = await kaiawatch("outbox", "--state", "delivered", "--json", "--config", config);
-    const states = delivered.stdout.trim().split("\n").map((line) => JSON.parse(line) as { state: string; suppressed_by?: string });
+    const delivered = await runCli("outbox", "--state", "delivered", "--json", "--config", config);
+    const states = delivered.out.trim().split("\n").map((line) => JSON.parse(line) as { state: string; suppressed_by?: string });
     expect(states.map((e) => e.state)).toEqual(["delivered", "delivered"]);
-    const held = await kaiawatch("outbox", "--state", "suppressed", "--json", "--config", config);
-    expect(held.stdout.trim().split("\n").map((line) => JSON.parse(line) as { state: string; suppressed_by?: string })).toEqual([expect.objectContaining({ state: "suppressed", suppressed_by: "silence" })]);
+    const held = await runCli("outbox", "--state", "suppressed", "--json", "--config", config);
+    expect(held.out.trim().split("\n").map((line) => JSON.parse(line) as { state: string; suppressed_by?: string })).toEqual([expect.objectContaining({ state: "suppressed", suppressed_by: "silence" })]);
     const newest = ((await (await fetch(`http://127.0.0.1:${port}/status`)).json()) as { alerts: Array<{ deliveries: Array<{ state: string }> }> }).alerts[0]!;
     expect(newest.deliveries.map((d) => d.state)).toEqual(["suppressed"]);
 
     // 3. Move the cursor back before the first block: the daemon rescans it (same alert ids, so nothing is queued twice).
-    const move = await kaiawatch("cursors", "--config", config, "--set", `wallet=${first - 1}`);
-    expect(move.stderr).toBe("");
+    const move = await runCli("cursors", "--config", config, "--set", `wallet=${first - 1}`);
+    expect(move.err).toBe("");
     expect(move.code).toBe(0);
-    expect(move.stdout).toContain(`${walletKey} (wallet): ${silencedAt} → ${first - 1} (moved by the running daemon`);
+    expect(move.out).toContain(`${walletKey} (wallet): ${silencedAt} → ${first - 1} (moved by the running daemon`);
     // ... and forward to latest, again while it runs.
     sim.addBlock({});
-    const latest = await kaiawatch("cursors", "--config", config, "--set", "wallet=latest");
+    const latest = await runCli("cursors", "--config", config, "--set", "wallet=latest");
     expect(latest.code).toBe(0);
     await expect.poll(async () => (await statusOf()).sources[0]!.cursor, { timeout: 20_000 }).toBe(sim.head());
 

@@ -3,14 +3,14 @@ import { createServer, type Server } from "node:http";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { main } from "../../src/cli/main.js";
 import { createDaemon } from "../../src/daemon/create-daemon.js";
 import { createSimulator, type Simulator } from "../../src/simulator/index.js";
 import { openStore } from "../../src/store/open-store.js";
 import type { AlertDocument } from "../../src/model/alert-document.js";
 import { readOnDisk, type OnDisk } from "../store/fixtures/on-disk.js";
 import { kaiaToKei } from "../../src/chain/units.js";
-import { configFromText, memoryIO, quietCommon, readJsonLines, tempDir } from "../helpers/harness.js";
+import { configFromText, quietCommon, readJsonLines, tempDir } from "../helpers/harness.js";
+import { runCli } from "../helpers/run-cli.js";
 
 const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
@@ -72,12 +72,6 @@ function writeConfig(s: Setup, text: string, name = "config.yaml"): string {
   return path;
 }
 
-async function kaiawatch(...argv: string[]) {
-  const io = memoryIO();
-  const code = await main(argv, io);
-  return { code, stdout: io.out(), stderr: io.err() };
-}
-
 function matchLines(stdout: string): Array<{ type: string; alert: AlertDocument; rendered: Record<string, string> }> {
   return stdout
     .split("\n")
@@ -128,17 +122,17 @@ describe("kaiawatch replay", () => {
     expect(delivery.pending).toBe(0);
     const delivered = readJsonLines(s.alerts).map((alert) => alert.id);
 
-    const result = await kaiawatch("replay", "--config", configPath, "--rule", "big-calls", "--from", String(s.from), "--to", String(s.to), "--json");
-    expect(result.stderr).toBe("");
+    const result = await runCli("replay", "--config", configPath, "--rule", "big-calls", "--from", String(s.from), "--to", String(s.to), "--json");
+    expect(result.err).toBe("");
     expect(result.code).toBe(0);
-    const replayed = matchLines(result.stdout).map((line) => line.alert.id);
+    const replayed = matchLines(result.out).map((line) => line.alert.id);
 
     const expected = bigCallsTruth(s);
     expect(expected).toBeGreaterThan(0);
     expect(delivered.length).toBe(expected);
     expect(replayed.length).toBe(delivered.length);
     expect(new Set(replayed)).toEqual(new Set(delivered));
-    const summary = JSON.parse(result.stdout.trim().split("\n").at(-1)!) as Record<string, number>;
+    const summary = JSON.parse(result.out.trim().split("\n").at(-1)!) as Record<string, number>;
     expect(summary.matches).toBe(expected);
     expect(summary.records).toBe(s.sim.truth.accountInternalTransactions(s.sim.addresses.busyWallet, { from: s.from, to: s.to }).length);
   });
@@ -155,9 +149,9 @@ describe("kaiawatch replay", () => {
     expect(delivered.length).toBeGreaterThan(0);
     expect(delivered.every((alert) => alert.enrichment?.tx_internal !== undefined)).toBe(true);
 
-    const result = await kaiawatch("replay", "--config", writeConfig(s, text), "--rule", "big-calls", "--from", String(from), "--to", String(s.to), "--json");
+    const result = await runCli("replay", "--config", writeConfig(s, text), "--rule", "big-calls", "--from", String(from), "--to", String(s.to), "--json");
     expect(result.code).toBe(0);
-    const replayed = matchLines(result.stdout).map((line) => withoutTime(line.alert));
+    const replayed = matchLines(result.out).map((line) => withoutTime(line.alert));
     const byId = (a: { id: string }, b: { id: string }) => a.id.localeCompare(b.id);
     expect(replayed.sort(byId)).toEqual(delivered.sort(byId));
   });
@@ -187,8 +181,8 @@ describe("kaiawatch replay", () => {
       "replay.yaml",
     );
     s.sim.resetStats();
-    const result = await kaiawatch("replay", "--config", configPath, "--rule", "big-calls", "--from", String(s.from), "--to", String(s.to));
-    expect(result.stderr).toBe("");
+    const result = await runCli("replay", "--config", configPath, "--rule", "big-calls", "--from", String(s.from), "--to", String(s.to));
+    expect(result.err).toBe("");
     expect(result.code).toBe(0);
 
     expect(snapshot(s.store)).toEqual(before);
@@ -197,7 +191,7 @@ describe("kaiawatch replay", () => {
     expect(r.smtp()).toBe(0);
 
     const expected = bigCallsTruth(s);
-    const out = result.stdout;
+    const out = result.out;
     expect(out.match(/^── match /gm)?.length).toBe(expected);
     expect(out.match(/^┌ chat \(slack\)$/gm)?.length).toBe(expected);
     expect(out.match(/^│ text: big-calls: /gm)?.length).toBe(expected);
@@ -214,17 +208,17 @@ describe("kaiawatch replay", () => {
     const s = await setup();
     const configPath = writeConfig(s, configText(s));
     const args = ["replay", "--config", configPath, "--rule", "big-calls", "--from", String(s.from), "--to", String(s.to), "--send"];
-    const first = await kaiawatch(...args);
-    expect(first.stderr).toBe("");
+    const first = await runCli(...args);
+    expect(first.err).toBe("");
     expect(first.code).toBe(0);
     const expected = bigCallsTruth(s);
     const delivered = readJsonLines(s.alerts);
     expect(delivered.length).toBe(expected);
-    expect(first.stdout).toContain(`Queued ${expected} of ${expected} alerts`);
+    expect(first.out).toContain(`Queued ${expected} of ${expected} alerts`);
 
-    const second = await kaiawatch(...args);
+    const second = await runCli(...args);
     expect(second.code).toBe(0);
-    expect(second.stdout).toContain(`Queued 0 of ${expected} alerts (${expected} were already in the outbox)`);
+    expect(second.out).toContain(`Queued 0 of ${expected} alerts (${expected} were already in the outbox)`);
     expect(readJsonLines(s.alerts).length).toBe(expected);
 
     const store = await openStore(quietCommon(), { path: s.store, readOnly: true });
@@ -238,23 +232,23 @@ describe("kaiawatch replay", () => {
     // Operation 7 costs 20 credits a call: 8 windows of 40 blocks are at least 160 credits.
     const budgeted = writeConfig(s, configText(s, { explorer: "  daily_credit_budget: 100" }), "budget.yaml");
     s.sim.resetStats();
-    const refused = await kaiawatch("replay", "--config", budgeted, "--rule", "big-calls", "--from", String(s.from), "--to", String(s.to));
+    const refused = await runCli("replay", "--config", budgeted, "--rule", "big-calls", "--from", String(s.from), "--to", String(s.to));
     expect(refused.code).toBe(2);
-    expect(refused.stderr).toContain("at least 160 credits");
-    expect(refused.stderr).toContain("100 credits left today");
-    expect(refused.stderr).toContain("--yes");
+    expect(refused.err).toContain("at least 160 credits");
+    expect(refused.err).toContain("100 credits left today");
+    expect(refused.err).toContain("--yes");
     expect(s.sim.stats().creditsTotal).toBe(0);
 
     // No budget: 300 windows of one block at 20 credits are 6,000 credits, over the threshold.
     const unbudgeted = writeConfig(s, configText(s).replace("max_window_blocks: 40", "max_window_blocks: 1"), "small-windows.yaml");
-    const refusedToo = await kaiawatch("replay", "--config", unbudgeted, "--rule", "big-calls", "--from", String(s.from), "--to", String(s.to));
+    const refusedToo = await runCli("replay", "--config", unbudgeted, "--rule", "big-calls", "--from", String(s.from), "--to", String(s.to));
     expect(refusedToo.code).toBe(2);
-    expect(refusedToo.stderr).toContain("1000-credit threshold");
+    expect(refusedToo.err).toContain("1000-credit threshold");
     expect(s.sim.stats().creditsTotal).toBe(0);
 
-    const shorter = await kaiawatch("replay", "--config", unbudgeted, "--rule", "big-calls", "--from", String(s.to - 9), "--to", String(s.to));
+    const shorter = await runCli("replay", "--config", unbudgeted, "--rule", "big-calls", "--from", String(s.to - 9), "--to", String(s.to));
     expect(shorter.code).toBe(0);
-    const yes = await kaiawatch("replay", "--config", unbudgeted, "--rule", "big-calls", "--from", String(s.to - 59), "--to", String(s.to), "--yes");
+    const yes = await runCli("replay", "--config", unbudgeted, "--rule", "big-calls", "--from", String(s.to - 59), "--to", String(s.to), "--yes");
     expect(yes.code).toBe(0);
     expect(s.sim.stats().creditsTotal).toBe(10 * 20 + 60 * 20);
   });
@@ -262,11 +256,11 @@ describe("kaiawatch replay", () => {
   it("refuses a range past the indexed head and an unknown rule, with a usage error", async () => {
     const s = await setup();
     const configPath = writeConfig(s, configText(s));
-    const past = await kaiawatch("replay", "--config", configPath, "--rule", "big-calls", "--from", String(s.to - 5), "--to", String(s.to + 5));
+    const past = await runCli("replay", "--config", configPath, "--rule", "big-calls", "--from", String(s.to - 5), "--to", String(s.to + 5));
     expect(past.code).toBe(2);
-    expect(past.stderr).toContain(`past the head the explorer has indexed (${s.to}`);
-    const typo = await kaiawatch("replay", "--config", configPath, "--rule", "big-call", "--from", String(s.from), "--to", String(s.to));
+    expect(past.err).toContain(`past the head the explorer has indexed (${s.to}`);
+    const typo = await runCli("replay", "--config", configPath, "--rule", "big-call", "--from", String(s.from), "--to", String(s.to));
     expect(typo.code).toBe(2);
-    expect(typo.stderr).toContain('did you mean "big-calls"');
+    expect(typo.err).toContain('did you mean "big-calls"');
   });
 });

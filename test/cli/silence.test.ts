@@ -1,7 +1,6 @@
 import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { main } from "../../src/cli/main.js";
 import { readSuppressedNotes } from "../../src/notify/cooldown.js";
 import { createDaemon } from "../../src/daemon/create-daemon.js";
 import { createSimulator } from "../../src/simulator/index.js";
@@ -9,18 +8,13 @@ import { openStore } from "../../src/store/open-store.js";
 import { readOnDisk } from "../store/fixtures/on-disk.js";
 import type { InternalTransactionListItem } from "../../src/explorer/types.js";
 import { startKaiawatch, waitFor, type Child } from "../helpers/child.js";
-import { configFromText, memoryIO, quietCommon, readJsonLines, tempDir } from "../helpers/harness.js";
+import { configFromText, quietCommon, readJsonLines, tempDir } from "../helpers/harness.js";
+import { runCli } from "../helpers/run-cli.js";
 
 const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
-
-async function kaiawatch(...argv: string[]) {
-  const io = memoryIO();
-  const code = await main(argv, io);
-  return { code, stdout: io.out(), stderr: io.err() };
-}
 
 describe("kaiawatch silence with a running daemon", () => {
   it("holds back exactly the alerts it matches until it expires, picked up without a restart", { timeout: 60_000 }, async () => {
@@ -67,11 +61,11 @@ sinks:
     const before = sim.addBlock({ internalTransactions: [call(quiet)] });
     await waitFor(() => sent(before, quiet), 15_000, "the alert before the silence");
 
-    const added = await kaiawatch("silence", "add", "--config", config, "--rule", "outflow", "--match", `to=${quiet.toUpperCase().replace("0X", "0x")}`, "--for", "8s", "--reason", "planned sweep");
-    expect(added.stderr).toBe("");
+    const added = await runCli("silence", "add", "--config", config, "--rule", "outflow", "--match", `to=${quiet.toUpperCase().replace("0X", "0x")}`, "--for", "8s", "--reason", "planned sweep");
+    expect(added.err).toBe("");
     expect(added.code).toBe(0);
-    expect(added.stdout).toContain("It holds from the next delivery round of the daemon");
-    const id = /Silence (sil_[0-9a-f]{8}) added/.exec(added.stdout)?.[1];
+    expect(added.out).toContain("It holds from the next delivery round of the daemon");
+    const id = /Silence (sil_[0-9a-f]{8}) added/.exec(added.out)?.[1];
     expect(id).toBeDefined();
 
     // While it holds: the alert to `quiet` is recorded as held back, the one to `loud` goes out.
@@ -95,23 +89,23 @@ sinks:
     expect(held).toBe(true);
     expect(sent(during, quiet)).toBe(false);
 
-    const listed = await kaiawatch("silence", "list", "--config", config, "--json");
-    const [silence] = listed.stdout.trim().split("\n").map((line) => JSON.parse(line) as { id: string; expires_at: string; suppressed: number; match: Record<string, string> });
+    const listed = await runCli("silence", "list", "--config", config, "--json");
+    const [silence] = listed.out.trim().split("\n").map((line) => JSON.parse(line) as { id: string; expires_at: string; suppressed: number; match: Record<string, string> });
     expect(silence?.id).toBe(id);
     expect(silence?.match).toEqual({ to: quiet.toLowerCase() });
     expect(silence?.suppressed).toBe(1);
 
     // A second silence, removed again: it must not hold anything back afterwards.
-    const second = await kaiawatch("silence", "add", "--config", config, "--rule", "outflow", "--match", `to=${removed}`, "--for", "1h", "--reason", "by mistake");
-    const secondId = /Silence (sil_[0-9a-f]{8}) added/.exec(second.stdout)?.[1];
-    const removal = await kaiawatch("silence", "remove", "--config", config, secondId ?? "missing");
+    const second = await runCli("silence", "add", "--config", config, "--rule", "outflow", "--match", `to=${removed}`, "--for", "1h", "--reason", "by mistake");
+    const secondId = /Silence (sil_[0-9a-f]{8}) added/.exec(second.out)?.[1];
+    const removal = await runCli("silence", "remove", "--config", config, secondId ?? "missing");
     expect(removal.code).toBe(0);
-    expect(removal.stdout).toContain("It holds from the next delivery round of the daemon");
+    expect(removal.out).toContain("It holds from the next delivery round of the daemon");
 
     // After it expires by itself, alerts to `quiet` go out again.
     const expiresAt = Date.parse(silence!.expires_at);
     await new Promise((resolve) => setTimeout(resolve, Math.max(0, expiresAt - Date.now()) + 250));
-    expect((await kaiawatch("silence", "list", "--config", config)).stdout).toContain("No active silences.");
+    expect((await runCli("silence", "list", "--config", config)).out).toContain("No active silences.");
     const after = sim.addBlock({ internalTransactions: [call(quiet), call(removed)] });
     await waitFor(() => sent(after, quiet) && sent(after, removed), 15_000, "the alerts after the silence ended");
     expect(sent(during, quiet)).toBe(false);
@@ -144,9 +138,9 @@ sinks:
     const daemon = await createDaemon(quietCommon(), { config: configFromText(text) });
     cleanups.push(() => daemon.stop());
     await daemon.start();
-    const added = await kaiawatch("silence", "add", "--config", config, "--rule", "outflow", "--match", "to=0x2222222222222222222222222222222222222222", "--for", "2h", "--reason", "migration");
-    expect(added.stdout).toContain("It holds from the next delivery round of the daemon");
-    const id = /Silence (sil_[0-9a-f]{8}) added/.exec(added.stdout)?.[1];
+    const added = await runCli("silence", "add", "--config", config, "--rule", "outflow", "--match", "to=0x2222222222222222222222222222222222222222", "--for", "2h", "--reason", "migration");
+    expect(added.out).toContain("It holds from the next delivery round of the daemon");
+    const id = /Silence (sil_[0-9a-f]{8}) added/.exec(added.out)?.[1];
     const response = await fetch(`${daemon.statusUrl()}/status`);
     const status = (await response.json()) as { silences: Array<{ id: string; rule: string; match: Record<string, string>; reason: string; suppressed: number }> };
     expect(status.silences).toEqual([expect.objectContaining({ id, rule: "outflow", match: { to: "0x2222222222222222222222222222222222222222" }, reason: "migration", suppressed: 0 })]);
@@ -168,32 +162,32 @@ sinks:
   out: { type: console }
 `,
     );
-    const typo = await kaiawatch("silence", "add", "--config", config, "--rule", "outflw", "--for", "1h", "--reason", "x");
+    const typo = await runCli("silence", "add", "--config", config, "--rule", "outflw", "--for", "1h", "--reason", "x");
     expect(typo.code).toBe(2);
-    expect(typo.stderr).toContain('did you mean "outflow"');
-    expect((await kaiawatch("silence", "add", "--config", config, "--rule", "outflow", "--reason", "x")).stderr).toContain("--for");
-    expect((await kaiawatch("silence", "add", "--config", config, "--rule", "outflow", "--for", "1h")).stderr).toContain("--reason");
-    expect((await kaiawatch("silence", "add", "--config", config, "--rule", "outflow", "--for", "90", "--reason", "x")).stderr).toContain('add a unit, e.g. "90s"');
-    expect((await kaiawatch("silence", "add", "--config", config, "--rule", "outflow", "--for", "1h", "--reason", "x", "--match", "to")).stderr).toContain("FIELD=VALUE");
+    expect(typo.err).toContain('did you mean "outflow"');
+    expect((await runCli("silence", "add", "--config", config, "--rule", "outflow", "--reason", "x")).err).toContain("--for");
+    expect((await runCli("silence", "add", "--config", config, "--rule", "outflow", "--for", "1h")).err).toContain("--reason");
+    expect((await runCli("silence", "add", "--config", config, "--rule", "outflow", "--for", "90", "--reason", "x")).err).toContain('add a unit, e.g. "90s"');
+    expect((await runCli("silence", "add", "--config", config, "--rule", "outflow", "--for", "1h", "--reason", "x", "--match", "to")).err).toContain("FIELD=VALUE");
     // Only fields that records of the rule's source have: token_id is an NFT transfer's, not an internal transaction's.
-    const noField = await kaiawatch("silence", "add", "--config", config, "--rule", "outflow", "--for", "1h", "--reason", "x", "--match", "token_id=5");
+    const noField = await runCli("silence", "add", "--config", config, "--rule", "outflow", "--for", "1h", "--reason", "x", "--match", "token_id=5");
     expect(noField.code).toBe(2);
-    expect(noField.stderr).toContain('internal_transactions records (the source of rule outflow) have no field "token_id"');
+    expect(noField.err).toContain('internal_transactions records (the source of rule outflow) have no field "token_id"');
     for (const field of ["to", "transaction_status.status", "method_id"]) {
-      const ok = await kaiawatch("silence", "add", "--config", config, "--rule", "outflow", "--for", "1m", "--reason", "x", "--match", `${field}=y`);
+      const ok = await runCli("silence", "add", "--config", config, "--rule", "outflow", "--for", "1m", "--reason", "x", "--match", `${field}=y`);
       expect(ok.code, field).toBe(0);
     }
     for (const field of ["transaction_status.nope", "to.deeper"]) {
-      expect((await kaiawatch("silence", "add", "--config", config, "--rule", "outflow", "--for", "1m", "--reason", "x", "--match", `${field}=y`)).code, field).toBe(2);
+      expect((await runCli("silence", "add", "--config", config, "--rule", "outflow", "--for", "1m", "--reason", "x", "--match", `${field}=y`)).code, field).toBe(2);
     }
-    const unknown = await kaiawatch("silence", "remove", "--config", config, "sil_00000000");
+    const unknown = await runCli("silence", "remove", "--config", config, "sil_00000000");
     expect(unknown.code).toBe(1);
-    expect(unknown.stderr).toContain("no active silence");
+    expect(unknown.err).toContain("no active silence");
 
     // Without a daemon the silence goes into the store (created if need be), where the daemon finds it when it starts.
-    const added = await kaiawatch("silence", "add", "--config", config, "--rule", "outflow", "--for", "1h", "--reason", "nobody home");
+    const added = await runCli("silence", "add", "--config", config, "--rule", "outflow", "--for", "1h", "--reason", "nobody home");
     expect(added.code).toBe(0);
-    expect(added.stdout).toContain("It holds from the next delivery round of the daemon");
-    expect((await kaiawatch("silence", "list", "--config", config)).stdout).toMatch(/sil_[0-9a-f]{8} +outflow +\(every alert\)/);
+    expect(added.out).toContain("It holds from the next delivery round of the daemon");
+    expect((await runCli("silence", "list", "--config", config)).out).toMatch(/sil_[0-9a-f]{8} +outflow +\(every alert\)/);
   });
 });

@@ -1,5 +1,4 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
+import type { ServerResponse } from "node:http";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -9,6 +8,7 @@ import { ConfigError, parseConfigText } from "../../src/config/index.js";
 import { CONFIG_CHECKS } from "../../src/daemon/config-checks.js";
 import { startReceiver } from "../notify/receiver.js";
 import { startKaiawatch, waitFor } from "../helpers/child.js";
+import { startLocalFront } from "../helpers/local-front.js";
 import { configFromText, quietCommon, tempDir } from "../helpers/harness.js";
 
 /**
@@ -25,31 +25,13 @@ afterEach(async () => {
 /** The explorer API in front of the simulator; while `wedged` it takes requests and never answers. */
 async function wedgeFront(target: string): Promise<{ url: string; wedged: boolean; close(): Promise<void> }> {
   const held: ServerResponse[] = [];
-  const front: { url: string; wedged: boolean; close(): Promise<void> } = { url: "", wedged: false, close: async () => {} };
-  const server: Server = createServer((req: IncomingMessage, res: ServerResponse) => {
-    if (front.wedged) {
-      held.push(res);
-      return;
-    }
-    fetch(`${target}${req.url ?? "/"}`, { headers: { authorization: req.headers.authorization ?? "" } }).then(
-      async (answer) => {
-        res.writeHead(answer.status, { "content-type": "application/json" });
-        res.end(await answer.text());
-      },
-      () => {
-        res.writeHead(502);
-        res.end();
-      },
-    );
+  const state = { wedged: false };
+  const front = await startLocalFront(target, (_req, res) => {
+    if (!state.wedged) return false;
+    held.push(res);
+    return true;
   });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  front.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  front.close = () =>
-    new Promise<void>((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    });
-  return front;
+  return Object.assign(state, front);
 }
 
 describe("heartbeat sink", () => {

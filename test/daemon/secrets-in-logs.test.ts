@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { SMTPServer } from "smtp-server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createSimulator, type Simulator } from "../../src/simulator/index.js";
-import { startKaiawatch, waitFor } from "../helpers/child.js";
+import { startKaiawatch, statusUrlOf, waitFor } from "../helpers/child.js";
 import { tempDir } from "../helpers/harness.js";
 
 /**
@@ -93,8 +93,7 @@ sinks:
       const failedSinks = () => new Set(child.stderr().split("\n").filter((line) => line.includes("delivery failed")).map((line) => (JSON.parse(line) as { sink?: string }).sink));
       await waitFor(() => ["hook", "mail", "tg"].every((sink) => failedSinks().has(sink)) || child.process.exitCode !== null, 30_000, "every sink to fail");
       await waitFor(() => child.stderr().includes("explorer request failed"), 20_000, "an explorer error to be retried");
-      const line = child.stderr().split("\n").find((l) => l.includes("status server listening"))!;
-      const url = (JSON.parse(line) as { url: string }).url;
+      const url = statusUrlOf(child)!;
       expect((await fetch(`${url}/status`, { headers: { authorization: "Bearer wrong" } })).status).toBe(401);
       const status = await fetch(`${url}/status`, { headers: { authorization: `Bearer ${STATUS_TOKEN}` } });
       expect(status.status).toBe(200);

@@ -1,11 +1,10 @@
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { createDaemon, type Daemon, type DaemonOptions } from "../../src/daemon/create-daemon.js";
 import type { AlertDocument } from "../../src/model/alert-document.js";
 import { createSimulator, type Simulator, type SimulatorOptions } from "../../src/simulator/index.js";
 import { startReceiver, type Receiver, type Received } from "../notify/receiver.js";
 import { configFromText, quietCommon, tempDir } from "./harness.js";
+import { startLocalFront } from "./local-front.js";
 import type { Common } from "../../src/common/common.js";
 
 /**
@@ -135,42 +134,20 @@ ${options.withoutOpsSink ? "" : `  ops: { type: webhook, url: "${receiver.url}/o
 
 async function startHeadFront(rpcUrl: string): Promise<{ front: HeadFront; close(): Promise<void> }> {
   const front: HeadFront = { url: "", head: undefined, down: false };
-  const server: Server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on("data", (chunk: Buffer) => chunks.push(chunk));
-    req.on("end", () => {
-      if (front.down) {
-        res.writeHead(503, { "content-type": "text/plain" });
-        res.end("node restarting");
-        return;
-      }
-      const body = Buffer.concat(chunks).toString("utf8");
-      const request = JSON.parse(body) as { id?: unknown; method?: string };
-      if (front.head !== undefined && !Array.isArray(request) && request.method === "eth_blockNumber") {
-        res.writeHead(200, { "content-type": "application/json" });
-        res.end(JSON.stringify({ jsonrpc: "2.0", id: request.id ?? null, result: `0x${front.head.toString(16)}` }));
-        return;
-      }
-      fetch(rpcUrl, { method: "POST", headers: { "content-type": "application/json" }, body }).then(
-        async (answer) => {
-          res.writeHead(answer.status, { "content-type": "application/json" });
-          res.end(await answer.text());
-        },
-        () => {
-          res.writeHead(502);
-          res.end();
-        },
-      );
-    });
+  const { url, close } = await startLocalFront(rpcUrl, (req, res) => {
+    if (front.down) {
+      res.writeHead(503, { "content-type": "text/plain" });
+      res.end("node restarting");
+      return true;
+    }
+    const request = JSON.parse(req.body) as { id?: unknown; method?: string };
+    if (front.head !== undefined && !Array.isArray(request) && request.method === "eth_blockNumber") {
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(JSON.stringify({ jsonrpc: "2.0", id: request.id ?? null, result: `0x${front.head.toString(16)}` }));
+      return true;
+    }
+    return false;
   });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  front.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  return {
-    front,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      }),
-  };
+  front.url = url;
+  return { front, close };
 }

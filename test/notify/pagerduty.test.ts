@@ -2,12 +2,13 @@ import { afterEach, describe, expect, it } from "vitest";
 import { createTestCommon } from "../../src/common/common.js";
 import type { AlertDocument } from "../../src/model/alert-document.js";
 import { resolvedAlertId } from "../../src/model/alert-status.js";
-import { SinkError, type Delivery } from "../../src/notify/sink.js";
+import type { Delivery } from "../../src/notify/sink.js";
 import { SinkConfigError } from "../../src/notify/errors.js";
 import { PAGERDUTY_LIMITS, buildPagerDutyEvents, createPagerDutySink, type PagerDutyOptions, type PagerDutyTrigger } from "../../src/notify/sinks/pagerduty.js";
 import type { Receiver } from "./receiver.js";
 import { startPagerDutyReceiver } from "./pagerduty-receiver.js";
 import { HOSTILE, HOSTILE_NAME, INVISIBLE_OR_BIDI, LONE_SURROGATE, nftAlert } from "./fixtures.js";
+import { sendError } from "./send-error.js";
 
 const signal = new AbortController().signal;
 const ROUTING_KEY = "R0utingKey0123456789abcdefABCDEF";
@@ -30,16 +31,6 @@ function options(url: string, written: Partial<PagerDutyOptions> = {}): PagerDut
 }
 
 const deliveryOf = (alert: AlertDocument): Delivery => ({ id: alert.id, rule: alert.rule, alerts: [alert], attempt: 1 });
-
-async function sendError(send: () => Promise<void>): Promise<SinkError> {
-  try {
-    await send();
-  } catch (error) {
-    if (error instanceof SinkError) return error;
-    throw error;
-  }
-  throw new Error("expected a SinkError");
-}
 
 /** Every string of a value, wherever it sits. */
 function strings(value: unknown): string[] {

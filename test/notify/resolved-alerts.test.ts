@@ -1,7 +1,8 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { createTestCommon } from "../../src/common/common.js";
 import type { AlertDocument } from "../../src/model/alert-document.js";
-import { episodeIdOf, resolvedAlertId } from "../../src/model/alert-status.js";
+import { episodeIdOf, reminderAlertId, resolvedAlertId } from "../../src/model/alert-status.js";
+import { buildPagerDutyEvents, type PagerDutyTrigger } from "../../src/notify/sinks/pagerduty.js";
 import type { Delivery } from "../../src/notify/sink.js";
 import { buildSlackMessage } from "../../src/notify/sinks/slack.js";
 import { buildDiscordMessage } from "../../src/notify/sinks/discord.js";
@@ -112,5 +113,22 @@ describe("alerts with a lifecycle", () => {
       [`${EPISODE}:resolved`, "resolved"],
     ]);
     expect(r.requests.map((req) => req.headers["webhook-id"])).toEqual([EPISODE, `${EPISODE}:resolved`]);
+  });
+
+  it("a reminder says so in every chat and email sink, keeps the episode for PagerDuty, and belongs to the episode by episode_id", () => {
+    const reminder = nftAlert({ id: reminderAlertId(EPISODE, 2), rule: "hot-wallet-low", status: "firing", episode_id: EPISODE, repeat: 2, summary: "balance of 0x… still below 100 KAIA" });
+    expect(episodeIdOf(reminder)).toBe(`${EPISODE}`);
+    expect(buildSlackMessage(deliveryOf(reminder)).blocks[0]).toMatchObject({ type: "header", text: { text: "🔔 FIRING (reminder 2): hot-wallet-low" } });
+    expect(buildSlackMessage(deliveryOf(reminder)).text).toMatch(/^FIRING \(reminder 2\): hot-wallet-low: /);
+    // Discord's markdown escaping shows the parentheses as they are.
+    expect(buildDiscordMessage(deliveryOf(reminder)).embeds[0]).toMatchObject({ title: "🔔 FIRING \\(reminder 2\\): hot-wallet-low" });
+    expect(buildTelegramMessage(deliveryOf(reminder), "-100123").text).toMatch(/^<b>🔔 FIRING \(reminder 2\): hot-wallet-low<\/b>\n/);
+    const email = buildEmail(deliveryOf(reminder));
+    expect(email.subject).toMatch(/^\[kaiawatch\] FIRING \(reminder 2\): hot-wallet-low: /);
+    expect(email.text).toMatch(/^Status: FIRING \(reminder 2\)\nRule: hot-wallet-low\n/);
+    expect(formatConsole(deliveryOf(reminder))).toMatch(/^\[kaiawatch\] FIRING \(reminder 2\): hot-wallet-low · /);
+    // PagerDuty: the reminder lands on the incident its first trigger opened.
+    const [event] = buildPagerDutyEvents(deliveryOf(reminder), { routing_key: "0123456789abcdef0123456789abcdef", severity: "error" }) as PagerDutyTrigger[];
+    expect(event).toMatchObject({ event_action: "trigger", dedup_key: EPISODE, payload: { summary: expect.stringMatching(/^FIRING \(reminder 2\): hot-wallet-low: /), custom_details: { reminder: 2, "episode id": EPISODE } } });
   });
 });

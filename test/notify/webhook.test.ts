@@ -7,6 +7,7 @@ import { SinkError } from "../../src/notify/sink.js";
 import { SinkConfigError } from "../../src/notify/errors.js";
 import { startReceiver, type Receiver } from "./receiver.js";
 import { digest, nftAlert, single } from "./fixtures.js";
+import { sendError } from "./send-error.js";
 
 const SECRET = `whsec_${Buffer.from("a-test-secret-of-32-bytes-length").toString("base64")}`;
 const signal = new AbortController().signal;
@@ -27,16 +28,6 @@ afterEach(async () => {
   await Promise.all(receivers.map((r) => r.close()));
   receivers = [];
 });
-
-async function sendError(send: () => Promise<void>): Promise<SinkError> {
-  try {
-    await send();
-  } catch (error) {
-    if (error instanceof SinkError) return error;
-    throw error;
-  }
-  throw new Error("expected a SinkError");
-}
 
 describe("webhook sink", () => {
   it("signs with Standard Webhooks; the same webhook-id on every retry of a delivery", async () => {

@@ -7,7 +7,7 @@ import { capText } from "../../src/watch/cap-record.js";
 import { createSimulator, type Simulator } from "../../src/simulator/index.js";
 import type { Cursor } from "../../src/store/types.js";
 import { readOnDisk } from "../store/fixtures/on-disk.js";
-import { startKaiawatch, waitFor, type Child } from "../helpers/child.js";
+import { startKaiawatch, waitForStatusUrl } from "../helpers/child.js";
 import { readJsonLines, tempDir } from "../helpers/harness.js";
 
 /**
@@ -51,13 +51,6 @@ afterAll(async () => {
   await sim?.close();
   dir.remove();
 });
-
-function statusUrlOf(child: Child): string | undefined {
-  for (const line of child.stderr().split("\n")) {
-    if (line.includes("status server listening")) return (JSON.parse(line) as { url: string }).url;
-  }
-  return undefined;
-}
 
 describe("a hostile revert message against a pattern that freezes a backtracking engine", () => {
   it("is evaluated while /healthz keeps answering, and SIGTERM stops the daemon", async () => {
@@ -103,9 +96,7 @@ sinks:
     const child = startKaiawatch(["run", "--config", configPath, "--log-format", "json"]);
     let healthChecks = 0;
     try {
-      await waitFor(() => statusUrlOf(child) !== undefined || child.process.exitCode !== null, 20_000, "the status server");
-      const url = statusUrlOf(child);
-      expect(url, child.stderr()).toBeDefined();
+      const url = await waitForStatusUrl(child);
       const healthy = async () => {
         const response = await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(HEALTHZ_TIMEOUT_MS) });
         expect(response.status).toBe(200);

@@ -4,8 +4,9 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createSimulator, type Simulator } from "../../src/simulator/index.js";
 import { readOnDisk } from "../store/fixtures/on-disk.js";
-import { startKaiawatch, waitFor, type Child } from "../helpers/child.js";
+import { startKaiawatch, waitForStatusUrl } from "../helpers/child.js";
 import { tempDir } from "../helpers/harness.js";
+import { sample } from "../helpers/metric-sample.js";
 
 /**
  * `kaiawatch run` as a real process against the simulator, read from outside through its
@@ -48,24 +49,6 @@ sinks:
   return { configPath, storePath };
 }
 
-/** The status server's address, from its start-up log line. */
-function statusUrlOf(child: Child): string | undefined {
-  for (const line of child.stderr().split("\n")) {
-    if (!line.includes("status server listening")) continue;
-    return (JSON.parse(line) as { url: string }).url;
-  }
-  return undefined;
-}
-
-function sample(text: string, name: string, labels: Record<string, string> = {}): number | undefined {
-  for (const line of text.split("\n")) {
-    if (!line.startsWith(`${name}{`) && !line.startsWith(`${name} `)) continue;
-    if (!Object.entries(labels).every(([k, v]) => line.includes(`${k}="${v}"`))) continue;
-    return Number(line.slice(line.lastIndexOf(" ") + 1));
-  }
-  return undefined;
-}
-
 interface StatusBody {
   ready: boolean;
   head: { block: number };
@@ -81,9 +64,7 @@ describe("kaiawatch run's status server, from outside", () => {
     const child = startKaiawatch(["run", "--config", configPath, "--log-format", "json"]);
     const auth = { authorization: `Bearer ${TOKEN}` };
     try {
-      await waitFor(() => statusUrlOf(child) !== undefined || child.process.exitCode !== null, 20_000, "the status server");
-      const url = statusUrlOf(child);
-      expect(url, child.stderr()).toBeDefined();
+      const url = await waitForStatusUrl(child);
       const status = async () => (await (await fetch(`${url}/status`, { headers: auth })).json()) as StatusBody;
       let body = await status();
       const atHead = async () => {

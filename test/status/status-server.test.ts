@@ -6,6 +6,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { createDaemon, type Daemon } from "../../src/daemon/create-daemon.js";
 import { createSimulator, type Simulator } from "../../src/simulator/index.js";
 import { configFromText, quietCommon, tempDir } from "../helpers/harness.js";
+import { sample } from "../helpers/metric-sample.js";
 
 /**
  * The status server of a daemon running in-process against the simulator: what each
@@ -71,16 +72,6 @@ sinks:
 
 const get = (url: string, headers: Record<string, string> = {}) => fetch(url, { headers });
 const json = async (url: string, headers: Record<string, string> = {}) => (await (await get(url, headers)).json()) as Record<string, unknown>;
-
-/** A gauge or counter sample from Prometheus text, by name and label subset. */
-function sample(text: string, name: string, labels: Record<string, string> = {}): number | undefined {
-  for (const line of text.split("\n")) {
-    if (!line.startsWith(`${name}{`) && !line.startsWith(`${name} `)) continue;
-    if (!Object.entries(labels).every(([k, v]) => line.includes(`${k}="${v}"`))) continue;
-    return Number(line.slice(line.lastIndexOf(" ") + 1));
-  }
-  return undefined;
-}
 
 async function until(condition: () => boolean | Promise<boolean>, timeoutMs = 10_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;

@@ -376,15 +376,15 @@ describe.each(subjects)("the store port on $name", (subject) => {
     it("opens an episode once, carries it on, closes it once, with its alerts in the same write, across a reopen", async () => {
       const backend = await fresh();
       const firing = alertOf("b1");
-      expect(await backend.store.commitBalanceEpisodes({ changes: [{ ...key, expect: null, next: { alert: firing, clear: 0 } }], entries: [entry("b1", "pd")] })).toEqual({ added: 1 });
+      expect(await backend.store.commitBalanceEpisodes({ changes: [{ ...key, expect: null, next: { alert: firing, clear: 0, repeats: 0, reminded_at: null } }], entries: [entry("b1", "pd")] })).toEqual({ added: 1 });
       // A second writer that read no episode: refused whole, its alert not queued.
-      await expect(backend.store.commitBalanceEpisodes({ changes: [{ ...key, expect: null, next: { alert: alertOf("b2"), clear: 0 } }], entries: [entry("b2", "pd")] })).rejects.toMatchObject({ code: "KW_STORE_EPISODE_CONFLICT" });
+      await expect(backend.store.commitBalanceEpisodes({ changes: [{ ...key, expect: null, next: { alert: alertOf("b2"), clear: 0, repeats: 0, reminded_at: null } }], entries: [entry("b2", "pd")] })).rejects.toMatchObject({ code: "KW_STORE_EPISODE_CONFLICT" });
       expect((await backend.store.listOutbox()).map((e) => e.id)).toEqual(["b1:pd"]);
-      await backend.store.commitBalanceEpisodes({ changes: [{ ...key, expect: "b1", next: { alert: firing, clear: 1 } }], entries: [] });
+      await backend.store.commitBalanceEpisodes({ changes: [{ ...key, expect: "b1", next: { alert: firing, clear: 1, repeats: 0, reminded_at: null } }], entries: [] });
       await backend.close();
 
       const again = await open();
-      expect(await again.store.listBalanceEpisodes()).toEqual([{ ...key, alert: firing, clear: 1 }]);
+      expect(await again.store.listBalanceEpisodes()).toEqual([{ ...key, alert: firing, clear: 1, repeats: 0, reminded_at: null }]);
       // Closing an episode that is not the one open (a stale reader) changes nothing.
       await expect(again.store.commitBalanceEpisodes({ changes: [{ ...key, expect: "b0", next: null }], entries: [entry("b0:resolved", "pd")] })).rejects.toMatchObject({ code: "KW_STORE_EPISODE_CONFLICT" });
       expect(await again.store.commitBalanceEpisodes({ changes: [{ ...key, expect: "b1", next: null }], entries: [entry("b1:resolved", "pd")] })).toEqual({ added: 1 });
@@ -396,15 +396,42 @@ describe.each(subjects)("the store port on $name", (subject) => {
     it("applies a write of many episodes all or nothing, and refuses a batch no writer means", async () => {
       const backend = await fresh();
       const other = { ...key, asset: "0x00000000000000000000000000000000000000aa" };
-      await backend.store.commitBalanceEpisodes({ changes: [{ ...key, expect: null, next: { alert: alertOf("b1"), clear: 0 } }], entries: [] });
+      await backend.store.commitBalanceEpisodes({ changes: [{ ...key, expect: null, next: { alert: alertOf("b1"), clear: 0, repeats: 0, reminded_at: null } }], entries: [] });
       // The first change would pass, the second conflicts: neither is written.
       await expect(
-        backend.store.commitBalanceEpisodes({ changes: [{ ...other, expect: null, next: { alert: alertOf("c1"), clear: 0 } }, { ...key, expect: null, next: { alert: alertOf("b9"), clear: 0 } }], entries: [entry("c1", "pd")] }),
+        backend.store.commitBalanceEpisodes({ changes: [{ ...other, expect: null, next: { alert: alertOf("c1"), clear: 0, repeats: 0, reminded_at: null } }, { ...key, expect: null, next: { alert: alertOf("b9"), clear: 0, repeats: 0, reminded_at: null } }], entries: [entry("c1", "pd")] }),
       ).rejects.toMatchObject({ code: "KW_STORE_EPISODE_CONFLICT" });
       expect((await backend.store.listBalanceEpisodes()).map((e) => e.alert.id)).toEqual(["b1"]);
       expect(await backend.store.countOutbox()).toBe(0);
-      await expect(backend.store.commitBalanceEpisodes({ changes: [{ ...key, expect: "b1", next: { alert: alertOf("b2"), clear: 0 } }], entries: [] })).rejects.toThrow(/cannot go on as b2/);
+      await expect(backend.store.commitBalanceEpisodes({ changes: [{ ...key, expect: "b1", next: { alert: alertOf("b2"), clear: 0, repeats: 0, reminded_at: null } }], entries: [] })).rejects.toThrow(/cannot go on as b2/);
       await expect(backend.store.commitBalanceEpisodes({ changes: [{ ...key, expect: "b1", next: null }, { ...key, expect: "b1", next: null }], entries: [] })).rejects.toThrow(/two changes/);
+    });
+  });
+
+  describe("Store: balance episodes' reminders", () => {
+    const key = { rule: "payer-low", address: "0x00000000000000000000000000000000000fee00", asset: "KAIA" };
+
+    it("carries the repeat count and the reminder's time with the episode, writes the reminder's entries in the same write, across a reopen, and forgets them with the episode", async () => {
+      const backend = await fresh();
+      const firing = entry("b1", "pd").alert;
+      await backend.store.commitBalanceEpisodes({ changes: [{ ...key, expect: null, next: { alert: firing, clear: 0, repeats: 0, reminded_at: null } }], entries: [entry("b1", "pd")] });
+      expect(await backend.store.listBalanceEpisodes()).toEqual([{ ...key, alert: firing, clear: 0, repeats: 0, reminded_at: null }]);
+      const at = "2025-01-01T01:00:00.000Z";
+      // The first reminder: the count and time change under the episode's id, its entry joins the outbox.
+      expect(await backend.store.commitBalanceEpisodes({ changes: [{ ...key, expect: "b1", next: { alert: firing, clear: 0, repeats: 1, reminded_at: at } }], entries: [entry("b1:repeat:1", "pd")] })).toEqual({ added: 1 });
+      // A writer deciding the same reminder again (after a crash, say): the count stays, the outbox keeps one.
+      expect(await backend.store.commitBalanceEpisodes({ changes: [{ ...key, expect: "b1", next: { alert: firing, clear: 0, repeats: 1, reminded_at: at } }], entries: [entry("b1:repeat:1", "pd")] })).toEqual({ added: 0 });
+      // A reminder of an episode another writer closed meanwhile is refused whole: never a reminder after the resolve.
+      await backend.close();
+      const again = await open();
+      expect(await again.store.listBalanceEpisodes()).toEqual([{ ...key, alert: firing, clear: 0, repeats: 1, reminded_at: at }]);
+      await again.store.commitBalanceEpisodes({ changes: [{ ...key, expect: "b1", next: null }], entries: [entry("b1:resolved", "pd")] });
+      await expect(again.store.commitBalanceEpisodes({ changes: [{ ...key, expect: "b1", next: { alert: firing, clear: 0, repeats: 2, reminded_at: at } }], entries: [entry("b1:repeat:2", "pd")] })).rejects.toMatchObject({ code: "KW_STORE_EPISODE_CONFLICT" });
+      expect((await again.store.listOutbox()).map((e) => e.id)).toEqual(["b1:pd", "b1:repeat:1:pd", "b1:resolved:pd"]);
+      // A new episode of the same key starts counting again.
+      const next = entry("b2", "pd").alert;
+      await again.store.commitBalanceEpisodes({ changes: [{ ...key, expect: null, next: { alert: next, clear: 0, repeats: 0, reminded_at: null } }], entries: [] });
+      expect(await again.store.listBalanceEpisodes()).toEqual([{ ...key, alert: next, clear: 0, repeats: 0, reminded_at: null }]);
     });
   });
 
@@ -480,7 +507,7 @@ describe.each(subjects)("the store port on $name", (subject) => {
         // A balance watch's episodes are written under its lease, fenced by its epoch where replicas share the store.
         const balance = ownership.use(leaseResource({ balance: "payer" }));
         expect(balance).toBeDefined();
-        const episode = { rule: "low", address: "0x00000000000000000000000000000000000fee00", asset: "KAIA", expect: null, next: { alert: entry("e1", "slack").alert, clear: 0 } };
+        const episode = { rule: "low", address: "0x00000000000000000000000000000000000fee00", asset: "KAIA", expect: null, next: { alert: entry("e1", "slack").alert, clear: 0, repeats: 0, reminded_at: null } };
         const stale = backend.store.commitBalanceEpisodes({ changes: [episode], entries: [], lease: { resource: leaseResource({ balance: "payer" }), epoch: (balance?.epoch ?? 0) + 1 } });
         if (subject.replicas) await expect(stale).rejects.toMatchObject({ code: "KW_STORE_LEASE_LOST" });
         else await stale;

@@ -2,33 +2,24 @@ import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import BetterSqlite3 from "better-sqlite3";
 import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { createTestCommon } from "../../src/common/common.js";
 import { openStore } from "../../src/store/open-store.js";
-import type { Store } from "../../src/store/types.js";
 import { readOnDisk } from "./fixtures/on-disk.js";
 import { CAN_MOUNT_TMPFS, fillFileSystem } from "../helpers/tmpfs.js";
 import { cursor, entry } from "./fixtures/sample.js";
-import { makeTempDir } from "./fixtures/temp-dir.js";
+import { storeFilePerTest } from "./fixtures/store-file.js";
 
-let temp: ReturnType<typeof makeTempDir>;
-let path: string;
-const open: Store[] = [];
-
-beforeEach(() => {
-  temp = makeTempDir();
-  path = join(temp.dir, "kaiawatch.json");
-});
 const mounts: string[] = [];
-afterEach(async () => {
-  for (const store of open.splice(0)) await store.close().catch(() => undefined);
-  for (const dir of mounts.splice(0)) execFileSync("umount", [dir], { stdio: "ignore" });
-  temp.remove();
+const file = storeFilePerTest({
+  beforeRemove: () => {
+    for (const dir of mounts.splice(0)) execFileSync("umount", [dir], { stdio: "ignore" });
+  },
 });
 
 /** A tmpfs of `size` in the test's directory; only where mounting is allowed (root, CAP_SYS_ADMIN). */
 function mountTmpfs(size: string): string {
-  const dir = join(temp.dir, `tmpfs-${mounts.length}`);
+  const dir = join(file.dir, `tmpfs-${mounts.length}`);
   mkdirSync(dir);
   execFileSync("mount", ["-t", "tmpfs", "-o", `size=${size}`, "tmpfs", dir], { stdio: "ignore" });
   mounts.push(dir);
@@ -36,14 +27,9 @@ function mountTmpfs(size: string): string {
 }
 
 
-async function openTracked() {
-  const store = await openStore(createTestCommon(), { path });
-  open.push(store);
-  return store;
-}
 
 async function openFails() {
-  const error = await openTracked().then(
+  const error = await file.open().then(
     () => undefined,
     (e: unknown) => e,
   );
@@ -53,12 +39,12 @@ async function openFails() {
 
 describe("a corrupt or foreign file stops start-up and is never overwritten", () => {
   it("an empty file (0 bytes): KW_STORE_CORRUPT, never a new empty store", async () => {
-    writeFileSync(path, "");
+    writeFileSync(file.path, "");
     const error = await openFails();
     expect(error.code).toBe("KW_STORE_CORRUPT");
     expect(error.message).toContain("the file is empty (0 bytes)");
-    expect(readFileSync(path, "utf8")).toBe("");
-    expect(existsSync(`${path}.lock`)).toBe(false);
+    expect(readFileSync(file.path, "utf8")).toBe("");
+    expect(existsSync(`${file.path}.lock`)).toBe(false);
   });
 
   it.each([
@@ -70,31 +56,31 @@ describe("a corrupt or foreign file stops start-up and is never overwritten", ()
     ["no schema_version", '{"cursors":{},"outbox":[],"meta":{}}'],
     ["a malformed outbox", '{"schema_version":1,"cursors":{},"outbox":[{"id":1}],"meta":{}}'],
   ])("%s: KW_STORE_CORRUPT, file unchanged", async (_name, text) => {
-    writeFileSync(path, text);
+    writeFileSync(file.path, text);
     const error = await openFails();
     expect(error.code).toBe("KW_STORE_CORRUPT");
     expect(error.message).toContain("not a kaiawatch store");
-    expect(readFileSync(path, "utf8")).toBe(text);
-    expect(existsSync(`${path}.lock`)).toBe(false); // the lock is released again
+    expect(readFileSync(file.path, "utf8")).toBe(text);
+    expect(existsSync(`${file.path}.lock`)).toBe(false); // the lock is released again
   });
 });
 
 describe("an SQLite file that is not a kaiawatch store", () => {
   it("an SQLite database without kaiawatch's tables: KW_STORE_CORRUPT, file unchanged", async () => {
-    const db = new BetterSqlite3(path);
+    const db = new BetterSqlite3(file.path);
     db.exec("CREATE TABLE something_else (x)");
     db.close();
-    const before = readFileSync(path);
+    const before = readFileSync(file.path);
     const error = await openFails();
     expect(error.code).toBe("KW_STORE_CORRUPT");
     expect(error.message).toContain("without kaiawatch's tables");
-    expect(readFileSync(path).equals(before)).toBe(true);
+    expect(readFileSync(file.path).equals(before)).toBe(true);
   });
 
   it("a store of a newer kaiawatch: KW_STORE_VERSION", async () => {
-    const store = await openTracked();
+    const store = await file.open();
     await store.close();
-    const db = new BetterSqlite3(path);
+    const db = new BetterSqlite3(file.path);
     db.pragma("user_version = 4");
     db.close();
     const error = await openFails();
@@ -103,40 +89,40 @@ describe("an SQLite file that is not a kaiawatch store", () => {
   });
 
   it("a store of a development build before the first release (version 2): KW_STORE_VERSION, file unchanged", async () => {
-    const db = new BetterSqlite3(path);
+    const db = new BetterSqlite3(file.path);
     db.exec("CREATE TABLE cursors (key TEXT PRIMARY KEY, block INTEGER NOT NULL, cursor TEXT NOT NULL) WITHOUT ROWID; CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID");
     db.pragma("user_version = 2");
     db.close();
-    const before = readFileSync(path);
+    const before = readFileSync(file.path);
     const error = await openFails();
     expect(error.code).toBe("KW_STORE_VERSION");
     expect(error.message).toMatch(/schema version 2, written by a development build.*Move it away/);
-    expect(readFileSync(path).equals(before)).toBe(true);
+    expect(readFileSync(file.path).equals(before)).toBe(true);
   });
 
   it("a damaged SQLite header: KW_STORE_CORRUPT, file unchanged", async () => {
-    const store = await openTracked();
+    const store = await file.open();
     await store.commitWindow({ cursor: cursor("s1", 1), entries: [entry("a1", "slack")] });
     await store.close();
-    const bytes = readFileSync(path);
+    const bytes = readFileSync(file.path);
     bytes.fill(0xff, 20, 100); // the header after the magic string: page size, counters, schema cookie
-    writeFileSync(path, bytes);
+    writeFileSync(file.path, bytes);
     const error = await openFails();
     expect(error.code).toBe("KW_STORE_CORRUPT");
-    expect(readFileSync(path).equals(bytes)).toBe(true);
+    expect(readFileSync(file.path).equals(bytes)).toBe(true);
   });
 
   it("a WAL left without its database: KW_STORE_CORRUPT rather than replaying it into a new store", async () => {
-    writeFileSync(`${path}-wal`, "x");
+    writeFileSync(`${file.path}-wal`, "x");
     const error = await openFails();
     expect(error.code).toBe("KW_STORE_CORRUPT");
-    expect(existsSync(path)).toBe(false);
+    expect(existsSync(file.path)).toBe(false);
   });
 });
 
 describe("cursors", () => {
   it("refuses a negative cursor below -1 or a fraction, in setCursor and commitWindow", async () => {
-    const store = await openTracked();
+    const store = await file.open();
     await expect(store.setCursor(cursor("s1", -5))).rejects.toThrow(/whole number ≥ -1/);
     await expect(store.setCursor(cursor("s1", 1.5))).rejects.toThrow(/whole number ≥ -1/);
     await expect(store.commitWindow({ cursor: cursor("s1", -2), entries: [entry("a1", "slack")] })).rejects.toThrow(/whole number ≥ -1/);
@@ -147,10 +133,10 @@ describe("cursors", () => {
 
   it("refuses a JSON store holding a negative cursor instead of upgrading it", async () => {
     const text = JSON.stringify({ schema_version: 1, cursors: { s1: { ...cursor("s1", -5) } }, outbox: [], meta: {} });
-    writeFileSync(path, text);
+    writeFileSync(file.path, text);
     const error = await openFails();
     expect(error.code).toBe("KW_STORE_CORRUPT");
-    expect(readFileSync(path, "utf8")).toBe(text);
+    expect(readFileSync(file.path, "utf8")).toBe(text);
   });
 });
 
@@ -158,8 +144,8 @@ describe("a failed write", () => {
   // A full disk is the failure SQLite meets in practice: a tiny tmpfs, filled up (needs root).
   it.skipIf(!CAN_MOUNT_TMPFS)("rejects its callers with KW_STORE_WRITE_FAILED, undoes their changes, keeps the last commit, and writes again once there is room", async () => {
     const dir = mountTmpfs("2m");
-    path = join(dir, "kaiawatch.db");
-    const store = await openTracked();
+    const path = join(dir, "kaiawatch.db");
+    const store = file.track(await openStore(createTestCommon(), { path }));
     await store.commitWindow({ cursor: cursor("s1", 1), entries: [entry("a1", "slack")] });
     fillFileSystem(join(dir, "filler"));
     const results = await Promise.allSettled([
@@ -190,10 +176,10 @@ describe("a failed write", () => {
 
   it("of a new store fails start-up instead of the first alert", async () => {
     // A directory where the new database is built: open(2) fails even for root.
-    mkdirSync(`${path}.new`);
+    mkdirSync(`${file.path}.new`);
     const error = await openFails();
     expect(error.code).toBe("KW_STORE_WRITE_FAILED");
-    expect(existsSync(path)).toBe(false);
-    expect(existsSync(`${path}.lock`)).toBe(false);
+    expect(existsSync(file.path)).toBe(false);
+    expect(existsSync(`${file.path}.lock`)).toBe(false);
   });
 });

@@ -1,37 +1,24 @@
 import { spawn } from "node:child_process";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { hostname } from "node:os";
-import { join } from "node:path";
 import { PassThrough } from "node:stream";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { createTestCommon } from "../../src/common/common.js";
 import { createLogger } from "../../src/common/logger.js";
 import { createSecretRedactor } from "../../src/common/secrets.js";
 import { openStore } from "../../src/store/open-store.js";
 import { processState } from "../../src/store/store-lock.js";
-import type { Store } from "../../src/store/types.js";
 import { cursor } from "./fixtures/sample.js";
-import { makeTempDir } from "./fixtures/temp-dir.js";
+import { storeFilePerTest } from "./fixtures/store-file.js";
 
 const OPEN_FIXTURE = new URL("./fixtures/open.ts", import.meta.url).pathname;
 
-let temp: ReturnType<typeof makeTempDir>;
-let path: string;
-const open: Store[] = [];
-
-beforeEach(() => {
-  temp = makeTempDir();
-  path = join(temp.dir, "kaiawatch.json");
-});
-afterEach(async () => {
-  for (const store of open.splice(0)) await store.close().catch(() => undefined);
-  temp.remove();
-});
+const file = storeFilePerTest();
 
 /** Runs `open.ts` on the store in a separate node process. */
 function openInChild(...args: string[]): Promise<{ code: number | null; stdout: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["--import", "tsx", OPEN_FIXTURE, path, ...args], { stdio: ["ignore", "pipe", "inherit"] });
+    const child = spawn(process.execPath, ["--import", "tsx", OPEN_FIXTURE, file.path, ...args], { stdio: ["ignore", "pipe", "inherit"] });
     let stdout = "";
     child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
     child.on("error", reject);
@@ -82,28 +69,28 @@ function capturingCommon() {
 }
 
 function writeLock(owner: { pid: number; hostname: string; started_at: string }) {
-  writeFileSync(`${path}.lock`, JSON.stringify(owner));
+  writeFileSync(`${file.path}.lock`, JSON.stringify(owner));
 }
 
 describe("the store lock", () => {
   it("writes pid, hostname and start time beside the store and removes it on close", async () => {
-    const store = await openStore(createTestCommon(), { path });
-    const lock = JSON.parse(readFileSync(`${path}.lock`, "utf8")) as Record<string, unknown>;
+    const store = await openStore(createTestCommon(), { path: file.path });
+    const lock = JSON.parse(readFileSync(`${file.path}.lock`, "utf8")) as Record<string, unknown>;
     expect(lock).toMatchObject({ pid: process.pid, hostname: hostname() });
     expect(Date.parse(lock.started_at as string)).toBeLessThanOrEqual(Date.now());
     await store.close();
-    expect(existsSync(`${path}.lock`)).toBe(false);
+    expect(existsSync(`${file.path}.lock`)).toBe(false);
   });
 
   it("refuses a second process while the store is open, naming the holder's pid", async () => {
-    const store = await openStore(createTestCommon(), { path });
-    open.push(store);
+    const store = await openStore(createTestCommon(), { path: file.path });
+    file.track(store);
     await store.setCursor(cursor("s1", 4));
     const second = await openInChild();
     expect(second.code).toBe(3);
     expect(second.stdout).toMatch(new RegExp(`^KW_STORE_LOCKED .*process ${process.pid}\\b`));
     // The refused process touched nothing; a read-only open still works beside the holder.
-    expect(JSON.parse(readFileSync(`${path}.lock`, "utf8"))).toMatchObject({ pid: process.pid });
+    expect(JSON.parse(readFileSync(`${file.path}.lock`, "utf8"))).toMatchObject({ pid: process.pid });
     expect(await openInChild("--read-only")).toEqual({ code: 0, stdout: "opened 1\n" });
     // Once closed, the other process gets in.
     await store.close();
@@ -111,8 +98,8 @@ describe("the store lock", () => {
   });
 
   it("refuses a second process while the kernel lock is held, whatever the lock file says (no pid arithmetic lets it in)", async () => {
-    const store = await openStore(createTestCommon(), { path });
-    open.push(store);
+    const store = await openStore(createTestCommon(), { path: file.path });
+    file.track(store);
     // The lock file now names a dead process: by pids alone the lock would be stale.
     writeLock({ pid: await deadPid(), hostname: hostname(), started_at: "2025-01-01T00:00:00.000Z" });
     const second = await openInChild();
@@ -122,17 +109,17 @@ describe("the store lock", () => {
   });
 
   it("refuses a second open of the same store within one process", async () => {
-    open.push(await openStore(createTestCommon(), { path }));
-    await expect(openStore(createTestCommon(), { path })).rejects.toMatchObject({ code: "KW_STORE_LOCKED" });
+    file.track(await openStore(createTestCommon(), { path: file.path }));
+    await expect(openStore(createTestCommon(), { path: file.path })).rejects.toMatchObject({ code: "KW_STORE_LOCKED" });
   });
 
   it("takes over a stale lock whose process is dead, with a warning", async () => {
     const pid = await deadPid();
     writeLock({ pid, hostname: hostname(), started_at: "2025-01-01T00:00:00.000Z" });
     const { common, lines } = capturingCommon();
-    const store = await openStore(common, { path });
-    open.push(store);
-    expect(JSON.parse(readFileSync(`${path}.lock`, "utf8"))).toMatchObject({ pid: process.pid });
+    const store = await openStore(common, { path: file.path });
+    file.track(store);
+    expect(JSON.parse(readFileSync(`${file.path}.lock`, "utf8"))).toMatchObject({ pid: process.pid });
     const warning = lines.map((line) => JSON.parse(line) as Record<string, unknown>).find((line) => line.pid === pid);
     expect(warning).toMatchObject({ level: 40, msg: expect.stringContaining("stale store lock") });
   });
@@ -142,9 +129,9 @@ describe("the store lock", () => {
     try {
       expect(processState(z.pid)).toBe("Z");
       writeLock({ pid: z.pid, hostname: hostname(), started_at: "2025-01-01T00:00:00.000Z" });
-      const store = await openStore(createTestCommon(), { path });
-      open.push(store);
-      expect(JSON.parse(readFileSync(`${path}.lock`, "utf8"))).toMatchObject({ pid: process.pid });
+      const store = await openStore(createTestCommon(), { path: file.path });
+      file.track(store);
+      expect(JSON.parse(readFileSync(`${file.path}.lock`, "utf8"))).toMatchObject({ pid: process.pid });
     } finally {
       z.stop();
     }
@@ -152,22 +139,22 @@ describe("the store lock", () => {
 
   it("takes over a lock naming this very pid that this process does not hold (a restarted container's PID 1)", async () => {
     writeLock({ pid: process.pid, hostname: hostname(), started_at: "2025-01-01T00:00:00.000Z" });
-    const store = await openStore(createTestCommon(), { path });
-    open.push(store);
-    expect(JSON.parse(readFileSync(`${path}.lock`, "utf8"))).toMatchObject({ started_at: expect.not.stringMatching(/^2025-01-01T00:00:00/) });
+    const store = await openStore(createTestCommon(), { path: file.path });
+    file.track(store);
+    expect(JSON.parse(readFileSync(`${file.path}.lock`, "utf8"))).toMatchObject({ started_at: expect.not.stringMatching(/^2025-01-01T00:00:00/) });
   });
 
   it("refuses a lock held on another host, which it cannot check", async () => {
     writeLock({ pid: 12345, hostname: "other-host.example", started_at: "2025-01-01T00:00:00.000Z" });
-    await expect(openStore(createTestCommon(), { path })).rejects.toMatchObject({
+    await expect(openStore(createTestCommon(), { path: file.path })).rejects.toMatchObject({
       code: "KW_STORE_LOCKED",
       message: expect.stringContaining("process 12345 on host other-host.example"),
     });
-    expect(existsSync(`${path}.lock`)).toBe(true);
+    expect(existsSync(`${file.path}.lock`)).toBe(true);
   });
 
   it("refuses a lock file it cannot read rather than guess", async () => {
-    writeFileSync(`${path}.lock`, "");
-    await expect(openStore(createTestCommon(), { path })).rejects.toMatchObject({ code: "KW_STORE_LOCKED", message: expect.stringContaining("remove it") });
+    writeFileSync(`${file.path}.lock`, "");
+    await expect(openStore(createTestCommon(), { path: file.path })).rejects.toMatchObject({ code: "KW_STORE_LOCKED", message: expect.stringContaining("remove it") });
   });
 });

@@ -1,10 +1,11 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { join } from "node:path";
-import { createSimulator, type Simulator, type SimulatorOptions } from "../../src/simulator/index.js";
+import type { Simulator } from "../../src/simulator/index.js";
 import { createDaemon, type Daemon } from "../../src/daemon/create-daemon.js";
 import { NORMALIZERS } from "../../src/watch/normalize.js";
 import type { OutboxEntry } from "../../src/model/outbox-entry.js";
 import { configFromText, quietCommon, recordKeyOf, repeated, tempDir } from "../helpers/harness.js";
+import { startSimulator } from "../simulator/start.js";
 
 /**
  * Guarantees 1 and 2 against the simulator's ground truth: every record of every block a
@@ -14,12 +15,6 @@ const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
-
-async function simulator(options: SimulatorOptions): Promise<Simulator> {
-  const sim = await createSimulator(options);
-  cleanups.push(() => sim.close());
-  return sim;
-}
 
 interface Setup {
   sim: Simulator;
@@ -109,7 +104,7 @@ async function expectMatchesTruth(daemon: Daemon, sim: Simulator, from: number, 
 
 describe("watch engine against the simulator", () => {
   it("sees every record once although the API answers newest first, in small pages, while blocks keep arriving", async () => {
-    const sim = await simulator({ seed: 11, initialBlocks: 400, blockTime: 5 });
+    const sim = await startSimulator({ seed: 11, initialBlocks: 400, blockTime: 5 });
     const start = sim.head() - 399;
     const daemon = await daemonFor({ sim, start, pageSize: 7, maxWindow: 150 });
     const { head, results } = await daemon.engine.runOnce();
@@ -119,7 +114,7 @@ describe("watch engine against the simulator", () => {
   });
 
   it("catches up 5,000 blocks of downtime window after window without skipping", async () => {
-    const sim = await simulator({ seed: 12, initialBlocks: 10, density: { eventLogs: 2, nftTransfers: 1, internalTransactions: 3 } });
+    const sim = await startSimulator({ seed: 12, initialBlocks: 10, density: { eventLogs: 2, nftTransfers: 1, internalTransactions: 3 } });
     const start = sim.head() + 1;
     const daemon = await daemonFor({ sim, start });
     sim.mine(5_000);
@@ -129,7 +124,7 @@ describe("watch engine against the simulator", () => {
   });
 
   it("pages a window of more than 2,000 records and splits one of more than 40,000", async () => {
-    const sim = await simulator({ seed: 13, initialBlocks: 5 });
+    const sim = await startSimulator({ seed: 13, initialBlocks: 5 });
     const contract = sim.addresses.tokens[1]!;
     const start = sim.head() + 1;
     // 100 blocks of 450 logs each: 45,000 records in one 1,000-block window.
@@ -153,7 +148,7 @@ describe("watch engine against the simulator", () => {
   }, 120_000);
 
   it("loses nothing when a fifth of the calls fail and the API rate-limits", async () => {
-    const sim = await simulator({ seed: 14, initialBlocks: 200, faults: { serverErrorRate: 0.2, resetRate: 0.02 }, requestsPerSecond: 20 });
+    const sim = await startSimulator({ seed: 14, initialBlocks: 200, faults: { serverErrorRate: 0.2, resetRate: 0.02 }, requestsPerSecond: 20 });
     const start = sim.head() - 199;
     const daemon = await daemonFor({ sim, start, pageSize: 25, maxRetries: 12, rps: 40 });
     const { head, results } = await daemon.engine.runOnce();

@@ -5,7 +5,7 @@ import { loadConfig } from "../../src/config/index.js";
 import { CONFIG_CHECKS } from "../../src/daemon/config-checks.js";
 import { createSimulator, type Simulator } from "../../src/simulator/index.js";
 import { planCredits } from "../../src/watch/credit-plan.js";
-import { startKaiawatch, waitFor, type Child } from "../helpers/child.js";
+import { startKaiawatch, waitForStatusUrl } from "../helpers/child.js";
 import { tempDir } from "../helpers/harness.js";
 
 /**
@@ -28,11 +28,6 @@ afterAll(async () => {
 
 interface StatusBody {
   sources: Array<{ key: string; running: boolean; ticks: number; last_outcome: string | null }>;
-}
-
-function statusUrlOf(child: Child): string | undefined {
-  const line = child.stderr().split("\n").find((l) => l.includes("status server listening"));
-  return line === undefined ? undefined : (JSON.parse(line) as { url: string }).url;
 }
 
 describe("kaiawatch plan against the simulator's credit counter", () => {
@@ -69,8 +64,7 @@ sinks:
 
     const child = startKaiawatch(["run", "--config", configPath, "--log-format", "json"]);
     try {
-      await waitFor(() => statusUrlOf(child) !== undefined || child.process.exitCode !== null, 20_000, "the status server");
-      const url = statusUrlOf(child)!;
+      const url = await waitForStatusUrl(child);
       /** Waits until every source has finished a tick more than `after`, and none is running: the quiet second between ticks. */
       const settledAfter = async (after: number): Promise<number> => {
         const deadline = Date.now() + 20_000;

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { join } from "node:path";
-import { createSimulator, type Simulator, type SimulatorOptions } from "../../src/simulator/index.js";
+import type { Simulator } from "../../src/simulator/index.js";
 import { createDaemon, type Daemon, type DaemonOptions } from "../../src/daemon/create-daemon.js";
 import { createLogger } from "../../src/common/logger.js";
 import { createSecretRedactor } from "../../src/common/secrets.js";
@@ -8,6 +8,7 @@ import { createTestCommon, type Common } from "../../src/common/common.js";
 import { NORMALIZERS } from "../../src/watch/normalize.js";
 import { alertId } from "../../src/rules/build-alert.js";
 import { configFromText, logCapture, quietCommon, recordKeyOf, tempDir } from "../helpers/harness.js";
+import { startSimulator } from "../simulator/start.js";
 
 /**
  * Issue 16 parts 2 and 3 against the simulator: two KIP37 transfers identical in every field
@@ -19,12 +20,6 @@ const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
-
-async function simulator(options: SimulatorOptions): Promise<Simulator> {
-  const sim = await createSimulator(options);
-  cleanups.push(() => sim.close());
-  return sim;
-}
 
 function configText(sim: Simulator, storePath: string, start: number, wallet: string): string {
   return `
@@ -67,7 +62,7 @@ const TWIN_HASH = "0x" + "ab".repeat(32);
 
 /** A chain with two identical KIP37 transfers (and a third, different one) in one transaction. */
 async function chainWithTwins(seed: number) {
-  const sim = await simulator({ seed, initialBlocks: 30 });
+  const sim = await startSimulator({ seed, initialBlocks: 30 });
   const wallet = sim.addresses.wallets[5]!;
   const twin = { transaction_hash: TWIN_HASH, contract: { contract_address: sim.addresses.kip37Collection, contract_type: "KIP37" }, token_id: "42", token_count: "3", from: sim.addresses.wallets[4]!, to: wallet };
   const start = sim.head() + 1;

@@ -42,7 +42,8 @@ export interface StatusBody {
   balance_watches?: Array<{ watch: string; holder: string | null; last_read: { block: number; at: string } | null; rules: Array<{ rule: string; state: string }> }>;
   replica?: string | null;
   replicas?: Array<{ id: string }>;
-  credits: { day: string; spent_today: number; budget: number | null; remaining_today: number | null; paused_until: string | null };
+  /** Absent while the store has not answered since the daemon started (src/status/unanswered-status.ts). */
+  credits?: { day: string; spent_today: number; budget: number | null; remaining_today: number | null; paused_until: string | null };
   now: string;
 }
 
@@ -127,7 +128,8 @@ export function describe(answer: Answer): string {
   if (s.health.conditions.length === 0) out.push("Conditions: none firing");
   else for (const c of s.health.conditions) out.push(`Condition firing: ${c.kind}: ${cleanLine(c.summary, 160)}`);
   const c = s.credits;
-  out.push(`Credits ${c.day}: ${c.spent_today} spent${c.budget === null ? " (no daily budget)" : ` of ${c.budget}, ${c.remaining_today} left`}${c.paused_until ? `; polling paused until ${c.paused_until}` : ""}`);
+  if (c === undefined) out.push("Credits: unknown (the store has not answered since the daemon started)");
+  else out.push(`Credits ${c.day}: ${c.spent_today} spent${c.budget === null ? " (no daily budget)" : ` of ${c.budget}, ${c.remaining_today} left`}${c.paused_until ? `; polling paused until ${c.paused_until}` : ""}`);
   return `${out.join("\n")}\n`;
 }
 

@@ -21,7 +21,7 @@ export function formatConsole(delivery: Delivery): string {
     const alert = delivery.alerts[0]!;
     const view = alertView(alert);
     const where = [alert.watch, alert.source, alert.network, `block ${alert.block}`].map((x) => cleanLine(String(x), 100)).join(" · ");
-    lines.push(`[kaiawatch] ${statusPrefix(view.status)}${view.rule} · ${where}`, `  ${view.summary}`);
+    lines.push(`[kaiawatch] ${statusPrefix(view.status, view.repeat)}${view.rule} · ${where}`, `  ${view.summary}`);
     const tx = view.links.find((l) => l.label === "Transaction") ?? view.links[0];
     if (tx !== undefined) lines.push(`  ${tx.url}`);
   } else {

@@ -99,7 +99,7 @@ export function buildEmail(delivery: Delivery, templates: { subject?: Template; 
   const shown = delivery.alerts.slice(0, EMAIL_LIMITS.digestShown);
   const headline = digestHeadline(delivery, shown.length);
 
-  const defaultSubject = view === undefined ? `[kaiawatch] ${headline}` : `[kaiawatch] ${statusPrefix(view.status)}${view.rule}: ${view.summary}`;
+  const defaultSubject = view === undefined ? `[kaiawatch] ${headline}` : `[kaiawatch] ${statusPrefix(view.status, view.repeat)}${view.rule}: ${view.summary}`;
   const renderedSubject = templates.subject?.render(context, (s) => sanitizeHeader(s, EMAIL_LIMITS.subject));
   const subject = sanitizeHeader(renderedSubject !== undefined && renderedSubject.trim() !== "" ? renderedSubject : defaultSubject, EMAIL_LIMITS.subject);
 
@@ -112,7 +112,7 @@ export function buildEmail(delivery: Delivery, templates: { subject?: Template; 
   const text: string[] = [];
   const html: string[] = ['<!doctype html><html><body style="font-family:sans-serif">'];
   if (view !== undefined && alert !== undefined) {
-    text.push(...(view.status === undefined ? [] : [`Status: ${view.status.toUpperCase()}`]), `Rule: ${view.rule}`, view.summary, "");
+    text.push(...(view.status === undefined ? [] : [`Status: ${statusPrefix(view.status, view.repeat).slice(0, -2)}`]), `Rule: ${view.rule}`, view.summary, "");
     // Red while an incident fires, green once resolved: the colour says it before the words do.
     const colour = view.status === undefined ? "" : ` style="color:${view.status === "resolved" ? "#1a7f37" : "#cf222e"}"`;
     html.push(`<h2${colour}>${escapeHtml(alertTitle(view))}</h2>`, `<p>${escapeHtml(view.summary)}</p>`, "<table>");

@@ -111,11 +111,13 @@ function trigger(routingKey: string, dedupKey: string, alert: AlertDocument, sum
 function alertEvent(routingKey: string, alert: AlertDocument, defaultSeverity: AlertSeverity): PagerDutyEvent {
   if (alert.status === "resolved") return { routing_key: routingKey, event_action: "resolve", dedup_key: episodeIdOf(alert) };
   const view = alertView(alert);
-  const event = trigger(routingKey, alert.id, alert, `${statusPrefix(view.status)}${view.rule}: ${view.summary}`, severityOf(alert, defaultSeverity));
+  // Under the episode's id: a reminder lands on the incident its first trigger opened (PagerDuty dedups it there), not a new one.
+  const event = trigger(routingKey, alert.status === "firing" ? episodeIdOf(alert) : alert.id, alert, `${statusPrefix(view.status, view.repeat)}${view.rule}: ${view.summary}`, severityOf(alert, defaultSeverity));
   // Plain text, already cleaned and cut by the view; PagerDuty shows these as a table.
   // fromEntries defines own properties: a label an event names "__proto__" stays a plain key.
   const details: Array<[string, string | number]> = [["alert id", alert.id], ["rule", view.rule], ["watch", cleanLine(alert.watch, 100)], ["network", cleanLine(alert.network, 60)]];
   if (view.status !== undefined) details.push(["status", view.status]);
+  if (view.repeat > 0) details.push(["reminder", view.repeat], ["episode id", episodeIdOf(alert)]);
   for (const field of view.fields) details.push([field.label, field.value]);
   event.payload.custom_details = Object.fromEntries(details);
   event.links = view.links.map((link) => ({ href: link.url, text: link.label }));

@@ -83,7 +83,7 @@ export function buildSlackMessage(delivery: Delivery, template?: Template): Slac
     for (const chunk of packLines(rendered.split("\n"), SLACK_LIMITS.section, SLACK_LIMITS.blocks - 1)) blocks.push(section(chunk));
   } else if (!isDigest(delivery)) {
     const view = alertView(delivery.alerts[0]!);
-    text = `${statusPrefix(view.status)}${escapeSlack(view.rule)}: ${escapeSlack(view.summary)}`;
+    text = `${statusPrefix(view.status, view.repeat)}${escapeSlack(view.rule)}: ${escapeSlack(view.summary)}`;
     blocks.push(header(alertTitle(view)));
     if (view.summary !== "") blocks.push(section(escapeSlack(view.summary)));
     const fields = view.fields.map((f) => ({ type: "mrkdwn" as const, text: truncateUnits(`*${escapeSlack(f.label)}*\n${escapeSlack(f.value)}`, SLACK_LIMITS.field) }));

@@ -406,10 +406,10 @@ export class PostgresStore implements Store {
   }
 
   async listBalanceEpisodes(): Promise<BalanceEpisode[]> {
-    const rows = await this.read<{ rule: string; address: string; asset: string; alert: AlertDocument; clear: number }>(
-      'SELECT rule, address, asset, alert, clear FROM balance_episodes ORDER BY rule COLLATE "C", address COLLATE "C", asset COLLATE "C"',
+    const rows = await this.read<{ rule: string; address: string; asset: string; alert: AlertDocument; clear: number; repeats: number; reminded_at: string | null }>(
+      'SELECT rule, address, asset, alert, clear, repeats, reminded_at FROM balance_episodes ORDER BY rule COLLATE "C", address COLLATE "C", asset COLLATE "C"',
     );
-    return rows.map((row) => ({ rule: row.rule, address: row.address, asset: row.asset, alert: row.alert, clear: Number(row.clear) }));
+    return rows.map((row) => ({ rule: row.rule, address: row.address, asset: row.asset, alert: row.alert, clear: Number(row.clear), repeats: Number(row.repeats), reminded_at: row.reminded_at }));
   }
 
   /**
@@ -430,14 +430,21 @@ export class PostgresStore implements Store {
         const where = [change.rule, change.address, change.asset];
         let result: pg.QueryResult;
         if (change.expect === null && change.next !== null) {
-          result = await client.query("INSERT INTO balance_episodes (rule, address, asset, alert, clear) VALUES ($1, $2, $3, $4::jsonb, $5) ON CONFLICT DO NOTHING", [...where, JSON.stringify(change.next.alert), change.next.clear]);
+          result = await client.query("INSERT INTO balance_episodes (rule, address, asset, alert, clear, repeats, reminded_at) VALUES ($1, $2, $3, $4::jsonb, $5, $6, $7) ON CONFLICT DO NOTHING", [...where, JSON.stringify(change.next.alert), change.next.clear, change.next.repeats, change.next.reminded_at]);
         } else if (change.expect === null) {
           result = await client.query("SELECT 1 FROM balance_episodes WHERE rule = $1 AND address = $2 AND asset = $3", where);
           result = { ...result, rowCount: result.rowCount === 0 ? 1 : 0 };
         } else if (change.next === null) {
           result = await client.query("DELETE FROM balance_episodes WHERE rule = $1 AND address = $2 AND asset = $3 AND alert->>'id' = $4", [...where, change.expect]);
         } else {
-          result = await client.query("UPDATE balance_episodes SET alert = $5::jsonb, clear = $6 WHERE rule = $1 AND address = $2 AND asset = $3 AND alert->>'id' = $4", [...where, change.expect, JSON.stringify(change.next.alert), change.next.clear]);
+          result = await client.query("UPDATE balance_episodes SET alert = $5::jsonb, clear = $6, repeats = $7, reminded_at = $8 WHERE rule = $1 AND address = $2 AND asset = $3 AND alert->>'id' = $4", [
+            ...where,
+            change.expect,
+            JSON.stringify(change.next.alert),
+            change.next.clear,
+            change.next.repeats,
+            change.next.reminded_at,
+          ]);
         }
         if (result.rowCount === 0) {
           const stored = (await client.query<{ id: string }>("SELECT alert->>'id' AS id FROM balance_episodes WHERE rule = $1 AND address = $2 AND asset = $3", where)).rows[0]?.id ?? null;
@@ -665,7 +672,7 @@ export class PostgresStore implements Store {
       }
       // An open balance episode goes on under its id after the move (its resolve closes the same incident).
       for (const episode of data.episodes ?? []) {
-        await client.query("INSERT INTO balance_episodes (rule, address, asset, alert, clear) VALUES ($1, $2, $3, $4::jsonb, $5) ON CONFLICT DO NOTHING", [episode.rule, episode.address, episode.asset, JSON.stringify(episode.alert), episode.clear]);
+        await client.query("INSERT INTO balance_episodes (rule, address, asset, alert, clear, repeats, reminded_at) VALUES ($1, $2, $3, $4::jsonb, $5, $6, $7) ON CONFLICT DO NOTHING", [episode.rule, episode.address, episode.asset, JSON.stringify(episode.alert), episode.clear, episode.repeats, episode.reminded_at]);
       }
       return { cursors, entries, meta };
     });

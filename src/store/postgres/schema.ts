@@ -145,6 +145,9 @@ CREATE TABLE balance_episodes (
   asset text NOT NULL,
   alert jsonb NOT NULL,
   clear integer NOT NULL,
+  -- Reminders sent, and when the last was decided (null: none yet; due from the alert's created_at).
+  repeats integer NOT NULL DEFAULT 0,
+  reminded_at text,
   PRIMARY KEY (rule, address, asset)
 );
 `,

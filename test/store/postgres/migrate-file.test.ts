@@ -56,8 +56,8 @@ describe("kaiawatch store migrate (file → PostgreSQL)", () => {
     const silence = newSilence({ rule: "big-outflow", match: { to: "0xaa" }, forMs: 3600_000, reason: "sweep", now: Date.parse("2025-01-01T00:00:00.000Z") });
     await file.silences.add(silence);
     await file.silences.count(new Map([[silence.id, 2]]));
-    const episode = { rule: "payer-low", address: "0x00000000000000000000000000000000000fee00", asset: "KAIA", alert: entry("b1", "pd").alert, clear: 1 };
-    await file.commitBalanceEpisodes({ changes: [{ ...episode, expect: null, next: { alert: episode.alert, clear: 1 } }], entries: [] });
+    const episode = { rule: "payer-low", address: "0x00000000000000000000000000000000000fee00", asset: "KAIA", alert: entry("b1", "pd").alert, clear: 1, repeats: 2, reminded_at: "2025-01-01T02:00:00.000Z" };
+    await file.commitBalanceEpisodes({ changes: [{ ...episode, expect: null, next: { alert: episode.alert, clear: 1, repeats: 2, reminded_at: episode.reminded_at } }], entries: [] });
     await file.close();
 
     const to = await pg.database();
