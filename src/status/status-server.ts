@@ -15,6 +15,8 @@ import { checkWriteAccess } from "./write-access.js";
 import { writeRoutes } from "./write-routes.js";
 import { createStallBeacon, type StallBeacon } from "../common/stall-beacon.js";
 import { openFrontDoor, type FrontDoor } from "./front-door.js";
+import { parseHistoryQuery } from "./history-query.js";
+import type { AttemptFilter, DeliveryAttempt } from "../store/types.js";
 
 /** Why the daemon is or is not ready: each check with its verdict. */
 export interface Readiness {
@@ -39,6 +41,8 @@ export interface StatusProvider {
   queueAlerts?(alerts: readonly AlertToQueue[]): Promise<{ ok: true; queued: number; already_queued: number } | { ok: false; error: string }>;
   /** Adds or removes a silence while the daemon runs (POST /api/silences): `kaiawatch silence add/remove`. */
   changeSilences?(change: SilenceChange): Promise<{ ok: true; silence: Silence } | { ok: false; status: 400 | 404; error: string }>;
+  /** The delivery history, newest first (GET /api/history, a read behind the same token as /status). */
+  history?(filter: AttemptFilter): Promise<DeliveryAttempt[]>;
   /** Stops what the provider runs in the background; called when the server closes. */
   close?(): void;
 }
@@ -171,6 +175,18 @@ export async function createStatusServer(common: Common, options: StatusServerOp
       },
     },
   };
+  if (provider.history !== undefined) {
+    const history = provider.history.bind(provider);
+    routes["/api/history"] = {
+      methods: READ,
+      auth: true,
+      handler: async (req, res) => {
+        const parsed = parseHistoryQuery(new URL(req.url ?? "/", "http://status.invalid").searchParams);
+        if (!parsed.ok) return sendJson(res, 400, { error: parsed.error });
+        sendJson(res, 200, { attempts: await history(parsed.filter) });
+      },
+    };
+  }
   // The page and its two files hold no data (it reads /status like any client), so they need no token.
   for (const [path, file] of Object.entries(PAGE_FILES)) {
     routes[path] = { methods: READ, auth: false, handler: (_req, res) => send(res, 200, file.contentType, file.body) };

@@ -8,9 +8,10 @@ import { StoreError } from "./errors.js";
 import { createCheckpointer, type Checkpointer } from "./checkpointer.js";
 import { createGroupCommit, type GroupCommit } from "./group-commit.js";
 import { checkOutboxChanges } from "./outbox-transitions.js";
-import { cursorParams, entryOfRow, INSERT_ALERT, INSERT_ENTRY, insertEntries, msOf, OUTBOX_COLUMNS, OUTBOX_JOIN, UPSERT_CURSOR, type OutboxRow } from "./sqlite-schema.js";
+import { ATTEMPT_COLUMNS, attemptOfChange, attemptOfRow, attemptQuery, checkPrune, type AttemptRow } from "./delivery-attempts.js";
+import { cursorParams, entryOfRow, INSERT_ALERT, INSERT_ATTEMPT, INSERT_ENTRY, insertEntries, msOf, OUTBOX_COLUMNS, OUTBOX_JOIN, UPSERT_CURSOR, type OutboxRow } from "./sqlite-schema.js";
 import type { StoreLock } from "./store-lock.js";
-import type { BalanceEpisode, BalanceEpisodeChange, CooldownStamp, Cursor, OutboxChange, OutboxCount, OutboxCountFilter, OutboxFilter, Store, StoreFaults, StoreStats, SuppressedNote } from "./types.js";
+import type { AttemptFilter, BalanceEpisode, BalanceEpisodeChange, CooldownStamp, DeliveryAttempt, Cursor, OutboxChange, OutboxCount, OutboxCountFilter, OutboxFilter, Store, StoreFaults, StoreStats, SuppressedNote } from "./types.js";
 import { checkEpisodeChanges, episodeConflict } from "./balance-episodes.js";
 import type { AlertDocument } from "../model/alert-document.js";
 import type { SilenceStore, StoredSilence } from "./silence-store.js";
@@ -463,7 +464,14 @@ export class SqliteStore implements Store {
       // Check every change before applying any: a batch is all or nothing.
       const stateOf = this.statement("SELECT state FROM outbox WHERE id = ?");
       checkOutboxChanges(changes, (id) => (stateOf.get(id) as { state: OutboxState } | undefined)?.state);
-      for (const change of changes) this.applyChange(change);
+      for (const change of changes) {
+        this.applyChange(change);
+        // In the same transaction as the change: the history and the outbox agree after a crash.
+        const attempt = attemptOfChange(change);
+        if (attempt !== undefined) {
+          this.statement(INSERT_ATTEMPT).run(attempt.at_ms, attempt.delivery_id, attempt.delivery_id, attempt.attempt, attempt.outcome, attempt.status, attempt.latency_ms, attempt.error, change.id);
+        }
+      }
     });
     if (options.durable === false) {
       this.groupCommit.defer();
@@ -528,6 +536,23 @@ export class SqliteStore implements Store {
       this.outboxTotal = this.alertsTotal = undefined;
       await this.groupCommit.request();
     }
+    return removed;
+  }
+
+  async listAttempts(filter: AttemptFilter = {}): Promise<DeliveryAttempt[]> {
+    const { where, params, limit } = attemptQuery(filter, () => "?");
+    // One alert's attempts are read by their own index; the rest walk the time index backwards.
+    const hint = filter.alertId !== undefined ? " INDEXED BY delivery_attempts_by_alert" : "";
+    const sql = `SELECT ${ATTEMPT_COLUMNS} FROM delivery_attempts${hint}${where} ORDER BY at_ms DESC, seq DESC${limit === undefined ? "" : " LIMIT ?"}`;
+    return this.read(() => (this.statement(sql).all(...params, ...(limit === undefined ? [] : [limit])) as AttemptRow[]).map(attemptOfRow));
+  }
+
+  async pruneAttempts(olderThan: string, limit?: number): Promise<number> {
+    const before = checkPrune(olderThan, limit);
+    const removed = this.mutate(() =>
+      this.statement("DELETE FROM delivery_attempts WHERE seq IN (SELECT seq FROM delivery_attempts INDEXED BY delivery_attempts_by_time WHERE at_ms < ? ORDER BY at_ms LIMIT ?)").run(before, limit ?? -1).changes,
+    );
+    if (removed > 0) await this.groupCommit.request();
     return removed;
   }
 

@@ -1,5 +1,6 @@
 import type { AlertDocument } from "../model/alert-document.js";
 import type { OutboxEntry, OutboxState } from "../model/outbox-entry.js";
+import type { AttemptOutcome } from "../model/attempt-outcome.js";
 import type { LeaseResource } from "./resources.js";
 
 /** Where a source has got to. `block` is the last fully processed block, inclusive. */
@@ -27,11 +28,61 @@ export interface Cursor {
  * Anything else is a programming error: the whole batch is refused and nothing changes.
  */
 export type OutboxChange =
-  | { id: string; kind: "delivered"; at: string; suppressed?: SuppressionReason }
-  | { id: string; kind: "failed"; at: string; error: string; next_attempt_at: string }
-  | { id: string; kind: "dead"; at: string; reason: string }
+  | { id: string; kind: "delivered"; at: string; suppressed?: SuppressionReason; history?: AttemptNote }
+  | { id: string; kind: "failed"; at: string; error: string; next_attempt_at: string; history?: AttemptNote }
+  | { id: string; kind: "dead"; at: string; reason: string; history?: AttemptNote }
   | { id: string; kind: "requeue"; at: string }
   | { id: string; kind: "group"; group_id: string };
+
+/**
+ * One send of an entry (or its hold by a silence or a cooldown), carried by the change that
+ * records its outcome: the store adds it to the delivery history in the same write as the
+ * change (`history` on a delivered, failed or dead change), so the history never says what the
+ * outbox does not, nor the other way round. The entry's alert, sink and rule come from the
+ * outbox row; the time is the change's `at`.
+ */
+export interface AttemptNote {
+  /** The Delivery id the receiver saw: the entry's id, or its digest's group id. */
+  delivery_id: string;
+  /** 1 for the first try (Delivery.attempt); a suppression counts as the attempt it replaced. */
+  attempt: number;
+  /** The receiver's HTTP status code, where there was one. */
+  status?: number;
+  /** How long the send took, in milliseconds. */
+  latency_ms?: number;
+  /** What failed, already redacted; the store keeps at most ATTEMPT_ERROR_MAX characters. */
+  error?: string;
+}
+
+export type { AttemptOutcome };
+
+/** One row of the delivery history (`kaiawatch history`, GET /api/history). */
+export interface DeliveryAttempt {
+  at: string;
+  alert_id: string;
+  sink: string;
+  rule: string;
+  delivery_id: string;
+  attempt: number;
+  outcome: AttemptOutcome;
+  status?: number;
+  latency_ms?: number;
+  error?: string;
+}
+
+/** Which attempts a history listing returns; every field narrows it. */
+export interface AttemptFilter {
+  alertId?: string;
+  sink?: string;
+  rule?: string;
+  outcome?: AttemptOutcome;
+  /** At or after this ISO-8601 instant. */
+  since?: string;
+  /** At or before this ISO-8601 instant. */
+  until?: string;
+  /** At most this many, the newest. */
+  limit?: number;
+}
 
 /** Why an entry was marked delivered without a send. */
 export type SuppressionReason = "cooldown" | "silence";
@@ -213,6 +264,16 @@ export interface Store {
    * (the oldest), so that a large backlog of history is pruned in steps; returns how many.
    */
   pruneDelivered(olderThan: string, limit?: number): Promise<number>;
+  /**
+   * The delivery history: attempts matching the filter, newest first (by time, then by the
+   * order they were recorded). Each was written with the outbox change it belongs to.
+   */
+  listAttempts(filter?: AttemptFilter): Promise<DeliveryAttempt[]>;
+  /**
+   * Removes attempts made before `olderThan` (ISO), at most `limit` of them (the oldest):
+   * the history is kept for the outbox's retention, pruned in steps as the outbox is.
+   */
+  pruneAttempts(olderThan: string, limit?: number): Promise<number>;
   /** The stored stamps of these (rule, key) pairs of one sink; pairs without a stamp are left out. */
   readCooldowns(sink: string, keys: ReadonlyArray<{ rule: string; key: string }>): Promise<CooldownStamp[]>;
   /**
