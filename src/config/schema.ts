@@ -178,6 +178,9 @@ export const statusSchema = z
       .min(1)
       .optional()
       .meta({ description: "Without `token`: the file holding the bearer token the write API (cursor moves, silences, alerts, re-queues) needs. The daemon creates it at its first start, readable by its user only (0600); kaiawatch commands read it. Not made with `store.url`. Default: status-write-token beside the store (store.path's folder)." }),
+    frozen_after: positiveDuration
+      .prefault("30s")
+      .meta({ description: "When kaiawatch's main thread has been held this long (a store write on a frozen disk: SQLite writes hold it), /healthz and /readyz answer 503 saying so, from a thread of their own, instead of not answering at all. Default 30s." }),
     trust_loopback: z
       .boolean()
       .default(false)

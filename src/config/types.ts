@@ -103,6 +103,8 @@ export interface StatusConfig {
   write_token_file: string;
   /** Loopback peers may write without a token (a trusted machine). */
   trust_loopback: boolean;
+  /** A main thread held this long (ms) makes /healthz and /readyz answer 503 (a frozen disk). */
+  frozen_after: number;
 }
 
 export interface LogConfig {

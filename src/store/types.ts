@@ -339,3 +339,13 @@ export interface Store {
    */
   writeFailing(): boolean;
 }
+
+/**
+ * Faults a test injects into the file store's writes (OpenBackendOptions.faults). Each runs on
+ * the main thread inside the write, as a disk would hold it: `inCommit` after the write
+ * started and before SQLite's COMMIT (e.g. Atomics.wait: a frozen disk holds the thread the
+ * same way, better-sqlite3 being synchronous).
+ */
+export interface StoreFaults {
+  inCommit?(): void;
+}
