@@ -12,7 +12,7 @@ import { OUTBOX_COLUMNS, entryOfOutboxRow, type OutboxRowOf } from "./outbox-row
 export const SQLITE_SCHEMA_VERSION = 3;
 
 /** The tables a store must have; an SQLite file without them is not a kaiawatch store. */
-export const TABLES = ["cursors", "alerts", "alerts_held", "outbox", "outbox_counts", "meta", "cooldowns", "suppressed", "silences", "balance_episodes", "delivery_attempts"] as const;
+export const TABLES = ["cursors", "alerts", "alerts_held", "outbox", "outbox_counts", "meta", "cooldowns", "suppressed", "silences", "balance_episodes", "absences", "delivery_attempts"] as const;
 
 /**
  * An alert is kept once, in `alerts`, however many sinks it goes to: its document (JSON
@@ -174,6 +174,12 @@ CREATE TABLE balance_episodes (
   repeats INTEGER NOT NULL DEFAULT 0,
   reminded_at TEXT,
   PRIMARY KEY (rule, address, asset)
+) WITHOUT ROWID;
+
+-- What each absence rule has observed (Store.AbsenceState as JSON), as the PostgreSQL store's.
+CREATE TABLE absences (
+  rule TEXT PRIMARY KEY,
+  state TEXT NOT NULL
 ) WITHOUT ROWID;
 `;
 

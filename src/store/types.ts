@@ -144,6 +144,33 @@ export interface BalanceEpisodeChange {
   next: { alert: AlertDocument; clear: number; repeats: number; reminded_at: string | null } | null;
 }
 
+/** A block and its timestamp (seconds since the epoch). */
+export interface BlockTime {
+  block: number;
+  time: number;
+}
+
+/**
+ * What an absence rule (`expect`) has observed, one row per rule, written in the same
+ * commit as the cursor advance of the window it observed (docs/absence.md):
+ * - `since`: where observation began (or began again after blocks it did not see): no
+ *   alert before a whole window of block time after it has been observed;
+ * - `through`: the last block observed; a re-scan of blocks up to it (a rewind) neither
+ *   counts their records again nor decides anything;
+ * - `recent`: the newest matching records by block (block, time, how many in it), just
+ *   enough of them to hold `at_least` records, oldest first; `at_least`: the count they
+ *   were kept for (a rule that now expects more has not kept enough to count them);
+ * - `episode`: the firing alert of the open absence (its id is the episode's), or null.
+ */
+export interface AbsenceState {
+  rule: string;
+  since: BlockTime;
+  through: number;
+  recent: Array<BlockTime & { count: number }>;
+  at_least: number;
+  episode: AlertDocument | null;
+}
+
 export interface OutboxFilter {
   sink?: string;
   state?: OutboxState;
@@ -222,9 +249,15 @@ export interface Store {
    * next write or flush() (a crash before that re-scans blocks that held no alert).
    * With `epoch` (a replica's lease on the source, see ownership.ts) the write is fenced:
    * refused with KW_STORE_LEASE_LOST unless the lease is still this replica's at that epoch.
-   * The file store has no leases and ignores it.
+   * The file store has no leases and ignores it. `absences`: see listAbsences.
    */
-  commitWindow(input: { cursor: Cursor; entries: OutboxEntry[]; epoch?: number }): Promise<{ added: number }>;
+  commitWindow(input: { cursor: Cursor; entries: OutboxEntry[]; epoch?: number; absences?: readonly AbsenceState[] }): Promise<{ added: number }>;
+  /**
+   * The absence rules' states (one per rule; see AbsenceState), written by commitWindow's
+   * `absences` (each replaces its rule's row, in the window's own write, so that what a
+   * rule observed never runs ahead of or behind the cursor). Without `rules`, every one.
+   */
+  listAbsences(rules?: readonly string[]): Promise<AbsenceState[]>;
   /**
    * Adds outbox entries that belong to no source's window (kaiawatch's own operational
    * alerts, `kaiawatch replay --send`) without touching any cursor; like commitWindow, an
@@ -305,4 +338,14 @@ export interface Store {
    * before every window, where stats() would cost a query of the whole database on PostgreSQL.
    */
   writeFailing(): boolean;
+}
+
+/**
+ * Faults a test injects into the file store's writes (OpenBackendOptions.faults). Each runs on
+ * the main thread inside the write, as a disk would hold it: `inCommit` after the write
+ * started and before SQLite's COMMIT (e.g. Atomics.wait: a frozen disk holds the thread the
+ * same way, better-sqlite3 being synchronous).
+ */
+export interface StoreFaults {
+  inCommit?(): void;
 }

@@ -3,6 +3,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createTestCommon, type Common } from "../../src/common/common.js";
 import { newSilence } from "../../src/notify/silences.js";
 import type { Backend } from "../../src/store/backend.js";
+import type { AbsenceState } from "../../src/store/types.js";
 import { openBackend, type OpenBackendOptions } from "../../src/store/open-backend.js";
 import { metaSlot, readMeta, writeMeta } from "../../src/store/meta-slot.js";
 import { leaseResource } from "../../src/store/resources.js";
@@ -480,6 +481,40 @@ describe.each(subjects)("the store port on $name", (subject) => {
       expect(await backend.store.countOutbox()).toBe(0);
       await expect(backend.store.commitBalanceEpisodes({ changes: [{ ...key, expect: "b1", next: { alert: alertOf("b2"), clear: 0, repeats: 0, reminded_at: null } }], entries: [] })).rejects.toThrow(/cannot go on as b2/);
       await expect(backend.store.commitBalanceEpisodes({ changes: [{ ...key, expect: "b1", next: null }, { ...key, expect: "b1", next: null }], entries: [] })).rejects.toThrow(/two changes/);
+    });
+  });
+
+  describe("Store: absence rules' states", () => {
+    const state = (rule: string, through: number, episode: string | null = null): AbsenceState => ({
+      rule,
+      since: { block: 1, time: 1_735_689_600 },
+      through,
+      recent: [{ block: through - 1, time: 1_735_689_600 + through - 2, count: 2 }],
+      at_least: 3,
+      episode: episode === null ? null : entry(episode, "pd").alert,
+    });
+
+    it("keeps each rule's state with the window that observed it, by rule, across a reopen", async () => {
+      const first = await fresh();
+      expect(await first.store.listAbsences()).toEqual([]);
+      // A quiet window: the state goes with the cursor advance, whether deferred with it or not.
+      await first.store.commitWindow({ cursor: cursor("s1", 10), entries: [], absences: [state("upkeep", 10), state("oracle", 10)] });
+      await first.store.commitWindow({ cursor: cursor("s1", 12), entries: [entry("e1", "pd")], absences: [state("upkeep", 12, "e1")] });
+      await first.close();
+
+      const { store } = await open({ replicaId: "r2" });
+      expect(await store.listAbsences()).toEqual([state("oracle", 10), state("upkeep", 12, "e1")]);
+      expect(await store.listAbsences(["upkeep", "gone"])).toEqual([state("upkeep", 12, "e1")]);
+      expect((await store.getCursor("s1"))?.block).toBe(12);
+      expect((await store.listOutbox()).map((e) => e.id)).toEqual(["e1:pd"]);
+    });
+
+    it("writes no state of a window it refuses", async () => {
+      const { store } = await fresh();
+      await store.commitWindow({ cursor: cursor("s1", 10), entries: [], absences: [state("upkeep", 10)] });
+      await expect(store.commitWindow({ cursor: cursor("s1", 9), entries: [entry("e1", "pd")], absences: [state("upkeep", 9, "e1")] })).rejects.toMatchObject({ code: "KW_STORE_CURSOR_BACKWARDS" });
+      expect(await store.listAbsences()).toEqual([state("upkeep", 10)]);
+      expect(await store.listOutbox()).toEqual([]);
     });
   });
 

@@ -8,7 +8,7 @@ import { checkOutboxChanges } from "../outbox-transitions.js";
 import { entryParams, msOf } from "../sqlite-schema.js";
 import { checkCursor } from "../sqlite-store.js";
 import { ATTEMPT_COLUMNS, attemptOfChange, attemptOfRow, attemptQuery, checkPrune, type AttemptRow } from "../delivery-attempts.js";
-import type { AttemptFilter, BalanceEpisode, BalanceEpisodeChange, CooldownStamp, DeliveryAttempt, Cursor, Store, OutboxChange, OutboxCount, OutboxCountFilter, OutboxFilter, StoreStats, SuppressedNote } from "../types.js";
+import type { AbsenceState, AttemptFilter, BalanceEpisode, BalanceEpisodeChange, CooldownStamp, DeliveryAttempt, Cursor, Store, OutboxChange, OutboxCount, OutboxCountFilter, OutboxFilter, StoreStats, SuppressedNote } from "../types.js";
 import { checkEpisodeChanges, episodeConflict } from "../balance-episodes.js";
 import { leaseKeyOf, type LeaseResource } from "../resources.js";
 import type { AlertDocument } from "../../model/alert-document.js";
@@ -347,10 +347,11 @@ export class PostgresStore implements Store {
    * with KW_STORE_LEASE_LOST otherwise, so a replica that paused past its lease and lost the
    * source to another cannot move the cursor any more.
    */
-  async commitWindow(input: { cursor: Cursor; entries: OutboxEntry[]; epoch?: number }): Promise<{ added: number }> {
-    const { cursor, entries, epoch } = input;
+  async commitWindow(input: { cursor: Cursor; entries: OutboxEntry[]; epoch?: number; absences?: readonly AbsenceState[] }): Promise<{ added: number }> {
+    const { cursor, entries, epoch, absences = [] } = input;
     checkCursor(cursor);
-    if (entries.length === 0) {
+    // Absence states are written at once, with their cursor: a deferred advance holds a cursor only.
+    if (entries.length === 0 && absences.length === 0) {
       // A window without alerts owes no delivery: its advance waits for flush(), which writes
       // every such advance of the firing in one transaction, each still fenced by its epoch.
       // Losing it (a crash) re-scans blocks that held no alert; it is never ahead of alerts,
@@ -381,6 +382,9 @@ export class PostgresStore implements Store {
             `the cursor of ${cursor.key} is at block ${current?.block ?? "?"}; a window cannot move it back to ${cursor.block} (use setCursor to rewind)`,
           );
         }
+        for (const absence of absences) {
+          await client.query("INSERT INTO absences (rule, state) VALUES ($1, $2::jsonb) ON CONFLICT (rule) DO UPDATE SET state = excluded.state", [absence.rule, JSON.stringify(absence)]);
+        }
         return insertNew(client, entries);
       },
     );
@@ -404,6 +408,14 @@ export class PostgresStore implements Store {
       const holder = lease === undefined ? "no lease exists" : lease.owner === null ? `the lease is free at epoch ${lease.epoch}` : `the lease is at epoch ${lease.epoch}`;
       throw new StoreError("KW_STORE_LEASE_LOST", `replica ${this.replicaId} no longer holds the lease of ${key} at epoch ${epoch} (${holder}); its window was not committed`);
     }
+  }
+
+  async listAbsences(rules?: readonly string[]): Promise<AbsenceState[]> {
+    const rows =
+      rules === undefined
+        ? await this.read<{ state: AbsenceState }>('SELECT state FROM absences ORDER BY rule COLLATE "C"')
+        : await this.read<{ state: AbsenceState }>('SELECT state FROM absences WHERE rule = ANY($1::text[]) ORDER BY rule COLLATE "C"', [[...rules]]);
+    return rows.map((row) => row.state);
   }
 
   async listBalanceEpisodes(): Promise<BalanceEpisode[]> {
@@ -652,7 +664,7 @@ export class PostgresStore implements Store {
    * entry ids and meta keys), so running the copy again repeats nothing.
    */
   async importStore(
-    data: { cursors: Cursor[]; entries: OutboxEntry[]; meta: Record<string, unknown>; stamps?: CooldownStamp[]; notes?: Array<{ id: string } & SuppressedNote>; silences?: StoredSilence[]; episodes?: BalanceEpisode[]; attempts?: DeliveryAttempt[] },
+    data: { cursors: Cursor[]; entries: OutboxEntry[]; meta: Record<string, unknown>; stamps?: CooldownStamp[]; notes?: Array<{ id: string } & SuppressedNote>; silences?: StoredSilence[]; episodes?: BalanceEpisode[]; absences?: AbsenceState[]; attempts?: DeliveryAttempt[] },
     options: { force?: boolean } = {},
   ): Promise<{ cursors: number; entries: number; meta: number }> {
     return this.transaction(async (client) => {
@@ -690,6 +702,10 @@ export class PostgresStore implements Store {
       // An open balance episode goes on under its id after the move (its resolve closes the same incident).
       for (const episode of data.episodes ?? []) {
         await client.query("INSERT INTO balance_episodes (rule, address, asset, alert, clear, repeats, reminded_at) VALUES ($1, $2, $3, $4::jsonb, $5, $6, $7) ON CONFLICT DO NOTHING", [episode.rule, episode.address, episode.asset, JSON.stringify(episode.alert), episode.clear, episode.repeats, episode.reminded_at]);
+      }
+      // An absence rule goes on with what it observed, and an open absence under its id.
+      for (const absence of data.absences ?? []) {
+        await client.query("INSERT INTO absences (rule, state) VALUES ($1, $2::jsonb) ON CONFLICT DO NOTHING", [absence.rule, JSON.stringify(absence)]);
       }
       // The delivery history, oldest first (a listing gives it newest first), unless this
       // database has one already (a copy repeated with --force adds none twice).

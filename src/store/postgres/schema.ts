@@ -170,6 +170,13 @@ CREATE TABLE balance_episodes (
   reminded_at text,
   PRIMARY KEY (rule, address, asset)
 );
+
+-- What each absence rule has observed (AbsenceState in src/store/types.ts), written with the
+-- cursor advance of the window it observed (Store.commitWindow): fenced like it.
+CREATE TABLE absences (
+  rule text PRIMARY KEY,
+  state jsonb NOT NULL
+);
 `,
   },
 ];
