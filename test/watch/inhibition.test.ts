@@ -107,7 +107,7 @@ inhibit_rules:
 explorer: { base_url: ${sim.url}, requests_per_second: 100000 }
 chain: { rpc_url: ${sim.rpcUrl}, lag_blocks: 0 }
 store: { path: ${join(dir.path, "store.json")} }
-status: { listen: false }
+status: { listen: "127.0.0.1:0" }
 defaults: { schedule: "0 0 0 1 1 *", jitter: 0s }
 watches:
   - { name: payer, balance: ["${PAYER}"] }
@@ -135,6 +135,13 @@ inhibit_rules:
     expect(sent()).toEqual([["payer-empty", "firing", 0]]); // the warning is held back, recorded
     const warning = (await daemon.store.listOutbox({ sink: "out" })).find((e) => e.rule === "payer-low")!;
     expect(await daemon.store.suppressions([warning.id])).toEqual({ [warning.id]: { at: new Date(base).toISOString(), reason: "inhibited" } });
+    // /status (and the page, which draws it) shows the rule, what it held and the critical holding it now.
+    await daemon.start();
+    const status = (await (await fetch(`${daemon.statusUrl()}/status`)).json()) as { inhibitions: unknown };
+    expect(status.inhibitions).toEqual({
+      rules: [{ id: "inhibit_rules[0]", source_matchers: ['severity="critical"'], target_matchers: ['severity="warning"'], equal: ["watch"], held: 1 }],
+      active: [{ rule: "inhibit_rules[0]", source: expect.stringMatching(/^kw_/), labels: { rule: "payer-empty", severity: "critical", source: "balances", watch: "payer" }, summary: expect.any(String) }],
+    });
 
     sim.addBlock(pay(FUNDER, PAYER, "40")); // 80 KAIA: the critical clears (clear_after 2), the warning still holds
     await readingAt(30);
