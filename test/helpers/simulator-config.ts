@@ -1,0 +1,47 @@
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import type { Simulator } from "../../src/simulator/index.js";
+
+/*
+ * The parts of a test config that only point the daemon at the simulator, or give it something
+ * to watch when what it watches is not the test's subject. What a test is about (its watches,
+ * rules, sinks, schedule) stays written out in the test.
+ */
+
+export interface SimulatorHeadOptions {
+  /** The store file (a `.json` or `.db` path). */
+  storePath: string;
+  /** The status server's `listen:` (default `false`: no server). */
+  listen?: string | false;
+  /** The explorer's `requests_per_second` (default 1000: the simulator is local). */
+  requestsPerSecond?: number;
+}
+
+/** `explorer:`, `chain:` (the simulator's node, read with no lag), `store:` and `status:`. */
+export function simulatorHead(sim: Simulator, options: SimulatorHeadOptions): string {
+  const listen = options.listen === undefined || options.listen === false ? "false" : `"${options.listen}"`;
+  return `explorer: { base_url: "${sim.url}", requests_per_second: ${options.requestsPerSecond ?? 1000} }
+chain: { rpc_url: "${sim.rpcUrl}", lag_blocks: 0 }
+store: { path: "${options.storePath}" }
+status: { listen: ${listen} }`;
+}
+
+/**
+ * `defaults:` with `fields` (after `jitter: 0s`), one watch on the simulator's busy token and a
+ * rule sending its logs to the sink `out` (which the test declares): for tests about something
+ * else than what is watched.
+ */
+export function busyTokenToOut(sim: Simulator, fields: string): string {
+  return `defaults: { jitter: 0s, ${fields} }
+watches:
+  - { name: token, contract: "${sim.addresses.busyToken}" }
+rules:
+  - { name: token-logs, watch: token, notify: [out] }`;
+}
+
+/** Writes `text` as `config.yaml` in `dir`, and returns its path. */
+export function writeConfig(dir: string, text: string): string {
+  const path = join(dir, "config.yaml");
+  writeFileSync(path, text);
+  return path;
+}
