@@ -5,6 +5,7 @@ import { createSimulator, type Simulator } from "../../src/simulator/index.js";
 import { EVENTS, padAddress, uint256Hex } from "../../src/simulator/abi.js";
 import { tempDir } from "../helpers/harness.js";
 import { runCli } from "../helpers/run-cli.js";
+import { simulatorHead } from "../helpers/simulator-config.js";
 
 const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
@@ -59,10 +60,7 @@ async function setup(): Promise<Setup> {
   writeFileSync(
     config,
     `
-explorer: { base_url: ${sim.url}, requests_per_second: 1000 }
-chain: { rpc_url: ${sim.rpcUrl}, lag_blocks: 0 }
-store: { path: ${join(dir.path, "store.json")} }
-status: { listen: false }
+${simulatorHead(sim, { storePath: join(dir.path, "store.json") })}
 watches:
   - { name: wallet, account: "${wallet}", sources: [internal_transactions] }
   - { name: token, contract: "${token}", events: ["Transfer(address,address,uint256)"] }
@@ -199,10 +197,7 @@ describe("kaiawatch explain on a token watch", () => {
     writeFileSync(
       config,
       `
-explorer: { base_url: ${sim.url}, requests_per_second: 1000 }
-chain: { rpc_url: ${sim.rpcUrl}, lag_blocks: 0 }
-store: { path: ${join(dir.path, "store.json")} }
-status: { listen: false }
+${simulatorHead(sim, { storePath: join(dir.path, "store.json") })}
 watches:
   - { name: hot, account: "${wallet}", tokens: ["${usdt}"] }
 rules:

@@ -7,6 +7,7 @@ import { NORMALIZERS } from "../../src/watch/normalize.js";
 import { readOnDisk } from "../store/fixtures/on-disk.js";
 import { recordKeyOf, repeated, tempDir } from "../helpers/harness.js";
 import { startKaiawatch, waitFor } from "../helpers/child.js";
+import { simulatorHead } from "../helpers/simulator-config.js";
 
 let sim: Simulator;
 const dir = tempDir("kaiawatch-reload-plan-");
@@ -26,10 +27,7 @@ describe("SIGHUP that changes the plan", () => {
     const configPath = join(dir.path, "config.yaml");
     const start = sim.head();
     const configWith = (via: string) => `
-explorer: { base_url: "${sim.url}", requests_per_second: 200 }
-chain: { rpc_url: "${sim.rpcUrl}", lag_blocks: 0 }
-store: { path: "${storePath}" }
-status: { listen: false }
+${simulatorHead(sim, { storePath, requestsPerSecond: 200 })}
 defaults: { schedule: "* * * * * *", start: ${start}, jitter: 0s }
 sinks: { out: { type: file, path: "${join(dir.path, "alerts.jsonl")}" } }
 watches: [ { name: token, contract: "${sim.addresses.busyToken}", events: ${JSON.stringify(EVENTS)}, via: ${via} } ]

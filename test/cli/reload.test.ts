@@ -6,6 +6,7 @@ import { NORMALIZERS } from "../../src/watch/normalize.js";
 import { readOnDisk } from "../store/fixtures/on-disk.js";
 import { readJsonLines, recordKeyOf, repeated, tempDir } from "../helpers/harness.js";
 import { startKaiawatch, waitFor } from "../helpers/child.js";
+import { simulatorHead } from "../helpers/simulator-config.js";
 
 let sim: Simulator;
 const dir = tempDir("kaiawatch-reload-");
@@ -24,10 +25,7 @@ describe("SIGHUP", () => {
     const configPath = join(dir.path, "config.yaml");
     const start = sim.head();
     const base = `
-explorer: { base_url: "${sim.url}", requests_per_second: 200 }
-chain: { rpc_url: "${sim.rpcUrl}", lag_blocks: 0 }
-store: { path: "${storePath}" }
-status: { listen: false }
+${simulatorHead(sim, { storePath, requestsPerSecond: 200 })}
 defaults: { schedule: "* * * * * *", start: ${start}, jitter: 0s }
 sinks: { out: { type: file, path: "${alertsPath}" } }
 `;

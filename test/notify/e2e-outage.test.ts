@@ -7,6 +7,7 @@ import type { OutboxEntry } from "../../src/model/outbox-entry.js";
 import { configFromText, quietCommon, readJsonLines, tempDir } from "../helpers/harness.js";
 import { startReceiver, type Receiver } from "./receiver.js";
 import { addNftTransfers, emptyChain } from "./e2e-support.js";
+import { simulatorHead } from "../helpers/simulator-config.js";
 
 /**
  * One sink down for a whole run and a restart: its alerts wait in the outbox (not dead, not
@@ -27,10 +28,7 @@ beforeAll(async () => {
   backup = await startReceiver((res) => (backupUp ? res.writeHead(204).end() : res.writeHead(503).end("maintenance")));
   const start = addNftTransfers(sim, 5);
   configText = `
-explorer: { base_url: "${sim.url}", requests_per_second: 500 }
-chain: { rpc_url: "${sim.rpcUrl}", lag_blocks: 0 }
-store: { path: "${join(dir.path, "store.json")}" }
-status: { listen: false }
+${simulatorHead(sim, { storePath: join(dir.path, "store.json"), requestsPerSecond: 500 })}
 defaults: { start: ${start}, jitter: 0s }
 watches:
   - { name: kitties, collection: "${sim.addresses.nftCollections[0]}" }

@@ -8,6 +8,7 @@ import type { OutboxEntry } from "../../src/model/outbox-entry.js";
 import { configFromText, quietCommon, tempDir } from "../helpers/harness.js";
 import { startReceiver, type Receiver } from "./receiver.js";
 import { addNftTransfers, emptyChain } from "./e2e-support.js";
+import { simulatorHead } from "../helpers/simulator-config.js";
 
 /**
  * Slack's rule, played by a real receiver: more than one message a second on a webhook is
@@ -51,10 +52,7 @@ beforeAll(async () => {
     res.writeHead(200, { "content-type": "text/plain" }).end("ok");
   });
   const text = `
-explorer: { base_url: "${sim.url}", requests_per_second: 500 }
-chain: { rpc_url: "${sim.rpcUrl}", lag_blocks: 0 }
-store: { path: "${join(dir.path, "store.json")}" }
-status: { listen: false }
+${simulatorHead(sim, { storePath: join(dir.path, "store.json"), requestsPerSecond: 500 })}
 defaults: { start: ${block}, jitter: 0s }
 watches:
   - { name: kitties, collection: "${sim.addresses.nftCollections[0]}" }

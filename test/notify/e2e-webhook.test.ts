@@ -7,6 +7,7 @@ import type { Simulator } from "../../src/simulator/index.js";
 import { configFromText, quietCommon, tempDir } from "../helpers/harness.js";
 import { startReceiver, type Received, type Receiver } from "./receiver.js";
 import { WEBHOOK_SECRET, addNftTransfers, emptyChain } from "./e2e-support.js";
+import { simulatorHead } from "../helpers/simulator-config.js";
 
 /**
  * Signed webhooks end to end: a receiver that fails the first attempts of every delivery
@@ -36,10 +37,7 @@ beforeAll(async () => {
     }
   });
   const text = `
-explorer: { base_url: "${sim.url}", requests_per_second: 500 }
-chain: { rpc_url: "${sim.rpcUrl}", lag_blocks: 0 }
-store: { path: "${join(dir.path, "store.json")}" }
-status: { listen: false }
+${simulatorHead(sim, { storePath: join(dir.path, "store.json"), requestsPerSecond: 500 })}
 defaults: { start: ${block}, jitter: 0s }
 watches:
   - { name: kitties, collection: "${sim.addresses.nftCollections[0]}" }

@@ -9,6 +9,7 @@ import type { Cursor } from "../../src/store/types.js";
 import { readOnDisk } from "../store/fixtures/on-disk.js";
 import { startKaiawatch, waitForStatusUrl } from "../helpers/child.js";
 import { readJsonLines, tempDir } from "../helpers/harness.js";
+import { simulatorHead } from "../helpers/simulator-config.js";
 
 /**
  * Issue 20, item 1, end to end: `kaiawatch run` as a real process, rules whose patterns
@@ -63,10 +64,7 @@ describe("a hostile revert message against a pattern that freezes a backtracking
     writeFileSync(
       configPath,
       `
-explorer: { base_url: "${sim.url}", requests_per_second: 500 }
-chain: { rpc_url: "${sim.rpcUrl}", lag_blocks: 0 }
-store: { path: "${storePath}" }
-status: { listen: "127.0.0.1:0" }
+${simulatorHead(sim, { storePath, listen: "127.0.0.1:0", requestsPerSecond: 500 })}
 defaults: { schedule: "* * * * * *", start: ${hostileBlock - 5}, jitter: 0s }
 watches:
   - { name: wallet, account: "${sim.addresses.busyWallet}", sources: [internal_transactions] }
