@@ -3,11 +3,11 @@ import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { AddressObject } from "mailparser";
 import { main } from "../../src/cli/main.js";
-import { createDaemon } from "../../src/daemon/create-daemon.js";
 import type { DrainResult } from "../../src/notify/dispatcher.js";
 import { createSimulator, type Simulator } from "../../src/simulator/index.js";
 import type { OutboxEntry } from "../../src/model/outbox-entry.js";
-import { configFromText, memoryIO, quietCommon, tempDir } from "../helpers/harness.js";
+import { configFromText, memoryIO, tempDir } from "../helpers/harness.js";
+import { withDaemon } from "../helpers/with-daemon.js";
 import { startSmtp, type Smtp, type SmtpRejection } from "./e2e-support.js";
 
 /**
@@ -72,13 +72,10 @@ sinks:
 ${sinkExtra}
 `;
   writeFileSync(configPath, text);
-  const daemon = await createDaemon(quietCommon(), { config: configFromText(text) });
-  try {
+  return withDaemon({ config: configFromText(text) }, async (daemon) => {
     const { delivery } = await daemon.runOnce({ drainTimeoutMs: 20_000 });
-    return { delivery, entries: (await daemon.store.listOutbox({ sink: "ops-email" })), configPath };
-  } finally {
-    await daemon.stop();
-  }
+    return { delivery, entries: await daemon.store.listOutbox({ sink: "ops-email" }), configPath };
+  });
 }
 
 async function smtpServer(reject?: (attempt: number) => SmtpRejection | undefined): Promise<Smtp> {
