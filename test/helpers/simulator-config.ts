@@ -15,12 +15,14 @@ export interface SimulatorHeadOptions {
   listen?: string | false;
   /** The explorer's `requests_per_second` (default 1000: the simulator is local). */
   requestsPerSecond?: number;
+  /** More `explorer:` keys, as YAML flow mapping entries (e.g. `page_size: 50`). */
+  explorer?: string;
 }
 
 /** `explorer:`, `chain:` (the simulator's node, read with no lag), `store:` and `status:`. */
 export function simulatorHead(sim: Simulator, options: SimulatorHeadOptions): string {
   const listen = options.listen === undefined || options.listen === false ? "false" : `"${options.listen}"`;
-  return `explorer: { base_url: "${sim.url}", requests_per_second: ${options.requestsPerSecond ?? 1000} }
+  return `explorer: { base_url: "${sim.url}", requests_per_second: ${options.requestsPerSecond ?? 1000}${options.explorer === undefined ? "" : `, ${options.explorer}`} }
 chain: { rpc_url: "${sim.rpcUrl}", lag_blocks: 0 }
 store: { path: "${options.storePath}" }
 status: { listen: ${listen} }`;
@@ -39,9 +41,14 @@ rules:
   - { name: token-logs, watch: token, notify: [out] }`;
 }
 
-/** Writes `text` as `config.yaml` in `dir`, and returns its path. */
+/** Where a daemon run by a test keeps its files: the store, a file sink's alerts, the config. */
+export function daemonFiles(dir: string): { storePath: string; alertsPath: string; configPath: string } {
+  return { storePath: join(dir, "store.json"), alertsPath: join(dir, "alerts.jsonl"), configPath: join(dir, "config.yaml") };
+}
+
+/** Writes `text` as `config.yaml` in `dir` (the `configPath` of daemonFiles), and returns its path. */
 export function writeConfig(dir: string, text: string): string {
-  const path = join(dir, "config.yaml");
-  writeFileSync(path, text);
-  return path;
+  const { configPath } = daemonFiles(dir);
+  writeFileSync(configPath, text);
+  return configPath;
 }

@@ -1,5 +1,4 @@
 import { writeFileSync } from "node:fs";
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { AlertDocument } from "../../src/model/alert-document.js";
 import { compileSafePattern } from "../../src/rules/safe-regexp.js";
@@ -9,7 +8,7 @@ import type { Cursor } from "../../src/store/types.js";
 import { readOnDisk } from "../store/fixtures/on-disk.js";
 import { startKaiawatch, waitForStatusUrl } from "../helpers/child.js";
 import { readJsonLines, tempDir } from "../helpers/harness.js";
-import { simulatorHead } from "../helpers/simulator-config.js";
+import { daemonFiles, simulatorHead } from "../helpers/simulator-config.js";
 
 /**
  * Issue 20, item 1, end to end: `kaiawatch run` as a real process, rules whose patterns
@@ -55,9 +54,7 @@ afterAll(async () => {
 
 describe("a hostile revert message against a pattern that freezes a backtracking engine", () => {
   it("is evaluated while /healthz keeps answering, and SIGTERM stops the daemon", async () => {
-    const storePath = join(dir.path, "store.json");
-    const alertsPath = join(dir.path, "alerts.jsonl");
-    const configPath = join(dir.path, "config.yaml");
+    const { storePath, alertsPath, configPath } = daemonFiles(dir.path);
     const rules = Object.entries(PATTERNS).map(
       ([name, pattern]) => `  - { name: ${name}, watch: wallet, when: { fail_message: { matches: ${JSON.stringify(pattern)} } }, notify: [out] }`,
     );
