@@ -41,6 +41,20 @@ rules:
   - { name: token-logs, watch: token, notify: [out] }`;
 }
 
+/**
+ * `watches:` and `rules:` for `count` contracts that nothing ever calls (0x7…, numbered from
+ * `first`): watch `w<i>` on contract i, rule `r<i>` sending it to the sink `out`. Sources in
+ * numbers, for tests about how many there are.
+ */
+export function idleContractsToOut(count: number, first = 0): string {
+  const indices = Array.from({ length: count }, (_, n) => first + n);
+  const address = (i: number) => `0x7${i.toString(16).padStart(39, "0")}`;
+  return `watches:
+${indices.map((i) => `  - { name: w${i}, contract: "${address(i)}" }`).join("\n")}
+rules:
+${indices.map((i) => `  - { name: r${i}, watch: w${i}, notify: [out] }`).join("\n")}`;
+}
+
 /** Where a daemon run by a test keeps its files: the store, a file sink's alerts, the config. */
 export function daemonFiles(dir: string): { storePath: string; alertsPath: string; configPath: string } {
   return { storePath: join(dir, "store.json"), alertsPath: join(dir, "alerts.jsonl"), configPath: join(dir, "config.yaml") };

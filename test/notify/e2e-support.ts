@@ -61,6 +61,19 @@ export function addNftTransfers(sim: Simulator, count: number): number {
   return sim.addBlock({ nftTransfers: Array.from({ length: count }, () => ({ from, to })) });
 }
 
+/** Appends a block of failed calls by the busy wallet, one per revert message; returns its number. */
+export function addFailedCalls(sim: Simulator, messages: string[]): number {
+  return sim.addBlock({
+    internalTransactions: messages.map((message) => ({
+      from: sim.addresses.busyWallet,
+      to: sim.addresses.contracts[0],
+      amount: "0",
+      error: "execution reverted",
+      transaction_status: { status: "Fail" as const, fail_message: message },
+    })),
+  });
+}
+
 /** A simulator with no generated records: a test adds exactly the blocks it needs. */
 export function emptyChain(seed: number): Promise<Simulator> {
   return createSimulator({ seed, initialBlocks: 3, density: { eventLogs: 0, nftTransfers: 0, internalTransactions: 0 } });

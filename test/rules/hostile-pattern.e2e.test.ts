@@ -9,6 +9,7 @@ import { readOnDisk } from "../store/fixtures/on-disk.js";
 import { startKaiawatch, waitForStatusUrl } from "../helpers/child.js";
 import { readJsonLines, tempDir } from "../helpers/harness.js";
 import { daemonFiles, simulatorHead } from "../helpers/simulator-config.js";
+import { addFailedCalls } from "../notify/e2e-support.js";
 
 /**
  * Issue 20, item 1, end to end: `kaiawatch run` as a real process, rules whose patterns
@@ -37,15 +38,7 @@ const dir = tempDir("kaiawatch-hostile-pattern-");
 
 beforeAll(async () => {
   sim = await createSimulator({ seed: 31, initialBlocks: 20 }); // frozen: blocks come only from the test
-  hostileBlock = sim.addBlock({
-    internalTransactions: MESSAGES.map((message) => ({
-      from: sim.addresses.busyWallet,
-      to: sim.addresses.contracts[0],
-      amount: "0",
-      error: "execution reverted",
-      transaction_status: { status: "Fail" as const, fail_message: message },
-    })),
-  });
+  hostileBlock = addFailedCalls(sim, MESSAGES);
 });
 afterAll(async () => {
   await sim?.close();
