@@ -1,4 +1,3 @@
-import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { DrainResult } from "../../src/notify/dispatcher.js";
@@ -7,8 +6,7 @@ import type { OutboxEntry } from "../../src/model/outbox-entry.js";
 import { configFromText, tempDir } from "../helpers/harness.js";
 import { withDaemon } from "../helpers/with-daemon.js";
 import { startReceiver, type Receiver } from "./receiver.js";
-import { addNftTransfers, emptyChain } from "./e2e-support.js";
-import { simulatorHead } from "../helpers/simulator-config.js";
+import { addNftTransfers, emptyChain, nftTransfersTo } from "./e2e-support.js";
 
 /**
  * Slack's rule, played by a real receiver: more than one message a second on a webhook is
@@ -52,12 +50,7 @@ beforeAll(async () => {
     res.writeHead(200, { "content-type": "text/plain" }).end("ok");
   });
   const text = `
-${simulatorHead(sim, { storePath: join(dir.path, "store.json"), requestsPerSecond: 500 })}
-defaults: { start: ${block}, jitter: 0s }
-watches:
-  - { name: kitties, collection: "${sim.addresses.nftCollections[0]}" }
-rules:
-  - { name: transfers, watch: kitties, notify: [paced, eager] }
+${nftTransfersTo(sim, { dir: dir.path, start: block, notify: ["paced", "eager"] })}
 sinks:
   paced: { type: slack, url: "${receiver.url}/services/T1/B1/paced", text: "{{id}}" }
   eager: { type: slack, url: "${receiver.url}/services/T1/B2/eager", text: "{{id}}", rate_per_second: 4 }

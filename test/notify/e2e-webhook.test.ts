@@ -1,4 +1,3 @@
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Webhook } from "standardwebhooks";
 import type { AlertDocument } from "../../src/model/alert-document.js";
@@ -6,8 +5,7 @@ import type { Simulator } from "../../src/simulator/index.js";
 import { configFromText, tempDir } from "../helpers/harness.js";
 import { withDaemon } from "../helpers/with-daemon.js";
 import { startReceiver, type Received, type Receiver } from "./receiver.js";
-import { WEBHOOK_SECRET, addNftTransfers, emptyChain } from "./e2e-support.js";
-import { simulatorHead } from "../helpers/simulator-config.js";
+import { WEBHOOK_SECRET, addNftTransfers, emptyChain, nftTransfersTo } from "./e2e-support.js";
 
 /**
  * Signed webhooks end to end: a receiver that fails the first attempts of every delivery
@@ -37,12 +35,7 @@ beforeAll(async () => {
     }
   });
   const text = `
-${simulatorHead(sim, { storePath: join(dir.path, "store.json"), requestsPerSecond: 500 })}
-defaults: { start: ${block}, jitter: 0s }
-watches:
-  - { name: kitties, collection: "${sim.addresses.nftCollections[0]}" }
-rules:
-  - { name: transfers, watch: kitties, notify: [audit] }
+${nftTransfersTo(sim, { dir: dir.path, start: block, notify: ["audit"] })}
 sinks:
   audit: { type: webhook, url: "${receiver.url}/hooks/kaia", allow_http: true, secret: "${WEBHOOK_SECRET}", headers: { X-Team: treasury } }
 `;
