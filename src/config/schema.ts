@@ -119,7 +119,7 @@ export const chainSchema = z
       .number()
       .positive()
       .default(10)
-      .meta({ description: "JSON-RPC requests a second to rpc_url, all together: the head, token decimals and symbols, balances. Public endpoints throttle. Default 10." }),
+      .meta({ description: "JSON-RPC requests a second to rpc_url, all together: the head, token decimals and symbols, balances, block times of absence rules. Public endpoints throttle. Default 10." }),
   })
   .prefault({});
 
@@ -178,6 +178,9 @@ export const statusSchema = z
       .min(1)
       .optional()
       .meta({ description: "Without `token`: the file holding the bearer token the write API (cursor moves, silences, alerts, re-queues) needs. The daemon creates it at its first start, readable by its user only (0600); kaiawatch commands read it. Not made with `store.url`. Default: status-write-token beside the store (store.path's folder)." }),
+    frozen_after: positiveDuration
+      .prefault("30s")
+      .meta({ description: "When kaiawatch's main thread has been held this long (a store write on a frozen disk: SQLite writes hold it), /healthz and /readyz answer 503 saying so, from a thread of their own, instead of not answering at all. Default 30s." }),
     trust_loopback: z
       .boolean()
       .default(false)
@@ -318,6 +321,23 @@ export const conditionSchema: z.ZodType<Condition> = z
   .catchall(fieldTest)
   .meta({ id: "condition", description: "Field tests (all must hold), combined with all / any / not." });
 
+/** The most records an absence rule may expect: it keeps the block and time of that many (docs/absence.md). */
+export const MAX_EXPECTED_RECORDS = 1000;
+
+const expectSchema = z
+  .strictObject({
+    at_least: z
+      .int({ error: "expected a whole number of records, e.g. 1" })
+      .min(1, "must be at least 1: a rule that expects no record can never miss one")
+      .max(MAX_EXPECTED_RECORDS, `at most ${MAX_EXPECTED_RECORDS}`),
+    // Block timestamps are whole seconds.
+    within: duration.refine((ms) => ms >= 1000, "must be at least 1s: block times are whole seconds"),
+  })
+  .meta({
+    description:
+      "An absence rule: it alerts when fewer than at_least matching records arrived within the last `within` of block time (not wall time), and resolves when they come back; it sends no alert per record (docs/absence.md).",
+  });
+
 export const ruleSchema = z.strictObject({
   name: slug("a rule name"),
   watch: z.string().meta({ description: "The name of the watch whose records this rule sees." }),
@@ -342,6 +362,7 @@ export const ruleSchema = z.strictObject({
     .min(1)
     .optional()
     .meta({ description: "Balance rules: the alert resolves after this many readings in a row where the condition no longer holds (hysteresis against a balance hovering at the threshold). Default 2." }),
+  expect: expectSchema.optional(),
   repeat_interval: positiveDuration
     .optional()
     .meta({ description: "Balance rules: a firing episode is sent again every this long (a reminder under the episode's id, with a repeat counter), at the first reading after it is due, until it resolves. Absent: once when it fires, once when it resolves." }),

@@ -103,6 +103,8 @@ export interface StatusConfig {
   write_token_file: string;
   /** Loopback peers may write without a token (a trusted machine). */
   trust_loopback: boolean;
+  /** A main thread held this long (ms) makes /healthz and /readyz answer 503 (a frozen disk). */
+  frozen_after: number;
 }
 
 export interface LogConfig {
@@ -222,6 +224,11 @@ export interface RuleConfig {
   severity?: AlertSeverity;
   /** Balance rules: readings in a row without the condition before the alert resolves. */
   clear_after?: number;
+  /**
+   * An absence rule: an alert when fewer than `at_least` matching records arrived within
+   * the last `within` of block time, a resolve when they are back (docs/absence.md).
+   */
+  expect?: { at_least: number; within: Duration };
   /** Balance rules: a firing episode is sent again every this long (a reminder) until it resolves; absent: never. */
   repeat_interval?: Duration;
 }

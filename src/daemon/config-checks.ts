@@ -23,6 +23,20 @@ const DECODED_TOKEN_FIELDS: Readonly<Record<string, string>> = {
 };
 
 /**
+ * What an absence rule (`expect`) cannot take: a balance watch is read on its schedule,
+ * not counted; its alerts are about records that did not arrive, so there is nothing to
+ * enrich and no record for a summary template to read (docs/absence.md).
+ */
+function absenceRuleIssues(rule: RuleConfig, index: number): ConfigIssue[] {
+  if (rule.expect === undefined) return [];
+  const issues: ConfigIssue[] = [];
+  if (rule.source === "balances") issues.push({ path: ["rules", index, "expect"], message: `rule "${rule.name}" reads balances: expect counts the records of an account, collection or contract watch` });
+  if (rule.enrich.length > 0) issues.push({ path: ["rules", index, "enrich"], message: `rule "${rule.name}" alerts on records that did not arrive (expect): there is nothing to enrich` });
+  if (rule.summary !== undefined) issues.push({ path: ["rules", index, "summary"], message: `rule "${rule.name}" alerts on records that did not arrive (expect): its summary is kaiawatch's line, with the counts under record (docs/absence.md)` });
+  return issues;
+}
+
+/**
  * What only other subsystems can check in a config: rule conditions against their source,
  * summary templates, and each sink's own options. `validate`, `run` and `once` run the same
  * list, so a config that validates is a config that starts.
@@ -30,9 +44,10 @@ const DECODED_TOKEN_FIELDS: Readonly<Record<string, string>> = {
 export const CONFIG_CHECKS: ConfigCheck[] = [
   (config) => checkRuleConditions(config),
   (config) => checkEnrichments(config),
+  (config) => config.rules.flatMap((rule, index) => absenceRuleIssues(rule, index)),
   (config) =>
     config.rules.flatMap((rule, index): ConfigIssue[] =>
-      rule.summary === undefined
+      rule.summary === undefined || rule.expect !== undefined
         ? []
         : validateSummaryTemplate(rule.summary, rule.source, isTokenRule(config, rule) ? TOKEN_TRANSFER_TEMPLATE_VARIABLES : []).map((issue) => ({ path: ["rules", index, "summary", ...issue.path], message: issue.message })),
     ),
@@ -42,14 +57,22 @@ export const CONFIG_CHECKS: ConfigCheck[] = [
     config.rules.flatMap((rule, index): ConfigIssue[] =>
       rule.source === "balances" || rule.clear_after === undefined
         ? []
-        : [{ path: ["rules", index, "clear_after"], message: `rule "${rule.name}" alerts once per record: clear_after applies to balance rules only` }],
+        : [{ path: ["rules", index, "clear_after"], message: rule.expect === undefined ? `rule "${rule.name}" alerts once per record: clear_after applies to balance rules only` : `rule "${rule.name}" is an absence rule, resolved by the window that holds enough records again: clear_after applies to balance rules only` }],
     ),
   // A record's alert has no episode to remind of.
   (config) =>
     config.rules.flatMap((rule, index): ConfigIssue[] =>
       rule.source === "balances" || rule.repeat_interval === undefined
         ? []
-        : [{ path: ["rules", index, "repeat_interval"], message: `rule "${rule.name}" alerts once per record, which has no episode to remind of: repeat_interval applies to balance rules (and operational.repeat_interval to kaiawatch's own conditions)` }],
+        : [
+            {
+              path: ["rules", index, "repeat_interval"],
+              message:
+                rule.expect === undefined
+                  ? `rule "${rule.name}" alerts once per record, which has no episode to remind of: repeat_interval applies to balance rules (and operational.repeat_interval to kaiawatch's own conditions)`
+                  : `rule "${rule.name}" is an absence rule: its episodes are not reminded of yet; repeat_interval applies to balance rules (and operational.repeat_interval to kaiawatch's own conditions)`,
+            },
+          ],
     ),
   // cooldown_key and group.by read the stored record as received; a token transfer's from,
   // to, direction and amount are decoded from its topics and data, not fields of it, so they

@@ -18,7 +18,9 @@ import type { Backend } from "../store/backend.js";
 import { openBackend } from "../store/open-backend.js";
 import { type Ownership } from "../store/ownership.js";
 import { leaseResource } from "../store/resources.js";
-import type { Store } from "../store/types.js";
+import type { Store, StoreFaults } from "../store/types.js";
+import { createStallBeacon, type StallBeacon } from "../common/stall-beacon.js";
+import { deliverDirectly } from "../notify/direct-delivery.js";
 import { createWatchEngine, type OnceResult, type WatchEngine } from "../watch/engine.js";
 import type { Plan } from "../watch/plan.js";
 import { planFromConfig } from "../watch/plan-from-config.js";
@@ -90,12 +92,23 @@ export interface DaemonOptions {
   waitForHead?: (signal: AbortSignal) => Promise<void>;
   /** Where catch-ups report progress (`once` on a terminal draws a line); default: info logs every few seconds. */
   progress?: Progress;
+  /**
+   * The main thread's beacon, which the store stamps around each write and the status server's
+   * thread reads (a frozen disk fails /healthz); default one on the real clock. Tests give one
+   * on a virtual clock.
+   */
+  beacon?: StallBeacon;
+  /** Tests: faults injected into the file store's writes (a write that holds the thread). */
+  storeFaults?: StoreFaults;
 }
 
 export async function createDaemon(common: Common, options: DaemonOptions): Promise<Daemon> {
   const { config } = options;
   const logger = common.logger;
-  const backend: Backend = await openBackend(common, storeOptionsOf(config.store));
+  // A store write holds the main thread (SQLite is synchronous): the store says when one
+  // starts and ends, and the status server's thread answers /healthz with 503 past status.frozen_after.
+  const beacon = options.beacon ?? createStallBeacon({ frozenAfterMs: config.status.listen === false ? undefined : config.status.frozen_after, logger });
+  const backend: Backend = await openBackend(common, { ...storeOptionsOf(config.store), writeBeacon: beacon, faults: options.storeFaults });
   const { store, replicas } = backend;
   const closers: Array<() => Promise<void>> = [];
   const close = async () => {
@@ -206,7 +219,16 @@ export async function createDaemon(common: Common, options: DaemonOptions): Prom
       // Replicas judge the sources they hold; with one process every source.
       holds: replicas === undefined ? undefined : (key) => ownership.holds(leaseResource({ source: key })) !== undefined,
       shared: replicaHealth,
-      monitor: await createOperationalMonitor(common, { store, sinks: operationalSinks, network: config.chain.network, head: () => headProbe.state().block, onQueued: () => dispatcher.kick(), repeatInterval }),
+      monitor: await createOperationalMonitor(common, {
+        store,
+        sinks: operationalSinks,
+        network: config.chain.network,
+        head: () => headProbe.state().block,
+        onQueued: () => dispatcher.kick(),
+        repeatInterval,
+        // A damaged store's alert cannot go through the outbox, which is in the damaged file.
+        sendDirectly: async (alert) => void (await deliverDirectly(common, sinks.map(({ sink }) => sink).filter((sink) => operationalSinks.includes(sink.name)), alert)),
+      }),
     });
     const readiness = createReadiness({ store, health });
     const heartbeats = built.heartbeats.map((sink) =>
@@ -232,7 +254,7 @@ export async function createDaemon(common: Common, options: DaemonOptions): Prom
       silences,
       healthLoop: createHealthLoop(common, { ownership, health, replicated: replicas !== undefined, intervalMs: config.operational.check_interval }),
       credits,
-      startStatus: listen === false ? undefined : () => startStatusServer(common, listen, { config, replicas, ownership, balanceWatches, sources: plan.sources, store, engine, dispatcher, meter: client.meter, head: headProbe, budget, health, silences }),
+      startStatus: listen === false ? undefined : () => startStatusServer(common, listen, { config, replicas, ownership, balanceWatches, sources: plan.sources, store, engine, dispatcher, meter: client.meter, head: headProbe, budget, health, silences, beacon }),
       close,
     });
 

@@ -1,4 +1,5 @@
 import type { Common } from "../common/common.js";
+import type { StallBeacon } from "../common/stall-beacon.js";
 import type { Config } from "../config/types.js";
 import type { Replicas } from "../store/backend.js";
 import type { Ownership } from "../store/ownership.js";
@@ -15,6 +16,8 @@ export type StatusServerParts = Omit<DaemonStatusParts, "replicas" | "balances" 
   replicas: Replicas | undefined;
   ownership: Ownership;
   balanceWatches: readonly BalanceWatchInput[];
+  /** The main thread's beacon (the store stamps its writes): the server's thread fails /healthz past status.frozen_after. */
+  beacon: StallBeacon;
 };
 
 /** Starts the status server of `status.listen` (a port in use rejects with KW_STATUS_LISTEN). */
@@ -33,7 +36,7 @@ export async function startStatusServer(common: Common, listen: StatusServerOpti
   // Not where replicas share the store: the commands write to the database itself, so the
   // file would serve nobody; the replicas' write API then needs status.token.
   const writeToken = config.status.token === undefined && !config.status.trust_loopback && replicas === undefined ? loadOrCreateWriteToken(config.status.write_token_file) : undefined;
-  return createStatusServer(common, { listen, token: config.status.token, writeToken, trustLoopback: config.status.trust_loopback, allowedHosts: config.status.allowed_hosts, provider });
+  return createStatusServer(common, { listen, token: config.status.token, writeToken, trustLoopback: config.status.trust_loopback, allowedHosts: config.status.allowed_hosts, provider, beacon: parts.beacon, frozenAfterMs: config.status.frozen_after });
 }
 
 /** The live replicas and what each holds, from their heartbeats. */

@@ -151,7 +151,7 @@ export function currentConditions(thresholds: OperationalConfig, input: Conditio
     if (age > thresholds.sink_pending_age) out.push({ key: `sink_stalled:${sink.name}`, kind: "sink_stalled", summary: `sink ${sink.name}: its oldest pending alert is ${Math.round(age / 1000)} s old (${sink.pending} pending)`, detail: { sink: sink.name, pending: sink.pending, oldest_created_at: sink.oldest.created_at } });
   }
   if (input.deadLetters > 0) out.push({ key: "dead_letters", kind: "dead_letters", summary: `${input.deadLetters} dead letters in the outbox (kaiawatch outbox --state dead)`, detail: { dead: input.deadLetters } });
-  // Damage found while running: writes stopped for good (the alert reaches the log and /readyz; the outbox is in the damaged file).
+  // Damage found while running: writes stopped for good (the outbox is in the damaged file: the monitor sends this alert directly, OUTBOX_CANNOT_CARRY).
   if (input.store.corrupt !== undefined) out.push({ key: "store_corrupt", kind: "store_corrupt", summary: input.store.corrupt, detail: { path: input.storePath } });
   else if (input.store.lastWriteFailed) out.push({ key: "store_not_writable", kind: "store_not_writable", summary: `the last write of ${input.storePath} failed (${input.store.failedWrites} failed writes since start): the store is not writable, and deliveries wait until it is (an outcome it cannot record would send the same alerts again); it retries with the next change`, detail: { failed_writes: input.store.failedWrites } });
   // Both hold until the UTC day turns (the meter starts the new day at 0 and the pause ends):

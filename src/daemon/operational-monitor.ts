@@ -64,9 +64,22 @@ export interface OperationalMonitorOptions {
   head: () => number | null;
   /** Wakes the dispatcher after an alert entered the outbox. */
   onQueued: () => void;
+  /**
+   * Sends an alert to the operational sinks at once, not through the outbox (deliverDirectly):
+   * for the conditions whose alert the outbox cannot carry (OUTBOX_CANNOT_CARRY).
+   */
+  sendDirectly?: (alert: AlertDocument) => Promise<void>;
   /** When a firing condition is reminded of (`operational.repeat_interval`); absent: never. */
   repeatInterval?: RepeatIntervalOf;
 }
+
+/**
+ * Conditions whose alert the outbox cannot carry: a damaged store stops every write for good,
+ * so its firing alert would wait in memory until a restart. It is sent directly instead,
+ * best effort and once per process (sendDirectly); and while such a condition holds, nothing
+ * is written (each write would fail, and the health check with it).
+ */
+export const OUTBOX_CANNOT_CARRY: ReadonlySet<string> = new Set(["store_corrupt"]);
 
 export interface OperationalMonitor {
   /** Compares the conditions holding now with the episodes firing, and sends what changed. */
@@ -94,7 +107,8 @@ export interface OperationalMonitor {
  * The episodes live in memory first and are logged at once; what the store has not taken yet
  * (it may be the store that is failing: `store_not_writable`) is written at the next update.
  * So a store that fails and recovers is logged when it starts and when it clears, and its
- * firing and resolved alerts reach the sinks once the store takes writes again.
+ * firing and resolved alerts reach the sinks once the store takes writes again. A store that
+ * is damaged takes no write again: that alert goes to the sinks directly (OUTBOX_CANNOT_CARRY).
  *
  * With `operational.repeat_interval`, a condition still holding is reminded of every
  * interval (remindIfDue), by the same replica that sends its firing and resolved alerts.
@@ -110,6 +124,8 @@ export async function createOperationalMonitor(common: Common, options: Operatio
   const unreminded = new Set([...episodes.values()].filter((episode) => (episode.repeats ?? 0) > 0).map((episode) => episode.key));
   let unsaved = false;
   let queue: Promise<void> = Promise.resolve();
+  // The conditions whose alert went directly in this process (OUTBOX_CANNOT_CARRY): once each.
+  const sentDirectly = new Set<string>();
 
   /** The episode's firing alert (repeat 0), its `repeat`-th reminder, or its resolved alert. */
   function documentOf(episode: Episode, status: "firing" | "resolved", repeat = 0): AlertDocument {
@@ -193,6 +209,10 @@ export async function createOperationalMonitor(common: Common, options: Operatio
       episodes.set(condition.key, episode);
       unqueued.add(condition.key);
       unsaved = true;
+      if (OUTBOX_CANNOT_CARRY.has(condition.kind) && !sentDirectly.has(condition.key) && options.sinks.length > 0 && options.sendDirectly !== undefined) {
+        sentDirectly.add(condition.key);
+        await options.sendDirectly(documentOf(episode, "firing"));
+      }
     }
     for (const episode of episodes.values()) {
       if (holding.has(episode.key) || episode.resolved_at !== undefined) continue;
@@ -200,6 +220,8 @@ export async function createOperationalMonitor(common: Common, options: Operatio
       unsaved = true;
       logger.info({ kind: episode.kind, condition: episode.key, alert_id: resolvedAlertId(episode.id), since: episode.since }, `resolved: ${episode.summary}`);
     }
+    // The store takes no write now, nor later in this process: what it has not taken stays in memory (and the log).
+    if (conditions.some((condition) => OUTBOX_CANNOT_CARRY.has(condition.kind))) return;
     await flush();
   }
 

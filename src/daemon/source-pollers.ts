@@ -1,4 +1,5 @@
 import type { JsonRpc } from "../chain/json-rpc.js";
+import { cachedBlockTimes, readBlockTime } from "../chain/block-time.js";
 import type { Common } from "../common/common.js";
 import { createProgress, type Progress } from "../common/progress.js";
 import type { Config } from "../config/types.js";
@@ -36,6 +37,8 @@ export function createSourcePollers(common: Common, parts: SourcePollersParts): 
   const transactions = createTransactionsReader(common, config, parts.rpc);
   // Catch-ups report their progress: info logs every few seconds, or a terminal line (`once`).
   const progress = parts.progress ?? createProgress({ now: common.now, logger: common.logger });
+  // Absence rules count in block time: timestamps from the node, remembered (no reorgs on Kaia).
+  const blockTimes = cachedBlockTimes((block, signal) => readBlockTime(parts.rpc, block, signal));
   return parts.plan.sources.map((source) =>
     createSourcePoller(common, {
       source,
@@ -48,6 +51,7 @@ export function createSourcePollers(common: Common, parts: SourcePollersParts): 
       recount: parts.recount,
       blocksInFlight: parts.blocksInFlight ?? blocksInFlightFor(isNodeOperation(source.definition.operation) ? config.chain.requests_per_second : config.explorer.requests_per_second),
       progress,
+      ...(source.rules.some((rule) => rule.absence !== undefined) ? { blockTime: blockTimes } : {}),
     }),
   );
 }

@@ -24,7 +24,8 @@ export async function applyAdmission(options: ApplyAdmissionOptions, sink: strin
   if (held.length > 0) {
     // The store has no "suppressed" state: delivered (never dead, which `retry` would resend),
     // with a note of why beside it that `kaiawatch outbox` shows.
-    await store.updateOutbox(held.map(({ entry, reason }): OutboxChange => ({ id: entry.id, kind: "delivered", at, suppressed: reason })));
+    // Each hold is an attempt in the delivery history too (outcome "suppressed"), written with it.
+    await store.updateOutbox(held.map(({ entry, reason }): OutboxChange => ({ id: entry.id, kind: "delivered", at, suppressed: reason, history: { delivery_id: entry.group_id ?? entry.alert.id, attempt: entry.attempts + 1, error: `held back by a ${reason}` } })));
     const silenceIds = held.flatMap(({ silenceId }) => (silenceId === undefined ? [] : [silenceId]));
     if (silenceIds.length > 0) options.silences?.noteHeld(silenceIds);
     for (const { entry, reason } of held) common.metrics.alertsSuppressed.inc({ rule: entry.rule, reason });

@@ -1,6 +1,6 @@
 import type { Common } from "../common/common.js";
 import { describeError, errorCode } from "../common/errors.js";
-import type { OutboxChange, Store } from "../store/types.js";
+import type { AttemptNote, OutboxChange, Store } from "../store/types.js";
 import type { PlannedDelivery } from "./admission.js";
 import type { BackoffPolicy } from "./backoff.js";
 import { decideOutcome, type DeliveryOutcome } from "./outcome.js";
@@ -93,14 +93,16 @@ export function createDeliveries(common: Common, options: DeliveriesOptions): De
         if (!options.owns(w)) throw new Error("the sink's lease was lost");
       },
     };
-    const result = await sendDelivery(planned, { sink: w.options.sink, limiter, timeoutMs: options.sendTimeoutMs, signal: runSignal, running: w.sendControllers });
+    const result = await sendDelivery(planned, { sink: w.options.sink, limiter, timeoutMs: options.sendTimeoutMs, signal: runSignal, running: w.sendControllers, now: common.now });
     // Not started, or abandoned by stop(): the entries stay pending and go again (same id).
     if (result.kind === "not-started" || result.kind === "abandoned") return;
 
     const now = common.now();
     let failure: { message: string; permanent: boolean; retryAfterMs?: number } | undefined;
+    let status = result.kind === "accepted" ? result.status : undefined;
     if (result.kind === "failed") {
       const sinkError = result.error instanceof SinkError ? result.error : undefined;
+      status = sinkError?.status;
       failure = { message: common.secrets.redact(describeError(result.error)), permanent: sinkError?.permanent ?? false, retryAfterMs: sinkError?.retryAfterMs };
       w.lastError = failure.message;
       w.lastErrorAt = new Date(now).toISOString();
@@ -110,7 +112,9 @@ export function createDeliveries(common: Common, options: DeliveriesOptions): De
     // Awaited before the entries leave `inFlight`: the PostgreSQL store applies the change only
     // when its transaction commits, and a pass reading the outbox before that found the sent
     // entries still pending and sent them again (the SQLite store applies it at once).
-    await record(w, planned, outcome.changes);
+    // Each entry's change carries the attempt: the store records it in the same write (delivery history).
+    const history: AttemptNote = { delivery_id: planned.id, attempt: result.attempt, latency_ms: result.latencyMs, ...(status === undefined ? {} : { status }), ...(failure === undefined ? {} : { error: failure.message }) };
+    await record(w, planned, outcome.changes.map((change) => withHistory(change, history)));
     await count(w, planned, outcome, { attempt: result.attempt, now, error: failure?.message });
   }
 
@@ -169,4 +173,9 @@ export function createDeliveries(common: Common, options: DeliveriesOptions): De
       await store.flush().catch((error: unknown) => common.logger.child({ component: "dispatcher" }).error({ code: errorCode(error, "KW_STORE_WRITE"), error: describeError(error) }, "recording the deliveries' outcomes failed"));
     },
   };
+}
+
+/** The change with the attempt it records (only outcomes carry one). */
+function withHistory(change: OutboxChange, history: AttemptNote): OutboxChange {
+  return change.kind === "delivered" || change.kind === "failed" || change.kind === "dead" ? { ...change, history } : change;
 }

@@ -77,12 +77,13 @@ export function createHttpSender(common: Common, options: HttpSenderOptions = {}
       const excerpt = responseExcerpt(text, [...urlSecrets(post.url), ...(post.secrets ?? [])]);
       const details = excerpt === "" ? undefined : `receiver said: ${excerpt}`;
       if (status >= 300 && status < 400) {
-        throw new SinkError("KW_NOTIFY_REDIRECT", `${post.target}: answered HTTP ${status}, a redirect, which is not followed (configure the final URL)`, { permanent: true, ...(details === undefined ? {} : { details }) });
+        throw new SinkError("KW_NOTIFY_REDIRECT", `${post.target}: answered HTTP ${status}, a redirect, which is not followed (configure the final URL)`, { permanent: true, status, ...(details === undefined ? {} : { details }) });
       }
       const retryable = status === 408 || status === 429 || status >= 500;
       const retryAfterMs = retryable ? (parseRetryAfter(headers["retry-after"], common.now()) ?? retryAfterFromBody(text)) : undefined;
       throw new SinkError("KW_NOTIFY_HTTP", `${post.target}: answered HTTP ${status}${excerpt === "" ? "" : ` (${excerpt})`}`, {
         permanent: !retryable,
+        status,
         ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
         ...(details === undefined ? {} : { details }),
       });

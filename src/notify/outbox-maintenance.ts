@@ -18,9 +18,9 @@ export interface OutboxMaintenanceOptions {
   logger: Common["logger"];
 }
 
-/** The outbox's upkeep beside the sink workers: pruning past retention, the outbox gauges, unknown sinks. */
+/** The outbox's upkeep beside the sink workers: pruning past retention (the delivery history too), the outbox gauges, unknown sinks. */
 export interface OutboxMaintenance {
-  /** Removes delivered entries past retention (and stale cooldown stamps); returns how many entries. */
+  /** Removes delivered entries and delivery attempts past retention (and stale cooldown stamps); returns how many entries. */
   prune(): Promise<number>;
   /** Sets the pending and retrying gauges of a sink. */
   updateGauges(sink: string): Promise<void>;
@@ -53,9 +53,18 @@ export function createOutboxMaintenance(common: Common, options: OutboxMaintenan
       removed += batch;
       if (batch < options.pruneBatch) break;
     }
+    // The delivery history is kept as long as delivered alerts are: each attempt for the
+    // retention after it was made (a dead letter's old attempts go too; its reason stays on it).
+    let attempts = 0;
+    for (;;) {
+      const batch = await store.pruneAttempts(before, options.pruneBatch);
+      attempts += batch;
+      if (batch < options.pruneBatch) break;
+    }
     // A stamp older than the longest cooldown holds nothing back any more (suppression notes go with their entries).
     await store.pruneCooldowns(now - options.longestCooldownMs);
     if (removed > 0) logger.info({ count: removed }, "pruned delivered alerts past retention");
+    if (attempts > 0) logger.info({ count: attempts }, "pruned delivery attempts past retention");
     return removed;
   }
 

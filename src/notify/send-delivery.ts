@@ -13,6 +13,8 @@ export interface SendOptions {
   signal: AbortSignal;
   /** Each running send's controller is here while it runs, so that `stop()` can abandon it. */
   running: Set<AbortController>;
+  /** The clock the send's latency is measured with (common.now; a test's virtual one). */
+  now: () => number;
 }
 
 /**
@@ -20,7 +22,11 @@ export interface SendOptions {
  * - `abandoned`: `stop()` gave up on the send; whether the receiver got it is unknown.
  * - `accepted` / `failed`: the sink's answer (a timeout is a failure).
  */
-export type SendResult = { kind: "not-started" } | { kind: "abandoned" } | { kind: "accepted"; attempt: number } | { kind: "failed"; attempt: number; error: unknown };
+export type SendResult =
+  | { kind: "not-started" }
+  | { kind: "abandoned" }
+  | { kind: "accepted"; attempt: number; latencyMs: number; status?: number }
+  | { kind: "failed"; attempt: number; latencyMs: number; error: unknown };
 
 /**
  * The second stage of delivery: one admitted delivery becomes one call of its sink, after
@@ -36,20 +42,24 @@ export async function sendDelivery(planned: PlannedDelivery, options: SendOption
   const delivery: Delivery = { id: planned.id, rule: planned.rule, alerts: planned.entries.map((entry) => entry.alert), attempt };
   const controller = new AbortController();
   options.running.add(controller);
+  // From after the rate limit: the time the receiver (and the way to it) took, not the queue's.
+  const started = options.now();
+  const latency = () => Math.max(0, options.now() - started);
   let timedOut = false;
   const timer = setTimeout(() => {
     timedOut = true;
     controller.abort(new SinkError("KW_NOTIFY_SEND_TIMEOUT", `the send did not finish within ${options.timeoutMs} ms`, { permanent: false }));
   }, options.timeoutMs);
   try {
-    await raceAbort(options.sink.send(delivery, controller.signal), controller.signal);
-    return { kind: "accepted", attempt };
+    const receipt = await raceAbort(options.sink.send(delivery, controller.signal), controller.signal);
+    const status = receipt?.status;
+    return { kind: "accepted", attempt, latencyMs: latency(), ...(status === undefined ? {} : { status }) };
   } catch (error) {
-    if (timedOut) return { kind: "failed", attempt, error: controller.signal.reason };
+    if (timedOut) return { kind: "failed", attempt, latencyMs: latency(), error: controller.signal.reason };
     // Abandoned by stop(), not by the sink: the entries stay pending and go again (same id)
     // after the restart; receivers drop the duplicate by id.
     if (controller.signal.aborted) return { kind: "abandoned" };
-    return { kind: "failed", attempt, error };
+    return { kind: "failed", attempt, latencyMs: latency(), error };
   } finally {
     clearTimeout(timer);
     options.running.delete(controller);

@@ -22,8 +22,15 @@ export interface Delivery {
 export interface Sink {
   readonly name: string;
   readonly type: string;
-  send(delivery: Delivery, signal: AbortSignal): Promise<void>;
+  /** Resolves when the channel accepted it, with what the receiver answered where that is known (the delivery history shows it). */
+  send(delivery: Delivery, signal: AbortSignal): Promise<void | SinkReceipt>;
   close?(): Promise<void>;
+}
+
+/** What a receiver answered an accepted send. */
+export interface SinkReceipt {
+  /** The HTTP status code of the answer. */
+  status?: number;
 }
 
 export class SinkError extends KaiawatchError {
@@ -32,10 +39,13 @@ export class SinkError extends KaiawatchError {
   readonly permanent: boolean;
   /** The receiver asked for this pause (Retry-After). */
   readonly retryAfterMs: number | undefined;
+  /** The receiver's HTTP status code, when it answered one (the delivery history shows it). */
+  readonly status: number | undefined;
 
-  constructor(code: string, message: string, options: { permanent: boolean; retryAfterMs?: number; cause?: unknown; details?: string }) {
+  constructor(code: string, message: string, options: { permanent: boolean; retryAfterMs?: number; status?: number; cause?: unknown; details?: string }) {
     super(code, message, options);
     this.permanent = options.permanent;
     this.retryAfterMs = options.retryAfterMs;
+    this.status = options.status;
   }
 }

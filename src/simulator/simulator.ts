@@ -160,6 +160,11 @@ export interface Simulator {
   mine(count?: number): void;
   /** Appends one block holding exactly these records (none generated); returns its number. */
   addBlock(records?: ChosenRecords): number;
+  /**
+   * The chain makes no block for `seconds`: every later block is that much later in block
+   * time (a halted chain, where block time and block numbers part ways).
+   */
+  halt(seconds: number): void;
   setFaults(faults: SimulatorFaults & SimulatorLimits): void;
   stats(): SimulatorStats;
   resetStats(): void;
@@ -202,7 +207,9 @@ export async function createSimulator(options: SimulatorOptions = {}): Promise<S
   const chain = new Chain(startBlock);
   const nft = new NftState(world);
   const balances = new Balances(world, chain);
-  const datetimeOf = (n: number) => new Date(GENESIS_MS + (n - startBlock) * 1000).toISOString();
+  // Blocks are one second apart but for halts (halt()), which push every later block back.
+  let haltedMs = 0;
+  const datetimeOf = (n: number) => new Date(GENESIS_MS + (n - startBlock) * 1000 + haltedMs).toISOString();
   const mineOne = () => {
     const n = chain.head + 1;
     const datetime = datetimeOf(n);
@@ -267,6 +274,10 @@ export async function createSimulator(options: SimulatorOptions = {}): Promise<S
       const n = chain.head + 1;
       const datetime = datetimeOf(n);
       return chain.append(datetime, buildChosenBlock(world, nft, createPrng(seed, n, 0xadd), n, datetime, records));
+    },
+    halt(seconds) {
+      check(Number.isSafeInteger(seconds) && seconds >= 0, "halt() takes a whole number of seconds");
+      haltedMs += seconds * 1000;
     },
     setFaults(f) {
       const { apiKey, requestsPerSecond, dailyCreditQuota, indexingLagBlocks, plan, ...rest } = f;

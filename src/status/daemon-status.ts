@@ -197,7 +197,7 @@ export function createDaemonStatus(common: Common, parts: DaemonStatusParts): St
   }
 
   const writes = createDaemonWrites(common, parts);
-  return { readiness, status, refreshMetrics, ...writes, close: () => creditHistory.stop() };
+  return { readiness, status, refreshMetrics, ...writes, history: (filter) => store.listAttempts(filter), close: () => creditHistory.stop() };
 }
 
 /**

@@ -1,5 +1,5 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
-import type { AddressInfo, Socket } from "node:net";
+import type { Socket } from "node:net";
 import type { Common } from "../common/common.js";
 import { describeError, errorCode } from "../common/errors.js";
 import type { DeadLetterSelector, RequeueResult } from "../notify/dead-letters.js";
@@ -13,6 +13,10 @@ import type { SilenceChange } from "./silence-body.js";
 import type { Silence } from "../notify/silences.js";
 import { checkWriteAccess } from "./write-access.js";
 import { writeRoutes } from "./write-routes.js";
+import { createStallBeacon, type StallBeacon } from "../common/stall-beacon.js";
+import { openFrontDoor, type FrontDoor } from "./front-door.js";
+import { parseHistoryQuery } from "./history-query.js";
+import type { AttemptFilter, DeliveryAttempt } from "../store/types.js";
 
 /** Why the daemon is or is not ready: each check with its verdict. */
 export interface Readiness {
@@ -37,6 +41,8 @@ export interface StatusProvider {
   queueAlerts?(alerts: readonly AlertToQueue[]): Promise<{ ok: true; queued: number; already_queued: number } | { ok: false; error: string }>;
   /** Adds or removes a silence while the daemon runs (POST /api/silences): `kaiawatch silence add/remove`. */
   changeSilences?(change: SilenceChange): Promise<{ ok: true; silence: Silence } | { ok: false; status: 400 | 404; error: string }>;
+  /** The delivery history, newest first (GET /api/history, a read behind the same token as /status). */
+  history?(filter: AttemptFilter): Promise<DeliveryAttempt[]>;
   /** Stops what the provider runs in the background; called when the server closes. */
   close?(): void;
 }
@@ -64,7 +70,17 @@ export interface StatusServerOptions {
   provider: StatusProvider;
   /** STATUS_SERVER_LIMITS unless given (tests shorten them). */
   limits?: Partial<StatusServerLimits>;
+  /**
+   * The main thread's beacon, which the store stamps around each write (the daemon's); one of
+   * the server's own otherwise, which stamps only the turns.
+   */
+  beacon?: StallBeacon;
+  /** `status.frozen_after`: a main thread held this long makes /healthz and /readyz answer 503 (FROZEN_AFTER_MS). */
+  frozenAfterMs?: number;
 }
+
+/** status.frozen_after's default: far above a slow disk's fsync (seconds), well under a liveness probe's patience. */
+export const FROZEN_AFTER_MS = 30_000;
 
 /**
  * What one client may hold of the status server. Without them a slow-loris client held a
@@ -159,6 +175,18 @@ export async function createStatusServer(common: Common, options: StatusServerOp
       },
     },
   };
+  if (provider.history !== undefined) {
+    const history = provider.history.bind(provider);
+    routes["/api/history"] = {
+      methods: READ,
+      auth: true,
+      handler: async (req, res) => {
+        const parsed = parseHistoryQuery(new URL(req.url ?? "/", "http://status.invalid").searchParams);
+        if (!parsed.ok) return sendJson(res, 400, { error: parsed.error });
+        sendJson(res, 200, { attempts: await history(parsed.filter) });
+      },
+    };
+  }
   // The page and its two files hold no data (it reads /status like any client), so they need no token.
   for (const [path, file] of Object.entries(PAGE_FILES)) {
     routes[path] = { methods: READ, auth: false, handler: (_req, res) => send(res, 200, file.contentType, file.body) };
@@ -207,23 +235,35 @@ export async function createStatusServer(common: Common, options: StatusServerOp
       else res.destroy();
     });
   });
-  server.maxConnections = limits.maxConnections;
+  // (maxConnections is the front door's: it holds the listening socket.)
   server.on("connection", (socket: Socket) => IDLE_TIMEOUTS.set(socket, limits.idleTimeoutMs));
 
   const { host, port } = options.listen;
-  await new Promise<void>((resolve, reject) => {
-    const onError = (error: NodeJS.ErrnoException) => {
-      provider.close?.();
-      reject(listenError(error, host, port));
-    };
-    server.once("error", onError);
-    server.listen(port, host, () => {
-      server.off("error", onError);
-      resolve();
+  // The listening socket is held by a thread of its own, which answers /healthz and /readyz
+  // with 503 when the main thread is held (a store write on a frozen disk) and relays every
+  // connection to `server` otherwise (front-door.ts).
+  const beacon = options.beacon ?? createStallBeacon();
+  const stopTurns = beacon.startTurns();
+  let frontDoor: FrontDoor;
+  try {
+    frontDoor = await openFrontDoor({
+      server,
+      host,
+      port,
+      maxConnections: limits.maxConnections,
+      requestTimeoutMs: limits.requestTimeoutMs,
+      beacon: beacon.buffer,
+      frozenAfterMs: options.frozenAfterMs ?? FROZEN_AFTER_MS,
+      headers: PAGE_SECURITY_HEADERS,
+      logger,
     });
-  });
+  } catch (error) {
+    stopTurns();
+    provider.close?.();
+    throw listenError(error as { code?: string; message: string }, host, port);
+  }
   server.on("error", (error) => logger.error({ code: errorCode(error, "KW_STATUS_SERVER"), err: describeError(error) }, "status server error"));
-  const address = server.address() as AddressInfo;
+  const address = frontDoor.address;
   const url = `http://${address.family === "IPv6" ? `[${address.address}]` : address.address}:${address.port}`;
   const writes = options.token !== undefined ? "with status.token" : options.writeToken !== undefined ? "with the token of status.write_token_file" : "none";
   logger.info({ url, auth: options.token !== undefined, writes: writeAuth.trustLoopback ? `from loopback without a token, else ${writes}` : writes }, "status server listening (the status page at /; /healthz /readyz /metrics /status)");
@@ -233,12 +273,14 @@ export async function createStatusServer(common: Common, options: StatusServerOp
 
   return {
     url,
-    close: () =>
-      new Promise<void>((resolve) => {
-        provider.close?.();
-        server.close(() => resolve());
-        server.closeAllConnections();
-      }),
+    close: async () => {
+      provider.close?.();
+      stopTurns();
+      server.closeAllConnections();
+      await frontDoor.close();
+      // The server never listened (the thread did): its close ends its timers, and its callback's error says so.
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
   };
 }
 
@@ -266,7 +308,7 @@ function send(res: ServerResponse, status: number, contentType: string, body: st
   res.end(res.req.method === "HEAD" ? undefined : body);
 }
 
-function listenError(error: NodeJS.ErrnoException, host: string, port: number): StatusError {
+function listenError(error: { code?: string; message: string }, host: string, port: number): StatusError {
   const where = `${host.includes(":") ? `[${host}]` : host}:${port}`;
   const why =
     error.code === "EADDRINUSE"

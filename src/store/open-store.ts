@@ -10,9 +10,10 @@ import { StoreError } from "./errors.js";
 import { createPostgresStore, type PostgresTimeouts } from "./postgres/postgres-store.js";
 import { createSchema, SQLITE_SCHEMA_VERSION, TABLES } from "./sqlite-schema.js";
 import { isCorruption, SqliteStore } from "./sqlite-store.js";
+import type { WriteBeacon } from "../common/stall-beacon.js";
 import { acquireStoreLock, type StoreLock } from "./store-lock.js";
 import { inspectStoreFiles } from "./store-files.js";
-import type { Store } from "./types.js";
+import type { Store, StoreFaults } from "./types.js";
 
 export interface OpenStoreOptions {
   path: string;
@@ -52,6 +53,13 @@ export interface OpenStoreOptions {
    * renames it (and its -wal and -shm) to `path` once, under both locks; a read-only open reads it in place.
    */
   renameFrom?: string;
+  /**
+   * Where the file store says that a write starts and ends: the daemon's stall beacon, read by
+   * the status server's thread (a write held on a frozen disk fails /healthz instead of freezing it).
+   */
+  writeBeacon?: WriteBeacon;
+  /** Tests: faults injected into the file store's writes (storeFaults in sqlite-store.ts). */
+  faults?: StoreFaults;
 }
 
 /** The largest database checked whole at every open (SQLite's quick_check, about 0.3 s at this size). */
@@ -124,7 +132,7 @@ export async function openSqliteStore(common: Common, options: OpenStoreOptions)
       }
     }
     if (files.length > 0) tune(db, readOnly);
-    return new SqliteStore(common, logger, db, path, readOnly, lock, files, readOnly && options.silencesWritable === true && files.length > 0);
+    return new SqliteStore(common, logger, db, path, readOnly, lock, files, readOnly && options.silencesWritable === true && files.length > 0, { beacon: options.writeBeacon, faults: options.faults });
   } catch (error) {
     try {
       db?.close();

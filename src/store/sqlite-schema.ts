@@ -12,7 +12,7 @@ import { OUTBOX_COLUMNS, entryOfOutboxRow, type OutboxRowOf } from "./outbox-row
 export const SQLITE_SCHEMA_VERSION = 3;
 
 /** The tables a store must have; an SQLite file without them is not a kaiawatch store. */
-export const TABLES = ["cursors", "alerts", "alerts_held", "outbox", "outbox_counts", "meta", "cooldowns", "suppressed", "silences", "balance_episodes"] as const;
+export const TABLES = ["cursors", "alerts", "alerts_held", "outbox", "outbox_counts", "meta", "cooldowns", "suppressed", "silences", "balance_episodes", "absences", "delivery_attempts"] as const;
 
 /**
  * An alert is kept once, in `alerts`, however many sinks it goes to: its document (JSON
@@ -142,6 +142,27 @@ CREATE TABLE silences (
   suppressed INTEGER NOT NULL DEFAULT 0
 ) WITHOUT ROWID;
 
+-- The delivery history (delivery-attempts.ts), as the PostgreSQL store's: one row per entry
+-- and attempt, written with the outcome's change; kept for store.retention after at_ms.
+-- delivery_id is NULL when it is the alert's id (a single alert's delivery; a digest's is its group id).
+CREATE TABLE delivery_attempts (
+  seq INTEGER PRIMARY KEY,
+  at_ms INTEGER NOT NULL,
+  alert_id TEXT NOT NULL,
+  sink TEXT NOT NULL,
+  rule TEXT NOT NULL,
+  delivery_id TEXT,
+  attempt INTEGER NOT NULL,
+  outcome TEXT NOT NULL CHECK (outcome IN ('delivered', 'failed', 'dead', 'suppressed')),
+  status INTEGER,
+  latency_ms INTEGER,
+  error TEXT
+);
+-- Listings newest first, since and until, and pruning the oldest.
+CREATE INDEX delivery_attempts_by_time ON delivery_attempts (at_ms);
+-- One alert's attempts (its page, history --alert).
+CREATE INDEX delivery_attempts_by_alert ON delivery_attempts (alert_id, at_ms);
+
 -- The open episode of each (balance rule, address, asset), as the PostgreSQL store's.
 CREATE TABLE balance_episodes (
   rule TEXT NOT NULL,
@@ -153,6 +174,12 @@ CREATE TABLE balance_episodes (
   repeats INTEGER NOT NULL DEFAULT 0,
   reminded_at TEXT,
   PRIMARY KEY (rule, address, asset)
+) WITHOUT ROWID;
+
+-- What each absence rule has observed (Store.AbsenceState as JSON), as the PostgreSQL store's.
+CREATE TABLE absences (
+  rule TEXT PRIMARY KEY,
+  state TEXT NOT NULL
 ) WITHOUT ROWID;
 `;
 
@@ -257,3 +284,11 @@ export function importAll(db: Database, data: { cursors: Iterable<Cursor>; outbo
     insertEntries(insertEntry, insertAlert, data.outbox);
   })();
 }
+
+/**
+ * The statement that records an attempt beside its change: the entry's alert, sink and rule
+ * from its outbox row. Parameters: at_ms, delivery_id (twice), attempt, outcome, status,
+ * latency_ms, error, the entry id.
+ */
+export const INSERT_ATTEMPT = `INSERT INTO delivery_attempts (at_ms, alert_id, sink, rule, delivery_id, attempt, outcome, status, latency_ms, error)
+  SELECT ?, alert_id, sink, rule, CASE WHEN ? = alert_id THEN NULL ELSE ? END, ?, ?, ?, ?, ? FROM outbox WHERE id = ?`;

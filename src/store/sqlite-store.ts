@@ -8,14 +8,16 @@ import { StoreError } from "./errors.js";
 import { createCheckpointer, type Checkpointer } from "./checkpointer.js";
 import { createGroupCommit, type GroupCommit } from "./group-commit.js";
 import { checkOutboxChanges } from "./outbox-transitions.js";
-import { cursorParams, entryOfRow, INSERT_ALERT, INSERT_ENTRY, insertEntries, msOf, OUTBOX_COLUMNS, OUTBOX_JOIN, UPSERT_CURSOR, type OutboxRow } from "./sqlite-schema.js";
+import { ATTEMPT_COLUMNS, attemptOfChange, attemptOfRow, attemptQuery, checkPrune, type AttemptRow } from "./delivery-attempts.js";
+import { cursorParams, entryOfRow, INSERT_ALERT, INSERT_ATTEMPT, INSERT_ENTRY, insertEntries, msOf, OUTBOX_COLUMNS, OUTBOX_JOIN, UPSERT_CURSOR, type OutboxRow } from "./sqlite-schema.js";
 import type { StoreLock } from "./store-lock.js";
-import type { BalanceEpisode, BalanceEpisodeChange, CooldownStamp, Cursor, OutboxChange, OutboxCount, OutboxCountFilter, OutboxFilter, Store, StoreStats, SuppressedNote } from "./types.js";
+import type { AbsenceState, AttemptFilter, BalanceEpisode, BalanceEpisodeChange, CooldownStamp, DeliveryAttempt, Cursor, OutboxChange, OutboxCount, OutboxCountFilter, OutboxFilter, Store, StoreFaults, StoreStats, SuppressedNote } from "./types.js";
 import { checkEpisodeChanges, episodeConflict } from "./balance-episodes.js";
 import type { AlertDocument } from "../model/alert-document.js";
 import type { SilenceStore, StoredSilence } from "./silence-store.js";
 import { createSqliteSilences } from "./sqlite-silences.js";
 import type { OutboxEntry, OutboxState } from "../model/outbox-entry.js";
+import type { WriteBeacon } from "../common/stall-beacon.js";
 
 const STATES: ReadonlySet<OutboxState> = new Set(["pending", "delivered", "dead"]);
 
@@ -105,6 +107,8 @@ export class SqliteStore implements Store {
      * writer wait its turn: busy_timeout).
      */
     silencesWritable = false,
+    /** Where each write's start and end are told (the daemon's stall beacon), and a test's faults. */
+    private readonly around: { beacon?: WriteBeacon; faults?: StoreFaults } = {},
   ) {
     this.path = path;
     this.readOnly = readOnly;
@@ -162,6 +166,7 @@ export class SqliteStore implements Store {
    */
   private mutate<T>(fn: () => T): T {
     this.assertWritable();
+    this.around.beacon?.writeStarted();
     try {
       const began = !this.db.inTransaction;
       if (began) this.db.exec("BEGIN IMMEDIATE");
@@ -177,6 +182,18 @@ export class SqliteStore implements Store {
       if (!isDiskError(error)) throw error;
       this.writeFailed(error);
       throw this.writeError(error);
+    } finally {
+      this.around.beacon?.writeEnded();
+    }
+  }
+
+  /** A write to the disk (a COMMIT, a probe, a checkpoint): the beacon is told while it holds the thread. */
+  private writing<T>(fn: () => T): T {
+    this.around.beacon?.writeStarted();
+    try {
+      return fn();
+    } finally {
+      this.around.beacon?.writeEnded();
     }
   }
 
@@ -287,8 +304,8 @@ export class SqliteStore implements Store {
     this.cursors.set(copy.key, copy);
   }
 
-  async commitWindow(input: { cursor: Cursor; entries: OutboxEntry[] }): Promise<{ added: number }> {
-    const { cursor, entries } = input;
+  async commitWindow(input: { cursor: Cursor; entries: OutboxEntry[]; absences?: readonly AbsenceState[] }): Promise<{ added: number }> {
+    const { cursor, entries, absences = [] } = input;
     checkCursor(cursor);
     this.assertWritable();
     const current = this.cursors.get(cursor.key);
@@ -301,6 +318,8 @@ export class SqliteStore implements Store {
     const added = this.mutate(() => {
       const n = this.addNew(entries);
       this.putCursor(cursor);
+      // In the cursor's transaction: deferred with it (below), never apart from it.
+      for (const absence of absences) this.statement("INSERT INTO absences (rule, state) VALUES (?, ?) ON CONFLICT (rule) DO UPDATE SET state = excluded.state").run(absence.rule, JSON.stringify(absence));
       return n;
     });
     if (entries.length === 0) {
@@ -333,6 +352,12 @@ export class SqliteStore implements Store {
       added += n;
     }
     return added;
+  }
+
+  async listAbsences(rules?: readonly string[]): Promise<AbsenceState[]> {
+    const rows = this.statement("SELECT rule, state FROM absences ORDER BY rule").all() as Array<{ rule: string; state: string }>;
+    const wanted = rules === undefined ? undefined : new Set(rules);
+    return rows.filter((row) => wanted === undefined || wanted.has(row.rule)).map((row) => JSON.parse(row.state) as AbsenceState);
   }
 
   async listBalanceEpisodes(): Promise<BalanceEpisode[]> {
@@ -447,7 +472,14 @@ export class SqliteStore implements Store {
       // Check every change before applying any: a batch is all or nothing.
       const stateOf = this.statement("SELECT state FROM outbox WHERE id = ?");
       checkOutboxChanges(changes, (id) => (stateOf.get(id) as { state: OutboxState } | undefined)?.state);
-      for (const change of changes) this.applyChange(change);
+      for (const change of changes) {
+        this.applyChange(change);
+        // In the same transaction as the change: the history and the outbox agree after a crash.
+        const attempt = attemptOfChange(change);
+        if (attempt !== undefined) {
+          this.statement(INSERT_ATTEMPT).run(attempt.at_ms, attempt.delivery_id, attempt.delivery_id, attempt.attempt, attempt.outcome, attempt.status, attempt.latency_ms, attempt.error, change.id);
+        }
+      }
     });
     if (options.durable === false) {
       this.groupCommit.defer();
@@ -512,6 +544,23 @@ export class SqliteStore implements Store {
       this.outboxTotal = this.alertsTotal = undefined;
       await this.groupCommit.request();
     }
+    return removed;
+  }
+
+  async listAttempts(filter: AttemptFilter = {}): Promise<DeliveryAttempt[]> {
+    const { where, params, limit } = attemptQuery(filter, () => "?");
+    // One alert's attempts are read by their own index; the rest walk the time index backwards.
+    const hint = filter.alertId !== undefined ? " INDEXED BY delivery_attempts_by_alert" : "";
+    const sql = `SELECT ${ATTEMPT_COLUMNS} FROM delivery_attempts${hint}${where} ORDER BY at_ms DESC, seq DESC${limit === undefined ? "" : " LIMIT ?"}`;
+    return this.read(() => (this.statement(sql).all(...params, ...(limit === undefined ? [] : [limit])) as AttemptRow[]).map(attemptOfRow));
+  }
+
+  async pruneAttempts(olderThan: string, limit?: number): Promise<number> {
+    const before = checkPrune(olderThan, limit);
+    const removed = this.mutate(() =>
+      this.statement("DELETE FROM delivery_attempts WHERE seq IN (SELECT seq FROM delivery_attempts INDEXED BY delivery_attempts_by_time WHERE at_ms < ? ORDER BY at_ms LIMIT ?)").run(before, limit ?? -1).changes,
+    );
+    if (removed > 0) await this.groupCommit.request();
     return removed;
   }
 
@@ -662,6 +711,10 @@ export class SqliteStore implements Store {
 
   /** The group commit's write: ends the open transaction. Synchronous, like SQLite. */
   private commit(): Promise<void> {
+    return this.writing(() => this.commitNow());
+  }
+
+  private commitNow(): Promise<void> {
     if (!this.db.inTransaction) {
       // Nothing to commit (the mutations of this batch were rolled back, or none was made).
       // A write that failed before leaves nothing to retry: it was undone. Try the disk.
@@ -686,6 +739,7 @@ export class SqliteStore implements Store {
     const started = performance.now();
     try {
       write();
+      this.around.faults?.inCommit?.();
       this.touchIdentity();
       this.db.exec("COMMIT");
     } catch (error) {
@@ -728,7 +782,7 @@ export class SqliteStore implements Store {
     if (this.db.inTransaction || this.corruption !== undefined) return;
     try {
       // PASSIVE: copies what no reader still needs and never waits for a reader.
-      this.db.pragma("wal_checkpoint(PASSIVE)");
+      this.writing(() => this.db.pragma("wal_checkpoint(PASSIVE)"));
       this.uncheckpointed = 0;
       this.finishCheckpoint = false;
     } catch (error) {

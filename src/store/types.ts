@@ -1,5 +1,6 @@
 import type { AlertDocument } from "../model/alert-document.js";
 import type { OutboxEntry, OutboxState } from "../model/outbox-entry.js";
+import type { AttemptOutcome } from "../model/attempt-outcome.js";
 import type { LeaseResource } from "./resources.js";
 
 /** Where a source has got to. `block` is the last fully processed block, inclusive. */
@@ -27,11 +28,61 @@ export interface Cursor {
  * Anything else is a programming error: the whole batch is refused and nothing changes.
  */
 export type OutboxChange =
-  | { id: string; kind: "delivered"; at: string; suppressed?: SuppressionReason }
-  | { id: string; kind: "failed"; at: string; error: string; next_attempt_at: string }
-  | { id: string; kind: "dead"; at: string; reason: string }
+  | { id: string; kind: "delivered"; at: string; suppressed?: SuppressionReason; history?: AttemptNote }
+  | { id: string; kind: "failed"; at: string; error: string; next_attempt_at: string; history?: AttemptNote }
+  | { id: string; kind: "dead"; at: string; reason: string; history?: AttemptNote }
   | { id: string; kind: "requeue"; at: string }
   | { id: string; kind: "group"; group_id: string };
+
+/**
+ * One send of an entry (or its hold by a silence or a cooldown), carried by the change that
+ * records its outcome: the store adds it to the delivery history in the same write as the
+ * change (`history` on a delivered, failed or dead change), so the history never says what the
+ * outbox does not, nor the other way round. The entry's alert, sink and rule come from the
+ * outbox row; the time is the change's `at`.
+ */
+export interface AttemptNote {
+  /** The Delivery id the receiver saw: the entry's id, or its digest's group id. */
+  delivery_id: string;
+  /** 1 for the first try (Delivery.attempt); a suppression counts as the attempt it replaced. */
+  attempt: number;
+  /** The receiver's HTTP status code, where there was one. */
+  status?: number;
+  /** How long the send took, in milliseconds. */
+  latency_ms?: number;
+  /** What failed, already redacted; the store keeps at most ATTEMPT_ERROR_MAX characters. */
+  error?: string;
+}
+
+export type { AttemptOutcome };
+
+/** One row of the delivery history (`kaiawatch history`, GET /api/history). */
+export interface DeliveryAttempt {
+  at: string;
+  alert_id: string;
+  sink: string;
+  rule: string;
+  delivery_id: string;
+  attempt: number;
+  outcome: AttemptOutcome;
+  status?: number;
+  latency_ms?: number;
+  error?: string;
+}
+
+/** Which attempts a history listing returns; every field narrows it. */
+export interface AttemptFilter {
+  alertId?: string;
+  sink?: string;
+  rule?: string;
+  outcome?: AttemptOutcome;
+  /** At or after this ISO-8601 instant. */
+  since?: string;
+  /** At or before this ISO-8601 instant. */
+  until?: string;
+  /** At most this many, the newest. */
+  limit?: number;
+}
 
 /** Why an entry was marked delivered without a send. */
 export type SuppressionReason = "cooldown" | "silence";
@@ -91,6 +142,33 @@ export interface BalanceEpisodeChange {
   asset: string;
   expect: string | null;
   next: { alert: AlertDocument; clear: number; repeats: number; reminded_at: string | null } | null;
+}
+
+/** A block and its timestamp (seconds since the epoch). */
+export interface BlockTime {
+  block: number;
+  time: number;
+}
+
+/**
+ * What an absence rule (`expect`) has observed, one row per rule, written in the same
+ * commit as the cursor advance of the window it observed (docs/absence.md):
+ * - `since`: where observation began (or began again after blocks it did not see): no
+ *   alert before a whole window of block time after it has been observed;
+ * - `through`: the last block observed; a re-scan of blocks up to it (a rewind) neither
+ *   counts their records again nor decides anything;
+ * - `recent`: the newest matching records by block (block, time, how many in it), just
+ *   enough of them to hold `at_least` records, oldest first; `at_least`: the count they
+ *   were kept for (a rule that now expects more has not kept enough to count them);
+ * - `episode`: the firing alert of the open absence (its id is the episode's), or null.
+ */
+export interface AbsenceState {
+  rule: string;
+  since: BlockTime;
+  through: number;
+  recent: Array<BlockTime & { count: number }>;
+  at_least: number;
+  episode: AlertDocument | null;
 }
 
 export interface OutboxFilter {
@@ -171,9 +249,15 @@ export interface Store {
    * next write or flush() (a crash before that re-scans blocks that held no alert).
    * With `epoch` (a replica's lease on the source, see ownership.ts) the write is fenced:
    * refused with KW_STORE_LEASE_LOST unless the lease is still this replica's at that epoch.
-   * The file store has no leases and ignores it.
+   * The file store has no leases and ignores it. `absences`: see listAbsences.
    */
-  commitWindow(input: { cursor: Cursor; entries: OutboxEntry[]; epoch?: number }): Promise<{ added: number }>;
+  commitWindow(input: { cursor: Cursor; entries: OutboxEntry[]; epoch?: number; absences?: readonly AbsenceState[] }): Promise<{ added: number }>;
+  /**
+   * The absence rules' states (one per rule; see AbsenceState), written by commitWindow's
+   * `absences` (each replaces its rule's row, in the window's own write, so that what a
+   * rule observed never runs ahead of or behind the cursor). Without `rules`, every one.
+   */
+  listAbsences(rules?: readonly string[]): Promise<AbsenceState[]>;
   /**
    * Adds outbox entries that belong to no source's window (kaiawatch's own operational
    * alerts, `kaiawatch replay --send`) without touching any cursor; like commitWindow, an
@@ -213,6 +297,16 @@ export interface Store {
    * (the oldest), so that a large backlog of history is pruned in steps; returns how many.
    */
   pruneDelivered(olderThan: string, limit?: number): Promise<number>;
+  /**
+   * The delivery history: attempts matching the filter, newest first (by time, then by the
+   * order they were recorded). Each was written with the outbox change it belongs to.
+   */
+  listAttempts(filter?: AttemptFilter): Promise<DeliveryAttempt[]>;
+  /**
+   * Removes attempts made before `olderThan` (ISO), at most `limit` of them (the oldest):
+   * the history is kept for the outbox's retention, pruned in steps as the outbox is.
+   */
+  pruneAttempts(olderThan: string, limit?: number): Promise<number>;
   /** The stored stamps of these (rule, key) pairs of one sink; pairs without a stamp are left out. */
   readCooldowns(sink: string, keys: ReadonlyArray<{ rule: string; key: string }>): Promise<CooldownStamp[]>;
   /**
@@ -244,4 +338,14 @@ export interface Store {
    * before every window, where stats() would cost a query of the whole database on PostgreSQL.
    */
   writeFailing(): boolean;
+}
+
+/**
+ * Faults a test injects into the file store's writes (OpenBackendOptions.faults). Each runs on
+ * the main thread inside the write, as a disk would hold it: `inCommit` after the write
+ * started and before SQLite's COMMIT (e.g. Atomics.wait: a frozen disk holds the thread the
+ * same way, better-sqlite3 being synchronous).
+ */
+export interface StoreFaults {
+  inCommit?(): void;
 }

@@ -7,6 +7,7 @@ import { compileCondition } from "../rules/compile-condition.js";
 import type { TokenFieldContext } from "../rules/fields.js";
 import type { RecordFamily, WatchedRecord } from "../model/record.js";
 import type { SourceRule } from "./source-rule.js";
+import type { AbsenceRule } from "./absence.js";
 import type { SourceDefinition } from "./source.js";
 
 /** A token watch's rule ran before the token's decimals and symbol were read (a wiring mistake). */
@@ -36,6 +37,18 @@ export function tokenFieldContext(watch: WatchConfig & { kind: "account" }, toke
   return { info: tokens?.get(token), otherSymbols };
 }
 
+/** The absence rule of a rule with `expect` (see absence.ts). */
+function absenceRuleOf(config: Config, rule: RuleConfig, watch: WatchConfig, family: RecordFamily): AbsenceRule {
+  const expect = rule.expect as NonNullable<RuleConfig["expect"]>;
+  const subject =
+    watch.kind === "account" ? { kind: "account" as const, address: watch.account } : watch.kind === "contract" ? { kind: "contract" as const, address: watch.contract } : watch.kind === "collection" ? { kind: "contract" as const, address: watch.collection } : undefined;
+  return {
+    name: rule.name,
+    watch: rule.watch,
+    spec: { atLeast: expect.at_least, withinMs: expect.within, family, network: config.chain.network, explorerUrl: config.chain.explorer_url, ...(subject === undefined ? {} : { subject }), ...(rule.severity === undefined ? {} : { severity: rule.severity }) },
+  };
+}
+
 /**
  * Compiles a rule for one of its sources: its condition once, and the alert it makes of a
  * matching record. The watched account matters to both (`direction`, the account link).
@@ -53,7 +66,7 @@ export function compileSourceRule(config: Config, rule: RuleConfig, watch: Watch
   if (!compiled.ok) throw new KaiawatchError("KW_CONFIG_INVALID", `rule ${rule.name}: ${compiled.issues.map((i) => i.message).join("; ")}`);
   const toAlert = (record: WatchedRecord, now: Date) =>
     buildAlert({ rule: { name: rule.name, summary: rule.summary, severity: rule.severity }, watch: rule.watch, record, network: config.chain.network, explorerUrl: config.chain.explorer_url, now, watchedAccount, token: tokenContext?.info });
-  const base = { name: rule.name, watch: rule.watch, notify: rule.notify, enrich: rule.enrich, toAlert };
+  const base = { name: rule.name, watch: rule.watch, notify: rule.notify, enrich: rule.enrich, toAlert, ...(rule.expect === undefined ? {} : { absence: absenceRuleOf(config, rule, watch, family) }) };
   if (token === undefined || watchedAccount === undefined) return { ...base, test: compiled.test, condition: compiled.node };
   const info = tokenContext?.info;
   const wallet = watchedAccount.toLowerCase();

@@ -219,7 +219,7 @@ export function planCredits(config: Config, options: { dayMs: number }): CreditP
     budget,
     budgetExhaustedAt,
     warnings: [],
-    rpc: planRpcCalls(config, { ...options, nodeSources }),
+    rpc: planRpcCalls(config, { ...options, nodeSources, sources: planned.sources }),
   };
   result.warnings = warningsOf(config, result);
   return result;

@@ -12,6 +12,10 @@ import { createProgress, type Progress, type ProgressTask } from "../common/prog
 import { fetchWindow, type Paginate, type RecountPolicy } from "./fetch-window.js";
 import { PROBES } from "./normalize.js";
 import { createRuleMatcher, type Match, type SourceRule } from "./source-rule.js";
+import type { BlockTimeReader } from "../chain/block-time.js";
+import type { AbsenceState } from "../store/types.js";
+import type { AlertDocument } from "../model/alert-document.js";
+import { stepAbsence } from "./absence.js";
 
 /** A source as the engine runs it: one poll and one cursor, shared by its rules. */
 export interface PlannedSource {
@@ -59,6 +63,11 @@ export interface SourcePollerOptions {
   blocksInFlight?: number;
   /** Where a catch-up (more than one window behind) reports its progress; default: info logs every few seconds. */
   progress?: Progress;
+  /**
+   * The timestamp of a block, for the source's absence rules (`expect`), which count in
+   * block time: required when it has any (docs/absence.md).
+   */
+  blockTime?: BlockTimeReader;
 }
 
 export interface TickResult {
@@ -92,6 +101,8 @@ export function createSourcePoller(common: Common, options: SourcePollerOptions)
   const progress = options.progress ?? createProgress({ now: common.now, logger });
   // Only records some rule matches are kept past their page (see fetchWindow's select).
   const select = (record: WatchedRecord) => matcher.some(record);
+  const absenceRules = source.rules.filter((rule) => rule.absence !== undefined);
+  if (absenceRules.length > 0 && options.blockTime === undefined) throw new TypeError(`source ${source.key} has absence rules but no block time reader`);
 
   // Members whose position is kept under their own source's key (the source serves them shared).
   const handedOver = (source.members ?? []).filter((m) => m.ownKey !== source.key);
@@ -144,8 +155,29 @@ export function createSourcePoller(common: Common, options: SourcePollerOptions)
     );
   }
 
+  /**
+   * The absence rules' steps over one chunk: their states after it, the ones to write with
+   * its cursor (a state changed, or the window's end), and the alerts they decided (docs/absence.md).
+   */
+  async function stepAbsences(states: Map<string, AbsenceState>, chunk: { from: number; to: number }, evaluate: boolean, matches: readonly Match[], now: Date, signal: AbortSignal) {
+    const after: AbsenceState[] = [];
+    const writes: AbsenceState[] = [];
+    const alerts: Array<{ rule: SourceRule; alert: AlertDocument }> = [];
+    for (const rule of absenceRules) {
+      const counted = new Map<number, number>();
+      for (const match of matches) if (match.rule.name === rule.name) counted.set(match.alert.block, (counted.get(match.alert.block) ?? 0) + 1);
+      const outcome = await stepAbsence(rule.absence!, states.get(rule.name), { ...chunk, evaluate, matches: counted }, options.blockTime!, now, signal);
+      after.push(outcome.state);
+      if (outcome.write) writes.push(outcome.state);
+      if (outcome.alert !== undefined) alerts.push({ rule, alert: outcome.alert });
+    }
+    return { after, writes, alerts };
+  }
+
   async function tick(head: number, signal: AbortSignal, lease: HeldLease = {}): Promise<TickResult> {
     let cursor = await ensureCursor(head);
+    // Read at every tick, as the cursor is: another replica may have gone on with them.
+    const absences = new Map<string, AbsenceState>(absenceRules.length === 0 ? [] : (await store.listAbsences(absenceRules.map((r) => r.name))).map((state) => [state.rule, state]));
     const result: TickResult = { cursor, windows: 0, records: 0, alerts: 0 };
     const behind = head - cursor;
     let catchUp: ProgressTask | undefined;
@@ -188,9 +220,13 @@ export function createSourcePoller(common: Common, options: SourcePollerOptions)
       for await (const chunk of chunks) {
         if (chunk.outside > 0) logger.warn({ ...labels, block_range: [chunk.from, chunk.to], count: chunk.outside }, "explorer returned records outside the requested range; ignored");
         const now = new Date(common.now());
-        const matches = matcher.match(chunk.records, now);
+        const all = matcher.match(chunk.records, now);
+        // An absence rule's matches are counted, not sent.
+        const matches = absenceRules.length === 0 ? all : all.filter((m) => m.rule.absence === undefined);
         if (matches.length > 0 && options.enrich) await options.enrich(matches, signal);
         const entries = matches.flatMap(({ rule, alert }) => newOutboxEntries(alert, rule.notify, now));
+        const absent = absenceRules.length === 0 ? undefined : await stepAbsences(absences, { from: chunk.from, to: chunk.to }, chunk.to === to, all, now, signal);
+        for (const { rule, alert } of absent?.alerts ?? []) entries.push(...newOutboxEntries(alert, rule.notify, now));
         // Guarantee 1: the cursor moves only together with the alerts of the blocks it passes.
         let added: number;
         try {
@@ -198,6 +234,7 @@ export function createSourcePoller(common: Common, options: SourcePollerOptions)
             cursor: { key: source.key, watch: source.watch, source: source.family, description: source.description, block: chunk.to, updated_at: now.toISOString() },
             entries,
             epoch: lease.epoch,
+            ...(absent === undefined || absent.writes.length === 0 ? {} : { absences: absent.writes }),
           }));
         } catch (error) {
           if (!isStoreError(error, "KW_STORE_LEASE_LOST")) throw error;
@@ -207,12 +244,16 @@ export function createSourcePoller(common: Common, options: SourcePollerOptions)
           return result;
         }
         if (added > 0) options.onAlerts?.();
+        // Also the states not written: what a later chunk of this tick goes on from.
+        for (const state of absent?.after ?? []) absences.set(state.rule, state);
+        for (const { alert } of absent?.alerts ?? []) logger.info({ ...labels, rule: alert.rule, status: alert.status, id: alert.id, block: alert.block }, alert.summary);
         catchUp?.advance(chunk.to - cursor);
         cursor = chunk.to;
         result.records += chunk.scanned;
         result.alerts += matches.length;
         common.metrics.sourceRecords.inc(labels, chunk.scanned);
-        for (const { rule } of matches) common.metrics.ruleMatches.inc({ rule: rule.name });
+        // An absence rule's matches too: a keeper's pace shows in the metric.
+        for (const { rule } of all) common.metrics.ruleMatches.inc({ rule: rule.name });
       }
       result.windows += 1;
       logger.debug({ ...labels, block_range: [from, to], duration_ms: common.now() - started, head }, "window done");

@@ -25,8 +25,22 @@ export interface TransactionSourceCalls {
   callsPerDay: number;
 }
 
+/** A source with absence rules: the block time of each window's end, one eth_getBlockByNumber each (docs/absence.md). */
+export interface AbsenceSourceCalls {
+  key: string;
+  rules: string[];
+  schedule: string;
+  /**
+   * Window ends a day on a quiet chain. Not counted: the times of the matching blocks kept
+   * (at most at_least a window with matches; most are read once) and a few to place a window
+   * in blocks when an alert is sent.
+   */
+  callsPerDay: number;
+}
+
 /** JSON-RPC calls (at chain.rpc_url, not the explorer: no credits) of a config in a UTC day. */
 export interface RpcPlan {
+  absenceSources: AbsenceSourceCalls[];
   balanceWatches: BalanceWatchCalls[];
   /**
    * The transactions source (absent when no rule reads transactions). Not counted: a
@@ -45,7 +59,7 @@ export interface RpcPlan {
  * when a rule's are in a token (an upper bound: a symbol names one token). The head reads
  * of the explorer sources are not counted: one per tick, shared.
  */
-export function planRpcCalls(config: Config, options: { dayMs: number; nodeSources?: readonly PlannedSource[] }): RpcPlan {
+export function planRpcCalls(config: Config, options: { dayMs: number; nodeSources?: readonly PlannedSource[]; sources?: readonly PlannedSource[] }): RpcPlan {
   const dayStart = utcDayStart(options.dayMs);
   const tokens = new Set<string>();
   const balanceWatches: BalanceWatchCalls[] = [];
@@ -72,6 +86,15 @@ export function planRpcCalls(config: Config, options: { dayMs: number; nodeSourc
     const { requestsPerDay } = sourceDayCost(source.definition.operation, source.schedule, source.maxWindowBlocks, dayStart);
     transactions = { key: source.key, watches: (source.members ?? []).map((m) => m.watch), schedule: source.schedule, blockReadsPerDay: requestsPerDay, callsPerDay: requestsPerDay };
   }
-  const callsPerDay = balanceWatches.reduce((sum, w) => sum + w.callsPerDay, 0) + (transactions?.callsPerDay ?? 0);
-  return { balanceWatches, ...(transactions ? { transactions } : {}), startupCalls: tokens.size * 2, callsPerDay };
+  const absent = new Set(config.rules.filter((rule) => rule.expect !== undefined).map((rule) => rule.name));
+  const absenceSources: AbsenceSourceCalls[] = [];
+  for (const planned of [...(options.sources ?? []), ...(options.nodeSources ?? [])]) {
+    const rules = planned.rules.map((rule) => rule.name).filter((name) => absent.has(name));
+    if (rules.length === 0) continue;
+    // Window ends: one a window of at most max_window_blocks, as a windowed explorer source asks (not one a block).
+    const { requestsPerDay } = sourceDayCost("accountEventLogs", planned.schedule, planned.maxWindowBlocks, dayStart);
+    absenceSources.push({ key: planned.key, rules, schedule: planned.schedule, callsPerDay: requestsPerDay });
+  }
+  const callsPerDay = balanceWatches.reduce((sum, w) => sum + w.callsPerDay, 0) + (transactions?.callsPerDay ?? 0) + absenceSources.reduce((sum, s) => sum + s.callsPerDay, 0);
+  return { absenceSources, balanceWatches, ...(transactions ? { transactions } : {}), startupCalls: tokens.size * 2, callsPerDay };
 }

@@ -3,6 +3,7 @@ import type { AlertDocument } from "../model/alert-document.js";
 import type { ConditionNode } from "../rules/parse-condition.js";
 import { createRuleIndex, type RuleIndex } from "../rules/rule-index.js";
 import type { WatchedRecord } from "../model/record.js";
+import type { AbsenceRule } from "./absence.js";
 
 /** A rule as a source runs it: compiled once at start-up, then called per record. */
 export interface SourceRule {
@@ -15,6 +16,11 @@ export interface SourceRule {
   /** The parsed condition behind `test`, read by the rule index (see createRuleIndex). */
   condition?: ConditionNode;
   toAlert(record: WatchedRecord, now: Date): AlertDocument;
+  /**
+   * An absence rule (`expect`): its matches are counted, not sent; the poller decides its
+   * alerts from what it counted (absence.ts).
+   */
+  absence?: AbsenceRule;
 }
 
 export interface Match {

@@ -40,6 +40,8 @@ export interface OperationalWorldOptions {
   explorer?: string;
   /** More keys of the `out` sink (e.g. `max_attempts: 1000`). */
   outSink?: string;
+  /** More keys of the `ops` sink (e.g. a `secret`). */
+  opsSink?: string;
   /** The status `out` answers (default 200); 400 makes dead letters, 503 retries. */
   outStatus?: (req: Received) => number;
   /** Without the operational sink (its deliveries would add to what a test counts). */
@@ -92,7 +94,7 @@ operational: { ${options.operational ?? ""} }
 ${busyTokenToOut(sim, `schedule: "0 0 0 1 1 *", start: latest`)}
 sinks:
   out: { type: webhook, url: "${receiver.url}/out", allow_http: true${options.outSink ? `, ${options.outSink}` : ""} }
-${options.withoutOpsSink ? "" : `  ops: { type: webhook, url: "${receiver.url}/ops", allow_http: true, operational: true }`}
+${options.withoutOpsSink ? "" : `  ops: { type: webhook, url: "${receiver.url}/ops", allow_http: true, operational: true${options.opsSink ? `, ${options.opsSink}` : ""} }`}
 `);
   return {
     sim,

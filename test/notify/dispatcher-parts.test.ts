@@ -106,6 +106,11 @@ describe("applying admission (applyAdmission)", () => {
     expect(noted).toEqual([["sil_00000001"]]);
     expect(await env.store.suppressions(["a1:out", "b2:out"])).toEqual({ "a1:out": { at: new Date(now).toISOString(), reason: "silence" }, "b2:out": { at: new Date(now).toISOString(), reason: "cooldown" } });
     expect(await counter(env.common, "alertsSuppressed", { reason: "silence" })).toBe(1);
+    // Each hold is an attempt in the delivery history, written with it.
+    expect((await env.store.listAttempts({ outcome: "suppressed" })).map((a) => [a.alert_id, a.attempt, a.error]).sort()).toEqual([
+      ["a1", 1, "held back by a silence"],
+      ["b2", 1, "held back by a cooldown"],
+    ]);
     const grouped = await env.store.listOutbox({ sink: "out", state: "pending" });
     expect(new Set(grouped.filter((e) => e.rule === "grouped").map((e) => e.group_id)).size).toBe(1);
     expect(grouped.find((e) => e.rule === "grouped")?.group_id).toBeDefined();
@@ -118,9 +123,10 @@ describe("the outbox's upkeep (createOutboxMaintenance)", () => {
     await commit(env.store, [entry("a1", "out"), entry("a2", "out"), entry("a3", "out"), entry("x1", "gone"), entry("d1", "out")]);
     const old = new Date(env.common.now() - 2 * HOUR).toISOString();
     await env.store.updateOutbox([
-      { id: "a1:out", kind: "delivered", at: old },
-      { id: "a2:out", kind: "delivered", at: old },
-      { id: "d1:out", kind: "dead", at: old, reason: "410" },
+      { id: "a1:out", kind: "delivered", at: old, history: { delivery_id: "a1", attempt: 1 } },
+      { id: "a2:out", kind: "delivered", at: old, history: { delivery_id: "a2", attempt: 1 } },
+      { id: "d1:out", kind: "dead", at: old, reason: "410", history: { delivery_id: "d1", attempt: 1, status: 410 } },
+      { id: "x1:gone", kind: "failed", at: new Date(env.common.now()).toISOString(), error: "503", next_attempt_at: new Date(env.common.now() + HOUR).toISOString(), history: { delivery_id: "x1", attempt: 1, status: 503 } },
     ]);
     await env.store.writeCooldowns([{ sink: "out", rule: "r", key: "", at: env.common.now() - 3 * HOUR }]);
     const maintenance = createOutboxMaintenance(env.common, { store: env.store, sinks: ["out"], retentionMs: HOUR, pruneBatch: 1, pruneIntervalMs: 60_000, longestCooldownMs: HOUR, logger: env.common.logger });
@@ -128,6 +134,8 @@ describe("the outbox's upkeep (createOutboxMaintenance)", () => {
     expect(await maintenance.prune()).toBe(2);
     expect((await env.store.listOutbox()).map((e) => e.id)).toEqual(["a3:out", "x1:gone", "d1:out"]);
     expect(await env.store.readCooldowns("out", [{ rule: "r", key: "" }])).toEqual([]);
+    // The delivery history past retention goes too, in the same batches (a dead letter's old attempt with it).
+    expect((await env.store.listAttempts()).map((a) => a.alert_id)).toEqual(["x1"]);
     await maintenance.updateGauges("out");
     expect(await counter(env.common, "outboxPending", { sink: "out", state: "pending" })).toBe(1);
     expect(await maintenance.countDead("out")).toBe(1);

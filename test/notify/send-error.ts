@@ -1,7 +1,7 @@
 import { SinkError } from "../../src/notify/sink.js";
 
 /** The SinkError a send fails with; anything else (or a send that succeeds) fails the test. */
-export async function sendError(send: () => Promise<void>): Promise<SinkError> {
+export async function sendError(send: () => Promise<unknown>): Promise<SinkError> {
   try {
     await send();
   } catch (error) {

@@ -3,6 +3,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createTestCommon, type Common } from "../../src/common/common.js";
 import { newSilence } from "../../src/notify/silences.js";
 import type { Backend } from "../../src/store/backend.js";
+import type { AbsenceState } from "../../src/store/types.js";
 import { openBackend, type OpenBackendOptions } from "../../src/store/open-backend.js";
 import { metaSlot, readMeta, writeMeta } from "../../src/store/meta-slot.js";
 import { leaseResource } from "../../src/store/resources.js";
@@ -369,6 +370,79 @@ describe.each(subjects)("the store port on $name", (subject) => {
     });
   });
 
+  describe("Store: delivery history", () => {
+    const at = (minute: number) => new Date(Date.UTC(2025, 0, 1, 0, minute)).toISOString();
+
+    it("records a delivery that failed twice then succeeded as three attempts, each with its change, across a reopen", async () => {
+      const first = await fresh();
+      const store = first.store;
+      await store.commitWindow({ cursor: cursor("s1", 1), entries: [entry("a1", "slack"), entry("a2", "slack")] });
+      await store.updateOutbox([{ id: "a1:slack", kind: "failed", at: at(1), error: "HTTP 503", next_attempt_at: at(2), history: { delivery_id: "a1", attempt: 1, status: 503, latency_ms: 12.4, error: "sink slack (slack): answered HTTP 503" } }], { durable: false });
+      await store.updateOutbox([{ id: "a1:slack", kind: "failed", at: at(2), error: "timeout", next_attempt_at: at(3), history: { delivery_id: "a1", attempt: 2, latency_ms: 5000, error: "no answer within 5000 ms" } }]);
+      await store.updateOutbox([{ id: "a1:slack", kind: "delivered", at: at(3), history: { delivery_id: "a1", attempt: 3, status: 200, latency_ms: 8 } }]);
+      // A change without a note (an operator's, a digest's grouping) records no attempt.
+      await store.updateOutbox([{ id: "a2:slack", kind: "group", group_id: "g1" }]);
+      await first.close();
+
+      const { store: again } = await open();
+      expect(await again.listAttempts({ alertId: "a1" })).toEqual([
+        { at: at(3), alert_id: "a1", sink: "slack", rule: "big-outflow", delivery_id: "a1", attempt: 3, outcome: "delivered", status: 200, latency_ms: 8 },
+        { at: at(2), alert_id: "a1", sink: "slack", rule: "big-outflow", delivery_id: "a1", attempt: 2, outcome: "failed", latency_ms: 5000, error: "no answer within 5000 ms" },
+        { at: at(1), alert_id: "a1", sink: "slack", rule: "big-outflow", delivery_id: "a1", attempt: 1, outcome: "failed", status: 503, latency_ms: 12, error: "sink slack (slack): answered HTTP 503" },
+      ]);
+      expect(await again.listAttempts({ alertId: "a2" })).toEqual([]);
+    });
+
+    it("records dead letters, suppressions and digests, and filters by alert, sink, rule, outcome and time, newest first", async () => {
+      const store = await seeded();
+      const long = `refused: ${"x".repeat(1000)}`;
+      await store.updateOutbox([
+        { id: "a1:slack", kind: "group", group_id: "g1" },
+        { id: "a2:slack", kind: "group", group_id: "g1" },
+        { id: "a1:slack", kind: "delivered", at: at(1), history: { delivery_id: "g1", attempt: 1, status: 204, latency_ms: 3 } },
+        { id: "a2:slack", kind: "delivered", at: at(1), history: { delivery_id: "g1", attempt: 1, status: 204, latency_ms: 3 } },
+        { id: "a1:email", kind: "dead", at: at(2), reason: "permanent error", history: { delivery_id: "a1", attempt: 1, error: long } },
+        { id: "a3:slack", kind: "delivered", at: at(3), suppressed: "silence", history: { delivery_id: "a3", attempt: 1 } },
+      ]);
+      const all = await store.listAttempts();
+      expect(all.map((a) => [a.alert_id, a.sink, a.outcome, a.delivery_id])).toEqual([
+        ["a3", "slack", "suppressed", "a3"],
+        ["a1", "email", "dead", "a1"],
+        ["a2", "slack", "delivered", "g1"],
+        ["a1", "slack", "delivered", "g1"],
+      ]);
+      // Capped, never the whole answer.
+      expect(all[1]?.error?.length).toBeLessThanOrEqual(300);
+      expect(all[1]?.error?.startsWith("refused: xxx")).toBe(true);
+      expect((await store.listAttempts({ sink: "slack", outcome: "delivered" })).map((a) => a.alert_id)).toEqual(["a2", "a1"]);
+      expect((await store.listAttempts({ rule: "big-outflow", limit: 2 })).map((a) => a.alert_id)).toEqual(["a3", "a1"]);
+      expect((await store.listAttempts({ rule: "other" })).length).toBe(0);
+      expect((await store.listAttempts({ since: at(2) })).map((a) => a.outcome)).toEqual(["suppressed", "dead"]);
+      expect((await store.listAttempts({ until: at(2) })).map((a) => a.outcome)).toEqual(["dead", "delivered", "delivered"]);
+      expect((await store.listAttempts({ alertId: "a1", since: at(1), until: at(1) })).map((a) => a.sink)).toEqual(["slack"]);
+    });
+
+    it("writes nothing of a refused batch, and prunes the oldest attempts in batches by time, apart from the outbox", async () => {
+      const store = await seeded();
+      await expect(
+        store.updateOutbox([
+          { id: "a1:slack", kind: "failed", at: at(1), error: "x", next_attempt_at: at(2), history: { delivery_id: "a1", attempt: 1, error: "x" } },
+          { id: "nope:slack", kind: "delivered", at: at(1), history: { delivery_id: "nope", attempt: 1 } },
+        ]),
+      ).rejects.toMatchObject({ code: "KW_STORE_OUTBOX_CHANGE" });
+      expect(await store.listAttempts()).toEqual([]);
+      for (let minute = 1; minute <= 5; minute++) {
+        await store.updateOutbox([{ id: "a2:slack", kind: "failed", at: at(minute), error: "x", next_attempt_at: at(minute + 1), history: { delivery_id: "a2", attempt: minute, error: "x" } }]);
+      }
+      expect(await store.pruneAttempts(at(4), 2)).toBe(2);
+      expect(await store.pruneAttempts(at(4))).toBe(1);
+      expect(await store.pruneAttempts(at(4))).toBe(0);
+      expect((await store.listAttempts()).map((a) => a.attempt)).toEqual([5, 4]);
+      // The entry itself is the outbox's: still pending, its attempts counted.
+      expect((await store.listOutbox({ sink: "slack", state: "pending" })).find((e) => e.id === "a2:slack")?.attempts).toBe(5);
+    });
+  });
+
   describe("Store: balance episodes", () => {
     const key = { rule: "payer-low", address: "0x00000000000000000000000000000000000fee00", asset: "KAIA" };
     const alertOf = (id: string) => entry(id, "pd").alert;
@@ -405,6 +479,40 @@ describe.each(subjects)("the store port on $name", (subject) => {
       expect(await backend.store.countOutbox()).toBe(0);
       await expect(backend.store.commitBalanceEpisodes({ changes: [{ ...key, expect: "b1", next: { alert: alertOf("b2"), clear: 0, repeats: 0, reminded_at: null } }], entries: [] })).rejects.toThrow(/cannot go on as b2/);
       await expect(backend.store.commitBalanceEpisodes({ changes: [{ ...key, expect: "b1", next: null }, { ...key, expect: "b1", next: null }], entries: [] })).rejects.toThrow(/two changes/);
+    });
+  });
+
+  describe("Store: absence rules' states", () => {
+    const state = (rule: string, through: number, episode: string | null = null): AbsenceState => ({
+      rule,
+      since: { block: 1, time: 1_735_689_600 },
+      through,
+      recent: [{ block: through - 1, time: 1_735_689_600 + through - 2, count: 2 }],
+      at_least: 3,
+      episode: episode === null ? null : entry(episode, "pd").alert,
+    });
+
+    it("keeps each rule's state with the window that observed it, by rule, across a reopen", async () => {
+      const first = await fresh();
+      expect(await first.store.listAbsences()).toEqual([]);
+      // A quiet window: the state goes with the cursor advance, whether deferred with it or not.
+      await first.store.commitWindow({ cursor: cursor("s1", 10), entries: [], absences: [state("upkeep", 10), state("oracle", 10)] });
+      await first.store.commitWindow({ cursor: cursor("s1", 12), entries: [entry("e1", "pd")], absences: [state("upkeep", 12, "e1")] });
+      await first.close();
+
+      const { store } = await open({ replicaId: "r2" });
+      expect(await store.listAbsences()).toEqual([state("oracle", 10), state("upkeep", 12, "e1")]);
+      expect(await store.listAbsences(["upkeep", "gone"])).toEqual([state("upkeep", 12, "e1")]);
+      expect((await store.getCursor("s1"))?.block).toBe(12);
+      expect((await store.listOutbox()).map((e) => e.id)).toEqual(["e1:pd"]);
+    });
+
+    it("writes no state of a window it refuses", async () => {
+      const { store } = await fresh();
+      await store.commitWindow({ cursor: cursor("s1", 10), entries: [], absences: [state("upkeep", 10)] });
+      await expect(store.commitWindow({ cursor: cursor("s1", 9), entries: [entry("e1", "pd")], absences: [state("upkeep", 9, "e1")] })).rejects.toMatchObject({ code: "KW_STORE_CURSOR_BACKWARDS" });
+      expect(await store.listAbsences()).toEqual([state("upkeep", 10)]);
+      expect(await store.listOutbox()).toEqual([]);
     });
   });
 

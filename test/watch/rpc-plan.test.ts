@@ -29,7 +29,7 @@ sinks:
     const cost = OPERATIONS.accountEventLogs.cost;
     expect(plan.creditsPerDay).toBe(2 * 8640 * cost);
     // 2880 readings × (eth_blockNumber + 2 addresses × KAIA): the token is read by no rule.
-    expect(plan.rpc).toEqual({ balanceWatches: [{ watch: "payer", schedule: "*/30 * * * * *", readingsPerDay: 2880, callsPerReading: 3, callsPerDay: 8640 }], startupCalls: 4, callsPerDay: 8640 });
+    expect(plan.rpc).toEqual({ absenceSources: [], balanceWatches: [{ watch: "payer", schedule: "*/30 * * * * *", readingsPerDay: 2880, callsPerReading: 3, callsPerDay: 8640 }], startupCalls: 4, callsPerDay: 8640 });
     expect(formatPlan(plan, config, "config.yaml")).toContain("watch payer: 2,880 readings a day (*/30 * * * * *) × 3 calls = 8,640 calls");
     expect(formatPlan(plan, config, "config.yaml")).toContain("JSON-RPC at rpc.example (no explorer credits): 8,640 calls a day for balances (0.10 a second on average; chain.requests_per_second: 10), 4 at start-up");
   });

@@ -1,3 +1,4 @@
+import { formatDuration } from "../../common/duration.js";
 import type { Common } from "../../common/common.js";
 import { describeError, isKaiawatchError } from "../../common/errors.js";
 import type { Config } from "../../config/index.js";
@@ -100,6 +101,9 @@ async function run(args: string[], io: CommandIO): Promise<number> {
     });
     out(`Rule ${rule.name}: watch ${watch.name} (${definitions.map(describeSource).join("; ")})`);
     out(`when: ${rule.when === undefined ? "(none: every record matches)" : JSON.stringify(rule.when)}`);
+    // An absence rule counts what matches and alerts on what is missing: a match is good news.
+    const absence = rule.expect;
+    if (absence !== undefined) out(`expect: at least ${absence.at_least} matching ${absence.at_least === 1 ? "record" : "records"} within ${formatDuration(absence.within)} of block time; a match is counted, never sent (docs/absence.md)`);
     const noun = family.replace(/_/g, " ");
     out(`Transaction ${values.tx.toLowerCase()}${found.block === undefined ? "" : ` in block ${found.block}`}: ${found.records.length} ${noun} (via ${found.via.join(", ")})`);
     if (found.records.length === 0) {
@@ -120,7 +124,9 @@ async function run(args: string[], io: CommandIO): Promise<number> {
       if (alerts) matched += 1;
       const silence = alerts ? silences.find((candidate) => silenceMatchesRecord(candidate, rule.name, record.data)) : undefined;
       const verdict = alerts
-        ? `✓ MATCH: would alert ${rule.notify.join(", ")}`
+        ? absence !== undefined
+          ? `✓ MATCH: counted toward at least ${absence.at_least} within ${formatDuration(absence.within)}`
+          : `✓ MATCH: would alert ${rule.notify.join(", ")}`
         : !covered
           ? "✗ NO ALERT: the watch's query does not return this record"
           : notTheWallets
@@ -134,7 +140,7 @@ async function run(args: string[], io: CommandIO): Promise<number> {
     });
     out("");
     const credits = Math.max(0, client.meter.spentToday() - spentBefore);
-    out(`${matched} of ${found.records.length} records would alert; ${credits} ${credits === 1 ? "credit" : "credits"} spent.`);
+    out(`${matched} of ${found.records.length} records ${absence === undefined ? "would alert" : "would be counted"}; ${credits} ${credits === 1 ? "credit" : "credits"} spent.`);
     return EXIT_OK;
   } catch (error) {
     if (!isKaiawatchError(error)) throw error;

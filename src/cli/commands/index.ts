@@ -20,6 +20,7 @@ export const COMMANDS: CommandEntry[] = [
   { name: "status", summary: "ask running daemons (or every replica) how they are: sources, sinks, conditions, credits", load: async () => (await import("./status.js")).statusCommand },
   { name: "cursors", summary: "list the sources' cursors; --set NAME=BLOCK to rewind or skip", load: async () => (await import("./cursors.js")).cursorsCommand },
   { name: "outbox", summary: "list pending and dead alerts; `outbox retry` sends dead letters again", load: async () => (await import("./outbox.js")).outboxCommand },
+  { name: "history", summary: "every delivery attempt: time, sink, alert, outcome, status code, latency, error", load: async () => (await import("./history.js")).historyCommand },
   { name: "test-sink", summary: "send a test alert through one sink and report what happened", load: async () => (await import("./test-sink.js")).testSinkCommand },
   { name: "replay", summary: "run one rule over past blocks and show what it would send (--send to send it)", load: async () => (await import("./replay.js")).replayCommand },
   { name: "explain", summary: "show, condition by condition, why a transaction's records match a rule or not", load: async () => (await import("./explain.js")).explainCommand },

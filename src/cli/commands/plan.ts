@@ -108,9 +108,9 @@ export function formatPlan(plan: CreditPlan, config: Config, path: string, optio
   const took = (seconds: number | null) => (seconds === null ? "never: no request a second is spare" : `about ${formatSeconds(seconds)}`);
   lines.push(`catch-up: an hour behind (after downtime) is ${n(catchUp.requestsPerHourBehind)} requests (operation 8 asks once per block, the others once per window); at ${catchUp.spareRequestsPerSecond.toFixed(2)} spare requests a second, ${took(catchUp.secondsPerHourBehind)}`);
   if (catchUp.startRequests > 0) lines.push(`catch-up from the watches' start (start: -N): ${n(catchUp.startRequests)} requests, ${took(catchUp.startSeconds)}`);
-  if (plan.rpc.balanceWatches.length > 0 || plan.rpc.startupCalls > 0 || plan.rpc.transactions !== undefined) {
+  if (plan.rpc.balanceWatches.length > 0 || plan.rpc.startupCalls > 0 || plan.rpc.transactions !== undefined || plan.rpc.absenceSources.length > 0) {
     const rpcPerSecond = plan.rpc.callsPerDay / 86_400;
-    const what = [plan.rpc.transactions ? "transactions" : "", plan.rpc.balanceWatches.length > 0 ? "balances" : ""].filter(Boolean).join(" and ") || "nothing on a schedule";
+    const what = [plan.rpc.transactions ? "transactions" : "", plan.rpc.balanceWatches.length > 0 ? "balances" : "", plan.rpc.absenceSources.length > 0 ? "block times" : ""].filter(Boolean).join(" and ") || "nothing on a schedule";
     lines.push("", `JSON-RPC at ${new URL(config.chain.rpc_url).host} (no explorer credits): ${n(plan.rpc.callsPerDay)} calls a day for ${what} (${rpcPerSecond.toFixed(2)} a second on average; chain.requests_per_second: ${config.chain.requests_per_second || "no limit"}), ${plan.rpc.startupCalls} at start-up for token decimals and symbols`);
     const tx = plan.rpc.transactions;
     if (tx !== undefined) {
@@ -118,6 +118,7 @@ export function formatPlan(plan: CreditPlan, config: Config, path: string, optio
       lines.push(`  transactions (${tx.schedule}): ${n(tx.blockReadsPerDay)} block reads a day (kaia_getBlockReceipts, one per block), shared by ${watches}: ${n(tx.callsPerDay)} calls`);
     }
     for (const w of plan.rpc.balanceWatches) lines.push(`  watch ${w.watch}: ${n(w.readingsPerDay)} readings a day (${w.schedule}) × ${w.callsPerReading} calls = ${n(w.callsPerDay)} calls`);
+    for (const a of plan.rpc.absenceSources) lines.push(`  absence ${a.rules.join(", ")} (${a.schedule}): the block time of each window's end (eth_getBlockByNumber): ${n(a.callsPerDay)} calls, and one per matching block kept`);
     const limit = config.chain.requests_per_second;
     if (limit > 0 && rpcPerSecond > limit) lines.push(`  ! ${rpcPerSecond.toFixed(2)} calls a second on average exceed chain.requests_per_second (${limit}): the node reads fall behind the chain`);
   }

@@ -38,6 +38,9 @@ not queued again. While a daemon runs (it holds the store's lock), --send hands 
 matches to it through its status API (status.listen, with status.token or the daemon's
 token in status.write_token_file: run it as the daemon's user).
 
+An absence rule (expect:) alerts on records that did not arrive, in the daemon's block
+time: replay prints the records it counts, and refuses --send (docs/absence.md).
+
 While it runs, its progress (blocks done of the range, rate, time left) is a line on stderr
 when that is a terminal, else an info log line every few seconds.
 
@@ -94,6 +97,8 @@ async function run(args: string[], io: CommandIO): Promise<number> {
   if (typeof loaded === "number") return loaded;
   const { config } = loaded;
   const rule = ruleNamed(config, values.rule);
+  // Its alerts are decided in block time over what the daemon observed (docs/absence.md), not per record.
+  if (rule.expect !== undefined && values.send) throw new UsageError(`rule ${rule.name} is an absence rule (expect): replay lists the records it counts, and --send has nothing to send`);
   const common = createCommandCommon(io, { config, secrets: loaded.secrets, logLevel: values["log-level"] ?? "warn", logFormat: values["log-format"] });
   const fail = (error: unknown): number => {
     io.stderr.write(`kaiawatch replay: ${common.secrets.redact(describeError(error))}\n`);
@@ -131,6 +136,7 @@ async function run(args: string[], io: CommandIO): Promise<number> {
       io.stderr.write(`kaiawatch replay: the estimate (at least ${estimate.credits} credits) is over ${limit}. Nothing was fetched. Run again with --yes to go ahead, or replay a shorter range.\n`);
       return EXIT_USAGE;
     }
+    if (rule.expect !== undefined) out(`Note: rule ${rule.name} is an absence rule (at least ${rule.expect.at_least} within ${formatDuration(rule.expect.within)}): the matches below are the records it counts; the daemon alerts when too few arrive.`);
     if (rule.group) out(`Note: rule ${rule.name} groups its alerts (group.window ${formatDuration(rule.group.window)}): the daemon sends digests; each match is shown alone here.`);
 
     const spentBefore = client.meter.spentToday();

@@ -9,8 +9,8 @@ const HELP = `Usage: kaiawatch simulate [options]
 
 Serve the explorer API (all eleven operations under /api/v1, with the real service's
 answer shapes, errors, ordering, limits and defaults) and JSON-RPC (eth_blockNumber, eth_getBalance,
-eth_call for token decimals/symbol/balanceOf; balances follow the records; kaia_getBlockReceipts
-and debug_traceTransaction for the top-level transactions) over
+eth_call for token decimals/symbol/balanceOf; balances follow the records; eth_getBlockByNumber
+for block times; kaia_getBlockReceipts and debug_traceTransaction for the top-level transactions) over
 a synthetic Kaia chain: wallets, fungible tokens, NFT collections, contract calls with
 internal call trees, some reverting. The same seed gives the same chain. Point kaiawatch
 at it (explorer.base_url and chain.rpc_url) to try rules without an API key or credits.
@@ -216,7 +216,7 @@ export const simulateCommand: Command = {
       [
         `kaiawatch simulate: a synthetic Kaia chain from seed ${options.seed}`,
         `  explorer API  ${sim.url}  (paths under /api/v1)`,
-        `  JSON-RPC      ${sim.rpcUrl}  (POST eth_blockNumber, eth_getBalance, eth_call: decimals/symbol/balanceOf, kaia_getBlockReceipts, debug_traceTransaction)`,
+        `  JSON-RPC      ${sim.rpcUrl}  (POST eth_blockNumber, eth_getBalance, eth_call: decimals/symbol/balanceOf, eth_getBlockByNumber, kaia_getBlockReceipts, debug_traceTransaction)`,
         `  head          ${sim.head()}, ${options.blockTime ? `a new block every ${options.blockTime} ms` : "frozen"}`,
         `  density       ${describeDensity(options.density)} per block on average`,
         `  answers       ${options.dialect ?? "server"} dialect`,

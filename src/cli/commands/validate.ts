@@ -130,6 +130,7 @@ export function summarize(file: string, config: Config): string {
     ...table(
       config.rules.map((rule) => {
         const extras = [
+          rule.expect ? `absence: at least ${rule.expect.at_least} within ${formatDuration(rule.expect.within)} of block time` : "",
           rule.group ? `group ${formatDuration(rule.group.window)}` : "",
           rule.cooldown !== undefined ? `cooldown ${formatDuration(rule.cooldown)}` : "",
           rule.enrich.length > 0 ? `enrich ${rule.enrich.join(", ")}` : "",

@@ -109,7 +109,8 @@ export function createDiscordSink(common: Common, name: string, options: Discord
     type: "discord",
     async send(delivery, signal) {
       const body = JSON.stringify(buildDiscordMessage(delivery));
-      await sender.postJson({ url: options.url, body, timeoutMs: TIMEOUT_MS, target }, signal);
+      const answer = await sender.postJson({ url: options.url, body, timeoutMs: TIMEOUT_MS, target }, signal);
+      return { status: answer.status };
     },
   };
 }

@@ -161,9 +161,12 @@ export function createPagerDutySink(common: Common, name: string, options: Pager
     async send(delivery, signal) {
       // One request per event, in order. A retry sends them all again: PagerDuty folds a
       // repeated trigger into the open alert of its dedup_key and drops a repeated resolve.
+      let status: number | undefined;
       for (const event of buildPagerDutyEvents(delivery, options)) {
-        await sender.postJson({ url: options.url, body: JSON.stringify(event), timeoutMs: TIMEOUT_MS, target, secrets: [options.routing_key] }, signal);
+        status = (await sender.postJson({ url: options.url, body: JSON.stringify(event), timeoutMs: TIMEOUT_MS, target, secrets: [options.routing_key] }, signal)).status;
       }
+      // The last answer: every one before it was a success too.
+      return status === undefined ? undefined : { status };
     },
   };
 }

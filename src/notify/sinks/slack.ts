@@ -114,7 +114,8 @@ export function createSlackSink(common: Common, name: string, options: SlackOpti
     type: "slack",
     async send(delivery, signal) {
       const body = JSON.stringify(buildSlackMessage(delivery, template));
-      await sender.postJson({ url: options.url, body, timeoutMs: TIMEOUT_MS, target }, signal);
+      const answer = await sender.postJson({ url: options.url, body, timeoutMs: TIMEOUT_MS, target }, signal);
+      return { status: answer.status };
     },
   };
 }

@@ -142,7 +142,8 @@ export function createTeamsSink(common: Common, name: string, options: TeamsOpti
     type: "teams",
     async send(delivery, signal) {
       const body = JSON.stringify(buildTeamsMessage(delivery));
-      await sender.postJson({ url: options.url, body, timeoutMs: TIMEOUT_MS, target }, signal);
+      const answer = await sender.postJson({ url: options.url, body, timeoutMs: TIMEOUT_MS, target }, signal);
+      return { status: answer.status };
     },
   };
 }

@@ -92,7 +92,8 @@ export function createTelegramSink(common: Common, name: string, options: Telegr
     type: "telegram",
     async send(delivery, signal) {
       const body = JSON.stringify(buildTelegramMessage(delivery, options.chat_id));
-      await sender.postJson({ url, body, timeoutMs: TIMEOUT_MS, target, secrets: [options.bot_token] }, signal);
+      const answer = await sender.postJson({ url, body, timeoutMs: TIMEOUT_MS, target, secrets: [options.bot_token] }, signal);
+      return { status: answer.status };
     },
   };
 }

@@ -87,7 +87,8 @@ export function createWebhookSink(common: Common, name: string, options: Webhook
       const timestamp = Math.floor(common.now() / 1000);
       const signature = key === undefined ? { "webhook-id": delivery.id, "webhook-timestamp": String(timestamp) } : standardWebhookHeaders(key, delivery.id, timestamp, body);
       const headers = { ...options.headers, ...signature };
-      await sender.postJson({ url: options.url, body, headers, timeoutMs: options.timeout, target, secrets: options.secret === undefined ? [] : [options.secret] }, signal);
+      const answer = await sender.postJson({ url: options.url, body, headers, timeoutMs: options.timeout, target, secrets: options.secret === undefined ? [] : [options.secret] }, signal);
+      return { status: answer.status };
     },
   };
 }

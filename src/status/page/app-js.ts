@@ -250,6 +250,7 @@ export const APP_JS = String.raw`(function () {
     renderTrouble(data, sources, states, sinks, !!(data.actions && data.actions.requeue_dead_letters));
     renderSources(sources, states);
     renderAlerts(data.alerts || []);
+    renderAlertDetail();
     renderSinks(sinks);
     renderReplicas(data.replicas);
     renderBalances(data.balance_watches || []);
@@ -364,6 +365,10 @@ export const APP_JS = String.raw`(function () {
       var when = el("span", "subtle", ago(a.created_at));
       when.title = clean(a.created_at);
       head.appendChild(when);
+      // The alert's own view: its delivery history (#alert=ID, read from /api/history).
+      var historyLink = el("a", "subtle history-link", "history");
+      historyLink.href = "#alert=" + encodeURIComponent(String(a.id));
+      head.appendChild(historyLink);
       var deliveries = el("div", "deliveries");
       (a.deliveries || []).forEach(function (d) { deliveries.appendChild(deliveryBadge(d)); });
       li.append(head, el("p", "alert-summary", a.summary), deliveries);
@@ -373,6 +378,53 @@ export const APP_JS = String.raw`(function () {
     alerts.forEach(function (a) { next[a.id] = true; });
     seenAlerts = next;
   }
+
+  // ---- one alert: its delivery history ----
+
+  var OUTCOME_KIND = { delivered: "ok", failed: "warn", dead: "bad", suppressed: "" };
+
+  function selectedAlert() {
+    var m = /^#alert=(.+)$/.exec(location.hash);
+    if (!m) return null;
+    try { return decodeURIComponent(m[1]); } catch (e) { return null; }
+  }
+
+  /** Every attempt of the alert named in the address (#alert=ID), oldest first; read again at each poll. */
+  async function renderAlertDetail() {
+    var id = selectedAlert();
+    $("alert-detail").hidden = id === null;
+    if (id === null) return;
+    $("alert-detail-id").textContent = clean(id, 200);
+    var known = last && (last.alerts || []).filter(function (a) { return a.id === id; })[0];
+    $("alert-detail-summary").textContent = known ? clean(known.summary) : "";
+    try {
+      var res = await fetch("/api/history?alert=" + encodeURIComponent(id) + "&limit=500", { headers: authHeaders(), cache: "no-store" });
+      if (!res.ok) throw new Error("/api/history answered HTTP " + res.status);
+      var body = await res.json();
+      if (selectedAlert() !== id) return; // another alert was chosen meanwhile
+      var attempts = (body.attempts || []).slice().reverse();
+      $("alert-history-count").textContent = attempts.length ? "(" + plural(attempts.length, "attempt", "attempts") + ")" : "";
+      $("alert-history-empty").hidden = attempts.length > 0;
+      $("alert-history-table").hidden = attempts.length === 0;
+      fill($("alert-history-body"), attempts.map(function (t) {
+        var tr = el("tr");
+        tr.setAttribute("data-outcome", clean(t.outcome));
+        var outcome = el("td");
+        outcome.appendChild(badge(t.outcome, OUTCOME_KIND[t.outcome] || ""));
+        tr.append(timeCell(t.at), td(t.sink), td(num(t.attempt), "num"), outcome, td(typeof t.status === "number" ? String(t.status) : null, "num"), td(typeof t.latency_ms === "number" ? num(t.latency_ms) + " ms" : null, "num"), td(t.error || "", "error"));
+        return tr;
+      }));
+    } catch (e) {
+      $("alert-history-count").textContent = "(cannot read it: " + clean(e && e.message ? e.message : e, 200) + ")";
+    }
+  }
+
+  window.addEventListener("hashchange", function () { renderAlertDetail(); });
+  $("alert-detail-close").addEventListener("click", function (event) {
+    event.preventDefault();
+    window.history.replaceState(null, "", location.pathname + location.search);
+    renderAlertDetail();
+  });
 
   // Balance watches: who reads each, its last reading, and each rule ok or firing.
   function renderBalances(watches) {

@@ -99,6 +99,17 @@ export const INDEX_HTML = String.raw`<!doctype html>
     </table>
   </section>
 
+  <section class="panel" id="alert-detail" hidden>
+    <h2>Alert <span class="mono" id="alert-detail-id"></span> <a href="#" id="alert-detail-close" class="subtle">close</a></h2>
+    <p id="alert-detail-summary"></p>
+    <h3>Delivery history <span class="subtle" id="alert-history-count"></span></h3>
+    <p id="alert-history-empty" class="subtle" hidden>No delivery attempt recorded: none made yet, or all older than store.retention.</p>
+    <table id="alert-history-table" hidden>
+      <thead><tr><th>Time</th><th>Sink</th><th class="num">Attempt</th><th>Outcome</th><th class="num">Status</th><th class="num">Latency</th><th>Error</th></tr></thead>
+      <tbody id="alert-history-body"></tbody>
+    </table>
+  </section>
+
   <section class="panel" id="alerts">
     <h2>Latest alerts <span class="subtle" id="alerts-count"></span></h2>
     <p id="alerts-empty" class="subtle">No alert yet.</p>

@@ -7,7 +7,8 @@ import { StoreError } from "../errors.js";
 import { checkOutboxChanges } from "../outbox-transitions.js";
 import { entryParams, msOf } from "../sqlite-schema.js";
 import { checkCursor } from "../sqlite-store.js";
-import type { BalanceEpisode, BalanceEpisodeChange, CooldownStamp, Cursor, Store, OutboxChange, OutboxCount, OutboxCountFilter, OutboxFilter, StoreStats, SuppressedNote } from "../types.js";
+import { ATTEMPT_COLUMNS, attemptOfChange, attemptOfRow, attemptQuery, checkPrune, type AttemptRow } from "../delivery-attempts.js";
+import type { AbsenceState, AttemptFilter, BalanceEpisode, BalanceEpisodeChange, CooldownStamp, DeliveryAttempt, Cursor, Store, OutboxChange, OutboxCount, OutboxCountFilter, OutboxFilter, StoreStats, SuppressedNote } from "../types.js";
 import { checkEpisodeChanges, episodeConflict } from "../balance-episodes.js";
 import { leaseKeyOf, type LeaseResource } from "../resources.js";
 import type { AlertDocument } from "../../model/alert-document.js";
@@ -346,10 +347,11 @@ export class PostgresStore implements Store {
    * with KW_STORE_LEASE_LOST otherwise, so a replica that paused past its lease and lost the
    * source to another cannot move the cursor any more.
    */
-  async commitWindow(input: { cursor: Cursor; entries: OutboxEntry[]; epoch?: number }): Promise<{ added: number }> {
-    const { cursor, entries, epoch } = input;
+  async commitWindow(input: { cursor: Cursor; entries: OutboxEntry[]; epoch?: number; absences?: readonly AbsenceState[] }): Promise<{ added: number }> {
+    const { cursor, entries, epoch, absences = [] } = input;
     checkCursor(cursor);
-    if (entries.length === 0) {
+    // Absence states are written at once, with their cursor: a deferred advance holds a cursor only.
+    if (entries.length === 0 && absences.length === 0) {
       // A window without alerts owes no delivery: its advance waits for flush(), which writes
       // every such advance of the firing in one transaction, each still fenced by its epoch.
       // Losing it (a crash) re-scans blocks that held no alert; it is never ahead of alerts,
@@ -380,6 +382,9 @@ export class PostgresStore implements Store {
             `the cursor of ${cursor.key} is at block ${current?.block ?? "?"}; a window cannot move it back to ${cursor.block} (use setCursor to rewind)`,
           );
         }
+        for (const absence of absences) {
+          await client.query("INSERT INTO absences (rule, state) VALUES ($1, $2::jsonb) ON CONFLICT (rule) DO UPDATE SET state = excluded.state", [absence.rule, JSON.stringify(absence)]);
+        }
         return insertNew(client, entries);
       },
     );
@@ -403,6 +408,14 @@ export class PostgresStore implements Store {
       const holder = lease === undefined ? "no lease exists" : lease.owner === null ? `the lease is free at epoch ${lease.epoch}` : `the lease is at epoch ${lease.epoch}`;
       throw new StoreError("KW_STORE_LEASE_LOST", `replica ${this.replicaId} no longer holds the lease of ${key} at epoch ${epoch} (${holder}); its window was not committed`);
     }
+  }
+
+  async listAbsences(rules?: readonly string[]): Promise<AbsenceState[]> {
+    const rows =
+      rules === undefined
+        ? await this.read<{ state: AbsenceState }>('SELECT state FROM absences ORDER BY rule COLLATE "C"')
+        : await this.read<{ state: AbsenceState }>('SELECT state FROM absences WHERE rule = ANY($1::text[]) ORDER BY rule COLLATE "C"', [[...rules]]);
+    return rows.map((row) => row.state);
   }
 
   async listBalanceEpisodes(): Promise<BalanceEpisode[]> {
@@ -554,6 +567,7 @@ export class PostgresStore implements Store {
       const states = new Map(rows.map((row) => [row.id, row.state]));
       checkOutboxChanges(changes, (id) => states.get(id));
       for (const change of changes) await applyChange(client, change);
+      await insertAttempts(client, changes);
     }, options);
   }
 
@@ -572,6 +586,21 @@ export class PostgresStore implements Store {
       if (alerts.length > 0) await client.query("DELETE FROM alerts WHERE id = ANY($1) AND NOT EXISTS (SELECT 1 FROM outbox WHERE outbox.alert_id = alerts.id)", [alerts]);
       return gone.rowCount ?? 0;
     });
+  }
+
+  async listAttempts(filter: AttemptFilter = {}): Promise<DeliveryAttempt[]> {
+    const { where, params, limit } = attemptQuery(filter, (n) => `$${n}`);
+    const sql = `SELECT ${ATTEMPT_COLUMNS} FROM delivery_attempts${where} ORDER BY at_ms DESC, seq DESC${limit === undefined ? "" : ` LIMIT $${params.length + 1}`}`;
+    return (await this.read<AttemptRow>(sql, limit === undefined ? params : [...params, limit])).map(attemptOfRow);
+  }
+
+  async pruneAttempts(olderThan: string, limit?: number): Promise<number> {
+    const before = checkPrune(olderThan, limit);
+    return this.transaction(
+      async (client) =>
+        // LIMIT NULL is no limit.
+        (await client.query("DELETE FROM delivery_attempts WHERE seq IN (SELECT seq FROM delivery_attempts WHERE at_ms < $1 ORDER BY at_ms LIMIT $2)", [before, limit ?? null])).rowCount ?? 0,
+    );
   }
 
   async getMeta(key: string): Promise<unknown> {
@@ -635,7 +664,7 @@ export class PostgresStore implements Store {
    * entry ids and meta keys), so running the copy again repeats nothing.
    */
   async importStore(
-    data: { cursors: Cursor[]; entries: OutboxEntry[]; meta: Record<string, unknown>; stamps?: CooldownStamp[]; notes?: Array<{ id: string } & SuppressedNote>; silences?: StoredSilence[]; episodes?: BalanceEpisode[] },
+    data: { cursors: Cursor[]; entries: OutboxEntry[]; meta: Record<string, unknown>; stamps?: CooldownStamp[]; notes?: Array<{ id: string } & SuppressedNote>; silences?: StoredSilence[]; episodes?: BalanceEpisode[]; absences?: AbsenceState[]; attempts?: DeliveryAttempt[] },
     options: { force?: boolean } = {},
   ): Promise<{ cursors: number; entries: number; meta: number }> {
     return this.transaction(async (client) => {
@@ -673,6 +702,35 @@ export class PostgresStore implements Store {
       // An open balance episode goes on under its id after the move (its resolve closes the same incident).
       for (const episode of data.episodes ?? []) {
         await client.query("INSERT INTO balance_episodes (rule, address, asset, alert, clear, repeats, reminded_at) VALUES ($1, $2, $3, $4::jsonb, $5, $6, $7) ON CONFLICT DO NOTHING", [episode.rule, episode.address, episode.asset, JSON.stringify(episode.alert), episode.clear, episode.repeats, episode.reminded_at]);
+      }
+      // An absence rule goes on with what it observed, and an open absence under its id.
+      for (const absence of data.absences ?? []) {
+        await client.query("INSERT INTO absences (rule, state) VALUES ($1, $2::jsonb) ON CONFLICT DO NOTHING", [absence.rule, JSON.stringify(absence)]);
+      }
+      // The delivery history, oldest first (a listing gives it newest first), unless this
+      // database has one already (a copy repeated with --force adds none twice).
+      const attempts = [...(data.attempts ?? [])].reverse();
+      const hasHistory = (await client.query("SELECT 1 FROM delivery_attempts LIMIT 1")).rowCount !== 0;
+      for (let start = 0; start < attempts.length && !hasHistory; start += INSERT_CHUNK) {
+        const chunk = attempts.slice(start, start + INSERT_CHUNK);
+        await client.query(
+          `INSERT INTO delivery_attempts (at_ms, alert_id, sink, rule, delivery_id, attempt, outcome, status, latency_ms, error)
+           SELECT at_ms, alert_id, sink, rule, CASE WHEN delivery_id = alert_id THEN NULL ELSE delivery_id END, attempt, outcome, status, latency_ms, error
+           FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], $6::int[], $7::text[], $8::int[], $9::int[], $10::text[]) WITH ORDINALITY
+             AS a(at_ms, alert_id, sink, rule, delivery_id, attempt, outcome, status, latency_ms, error, n) ORDER BY n`,
+          [
+            chunk.map((a) => Date.parse(a.at)),
+            chunk.map((a) => a.alert_id),
+            chunk.map((a) => a.sink),
+            chunk.map((a) => a.rule),
+            chunk.map((a) => a.delivery_id),
+            chunk.map((a) => a.attempt),
+            chunk.map((a) => a.outcome),
+            chunk.map((a) => a.status ?? null),
+            chunk.map((a) => a.latency_ms ?? null),
+            chunk.map((a) => a.error ?? null),
+          ],
+        );
       }
       return { cursors, entries, meta };
     });
@@ -838,6 +896,36 @@ async function insertNew(client: Queryable, entries: readonly OutboxEntry[]): Pr
     }
   }
   return bySink;
+}
+
+/**
+ * The history rows of a batch's changes, in one statement, in the transaction of the changes:
+ * the entry's alert, sink and rule from its outbox row (an entry the batch did not find was
+ * refused before this).
+ */
+async function insertAttempts(client: Queryable, changes: readonly OutboxChange[]): Promise<void> {
+  const ids: string[] = [];
+  const rows = { at: [] as number[], delivery: [] as string[], attempt: [] as number[], outcome: [] as string[], status: [] as Array<number | null>, latency: [] as Array<number | null>, error: [] as Array<string | null> };
+  for (const change of changes) {
+    const attempt = attemptOfChange(change);
+    if (attempt === undefined) continue;
+    ids.push(change.id);
+    rows.at.push(attempt.at_ms);
+    rows.delivery.push(attempt.delivery_id);
+    rows.attempt.push(attempt.attempt);
+    rows.outcome.push(attempt.outcome);
+    rows.status.push(attempt.status);
+    rows.latency.push(attempt.latency_ms);
+    rows.error.push(attempt.error);
+  }
+  if (ids.length === 0) return;
+  await client.query(
+    `INSERT INTO delivery_attempts (at_ms, alert_id, sink, rule, delivery_id, attempt, outcome, status, latency_ms, error)
+     SELECT a.at_ms, o.alert_id, o.sink, o.rule, CASE WHEN a.delivery_id = o.alert_id THEN NULL ELSE a.delivery_id END, a.attempt, a.outcome, a.status, a.latency_ms, a.error
+     FROM unnest($1::text[], $2::bigint[], $3::text[], $4::int[], $5::text[], $6::int[], $7::int[], $8::text[]) WITH ORDINALITY AS a(id, at_ms, delivery_id, attempt, outcome, status, latency_ms, error, n)
+     JOIN outbox o ON o.id = a.id ORDER BY a.n`,
+    [ids, rows.at, rows.delivery, rows.attempt, rows.outcome, rows.status, rows.latency, rows.error],
+  );
 }
 
 /** One allowed change (checked before). */

@@ -24,7 +24,7 @@ export interface Migration {
 export const MIGRATIONS: readonly Migration[] = [
   {
     version: 2,
-    description: "cursors, leases, alerts, outbox, meta, replicas, cooldown stamps, suppression notes and silences",
+    description: "cursors, leases, alerts, outbox, meta, replicas, cooldown stamps, suppression notes, silences, balance episodes and the delivery history",
     sql: `
 CREATE TABLE cursors (
   key text PRIMARY KEY,
@@ -136,6 +136,26 @@ CREATE TABLE silences (
   suppressed bigint NOT NULL DEFAULT 0
 );
 
+-- The delivery history (delivery-attempts.ts), as the file store's: one row per entry and
+-- attempt, written in the transaction of the outcome's change; kept for store.retention after
+-- at_ms. delivery_id is NULL when it is the alert's id (a single alert's delivery; a digest's is
+-- its group id).
+CREATE TABLE delivery_attempts (
+  seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  at_ms bigint NOT NULL,
+  alert_id text NOT NULL,
+  sink text NOT NULL,
+  rule text NOT NULL,
+  delivery_id text,
+  attempt integer NOT NULL,
+  outcome text NOT NULL CHECK (outcome IN ('delivered', 'failed', 'dead', 'suppressed')),
+  status integer,
+  latency_ms integer,
+  error text
+);
+CREATE INDEX delivery_attempts_by_time ON delivery_attempts (at_ms);
+CREATE INDEX delivery_attempts_by_alert ON delivery_attempts (alert_id, at_ms);
+
 -- The open episode of each (balance rule, address, asset): its firing alert and the
 -- readings in a row without the condition. One row per key, whichever replica reads the
 -- balances: an episode fires once and resolves once (Store.commitBalanceEpisodes).
@@ -149,6 +169,13 @@ CREATE TABLE balance_episodes (
   repeats integer NOT NULL DEFAULT 0,
   reminded_at text,
   PRIMARY KEY (rule, address, asset)
+);
+
+-- What each absence rule has observed (AbsenceState in src/store/types.ts), written with the
+-- cursor advance of the window it observed (Store.commitWindow): fenced like it.
+CREATE TABLE absences (
+  rule text PRIMARY KEY,
+  state jsonb NOT NULL
 );
 `,
   },

@@ -65,6 +65,10 @@ describe("leases of sources", () => {
     expect(next!.epoch).toBe(old!.epoch + 1);
 
     await expect(r1.commitWindow({ cursor: cursor("s1", 20), entries: [entry("a2", "slack")], epoch: old!.epoch })).rejects.toMatchObject({ code: "KW_STORE_LEASE_LOST" });
+    // An absence rule's state goes with its window: refused with it, even without entries.
+    const absence = { rule: "upkeep", since: { block: 1, time: 1 }, through: 20, recent: [], at_least: 1, episode: null };
+    await expect(r1.commitWindow({ cursor: cursor("s1", 20), entries: [], epoch: old!.epoch, absences: [absence] })).rejects.toMatchObject({ code: "KW_STORE_LEASE_LOST" });
+    expect(await r1.listAbsences()).toEqual([]);
     expect((await r1.getCursor("s1"))?.block).toBe(11);
     expect((await r1.listOutbox()).map((e) => e.id)).toEqual(["a1:slack"]);
     expect((await r1.stats()).failedWrites).toBe(0);

@@ -18,8 +18,8 @@ async function fileStore(): Promise<string> {
   await store.commitWindow({ cursor: cursor("s1", 10), entries: [entry("a1", "slack"), entry("a2", "slack"), entry("a3", "mail")] });
   await store.commitWindow({ cursor: cursor("s2", 20), entries: [entry("a4", "slack")] });
   await store.updateOutbox([
-    { id: "a1:slack", kind: "delivered", at: "2025-01-01T00:01:00.000Z" },
-    { id: "a2:slack", kind: "dead", at: "2025-01-01T00:01:00.000Z", reason: "410 gone" },
+    { id: "a1:slack", kind: "delivered", at: "2025-01-01T00:01:00.000Z", history: { delivery_id: "grp_0", attempt: 1, status: 200, latency_ms: 12 } },
+    { id: "a2:slack", kind: "dead", at: "2025-01-01T00:01:00.000Z", reason: "410 gone", history: { delivery_id: "a2", attempt: 1, status: 410, latency_ms: 31, error: "answered HTTP 410" } },
     { id: "a4:slack", kind: "group", group_id: "grp_1" },
   ]);
   await store.setMeta("credits", { day: "2025-01-01", spent: 42, byOperation: {} });
@@ -39,11 +39,14 @@ describe("kaiawatch store migrate (file → PostgreSQL)", () => {
     expect(await target.listCursors()).toEqual(await file.listCursors());
     expect(await target.listOutbox()).toEqual(await file.listOutbox());
     expect(await target.getMeta("credits")).toEqual({ day: "2025-01-01", spent: 42, byOperation: {} });
+    expect(await target.listAttempts()).toEqual(await file.listAttempts());
+    expect((await target.listAttempts()).length).toBe(2);
     await file.close();
 
     await expect(migrateFileToPostgres(common, { from, to })).rejects.toMatchObject({ code: "KW_STORE_MIGRATE_TARGET" });
     expect(await migrateFileToPostgres(common, { from, to, force: true })).toEqual({ cursors: 0, entries: 0, meta: 0 });
     expect(await target.countOutbox()).toBe(4);
+    expect((await target.listAttempts()).length).toBe(2);
   });
 
   it("carries the cooldown stamps, the suppression notes, the silences and the open balance episodes into their tables", async () => {

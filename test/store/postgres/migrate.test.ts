@@ -31,7 +31,7 @@ describe("PostgreSQL migrations", () => {
       expect(await migrate(client, logger)).toEqual({ from: POSTGRES_SCHEMA_VERSION, to: POSTGRES_SCHEMA_VERSION });
       expect(await versions(client)).toEqual(MIGRATIONS.map((m) => m.version));
       const tables = await client.query<{ table_name: string }>("SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' ORDER BY table_name");
-      expect(tables.rows.map((row) => row.table_name)).toEqual(["alerts", "balance_episodes", "cooldowns", "cursors", "kaiawatch_schema", "leases", "meta", "outbox", "replicas", "silences", "suppressed"]);
+      expect(tables.rows.map((row) => row.table_name)).toEqual(["absences", "alerts", "balance_episodes", "cooldowns", "cursors", "delivery_attempts", "kaiawatch_schema", "leases", "meta", "outbox", "replicas", "silences", "suppressed"]);
     });
   });
 

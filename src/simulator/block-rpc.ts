@@ -1,0 +1,34 @@
+import { createHash } from "node:crypto";
+import type { Chain } from "./chain.js";
+import type { RpcAnswer } from "./state-rpc.js";
+
+/** A block's hash: stable for a number (the simulated chain has no reorgs). */
+function blockHash(block: number): string {
+  return `0x${createHash("sha256").update(`block ${block}`).digest("hex")}`;
+}
+
+/**
+ * eth_getBlockByNumber (and kaia_/klay_getBlockByNumber) with the fields kaiawatch reads:
+ * the number and timestamp (seconds, hex), with the hash, parent hash and the transaction
+ * hashes as a node sends them. A block past the head answers null, as a node does.
+ */
+export function answerBlockRpc(chain: Chain, method: string, params: unknown): RpcAnswer | undefined {
+  if (method !== "eth_getBlockByNumber" && method !== "kaia_getBlockByNumber" && method !== "klay_getBlockByNumber") return undefined;
+  const tag = Array.isArray(params) ? params[0] : undefined;
+  let number: number;
+  if (tag === "latest") number = chain.head;
+  else if (typeof tag === "string" && /^0x[0-9a-fA-F]{1,13}$/.test(tag)) number = Number.parseInt(tag.slice(2), 16);
+  else return { error: { code: -32602, message: "invalid argument 0: hex string without 0x prefix" } };
+  const info = chain.block(number);
+  if (info === undefined) return { result: null };
+  const seconds = Math.floor(Date.parse(info.datetime) / 1000);
+  return {
+    result: {
+      number: `0x${number.toString(16)}`,
+      hash: blockHash(number),
+      parentHash: blockHash(number - 1),
+      timestamp: `0x${seconds.toString(16)}`,
+      transactions: info.txs.map((tx) => tx.hash),
+    },
+  };
+}
