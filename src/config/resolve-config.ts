@@ -5,6 +5,10 @@ import type { ConfigIssue } from "./errors.js";
 import { sinkConfigSchema } from "../notify/sinks/index.js";
 import { DEFAULT_STORE_PATH, SLUG_PATTERN, WRITE_TOKEN_FILE_NAME, SECTION_SCHEMAS, WATCH_KINDS, ruleSchema, watchSchema } from "./schema.js";
 import { sourcesOfWatch } from "./sources-of-watch.js";
+import { resolveRoutes } from "./resolve-routes.js";
+import { ALERT_SEVERITIES, type AlertSeverity } from "../model/alert-document.js";
+import { alertLabels } from "../notify/labels.js";
+import { matchRoutes, receiversOf, type Route } from "../notify/routes.js";
 import { didYouMean } from "./suggest.js";
 import type { Config, DefaultsConfig, RuleConfig, SinkConfig, WatchConfig, WatchKind } from "./types.js";
 
@@ -146,6 +150,8 @@ export function resolveConfig(raw: unknown): ResolvedConfig {
     sinks[name] = { name, ...sink };
   }
 
+  const routes = resolveRoutes(root.routes, rawSinks, issues);
+
   // Rules: references are checked against every name written, valid or not, so that a
   // broken watch or sink is reported once, at its own place, and not again at each rule.
   const rawRules = Array.isArray(root.rules) ? root.rules : [];
@@ -182,6 +188,15 @@ export function resolveConfig(raw: unknown): ResolvedConfig {
         }
       });
     }
+    if (item.notify === undefined && root.routes === undefined) {
+      issues.push({ path: ["rules", i], message: "needs notify: (sink names) or a routes: tree to send its alerts to" });
+      usable = false;
+    }
+    const severityLabel = isRecord(item.labels) ? item.labels.severity : undefined;
+    if (typeof severityLabel === "string" && typeof item.severity === "string" && severityLabel !== item.severity) {
+      issues.push({ path: ["rules", i, "labels", "severity"], message: `disagrees with the rule's severity: ${item.severity}; give one of the two` });
+      usable = false;
+    }
     if (typeof item.cooldown_key === "string" && item.cooldown === undefined) {
       issues.push({ path: ["rules", i, "cooldown_key"], message: "has no effect without cooldown" });
     }
@@ -190,7 +205,7 @@ export function resolveConfig(raw: unknown): ResolvedConfig {
     const fields = fieldwise(ruleSchema.shape, item) as Partial<z.output<typeof ruleSchema>>;
     const rule: z.output<typeof ruleSchema> = parsed.success
       ? parsed.data
-      : { enrich: [], notify: [], ...fields, name: typeof item.name === "string" ? item.name : `#${i + 1}`, watch: typeof item.watch === "string" ? item.watch : "" };
+      : { enrich: [], ...fields, name: typeof item.name === "string" ? item.name : `#${i + 1}`, watch: typeof item.watch === "string" ? item.watch : "" };
     const watch = watchByName.get(rule.watch) ?? checkWatchByName.get(rule.watch);
     let source = rule.source;
     let sourceKnown = true;
@@ -209,11 +224,12 @@ export function resolveConfig(raw: unknown): ResolvedConfig {
       }
     }
     if (source === undefined || !sourceKnown) return;
+    const resolved = withRouting({ ...rule, source }, routes);
     if (parsed.success && usable && watchByName.has(rule.watch)) {
-      rules.push({ ...rule, source });
+      rules.push(resolved);
       ruleIndex.push(i);
     }
-    checkRules.push({ ...rule, source });
+    checkRules.push(resolved);
     checkRuleIndex.push(i);
   });
 
@@ -233,6 +249,7 @@ export function resolveConfig(raw: unknown): ResolvedConfig {
     watches,
     rules,
     sinks,
+    ...(routes === undefined ? {} : { routes }),
   };
   const checkable: Config = { ...config, watches: checkWatches, rules: checkRules, sinks: checkSinks };
   return { config, checkable, issues, watchIndex, ruleIndex, checkWatchIndex, checkRuleIndex };
@@ -312,6 +329,23 @@ function resolveWatches(root: Record<string, unknown>, defaults: DefaultsConfig,
   return { watchNames, watches, watchIndex, checkWatches, checkWatchIndex };
 }
 
+
+/**
+ * A rule's labels and where its alerts go. Its labels are fixed by the config (its own, its
+ * severity, its name, watch and source), so the tree's answer for them is found once, here:
+ * the daemon, `replay` and `validate` read it as `notify`. A `severity` label that is one of
+ * the four severities is the rule's severity too (PagerDuty's), when the rule gives none.
+ */
+function withRouting(rule: Omit<RuleConfig, "notify" | "routed" | "labels"> & { notify?: string[]; labels?: Record<string, string> }, routes: Route | undefined): RuleConfig {
+  const labels = rule.labels ?? {};
+  const severityLabel = labels.severity;
+  const severity = rule.severity ?? ((ALERT_SEVERITIES as readonly string[]).includes(severityLabel ?? "") ? (severityLabel as AlertSeverity) : undefined);
+  const base = { ...rule, labels, ...(severity === undefined ? {} : { severity }) };
+  if (rule.notify !== undefined) return { ...base, notify: rule.notify, routed: false };
+  if (routes === undefined) return { ...base, notify: [], routed: false };
+  const all = alertLabels({ rule: rule.name, watch: rule.watch, source: rule.source, labels, ...(severity === undefined ? {} : { severity }) });
+  return { ...base, notify: receiversOf(matchRoutes(routes, all)), routed: true };
+}
 
 /** The file store's default path applies when neither a path nor a PostgreSQL URL is given. */
 function withStorePath(store: z.output<typeof SECTION_SCHEMAS.store>): Config["store"] {

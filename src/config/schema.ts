@@ -11,6 +11,9 @@ import { methodSpec } from "../chain/method-abi.js";
 import { BALANCE_ALERT_SOURCE } from "../model/alert-document.js";
 import type { StartPosition } from "../model/start-position.js";
 import type { Condition } from "./types.js";
+import { labelNameProblem, labelValueProblem, LABEL_NAME_PATTERN } from "../notify/labels.js";
+import { parseMatcher } from "../notify/matchers.js";
+import { GROUP_BY_ALL, type RouteSpec } from "../notify/routes.js";
 
 /*
  * The zod schema of config.yaml. It validates each key and applies defaults; what needs
@@ -338,12 +341,30 @@ const expectSchema = z
       "An absence rule: it alerts when fewer than at_least matching records arrived within the last `within` of block time (not wall time), and resolves when they come back; it sends no alert per record (docs/absence.md).",
   });
 
+/** A rule's own labels: names as Alertmanager's (not one kaiawatch sets), values text. */
+const ruleLabels = z
+  .record(z.string(), z.unknown())
+  .superRefine((labels, ctx) => {
+    for (const [name, value] of Object.entries(labels)) {
+      const problem = labelNameProblem(name) ?? labelValueProblem(value);
+      if (problem !== undefined) ctx.addIssue({ code: "custom", path: [name], message: problem });
+    }
+  })
+  .transform((labels) => labels as Record<string, string>)
+  .meta({ description: 'Labels of the rule\'s alerts, e.g. { severity: critical, team: treasury }: routes match on them (docs/routes.md). Besides these every alert has rule, watch and source (and severity from `severity:`).', additionalProperties: { type: "string" } });
+
 export const ruleSchema = z.strictObject({
   name: slug("a rule name"),
   watch: z.string().meta({ description: "The name of the watch whose records this rule sees." }),
   source: z.enum([...RECORD_FAMILIES, BALANCE_ALERT_SOURCE]).optional().meta({ description: "The record family (or `balances` for a balance watch); optional when the watch produces only one." }),
   when: conditionSchema.optional().meta({ description: "The condition. Absent: every record of the source matches." }),
-  notify: z.array(z.string()).min(1).superRefine(uniqueItems).meta({ description: "Sink names." }),
+  notify: z
+    .array(z.string())
+    .min(1)
+    .superRefine(uniqueItems)
+    .optional()
+    .meta({ description: "Sink names: the rule's alerts go there, past the `routes:` tree (and its grouping). Absent: the tree routes them by their labels." }),
+  labels: ruleLabels.optional(),
   group: z
     .strictObject({
       window: duration,
@@ -368,6 +389,44 @@ export const ruleSchema = z.strictObject({
     .meta({ description: "Balance rules: a firing episode is sent again every this long (a reminder under the episode's id, with a repeat counter), at the first reading after it is due, until it resolves. Absent: once when it fires, once when it resolves." }),
 });
 
+// ---- routes ----
+
+const matcherText = z.string().superRefine((text, ctx) => {
+  try {
+    parseMatcher(text);
+  } catch (error) {
+    ctx.addIssue({ code: "custom", message: (error as Error).message });
+  }
+});
+
+const groupByLabel = z.string().refine((name) => name === GROUP_BY_ALL || LABEL_NAME_PATTERN.test(name), 'not a label name (or "..." for every label)');
+
+/** One route of the `routes:` tree (docs/routes.md); the root's own rules are checked in resolve-routes.ts. */
+export const routeSchema: z.ZodType<RouteSpec> = z
+  .strictObject({
+    matchers: z
+      .array(matcherText)
+      .optional()
+      .meta({ description: 'Label matchers, all of which must hold: name=value, name!=value, name=~regex, name!~regex (RE2, anchored), e.g. severity="critical".' }),
+    receiver: z
+      .union([z.string(), z.array(z.string()).min(1).superRefine(uniqueItems)], { error: "expected a sink name or a list of sink names" })
+      .optional()
+      .meta({ description: "The sink (or list of sinks) the route sends to. Default: the parent's." }),
+    continue: z.boolean().optional().meta({ description: "true: after this route matches, its next siblings are tried too. Default false." }),
+    group_by: z
+      .array(groupByLabel)
+      .superRefine(uniqueItems)
+      .optional()
+      .meta({ description: 'Labels whose values make a group: one digest per group. ["..."]: every label (no aggregation). Default: the parent\'s; at the root, none: all of the route\'s alerts are one group.' }),
+    group_wait: duration.optional().meta({ description: "How long a new group waits for more alerts before its first digest. Default: the parent's; 30s at the root." }),
+    group_interval: positiveDuration.optional().meta({ description: "How long after a group's digest the next one of the same group may go. Default: the parent's; 5m at the root." }),
+    repeat_interval: positiveDuration.optional().meta({ description: "How often a firing episode is sent again. Default: the parent's; 4h at the root." }),
+    get routes() {
+      return z.array(routeSchema).optional().meta({ description: "Child routes, tried in order." });
+    },
+  })
+  .meta({ id: "route", description: "A route of the routes: tree (docs/routes.md)." });
+
 // ---- the whole file ----
 
 export const configSchema = z
@@ -382,6 +441,7 @@ export const configSchema = z
     watches: z.array(watchSchema, { error: (issue) => (issue.input === undefined ? "required: add at least one watch" : "expected a list of watches") }).min(1, "add at least one watch"),
     rules: z.array(ruleSchema).default([]),
     sinks: z.record(slug("a sink name"), sinkConfigSchema).default({}),
+    routes: routeSchema.optional().meta({ description: "The routing tree: where the alerts of rules without notify: (and kaiawatch's operational alerts) go, by their labels, and how they are grouped (docs/routes.md)." }),
   })
   .meta({ title: "kaiawatch configuration", description: "config.yaml of kaiawatch, the Kaia blockchain monitoring and alerting daemon." });
 

@@ -3,6 +3,7 @@ import type { AlertSeverity } from "../model/alert-document.js";
 import type { Enrichment } from "../model/enrichment.js";
 import type { RuleSource } from "../model/alert-document.js";
 import type { StartPosition } from "../model/start-position.js";
+import type { Route } from "../notify/routes.js";
 
 /**
  * The typed configuration, complete: every default is applied, durations are numbers of
@@ -21,6 +22,8 @@ export interface Config {
   rules: RuleConfig[];
   /** By sink name (the key in config.yaml, repeated in `name`). */
   sinks: Record<string, SinkConfig>;
+  /** The `routes:` tree with inheritance applied; absent when the config has none. */
+  routes?: Route;
 }
 
 /** Milliseconds. */
@@ -213,8 +216,15 @@ export interface RuleConfig {
   source: RuleSource;
   /** Absent: every record of the source matches. */
   when?: Condition;
-  /** Sink names, non-empty, each one exists. */
+  /**
+   * Where its alerts go: the rule's own `notify:` or, without it, the sinks the `routes:` tree
+   * gives its labels (see `routed`). Non-empty; each one exists.
+   */
   notify: string[];
+  /** True when `notify` came from the routes tree (the rule has no `notify:`): its alerts are grouped as their routes say. */
+  routed: boolean;
+  /** The rule's own `labels:` (its alerts also carry rule, watch, source and severity). Empty: none. */
+  labels: Record<string, string>;
   group?: { window: Duration; max: number; by?: string };
   cooldown?: Duration;
   cooldown_key?: string;

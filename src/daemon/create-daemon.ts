@@ -150,11 +150,13 @@ export async function createDaemon(common: Common, options: DaemonOptions): Prom
       retentionMs: config.store.retention,
       silences,
       sinks,
+      ...(config.routes === undefined ? {} : { routes: config.routes }),
       rules: config.rules.map((rule) => ({
         name: rule.name,
         group: rule.group && { windowMs: rule.group.window, max: rule.group.max, by: rule.group.by },
         cooldownMs: rule.cooldown,
         cooldownKey: rule.cooldown_key,
+        routed: rule.routed,
       })),
     });
 
@@ -225,6 +227,7 @@ export async function createDaemon(common: Common, options: DaemonOptions): Prom
         network: config.chain.network,
         head: () => headProbe.state().block,
         onQueued: () => dispatcher.kick(),
+        ...(config.routes === undefined ? {} : { routes: config.routes }),
         repeatInterval,
         // A damaged store's alert cannot go through the outbox, which is in the damaged file.
         sendDirectly: async (alert) => void (await deliverDirectly(common, sinks.map(({ sink }) => sink).filter((sink) => operationalSinks.includes(sink.name)), alert)),

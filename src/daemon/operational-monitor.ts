@@ -6,6 +6,8 @@ import { ALERT_DOCUMENT_VERSION, OPERATIONAL_ALERT_SOURCE, type AlertDocument } 
 import { newOutboxEntries } from "../model/outbox-entry.js";
 import { alertId } from "../rules/build-alert.js";
 import type { Store } from "../store/types.js";
+import { alertLabels, type Labels } from "../notify/labels.js";
+import { matchRoutes, receiversOf, type Route } from "../notify/routes.js";
 
 /** The rule name of kaiawatch's condition alerts (firing and resolved). */
 export const OPERATIONAL_RULE = "kaiawatch.operational";
@@ -60,6 +62,8 @@ export interface OperationalMonitorOptions {
   store: Store;
   /** Sinks marked `operational: true`. */
   sinks: readonly string[];
+  /** The `routes:` tree: an operational alert also goes where it routes the alert's labels. */
+  routes?: Route;
   network: string;
   head: () => number | null;
   /** Wakes the dispatcher after an alert entered the outbox. */
@@ -144,6 +148,7 @@ export async function createOperationalMonitor(common: Common, options: Operatio
       summary,
       links: {},
       record: { kind: episode.kind, condition: episode.key, since: episode.since, ...(status === "resolved" ? { resolved_at: at } : {}), ...(episode.detail ?? {}) },
+      labels: { ...operationalLabels(episode) },
       created_at: new Date(common.now()).toISOString(),
       status,
       episode_id: episode.id,
@@ -152,8 +157,10 @@ export async function createOperationalMonitor(common: Common, options: Operatio
   }
 
   async function send(alert: AlertDocument): Promise<void> {
-    if (options.sinks.length === 0) return;
-    const { added } = await store.enqueue(newOutboxEntries(alert, options.sinks, new Date(common.now())));
+    const routed = options.routes === undefined || alert.labels === undefined ? [] : receiversOf(matchRoutes(options.routes, alert.labels));
+    const sinks = [...new Set([...options.sinks, ...routed])];
+    if (sinks.length === 0) return;
+    const { added } = await store.enqueue(newOutboxEntries(alert, sinks, new Date(common.now())));
     if (added > 0) options.onQueued();
   }
 
@@ -267,4 +274,17 @@ export async function createOperationalMonitor(common: Common, options: Operatio
     reload: () => serial(reload),
     active: () => [...episodes.values()].filter((episode) => episode.resolved_at === undefined),
   };
+}
+
+/**
+ * An operational alert's labels: rule `kaiawatch.operational`, source `kaiawatch`, the
+ * condition's `kind`, and the watch (or sink) the condition is about, so that a route (or an
+ * inhibition's `equal: [watch]`) can tell a failing source of the treasury watch from
+ * another's. `watch` is `kaiawatch` when the condition is about kaiawatch as a whole.
+ */
+export function operationalLabels(episode: Pick<Episode, "kind" | "detail">): Labels {
+  const detail = episode.detail ?? {};
+  const watch = typeof detail.watch === "string" ? detail.watch : OPERATIONAL_ALERT_SOURCE;
+  const sink = typeof detail.sink === "string" ? { sink: detail.sink } : undefined;
+  return alertLabels({ rule: OPERATIONAL_RULE, watch, source: OPERATIONAL_ALERT_SOURCE, kind: episode.kind, ...(sink === undefined ? {} : { labels: sink }) });
 }

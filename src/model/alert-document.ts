@@ -84,6 +84,12 @@ export interface AlertDocument {
   repeat?: number;
   /** The rule's `severity`, when it sets one; a sink that needs one (PagerDuty) uses its own default otherwise. */
   severity?: AlertSeverity;
+  /**
+   * Its labels (docs/routes.md): the rule's `labels:`, `severity`, and `rule`, `watch`,
+   * `source` (and `kind` for an operational alert). Routes match on them. Absent on alerts
+   * queued before labels existed: src/notify/labels.ts derives them from the fields.
+   */
+  labels?: Record<string, string>;
   /** When kaiawatch created the alert (ISO-8601 UTC). */
   created_at: string;
 }

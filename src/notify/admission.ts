@@ -3,6 +3,8 @@ import { cooldownKeyOf, type CooldownView, type SuppressionReason } from "./cool
 import { extreme } from "./extreme.js";
 import { closeGroups, readRecordField, type ClosedGroup, type GroupPolicy } from "./grouping.js";
 import { isActive, silenceMatches, type Silence } from "./silences.js";
+import { routeGroupOf, type GroupFlushes } from "./route-grouping.js";
+import { ROUTE_DIGEST_MAX, type Route } from "./routes.js";
 
 export interface DispatcherRule {
   name: string;
@@ -11,6 +13,8 @@ export interface DispatcherRule {
   cooldownMs?: number;
   /** A field of the alert's record (read like `group.by`); the whole rule when absent. */
   cooldownKey?: string;
+  /** The rule has no `notify:`: the routes tree sent its alerts, and groups them unless `group` is set. */
+  routed?: boolean;
 }
 
 /** One send: a single alert, or a digest sent whole. */
@@ -33,6 +37,10 @@ export interface AdmissionInput {
   /** The silences in force (`kaiawatch silence`). */
   silences: readonly Silence[];
   cooldown: CooldownView;
+  /** The `routes:` tree: it groups the alerts it sent (see routeGroupOf). */
+  routes?: Route;
+  /** When each route group last sent this sink a digest (readGroupFlushes). */
+  groupFlushes?: GroupFlushes;
   /** Close every open digest now instead of at the end of its window (`drain`). */
   flushGroups: boolean;
   now: number;
@@ -47,15 +55,16 @@ export interface HeldEntry {
 
 export interface ClosedDigest {
   group: ClosedGroup;
+  /** Its first alert's rule (a route's digest may gather several rules' alerts). */
   rule: string;
-  /** The cooldown keys the digest starts (none when its rule has no cooldown). */
-  cooldownKeys: string[];
+  /** The stamps its sending starts: its rules' cooldown keys, and a route group's last digest (group_interval). */
+  stamps: Array<{ rule: string; key: string }>;
 }
 
 export interface Admission {
   /** Entries that are not sent at all: a silence or a running cooldown holds them back. */
   held: HeldEntry[];
-  /** Single alerts let through by a cooldown: each starts its key's cooldown now. */
+  /** Single alerts let through by a cooldown: each starts its key's cooldown now (and, sent alone by a route's group, that group's interval). */
   cooldownStarts: Array<{ rule: string; key: string; entryId: string }>;
   /** Digests this pass closed: their group id must be durable before their first send. */
   closedDigests: ClosedDigest[];
@@ -84,7 +93,7 @@ export function admit(input: AdmissionInput): Admission {
   const order = new Map(input.due.map((entry, index) => [entry.id, index]));
   const digests = new Map<string, OutboxEntry[]>();
   const singles: OutboxEntry[] = [];
-  const buckets = new Map<string, { policy: GroupPolicy; rule: DispatcherRule; entries: OutboxEntry[] }>();
+  const buckets = new Map<string, { policy: GroupPolicy; stamp?: { rule: string; key: string }; entries: OutboxEntry[] }>();
   const held: HeldEntry[] = [];
   const cooldownStarts: Admission["cooldownStarts"] = [];
   // Cooldowns started by this pass: a second alert of the same key in the same batch is held by the first.
@@ -113,6 +122,9 @@ export function admit(input: AdmissionInput): Admission {
         continue;
       }
     }
+    // A route's group is joined once, before the first attempt: an alert its group sent alone
+    // and that failed is retried alone, not held for the group's next interval.
+    const routeGroup = firstDecision ? routeGroupOf(input.routes, rule, entry, sink) : undefined;
     // A resolved alert is the end of an incident its sink was told about, not a repeat: a
     // cooldown (started by the firing alert) must not hold it, or the incident stays open.
     if (firstDecision && rule?.cooldownMs !== undefined && rule.cooldownMs > 0 && entry.alert.status !== "resolved") {
@@ -123,7 +135,7 @@ export function admit(input: AdmissionInput): Admission {
         continue;
       }
       // A digest starts its cooldown when it closes (below), not per member.
-      if (!rule.group) {
+      if (!rule.group && routeGroup === undefined) {
         startedNow.add(stamp);
         cooldownStarts.push({ rule: rule.name, key, entryId: entry.id });
       }
@@ -131,7 +143,18 @@ export function admit(input: AdmissionInput): Admission {
     if (rule?.group) {
       const by = rule.group.by === undefined ? "" : readRecordField(entry.alert.record, rule.group.by);
       const bucketKey = `${rule.name}\u0000${by}`;
-      const bucket = buckets.get(bucketKey) ?? { policy: rule.group, rule, entries: [] };
+      const bucket = buckets.get(bucketKey) ?? { policy: rule.group, entries: [] };
+      bucket.entries.push(entry);
+      buckets.set(bucketKey, bucket);
+    } else if (routeGroup !== undefined) {
+      // Keyed apart from the rules' buckets: a route id has dots, a rule name never does.
+      const bucketKey = `route\u0000${routeGroup.bucket}`;
+      const { route } = routeGroup;
+      // An alert sent alone and not recorded as sent (a crash in between) is not held by its own stamp.
+      const flushed = input.groupFlushes?.get(routeGroup.bucket);
+      const counts = flushed !== undefined && flushed.entryId !== entry.id;
+      const policy: GroupPolicy = { windowMs: route.groupWaitMs, max: ROUTE_DIGEST_MAX, ...(counts ? { continueAt: flushed.at + route.groupIntervalMs } : {}) };
+      const bucket = buckets.get(bucketKey) ?? { policy, stamp: routeGroup.stamp, entries: [] };
       bucket.entries.push(entry);
       buckets.set(bucketKey, bucket);
     } else {
@@ -144,10 +167,26 @@ export function admit(input: AdmissionInput): Admission {
     const { closed, readyAt } = closeGroups(bucket.entries, bucket.policy, now, input.flushGroups);
     if (readyAt !== undefined) soonest(readyAt);
     for (const group of closed) {
+      const [only] = group.entries;
+      if (bucket.stamp !== undefined && only !== undefined && group.entries.length === 1) {
+        // A route's group of one alert is sent as that alert (its own id and message), not as a
+        // digest of one; it still starts its cooldown and its group's interval.
+        singles.push(only);
+        const rule = input.rules.get(only.rule);
+        if (rule?.cooldownMs !== undefined && rule.cooldownMs > 0 && only.alert.status !== "resolved") cooldownStarts.push({ rule: rule.name, key: cooldownKeyOf(rule, only), entryId: only.id });
+        cooldownStarts.push({ ...bucket.stamp, entryId: only.id });
+        continue;
+      }
       digests.set(group.id, group.entries);
-      const rule = bucket.rule;
-      const cooldownKeys = rule.cooldownMs !== undefined && rule.cooldownMs > 0 ? [...new Set(group.entries.map((entry) => cooldownKeyOf(rule, entry)))] : [];
-      closedDigests.push({ group, rule: rule.name, cooldownKeys });
+      const stamps = new Map<string, { rule: string; key: string }>();
+      for (const entry of group.entries) {
+        const rule = input.rules.get(entry.rule);
+        if (rule?.cooldownMs === undefined || rule.cooldownMs <= 0) continue;
+        const key = cooldownKeyOf(rule, entry);
+        stamps.set(JSON.stringify([rule.name, key]), { rule: rule.name, key });
+      }
+      if (bucket.stamp !== undefined) stamps.set(JSON.stringify([bucket.stamp.rule, bucket.stamp.key]), bucket.stamp);
+      closedDigests.push({ group, rule: group.entries[0]?.rule ?? "", stamps: [...stamps.values()] });
     }
   }
 

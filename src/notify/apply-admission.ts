@@ -33,9 +33,9 @@ export async function applyAdmission(options: ApplyAdmissionOptions, sink: strin
   }
 
   const groupChanges: OutboxChange[] = [];
-  for (const { group, rule, cooldownKeys } of admission.closedDigests) {
+  for (const { group, stamps: started } of admission.closedDigests) {
     for (const entry of group.entries) groupChanges.push({ id: entry.id, kind: "group", group_id: group.id });
-    for (const key of cooldownKeys) stamps.push({ sink, rule, key, at: now });
+    for (const { rule, key } of started) stamps.push({ sink, rule, key, at: now });
   }
   // The group id is durable before the first send: a retry or a restart resends the same
   // digest under the same Delivery id.

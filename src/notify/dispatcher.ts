@@ -13,6 +13,7 @@ import { createOutcomeGate } from "./outcome-gate.js";
 import type { SilenceBook } from "./silences.js";
 import { createWorker, isIdle, runWorker, type Worker } from "./sink-worker.js";
 import { createWorkerPass } from "./worker-pass.js";
+import { longestGroupInterval, type Route } from "./routes.js";
 
 export type { DispatcherRule, DispatcherSink };
 
@@ -20,6 +21,8 @@ export interface DispatcherOptions {
   store: Store;
   sinks: DispatcherSink[];
   rules: DispatcherRule[];
+  /** The `routes:` tree: the alerts it sent are grouped as their routes say (group_by, group_wait, group_interval). */
+  routes?: Route;
   /** Delivered entries are pruned this long after delivery (config `store.retention`). Default 7 days. */
   retentionMs?: number;
   /**
@@ -144,7 +147,8 @@ export function createDispatcher(common: Common, options: DispatcherOptions): Di
     retentionMs: options.retentionMs ?? DEFAULT_RETENTION_MS,
     pruneBatch: options.pruneBatch ?? 1000,
     pruneIntervalMs: options.pruneIntervalMs ?? 10 * 60_000,
-    longestCooldownMs: Math.max(0, ...options.rules.map((rule) => rule.cooldownMs ?? 0)),
+    // A route group's last-digest stamp is kept as long as a cooldown's: group_interval counts from it.
+    longestCooldownMs: Math.max(0, longestGroupInterval(options.routes), ...options.rules.map((rule) => rule.cooldownMs ?? 0)),
     logger: baseLogger,
   });
   // No send while the store cannot record its outcome (a full disk): see outcome-gate.ts.
@@ -164,6 +168,7 @@ export function createDispatcher(common: Common, options: DispatcherOptions): Di
   const pass = createWorkerPass(common, {
     store,
     rules: new Map(options.rules.map((rule) => [rule.name, rule])),
+    ...(options.routes === undefined ? {} : { routes: options.routes }),
     silences: options.silences,
     passLimit: options.passLimit ?? 1000,
     flushGroups: () => draining > 0,

@@ -9,6 +9,12 @@ export interface GroupPolicy {
   max: number;
   /** A field of the alert's record: one digest per distinct value (see `readRecordField`). */
   by?: string;
+  /**
+   * A route's group that sent a digest: when its next one may go (that digest's time plus
+   * group_interval). Alerts that arrive before then wait for it, not for `windowMs` (which is
+   * group_wait, for a new group), as in Alertmanager.
+   */
+  continueAt?: number;
 }
 
 /**
@@ -72,7 +78,7 @@ export function closeGroups(waiting: readonly OutboxEntry[], policy: GroupPolicy
   while (rest.length > 0) {
     let oldest = Infinity;
     for (const entry of rest) oldest = Math.min(oldest, Date.parse(entry.created_at));
-    const readyAt = oldest + policy.windowMs;
+    const readyAt = policy.continueAt !== undefined && policy.continueAt > oldest ? policy.continueAt : oldest + policy.windowMs;
     if (rest.length < max && !flush && readyAt > now) return { closed, readyAt };
     const members = rest.slice(0, max);
     rest = rest.slice(max);

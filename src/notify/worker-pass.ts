@@ -3,6 +3,8 @@ import type { Store } from "../store/types.js";
 import { admit, type DispatcherRule } from "./admission.js";
 import { applyAdmission } from "./apply-admission.js";
 import { readCooldownView } from "./cooldown.js";
+import { readGroupFlushes } from "./route-grouping.js";
+import type { Route } from "./routes.js";
 import type { Deliveries, DeliveryTotals } from "./deliveries.js";
 import type { OutcomeGate } from "./outcome-gate.js";
 import { readDueEntries } from "./due-entries.js";
@@ -12,6 +14,8 @@ import type { Worker } from "./sink-worker.js";
 export interface WorkerPassOptions {
   store: Store;
   rules: ReadonlyMap<string, DispatcherRule>;
+  /** The `routes:` tree, which groups the alerts it sent. */
+  routes?: Route;
   silences?: Pick<SilenceBook, "current" | "noteHeld">;
   /** The most due entries one pass reads (oldest first). */
   passLimit: number;
@@ -48,8 +52,9 @@ export function createWorkerPass(common: Common, options: WorkerPassOptions): (w
     // Both read from the store at every pass that has something due: another replica (or the
     // CLI) may have added a silence, or delivered this sink and stamped its cooldowns, since.
     const cooldown = await readCooldownView(store, w.name, due, options.rules);
+    const groupFlushes = await readGroupFlushes(store, w.name, due, options.rules, options.routes);
     const silences = due.length > 0 && options.silences ? await options.silences.current(now) : [];
-    const admission = admit({ sink: w.name, due, inFlight, rules: options.rules, silences, cooldown, flushGroups: options.flushGroups(), now });
+    const admission = admit({ sink: w.name, due, inFlight, rules: options.rules, routes: options.routes, groupFlushes, silences, cooldown, flushGroups: options.flushGroups(), now });
     let nextAt = admission.nextAt;
     const soonest = (time: number) => {
       nextAt = nextAt === undefined ? time : Math.min(nextAt, time);

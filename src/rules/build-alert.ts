@@ -14,6 +14,8 @@ import { tokenSymbolText } from "./token-symbol.js";
 
 export interface BuildAlertInput {
   rule: { name: string; summary?: string; severity?: AlertSeverity };
+  /** The alert's labels (alertLabels in src/notify/labels.ts: fixed by the rule and its source). */
+  labels?: Readonly<Record<string, string>>;
   watch: string;
   record: WatchedRecord;
   network: string;
@@ -51,6 +53,7 @@ export function buildAlert(input: BuildAlertInput): AlertDocument {
     datetime: recordDatetime(record),
     links,
     record: record.data,
+    ...(input.labels === undefined ? {} : { labels: { ...input.labels } }),
     created_at: input.now.toISOString(),
   };
   const transfer = input.token && record.family === "event_logs" ? decodeTokenTransfer(record.data) : undefined;

@@ -16,6 +16,8 @@ export interface AbsenceSpec {
   /** The watched account or contract, for the alert's link. */
   subject?: { kind: "account" | "contract"; address: string };
   severity?: AlertSeverity;
+  /** The rule's alert labels (routes and inhibition match on them), as its other alerts carry. */
+  labels?: Record<string, string>;
 }
 
 /** An absence rule as a source runs it (see SourceRule.absence). */
@@ -205,6 +207,7 @@ export function absenceAlert(rule: AbsenceRule, input: AbsenceAlertInput): Alert
     },
     status: input.status,
     ...(spec.severity === undefined ? {} : { severity: spec.severity }),
+    ...(spec.labels === undefined ? {} : { labels: spec.labels }),
     created_at: input.now.toISOString(),
   };
 }

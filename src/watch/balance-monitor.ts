@@ -19,6 +19,7 @@ import type { Ownership } from "../store/ownership.js";
 import { leaseResource, type LeaseResource } from "../store/resources.js";
 import type { BalanceEpisode, BalanceEpisodeChange, Store } from "../store/types.js";
 import type { BalanceCondition } from "../rules/balance-condition.js";
+import { alertLabels } from "../notify/labels.js";
 
 /** Readings in a row without the condition before an alert resolves, unless the rule says. */
 export const DEFAULT_CLEAR_AFTER = 2;
@@ -31,6 +32,8 @@ export interface BalanceRuleInput {
   /** The rule's `summary` template (see BALANCE_TEMPLATE_VARIABLES); absent: the default line. */
   summary?: string;
   severity?: AlertSeverity;
+  /** The rule's own `labels:` (the alert adds rule, watch, source and severity). */
+  labels?: Readonly<Record<string, string>>;
 }
 
 export interface BalanceWatchInput {
@@ -325,6 +328,7 @@ function balanceAlert(options: Pick<BalanceMonitorOptions, "tokens" | "network" 
     episode_id: input.episodeId,
     ...(input.repeat === undefined ? {} : { repeat: input.repeat }),
     ...(input.rule.severity === undefined ? {} : { severity: input.rule.severity }),
+    labels: alertLabels({ rule: input.rule.name, watch: input.watch, source: BALANCE_ALERT_SOURCE, severity: input.rule.severity, labels: input.rule.labels }),
     created_at: new Date(now).toISOString(),
   };
   // The rule's template sees the default line as {{summary}}; the symbol in it is the flattened, cut one.

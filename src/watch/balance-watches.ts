@@ -25,6 +25,7 @@ export function balanceWatchesOf(config: Config, tokens: ReadonlyMap<string, Tok
           condition: parsed.condition,
           ...(rule.summary === undefined ? {} : { summary: rule.summary }),
           ...(rule.severity === undefined ? {} : { severity: rule.severity }),
+          labels: rule.labels,
         };
       });
     if (rules.length > 0) watches.push({ name: watch.name, schedule: watch.schedule, addresses: watch.balance, rules });

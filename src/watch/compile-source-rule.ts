@@ -3,6 +3,7 @@ import type { Config, RuleConfig, WatchConfig } from "../config/types.js";
 import type { TokenInfo } from "../chain/token-info.js";
 import { TRANSFER_TOPIC, decodeTokenTransfer } from "../chain/token-transfer.js";
 import { buildAlert } from "../rules/build-alert.js";
+import { alertLabels } from "../notify/labels.js";
 import { compileCondition } from "../rules/compile-condition.js";
 import type { TokenFieldContext } from "../rules/fields.js";
 import type { RecordFamily, WatchedRecord } from "../model/record.js";
@@ -38,14 +39,14 @@ export function tokenFieldContext(watch: WatchConfig & { kind: "account" }, toke
 }
 
 /** The absence rule of a rule with `expect` (see absence.ts). */
-function absenceRuleOf(config: Config, rule: RuleConfig, watch: WatchConfig, family: RecordFamily): AbsenceRule {
+function absenceRuleOf(config: Config, rule: RuleConfig, watch: WatchConfig, family: RecordFamily, labels: Record<string, string>): AbsenceRule {
   const expect = rule.expect as NonNullable<RuleConfig["expect"]>;
   const subject =
     watch.kind === "account" ? { kind: "account" as const, address: watch.account } : watch.kind === "contract" ? { kind: "contract" as const, address: watch.contract } : watch.kind === "collection" ? { kind: "contract" as const, address: watch.collection } : undefined;
   return {
     name: rule.name,
     watch: rule.watch,
-    spec: { atLeast: expect.at_least, withinMs: expect.within, family, network: config.chain.network, explorerUrl: config.chain.explorer_url, ...(subject === undefined ? {} : { subject }), ...(rule.severity === undefined ? {} : { severity: rule.severity }) },
+    spec: { atLeast: expect.at_least, withinMs: expect.within, family, network: config.chain.network, explorerUrl: config.chain.explorer_url, ...(subject === undefined ? {} : { subject }), ...(rule.severity === undefined ? {} : { severity: rule.severity }), labels },
   };
 }
 
@@ -64,9 +65,11 @@ export function compileSourceRule(config: Config, rule: RuleConfig, watch: Watch
   const tokenContext = token !== undefined && watch.kind === "account" ? tokenFieldContext(watch, token, tokens) : undefined;
   const compiled = compileCondition(rule.when, { family, watchedAccount, ...(tokenContext ? { token: tokenContext } : {}) });
   if (!compiled.ok) throw new KaiawatchError("KW_CONFIG_INVALID", `rule ${rule.name}: ${compiled.issues.map((i) => i.message).join("; ")}`);
+  // A rule's alerts of one source all carry the same labels.
+  const labels = alertLabels({ rule: rule.name, watch: rule.watch, source: family, severity: rule.severity, labels: rule.labels });
   const toAlert = (record: WatchedRecord, now: Date) =>
-    buildAlert({ rule: { name: rule.name, summary: rule.summary, severity: rule.severity }, watch: rule.watch, record, network: config.chain.network, explorerUrl: config.chain.explorer_url, now, watchedAccount, token: tokenContext?.info });
-  const base = { name: rule.name, watch: rule.watch, notify: rule.notify, enrich: rule.enrich, toAlert, ...(rule.expect === undefined ? {} : { absence: absenceRuleOf(config, rule, watch, family) }) };
+    buildAlert({ rule: { name: rule.name, summary: rule.summary, severity: rule.severity }, labels, watch: rule.watch, record, network: config.chain.network, explorerUrl: config.chain.explorer_url, now, watchedAccount, token: tokenContext?.info });
+  const base = { name: rule.name, watch: rule.watch, notify: rule.notify, enrich: rule.enrich, toAlert, ...(rule.expect === undefined ? {} : { absence: absenceRuleOf(config, rule, watch, family, labels) }) };
   if (token === undefined || watchedAccount === undefined) return { ...base, test: compiled.test, condition: compiled.node };
   const info = tokenContext?.info;
   const wallet = watchedAccount.toLowerCase();

@@ -123,7 +123,7 @@ describe("admission", () => {
     const closed = admit(input(due, [rule], { now: NOW + 6000 }));
     const id = groupId(["m1:out", "m2:out", "m3:out"]);
     expect(closed.sends.map((s) => [s.id, s.entries.length])).toEqual([[id, 3]]);
-    expect(closed.closedDigests.map((d) => [d.group.id, d.rule, d.cooldownKeys])).toEqual([[id, "mint", ["0x1", "0x2"]]]);
+    expect(closed.closedDigests.map((d) => [d.group.id, d.rule, d.stamps])).toEqual([[id, "mint", [{ rule: "mint", key: "0x1" }, { rule: "mint", key: "0x2" }]]]);
     // A digest starts its cooldown when it closes, not per member.
     expect(closed.cooldownStarts).toEqual([]);
     expect(admit(input(due, [rule], { flushGroups: true })).sends.map((s) => s.id)).toEqual([id]);

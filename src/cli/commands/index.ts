@@ -25,6 +25,7 @@ export const COMMANDS: CommandEntry[] = [
   { name: "replay", summary: "run one rule over past blocks and show what it would send (--send to send it)", load: async () => (await import("./replay.js")).replayCommand },
   { name: "explain", summary: "show, condition by condition, why a transaction's records match a rule or not", load: async () => (await import("./explain.js")).explainCommand },
   { name: "store", summary: "store migrate: copy a file store into PostgreSQL for replicas", load: async () => (await import("./store.js")).storeCommand },
+  { name: "routes", summary: "show the routes: tree and where an alert with given labels would go (--test)", load: async () => (await import("./routes.js")).routesCommand },
   { name: "silence", summary: "hold back a rule's alerts for a while: silence add, list, remove", load: async () => (await import("./silence.js")).silenceCommand },
   { name: "simulate", summary: "serve the explorer API and JSON-RPC over a synthetic, deterministic chain", load: async () => (await import("./simulate.js")).simulateCommand },
   { name: "demo", summary: "see it work: a simulated chain, the daemon, and local webhook and mail receivers", load: async () => (await import("./demo.js")).demoCommand },

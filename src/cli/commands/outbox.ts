@@ -15,6 +15,7 @@ import { storeOptionsOf } from "../../config/store-options.js";
 import type { OutboxEntry, OutboxState } from "../../model/outbox-entry.js";
 import { EXIT_OK, EXIT_RUNTIME, EXIT_USAGE, type Command, type CommandIO } from "../command.js";
 import { readRecordField } from "../../notify/grouping.js";
+import { routeGroupOf, type RouteGroup } from "../../notify/route-grouping.js";
 import { formatDuration } from "../../common/duration.js";
 
 /** What --state lists: the store's states, and "suppressed" (kept as delivered, never sent: a silence or a cooldown held it back). */
@@ -34,7 +35,8 @@ List the alerts in the outbox, or send dead letters again.
 Listing shows pending and dead alerts unless --state says otherwise (delivered alerts are
 kept for store.retention, 7 days by default): the newest ${DEFAULT_LIMIT} of each state, oldest
 first, and how many there are in all, each with its alert's summary. A pending alert of a
-rule with group: says which digest it waits for. It only reads the store, so it works while the
+rule with group: says which digest it waits for (one the routes: tree groups, which group and
+route). It only reads the store, so it works while the
 daemon runs. With store.url in the config it reads the PostgreSQL store that the replicas
 share (the URL is never printed).
 
@@ -191,7 +193,9 @@ async function list(args: string[], io: CommandIO): Promise<number> {
   // A silenced or cooled-down alert was never sent: it is "suppressed", not "delivered".
   const shownState = (entry: OutboxEntry) => (entry.state === "delivered" && suppressed[entry.id] !== undefined ? "suppressed" : entry.state);
   const groups = new Map((location.config?.rules ?? []).filter((rule) => rule.group !== undefined).map((rule) => [rule.name, rule.group!]));
-  const rows = entries.map((entry) => [entry.id, entry.sink, entry.rule, shownState(entry), String(entry.attempts), entry.created_at, cutSummary(entry.alert.summary), note(entry, suppressed[entry.id], groups.get(entry.rule))].map(printable));
+  const rules = new Map((location.config?.rules ?? []).map((rule) => [rule.name, rule]));
+  const routes = location.config?.routes;
+  const rows = entries.map((entry) => [entry.id, entry.sink, entry.rule, shownState(entry), String(entry.attempts), entry.created_at, cutSummary(entry.alert.summary), note(entry, suppressed[entry.id], groups.get(entry.rule), routeGroupOf(routes, rules.get(entry.rule), entry, entry.sink))].map(printable));
   io.stdout.write(table(["ID", "SINK", "RULE", "STATE", "ATTEMPTS", "CREATED", "SUMMARY", "LAST ERROR / REASON"], rows));
   const counts = totals.filter(([, n]) => n > 0);
   const cut = entries.length < counts.reduce((sum, [, n]) => sum + n, 0);
@@ -204,11 +208,18 @@ function cutSummary(summary: string): string {
   return line.length <= SUMMARY_WIDTH ? line : `${line.slice(0, SUMMARY_WIDTH - 1)}…`;
 }
 
-function note(entry: OutboxEntry, suppression: SuppressedNote | undefined, group?: { window: number; by?: string }): string {
+function note(entry: OutboxEntry, suppression: SuppressedNote | undefined, group?: { window: number; by?: string }, routeGroup?: RouteGroup): string {
   // A member waits for its rule's digest: the one it is in, or (not grouped yet) the next of its rule (and group.by value).
-  const waiting = entry.state === "pending" && entry.group_id === undefined && group !== undefined && entry.attempts === 0;
+  const waiting = entry.state === "pending" && entry.group_id === undefined && entry.attempts === 0;
   const byValue = group?.by === undefined ? "" : `, ${group.by} ${readRecordField(entry.alert.record, group.by) || "(none)"}`;
-  const digest = entry.group_id !== undefined ? ` [digest ${entry.group_id}]` : waiting ? ` for the next digest of rule ${entry.rule} (group.window ${formatDuration(group.window)}${byValue})` : "";
+  const digest =
+    entry.group_id !== undefined
+      ? ` [digest ${entry.group_id}]`
+      : waiting && group !== undefined
+        ? ` for the next digest of rule ${entry.rule} (group.window ${formatDuration(group.window)}${byValue})`
+        : waiting && routeGroup !== undefined
+          ? ` for the next message of its group ${routeGroup.stamp.key} on route ${routeGroup.route.id} (group_wait ${formatDuration(routeGroup.route.groupWaitMs)}, group_interval ${formatDuration(routeGroup.route.groupIntervalMs)})`
+          : "";
   switch (entry.state) {
     case "dead":
       return `${entry.dead_reason ?? "dead"}${digest}`;

@@ -10,6 +10,7 @@ import { definitionsOfWatch } from "../../watch/plan.js";
 import { planFromConfig } from "../../watch/plan-from-config.js";
 import { isNodeOperation, sourceKey } from "../../watch/source.js";
 import { redactUrl } from "../../common/url-secrets.js";
+import type { Route } from "../../notify/routes.js";
 
 const HELP = `Usage: kaiawatch validate [--config PATH]
 
@@ -134,12 +135,14 @@ export function summarize(file: string, config: Config): string {
           rule.group ? `group ${formatDuration(rule.group.window)}` : "",
           rule.cooldown !== undefined ? `cooldown ${formatDuration(rule.cooldown)}` : "",
           rule.enrich.length > 0 ? `enrich ${rule.enrich.join(", ")}` : "",
+          rule.routed ? "by routes" : "",
         ].filter((e) => e !== "");
         return [rule.name, `${rule.watch}/${rule.source}`, `→ ${rule.notify.join(", ")}${extras.length > 0 ? `  (${extras.join("; ")})` : ""}`];
       }),
     ),
   );
-  const used = new Set(config.rules.flatMap((rule) => rule.notify));
+  // A sink a route names may take operational alerts only: it is used.
+  const used = new Set([...config.rules.flatMap((rule) => rule.notify), ...routeSinks(config.routes)]);
   const sinks = Object.values(config.sinks);
   lines.push("");
   lines.push(`sinks (${sinks.length}):`);
@@ -153,6 +156,11 @@ export function summarize(file: string, config: Config): string {
     ),
   );
   return `${lines.join("\n")}\n`;
+}
+
+/** Every sink the routes tree names. */
+function routeSinks(route: Route | undefined): string[] {
+  return route === undefined ? [] : [...route.receivers, ...route.routes.flatMap(routeSinks)];
 }
 
 /**
