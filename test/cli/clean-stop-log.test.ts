@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createSimulator, type Simulator } from "../../src/simulator/index.js";
 import { tempDir } from "../helpers/harness.js";
+import { simulatorHead, writeConfig } from "../helpers/simulator-config.js";
 import { logLines, startKaiawatch, waitFor, waitForLog } from "../helpers/child.js";
 
 /**
@@ -22,14 +22,10 @@ afterAll(async () => {
 
 describe("a clean stop is not an error", () => {
   it("logs no error-level line for a SIGHUP and a SIGTERM in the middle of ticks", async () => {
-    const configPath = join(dir.path, "config.yaml");
-    writeFileSync(
-      configPath,
+    const configPath = writeConfig(
+      dir.path,
       `
-explorer: { base_url: "${sim.url}", requests_per_second: 1000 }
-chain: { rpc_url: "${sim.rpcUrl}", lag_blocks: 0 }
-store: { path: "${join(dir.path, "kaiawatch.db")}" }
-status: { listen: false }
+${simulatorHead(sim, { storePath: join(dir.path, "kaiawatch.db") })}
 defaults: { schedule: "* * * * * *", start: "-290", jitter: 0s }
 watches: [ { name: token, contract: "${sim.addresses.busyToken}", max_window_blocks: 2 } ]
 rules: [ { name: token-logs, watch: token, notify: [out] } ]

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { readFileSync, writeFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { pino } from "pino";
 import { createTestCommon } from "../../src/common/common.js";
@@ -7,6 +7,7 @@ import { createDaemon } from "../../src/daemon/create-daemon.js";
 import { createSimulator, type Simulator } from "../../src/simulator/index.js";
 import { freePort } from "../helpers/free-port.js";
 import { configFromText, logCapture, tempDir } from "../helpers/harness.js";
+import { simulatorHead, writeConfig } from "../helpers/simulator-config.js";
 import { runCli } from "../helpers/run-cli.js";
 
 /**
@@ -23,13 +24,10 @@ beforeAll(async () => {
   sim = await createSimulator({ seed: 44, initialBlocks: 400, faults: { latencyMs: 40 } });
   start = sim.head() - 390;
   const port = await freePort();
-  writeFileSync(
-    configPath,
+  writeConfig(
+    dir.path,
     `
-explorer: { base_url: "${sim.url}", requests_per_second: 1000 }
-chain: { rpc_url: "${sim.rpcUrl}", lag_blocks: 0 }
-store: { path: "${join(dir.path, "kaiawatch.db")}" }
-status: { listen: "127.0.0.1:${port}" }
+${simulatorHead(sim, { storePath: join(dir.path, "kaiawatch.db"), listen: `127.0.0.1:${port}` })}
 defaults: { schedule: "* * * * * *", start: ${start}, jitter: 0s }
 watches:
   # Two blocks a window at 40 ms a request: the catch-up takes about eight seconds.

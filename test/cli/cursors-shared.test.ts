@@ -1,11 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { readFileSync, writeFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { createTestCommon } from "../../src/common/common.js";
 import { createDaemon, type Daemon } from "../../src/daemon/create-daemon.js";
 import { createSimulator, type Simulator } from "../../src/simulator/index.js";
 import { freePort } from "../helpers/free-port.js";
 import { configFromText, tempDir } from "../helpers/harness.js";
+import { simulatorHead, writeConfig } from "../helpers/simulator-config.js";
 import { runCli } from "../helpers/run-cli.js";
 
 /**
@@ -26,13 +27,10 @@ beforeAll(async () => {
   port = await freePort();
   const { busyWallet, wallets, busyToken } = sim.addresses;
   const other = wallets.find((w) => w !== busyWallet)!;
-  writeFileSync(
-    configPath,
+  writeConfig(
+    dir.path,
     `
-explorer: { base_url: "${sim.url}", requests_per_second: 1000 }
-chain: { rpc_url: "${sim.rpcUrl}", lag_blocks: 0 }
-store: { path: "${join(dir.path, "store.json")}" }
-status: { listen: "127.0.0.1:${port}" }
+${simulatorHead(sim, { storePath: join(dir.path, "store.json"), listen: `127.0.0.1:${port}` })}
 # Once a day (it must fire on the planner's reference day to be costed): the ticks are the test's own.
 defaults: { schedule: "0 0 0 * * *", start: ${start}, jitter: 0s }
 watches:

@@ -7,6 +7,7 @@ import { quietCommon, tempDir } from "../helpers/harness.js";
 import { runCli } from "../helpers/run-cli.js";
 import { createOperationalMonitor } from "../../src/daemon/operational-monitor.js";
 import { openStore } from "../../src/store/open-store.js";
+import { simulatorHead } from "../helpers/simulator-config.js";
 
 const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
@@ -61,10 +62,7 @@ async function setup(extra = ""): Promise<Setup> {
   writeFileSync(
     config,
     `
-explorer: { base_url: ${sim.url}, requests_per_second: 1000 }
-chain: { rpc_url: ${sim.rpcUrl}, lag_blocks: 0 }
-store: { path: ${join(dir.path, "store.json")} }
-status: { listen: false }
+${simulatorHead(sim, { storePath: join(dir.path, "store.json") })}
 watches:
   - { name: wallet, account: "${wallet}", sources: [internal_transactions] }
   - { name: token, contract: "${token}", events: ["Transfer(address,address,uint256)"] }
@@ -226,10 +224,7 @@ describe("kaiawatch explain on a token watch", () => {
     writeFileSync(
       config,
       `
-explorer: { base_url: ${sim.url}, requests_per_second: 1000 }
-chain: { rpc_url: ${sim.rpcUrl}, lag_blocks: 0 }
-store: { path: ${join(dir.path, "store.json")} }
-status: { listen: false }
+${simulatorHead(sim, { storePath: join(dir.path, "store.json") })}
 watches:
   - { name: hot, account: "${wallet}", tokens: ["${usdt}"] }
 rules:

@@ -1,10 +1,11 @@
-import { readFileSync, writeFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { createSimulator } from "../../src/simulator/index.js";
 import { logLines, startKaiawatch, waitForStatusUrl } from "../helpers/child.js";
 import { freePort } from "../helpers/free-port.js";
 import { configFromText, tempDir } from "../helpers/harness.js";
+import { simulatorHead, writeConfig } from "../helpers/simulator-config.js";
 import { planFromConfig } from "../../src/watch/plan-from-config.js";
 import { startReceiver } from "../notify/receiver.js";
 import { runCli } from "../helpers/run-cli.js";
@@ -35,14 +36,10 @@ describe("a running daemon operated from the CLI", () => {
       dir.remove();
     });
     const port = await freePort();
-    const config = join(dir.path, "config.yaml");
-    writeFileSync(
-      config,
+    const config = writeConfig(
+      dir.path,
       `
-explorer: { base_url: "${sim.url}", requests_per_second: 500 }
-chain: { rpc_url: "${sim.rpcUrl}", lag_blocks: 0 }
-store: { path: "${join(dir.path, "store.json")}" }
-status: { listen: "127.0.0.1:${port}" }
+${simulatorHead(sim, { storePath: join(dir.path, "store.json"), listen: `127.0.0.1:${port}`, requestsPerSecond: 500 })}
 defaults: { schedule: "* * * * * *", start: ${sim.head()}, jitter: 0s }
 watches:
   - { name: wallet, account: "${sim.addresses.busyWallet}", sources: [internal_transactions] }

@@ -1,11 +1,11 @@
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { AlertDocument } from "../../src/model/alert-document.js";
 import { createSimulator, type Simulator } from "../../src/simulator/index.js";
 import { NORMALIZERS } from "../../src/watch/normalize.js";
 import { startKaiawatch, waitFor } from "../helpers/child.js";
 import { recordKeyOf, tempDir } from "../helpers/harness.js";
+import { daemonFiles, simulatorHead } from "../helpers/simulator-config.js";
 import { readOnDisk } from "../store/fixtures/on-disk.js";
 
 /**
@@ -26,9 +26,7 @@ afterAll(async () => {
 
 describe("an operation the key's plan refuses", () => {
   it("is named with the plan it needs, and the watches are planned again without it: nothing lost, nothing repeated", async () => {
-    const storePath = join(dir.path, "store.json");
-    const alertsPath = join(dir.path, "alerts.jsonl");
-    const configPath = join(dir.path, "config.yaml");
+    const { storePath, alertsPath, configPath } = daemonFiles(dir.path);
     const wallet = sim.addresses.busyWallet;
     // Thirty blocks back, and a tick every 30 s: operation 7 (20 credits a window) is then
     // cheaper than operation 8 (a credit a block), so a PRO_PLUS plan chooses it.
@@ -36,10 +34,7 @@ describe("an operation the key's plan refuses", () => {
     writeFileSync(
       configPath,
       `
-explorer: { base_url: "${sim.url}", api_key: "\${KAIASCAN_API_KEY}", api_plan: PRO_PLUS, requests_per_second: 200 }
-chain: { rpc_url: "${sim.rpcUrl}", lag_blocks: 0 }
-store: { path: "${storePath}" }
-status: { listen: false }
+${simulatorHead(sim, { storePath, requestsPerSecond: 200, explorer: 'api_key: "${KAIASCAN_API_KEY}", api_plan: PRO_PLUS' })}
 defaults: { schedule: "*/30 * * * * *", start: ${start}, jitter: 0s }
 sinks: { out: { type: file, path: "${alertsPath}" } }
 watches: [ { name: hot-wallet, account: "${wallet}", sources: [internal_transactions] } ]

@@ -1,12 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { existsSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
 import { eventTopic } from "../../src/chain/signatures.js";
 import { createSimulator, type Simulator } from "../../src/simulator/index.js";
 import { NORMALIZERS } from "../../src/watch/normalize.js";
 import { readOnDisk } from "../store/fixtures/on-disk.js";
 import { recordKeyOf, repeated, tempDir } from "../helpers/harness.js";
 import { startKaiawatch, waitFor } from "../helpers/child.js";
+import { daemonFiles, simulatorHead } from "../helpers/simulator-config.js";
 
 let sim: Simulator;
 const dir = tempDir("kaiawatch-reload-plan-");
@@ -22,16 +22,12 @@ const EVENTS = ["Transfer(address,address,uint256)", "Approval(address,address,u
 
 describe("SIGHUP that changes the plan", () => {
   it("hands the position of each event's own source over to one shared source: nothing lost, nothing repeated", async () => {
-    const storePath = join(dir.path, "store.json");
-    const configPath = join(dir.path, "config.yaml");
+    const { storePath, alertsPath, configPath } = daemonFiles(dir.path);
     const start = sim.head();
     const configWith = (via: string) => `
-explorer: { base_url: "${sim.url}", requests_per_second: 200 }
-chain: { rpc_url: "${sim.rpcUrl}", lag_blocks: 0 }
-store: { path: "${storePath}" }
-status: { listen: false }
+${simulatorHead(sim, { storePath, requestsPerSecond: 200 })}
 defaults: { schedule: "* * * * * *", start: ${start}, jitter: 0s }
-sinks: { out: { type: file, path: "${join(dir.path, "alerts.jsonl")}" } }
+sinks: { out: { type: file, path: "${alertsPath}" } }
 watches: [ { name: token, contract: "${sim.addresses.busyToken}", events: ${JSON.stringify(EVENTS)}, via: ${via} } ]
 rules: [ { name: token-logs, watch: token, notify: [out] } ]
 `;

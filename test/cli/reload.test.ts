@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { existsSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
 import { createSimulator, type Simulator } from "../../src/simulator/index.js";
 import { NORMALIZERS } from "../../src/watch/normalize.js";
 import { readOnDisk } from "../store/fixtures/on-disk.js";
 import { readJsonLines, recordKeyOf, repeated, tempDir } from "../helpers/harness.js";
 import { startKaiawatch, waitFor } from "../helpers/child.js";
+import { daemonFiles, simulatorHead } from "../helpers/simulator-config.js";
 
 let sim: Simulator;
 const dir = tempDir("kaiawatch-reload-");
@@ -19,15 +19,10 @@ afterAll(async () => {
 
 describe("SIGHUP", () => {
   it("reloads a valid config keeping unchanged cursors, and refuses an invalid one while the old keeps running", async () => {
-    const storePath = join(dir.path, "store.json");
-    const alertsPath = join(dir.path, "alerts.jsonl");
-    const configPath = join(dir.path, "config.yaml");
+    const { storePath, alertsPath, configPath } = daemonFiles(dir.path);
     const start = sim.head();
     const base = `
-explorer: { base_url: "${sim.url}", requests_per_second: 200 }
-chain: { rpc_url: "${sim.rpcUrl}", lag_blocks: 0 }
-store: { path: "${storePath}" }
-status: { listen: false }
+${simulatorHead(sim, { storePath, requestsPerSecond: 200 })}
 defaults: { schedule: "* * * * * *", start: ${start}, jitter: 0s }
 sinks: { out: { type: file, path: "${alertsPath}" } }
 `;

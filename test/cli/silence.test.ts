@@ -10,6 +10,7 @@ import type { InternalTransactionListItem } from "../../src/explorer/types.js";
 import { startKaiawatch, waitFor, type Child } from "../helpers/child.js";
 import { configFromText, quietCommon, readJsonLines, tempDir } from "../helpers/harness.js";
 import { runCli } from "../helpers/run-cli.js";
+import { simulatorHead } from "../helpers/simulator-config.js";
 
 const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
@@ -31,10 +32,7 @@ describe("kaiawatch silence with a running daemon", () => {
     writeFileSync(
       config,
       `
-explorer: { base_url: ${sim.url}, requests_per_second: 1000 }
-chain: { rpc_url: ${sim.rpcUrl}, lag_blocks: 0 }
-store: { path: ${store} }
-status: { listen: false }
+${simulatorHead(sim, { storePath: store })}
 defaults: { schedule: "* * * * * *", start: latest, jitter: 0s }
 watches:
   - { name: wallet, account: "${wallet}", sources: [internal_transactions] }
@@ -122,10 +120,7 @@ sinks:
       dir.remove();
     });
     const text = `
-explorer: { base_url: ${sim.url}, requests_per_second: 1000 }
-chain: { rpc_url: ${sim.rpcUrl}, lag_blocks: 0 }
-store: { path: ${join(dir.path, "store.json")} }
-status: { listen: "127.0.0.1:0" }
+${simulatorHead(sim, { storePath: join(dir.path, "store.json"), listen: "127.0.0.1:0" })}
 watches:
   - { name: wallet, account: "${sim.addresses.wallets[0]}", sources: [internal_transactions] }
 rules:

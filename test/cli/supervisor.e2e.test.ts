@@ -6,6 +6,7 @@ import { createSimulator } from "../../src/simulator/index.js";
 import { processState } from "../../src/store/store-lock.js";
 import { BIN, waitFor } from "../helpers/child.js";
 import { tempDir } from "../helpers/harness.js";
+import { simulatorHead } from "../helpers/simulator-config.js";
 
 /**
  * The service command of docs/deployment.md ("Supervisors") as a supervisor runs it: started in a process
@@ -49,10 +50,7 @@ describe.skipIf(process.platform !== "linux")("the documented service command un
     writeFileSync(
       join(dir.path, "config.yaml"),
       `
-explorer: { base_url: "${sim.url}", requests_per_second: 500 }
-chain: { rpc_url: "${sim.rpcUrl}", lag_blocks: 0 }
-store: { path: "${store}" }
-status: { listen: false }
+${simulatorHead(sim, { storePath: store, requestsPerSecond: 500 })}
 defaults: { schedule: "* * * * * *", start: latest, jitter: 0s }
 watches:
   - { name: token, contract: "${sim.addresses.busyToken}" }

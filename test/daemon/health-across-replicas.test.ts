@@ -11,6 +11,7 @@ import type { PostgresStore } from "../../src/store/postgres/postgres-store.js";
 import type { SourceState } from "../../src/watch/engine.js";
 import { planFromConfig } from "../../src/watch/plan-from-config.js";
 import { configFromText, quietCommon, tempDir } from "../helpers/harness.js";
+import { idleContractsToOut } from "../helpers/simulator-config.js";
 import { fakeClock, usePostgres } from "../store/postgres/pg-fixtures.js";
 
 /**
@@ -44,8 +45,6 @@ interface Replica {
 async function setup() {
   const dir = tempDir();
   cleanups.push(() => dir.remove());
-  const watches = ["1", "2", "3", "4"].map((n) => `  - { name: w${n}, contract: "0x700000000000000000000000000000000000000${n}" }`).join("\n");
-  const rules = ["1", "2", "3", "4"].map((n) => `  - { name: r${n}, watch: w${n}, notify: [out] }`).join("\n");
   const config = configFromText(`
 explorer: { base_url: "http://127.0.0.1:9" }
 chain: { rpc_url: "http://127.0.0.1:9" }
@@ -53,10 +52,7 @@ store: { path: ${join(dir.path, "unused.db")} }
 status: { listen: false }
 operational: { source_failing_after: 30s, head_stuck_after: 1h }
 defaults: { schedule: "* * * * * *", start: latest }
-watches:
-${watches}
-rules:
-${rules}
+${idleContractsToOut(4, 1)}
 sinks:
   out: { type: file, path: ${join(dir.path, "alerts.jsonl")} }
 `);

@@ -1,5 +1,3 @@
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import type { Registry } from "prom-client";
 import { afterEach, describe, expect, it } from "vitest";
 import { createDaemon, type Daemon } from "../../src/daemon/create-daemon.js";
@@ -7,6 +5,7 @@ import { createSimulator } from "../../src/simulator/index.js";
 import { leaseResource } from "../../src/store/resources.js";
 import { fourSourcesConfig } from "../helpers/four-sources-config.js";
 import { configFromText, quietCommon } from "../helpers/harness.js";
+import { startLocalFront } from "../helpers/local-front.js";
 import { startReceiver } from "../notify/receiver.js";
 import { recording } from "../notify/dispatcher-fixtures.js";
 import { fakeClock, usePostgres } from "../store/postgres/pg-fixtures.js";
@@ -27,32 +26,14 @@ afterEach(async () => {
 /** The explorer API of `target` for one replica; while `shut` it answers 503 (maintenance) to everything. */
 async function door(target: string): Promise<{ url: string; shut: boolean }> {
   const front = { url: "", shut: false };
-  const server: Server = createServer((req, res) => {
-    if (front.shut) {
-      res.writeHead(503, { "content-type": "application/json" });
-      res.end(JSON.stringify({ code: 503, title: "SERVICE_UNAVAILABLE", message: "maintenance" }));
-      return;
-    }
-    fetch(`${target}${req.url ?? "/"}`, { headers: { authorization: req.headers.authorization ?? "" } }).then(
-      async (answer) => {
-        res.writeHead(answer.status, { "content-type": "application/json" });
-        res.end(await answer.text());
-      },
-      () => {
-        res.writeHead(502);
-        res.end();
-      },
-    );
+  const { url, close } = await startLocalFront(target, (_req, res) => {
+    if (!front.shut) return false;
+    res.writeHead(503, { "content-type": "application/json" });
+    res.end(JSON.stringify({ code: 503, title: "SERVICE_UNAVAILABLE", message: "maintenance" }));
+    return true;
   });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  front.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  cleanups.push(
-    () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  );
+  front.url = url;
+  cleanups.push(close);
   return front;
 }
 

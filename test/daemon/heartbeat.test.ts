@@ -10,6 +10,7 @@ import { startReceiver } from "../notify/receiver.js";
 import { startKaiawatch, waitFor } from "../helpers/child.js";
 import { startLocalFront } from "../helpers/local-front.js";
 import { configFromText, quietCommon, tempDir } from "../helpers/harness.js";
+import { simulatorHead } from "../helpers/simulator-config.js";
 
 /**
  * The dead man's switch (issue 31, item 5): a `heartbeat` sink pings a receiver on 127.0.0.1
@@ -139,10 +140,7 @@ sinks:
     writeFileSync(
       configPath,
       `
-explorer: { base_url: ${sim.url}, requests_per_second: 1000 }
-chain: { rpc_url: ${sim.rpcUrl}, lag_blocks: 0 }
-store: { path: ${join(dir.path, "store.json")} }
-status: { listen: false }
+${simulatorHead(sim, { storePath: join(dir.path, "store.json") })}
 defaults: { schedule: "* * * * * *", start: latest }
 watches: [ { name: token, contract: "${sim.addresses.busyToken}" } ]
 rules: [ { name: token-logs, watch: token, notify: [out] } ]

@@ -1,4 +1,3 @@
-import { writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
@@ -7,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createSimulator, type Simulator } from "../../src/simulator/index.js";
 import { startKaiawatch, waitFor } from "../helpers/child.js";
 import { tempDir } from "../helpers/harness.js";
+import { simulatorHead, writeConfig } from "../helpers/simulator-config.js";
 
 /*
  * Issue 20, item 7: with seven sinks a `MaxListenersExceededWarning` line, not JSON, landed
@@ -60,14 +60,10 @@ describe("the JSON log", () => {
   it("holds only JSON lines while seven sinks of every type deliver", async () => {
     const http = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
     const smtpPort = (smtp.server.address() as AddressInfo).port;
-    const configPath = join(dir.path, "config.yaml");
-    writeFileSync(
-      configPath,
+    const configPath = writeConfig(
+      dir.path,
       `
-explorer: { base_url: "${sim.url}", requests_per_second: 500 }
-chain: { rpc_url: "${sim.rpcUrl}", lag_blocks: 0 }
-store: { path: "${join(dir.path, "store.json")}" }
-status: { listen: "127.0.0.1:0" }
+${simulatorHead(sim, { storePath: join(dir.path, "store.json"), listen: "127.0.0.1:0", requestsPerSecond: 500 })}
 log: { level: debug, format: json }
 defaults: { schedule: "* * * * * *", start: ${sim.head() - 20}, jitter: 0s }
 watches:

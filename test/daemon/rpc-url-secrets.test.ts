@@ -10,6 +10,7 @@ import { CONFIG_CHECKS } from "../../src/daemon/config-checks.js";
 import { createDaemon } from "../../src/daemon/create-daemon.js";
 import { createSimulator } from "../../src/simulator/index.js";
 import { logCapture, tempDir } from "../helpers/harness.js";
+import { busyTokenToOut } from "../helpers/simulator-config.js";
 
 /**
  * Issue 29, item 6: a hosted JSON-RPC endpoint carries its key in the path and the query of
@@ -52,11 +53,7 @@ chain: { rpc_url: "${gateway}/v3/${PATH_KEY}?apikey=${QUERY_KEY}", lag_blocks: 0
 store: { path: ${join(dir.path, "store.json")} }
 status: { listen: "127.0.0.1:0", token: "status-token-0123456789" }
 operational: { source_failing_after: 1m }
-defaults: { schedule: "0 0 0 1 1 *", start: latest, jitter: 0s }
-watches:
-  - { name: token, contract: "${sim.addresses.busyToken}" }
-rules:
-  - { name: token-logs, watch: token, notify: [out] }
+${busyTokenToOut(sim, `schedule: "0 0 0 1 1 *", start: latest`)}
 sinks:
   out: { type: console }
 `,

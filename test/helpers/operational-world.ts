@@ -5,6 +5,7 @@ import { createSimulator, type Simulator, type SimulatorOptions } from "../../sr
 import { startReceiver, type Receiver, type Received } from "../notify/receiver.js";
 import { configFromText, quietCommon, tempDir } from "./harness.js";
 import { startLocalFront } from "./local-front.js";
+import { busyTokenToOut } from "./simulator-config.js";
 import type { Common } from "../../src/common/common.js";
 
 /**
@@ -90,11 +91,7 @@ chain: { rpc_url: ${front.front.url}, lag_blocks: 0, request_deadline: 2s }
 store: { path: ${storePath} }
 status: { listen: false }
 operational: { ${options.operational ?? ""} }
-defaults: { schedule: "0 0 0 1 1 *", start: latest, jitter: 0s }
-watches:
-  - { name: token, contract: "${sim.addresses.busyToken}" }
-rules:
-  - { name: token-logs, watch: token, notify: [out] }
+${busyTokenToOut(sim, `schedule: "0 0 0 1 1 *", start: latest`)}
 sinks:
   out: { type: webhook, url: "${receiver.url}/out", allow_http: true${options.outSink ? `, ${options.outSink}` : ""} }
 ${options.withoutOpsSink ? "" : `  ops: { type: webhook, url: "${receiver.url}/ops", allow_http: true, operational: true${options.opsSink ? `, ${options.opsSink}` : ""} }`}

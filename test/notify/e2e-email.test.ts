@@ -3,12 +3,12 @@ import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { AddressObject } from "mailparser";
 import { main } from "../../src/cli/main.js";
-import { createDaemon } from "../../src/daemon/create-daemon.js";
 import type { DrainResult } from "../../src/notify/dispatcher.js";
 import { createSimulator, type Simulator } from "../../src/simulator/index.js";
 import type { OutboxEntry } from "../../src/model/outbox-entry.js";
-import { configFromText, memoryIO, quietCommon, tempDir } from "../helpers/harness.js";
-import { startSmtp, type Smtp, type SmtpRejection } from "./e2e-support.js";
+import { configFromText, memoryIO, tempDir } from "../helpers/harness.js";
+import { withDaemon } from "../helpers/with-daemon.js";
+import { addFailedCalls, startSmtp, type Smtp, type SmtpRejection } from "./e2e-support.js";
 
 /**
  * Email end to end: the daemon scans the simulator, and its email sink talks to a real SMTP
@@ -27,19 +27,6 @@ afterAll(async () => {
 afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
-
-/** A block of failed calls by the busy wallet, with these revert messages; returns its number. */
-function failuresBlock(messages: string[]): number {
-  return sim.addBlock({
-    internalTransactions: messages.map((message) => ({
-      from: sim.addresses.busyWallet,
-      to: sim.addresses.contracts[0],
-      amount: "0",
-      error: "execution reverted",
-      transaction_status: { status: "Fail" as const, fail_message: message },
-    })),
-  });
-}
 
 interface Run {
   delivery: DrainResult;
@@ -72,13 +59,10 @@ sinks:
 ${sinkExtra}
 `;
   writeFileSync(configPath, text);
-  const daemon = await createDaemon(quietCommon(), { config: configFromText(text) });
-  try {
+  return withDaemon({ config: configFromText(text) }, async (daemon) => {
     const { delivery } = await daemon.runOnce({ drainTimeoutMs: 20_000 });
-    return { delivery, entries: (await daemon.store.listOutbox({ sink: "ops-email" })), configPath };
-  } finally {
-    await daemon.stop();
-  }
+    return { delivery, entries: await daemon.store.listOutbox({ sink: "ops-email" }), configPath };
+  });
 }
 
 async function smtpServer(reject?: (attempt: number) => SmtpRejection | undefined): Promise<Smtp> {
@@ -94,7 +78,7 @@ function addresses(field: AddressObject | AddressObject[] | undefined): string[]
 describe("email through a real SMTP server", () => {
   it("sends headers, a plain-text and an escaped HTML part, and a Message-ID derived from the alert id", async () => {
     const smtp = await smtpServer();
-    const block = failuresBlock(["<script>alert(1)</script> & <b>bold</b>", "line one\r\nBcc: victim@example.com\r\nX-Evil: 1"]);
+    const block = addFailedCalls(sim, ["<script>alert(1)</script> & <b>bold</b>", "line one\r\nBcc: victim@example.com\r\nX-Evil: 1"]);
 
     const run = await runOnce(smtp, block);
 
@@ -133,7 +117,7 @@ describe("email through a real SMTP server", () => {
 
   it("a server that answers 451 and then 250 gets the mail once", async () => {
     const smtp = await smtpServer((attempt) => (attempt === 0 ? { code: 451, message: "4.7.1 greylisted, try again later" } : undefined));
-    const block = failuresBlock(["execution reverted: insufficient balance"]);
+    const block = addFailedCalls(sim, ["execution reverted: insufficient balance"]);
 
     const run = await runOnce(smtp, block);
 
@@ -148,7 +132,7 @@ describe("email through a real SMTP server", () => {
 
   it("a 550 makes a dead letter at once, listed by `kaiawatch outbox --state dead`", async () => {
     const smtp = await smtpServer(() => ({ code: 550, message: "5.1.1 mailbox unavailable" }));
-    const block = failuresBlock(["execution reverted: deadline expired"]);
+    const block = addFailedCalls(sim, ["execution reverted: deadline expired"]);
 
     const run = await runOnce(smtp, block);
 

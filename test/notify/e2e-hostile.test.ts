@@ -3,13 +3,13 @@ import { join } from "node:path";
 import { Writable } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Webhook } from "standardwebhooks";
-import { createDaemon } from "../../src/daemon/create-daemon.js";
 import { capText } from "../../src/watch/cap-record.js";
 import { createConsoleSink } from "../../src/notify/sinks/console.js";
 import type { AlertDocument } from "../../src/model/alert-document.js";
 import { createSimulator, type Simulator } from "../../src/simulator/index.js";
 import { HOSTILE_STRINGS, hostileLong } from "../../src/simulator/hostile.js";
 import { configFromText, quietCommon, readJsonLines, tempDir } from "../helpers/harness.js";
+import { withDaemon } from "../helpers/with-daemon.js";
 import { INVISIBLE_OR_BIDI } from "./fixtures.js";
 import { startReceiver, type Receiver } from "./receiver.js";
 import { WEBHOOK_SECRET, startSmtp, type Smtp } from "./e2e-support.js";
@@ -92,15 +92,12 @@ sinks:
       callback();
     },
   });
-  const daemon = await createDaemon(common, { config: configFromText(text), sinks: { console: createConsoleSink(common, "console", {}, stream) } });
-  try {
+  await withDaemon({ common, config: configFromText(text), sinks: { console: createConsoleSink(common, "console", {}, stream) } }, async (daemon) => {
     const { scan, delivery } = await daemon.runOnce({ drainTimeoutMs: 25_000 });
     expect(scan.results.every((r) => r.error === undefined)).toBe(true);
     expect(delivery.pending).toBe(0);
     expect(delivery.dead).toBe(0);
-  } finally {
-    await daemon.stop();
-  }
+  });
   const verifier = new Webhook(WEBHOOK_SECRET);
   alerts = receiver.requests
     .filter((r) => r.url === "/hook")

@@ -1,12 +1,12 @@
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createDaemon } from "../../src/daemon/create-daemon.js";
 import { createSimulator, type Simulator } from "../../src/simulator/index.js";
 import { EVENTS, padAddress, uint256Hex } from "../../src/simulator/abi.js";
 import { HOSTILE_STRINGS, hostileLong } from "../../src/simulator/hostile.js";
 import type { PagerDutyTrigger } from "../../src/notify/sinks/pagerduty.js";
 import type { TeamsMessage } from "../../src/notify/sinks/teams.js";
-import { configFromText, quietCommon, tempDir } from "../helpers/harness.js";
+import { configFromText, tempDir } from "../helpers/harness.js";
+import { withDaemon } from "../helpers/with-daemon.js";
 import { INVISIBLE_OR_BIDI } from "./fixtures.js";
 import type { Receiver } from "./receiver.js";
 import { pagerDutyProblems, startPagerDutyReceiver } from "./pagerduty-receiver.js";
@@ -83,8 +83,7 @@ sinks:
   oncall: { type: pagerduty, routing_key: "${ROUTING_KEY}", url: "${pagerDuty.url}/v2/enqueue", severity: warning, rate_per_second: 500 }
   room: { type: teams, url: "${teams.url}/workflows/w/triggers/manual/paths/invoke?sig=s", rate_per_second: 500, concurrency: 4 }
 `;
-  const daemon = await createDaemon(quietCommon(), { config: configFromText(text) });
-  try {
+  await withDaemon({ config: configFromText(text) }, async (daemon) => {
     const { scan, delivery } = await daemon.runOnce({ drainTimeoutMs: 25_000 });
     expect(scan.results.every((r) => r.error === undefined)).toBe(true);
     expect(delivery.pending).toBe(0);
@@ -94,9 +93,7 @@ sinks:
     const again = await daemon.runOnce({ drainTimeoutMs: 25_000 });
     expect(again.delivery.pending).toBe(0);
     expect(again.delivery.dead).toBe(0);
-  } finally {
-    await daemon.stop();
-  }
+  });
 }, 30_000);
 
 afterAll(async () => {

@@ -6,7 +6,7 @@ import type { Simulator } from "../../src/simulator/index.js";
 import type { OutboxEntry } from "../../src/model/outbox-entry.js";
 import { configFromText, quietCommon, readJsonLines, tempDir } from "../helpers/harness.js";
 import { startReceiver, type Receiver } from "./receiver.js";
-import { addNftTransfers, emptyChain } from "./e2e-support.js";
+import { addNftTransfers, emptyChain, nftTransfersTo } from "./e2e-support.js";
 
 /**
  * One sink down for a whole run and a restart: its alerts wait in the outbox (not dead, not
@@ -27,15 +27,7 @@ beforeAll(async () => {
   backup = await startReceiver((res) => (backupUp ? res.writeHead(204).end() : res.writeHead(503).end("maintenance")));
   const start = addNftTransfers(sim, 5);
   configText = `
-explorer: { base_url: "${sim.url}", requests_per_second: 500 }
-chain: { rpc_url: "${sim.rpcUrl}", lag_blocks: 0 }
-store: { path: "${join(dir.path, "store.json")}" }
-status: { listen: false }
-defaults: { start: ${start}, jitter: 0s }
-watches:
-  - { name: kitties, collection: "${sim.addresses.nftCollections[0]}" }
-rules:
-  - { name: transfers, watch: kitties, notify: [primary, backup, archive] }
+${nftTransfersTo(sim, { dir: dir.path, start, notify: ["primary", "backup", "archive"] })}
 sinks:
   primary: { type: webhook, url: "${primary.url}/hook", allow_http: true }
   backup: { type: webhook, url: "${backup.url}/hook", allow_http: true }

@@ -1,13 +1,12 @@
-import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createDaemon } from "../../src/daemon/create-daemon.js";
 import type { DrainResult } from "../../src/notify/dispatcher.js";
 import type { Simulator } from "../../src/simulator/index.js";
 import type { OutboxEntry } from "../../src/model/outbox-entry.js";
-import { configFromText, quietCommon, tempDir } from "../helpers/harness.js";
+import { configFromText, tempDir } from "../helpers/harness.js";
+import { withDaemon } from "../helpers/with-daemon.js";
 import { startReceiver, type Receiver } from "./receiver.js";
-import { addNftTransfers, emptyChain } from "./e2e-support.js";
+import { addNftTransfers, emptyChain, nftTransfersTo } from "./e2e-support.js";
 
 /**
  * Slack's rule, played by a real receiver: more than one message a second on a webhook is
@@ -51,26 +50,15 @@ beforeAll(async () => {
     res.writeHead(200, { "content-type": "text/plain" }).end("ok");
   });
   const text = `
-explorer: { base_url: "${sim.url}", requests_per_second: 500 }
-chain: { rpc_url: "${sim.rpcUrl}", lag_blocks: 0 }
-store: { path: "${join(dir.path, "store.json")}" }
-status: { listen: false }
-defaults: { start: ${block}, jitter: 0s }
-watches:
-  - { name: kitties, collection: "${sim.addresses.nftCollections[0]}" }
-rules:
-  - { name: transfers, watch: kitties, notify: [paced, eager] }
+${nftTransfersTo(sim, { dir: dir.path, start: block, notify: ["paced", "eager"] })}
 sinks:
   paced: { type: slack, url: "${receiver.url}/services/T1/B1/paced", text: "{{id}}" }
   eager: { type: slack, url: "${receiver.url}/services/T1/B2/eager", text: "{{id}}", rate_per_second: 4 }
 `;
-  const daemon = await createDaemon(quietCommon(), { config: configFromText(text) });
-  try {
+  await withDaemon({ config: configFromText(text) }, async (daemon) => {
     delivery = (await daemon.runOnce({ drainTimeoutMs: 28_000 })).delivery;
-    entries = (await daemon.store.listOutbox());
-  } finally {
-    await daemon.stop();
-  }
+    entries = await daemon.store.listOutbox();
+  });
 }, 30_000);
 
 afterAll(async () => {

@@ -1,7 +1,9 @@
 import type { AddressInfo } from "node:net";
+import { join } from "node:path";
 import { simpleParser, type ParsedMail } from "mailparser";
 import { SMTPServer } from "smtp-server";
 import { createSimulator, type Simulator } from "../../src/simulator/index.js";
+import { simulatorHead } from "../helpers/simulator-config.js";
 
 /** A reply the SMTP server gives to a message instead of 250: e.g. 451 (try later) or 550 (refused). */
 export interface SmtpRejection {
@@ -59,6 +61,33 @@ export const WEBHOOK_SECRET = `whsec_${Buffer.from("kaiawatch-e2e-secret-0123456
 export function addNftTransfers(sim: Simulator, count: number): number {
   const [from, to] = sim.addresses.wallets;
   return sim.addBlock({ nftTransfers: Array.from({ length: count }, () => ({ from, to })) });
+}
+
+/**
+ * The chain side of a notify end-to-end test: the simulator head (a store in `dir`), a watch
+ * `kitties` on the first collection from `start` (see addNftTransfers) and a rule `transfers`
+ * sending each transfer to `notify`. The test adds its `sinks:`.
+ */
+export function nftTransfersTo(sim: Simulator, options: { dir: string; start: number; notify: string[] }): string {
+  return `${simulatorHead(sim, { storePath: join(options.dir, "store.json"), requestsPerSecond: 500 })}
+defaults: { start: ${options.start}, jitter: 0s }
+watches:
+  - { name: kitties, collection: "${sim.addresses.nftCollections[0]}" }
+rules:
+  - { name: transfers, watch: kitties, notify: [${options.notify.join(", ")}] }`;
+}
+
+/** Appends a block of failed calls by the busy wallet, one per revert message; returns its number. */
+export function addFailedCalls(sim: Simulator, messages: string[]): number {
+  return sim.addBlock({
+    internalTransactions: messages.map((message) => ({
+      from: sim.addresses.busyWallet,
+      to: sim.addresses.contracts[0],
+      amount: "0",
+      error: "execution reverted",
+      transaction_status: { status: "Fail" as const, fail_message: message },
+    })),
+  });
 }
 
 /** A simulator with no generated records: a test adds exactly the blocks it needs. */

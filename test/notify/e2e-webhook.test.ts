@@ -1,12 +1,11 @@
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Webhook } from "standardwebhooks";
-import { createDaemon } from "../../src/daemon/create-daemon.js";
 import type { AlertDocument } from "../../src/model/alert-document.js";
 import type { Simulator } from "../../src/simulator/index.js";
-import { configFromText, quietCommon, tempDir } from "../helpers/harness.js";
+import { configFromText, tempDir } from "../helpers/harness.js";
+import { withDaemon } from "../helpers/with-daemon.js";
 import { startReceiver, type Received, type Receiver } from "./receiver.js";
-import { WEBHOOK_SECRET, addNftTransfers, emptyChain } from "./e2e-support.js";
+import { WEBHOOK_SECRET, addNftTransfers, emptyChain, nftTransfersTo } from "./e2e-support.js";
 
 /**
  * Signed webhooks end to end: a receiver that fails the first attempts of every delivery
@@ -36,26 +35,15 @@ beforeAll(async () => {
     }
   });
   const text = `
-explorer: { base_url: "${sim.url}", requests_per_second: 500 }
-chain: { rpc_url: "${sim.rpcUrl}", lag_blocks: 0 }
-store: { path: "${join(dir.path, "store.json")}" }
-status: { listen: false }
-defaults: { start: ${block}, jitter: 0s }
-watches:
-  - { name: kitties, collection: "${sim.addresses.nftCollections[0]}" }
-rules:
-  - { name: transfers, watch: kitties, notify: [audit] }
+${nftTransfersTo(sim, { dir: dir.path, start: block, notify: ["audit"] })}
 sinks:
   audit: { type: webhook, url: "${receiver.url}/hooks/kaia", allow_http: true, secret: "${WEBHOOK_SECRET}", headers: { X-Team: treasury } }
 `;
-  const daemon = await createDaemon(quietCommon(), { config: configFromText(text) });
-  try {
+  await withDaemon({ config: configFromText(text) }, async (daemon) => {
     const { delivery } = await daemon.runOnce({ drainTimeoutMs: 25_000 });
     expect(delivery).toMatchObject({ delivered: 4, pending: 0, dead: 0 });
-    entries = (await daemon.store.listOutbox({ sink: "audit" }));
-  } finally {
-    await daemon.stop();
-  }
+    entries = await daemon.store.listOutbox({ sink: "audit" });
+  });
 }, 30_000);
 
 afterAll(async () => {

@@ -1,5 +1,4 @@
 import { writeFileSync } from "node:fs";
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { AlertDocument } from "../../src/model/alert-document.js";
 import { compileSafePattern } from "../../src/rules/safe-regexp.js";
@@ -9,6 +8,8 @@ import type { Cursor } from "../../src/store/types.js";
 import { readOnDisk } from "../store/fixtures/on-disk.js";
 import { startKaiawatch, waitForStatusUrl } from "../helpers/child.js";
 import { readJsonLines, tempDir } from "../helpers/harness.js";
+import { daemonFiles, simulatorHead } from "../helpers/simulator-config.js";
+import { addFailedCalls } from "../notify/e2e-support.js";
 
 /**
  * Issue 20, item 1, end to end: `kaiawatch run` as a real process, rules whose patterns
@@ -37,15 +38,7 @@ const dir = tempDir("kaiawatch-hostile-pattern-");
 
 beforeAll(async () => {
   sim = await createSimulator({ seed: 31, initialBlocks: 20 }); // frozen: blocks come only from the test
-  hostileBlock = sim.addBlock({
-    internalTransactions: MESSAGES.map((message) => ({
-      from: sim.addresses.busyWallet,
-      to: sim.addresses.contracts[0],
-      amount: "0",
-      error: "execution reverted",
-      transaction_status: { status: "Fail" as const, fail_message: message },
-    })),
-  });
+  hostileBlock = addFailedCalls(sim, MESSAGES);
 });
 afterAll(async () => {
   await sim?.close();
@@ -54,19 +47,14 @@ afterAll(async () => {
 
 describe("a hostile revert message against a pattern that freezes a backtracking engine", () => {
   it("is evaluated while /healthz keeps answering, and SIGTERM stops the daemon", async () => {
-    const storePath = join(dir.path, "store.json");
-    const alertsPath = join(dir.path, "alerts.jsonl");
-    const configPath = join(dir.path, "config.yaml");
+    const { storePath, alertsPath, configPath } = daemonFiles(dir.path);
     const rules = Object.entries(PATTERNS).map(
       ([name, pattern]) => `  - { name: ${name}, watch: wallet, when: { fail_message: { matches: ${JSON.stringify(pattern)} } }, notify: [out] }`,
     );
     writeFileSync(
       configPath,
       `
-explorer: { base_url: "${sim.url}", requests_per_second: 500 }
-chain: { rpc_url: "${sim.rpcUrl}", lag_blocks: 0 }
-store: { path: "${storePath}" }
-status: { listen: "127.0.0.1:0" }
+${simulatorHead(sim, { storePath, listen: "127.0.0.1:0", requestsPerSecond: 500 })}
 defaults: { schedule: "* * * * * *", start: ${hostileBlock - 5}, jitter: 0s }
 watches:
   - { name: wallet, account: "${sim.addresses.busyWallet}", sources: [internal_transactions] }

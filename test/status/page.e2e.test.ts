@@ -177,11 +177,12 @@ describe.skipIf(!HAS_CHROMIUM)("the status page in headless Chromium", () => {
       expect(await page.evaluate("typeof window.__kwPwned")).toBe("undefined");
       expect(dialogs).toEqual([]);
 
-      // Links only to the explorer we configured, built from the block number and the hash.
+      // Links only to the explorer we configured, built from the block number and the hash,
+      // to the page's own paths, or to an alert's history view on this page (#alert=ID) and back (#).
       const first = alerts.first();
       expect(await first.locator("a", { hasText: `block ${block}` }).getAttribute("href")).toBe(`${EXPLORER}/block/${block}`);
       const hrefs = await page.locator("a").evaluateAll((as) => as.map((a) => a.getAttribute("href") ?? ""));
-      for (const href of hrefs) expect(href.startsWith(`${EXPLORER}/`) || /^\/[a-z]+$/.test(href), href).toBe(true);
+      for (const href of hrefs) expect(href.startsWith(`${EXPLORER}/`) || /^\/[a-z]+$/.test(href) || /^#(alert=kw_[0-9a-f]+)?$/.test(href), href).toBe(true);
       expect(hrefs.some((href) => /^https:\/\/kaiascan\.example\/tx\/0x[0-9a-f]{64}$/.test(href))).toBe(true);
 
       // The webhook answered 400: dead letters, shown with their reason, but read-only here.

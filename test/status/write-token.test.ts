@@ -6,6 +6,7 @@ import { createDaemon } from "../../src/daemon/create-daemon.js";
 import { createSimulator, type Simulator } from "../../src/simulator/index.js";
 import { configFromText, memoryIO, quietCommon, tempDir } from "../helpers/harness.js";
 import { freePort } from "../helpers/free-port.js";
+import { busyTokenToOut } from "../helpers/simulator-config.js";
 
 /**
  * Issue 29, item 7: any local user or process could move cursors, silence rules or queue a
@@ -32,11 +33,7 @@ explorer: { base_url: ${sim.url}, requests_per_second: 1000, max_retries: 0 }
 chain: { rpc_url: ${sim.rpcUrl}, lag_blocks: 0 }
 store: { path: ${join(dir.path, "store.json")} }
 status: { listen: "127.0.0.1:${port}"${statusKeys} }
-defaults: { schedule: "0 0 0 1 1 *", start: latest, jitter: 0s }
-watches:
-  - { name: token, contract: "${sim.addresses.busyToken}" }
-rules:
-  - { name: token-logs, watch: token, notify: [out] }
+${busyTokenToOut(sim, `schedule: "0 0 0 1 1 *", start: latest`)}
 sinks:
   out: { type: console }
 `;

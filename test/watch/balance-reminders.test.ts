@@ -9,6 +9,7 @@ import { createSimulator } from "../../src/simulator/index.js";
 import { openStore } from "../../src/store/open-store.js";
 import { configFromText, quietCommon, readJsonLines, tempDir } from "../helpers/harness.js";
 import { startReceiver } from "../notify/receiver.js";
+import { simulatorHead } from "../helpers/simulator-config.js";
 
 /**
  * Reminders (issue 31, item 3): a firing episode is sent again every `repeat_interval` until
@@ -41,10 +42,7 @@ describe("reminders of a balance episode", () => {
     const iso = (seconds: number) => new Date(base + seconds * 1000).toISOString();
     let now = base;
     const text = `
-explorer: { base_url: ${sim.url}, requests_per_second: 100000 }
-chain: { rpc_url: ${sim.rpcUrl}, lag_blocks: 0 }
-store: { path: ${join(dir.path, "store.json")} }
-status: { listen: false }
+${simulatorHead(sim, { storePath: join(dir.path, "store.json"), requestsPerSecond: 100000 })}
 defaults: { schedule: "0 0 0 1 1 *", jitter: 0s }
 watches:
   - { name: payer, balance: ["${PAYER}"] }

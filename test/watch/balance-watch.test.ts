@@ -5,6 +5,7 @@ import type { AlertDocument } from "../../src/model/alert-document.js";
 import { createSimulator, type Simulator } from "../../src/simulator/index.js";
 import { EVENTS, padAddress, uint256Hex } from "../../src/simulator/abi.js";
 import { configFromText, quietCommon, readJsonLines, tempDir } from "../helpers/harness.js";
+import { simulatorHead } from "../helpers/simulator-config.js";
 
 /**
  * A balance watch fires when its condition starts to hold and resolves once it has not
@@ -30,10 +31,7 @@ async function setup(rules = DEFAULT_RULES): Promise<{ sim: Simulator; start: ()
   cleanups.push(() => dir.remove());
   const usdt = sim.addresses.tokens[1] as string;
   const text = `
-explorer: { base_url: ${sim.url}, requests_per_second: 100000 }
-chain: { rpc_url: ${sim.rpcUrl}, lag_blocks: 0 }
-store: { path: ${join(dir.path, "store.json")} }
-status: { listen: false }
+${simulatorHead(sim, { storePath: join(dir.path, "store.json"), requestsPerSecond: 100000 })}
 defaults: { schedule: "0 0 0 1 1 *", jitter: 0s }
 watches:
   - { name: payer, balance: ["${PAYER}"], tokens: ["${usdt}"] }

@@ -6,6 +6,7 @@ import { createPrng } from "../../src/simulator/prng.js";
 import { NORMALIZERS } from "../../src/watch/normalize.js";
 import { readJsonLines, recordKeyOf, tempDir } from "../helpers/harness.js";
 import { startKaiawatch, waitFor } from "../helpers/child.js";
+import { daemonFiles, simulatorHead } from "../helpers/simulator-config.js";
 
 /**
  * Guarantee 4 with a real process: `kaiawatch run` killed with SIGKILL at random moments,
@@ -29,15 +30,11 @@ afterAll(async () => {
 describe("kill -9 at random moments", () => {
   it(`loses no alert and repeats one only under its id, over ${KILLS} kills and restarts`, async () => {
     const start = sim.head() - 50;
-    const alertsPath = join(dir.path, "alerts.jsonl");
-    const configPath = join(dir.path, "config.yaml");
+    const { storePath, alertsPath, configPath } = daemonFiles(dir.path);
     writeFileSync(
       configPath,
       `
-explorer: { base_url: "${sim.url}", requests_per_second: 500, page_size: 50 }
-chain: { rpc_url: "${sim.rpcUrl}", lag_blocks: 0 }
-store: { path: "${join(dir.path, "store.json")}" }
-status: { listen: false }
+${simulatorHead(sim, { storePath, requestsPerSecond: 500, explorer: "page_size: 50" })}
 defaults: { schedule: "* * * * * *", start: ${start}, max_window_blocks: 20, jitter: 0s }
 watches:
   - { name: wallet, account: "${sim.addresses.busyWallet}", sources: [nft_transfers, internal_transactions] }

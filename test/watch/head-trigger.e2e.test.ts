@@ -7,6 +7,7 @@ import { createSimulator } from "../../src/simulator/index.js";
 import { seededRandom } from "../../bench/support.js";
 import { waitFor } from "../helpers/child.js";
 import { configFromText, quietCommon, tempDir } from "../helpers/harness.js";
+import { simulatorHead } from "../helpers/simulator-config.js";
 
 const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
@@ -66,10 +67,7 @@ describe("schedule: head", () => {
     cleanups.push(() => new Promise<void>((resolve) => receiver.close(() => resolve())));
     const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
     const config = configFromText(`
-explorer: { base_url: "${sim.url}", requests_per_second: 1000 }
-chain: { rpc_url: "${sim.rpcUrl}", lag_blocks: 0 }
-store: { path: "${join(dir.path, "store.json")}" }
-status: { listen: false }
+${simulatorHead(sim, { storePath: join(dir.path, "store.json") })}
 defaults: { schedule: head, start: latest, jitter: 0s }
 watches: [ { name: token, contract: "${sim.addresses.busyToken}" } ]
 rules: [ { name: transfers, watch: token, when: { event: Transfer }, notify: [hook] } ]

@@ -1,4 +1,3 @@
-import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config/index.js";
@@ -7,6 +6,7 @@ import { createSimulator, type Simulator } from "../../src/simulator/index.js";
 import { planCredits } from "../../src/watch/credit-plan.js";
 import { startKaiawatch, waitForStatusUrl } from "../helpers/child.js";
 import { tempDir } from "../helpers/harness.js";
+import { simulatorHead, writeConfig } from "../helpers/simulator-config.js";
 
 /**
  * `kaiawatch plan` against a measured run: the real daemon (a child process) polls the
@@ -32,14 +32,10 @@ interface StatusBody {
 
 describe("kaiawatch plan against the simulator's credit counter", () => {
   it("predicts the credits per tick of a measured run within 5%", async () => {
-    const configPath = join(dir.path, "config.yaml");
-    writeFileSync(
-      configPath,
+    const configPath = writeConfig(
+      dir.path,
       `
-explorer: { base_url: "${sim.url}", requests_per_second: 200 }
-chain: { rpc_url: "${sim.rpcUrl}", lag_blocks: 0 }
-store: { path: "${join(dir.path, "store.json")}" }
-status: { listen: "127.0.0.1:0" }
+${simulatorHead(sim, { storePath: join(dir.path, "store.json"), listen: "127.0.0.1:0", requestsPerSecond: 200 })}
 defaults: { schedule: "*/2 * * * * *", jitter: 0s }
 watches:
   - { name: wallet, account: "${sim.addresses.busyWallet}", sources: [nft_transfers, internal_transactions], via: own }

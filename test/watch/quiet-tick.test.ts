@@ -7,6 +7,7 @@ import { createWatchEngine } from "../../src/watch/engine.js";
 import type { PlannedSource, SourcePoller } from "../../src/watch/poller.js";
 import { configFromText, quietCommon, tempDir } from "../helpers/harness.js";
 import { waitFor } from "../helpers/child.js";
+import { idleContractsToOut, simulatorHead } from "../helpers/simulator-config.js";
 
 /**
  * Many sources over a quiet chain: one tick asks once per source, writes the store once
@@ -25,19 +26,10 @@ async function setup(): Promise<{ sim: Simulator; daemon: Daemon; storePath: str
   cleanups.push(() => sim.close());
   const dir = tempDir();
   const storePath = join(dir.path, "store.json");
-  const address = (i: number) => `0x7${i.toString(16).padStart(39, "0")}`;
-  const watches = Array.from({ length: SOURCES }, (_, i) => `  - { name: w${i}, contract: "${address(i)}" }`).join("\n");
-  const rules = Array.from({ length: SOURCES }, (_, i) => `  - { name: r${i}, watch: w${i}, notify: [out] }`).join("\n");
   const config = configFromText(`
-explorer: { base_url: ${sim.url}, requests_per_second: 100000 }
-chain: { rpc_url: ${sim.rpcUrl}, lag_blocks: 0 }
-store: { path: ${storePath} }
-status: { listen: false }
+${simulatorHead(sim, { storePath, requestsPerSecond: 100000 })}
 defaults: { start: latest, schedule: "* * * * * *", jitter: 0s }
-watches:
-${watches}
-rules:
-${rules}
+${idleContractsToOut(SOURCES)}
 sinks:
   out: { type: file, path: ${join(dir.path, "alerts.jsonl")} }
 `);

@@ -6,6 +6,7 @@ import { createSimulator, type Simulator } from "../../src/simulator/index.js";
 import type { AlertDocument } from "../../src/model/alert-document.js";
 import { TokenConfigError } from "../../src/watch/config-tokens.js";
 import { configFromText, quietCommon, readJsonLines, tempDir } from "../helpers/harness.js";
+import { simulatorHead } from "../helpers/simulator-config.js";
 
 /**
  * Token transfers of a wallet over three tokens with 18, 6 and 0 decimals: each threshold
@@ -43,10 +44,7 @@ async function setup(rules: string | ((sim: Simulator) => string), tokens?: (sim
   const [wkaia, usdt, , stk] = sim.addresses.tokens as [string, string, string, string];
   const list = tokens ? tokens(sim) : [wkaia, usdt, stk];
   const config = configFromText(`
-explorer: { base_url: ${sim.url}, requests_per_second: 100000 }
-chain: { rpc_url: ${sim.rpcUrl}, lag_blocks: 0 }
-store: { path: ${join(dir.path, "store.json")} }
-status: { listen: false }
+${simulatorHead(sim, { storePath: join(dir.path, "store.json"), requestsPerSecond: 100000 })}
 defaults: { start: ${sim.head() + 1}, schedule: "* * * * * *", jitter: 0s }
 watches:
   - { name: hot, account: "${WALLET}", tokens: [${list.map((t) => `"${t}"`).join(", ")}] }

@@ -1,10 +1,10 @@
-import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { AlertDocument } from "../../src/model/alert-document.js";
 import { EVENTS, padAddress, uint256Hex } from "../../src/simulator/abi.js";
 import { createSimulator, type Simulator } from "../../src/simulator/index.js";
 import { readJsonLines, tempDir } from "../helpers/harness.js";
+import { simulatorHead, writeConfig } from "../helpers/simulator-config.js";
 import { startKaiawatch, waitFor, type Child } from "../helpers/child.js";
 
 /**
@@ -43,15 +43,11 @@ describe("a hot wallet and a fee payer, with the real daemon", () => {
   it("alerts token transfers exact to the last unit, and a balance fires once and resolves once across a SIGKILL", async () => {
     const [wkaia, usdt, , stk] = sim.addresses.tokens as [string, string, string, string];
     const alertsPath = join(dir.path, "alerts.jsonl");
-    const configPath = join(dir.path, "config.yaml");
     sim.addBlock({ internalTransactions: [pay(OTHER, PAYER, "150")] });
-    writeFileSync(
-      configPath,
+    const configPath = writeConfig(
+      dir.path,
       `
-explorer: { base_url: "${sim.url}", requests_per_second: 500 }
-chain: { rpc_url: "${sim.rpcUrl}", lag_blocks: 0 }
-store: { path: "${join(dir.path, "store.json")}" }
-status: { listen: false }
+${simulatorHead(sim, { storePath: join(dir.path, "store.json"), requestsPerSecond: 500 })}
 defaults: { schedule: "* * * * * *", start: ${sim.head() + 1}, jitter: 0s }
 watches:
   - { name: hot, account: "${HOT}", tokens: ["${wkaia}", "${usdt}", "${stk}"] }

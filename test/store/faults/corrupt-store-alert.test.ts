@@ -8,6 +8,7 @@ import { operationalWorld } from "../../helpers/operational-world.js";
 import { tempDir } from "../../helpers/harness.js";
 import { WEBHOOK_SECRET } from "../../notify/e2e-support.js";
 import { closedStore } from "./files.js";
+import { garbage } from "../fixtures/garbage.js";
 
 /**
  * Damage found while running reaches the sinks (issue 29, item 3: "an operational alert").
@@ -25,17 +26,6 @@ afterEach(async () => {
 });
 
 const PAGE = 4096;
-
-/** Pseudo-random bytes, the same every run. */
-function garbage(length: number, seed = 29): Buffer {
-  const out = Buffer.alloc(length);
-  let x = seed;
-  for (let i = 0; i < length; i++) {
-    x = (x * 1103515245 + 12345) >>> 0;
-    out[i] = x >>> 24;
-  }
-  return out;
-}
 
 describe("a store damaged while running", () => {
   it("sends its store_corrupt alert directly to the operational sinks, signed, once, and keeps the health check quiet", async () => {

@@ -7,6 +7,7 @@ import { currentConditions, READINESS_CHECK_OF } from "../../../src/daemon/opera
 import { cursor, entry } from "../fixtures/sample.js";
 import { storeFilePerTest } from "../fixtures/store-file.js";
 import { closedStore, hashes } from "./files.js";
+import { garbage } from "../fixtures/garbage.js";
 
 const file = storeFilePerTest({ file: "kaiawatch.db" });
 
@@ -19,17 +20,6 @@ function overwrite(file: string, offset: number, bytes: Buffer): void {
   } finally {
     closeSync(fd);
   }
-}
-
-/** Pseudo-random bytes, the same every run. */
-function garbage(length: number, seed = 29): Buffer {
-  const out = Buffer.alloc(length);
-  let x = seed;
-  for (let i = 0; i < length; i++) {
-    x = (x * 1103515245 + 12345) >>> 0;
-    out[i] = x >>> 24;
-  }
-  return out;
 }
 
 describe("a damaged database at open", () => {

@@ -9,6 +9,7 @@ import type { AlertDocument } from "../../../src/model/alert-document.js";
 import { createSimulator } from "../../../src/simulator/index.js";
 import { createPostgresStore } from "../../../src/store/postgres/postgres-store.js";
 import { configFromText } from "../../helpers/harness.js";
+import { busyTokenToOut } from "../../helpers/simulator-config.js";
 import { startReceiver } from "../../notify/receiver.js";
 import { until } from "../../notify/dispatcher-fixtures.js";
 import { usePostgres } from "../postgres/pg-fixtures.js";
@@ -55,11 +56,7 @@ chain: { rpc_url: ${sim.rpcUrl}, lag_blocks: 0 }
 store: { url: "${url}", lease: 5s, statement_timeout: 1s, lock_timeout: 300ms, pool_timeout: 500ms }
 status: { listen: "127.0.0.1:0" }
 operational: { check_interval: 200ms }
-defaults: { schedule: "* * * * * *", start: latest, jitter: 0s }
-watches:
-  - { name: token, contract: "${sim.addresses.busyToken}" }
-rules:
-  - { name: token-logs, watch: token, notify: [out] }
+${busyTokenToOut(sim, `schedule: "* * * * * *", start: latest`)}
 sinks:
   out: { type: webhook, url: "${receiver.url}/out", allow_http: true }
   ops: { type: webhook, url: "${receiver.url}/ops", allow_http: true, operational: true }
