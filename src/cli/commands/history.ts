@@ -12,6 +12,7 @@ import { EXIT_OK, EXIT_RUNTIME, type Command, type CommandIO } from "../command.
 import { statusUrlOf } from "../daemon-api.js";
 // The status API's own bound: a larger --limit reads the store directly.
 import { HISTORY_MAX_LIMIT } from "../../status/history-query.js";
+import { printableCell, table } from "../text-table.js";
 
 const DEFAULT_LIMIT = 100;
 /** How long the running daemon may take to answer before the command says so. */
@@ -123,7 +124,7 @@ async function run(args: string[], io: CommandIO): Promise<number> {
     io.stdout.write(`No delivery attempt matches in ${from}.\n`);
     return EXIT_OK;
   }
-  const rows = shown.map((a) => [a.at, a.alert_id, a.sink, a.rule, String(a.attempt), a.outcome, a.status === undefined ? "-" : String(a.status), a.latency_ms === undefined ? "-" : `${a.latency_ms} ms`, a.error === undefined ? "" : cleanLine(redact(a.error), ERROR_WIDTH)].map(printable));
+  const rows = shown.map((a) => [a.at, a.alert_id, a.sink, a.rule, String(a.attempt), a.outcome, a.status === undefined ? "-" : String(a.status), a.latency_ms === undefined ? "-" : `${a.latency_ms} ms`, a.error === undefined ? "" : cleanLine(redact(a.error), ERROR_WIDTH)].map(printableCell));
   io.stdout.write(table(["TIME", "ALERT", "SINK", "RULE", "ATTEMPT", "OUTCOME", "STATUS", "LATENCY", "ERROR"], rows));
   const cut = shown.length === filter.limit ? ` (the newest ${filter.limit}; --limit N shows more)` : "";
   io.stdout.write(`\n${shown.length} ${shown.length === 1 ? "attempt" : "attempts"}${cut}, read from ${from}\n`);
@@ -216,14 +217,4 @@ function isRefused(error: unknown): boolean {
   return false;
 }
 
-/** Receiver error texts are strangers' text: no control or bidi characters reach the terminal. */
-function printable(text: string): string {
-  // eslint-disable-next-line no-control-regex -- matching control characters is the point
-  return text.replace(/[\u0000-\u001f\u007f-\u009f\u200b-\u200f\u202a-\u202e\u2066-\u2069\ufeff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
-}
 
-function table(header: string[], rows: string[][]): string {
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]?.length ?? 0)));
-  const line = (cells: string[]) => cells.map((cell, i) => (i === cells.length - 1 ? cell : cell.padEnd(widths[i] ?? 0))).join("  ").trimEnd();
-  return `${[header, ...rows].map(line).join("\n")}\n`;
-}

@@ -17,6 +17,7 @@ import { EXIT_OK, EXIT_RUNTIME, EXIT_USAGE, type Command, type CommandIO } from 
 import { readRecordField } from "../../notify/grouping.js";
 import { routeGroupOf, type RouteGroup } from "../../notify/route-grouping.js";
 import { formatDuration } from "../../common/duration.js";
+import { printableCell, table } from "../text-table.js";
 
 /** What --state lists: the store's states, and "suppressed" (kept as delivered, never sent: a silence, an inhibit rule or a cooldown held it back). */
 type ListedState = OutboxState | "suppressed";
@@ -195,7 +196,7 @@ async function list(args: string[], io: CommandIO): Promise<number> {
   const groups = new Map((location.config?.rules ?? []).filter((rule) => rule.group !== undefined).map((rule) => [rule.name, rule.group!]));
   const rules = new Map((location.config?.rules ?? []).map((rule) => [rule.name, rule]));
   const routes = location.config?.routes;
-  const rows = entries.map((entry) => [entry.id, entry.sink, entry.rule, shownState(entry), String(entry.attempts), entry.created_at, cutSummary(entry.alert.summary), note(entry, suppressed[entry.id], groups.get(entry.rule), routeGroupOf(routes, rules.get(entry.rule), entry, entry.sink))].map(printable));
+  const rows = entries.map((entry) => [entry.id, entry.sink, entry.rule, shownState(entry), String(entry.attempts), entry.created_at, cutSummary(entry.alert.summary), note(entry, suppressed[entry.id], groups.get(entry.rule), routeGroupOf(routes, rules.get(entry.rule), entry, entry.sink))].map(printableCell));
   io.stdout.write(table(["ID", "SINK", "RULE", "STATE", "ATTEMPTS", "CREATED", "SUMMARY", "LAST ERROR / REASON"], rows));
   const counts = totals.filter(([, n]) => n > 0);
   const cut = entries.length < counts.reduce((sum, [, n]) => sum + n, 0);
@@ -230,18 +231,7 @@ function note(entry: OutboxEntry, suppression: SuppressedNote | undefined, group
   }
 }
 
-/** Receiver error texts are strangers' text too: no control or bidi characters reach the terminal. */
-function printable(text: string): string {
-  // eslint-disable-next-line no-control-regex -- matching control characters is the point
-  return text.replace(/[\u0000-\u001f\u007f-\u009f\u200b-\u200f\u202a-\u202e\u2066-\u2069\ufeff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
-}
 
-function table(header: string[], rows: string[][]): string {
-  // The last column (the reason) is left unpadded: it is long and the table stays readable.
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]?.length ?? 0)));
-  const line = (cells: string[]) => cells.map((cell, i) => (i === cells.length - 1 ? cell : cell.padEnd(widths[i] ?? 0))).join("  ").trimEnd();
-  return `${[header, ...rows].map(line).join("\n")}\n`;
-}
 
 async function retry(args: string[], io: CommandIO): Promise<number> {
   const parsed = parse(args, io, { config: { type: "string" }, store: { type: "string" }, all: { type: "boolean" } }, true);
@@ -255,7 +245,7 @@ async function retry(args: string[], io: CommandIO): Promise<number> {
   const common = cliCommon(io, location.secrets);
   const selector: DeadLetterSelector = all ? { all: true } : { ids: positionals };
   const report = (result: RequeueResult, when: string): number => {
-    for (const id of result.unmatched) io.stderr.write(`kaiawatch outbox retry: no dead letter matches "${printable(id)}"\n`);
+    for (const id of result.unmatched) io.stderr.write(`kaiawatch outbox retry: no dead letter matches "${printableCell(id)}"\n`);
     const plural = result.requeued === 1 ? "dead letter" : "dead letters";
     io.stdout.write(result.requeued === 0 ? "Nothing requeued.\n" : `Requeued ${result.requeued} ${plural}; ${when}.\n`);
     return result.unmatched.length > 0 ? EXIT_RUNTIME : EXIT_OK;

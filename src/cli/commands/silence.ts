@@ -10,6 +10,7 @@ import { storeOptionsOf } from "../../config/store-options.js";
 import { COMPUTED_RULE_FIELDS, RULE_FIELD_ALIASES, recordFieldExists, recordFieldNames } from "../../notify/record-fields.js";
 import { CONFIG_OPTIONS, CONFIG_OPTIONS_HELP, UsageError, createCommandCommon, loadConfigForCommand, parseCommandArgs, ruleNamed } from "../bootstrap.js";
 import { EXIT_OK, EXIT_RUNTIME, type Command, type CommandIO } from "../command.js";
+import { table } from "../text-table.js";
 
 const HELP = `Usage:
   kaiawatch silence add --rule NAME [--match FIELD=VALUE …] --for DURATION --reason TEXT
@@ -192,8 +193,3 @@ function describe(silence: Silence): string {
   return `rule ${silence.rule}, ${matchText(silence)}, until ${silence.expires_at}; reason: ${cleanLine(silence.reason, 200)}`;
 }
 
-function table(header: string[], rows: string[][]): string {
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]?.length ?? 0)));
-  const line = (cells: string[]) => cells.map((cell, i) => (i === cells.length - 1 ? cell : cell.padEnd(widths[i] ?? 0))).join("  ");
-  return `${[header, ...rows].map(line).join("\n")}\n`;
-}
