@@ -70,7 +70,6 @@ inhibit_rules:
     sim.addBlock(pay(PAYER, FUNDER, "51")); // 99 KAIA: below
     await monitor.update([failing]); // the payer's source fails
     await readingAt(0); // payer-low fires: held back; other-low (another watch) goes
-    await readingAt(30);
     const held = (await daemon.store.listOutbox({ sink: "out" })).filter((e) => e.rule === "payer-low");
     expect(held.map((e) => [e.alert.repeat, e.state])).toEqual([[0, "delivered"]]);
     expect(await daemon.store.suppressions(held.map((e) => e.id))).toEqual({ [held[0]!.id]: { at: new Date(base).toISOString(), reason: "inhibited" } });
@@ -83,7 +82,6 @@ inhibit_rules:
     now = base + 45_000;
     await monitor.update([]); // the source recovers
     await readingAt(60); // the episode still fires: its reminder goes through
-    await readingAt(90);
     sim.addBlock(pay(FUNDER, PAYER, "50")); // 149 KAIA: it clears (clear_after 2)
     await readingAt(120);
     await readingAt(150);
