@@ -245,8 +245,12 @@ describe("dispatcher: isolation, concurrency and rate", () => {
     await commit(env.store, Array.from({ length: 6 }, (_, i) => entry(`a${i}`, "slack")));
     const d = dispatcher({ sinks: [sinkOptions(sink, { concurrency: 6, ratePerSecond: 20 })] });
     expect((await d.drain()).delivered).toBe(6);
+    // The limiter's own spacing is checked exactly on fake timers (sink-rate-limiter.test.ts);
+    // here only that the dispatcher applies it. Two starts measured in the sink can come
+    // closer than 50 ms on a busy machine (a send begins a few microtasks after its turn,
+    // later for one than the next), but six cannot fit in less than four intervals.
     const starts = sink.calls.map((c) => c.startedAt).sort((a, b) => a - b);
-    for (let i = 1; i < starts.length; i++) expect(starts[i]! - starts[i - 1]!).toBeGreaterThanOrEqual(50 - 3);
+    expect(starts.at(-1)! - starts[0]!).toBeGreaterThanOrEqual(4 * 50);
   });
 });
 
