@@ -1,10 +1,9 @@
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, writeFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { AlertDocument } from "../../src/model/alert-document.js";
 import { createSimulator, type Simulator } from "../../src/simulator/index.js";
 import { NORMALIZERS } from "../../src/watch/normalize.js";
 import { startKaiawatch, waitFor } from "../helpers/child.js";
-import { recordKeyOf, tempDir } from "../helpers/harness.js";
+import { readJsonLines, recordKeyOf, tempDir } from "../helpers/harness.js";
 import { daemonFiles, simulatorHead } from "../helpers/simulator-config.js";
 import { readOnDisk } from "../store/fixtures/on-disk.js";
 
@@ -43,7 +42,7 @@ rules: [ { name: every-call, watch: hot-wallet, source: internal_transactions, n
     );
     const child = startKaiawatch(["run", "--config", configPath, "--log-format", "json"], { KAIASCAN_API_KEY: "a-free-key" });
     const cursors = () => (existsSync(storePath) ? Object.values(readOnDisk(storePath).cursors).map((c) => c.block) : []);
-    const alerted = () => (existsSync(alertsPath) ? readFileSync(alertsPath, "utf8").trim().split("\n").filter(Boolean).map((line) => JSON.parse(line) as AlertDocument) : []);
+    const alerted = () => readJsonLines(alertsPath);
     const truthTo = (end: number) => sim.truth.accountInternalTransactions(wallet, { from: start + 1, to: end }).map((t) => NORMALIZERS.internal_transactions(t).key);
     let end = 0;
     try {

@@ -38,7 +38,11 @@ export function recordKeyOf(alert: AlertDocument): string {
 
 export function readJsonLines<T = AlertDocument>(path: string): T[] {
   if (!existsSync(path)) return [];
-  return readFileSync(path, "utf8")
+  const text = readFileSync(path, "utf8");
+  // Only whole lines: read while a daemon appends, the text after the last newline may be
+  // half of a line still being written.
+  return text
+    .slice(0, text.lastIndexOf("\n") + 1)
     .split("\n")
     .filter((line) => line.trim() !== "")
     .map((line) => JSON.parse(line) as T);
