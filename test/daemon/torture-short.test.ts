@@ -11,7 +11,9 @@ import { runTorture } from "../../bench/torture/run-torture.js";
  */
 describe("torture, short", () => {
   it("loses no alert, skips no block, and repeats an alert only under its own id", async () => {
-    const seed = Date.now() % 1_000_000;
+    // A fixed seed, so that a run is repeatable (KW_TORTURE_SEED tries another); the kills still
+    // fall where the wall clock puts them, which the checks below do not depend on.
+    const seed = Number(process.env.KW_TORTURE_SEED ?? 271_828);
     const summary = await runTorture({ durationMs: 20_000, minKills: 5, seed, sinkFailureRate: 0.15, seedDelivered: 100_000 });
     const context = `seed ${seed}: ${JSON.stringify({ failures: summary.failures, examples: summary.examples })}`;
     expect(summary.kills, context).toBeGreaterThanOrEqual(5);
