@@ -57,11 +57,22 @@ export function showcaseRecords(addresses: SimulatorAddresses, round: number): C
   };
 }
 
-/** Adds a showcase block now and then every `intervalMs`, until stopped. */
-export function startShowcase(sim: Simulator, intervalMs: number): { stop(): void } {
+/**
+ * Sets the demo chain going: a showcase block now, then a block every `blockTimeMs` and a
+ * showcase block every `intervalMs`, until stopped. The chain is created frozen and moves
+ * only from here, so the first showcase block is always the block after the initial ones
+ * (the README shows its alert, ids and all), however long the daemon took to start.
+ */
+export function startShowcase(sim: Simulator, options: { intervalMs: number; blockTimeMs: number }): { stop(): void } {
   let round = 0;
   const add = () => sim.addBlock(showcaseRecords(sim.addresses, round++));
   add();
-  const timer = setInterval(add, intervalMs);
-  return { stop: () => clearInterval(timer) };
+  const showcase = setInterval(add, options.intervalMs);
+  const blocks = setInterval(() => sim.mine(), options.blockTimeMs);
+  return {
+    stop: () => {
+      clearInterval(showcase);
+      clearInterval(blocks);
+    },
+  };
 }

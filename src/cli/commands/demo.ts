@@ -142,7 +142,8 @@ export const demoCommand: Command = {
     const counts = { alerts: 0, webhooks: 0, mails: 0 };
     let daemon: Daemon | undefined;
     try {
-      const sim = await createSimulator({ seed, blockTime: 1000, initialBlocks: 20, density: DEMO_DENSITY });
+      // Frozen until the showcase sets it going (below), once the daemon is up.
+      const sim = await createSimulator({ seed, blockTime: 0, initialBlocks: 20, density: DEMO_DENSITY });
       cleanups.push(() => sim.close());
       const secret = `whsec_${randomBytes(24).toString("base64")}`;
       const webhook = await startWebhookReceiver({
@@ -194,7 +195,7 @@ export const demoCommand: Command = {
       daemon = await createDaemon(common, { config, sinks: { term } });
       await daemon.start();
       io.stdout.write(banner({ sim, webhook, smtp, config, storePath, statusUrl: daemon.statusUrl() }));
-      const showcase = startShowcase(sim, SHOWCASE_INTERVAL_MS);
+      const showcase = startShowcase(sim, { intervalMs: SHOWCASE_INTERVAL_MS, blockTimeMs: 1000 });
       cleanups.push(async () => showcase.stop());
 
       if (!io.signal.aborted) await once(io.signal, "abort");
