@@ -28,12 +28,18 @@ const FUNDER = "0x00000000000000000000000000000000000f0f00";
 const OTHER = "0x0000000000000000000000000000000000000abc";
 const pay = (from: string, to: string, kaia: string) => ({ internalTransactions: [{ from, to, amount: kaia, type: "CALL", transaction_status: { status: "Success" } }] });
 
+/** A chain with no records but the ones a test adds, and a store folder; both go at the end. */
+async function quietChain(seed: number) {
+  const sim = await createSimulator({ seed, initialBlocks: 3, density: { eventLogs: 0, nftTransfers: 0, internalTransactions: 0 } });
+  cleanups.push(() => sim.close());
+  const dir = tempDir();
+  cleanups.push(() => dir.remove());
+  return { sim, dir };
+}
+
 describe("inhibition", () => {
   it("holds back a wallet's warning while a source of its watch fails, records it, and lets the episode's next reminder through once the source resolves", async () => {
-    const sim = await createSimulator({ seed: 31, initialBlocks: 3, density: { eventLogs: 0, nftTransfers: 0, internalTransactions: 0 } });
-    cleanups.push(() => sim.close());
-    const dir = tempDir();
-    cleanups.push(() => dir.remove());
+    const { sim, dir } = await quietChain(31);
     const base = Date.parse("2026-03-01T00:00:00.000Z");
     let now = base;
     const text = `
@@ -95,10 +101,7 @@ inhibit_rules:
     expect(daemon.inhibitor.status().active).toEqual([]);
   });
   it("mutes a wallet's warning while its critical fires (equal: [watch]), and sends the warning's reminder once the critical resolves", async () => {
-    const sim = await createSimulator({ seed: 32, initialBlocks: 3, density: { eventLogs: 0, nftTransfers: 0, internalTransactions: 0 } });
-    cleanups.push(() => sim.close());
-    const dir = tempDir();
-    cleanups.push(() => dir.remove());
+    const { sim, dir } = await quietChain(32);
     const base = Date.parse("2026-03-01T00:00:00.000Z");
     let now = base;
     const text = `
