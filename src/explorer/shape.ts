@@ -97,8 +97,31 @@ export function hexData(value: unknown, key: string): string {
 
 /** A date-time the alert document carries as received: text that names an instant. */
 export function dateTime(value: unknown, key: string): string {
-  if (typeof value !== "string" || Number.isNaN(Date.parse(value))) fail(key, "an ISO-8601 date-time", value);
+  if (typeof value !== "string" || (!isPlainUtcDateTime(value) && Number.isNaN(Date.parse(value)))) fail(key, "an ISO-8601 date-time", value);
   return value;
+}
+
+/** Where "2025-03-02T01:04:06.000Z" has its digits. */
+const DATE_TIME_DIGITS = [0, 1, 2, 3, 5, 6, 8, 9, 11, 12, 14, 15, 17, 18, 20, 21, 22];
+const twoDigits = (text: string, at: number) => (text.charCodeAt(at) - 0x30) * 10 + text.charCodeAt(at + 1) - 0x30;
+
+/**
+ * The form the explorer writes every date-time in, "2025-03-02T01:04:06.000Z", read by
+ * its characters: Date.parse per record was a tenth of the response checks on a page of
+ * 2,000 records. Only text that Date.parse accepts passes here (any four-digit year, month
+ * 1-12, day 1-31, which is all V8's ISO reading checks, 00:00:00 to 23:59:59); anything
+ * else, valid or not, is left to Date.parse, so what is accepted is unchanged.
+ */
+function isPlainUtcDateTime(text: string): boolean {
+  if (text.length !== 24 || text.charCodeAt(4) !== 0x2d || text.charCodeAt(7) !== 0x2d || text.charCodeAt(10) !== 0x54 /* T */) return false;
+  if (text.charCodeAt(13) !== 0x3a || text.charCodeAt(16) !== 0x3a || text.charCodeAt(19) !== 0x2e || text.charCodeAt(23) !== 0x5a /* Z */) return false;
+  for (let i = 0; i < DATE_TIME_DIGITS.length; i++) {
+    const c = text.charCodeAt(DATE_TIME_DIGITS[i] as number);
+    if (c < 0x30 || c > 0x39) return false;
+  }
+  const month = twoDigits(text, 5);
+  const day = twoDigits(text, 8);
+  return month >= 1 && month <= 12 && day >= 1 && day <= 31 && twoDigits(text, 11) <= 23 && twoDigits(text, 14) <= 59 && twoDigits(text, 17) <= 59;
 }
 
 /**
