@@ -97,6 +97,28 @@ describe("parseExactJson", () => {
     );
   });
 
+  it("gives what parsing the rewritten text gives when the records' numbers are turned into text after parsing (property)", () => {
+    // Plain whole numbers in records' maps take the path that parses the text as it came;
+    // repeated keys, escaped key names, other depths and other numbers must not change the value.
+    const key = fc.oneof(fc.constantFrom(...EXACT_KEYS), fc.constantFrom("block_id", "token\\u005fcount", "amoun\\u0074", "x"));
+    const number = fc.oneof(fc.nat({ max: 1000 }).map(String), fc.constantFrom("0", "999999999999999", "1000000000000000", "9007199254740993", "-1", "-0", "1e3", "2.5"));
+    const value = fc.oneof(number, number.map((n) => JSON.stringify(n)), fc.constant('{"amount":7}'), fc.constant("[1]"), fc.constant("null"));
+    const member = fc.tuple(key, value).map(([k, v]) => `"${k}":${v}`);
+    const object = fc.array(member, { maxLength: 5 }).map((members) => `{${members.join(",")}}`);
+    const list = fc.array(object, { maxLength: 4 }).map((objects) => `[${objects.join(",")}]`);
+    fc.assert(
+      fc.property(list, fc.option(object), fc.option(list), (results, paging, deeper) => {
+        const text = `{"results":${results}${paging === null ? "" : `,"paging":${paging}`}${deeper === null ? "" : `,"property":{"nested":${deeper}}`}}`;
+        expect(readExactJson(text).value).toEqual(JSON.parse(quoteExactNumbers(text)));
+      }),
+      { numRuns: 300 },
+    );
+    // The cases the property is after, each once.
+    for (const text of ['{"results":[{"token_count":1,"token_count":2}]}', '{"results":[{"token_count":1},{"token\\u005fcount":2}]}', '{"results":[{"token_count":1,"token_count":"x"}]}', '{"results":[{"token_count":"x","token_count":1}]}', '{"p":{"token_count":5},"results":[{"token_count":1}]}', '{"results":[{"token_count":-0}]}', '[[{"amount":12}]]']) {
+      expect(readExactJson(text).value, text).toEqual(JSON.parse(quoteExactNumbers(text)));
+    }
+  });
+
   it("says how deep the answer nests and how long its longest string is as written", () => {
     // "a\"bcdefgh": 10 characters as written, 9 read.
     expect(readExactJson('{"results":[{"a":"xyz","nested":{"k":[1]}}],"note":"a\\"bcdefgh"}')).toMatchObject({ depth: 5, longestString: 10 });
