@@ -7,6 +7,14 @@ import { requeueBody } from "./requeue-body.js";
 import { silenceBody } from "./silence-body.js";
 import type { Route, StatusProvider } from "./status-server.js";
 
+/** A write the provider refused as a whole (an unknown source or sink, a silence it does not hold). */
+type Refused = { ok: false; error: string; status?: 400 | 404 };
+
+function isRefused(result: object): result is Refused {
+  // A result without ok (a re-queue's) is never a refusal.
+  return "ok" in result && result.ok === false;
+}
+
 /**
  * The write API, one route for each write the provider offers: re-queue dead letters, move
  * cursors, queue alerts, add or remove silences. Each body is checked before the provider
@@ -18,8 +26,13 @@ export function writeRoutes(
 ): Record<string, Route> {
   const { logger, sendJson, writer } = tools;
   const routes: Record<string, Route> = {};
-  /** A POST that writes: a body `kind` refuses is answered with why, before `act` sees it. */
-  const post = <T>(path: string, kind: BodyKind<T>, act: (value: T, req: IncomingMessage, res: ServerResponse) => Promise<void>) => {
+  /**
+   * A POST that writes, when the provider offers the write: a body `kind` refuses, or a write
+   * the provider refuses (400 unless it names its status), is answered with why; a write made
+   * is logged with who made it, and answered with its result.
+   */
+  const post = <T, R extends object>(path: string, kind: BodyKind<T>, write: ((value: T) => Promise<R>) | undefined, log: (value: T, result: Exclude<R, Refused>, who: ReturnType<typeof writer>) => void) => {
+    if (write === undefined) return;
     routes[path] = {
       methods: ["POST"],
       auth: true,
@@ -27,50 +40,27 @@ export function writeRoutes(
       handler: async (req, res) => {
         const body = await readBody(req, kind);
         if (!body.ok) return sendJson(res, body.status, { error: body.error });
-        await act(body.value, req, res);
+        const result = await write(body.value);
+        if (isRefused(result)) return sendJson(res, result.status ?? 400, { error: result.error });
+        log(body.value, result as Exclude<R, Refused>, writer(req));
+        sendJson(res, 200, result);
       },
     };
   };
 
-  if (provider.requeueDeadLetters !== undefined) {
-    const requeue = provider.requeueDeadLetters.bind(provider);
-    post("/api/dead-letters/requeue", requeueBody, async (selector, req, res) => {
-      const result = await requeue(selector);
-      logger.info({ ...writer(req), requeued: result.requeued, unmatched: result.unmatched.length, all: "all" in selector }, "dead letters re-queued through the status API");
-      sendJson(res, 200, result);
-    });
-  }
-
-  if (provider.moveCursors !== undefined) {
-    const move = provider.moveCursors.bind(provider);
-    post("/api/cursors", cursorBody, async (moves, req, res) => {
-      const result = await move(moves);
-      if (!result.ok) return sendJson(res, 400, { error: result.error });
-      for (const m of result.moved) logger.info({ ...writer(req), source: m.source, watch: m.watch, from: m.from, to: m.to }, "cursor moved through the status API");
-      sendJson(res, 200, result);
-    });
-  }
-
-  if (provider.queueAlerts !== undefined) {
-    const queue = provider.queueAlerts.bind(provider);
-    post("/api/alerts", alertsBody, async (alerts, req, res) => {
-      const result = await queue(alerts);
-      if (!result.ok) return sendJson(res, 400, { error: result.error });
-      const rules = [...new Set(alerts.map((a) => a.alert.rule))];
-      logger.info({ ...writer(req), rules, alerts: alerts.length, queued: result.queued, already_queued: result.already_queued }, "alerts queued through the status API");
-      sendJson(res, 200, result);
-    });
-  }
-
-  if (provider.changeSilences !== undefined) {
-    const change = provider.changeSilences.bind(provider);
-    post("/api/silences", silenceBody, async (asked, req, res) => {
-      const result = await change(asked);
-      if (!result.ok) return sendJson(res, result.status, { error: result.error });
-      const { id, rule, match, expires_at } = result.silence;
-      logger.info({ ...writer(req), silence: id, rule, match, expires_at, ...("add" in asked ? { reason: result.silence.reason } : {}) }, "add" in asked ? "silence added through the status API" : "silence removed through the status API");
-      sendJson(res, 200, result);
-    });
-  }
+  post("/api/dead-letters/requeue", requeueBody, provider.requeueDeadLetters?.bind(provider), (selector, result, who) => {
+    logger.info({ ...who, requeued: result.requeued, unmatched: result.unmatched.length, all: "all" in selector }, "dead letters re-queued through the status API");
+  });
+  post("/api/cursors", cursorBody, provider.moveCursors?.bind(provider), (_moves, result, who) => {
+    for (const m of result.moved) logger.info({ ...who, source: m.source, watch: m.watch, from: m.from, to: m.to }, "cursor moved through the status API");
+  });
+  post("/api/alerts", alertsBody, provider.queueAlerts?.bind(provider), (alerts, result, who) => {
+    const rules = [...new Set(alerts.map((a) => a.alert.rule))];
+    logger.info({ ...who, rules, alerts: alerts.length, queued: result.queued, already_queued: result.already_queued }, "alerts queued through the status API");
+  });
+  post("/api/silences", silenceBody, provider.changeSilences?.bind(provider), (asked, result, who) => {
+    const { id, rule, match, expires_at } = result.silence;
+    logger.info({ ...who, silence: id, rule, match, expires_at, ...("add" in asked ? { reason: result.silence.reason } : {}) }, "add" in asked ? "silence added through the status API" : "silence removed through the status API");
+  });
   return routes;
 }
