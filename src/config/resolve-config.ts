@@ -42,6 +42,21 @@ export interface ResolvedConfig {
   ruleIndex: number[];
 }
 
+/**
+ * Takes the name of `section[i]` for it, or reports it as a duplicate of the first item that
+ * has it (false: the item is not usable). An item without a string name claims nothing.
+ */
+function claimName(names: Map<string, number>, section: "rules" | "watches", item: Record<string, unknown>, i: number, issues: ResolvedConfig["issues"]): boolean {
+  if (typeof item.name !== "string") return true;
+  const first = names.get(item.name);
+  if (first === undefined) {
+    names.set(item.name, i);
+    return true;
+  }
+  issues.push({ path: [section, i, "name"], message: `duplicate ${section === "rules" ? "rule" : "watch"} name "${item.name}" (also ${section}[${first}])` });
+  return false;
+}
+
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
@@ -168,14 +183,7 @@ export function resolveConfig(raw: unknown): ResolvedConfig {
   const checkRuleIndex: number[] = [];
   rawRules.forEach((item, i) => {
     if (!isRecord(item)) return;
-    let usable = true;
-    if (typeof item.name === "string") {
-      const first = ruleNames.get(item.name);
-      if (first !== undefined) {
-        issues.push({ path: ["rules", i, "name"], message: `duplicate rule name "${item.name}" (also rules[${first}])` });
-        usable = false;
-      } else ruleNames.set(item.name, i);
-    }
+    let usable = claimName(ruleNames, "rules", item, i, issues);
     if (typeof item.watch === "string" && !watchNames.has(item.watch)) {
       issues.push({ path: ["rules", i, "watch"], message: `no watch named "${item.watch}"${didYouMean(item.watch, watchNames.keys())}` });
       usable = false;
@@ -272,16 +280,8 @@ function resolveWatches(root: Record<string, unknown>, defaults: DefaultsConfig,
   const checkWatchIndex: number[] = [];
   rawWatches.forEach((item, i) => {
     if (!isRecord(item)) return;
-    let usable = true;
-    let duplicate = false;
-    if (typeof item.name === "string") {
-      const first = watchNames.get(item.name);
-      if (first !== undefined) {
-        issues.push({ path: ["watches", i, "name"], message: `duplicate watch name "${item.name}" (also watches[${first}])` });
-        usable = false;
-        duplicate = true;
-      } else watchNames.set(item.name, i);
-    }
+    const duplicate = !claimName(watchNames, "watches", item, i, issues);
+    let usable = !duplicate;
     const kinds = WATCH_KINDS.filter((kind) => kind in item);
     const [kind] = kinds;
     if (kind === undefined) {
