@@ -8,17 +8,26 @@ function blockHash(block: number): string {
 }
 
 /**
+ * The block a by-number method's first parameter names, "latest" or a 0x-hex number (not
+ * checked against the head: each method answers a missing block its own way), or the error a
+ * node gives for anything else.
+ */
+export function blockNumberParam(chain: Chain, params: unknown): number | RpcAnswer {
+  const tag = Array.isArray(params) ? params[0] : undefined;
+  if (tag === "latest") return chain.head;
+  if (typeof tag === "string" && /^0x[0-9a-fA-F]{1,13}$/.test(tag)) return Number.parseInt(tag.slice(2), 16);
+  return { error: { code: -32602, message: "invalid argument 0: hex string without 0x prefix" } };
+}
+
+/**
  * eth_getBlockByNumber (and kaia_/klay_getBlockByNumber) with the fields kaiawatch reads:
  * the number and timestamp (seconds, hex), with the hash, parent hash and the transaction
  * hashes as a node sends them. A block past the head answers null, as a node does.
  */
 export function answerBlockRpc(chain: Chain, method: string, params: unknown): RpcAnswer | undefined {
   if (method !== "eth_getBlockByNumber" && method !== "kaia_getBlockByNumber" && method !== "klay_getBlockByNumber") return undefined;
-  const tag = Array.isArray(params) ? params[0] : undefined;
-  let number: number;
-  if (tag === "latest") number = chain.head;
-  else if (typeof tag === "string" && /^0x[0-9a-fA-F]{1,13}$/.test(tag)) number = Number.parseInt(tag.slice(2), 16);
-  else return { error: { code: -32602, message: "invalid argument 0: hex string without 0x prefix" } };
+  const number = blockNumberParam(chain, params);
+  if (typeof number !== "number") return number;
   const info = chain.block(number);
   if (info === undefined) return { result: null };
   const seconds = Math.floor(Date.parse(info.datetime) / 1000);
