@@ -239,9 +239,4 @@ function formatTable(header: string[], rows: string[][]): string {
   return [header, ...rows].map((r) => r.map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd(widths[i]!))).join("  ")).join("\n") + "\n";
 }
 
-export const cursorsCommand: Command = {
-  name: "cursors",
-  summary: "list the sources' cursors; --set NAME=BLOCK to rewind or skip",
-  help: HELP,
-  run,
-};
+export const cursorsCommand: Command = { help: HELP, run };

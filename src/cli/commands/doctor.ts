@@ -64,9 +64,4 @@ async function run(args: string[], io: CommandIO): Promise<number> {
   return report.checks.some((c) => c.verdict === "fail") ? EXIT_RUNTIME : EXIT_OK;
 }
 
-export const doctorCommand: Command = {
-  name: "doctor",
-  summary: "check a config against the real services: explorer, key and plan, answer shapes, node, sinks",
-  help: HELP,
-  run,
-};
+export const doctorCommand: Command = { help: HELP, run };

@@ -56,12 +56,7 @@ Options:
 ${CONFIG_OPTIONS_HELP}
 `;
 
-export const explainCommand: Command = {
-  name: "explain",
-  summary: "show, condition by condition, why a transaction's records match a rule or not",
-  help: HELP,
-  run,
-};
+export const explainCommand: Command = { help: HELP, run };
 
 async function run(args: string[], io: CommandIO): Promise<number> {
   const { values } = parseCommandArgs(args, { ...CONFIG_OPTIONS, rule: { type: "string" }, tx: { type: "string" }, block: { type: "string" } });

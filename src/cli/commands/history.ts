@@ -47,12 +47,7 @@ Options:
 ${CONFIG_OPTIONS_HELP}
 `;
 
-export const historyCommand: Command = {
-  name: "history",
-  summary: "every delivery attempt: time, sink, alert, outcome, status code, latency, error",
-  help: HELP,
-  run,
-};
+export const historyCommand: Command = { help: HELP, run };
 
 async function run(args: string[], io: CommandIO): Promise<number> {
   const { values } = parseCommandArgs(args, {

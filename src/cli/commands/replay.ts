@@ -59,12 +59,7 @@ Options:
 ${CONFIG_OPTIONS_HELP}
 `;
 
-export const replayCommand: Command = {
-  name: "replay",
-  summary: "run one rule over past blocks and show what it would send (--send to send it)",
-  help: HELP,
-  run,
-};
+export const replayCommand: Command = { help: HELP, run };
 
 function blockOption(value: string | undefined, name: string): number {
   if (value === undefined) throw new UsageError(`--${name} BLOCK is required`);

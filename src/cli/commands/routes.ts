@@ -32,12 +32,7 @@ Options:
 ${CONFIG_OPTIONS_HELP}
 `;
 
-export const routesCommand: Command = {
-  name: "routes",
-  summary: "show the routes: tree and where an alert with given labels would go (--test)",
-  help: HELP,
-  run,
-};
+export const routesCommand: Command = { help: HELP, run };
 
 async function run(args: string[], io: CommandIO): Promise<number> {
   const { values, positionals } = parseCommandArgs(args, { ...CONFIG_OPTIONS, test: { type: "boolean" }, tree: { type: "boolean" }, rule: { type: "string" }, verify: { type: "string" } }, true);

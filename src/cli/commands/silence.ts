@@ -43,12 +43,7 @@ Options:
 ${CONFIG_OPTIONS_HELP}
 `;
 
-export const silenceCommand: Command = {
-  name: "silence",
-  summary: "hold back a rule's alerts for a while: silence add, list, remove",
-  help: HELP,
-  run,
-};
+export const silenceCommand: Command = { help: HELP, run };
 
 interface Context {
   io: CommandIO;

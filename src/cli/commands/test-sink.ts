@@ -70,9 +70,4 @@ async function run(args: string[], io: CommandIO): Promise<number> {
   }
 }
 
-export const testSinkCommand: Command = {
-  name: "test-sink",
-  summary: "send a test alert through one sink and report what happened",
-  help: HELP,
-  run,
-};
+export const testSinkCommand: Command = { help: HELP, run };
