@@ -2,9 +2,12 @@ import { createHash } from "node:crypto";
 import type { Chain } from "./chain.js";
 import type { RpcAnswer } from "./state-rpc.js";
 
-/** A block's hash: stable for a number (the simulated chain has no reorgs). */
-function blockHash(block: number): string {
-  return `0x${createHash("sha256").update(`block ${block}`).digest("hex")}`;
+/**
+ * The hash the simulator gives a block, stable for its number (the simulated chain has no
+ * reorgs): the same in a block and in its transactions' receipts, as a node's.
+ */
+export function simulatedBlockHash(block: number): string {
+  return `0x${createHash("sha256").update(`kaiawatch-simulator-block:${block}`).digest("hex")}`;
 }
 
 /**
@@ -34,8 +37,8 @@ export function answerBlockRpc(chain: Chain, method: string, params: unknown): R
   return {
     result: {
       number: `0x${number.toString(16)}`,
-      hash: blockHash(number),
-      parentHash: blockHash(number - 1),
+      hash: simulatedBlockHash(number),
+      parentHash: simulatedBlockHash(number - 1),
       timestamp: `0x${seconds.toString(16)}`,
       transactions: info.txs.map((tx) => tx.hash),
     },

@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { parseKaia } from "./amounts.js";
-import { blockNumberParam } from "./block-rpc.js";
+import { blockNumberParam, simulatedBlockHash } from "./block-rpc.js";
 import type { Chain, TxInfo } from "./chain.js";
 import type { RpcAnswer } from "./state-rpc.js";
 
@@ -26,10 +26,6 @@ const TYPE_NAMES: Record<number, string> = {
 const hex = (n: number | bigint) => `0x${n.toString(16)}`;
 const hash32 = (text: string) => `0x${createHash("sha256").update(text).digest("hex")}`;
 
-/** The block hash the simulator gives a block: stable, derived from its number. */
-export function simulatedBlockHash(block: number): string {
-  return hash32(`kaiawatch-simulator-block:${block}`);
-}
 
 /** What a transaction sent: its own value when a test chose one, else the top call's amount, else nothing. */
 function valueKei(tx: TxInfo): bigint {
