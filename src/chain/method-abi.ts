@@ -1,4 +1,4 @@
-import { canonicalSignature, functionSelector } from "./signatures.js";
+import { canonicalSignature, functionSelector, splitTypeList } from "./signatures.js";
 
 /** A function a watch names by its signature: its selector, name and parameters. */
 export interface MethodSpec {
@@ -21,7 +21,8 @@ export function methodSpec(text: string): MethodSpec {
   const open = signature.indexOf("(");
   const name = signature.slice(0, open);
   const inner = signature.slice(open + 1, -1);
-  const types = inner === "" ? [] : splitTop(inner);
+  // A canonical signature's parentheses always pair.
+  const types = inner === "" ? [] : (splitTypeList(inner) as string[]);
   let names = types.map((_, i) => `arg${i}`);
   const written = /\((.*)\)\s*$/s.exec(text)?.[1];
   if (written !== undefined && !written.includes("(")) {
@@ -34,23 +35,6 @@ export function methodSpec(text: string): MethodSpec {
     }
   }
   return { selector: functionSelector(text), name, signature, types, names };
-}
-
-function splitTop(list: string): string[] {
-  const parts: string[] = [];
-  let depth = 0;
-  let start = 0;
-  for (let i = 0; i < list.length; i++) {
-    const c = list[i];
-    if (c === "(") depth++;
-    else if (c === ")") depth--;
-    else if (c === "," && depth === 0) {
-      parts.push(list.slice(start, i));
-      start = i + 1;
-    }
-  }
-  parts.push(list.slice(start));
-  return parts;
 }
 
 const MAX_DYNAMIC_BYTES = 4096;

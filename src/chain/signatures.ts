@@ -49,6 +49,29 @@ export function looksLikeSignature(text: string): boolean {
   return /^\s*[A-Za-z_$][\w$\s]*\(/.test(text);
 }
 
+/**
+ * A type list ("address,(uint256,bytes)[],bool") split at its top-level commas, each tuple
+ * kept whole; undefined when its parentheses do not pair.
+ */
+export function splitTypeList(list: string): string[] | undefined {
+  const parts: string[] = [];
+  let depth = 0;
+  let start = 0;
+  for (let i = 0; i < list.length; i++) {
+    const c = list[i];
+    if (c === "(") depth++;
+    else if (c === ")") depth--;
+    else if (c === "," && depth === 0) {
+      parts.push(list.slice(start, i));
+      start = i + 1;
+    }
+    if (depth < 0) return undefined;
+  }
+  if (depth !== 0) return undefined;
+  parts.push(list.slice(start));
+  return parts;
+}
+
 const ELEMENTARY = /^(address|bool|string|bytes([1-9]|[12][0-9]|3[0-2])?|u?int(8|16|24|32|40|48|56|64|72|80|88|96|104|112|120|128|136|144|152|160|168|176|184|192|200|208|216|224|232|240|248|256)?|u?fixed([0-9]+x[0-9]+)?|function|byte)$/;
 const QUALIFIERS = new Set(["indexed", "memory", "calldata", "storage", "payable"]);
 

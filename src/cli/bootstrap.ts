@@ -58,6 +58,26 @@ export async function loadConfigForCommand(io: CommandIO, path: string): Promise
   }
 }
 
+/** The values of CONFIG_OPTIONS as parseCommandArgs gives them. */
+export interface ConfigOptionValues {
+  config: string;
+  "log-level"?: string | undefined;
+  "log-format"?: string | undefined;
+}
+
+/**
+ * The start of a command that reads the config: the config loaded and checked (on failure,
+ * every problem printed and the exit code returned), and the command's Common, whose logger
+ * knows the config's secrets and logs at `quietLevel` unless --log-level says otherwise: the
+ * command's own report is its output.
+ */
+export async function startConfigCommand(io: CommandIO, values: ConfigOptionValues, quietLevel: LogLevel = "warn"): Promise<{ config: Config; secrets: string[]; common: Common } | number> {
+  const loaded = await loadConfigForCommand(io, values.config);
+  if (typeof loaded === "number") return loaded;
+  const common = createCommandCommon(io, { config: loaded.config, secrets: loaded.secrets, logLevel: values["log-level"] ?? quietLevel, logFormat: values["log-format"] });
+  return { ...loaded, common };
+}
+
 /** The Common of a command: a logger that knows the config's secrets, fresh metrics, the shutdown signal. */
 export function createCommandCommon(io: CommandIO, options: { config?: Config; secrets?: string[]; logLevel?: string; logFormat?: string }): Common {
   const redactor = createSecretRedactor();

@@ -1,10 +1,10 @@
 /**
  * A CLI subcommand. `run` returns the exit code: 0 fine, 2 bad config or usage,
  * 1 runtime failure. Output for the user goes to the given streams, never to the logger.
+ * Its name and summary are the registry's (commands/index.ts), which lists them without
+ * loading the command.
  */
 export interface Command {
-  name: string;
-  summary: string;
   /** The full text of `kaiawatch NAME --help`. */
   help: string;
   run(args: string[], io: CommandIO): Promise<number>;

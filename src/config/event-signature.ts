@@ -1,3 +1,5 @@
+import { splitTypeList } from "../chain/signatures.js";
+
 const TOPIC_HASH = /^0x[0-9a-fA-F]{64}$/;
 const EVENT_NAME = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
 
@@ -12,25 +14,10 @@ function isElementaryType(type: string): boolean {
   return false;
 }
 
-/** Parses a canonical type list "t1,t2" (types may be tuples and arrays); false when malformed. */
+/** A canonical type list "t1,t2" (types may be tuples and arrays); false when malformed. */
 function isTypeList(text: string): boolean {
   if (text === "") return true;
-  let depth = 0;
-  let start = 0;
-  const parts: string[] = [];
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i];
-    if (c === "(") depth++;
-    else if (c === ")") depth--;
-    else if (c === "," && depth === 0) {
-      parts.push(text.slice(start, i));
-      start = i + 1;
-    }
-    if (depth < 0) return false;
-  }
-  if (depth !== 0) return false;
-  parts.push(text.slice(start));
-  return parts.every(isType);
+  return splitTypeList(text)?.every(isType) ?? false;
 }
 
 function isType(text: string): boolean {

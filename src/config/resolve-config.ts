@@ -42,6 +42,35 @@ export interface ResolvedConfig {
   ruleIndex: number[];
 }
 
+/** Items kept from one list of the file, each with its index there: items[k] is the file's list[index[k]]. */
+function keptItems<T>(): { items: T[]; index: number[]; keep(item: T, i: number): void } {
+  const items: T[] = [];
+  const index: number[] = [];
+  return {
+    items,
+    index,
+    keep(item, i) {
+      items.push(item);
+      index.push(i);
+    },
+  };
+}
+
+/**
+ * Takes the name of `section[i]` for it, or reports it as a duplicate of the first item that
+ * has it (false: the item is not usable). An item without a string name claims nothing.
+ */
+function claimName(names: Map<string, number>, section: "rules" | "watches", item: Record<string, unknown>, i: number, issues: ResolvedConfig["issues"]): boolean {
+  if (typeof item.name !== "string") return true;
+  const first = names.get(item.name);
+  if (first === undefined) {
+    names.set(item.name, i);
+    return true;
+  }
+  issues.push({ path: [section, i, "name"], message: `duplicate ${section === "rules" ? "rule" : "watch"} name "${item.name}" (also ${section}[${first}])` });
+  return false;
+}
+
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
@@ -123,7 +152,7 @@ export function resolveConfig(raw: unknown): ResolvedConfig {
     return "";
   };
 
-  const { watchNames, watches, watchIndex, checkWatches, checkWatchIndex } = resolveWatches(root, defaults, issues);
+  const { watchNames, watches, checkWatches } = resolveWatches(root, defaults, issues);
 
   // Sinks: a map, so YAML itself refuses duplicate names.
   const rawSinks = isRecord(root.sinks) ? root.sinks : {};
@@ -159,23 +188,14 @@ export function resolveConfig(raw: unknown): ResolvedConfig {
   // broken watch or sink is reported once, at its own place, and not again at each rule.
   const rawRules = Array.isArray(root.rules) ? root.rules : [];
   // By name, not watches.find() per rule: a config of 10,000 watches and rules is checked in linear time.
-  const watchByName = new Map(watches.map((w) => [w.name, w]));
-  const checkWatchByName = new Map(checkWatches.map((w) => [w.name, w]));
+  const watchByName = new Map(watches.items.map((w) => [w.name, w]));
+  const checkWatchByName = new Map(checkWatches.items.map((w) => [w.name, w]));
   const ruleNames = new Map<string, number>();
-  const rules: RuleConfig[] = [];
-  const ruleIndex: number[] = [];
-  const checkRules: RuleConfig[] = [];
-  const checkRuleIndex: number[] = [];
+  const rules = keptItems<RuleConfig>();
+  const checkRules = keptItems<RuleConfig>();
   rawRules.forEach((item, i) => {
     if (!isRecord(item)) return;
-    let usable = true;
-    if (typeof item.name === "string") {
-      const first = ruleNames.get(item.name);
-      if (first !== undefined) {
-        issues.push({ path: ["rules", i, "name"], message: `duplicate rule name "${item.name}" (also rules[${first}])` });
-        usable = false;
-      } else ruleNames.set(item.name, i);
-    }
+    let usable = claimName(ruleNames, "rules", item, i, issues);
     if (typeof item.watch === "string" && !watchNames.has(item.watch)) {
       issues.push({ path: ["rules", i, "watch"], message: `no watch named "${item.watch}"${didYouMean(item.watch, watchNames.keys())}` });
       usable = false;
@@ -228,12 +248,8 @@ export function resolveConfig(raw: unknown): ResolvedConfig {
     }
     if (source === undefined || !sourceKnown) return;
     const resolved = withRouting({ ...rule, source }, routes);
-    if (parsed.success && usable && watchByName.has(rule.watch)) {
-      rules.push(resolved);
-      ruleIndex.push(i);
-    }
-    checkRules.push(resolved);
-    checkRuleIndex.push(i);
+    if (parsed.success && usable && watchByName.has(rule.watch)) rules.keep(resolved, i);
+    checkRules.keep(resolved, i);
   });
 
   const store = withStorePath(parseOr(SECTION_SCHEMAS.store, root.store));
@@ -249,14 +265,14 @@ export function resolveConfig(raw: unknown): ResolvedConfig {
     operational: parseOr(SECTION_SCHEMAS.operational, root.operational),
     log: parseOr(SECTION_SCHEMAS.log, root.log),
     defaults,
-    watches,
-    rules,
+    watches: watches.items,
+    rules: rules.items,
     sinks,
     ...(routes === undefined ? {} : { routes }),
     inhibit_rules: inhibitRules,
   };
-  const checkable: Config = { ...config, watches: checkWatches, rules: checkRules, sinks: checkSinks };
-  return { config, checkable, issues, watchIndex, ruleIndex, checkWatchIndex, checkRuleIndex };
+  const checkable: Config = { ...config, watches: checkWatches.items, rules: checkRules.items, sinks: checkSinks };
+  return { config, checkable, issues, watchIndex: watches.index, ruleIndex: rules.index, checkWatchIndex: checkWatches.index, checkRuleIndex: checkRules.index };
 }
 
 /**
@@ -266,22 +282,12 @@ export function resolveConfig(raw: unknown): ResolvedConfig {
 function resolveWatches(root: Record<string, unknown>, defaults: DefaultsConfig, issues: ResolvedConfig["issues"]) {
   const rawWatches = Array.isArray(root.watches) ? root.watches : [];
   const watchNames = new Map<string, number>();
-  const watches: WatchConfig[] = [];
-  const watchIndex: number[] = [];
-  const checkWatches: WatchConfig[] = [];
-  const checkWatchIndex: number[] = [];
+  const watches = keptItems<WatchConfig>();
+  const checkWatches = keptItems<WatchConfig>();
   rawWatches.forEach((item, i) => {
     if (!isRecord(item)) return;
-    let usable = true;
-    let duplicate = false;
-    if (typeof item.name === "string") {
-      const first = watchNames.get(item.name);
-      if (first !== undefined) {
-        issues.push({ path: ["watches", i, "name"], message: `duplicate watch name "${item.name}" (also watches[${first}])` });
-        usable = false;
-        duplicate = true;
-      } else watchNames.set(item.name, i);
-    }
+    const duplicate = !claimName(watchNames, "watches", item, i, issues);
+    let usable = !duplicate;
     const kinds = WATCH_KINDS.filter((kind) => kind in item);
     const [kind] = kinds;
     if (kind === undefined) {
@@ -311,10 +317,8 @@ function resolveWatches(root: Record<string, unknown>, defaults: DefaultsConfig,
     const parsed = watchSchema.safeParse(item);
     const watch = parsed.success && usable ? buildWatch(kind, parsed.data, defaults) : undefined;
     if (watch) {
-      watches.push(watch);
-      watchIndex.push(i);
-      checkWatches.push(watch);
-      checkWatchIndex.push(i);
+      watches.keep(watch, i);
+      checkWatches.keep(watch, i);
       return;
     }
     // For the rules' checks only: the name rules refer to (as written), the kind, and the
@@ -325,12 +329,9 @@ function resolveWatches(root: Record<string, unknown>, defaults: DefaultsConfig,
     // A balance watch lists addresses; the others name one.
     const target = kind === "balance" ? (Array.isArray(raw) ? raw.filter((a): a is string => typeof a === "string") : []) : typeof raw === "string" ? raw : "";
     const guess = buildWatch(kind, { ...fields, name: item.name, [kind]: kind === "every_block" ? true : target } as z.output<typeof watchSchema>, defaults);
-    if (guess) {
-      checkWatches.push(guess);
-      checkWatchIndex.push(i);
-    }
+    if (guess) checkWatches.keep(guess, i);
   });
-  return { watchNames, watches, watchIndex, checkWatches, checkWatchIndex };
+  return { watchNames, watches, checkWatches };
 }
 
 

@@ -14,8 +14,13 @@ export function callerSignals(shutdown: AbortSignal): (callerSignal: AbortSignal
   const unlinkWhenCollected = new FinalizationRegistry<() => void>((dispose) => dispose());
   return function signalOf(callerSignal: AbortSignal | undefined): AbortSignal {
     if (callerSignal === undefined) return shutdown;
-    // A tick's signal already follows the shutdown signal: linking it again would cost a link per tick.
-    if (follows(callerSignal, shutdown)) return callerSignal;
+    // A tick's signal already follows the shutdown signal: linking it again would cost a link
+    // per tick. It is handed to undici as it is, so it too may have a request in flight per
+    // concurrent page (a catch-up keeps as many as the rate allows).
+    if (follows(callerSignal, shutdown)) {
+      setMaxListeners(0, callerSignal);
+      return callerSignal;
+    }
     let signal = linked.get(callerSignal);
     if (signal === undefined) {
       const link = linkSignals(shutdown, callerSignal);

@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import { parseKaia } from "./amounts.js";
+import { blockNumberParam, simulatedBlockHash } from "./block-rpc.js";
 import type { Chain, TxInfo } from "./chain.js";
 import type { RpcAnswer } from "./state-rpc.js";
 
@@ -25,10 +26,6 @@ const TYPE_NAMES: Record<number, string> = {
 const hex = (n: number | bigint) => `0x${n.toString(16)}`;
 const hash32 = (text: string) => `0x${createHash("sha256").update(text).digest("hex")}`;
 
-/** The block hash the simulator gives a block: stable, derived from its number. */
-export function simulatedBlockHash(block: number): string {
-  return hash32(`kaiawatch-simulator-block:${block}`);
-}
 
 /** What a transaction sent: its own value when a test chose one, else the top call's amount, else nothing. */
 function valueKei(tx: TxInfo): bigint {
@@ -88,11 +85,8 @@ export interface ReceiptsRpcOptions {
 
 export function answerReceiptsRpc(chain: Chain, method: string, params: unknown, options: ReceiptsRpcOptions): RpcAnswer | undefined {
   if (method === "kaia_getBlockReceipts" || method === "klay_getBlockReceipts") {
-    const tag = Array.isArray(params) ? params[0] : undefined;
-    let block: number;
-    if (tag === "latest") block = chain.head;
-    else if (typeof tag === "string" && /^0x[0-9a-fA-F]{1,13}$/.test(tag)) block = Number.parseInt(tag.slice(2), 16);
-    else return { error: { code: -32602, message: "invalid argument 0: hex string without 0x prefix" } };
+    const block = blockNumberParam(chain, params);
+    if (typeof block !== "number") return block;
     const info = chain.block(block);
     if (info === undefined) return { error: { code: -32000, message: `the block does not exist (block number: ${block})` } };
     return { result: info.txs.map(receiptOf) };

@@ -89,26 +89,25 @@ export function internalTxJson(rec: CallRec): InternalTransactionListItem {
  */
 export function callOfTransactionJson(world: World, rec: CallRec, parties: "address" | "summary"): InternalTransactionOfTransaction {
   const party = (a: string) => (parties === "address" ? a : world.summary(a));
-  if (rec.custom) {
-    const c = rec.custom;
-    const out = { call_id: c.call_id } as InternalTransactionOfTransaction;
+  // The fields every call starts with, in the service's order, from a test's own call or a generated one.
+  const head = (call: Pick<InternalTransactionListItem, "call_id" | "type" | "from" | "to" | "amount">): InternalTransactionOfTransaction => {
+    const out = { call_id: call.call_id } as InternalTransactionOfTransaction;
     if (rec.parentCallId !== undefined) out.parent_call_id = rec.parentCallId;
     out.level = rec.level;
-    out.type = c.type;
-    out.from = party(c.from);
-    if (c.to !== undefined) out.to = party(c.to);
-    out.amount = c.amount;
+    out.type = call.type;
+    out.from = party(call.from);
+    if (call.to !== undefined) out.to = party(call.to);
+    out.amount = call.amount;
+    return out;
+  };
+  if (rec.custom) {
+    const c = rec.custom;
+    const out = head(c);
     if (c.error !== undefined) out.error = c.error;
     if (c.transaction_status?.status === "Fail" && c.error !== undefined) out.reverted = { contract: c.to ?? c.from, message: c.transaction_status.fail_message ?? c.error };
     return out;
   }
-  const out = { call_id: rec.callId } as InternalTransactionOfTransaction;
-  if (rec.parentCallId !== undefined) out.parent_call_id = rec.parentCallId;
-  out.level = rec.level;
-  out.type = rec.type;
-  out.from = party(rec.from);
-  if (rec.to !== undefined) out.to = party(rec.to);
-  out.amount = rec.amount;
+  const out = head({ call_id: rec.callId, type: rec.type, from: rec.from, to: rec.to, amount: rec.amount });
   out.gas_limit = rec.gasLimit;
   if (rec.fn) {
     const encoded = rec.fn.params

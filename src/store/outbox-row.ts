@@ -1,4 +1,4 @@
-import type { OutboxEntry, OutboxState } from "../model/outbox-entry.js";
+import type { OutboxEntry } from "../model/outbox-entry.js";
 
 /**
  * What a listing selects, the same in SQLite and PostgreSQL: the outbox's columns (one
@@ -6,22 +6,14 @@ import type { OutboxEntry, OutboxState } from "../model/outbox-entry.js";
  */
 export const OUTBOX_COLUMNS = "outbox.seq, outbox.id, sink, rule, state, attempts, created_at, next_attempt_at, group_id, last_error, dead_reason, delivered_at, alerts.document AS alert";
 
-/** An outbox row as a driver returns it; `seq` and `alert` differ in type between the two (number or bigint text; JSON text or parsed). */
-export interface OutboxRowOf<Seq, Alert> {
-  seq: Seq;
-  id: string;
-  sink: string;
-  rule: string;
-  state: OutboxState;
-  attempts: number;
-  created_at: string;
-  next_attempt_at: string;
-  group_id: string | null;
-  last_error: string | null;
-  dead_reason: string | null;
-  delivered_at: string | null;
-  alert: Alert;
-}
+/** The entry's optional fields, which are NULL columns in a row. */
+type NullableColumn = "group_id" | "last_error" | "dead_reason" | "delivered_at";
+
+/**
+ * An outbox row as a driver returns it: the entry's fields as columns, its optional ones NULL
+ * when absent; `seq` and `alert` differ in type between the two (number or bigint text; JSON text or parsed).
+ */
+export type OutboxRowOf<Seq, Alert> = Omit<OutboxEntry, NullableColumn | "alert"> & { [K in NullableColumn]: string | null } & { seq: Seq; alert: Alert };
 
 /** The entry of a row whose alert the caller has already read (parsed or not, by driver); NULL columns become absent fields. */
 export function entryOfOutboxRow(row: OutboxRowOf<unknown, unknown>, alert: OutboxEntry["alert"]): OutboxEntry {

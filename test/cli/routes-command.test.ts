@@ -67,6 +67,12 @@ describe("kaiawatch routes", () => {
     );
   });
 
+  it("--test says which group_by labels the alert lacks: it joins one group with every alert that lacks them", async () => {
+    const { code, out } = await routes("--test", "team=treasury", "rule=big-outflow");
+    expect(code).toBe(0);
+    expect(out).toContain('    group {rule="big-outflow"}  (no watch: one group with every alert that has none)\n');
+  });
+
   it("--rule starts from a rule's labels; a rule with notify: goes past the tree", async () => {
     expect((await routes("--test", "--rule", "big-outflow")).out.split("\n")[0]).toBe("ops-pager,treasury-email");
     const direct = await routes("--rule", "nft-moves");

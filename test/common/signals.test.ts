@@ -1,6 +1,8 @@
 import { getEventListeners } from "node:events";
+import { setImmediate as nextTurn } from "node:timers/promises";
 import { describe, expect, it } from "vitest";
 import { childSignal, follows, linkSignals } from "../../src/common/signals.js";
+import { callerSignals } from "../../src/explorer/caller-signals.js";
 
 /**
  * Every explorer call links the process's shutdown signal with its caller's. Thousands of
@@ -54,5 +56,27 @@ describe("follows", () => {
     expect(follows(shutdown, tick)).toBe(false);
     expect(follows(AbortSignal.any([shutdown]), shutdown)).toBe(false); // not linked through linkSignals: linked again, which is safe
     expect(follows(new AbortController().signal, shutdown)).toBe(false);
+  });
+});
+
+describe("callerSignals", () => {
+  it("hands undici a tick's signal on which any number of requests may wait without Node's listener warning", async () => {
+    const warnings: Error[] = [];
+    const onWarning = (warning: Error) => warnings.push(warning);
+    process.on("warning", onWarning);
+    try {
+      const shutdown = new AbortController();
+      const tick = linkSignals(shutdown.signal, new AbortController().signal);
+      const handed = callerSignals(shutdown.signal)(tick.signal);
+      // The tick already follows the shutdown signal: it is handed on as it is, not linked again.
+      expect(handed).toBe(tick.signal);
+      // undici adds one listener per request in flight; a catch-up keeps dozens in flight.
+      for (let i = 0; i < 40; i++) handed.addEventListener("abort", () => {});
+      expect(getEventListeners(handed, "abort")).toHaveLength(40);
+      await nextTurn(); // Node emits its warnings on a later turn.
+      expect(warnings.filter((w) => w.name === "MaxListenersExceededWarning")).toEqual([]);
+    } finally {
+      process.off("warning", onWarning);
+    }
   });
 });

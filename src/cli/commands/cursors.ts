@@ -3,7 +3,7 @@ import { EXIT_OK, EXIT_RUNTIME, EXIT_USAGE } from "../command.js";
 import { daemonApiOf, describeApiFailure } from "../daemon-api.js";
 import { readIndexedHead } from "./replay.js";
 import { isStoreError } from "../../store/errors.js";
-import { CONFIG_OPTIONS, CONFIG_OPTIONS_HELP, UsageError, createCommandCommon, loadConfigForCommand, parseCommandArgs } from "../bootstrap.js";
+import { CONFIG_OPTIONS, CONFIG_OPTIONS_HELP, UsageError, parseCommandArgs, startConfigCommand } from "../bootstrap.js";
 import type { Config } from "../../config/index.js";
 import { openBackend } from "../../store/open-backend.js";
 import type { Backend } from "../../store/backend.js";
@@ -119,9 +119,9 @@ function parseSet(text: string, rows: Row[]): { row: Row; block: number | "lates
 
 async function run(args: string[], io: CommandIO): Promise<number> {
   const { values } = parseCommandArgs(args, { ...CONFIG_OPTIONS, set: { type: "string", multiple: true }, yes: { type: "boolean", default: false } });
-  const loaded = await loadConfigForCommand(io, values.config);
+  const loaded = await startConfigCommand(io, values);
   if (typeof loaded === "number") return loaded;
-  const common = createCommandCommon(io, { config: loaded.config, secrets: loaded.secrets, logLevel: values["log-level"] ?? "warn", logFormat: values["log-format"] });
+  const { common } = loaded;
   const { rows, sources } = sourcesOfConfig(loaded.config);
   const asked = (values.set ?? []).map((text) => parseSet(text, rows));
   const options = storeOptionsOf(loaded.config.store);
@@ -239,9 +239,4 @@ function formatTable(header: string[], rows: string[][]): string {
   return [header, ...rows].map((r) => r.map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd(widths[i]!))).join("  ")).join("\n") + "\n";
 }
 
-export const cursorsCommand: Command = {
-  name: "cursors",
-  summary: "list the sources' cursors; --set NAME=BLOCK to rewind or skip",
-  help: HELP,
-  run,
-};
+export const cursorsCommand: Command = { help: HELP, run };

@@ -118,8 +118,6 @@ function countingConsole(common: Common, name: string, stdout: NodeJS.WritableSt
 }
 
 export const demoCommand: Command = {
-  name: "demo",
-  summary: "see it work: a simulated chain, the daemon, and local webhook and mail receivers",
   help: HELP,
   async run(args: string[], io: CommandIO): Promise<number> {
     let seed = 1;

@@ -1,10 +1,9 @@
-import type { Common } from "../../common/common.js";
 import type { Config } from "../../config/index.js";
 import { runDoctor, type DoctorReport } from "../../doctor/doctor.js";
 import { OPERATIONS, type OperationName } from "../../explorer/operations.js";
 import { printable } from "../../notify/test-alert.js";
-import { EXIT_OK, EXIT_RUNTIME, EXIT_USAGE, type Command, type CommandIO } from "../command.js";
-import { CONFIG_OPTIONS, CONFIG_OPTIONS_HELP, UsageError, createCommandCommon, loadConfigForCommand, parseCommandArgs } from "../bootstrap.js";
+import { EXIT_OK, EXIT_RUNTIME, type Command, type CommandIO } from "../command.js";
+import { CONFIG_OPTIONS, CONFIG_OPTIONS_HELP, parseCommandArgs, startConfigCommand } from "../bootstrap.js";
 
 const HELP = `Usage: kaiawatch doctor [options]
 
@@ -55,29 +54,14 @@ export function formatDoctor(report: DoctorReport, config: Config, path: string)
 }
 
 async function run(args: string[], io: CommandIO): Promise<number> {
-  let common: Common;
-  let config: Config;
-  let values: { config: string; send: boolean; "log-level"?: string; "log-format"?: string };
-  try {
-    values = parseCommandArgs(args, OPTIONS).values as typeof values;
-    const loaded = await loadConfigForCommand(io, values.config);
-    if (typeof loaded === "number") return loaded;
-    config = loaded.config;
-    // Quiet by default: the report is the output; --log-level shows the requests.
-    common = createCommandCommon(io, { config, secrets: loaded.secrets, logLevel: values["log-level"] ?? "error", logFormat: values["log-format"] });
-  } catch (error) {
-    if (!(error instanceof UsageError)) throw error;
-    io.stderr.write(`kaiawatch doctor: ${error.message}\nRun \`kaiawatch doctor --help\` for the options.\n`);
-    return EXIT_USAGE;
-  }
+  const { values } = parseCommandArgs(args, OPTIONS);
+  // Quieter than other commands: the report is the output; --log-level shows the requests.
+  const loaded = await startConfigCommand(io, values, "error");
+  if (typeof loaded === "number") return loaded;
+  const { config, common } = loaded;
   const report = await runDoctor(common, config, { send: values.send, signal: io.signal });
   io.stdout.write(common.secrets.redact(formatDoctor(report, config, values.config)));
   return report.checks.some((c) => c.verdict === "fail") ? EXIT_RUNTIME : EXIT_OK;
 }
 
-export const doctorCommand: Command = {
-  name: "doctor",
-  summary: "check a config against the real services: explorer, key and plan, answer shapes, node, sinks",
-  help: HELP,
-  run,
-};
+export const doctorCommand: Command = { help: HELP, run };

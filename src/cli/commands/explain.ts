@@ -18,7 +18,7 @@ import { describeSource } from "../../watch/source.js";
 import { fetchTransactionRecords, outsideSource } from "../../watch/transaction-records.js";
 import { readConfigTokensOnce } from "../../watch/config-tokens.js";
 import { decodeTokenTransfer } from "../../chain/token-transfer.js";
-import { CONFIG_OPTIONS, CONFIG_OPTIONS_HELP, UsageError, createCommandCommon, loadConfigForCommand, parseCommandArgs, ruleNamed } from "../bootstrap.js";
+import { CONFIG_OPTIONS, CONFIG_OPTIONS_HELP, UsageError, parseCommandArgs, ruleNamed, startConfigCommand } from "../bootstrap.js";
 import { openCommandClient } from "../command-client.js";
 import { EXIT_OK, EXIT_RUNTIME, type Command, type CommandIO } from "../command.js";
 
@@ -56,12 +56,7 @@ Options:
 ${CONFIG_OPTIONS_HELP}
 `;
 
-export const explainCommand: Command = {
-  name: "explain",
-  summary: "show, condition by condition, why a transaction's records match a rule or not",
-  help: HELP,
-  run,
-};
+export const explainCommand: Command = { help: HELP, run };
 
 async function run(args: string[], io: CommandIO): Promise<number> {
   const { values } = parseCommandArgs(args, { ...CONFIG_OPTIONS, rule: { type: "string" }, tx: { type: "string" }, block: { type: "string" } });
@@ -69,9 +64,9 @@ async function run(args: string[], io: CommandIO): Promise<number> {
   if (values.tx === undefined) throw new UsageError("--tx HASH is required");
   if (!/^0x[0-9a-fA-F]{64}$/.test(values.tx)) throw new UsageError(`--tx must be a transaction hash (0x and 64 hex digits), not "${cleanLine(values.tx, 80)}"`);
   if (values.block !== undefined && !/^\d+$/.test(values.block)) throw new UsageError(`--block must be a block number, not "${cleanLine(values.block, 40)}"`);
-  const loaded = await loadConfigForCommand(io, values.config);
+  const loaded = await startConfigCommand(io, values);
   if (typeof loaded === "number") return loaded;
-  const { config } = loaded;
+  const { config, common } = loaded;
   const rule = ruleNamed(config, values.rule);
   const watch = config.watches.find((w) => w.name === rule.watch)!;
   const source = rule.source;
@@ -79,7 +74,6 @@ async function run(args: string[], io: CommandIO): Promise<number> {
   const family = source;
   const tokenWallet = watch.kind === "account" && watch.tokens.length > 0 && family === "event_logs" ? watch.account.toLowerCase() : undefined;
 
-  const common = createCommandCommon(io, { config, secrets: loaded.secrets, logLevel: values["log-level"] ?? "warn", logFormat: values["log-format"] });
   // A token watch's amounts are in its tokens' units: their decimals and symbols by JSON-RPC, as the daemon reads them.
   const tokens = tokenWallet === undefined ? undefined : await readConfigTokensOnce(common, config, io.signal);
   // The daemon's plan for this one rule: the same sources it polls, the same compiled condition.

@@ -5,16 +5,15 @@ import type { Config } from "../../config/index.js";
 import { storeOptionsOf } from "../../config/store-options.js";
 import { isStoreError } from "../../store/errors.js";
 import { openBackend, type OpenBackendOptions } from "../../store/open-backend.js";
-import type { AttemptFilter, DeliveryAttempt } from "../../store/types.js";
-import { ATTEMPT_OUTCOMES, type AttemptOutcome } from "../../model/attempt-outcome.js";
+import type { DeliveryAttempt } from "../../store/types.js";
+import { ATTEMPT_OUTCOMES } from "../../model/attempt-outcome.js";
 import { CONFIG_OPTIONS, CONFIG_OPTIONS_HELP, createCommandCommon, loadConfigForCommand, parseCommandArgs, UsageError } from "../bootstrap.js";
 import { EXIT_OK, EXIT_RUNTIME, type Command, type CommandIO } from "../command.js";
 import { statusUrlOf } from "../daemon-api.js";
-// The status API's own bound: a larger --limit reads the store directly.
-import { HISTORY_MAX_LIMIT } from "../../status/history-query.js";
+// One reading of the filter with the status API; its bound: a larger --limit reads the store directly.
+import { HISTORY_DEFAULT_LIMIT, HISTORY_MAX_LIMIT, readHistoryFilter, type HistoryFilter } from "../../status/history-query.js";
 import { printableCell, table } from "../text-table.js";
 
-const DEFAULT_LIMIT = 100;
 /** How long the running daemon may take to answer before the command says so. */
 const API_TIMEOUT_MS = 10_000;
 /** The error column is cut to this many characters (--json carries the stored text, itself capped). */
@@ -42,18 +41,13 @@ Options:
   --since TIME      only attempts at or after TIME: an ISO-8601 time (2025-01-01T00:00:00Z)
                     or a duration back from now (30m, 2h, 7d)
   --until TIME      only attempts at or before TIME (the same forms)
-  --limit N         the newest N attempts (default ${DEFAULT_LIMIT})
+  --limit N         the newest N attempts (default ${HISTORY_DEFAULT_LIMIT})
   --json            one JSON object per attempt and line instead of a table
   --store PATH      read this store file, instead of the config's store
 ${CONFIG_OPTIONS_HELP}
 `;
 
-export const historyCommand: Command = {
-  name: "history",
-  summary: "every delivery attempt: time, sink, alert, outcome, status code, latency, error",
-  help: HELP,
-  run,
-};
+export const historyCommand: Command = { help: HELP, run };
 
 async function run(args: string[], io: CommandIO): Promise<number> {
   const { values } = parseCommandArgs(args, {
@@ -131,47 +125,35 @@ async function run(args: string[], io: CommandIO): Promise<number> {
   return EXIT_OK;
 }
 
-/** The store filter of the options; a bad value is a usage error (exit 2). */
-function filterOf(values: Record<string, string | boolean | undefined>, now: number): AttemptFilter & { limit: number } {
-  const text = (key: string): string | undefined => (typeof values[key] === "string" && values[key] !== "" ? (values[key] as string) : undefined);
-  const filter: AttemptFilter & { limit: number } = { limit: DEFAULT_LIMIT };
-  const alert = text("alert");
-  if (alert !== undefined) filter.alertId = alert;
-  const sink = text("sink");
-  if (sink !== undefined) filter.sink = sink;
-  const rule = text("rule");
-  if (rule !== undefined) filter.rule = rule;
-  const outcome = text("outcome");
-  if (outcome !== undefined) {
-    if (!ATTEMPT_OUTCOMES.includes(outcome as AttemptOutcome)) throw new UsageError(`--outcome must be one of ${ATTEMPT_OUTCOMES.join(", ")}, not "${cleanLine(outcome, 40)}"`);
-    filter.outcome = outcome as AttemptOutcome;
+/** The store filter of the options, read as the status API reads its query; a bad value is a usage error (exit 2). */
+function filterOf(values: Record<string, string | boolean | undefined>, now: number): HistoryFilter {
+  const read = readHistoryFilter({
+    value: (key) => (typeof values[key] === "string" && values[key] !== "" ? (values[key] as string) : undefined),
+    time: (value) => timeOf(value, now),
+    maxLimit: Number.POSITIVE_INFINITY,
+  });
+  if ("bad" in read) {
+    const { key, value } = read.bad;
+    if (key === "outcome") throw new UsageError(`--outcome must be one of ${ATTEMPT_OUTCOMES.join(", ")}, not "${cleanLine(value, 40)}"`);
+    if (key === "limit") throw new UsageError(`--limit must be a whole number ≥ 1, not "${cleanLine(value, 40)}"`);
+    throw new UsageError(`--${key} takes an ISO-8601 time (2025-01-01T00:00:00Z) or a duration back from now (30m, 2h, 7d), not "${cleanLine(value, 60)}"`);
   }
-  for (const key of ["since", "until"] as const) {
-    const value = text(key);
-    if (value !== undefined) filter[key] = timeOf(`--${key}`, value, now);
-  }
+  const { filter } = read;
   if (filter.since !== undefined && filter.until !== undefined && filter.since > filter.until) throw new UsageError(`--since (${filter.since}) is after --until (${filter.until})`);
-  const limit = text("limit");
-  if (limit !== undefined) {
-    if (!/^[1-9]\d{0,8}$/.test(limit)) throw new UsageError(`--limit must be a whole number ≥ 1, not "${cleanLine(limit, 40)}"`);
-    filter.limit = Number(limit);
-  }
   return filter;
 }
 
-/** An ISO-8601 time, or a duration back from `now` (30m, 2h, 7d). */
-function timeOf(option: string, value: string, now: number): string {
+/** An ISO-8601 time, or a duration back from `now` (30m, 2h, 7d); undefined when it is neither. */
+function timeOf(value: string, now: number): string | undefined {
   if (/^\d{4}-\d{2}-\d{2}(T|$)/.test(value)) {
     const ms = Date.parse(value);
-    if (!Number.isNaN(ms)) return new Date(ms).toISOString();
-  } else {
-    try {
-      return new Date(now - parseDuration(value)).toISOString();
-    } catch {
-      // Reported below with both forms.
-    }
+    return Number.isNaN(ms) ? undefined : new Date(ms).toISOString();
   }
-  throw new UsageError(`${option} takes an ISO-8601 time (2025-01-01T00:00:00Z) or a duration back from now (30m, 2h, 7d), not "${cleanLine(value, 60)}"`);
+  try {
+    return new Date(now - parseDuration(value)).toISOString();
+  } catch {
+    return undefined;
+  }
 }
 
 /**
@@ -179,7 +161,7 @@ function timeOf(option: string, value: string, now: number): string {
  * when no daemon answers there (none runs, or the config gives no status address), or why it
  * refused. A daemon that has no history endpoint (an older build) is read around as well.
  */
-async function askDaemon(config: Config, filter: AttemptFilter & { limit: number }, signal: AbortSignal): Promise<{ url: string; attempts: DeliveryAttempt[] } | { error: string } | undefined> {
+async function askDaemon(config: Config, filter: HistoryFilter, signal: AbortSignal): Promise<{ url: string; attempts: DeliveryAttempt[] } | { error: string } | undefined> {
   if (filter.limit > HISTORY_MAX_LIMIT) return undefined;
   const address = statusUrlOf(config);
   if ("unavailable" in address) return undefined;

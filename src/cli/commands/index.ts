@@ -8,8 +8,8 @@ export interface CommandEntry {
 }
 
 // Lazy: `kaiawatch run` should not load the simulator, the demo's SMTP server or the other
-// commands' modules before its first request (~60 ms of start-up). The summaries are the
-// commands' own (a test keeps them equal).
+// commands' modules before its first request (~60 ms of start-up). So the names and summaries
+// are written here only, and each command's help names it (a test checks that).
 /** Every subcommand, in the order `kaiawatch --help` lists them. */
 export const COMMANDS: CommandEntry[] = [
   { name: "run", summary: "run the daemon: poll every source on its schedule and deliver alerts", load: async () => (await import("./run.js")).runCommand },

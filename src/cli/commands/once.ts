@@ -6,8 +6,6 @@ import { withDaemon } from "../run-command.js";
 import { commandProgress } from "../command-progress.js";
 
 export const onceCommand: Command = {
-  name: "once",
-  summary: "one pass over every source up to the head, deliver, then exit (for cron jobs)",
   help: `Usage: kaiawatch once [options]
 
 Reads the head once, brings every source's cursor up to it (window after window),

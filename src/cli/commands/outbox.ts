@@ -61,8 +61,6 @@ Options:
 `;
 
 export const outboxCommand: Command = {
-  name: "outbox",
-  summary: "list pending and dead alerts; `outbox retry` sends dead letters again",
   help: HELP,
   async run(args, io) {
     // `retry` may follow options (`outbox --config x.yaml retry 1`), but not as an option's value.

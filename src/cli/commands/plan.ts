@@ -161,8 +161,6 @@ function parseDay(text: string | undefined): number {
 }
 
 export const planCommand: Command = {
-  name: "plan",
-  summary: "requests and credits per day of a config, against the daily budget",
   help: HELP,
   async run(args: string[], io: CommandIO): Promise<number> {
     let values: { config?: string; date?: string; json?: boolean; wide?: boolean };

@@ -14,7 +14,7 @@ import { planFromConfig } from "../../watch/plan-from-config.js";
 import { rpcOptionsOf } from "../../watch/rpc-options.js";
 import { readConfigTokensOnce } from "../../watch/config-tokens.js";
 import { estimateReplayCredits, outboxEntriesOf, replay, type ReplayMatch, type ReplayResult } from "../../watch/replay.js";
-import { CONFIG_OPTIONS, CONFIG_OPTIONS_HELP, UsageError, createCommandCommon, loadConfigForCommand, parseCommandArgs, ruleNamed } from "../bootstrap.js";
+import { CONFIG_OPTIONS, CONFIG_OPTIONS_HELP, UsageError, parseCommandArgs, ruleNamed, startConfigCommand } from "../bootstrap.js";
 import { openReplayTarget, type ReplayTarget } from "./replay-target.js";
 import { matchPrinter } from "./replay-print.js";
 import { describeApiFailure, type DaemonApi } from "../daemon-api.js";
@@ -59,12 +59,7 @@ Options:
 ${CONFIG_OPTIONS_HELP}
 `;
 
-export const replayCommand: Command = {
-  name: "replay",
-  summary: "run one rule over past blocks and show what it would send (--send to send it)",
-  help: HELP,
-  run,
-};
+export const replayCommand: Command = { help: HELP, run };
 
 function blockOption(value: string | undefined, name: string): number {
   if (value === undefined) throw new UsageError(`--${name} BLOCK is required`);
@@ -93,13 +88,12 @@ async function run(args: string[], io: CommandIO): Promise<number> {
   } catch (error) {
     throw new UsageError(`--drain-timeout: ${(error as Error).message}`);
   }
-  const loaded = await loadConfigForCommand(io, values.config);
+  const loaded = await startConfigCommand(io, values);
   if (typeof loaded === "number") return loaded;
-  const { config } = loaded;
+  const { config, common } = loaded;
   const rule = ruleNamed(config, values.rule);
   // Its alerts are decided in block time over what the daemon observed (docs/absence.md), not per record.
   if (rule.expect !== undefined && values.send) throw new UsageError(`rule ${rule.name} is an absence rule (expect): replay lists the records it counts, and --send has nothing to send`);
-  const common = createCommandCommon(io, { config, secrets: loaded.secrets, logLevel: values["log-level"] ?? "warn", logFormat: values["log-format"] });
   const fail = (error: unknown): number => {
     io.stderr.write(`kaiawatch replay: ${common.secrets.redact(describeError(error))}\n`);
     return EXIT_RUNTIME;

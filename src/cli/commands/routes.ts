@@ -1,7 +1,7 @@
 import { cleanLine } from "../../common/sanitize-text.js";
 import type { Config } from "../../config/index.js";
 import { LABEL_NAME_PATTERN, alertLabels, formatLabels, type Labels } from "../../notify/labels.js";
-import { describeRoute, describeRouteTree, groupLabels, matchRoutes, receiversOf } from "../../notify/routes.js";
+import { describeRoute, describeRouteTree, groupLabels, matchRoutes, receiversOf, type Route } from "../../notify/routes.js";
 import { CONFIG_OPTIONS, CONFIG_OPTIONS_HELP, UsageError, loadConfigForCommand, parseCommandArgs, ruleNamed } from "../bootstrap.js";
 import { EXIT_OK, EXIT_RUNTIME, type Command, type CommandIO } from "../command.js";
 
@@ -32,12 +32,7 @@ Options:
 ${CONFIG_OPTIONS_HELP}
 `;
 
-export const routesCommand: Command = {
-  name: "routes",
-  summary: "show the routes: tree and where an alert with given labels would go (--test)",
-  help: HELP,
-  run,
-};
+export const routesCommand: Command = { help: HELP, run };
 
 async function run(args: string[], io: CommandIO): Promise<number> {
   const { values, positionals } = parseCommandArgs(args, { ...CONFIG_OPTIONS, test: { type: "boolean" }, tree: { type: "boolean" }, rule: { type: "string" }, verify: { type: "string" } }, true);
@@ -75,10 +70,20 @@ async function run(args: string[], io: CommandIO): Promise<number> {
   } else {
     for (const route of ends) {
       out(`  ${route.id}  ${describeRoute(route)}`);
-      out(`    group ${formatLabels(groupLabels(route, labels))}`);
+      out(`    group ${formatLabels(groupLabels(route, labels))}${missingGroupLabels(route, labels)}`);
     }
   }
   return verify(values.verify, sinks, io);
+}
+
+/**
+ * The group_by names these labels lack, said after the group: an alert without one joins the
+ * group of every alert without it (as in Alertmanager), which a `group {}` alone hides.
+ */
+function missingGroupLabels(route: Route, labels: Labels): string {
+  if (route.groupBy === "all") return "";
+  const missing = route.groupBy.filter((name) => !Object.hasOwn(labels, name));
+  return missing.length === 0 ? "" : `  (no ${missing.join(", ")}: one group with every alert that has none)`;
 }
 
 /** The labels of a rule's alerts, as the daemon sets them. */

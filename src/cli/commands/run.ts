@@ -105,8 +105,6 @@ async function restartWith(common: Common, running: Daemon, config: Config): Pro
 }
 
 export const runCommand: Command = {
-  name: "run",
-  summary: "run the daemon: poll every source on its schedule and deliver alerts",
   help: `Usage: kaiawatch run [options]
 
 Runs until SIGINT or SIGTERM: every source is polled once at start, then on its

@@ -8,7 +8,7 @@ import { openBackend } from "../../store/open-backend.js";
 import type { StoredSilence } from "../../store/silence-store.js";
 import { storeOptionsOf } from "../../config/store-options.js";
 import { COMPUTED_RULE_FIELDS, RULE_FIELD_ALIASES, recordFieldExists, recordFieldNames } from "../../notify/record-fields.js";
-import { CONFIG_OPTIONS, CONFIG_OPTIONS_HELP, UsageError, createCommandCommon, loadConfigForCommand, parseCommandArgs, ruleNamed } from "../bootstrap.js";
+import { CONFIG_OPTIONS, CONFIG_OPTIONS_HELP, UsageError, parseCommandArgs, ruleNamed, startConfigCommand } from "../bootstrap.js";
 import { EXIT_OK, EXIT_RUNTIME, type Command, type CommandIO } from "../command.js";
 import { table } from "../text-table.js";
 
@@ -43,12 +43,7 @@ Options:
 ${CONFIG_OPTIONS_HELP}
 `;
 
-export const silenceCommand: Command = {
-  name: "silence",
-  summary: "hold back a rule's alerts for a while: silence add, list, remove",
-  help: HELP,
-  run,
-};
+export const silenceCommand: Command = { help: HELP, run };
 
 interface Context {
   io: CommandIO;
@@ -71,10 +66,9 @@ async function run(args: string[], io: CommandIO): Promise<number> {
   );
   const [action, ...rest] = positionals;
   if (action !== "add" && action !== "list" && action !== "remove") throw new UsageError(action === undefined ? "say add, list or remove" : `unknown action "${cleanLine(action, 40)}": add, list or remove`);
-  const loaded = await loadConfigForCommand(io, values.config);
+  const loaded = await startConfigCommand(io, values);
   if (typeof loaded === "number") return loaded;
-  const { config } = loaded;
-  const common = createCommandCommon(io, { config, secrets: loaded.secrets, logLevel: values["log-level"] ?? "warn", logFormat: values["log-format"] });
+  const { config, common } = loaded;
   const context: Context = { io, config, common };
 
   switch (action) {

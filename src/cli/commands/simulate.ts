@@ -188,8 +188,6 @@ function describeFaults(o: SimulatorOptions): string {
 }
 
 export const simulateCommand: Command = {
-  name: "simulate",
-  summary: "serve the explorer API and JSON-RPC over a synthetic, deterministic chain",
   help: HELP,
   async run(args: string[], io: CommandIO): Promise<number> {
     let options: SimulatorOptions & { port: number };

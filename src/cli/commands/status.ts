@@ -138,9 +138,4 @@ function table(header: string[], rows: string[][]): string[] {
   return [header, ...rows].map((r) => `  ${r.map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd(widths[i]!))).join("  ")}`);
 }
 
-export const statusCommand: Command = {
-  name: "status",
-  summary: "ask running daemons (or every replica) how they are: sources, sinks, conditions, credits",
-  help: HELP,
-  run,
-};
+export const statusCommand: Command = { help: HELP, run };

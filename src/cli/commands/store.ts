@@ -40,9 +40,4 @@ async function run(args: string[], io: CommandIO): Promise<number> {
   }
 }
 
-export const storeCommand: Command = {
-  name: "store",
-  summary: "store migrate: copy a file store into PostgreSQL for replicas",
-  help: HELP,
-  run,
-};
+export const storeCommand: Command = { help: HELP, run };

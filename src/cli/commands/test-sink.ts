@@ -6,7 +6,7 @@ import type { Sink } from "../../notify/sink.js";
 import { TEST_RULE, printable, sendTestAlert } from "../../notify/test-alert.js";
 import { createConsoleSink } from "../../notify/sinks/console.js";
 import { EXIT_OK, EXIT_RUNTIME, EXIT_USAGE, type Command, type CommandIO } from "../command.js";
-import { CONFIG_OPTIONS, CONFIG_OPTIONS_HELP, UsageError, createCommandCommon, loadConfigForCommand, parseCommandArgs } from "../bootstrap.js";
+import { CONFIG_OPTIONS, CONFIG_OPTIONS_HELP, UsageError, parseCommandArgs, startConfigCommand } from "../bootstrap.js";
 
 const HELP = `Usage: kaiawatch test-sink NAME [options]
 
@@ -38,23 +38,12 @@ function buildSink(common: Common, io: CommandIO, name: string, config: Config):
 }
 
 async function run(args: string[], io: CommandIO): Promise<number> {
-  let common: Common;
-  let config: Config;
-  let name: string | undefined;
-  try {
-    const { values, positionals } = parseCommandArgs(args, CONFIG_OPTIONS, true);
-    if (positionals.length > 1) throw new UsageError(`one sink at a time: got ${positionals.join(", ")}`);
-    name = positionals[0];
-    const loaded = await loadConfigForCommand(io, values.config);
-    if (typeof loaded === "number") return loaded;
-    config = loaded.config;
-    // Quiet by default: the command's own report is the output; --log-level shows more.
-    common = createCommandCommon(io, { config, secrets: loaded.secrets, logLevel: values["log-level"] ?? "warn", logFormat: values["log-format"] });
-  } catch (error) {
-    if (!(error instanceof UsageError)) throw error;
-    io.stderr.write(`kaiawatch test-sink: ${error.message}\nRun \`kaiawatch test-sink --help\` for the options.\n`);
-    return EXIT_USAGE;
-  }
+  const { values, positionals } = parseCommandArgs(args, CONFIG_OPTIONS, true);
+  if (positionals.length > 1) throw new UsageError(`one sink at a time: got ${positionals.join(", ")}`);
+  const name = positionals[0];
+  const loaded = await startConfigCommand(io, values);
+  if (typeof loaded === "number") return loaded;
+  const { config, common } = loaded;
   if (name === undefined) {
     io.stderr.write(`kaiawatch test-sink: name the sink to test (${sinkList(config)})\n`);
     return EXIT_USAGE;
@@ -81,9 +70,4 @@ async function run(args: string[], io: CommandIO): Promise<number> {
   }
 }
 
-export const testSinkCommand: Command = {
-  name: "test-sink",
-  summary: "send a test alert through one sink and report what happened",
-  help: HELP,
-  run,
-};
+export const testSinkCommand: Command = { help: HELP, run };

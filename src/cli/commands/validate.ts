@@ -201,9 +201,4 @@ async function run(args: string[], io: CommandIO): Promise<number> {
   }
 }
 
-export const validateCommand: Command = {
-  name: "validate",
-  summary: "check a config file and show what would run",
-  help: HELP,
-  run,
-};
+export const validateCommand: Command = { help: HELP, run };

@@ -7,9 +7,10 @@ import { escapeDiscord, truncateUnits } from "../escape.js";
 import { cleanLine } from "../../common/sanitize-text.js";
 import { DIGEST_SHOWN, alertTitle, alertView, digestHeadline, digestLine, isDigest } from "../alert-view.js";
 import { takeLines } from "../fit.js";
-import { createHttpSender, type HttpSender } from "../http-sender.js";
-import { checkUrl, throwIfProblems } from "../sink-checks.js";
+import type { HttpSender } from "../http-sender.js";
+import { checkUrl } from "../sink-checks.js";
 import { defineSink } from "./define-sink.js";
+import { createJsonPostSink } from "./json-post-sink.js";
 
 const discordOptions = z.strictObject({
   allow_private_network: z.boolean().optional().meta({ description: "Send to a link-local or cloud metadata address (169.254.0.0/16, fe80::/10, metadata.google.internal …), refused otherwise. Default false." }),
@@ -41,9 +42,6 @@ export interface DiscordMessage {
   /** Nothing in a kaiawatch message may ping anyone, whatever the text says. */
   allowed_mentions: { parse: [] };
 }
-
-/** Fixed: the config has no timeout key for this sink. */
-const TIMEOUT_MS = 10_000;
 
 export function validateDiscordOptions(options: DiscordOptions): SinkConfigProblem[] {
   const problems: SinkConfigProblem[] = [];
@@ -100,19 +98,9 @@ export function buildDiscordMessage(delivery: Delivery): DiscordMessage {
   return { embeds: [embed], allowed_mentions: { parse: [] } };
 }
 
-export function createDiscordSink(common: Common, name: string, options: DiscordOptions, sender: HttpSender = createHttpSender(common)): Sink {
-  throwIfProblems(name, validateDiscordOptions(options));
-  common.secrets.add(options.url);
-  const target = `sink ${name} (discord)`;
-  return {
-    name,
-    type: "discord",
-    async send(delivery, signal) {
-      const body = JSON.stringify(buildDiscordMessage(delivery));
-      const answer = await sender.postJson({ url: options.url, body, timeoutMs: TIMEOUT_MS, target }, signal);
-      return { status: answer.status };
-    },
-  };
+export function createDiscordSink(common: Common, name: string, options: DiscordOptions, sender?: HttpSender): Sink {
+  const problems = validateDiscordOptions(options);
+  return createJsonPostSink(common, { name, type: "discord", problems, url: options.url, secret: options.url, documents: (delivery) => [buildDiscordMessage(delivery)] }, sender);
 }
 
 export const discordSink = defineSink({
@@ -120,7 +108,7 @@ export const discordSink = defineSink({
   options: discordOptions,
   defaultRatePerSecond: 0.5,
   check: validateDiscordOptions,
-  create: (common, name, options) => createDiscordSink(common, name, options),
+  create: createDiscordSink,
   preview: (delivery) => JSON.stringify(buildDiscordMessage(delivery), null, 2),
   secretKeys: ["url"],
 });

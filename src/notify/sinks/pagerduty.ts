@@ -8,9 +8,10 @@ import type { Delivery, Sink } from "../sink.js";
 import type { SinkConfigProblem } from "../errors.js";
 import { truncateUnits } from "../escape.js";
 import { DIGEST_SHOWN, alertView, digestHeadline, digestLine, statusPrefix } from "../alert-view.js";
-import { createHttpSender, type HttpSender } from "../http-sender.js";
-import { checkUrl, throwIfProblems } from "../sink-checks.js";
+import type { HttpSender } from "../http-sender.js";
+import { checkUrl } from "../sink-checks.js";
 import { defineSink } from "./define-sink.js";
+import { createJsonPostSink } from "./json-post-sink.js";
 
 /** PagerDuty's own endpoint for alert events. */
 export const PAGERDUTY_EVENTS_URL = "https://events.pagerduty.com/v2/enqueue";
@@ -57,9 +58,6 @@ export interface PagerDutyResolve {
 }
 
 export type PagerDutyEvent = PagerDutyTrigger | PagerDutyResolve;
-
-/** Fixed: the config has no timeout key for this sink. */
-const TIMEOUT_MS = 10_000;
 
 export function validatePagerDutyOptions(options: PagerDutyOptions): SinkConfigProblem[] {
   const problems: SinkConfigProblem[] = [];
@@ -151,24 +149,12 @@ export function buildPagerDutyEvents(delivery: Delivery, options: Pick<PagerDuty
   return events;
 }
 
-export function createPagerDutySink(common: Common, name: string, options: PagerDutyOptions, sender: HttpSender = createHttpSender(common)): Sink {
-  throwIfProblems(name, validatePagerDutyOptions(options));
-  common.secrets.add(options.routing_key);
-  const target = `sink ${name} (pagerduty)`;
-  return {
-    name,
-    type: "pagerduty",
-    async send(delivery, signal) {
-      // One request per event, in order. A retry sends them all again: PagerDuty folds a
-      // repeated trigger into the open alert of its dedup_key and drops a repeated resolve.
-      let status: number | undefined;
-      for (const event of buildPagerDutyEvents(delivery, options)) {
-        status = (await sender.postJson({ url: options.url, body: JSON.stringify(event), timeoutMs: TIMEOUT_MS, target, secrets: [options.routing_key] }, signal)).status;
-      }
-      // The last answer: every one before it was a success too.
-      return status === undefined ? undefined : { status };
-    },
-  };
+export function createPagerDutySink(common: Common, name: string, options: PagerDutyOptions, sender?: HttpSender): Sink {
+  const problems = validatePagerDutyOptions(options);
+  // One request per event, in order. A retry sends them all again: PagerDuty folds a
+  // repeated trigger into the open alert of its dedup_key and drops a repeated resolve.
+  const documents = (delivery: Delivery) => buildPagerDutyEvents(delivery, options);
+  return createJsonPostSink(common, { name, type: "pagerduty", problems, url: options.url, secret: options.routing_key, documents }, sender);
 }
 
 export const pagerdutySink = defineSink({
@@ -177,7 +163,7 @@ export const pagerdutySink = defineSink({
   // The Events API takes about 120 events a minute per integration key.
   defaultRatePerSecond: 1,
   check: validatePagerDutyOptions,
-  create: (common, name, options) => createPagerDutySink(common, name, options),
+  create: createPagerDutySink,
   preview: (delivery, options) =>
     buildPagerDutyEvents(delivery, { ...options, routing_key: "[routing_key]" })
       .map((event) => JSON.stringify(event, null, 2))

@@ -8,9 +8,10 @@ import { templateContext } from "../template.js";
 import { escapeSlack, truncateUnits } from "../escape.js";
 import { DIGEST_SHOWN, alertTitle, alertView, digestHeadline, digestLine, isDigest, statusPrefix } from "../alert-view.js";
 import { packLines } from "../fit.js";
-import { createHttpSender, type HttpSender } from "../http-sender.js";
-import { checkTemplate, checkUrl, throwIfProblems } from "../sink-checks.js";
+import type { HttpSender } from "../http-sender.js";
+import { checkTemplate, checkUrl } from "../sink-checks.js";
 import { defineSink } from "./define-sink.js";
+import { createJsonPostSink } from "./json-post-sink.js";
 
 const slackOptions = z.strictObject({
   allow_private_network: z.boolean().optional().meta({ description: "Send to a link-local or cloud metadata address (169.254.0.0/16, fe80::/10, metadata.google.internal …), refused otherwise. Default false." }),
@@ -37,9 +38,6 @@ export interface SlackMessage {
   unfurl_links: false;
   unfurl_media: false;
 }
-
-/** Fixed: the config has no timeout key for this sink. */
-const TIMEOUT_MS = 10_000;
 
 export function validateSlackOptions(options: SlackOptions): SinkConfigProblem[] {
   const problems: SinkConfigProblem[] = [];
@@ -104,20 +102,10 @@ export function buildSlackMessage(delivery: Delivery, template?: Template): Slac
   return { text: truncateUnits(text, SLACK_LIMITS.text), blocks: blocks.slice(0, SLACK_LIMITS.blocks), unfurl_links: false, unfurl_media: false };
 }
 
-export function createSlackSink(common: Common, name: string, options: SlackOptions, sender: HttpSender = createHttpSender(common)): Sink {
-  throwIfProblems(name, validateSlackOptions(options));
-  common.secrets.add(options.url);
+export function createSlackSink(common: Common, name: string, options: SlackOptions, sender?: HttpSender): Sink {
+  const problems = validateSlackOptions(options);
   const template = checkTemplate([], "text", options.text);
-  const target = `sink ${name} (slack)`;
-  return {
-    name,
-    type: "slack",
-    async send(delivery, signal) {
-      const body = JSON.stringify(buildSlackMessage(delivery, template));
-      const answer = await sender.postJson({ url: options.url, body, timeoutMs: TIMEOUT_MS, target }, signal);
-      return { status: answer.status };
-    },
-  };
+  return createJsonPostSink(common, { name, type: "slack", problems, url: options.url, secret: options.url, documents: (delivery) => [buildSlackMessage(delivery, template)] }, sender);
 }
 
 /** A Block Kit block as Slack shows its text (mrkdwn left as is: that is what the receiver gets). */
@@ -137,7 +125,7 @@ export const slackSink = defineSink({
   options: slackOptions,
   defaultRatePerSecond: 1,
   check: validateSlackOptions,
-  create: (common, name, options) => createSlackSink(common, name, options),
+  create: createSlackSink,
   preview(delivery, options) {
     const message = buildSlackMessage(delivery, checkTemplate([], "text", options.text));
     return [`text: ${message.text}`, ...message.blocks.map(slackBlockText)].join("\n");

@@ -5,9 +5,10 @@ import type { Delivery, Sink } from "../sink.js";
 import type { SinkConfigProblem } from "../errors.js";
 import { escapeAdaptiveText as esc, truncateUnits } from "../escape.js";
 import { DIGEST_SHOWN, alertTitle, alertView, digestHeadline, digestLine, isDigest, type AlertView } from "../alert-view.js";
-import { createHttpSender, type HttpSender } from "../http-sender.js";
-import { checkUrl, throwIfProblems } from "../sink-checks.js";
+import type { HttpSender } from "../http-sender.js";
+import { checkUrl } from "../sink-checks.js";
 import { defineSink } from "./define-sink.js";
+import { createJsonPostSink } from "./json-post-sink.js";
 
 const teamsOptions = z.strictObject({
   allow_private_network: z.boolean().optional().meta({ description: "Send to a link-local or cloud metadata address (169.254.0.0/16, fe80::/10, metadata.google.internal …), refused otherwise. Default false." }),
@@ -63,9 +64,6 @@ export interface TeamsMessage {
   type: "message";
   attachments: [{ contentType: typeof ADAPTIVE_CARD_CONTENT_TYPE; contentUrl: null; content: AdaptiveCard }];
 }
-
-/** Fixed: the config has no timeout key for this sink. */
-const TIMEOUT_MS = 10_000;
 
 export function validateTeamsOptions(options: TeamsOptions): SinkConfigProblem[] {
   const problems: SinkConfigProblem[] = [];
@@ -133,19 +131,9 @@ export function buildTeamsMessage(delivery: Delivery): TeamsMessage {
   });
 }
 
-export function createTeamsSink(common: Common, name: string, options: TeamsOptions, sender: HttpSender = createHttpSender(common)): Sink {
-  throwIfProblems(name, validateTeamsOptions(options));
-  common.secrets.add(options.url);
-  const target = `sink ${name} (teams)`;
-  return {
-    name,
-    type: "teams",
-    async send(delivery, signal) {
-      const body = JSON.stringify(buildTeamsMessage(delivery));
-      const answer = await sender.postJson({ url: options.url, body, timeoutMs: TIMEOUT_MS, target }, signal);
-      return { status: answer.status };
-    },
-  };
+export function createTeamsSink(common: Common, name: string, options: TeamsOptions, sender?: HttpSender): Sink {
+  const problems = validateTeamsOptions(options);
+  return createJsonPostSink(common, { name, type: "teams", problems, url: options.url, secret: options.url, documents: (delivery) => [buildTeamsMessage(delivery)] }, sender);
 }
 
 /** The card as text for `kaiawatch replay`: one line per block, then the buttons. */
@@ -162,7 +150,7 @@ export const teamsSink = defineSink({
   // Teams throttles a webhook above four requests a second; a channel reads better slower.
   defaultRatePerSecond: 1,
   check: validateTeamsOptions,
-  create: (common, name, options) => createTeamsSink(common, name, options),
+  create: createTeamsSink,
   preview: (delivery) => teamsPreview(delivery),
   secretKeys: ["url"],
 });

@@ -6,9 +6,10 @@ import type { SinkConfigProblem } from "../errors.js";
 import { escapeTelegramHtml as esc, truncateUnits } from "../escape.js";
 import { DIGEST_SHOWN, alertTitle, alertView, digestHeadline, digestLine, isDigest } from "../alert-view.js";
 import { takeLines } from "../fit.js";
-import { createHttpSender, type HttpSender } from "../http-sender.js";
-import { checkUrl, throwIfProblems } from "../sink-checks.js";
+import type { HttpSender } from "../http-sender.js";
+import { checkUrl } from "../sink-checks.js";
 import { defineSink } from "./define-sink.js";
+import { createJsonPostSink } from "./json-post-sink.js";
 
 const telegramOptions = z.strictObject({
   allow_private_network: z.boolean().optional().meta({ description: "Send to a link-local or cloud metadata address (169.254.0.0/16, fe80::/10, metadata.google.internal …), refused otherwise. Default false." }),
@@ -31,9 +32,6 @@ export interface TelegramMessage {
   disable_web_page_preview: true;
   link_preview_options: { is_disabled: true };
 }
-
-/** Fixed: the config has no timeout key for this sink. */
-const TIMEOUT_MS = 10_000;
 
 export function validateTelegramOptions(options: TelegramOptions): SinkConfigProblem[] {
   const problems: SinkConfigProblem[] = [];
@@ -82,20 +80,10 @@ export function buildTelegramMessage(delivery: Delivery, chatId: string | number
   return { chat_id: chatId, text, parse_mode: "HTML", disable_web_page_preview: true, link_preview_options: { is_disabled: true } };
 }
 
-export function createTelegramSink(common: Common, name: string, options: TelegramOptions, sender: HttpSender = createHttpSender(common)): Sink {
-  throwIfProblems(name, validateTelegramOptions(options));
-  common.secrets.add(options.bot_token);
+export function createTelegramSink(common: Common, name: string, options: TelegramOptions, sender?: HttpSender): Sink {
+  const problems = validateTelegramOptions(options);
   const url = `${options.api_url.replace(/\/+$/, "")}/bot${options.bot_token}/sendMessage`;
-  const target = `sink ${name} (telegram)`;
-  return {
-    name,
-    type: "telegram",
-    async send(delivery, signal) {
-      const body = JSON.stringify(buildTelegramMessage(delivery, options.chat_id));
-      const answer = await sender.postJson({ url, body, timeoutMs: TIMEOUT_MS, target, secrets: [options.bot_token] }, signal);
-      return { status: answer.status };
-    },
-  };
+  return createJsonPostSink(common, { name, type: "telegram", problems, url, secret: options.bot_token, documents: (delivery) => [buildTelegramMessage(delivery, options.chat_id)] }, sender);
 }
 
 export const telegramSink = defineSink({
@@ -103,7 +91,7 @@ export const telegramSink = defineSink({
   options: telegramOptions,
   defaultRatePerSecond: 1,
   check: validateTelegramOptions,
-  create: (common, name, options) => createTelegramSink(common, name, options),
+  create: createTelegramSink,
   preview: (delivery, options) => buildTelegramMessage(delivery, options.chat_id).text,
   secretKeys: ["bot_token"],
 });
