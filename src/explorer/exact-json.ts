@@ -84,12 +84,13 @@ const RECORD_DEPTH = 3;
  * number on every record, so its text was rewritten, and building the rewritten text (a
  * new string as long as the page) cost more than parsing it (bench/ingest.bench.ts: the
  * 25 pages of a run took 158 ms of CPU to read against JSON.parse's 37 ms, now 62 ms; on
- * the benchmark's VM a fresh large string is mostly page faults). When every quoted number is a plain whole number JSON.parse holds exactly
- * (its text is the number's own String()) and sits in a map at RECORD_DEPTH, and no key
- * can be written with escapes (the text has no backslash), the original text is parsed
- * and those values are turned into their text in place: the same value as parsing the
- * rewritten text. The count must agree (a key repeated in a map, whose earlier value
- * JSON.parse drops, makes it disagree), or the rewritten text is parsed after all.
+ * the benchmark's VM a fresh large string is mostly page faults). When every quoted number
+ * is a plain whole number JSON.parse holds exactly (its text is the number's own String())
+ * and sits in a map at RECORD_DEPTH, and no key can be written with escapes (the text has
+ * no backslash), the original text is parsed and those values are turned into their text
+ * in place: the same value as parsing the rewritten text. The count must agree (a key
+ * repeated in a map, whose earlier value JSON.parse drops, makes it disagree), or the
+ * rewritten text is parsed after all.
  */
 function parseScanned(text: string, scan: Scan): unknown {
   if (scan.quoted === 0) return JSON.parse(text);
