@@ -3,7 +3,7 @@ import { admit, type AdmissionInput, type CooldownView, type DispatcherRule } fr
 import { groupId } from "../../src/notify/grouping.js";
 import type { Silence } from "../../src/notify/silences.js";
 import type { OutboxEntry } from "../../src/model/outbox-entry.js";
-import { entry } from "./dispatcher-fixtures.js";
+import { admissionInput, entry } from "./dispatcher-fixtures.js";
 
 // Plain data only: no store, no timers, no clock. `now` is a fixed instant.
 const NOW = Date.parse("2026-01-01T12:00:00.000Z");
@@ -24,17 +24,7 @@ function cooldownOf(stamps: Record<string, number> = {}, startedBy: Record<strin
 }
 
 function input(due: OutboxEntry[], rules: DispatcherRule[], overrides: Partial<AdmissionInput> = {}): AdmissionInput {
-  return {
-    sink: "out",
-    due,
-    inFlight: new Set(),
-    rules: new Map(rules.map((rule) => [rule.name, rule])),
-    silences: [],
-    cooldown: cooldownOf(),
-    flushGroups: false,
-    now: NOW,
-    ...overrides,
-  };
+  return admissionInput(due, rules, NOW, { cooldown: cooldownOf(), ...overrides });
 }
 
 const silence = (rule: string, match: Record<string, string>, expiresMs = NOW + 3600_000): Silence => ({

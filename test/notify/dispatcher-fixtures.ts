@@ -9,6 +9,7 @@ import { openSqliteStore } from "../../src/store/open-store.js";
 import type { SqliteStore } from "../../src/store/sqlite-store.js";
 import type { Store } from "../../src/store/types.js";
 import type { OutboxEntry } from "../../src/model/outbox-entry.js";
+import type { AdmissionInput, DispatcherRule } from "../../src/notify/admission.js";
 import { ALERT_DOCUMENT_VERSION, type AlertDocument } from "../../src/model/alert-document.js";
 
 export interface Call {
@@ -170,4 +171,22 @@ export async function commit(store: Store, entries: OutboxEntry[]): Promise<void
 export function counter(common: Common, name: keyof Common["metrics"], labels: Record<string, string>): Promise<number> {
   const metric = common.metrics[name] as unknown as { get(): Promise<{ values: Array<{ labels: Record<string, string | number>; value: number }> }> };
   return metric.get().then(({ values }) => values.filter((v) => Object.entries(labels).every(([k, val]) => v.labels[k] === val)).reduce((sum, v) => sum + v.value, 0));
+}
+
+/**
+ * One pass of admission for sink `out` at `now`: nothing in flight, no silence, no cooldown
+ * active, groups not flushed; a test overrides what it is about (routes, a cooldown view …).
+ */
+export function admissionInput(due: OutboxEntry[], rules: DispatcherRule[], now: number, overrides: Partial<AdmissionInput> = {}): AdmissionInput {
+  return {
+    sink: "out",
+    due,
+    inFlight: new Set(),
+    rules: new Map(rules.map((rule) => [rule.name, rule])),
+    silences: [],
+    cooldown: { isActive: () => false },
+    flushGroups: false,
+    now,
+    ...overrides,
+  };
 }

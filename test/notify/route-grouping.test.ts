@@ -5,7 +5,7 @@ import { createOperationalMonitor } from "../../src/daemon/operational-monitor.j
 import { alertLabels } from "../../src/notify/labels.js";
 import { buildRouteTree, type Route } from "../../src/notify/routes.js";
 import type { OutboxEntry } from "../../src/model/outbox-entry.js";
-import { commit, createEnv, entry, recording, type TestEnv } from "./dispatcher-fixtures.js";
+import { admissionInput, commit, createEnv, entry, recording, type TestEnv } from "./dispatcher-fixtures.js";
 
 // Admission is pure: plain data and a fixed instant, no store and no clock.
 const NOW = Date.parse("2026-01-01T12:00:00.000Z");
@@ -26,18 +26,7 @@ function routed(alertId: string, rule: string, watch: string, createdMs: number,
 }
 
 function input(due: OutboxEntry[], rules: DispatcherRule[], overrides: Partial<AdmissionInput> = {}): AdmissionInput {
-  return {
-    sink: "out",
-    due,
-    inFlight: new Set(),
-    rules: new Map(rules.map((rule) => [rule.name, rule])),
-    routes: ROUTES,
-    silences: [],
-    cooldown: { isActive: () => false },
-    flushGroups: false,
-    now: NOW,
-    ...overrides,
-  };
+  return admissionInput(due, rules, NOW, { routes: ROUTES, ...overrides });
 }
 
 const RULES: DispatcherRule[] = [
