@@ -24,7 +24,8 @@ export type CompileResult = CompiledCondition | { ok: false; issues: ConditionIs
 /**
  * Checks a `when` against the rule's source and compiles it, once, into closures that
  * only compare precomputed values: no parsing, lowercasing or unit conversion happens per
- * record. `and`/`or` short-circuit in the order written. The same `when` in the same context
+ * record. `all`/`any` short-circuit in the order written, except that a regular expression
+ * runs after its siblings (see byCost). The same `when` in the same context
  * is compiled once (see once-per-condition.ts): the config check at load compiles it, and
  * every later consumer gets that result.
  */
@@ -57,7 +58,7 @@ function compileNode(node: ConditionNode): PreparedTest {
     }
     case "all":
     case "any": {
-      const children = node.children.map(compileNode);
+      const children = byCost(node.children).map(compileNode);
       if (children.length === 1) return children[0] as PreparedTest;
       if (children.length === 2) {
         const [a, b] = children as [PreparedTest, PreparedTest];
@@ -76,6 +77,32 @@ function compileNode(node: ConditionNode): PreparedTest {
     }
     case "test":
       return node.field.kind === "arg" ? compileArgTest(node) : compileValueTest(node);
+  }
+}
+
+/**
+ * Siblings with a regular expression in them after the others, each group in the order
+ * written: a `matches` (re2js, linear time but interpreted) costs tens of times a comparison
+ * of prepared values, and `{ fail_message: { matches: ... }, amount: { gt: ... } }` should
+ * not pay it on every record whose amount already says no. The outcome is the same in any
+ * order, as no test has an effect or can fail.
+ */
+function byCost(children: readonly ConditionNode[]): readonly ConditionNode[] {
+  const costly = children.filter(hasPattern);
+  return costly.length === 0 || costly.length === children.length ? children : [...children.filter((c) => !hasPattern(c)), ...costly];
+}
+
+function hasPattern(node: ConditionNode): boolean {
+  switch (node.type) {
+    case "all":
+    case "any":
+      return node.children.some(hasPattern);
+    case "not":
+      return hasPattern(node.child);
+    case "always":
+      return false;
+    case "test":
+      return node.op === "matches";
   }
 }
 

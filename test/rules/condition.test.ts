@@ -196,6 +196,22 @@ describe("internal_transactions fields", () => {
 
 describe("composition", () => {
   const call = internalTx();
+  it("tests a regular expression after the cheaper tests beside it, whatever the order written", () => {
+    const failed = internalTx({ amount: "1", transaction_status: { status: "Fail", fail_message: "execution reverted: deadline" } });
+    for (const when of [{ fail_message: { matches: "/deadline/i" }, amount: { gt: "1000 KAIA" } }, { any: [{ fail_message: { matches: "/deadline/i" } }, { amount: { lt: "2 KAIA" } }] }]) {
+      const compiled = compileCondition(when, { family: "internal_transactions" });
+      if (!compiled.ok) throw new Error("expected the condition to compile");
+      const node = compiled.node as Extract<typeof compiled.node, { type: "all" | "any" }>;
+      const pattern = node.children.find((c) => c.type === "test" && c.op === "matches") as Extract<typeof node.children[number], { op: "matches" }>;
+      const test = pattern.value.test.bind(pattern.value);
+      let runs = 0;
+      pattern.value.test = (text: string) => (runs++, test(text));
+      // all: the amount already says no; any: the amount already says yes.
+      expect(compiled.test(failed)).toBe(node.type === "any");
+      expect(runs).toBe(0);
+      expect(evaluateCondition(when, failed, { family: "internal_transactions" }).passed).toBe(node.type === "any");
+    }
+  });
   it("combines all, any and not, and several keys mean all of them", () => {
     expect(matches({ all: [{ from: HOT_WALLET }, { amount: { gte: "1000 KAIA" } }] }, call)).toBe(true);
     expect(matches({ from: HOT_WALLET, amount: { gte: "2000 KAIA" } }, call)).toBe(false);
