@@ -101,22 +101,39 @@ const JOIN_BUFFER_MAX = 4 * 1024 * 1024;
 let joinBuffer: Buffer | undefined;
 
 /**
- * A body's chunks as text (UTF-8). Two costs that were a third of reading a page of 2,000
- * records before parsing it (bench/ingest.bench.ts): a fresh megabyte buffer per answer to
- * join the chunks into, whose pages the kernel maps on first touch (Buffer.concat), and
- * the UTF-8 decoder, which takes twice as long as a byte copy even when every byte is
- * ASCII. The chunks are copied into one buffer kept for the next answer (synchronously:
- * no other answer can use it meanwhile), and a body that is all ASCII, which an explorer
- * answer nearly always is, is read byte for byte (latin1), which for ASCII is the same
- * text; any other byte and it is decoded as UTF-8, as before.
+ * The shortest latin1 text Node makes an external string of (EXTERN_APEX + 1 in its
+ * src/string_bytes.cc, unchanged since 2014): its bytes are malloc'd outside V8's heap, and
+ * that memory is reused from one answer to the next. Shorter text is allocated on the heap,
+ * and from V8's 128 KiB object limit in its large-object space, where every string is a new
+ * mapping of memory the kernel fills on first touch: decoding and parsing a body of 256 KiB
+ * to 1 MiB took ~6.5 ns a byte that way against ~3.5 ns as an external string.
+ */
+const EXTERNAL_TEXT_MIN = 0xfbee9 + 1;
+/** From here up to EXTERNAL_TEXT_MIN an ASCII body is padded to an external string: below it, parsing the padding costs more than it saves. */
+const PAD_FROM = 256 * 1024;
+
+/**
+ * A body's chunks as text (UTF-8), for JSON.parse: it may end in spaces that the body did
+ * not have. Three costs that were half of reading a page of 2,000 records before parsing it
+ * (bench/ingest.bench.ts): a fresh megabyte buffer per answer to join the chunks into,
+ * whose pages the kernel maps on first touch (Buffer.concat); the UTF-8 decoder, which
+ * takes twice as long as a byte copy even when every byte is ASCII; and a text of 128 KiB
+ * to 1 MiB on V8's heap (EXTERNAL_TEXT_MIN). The chunks are copied into one buffer kept
+ * for the next answer (synchronously: no other answer can use it meanwhile); a body that
+ * is all ASCII, which an explorer answer nearly always is, is read byte for byte (latin1,
+ * for ASCII the same text), and one of PAD_FROM bytes or more is followed by spaces up to
+ * EXTERNAL_TEXT_MIN, which JSON allows after a value. Any other byte and the body is
+ * decoded as UTF-8, as it is.
  */
 export function decodeBody(chunks: readonly Buffer[], total: number): string {
-  let bytes: Buffer;
   if (chunks.length === 0) return "";
-  if (chunks.length === 1) bytes = chunks[0] as Buffer;
+  const padded = total >= PAD_FROM && total < EXTERNAL_TEXT_MIN;
+  let bytes: Buffer;
+  if (chunks.length === 1 && !padded) bytes = chunks[0] as Buffer;
   else if (total > JOIN_BUFFER_MAX) bytes = Buffer.concat(chunks, total);
   else {
-    if (joinBuffer === undefined || joinBuffer.length < total) joinBuffer = Buffer.allocUnsafeSlow(Math.min(JOIN_BUFFER_MAX, 2 ** Math.ceil(Math.log2(total))));
+    const size = padded ? EXTERNAL_TEXT_MIN : total;
+    if (joinBuffer === undefined || joinBuffer.length < size) joinBuffer = Buffer.allocUnsafeSlow(Math.min(JOIN_BUFFER_MAX, 2 ** Math.ceil(Math.log2(size))));
     let at = 0;
     for (const chunk of chunks) {
       joinBuffer.set(chunk, at);
@@ -124,7 +141,10 @@ export function decodeBody(chunks: readonly Buffer[], total: number): string {
     }
     bytes = joinBuffer.subarray(0, total);
   }
-  return isAscii(bytes) ? bytes.toString("latin1") : bytes.toString("utf8");
+  if (!isAscii(bytes)) return bytes.toString("utf8");
+  if (!padded) return bytes.toString("latin1");
+  (joinBuffer as Buffer).fill(0x20, total, EXTERNAL_TEXT_MIN);
+  return (joinBuffer as Buffer).toString("latin1", 0, EXTERNAL_TEXT_MIN);
 }
 
 /** Stops reading a body; undici reports the abort as an 'error' event that nobody else would handle. */

@@ -48,4 +48,20 @@ describe("decodeBody", () => {
     expect(text.length).toBe(big.length);
     expect(text === "a".repeat(big.length)).toBe(true);
   });
+
+  it("follows an ASCII body of 256 KiB up to 1 MiB with spaces, which JSON.parse reads as the body", () => {
+    const record = '{"a":"x","n":"12"}';
+    for (const count of [14_000, 40_000, 57_000]) {
+      const body = Buffer.from(`{"results":[${Array.from({ length: count }, () => record).join(",")}]}`);
+      const text = decodeBody(chunked(body, [1, 65_536, 200_000]), body.length);
+      expect(text.startsWith(body.toString("latin1"))).toBe(true);
+      expect(text.slice(body.length).trim()).toBe("");
+      expect(JSON.parse(text)).toEqual(JSON.parse(body.toString()));
+    }
+    // Then a short one: none of the padding or of the longer body is left in it.
+    expect(decodeBody([Buffer.from("[1]")], 3)).toBe("[1]");
+    // Not ASCII: decoded as UTF-8 and not padded.
+    const wide = Buffer.from(`["${"é".repeat(200_000)}"]`);
+    expect(decodeBody([wide], wide.length)).toBe(wide.toString("utf8"));
+  });
 });
