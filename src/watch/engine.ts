@@ -78,8 +78,15 @@ export interface OnceResult {
 const DEFAULT_CONCURRENT_TICKS = 64;
 
 export interface WatchEngine {
-  /** Schedule every source; returns at once. */
+  /** Schedule every source, with a first firing at once (the catch-up after a start); returns at once. */
   start(): void;
+  /**
+   * Resolves once no scheduled firing is reading the head or ticking: after start(), once its
+   * first firing has ended. What is held under a lease while it runs (a tick uses its
+   * source's lease) is free again then, so a test steps the replicas' lease rounds after it
+   * rather than racing the first ticks.
+   */
+  idle(): Promise<void>;
   /** One pass over every source up to the head (for `kaiawatch once`). */
   runOnce(): Promise<OnceResult>;
   /** Stop scheduling, abort running ticks and wait for their writes in flight. */
@@ -122,6 +129,8 @@ export function createWatchEngine(common: Common, options: WatchEngineOptions): 
   );
   // The running tick of each source: interrupt() aborts it and waits for its end.
   const running = new Map<string, { abort: AbortController; ended: Promise<void> }>();
+  /** The scheduled firings under way (idle() waits for them). */
+  const firings = new Set<Promise<void>>();
   const queue = createTickQueue<DueTick>(options.maxConcurrentTicks ?? DEFAULT_CONCURRENT_TICKS, runDueTick);
 
   async function readHead(): Promise<number> {
@@ -208,12 +217,15 @@ export function createWatchEngine(common: Common, options: WatchEngineOptions): 
           continue;
         }
         let reading = false;
-        const fire = async () => {
+        /** Resolves when the firing it started has ended (at once when it starts none). */
+        const fire = async (): Promise<void> => {
           if (reading || signal.aborted || options.pause?.paused()) return;
           reading = true;
+          let ready: SourcePoller[];
+          let currentHead: number;
           try {
-            const currentHead = await readHead();
-            const ready = pollers.filter((poller) => {
+            currentHead = await readHead();
+            ready = pollers.filter((poller) => {
               if (options.ownership && options.ownership.holds(leaseResource({ source: poller.source.key })) === undefined) return false;
               if (!due.has(poller.source.key)) return true;
               // A tick still queued or running (a long catch-up, a slow API) skips this one.
@@ -221,19 +233,30 @@ export function createWatchEngine(common: Common, options: WatchEngineOptions): 
               common.metrics.sourceTicksSkipped.inc({ watch: poller.source.watch, source: poller.source.key });
               return false;
             });
-            if (ready.length > 0) void runFiring(ready, currentHead, options.jitterMs, false).then(flushAfterFiring);
           } catch (error) {
             if (!signal.aborted) common.logger.error({ code: errorCode(error, "KW_CHAIN_HEAD"), err: describeError(error) }, "cannot read the chain head; sources wait for the next tick");
+            return;
           } finally {
             reading = false;
           }
+          if (ready.length > 0) await runFiring(ready, currentHead, options.jitterMs, false).then(flushAfterFiring);
         };
-        jobs.push(new Cron(pattern, { timezone: "UTC" }, fire));
+        const tracked = () => {
+          const firing = fire();
+          firings.add(firing);
+          void firing.finally(() => firings.delete(firing));
+        };
+        jobs.push(new Cron(pattern, { timezone: "UTC" }, tracked));
         // A first firing at once: after a start or a restart, catch up now rather than at
         // the schedule's next time (up to a whole interval away).
-        void fire();
+        tracked();
       }
       common.logger.info({ sources: options.pollers.length, schedules: groups.size }, "watching");
+    },
+
+    async idle() {
+      while (firings.size > 0) await Promise.all(firings);
+      await queue.whenIdle();
     },
 
     async runOnce() {

@@ -13,8 +13,10 @@ import { fakeClock, usePostgres } from "../store/postgres/pg-fixtures.js";
 /**
  * The dead man's switch with replicas (issue 31, item 5): two daemons on one real PostgreSQL,
  * each behind its own door to the simulator that the test can shut (503), driven by hand as
- * their timers would (clocks moved by the test). One replica pings, while it or the other is
- * ready; none pings while neither is; the other takes over when the holder stops.
+ * their timers would (clocks moved by the test; the timers are set far too slow to fire while
+ * it runs, however slow the machine: a 10-minute lease, an hourly beat). One replica pings,
+ * while it or the other is ready; none pings while neither is; the other takes over when the
+ * holder stops.
  */
 const pg = usePostgres();
 const STEP_MS = 10_000;
@@ -58,11 +60,11 @@ describe("heartbeat sink with two replicas (PostgreSQL)", () => {
     const doors = [await door(sim.url), await door(sim.url)] as const;
     const daemonOf = async (id: string, index: 0 | 1): Promise<Daemon> => {
       const text = fourSourcesConfig(sim, {
-        store: `{ url: "${url}", replica_id: ${id}, lease: 60s }`,
+        store: `{ url: "${url}", replica_id: ${id}, lease: 10m }`,
         explorer: "max_retries: 0",
         defaults: 'schedule: "0 0 0 1 1 *", start: latest',
         sections: "operational: { source_failing_after: 15s, check_interval: 1h, head_stuck_after: 1h }",
-        sinks: `  beat: { type: heartbeat, url: "${receiver.url}/ping", interval: 10s, allow_http: true }`,
+        sinks: `  beat: { type: heartbeat, url: "${receiver.url}/ping", interval: 1h, allow_http: true }`,
       }).replace(`base_url: ${sim.url}`, `base_url: ${doors[index].url}`);
       const common = quietCommon({ now: clocks[index].now });
       const daemon = await createDaemon(common, { config: configFromText(text), sinks: { out: recording("out") } });
@@ -72,6 +74,9 @@ describe("heartbeat sink with two replicas (PostgreSQL)", () => {
     };
     const replicas = [await daemonOf("r1", 0), await daemonOf("r2", 1)];
     for (const r of replicas) await r.start();
+    // Their first ticks over first: a lease in use is handed over only after its tick, which
+    // on a busy machine could outlast the rounds below and leave a source held by neither.
+    for (const r of replicas) await r.engine.idle();
     for (let i = 0; i < 3; i++) for (const r of replicas) await r.ownership.renewNow();
     const sink = leaseResource({ sink: "beat" });
     const holderIndex = replicas.findIndex((r) => r.ownership.holds(sink) !== undefined);

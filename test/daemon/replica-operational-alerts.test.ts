@@ -10,7 +10,8 @@ import { fakeClock, usePostgres } from "../store/postgres/pg-fixtures.js";
 
 /**
  * Two daemons on one PostgreSQL against the simulator, driven by hand as their timers would
- * (each replica's clock moved by the test; the timers themselves are too slow to fire): the
+ * (each replica's clock moved by the test; the timers are set far too slow to fire while it
+ * runs, however slow the machine: a 10-minute lease, an hourly check): the
  * replica holding the `operational` lease sends source_failing for the sources the other
  * holds, from the verdict the other publishes in its heartbeat, and resolves it.
  */
@@ -30,7 +31,7 @@ describe("operational alerts with two replicas (daemons)", () => {
     const daemonOf = async (id: string, clock: (typeof clocks)[number]): Promise<Daemon> => {
       const config = configFromText(
         fourSourcesConfig(sim, {
-          store: `{ url: "${url}", replica_id: ${id}, lease: 60s }`,
+          store: `{ url: "${url}", replica_id: ${id}, lease: 10m }`,
           explorer: "max_retries: 0",
           defaults: 'schedule: "0 0 0 1 1 *", start: latest',
           sections: "operational: { source_failing_after: 30s, check_interval: 1h, head_stuck_after: 1h }",
@@ -46,6 +47,9 @@ describe("operational alerts with two replicas (daemons)", () => {
     await r1.start();
     await r2.start();
     const replicas = [r1, r2];
+    // Their first ticks over first: a lease in use is handed over only after its tick, which
+    // on a busy machine could outlast the rounds below and leave a source held by neither.
+    for (const r of replicas) await r.engine.idle();
     for (let i = 0; i < 3; i++) for (const r of replicas) await r.ownership.renewNow();
     const sender = replicas.find((r) => r.ownership.holds(OPERATIONAL_RESOURCE) !== undefined)!;
     const other = replicas.find((r) => r !== sender)!;

@@ -70,17 +70,34 @@ describe("a tick over a quiet chain", () => {
 });
 
 describe("start", () => {
-  it("ticks every source at once, not at the schedule's next time", async () => {
+  it("ticks every source at once, not at the schedule's next time; idle() resolves once those ticks have ended", async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    let allStarted!: () => void;
+    const started = new Promise<void>((resolve) => (allStarted = resolve));
+    let ticking = 0;
     const pollers: SourcePoller[] = Array.from({ length: 3 }, (_, i) => ({
       // Once a year: the schedule itself will not fire while this test runs.
       source: { key: `s${i}`, watch: `w${i}`, description: `s${i}`, schedule: "0 0 0 1 1 *" } as PlannedSource,
-      tick: async (head) => ({ cursor: head, windows: 1, records: 0, alerts: 0 }),
+      async tick(head) {
+        if (++ticking === 3) allStarted();
+        await gate;
+        return { cursor: head, windows: 1, records: 0, alerts: 0 };
+      },
     }));
     let flushes = 0;
     const engine = createWatchEngine(quietCommon(), { pollers, readHead: async () => 42, jitterMs: 0, flush: async () => void flushes++ });
     cleanups.push(() => engine.stop());
     engine.start();
-    await waitFor(() => engine.states().every((s) => s.ticks === 1 && s.cursor === 42) && flushes === 1, 5_000, "a first tick of every source");
+    let idle = false;
+    const idled = engine.idle().then(() => void (idle = true));
+    await started;
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(idle).toBe(false);
+    release();
+    await idled;
+    expect(engine.states().every((s) => s.ticks === 1 && s.cursor === 42)).toBe(true);
+    expect(flushes).toBe(1);
   });
 });
 
@@ -125,7 +142,8 @@ describe("tick concurrency", () => {
     // The schedule never fires during the test: only the first firing at start() runs.
     const engine = createWatchEngine(quietCommon(), { pollers, readHead: async () => 10, jitterMs: 300, maxConcurrentTicks: 8, flush: async () => void flushes++ });
     engine.start();
-    await waitFor(() => flushes === 1, 10_000, "the firing's flush");
+    await engine.idle();
+    expect(flushes).toBe(1);
     expect([...ticks.values()]).toEqual(Array(200).fill(1));
 
     // A second engine stopped inside its jitter window: the stop returns, and no tick starts after it.
