@@ -32,6 +32,12 @@ async function collect(iterator: AsyncIterable<ListResponse<EventLog>>): Promise
   return seen;
 }
 
+/** The pages the server was asked for, once every request in flight has ended. */
+async function pagesAsked(): Promise<number[]> {
+  await client.close();
+  return server.requests.map((r) => Number(r.query.get("page"))).sort((a, b) => a - b);
+}
+
 const params = { accountAddress: s.TOKEN, blockNumberStart: 1, blockNumberEnd: 100, size: 3 };
 
 // The stop conditions a consistent service never shows apart (`last` against `total_page`, a
@@ -42,7 +48,9 @@ describe("paginate", () => {
     // total_page says 10, but the server says page 2 is the last: trust `last`.
     server.setDefault((r) => page(r, 3, { total_count: 30, total_page: 10, last: r.query.get("page") === "2" }));
     expect(await collect(client.paginate("accountEventLogs", params))).toEqual([0, 1, 2, 3, 4, 5]);
-    expect(server.requests.map((r) => r.query.get("page"))).toEqual(["1", "2"]);
+    // Page 3 may have been asked for beside page 2 (page 1 counted it), never read.
+    expect(await pagesAsked()).toEqual(expect.arrayContaining([1, 2]));
+    expect(Math.max(...(await pagesAsked()))).toBeLessThanOrEqual(3);
     // Every page carries the caller's filters and the page size.
     for (const r of server.requests) expect(Object.fromEntries(r.query)).toMatchObject({ blockNumberStart: "1", blockNumberEnd: "100", size: "3" });
   });
@@ -50,7 +58,9 @@ describe("paginate", () => {
   it("stops on a short page", async () => {
     server.setDefault((r) => page(r, r.query.get("page") === "3" ? 2 : 3, { total_count: 99, total_page: 99, last: false }));
     expect(await collect(client.paginate("accountEventLogs", params))).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
-    expect(server.requests).toHaveLength(3);
+    // Page 4 may have been asked for beside page 3 (page 2 counted 99), never read.
+    expect(await pagesAsked()).toEqual(expect.arrayContaining([1, 2, 3]));
+    expect(Math.max(...(await pagesAsked()))).toBeLessThanOrEqual(4);
   });
 
   it("stops when current_page reaches total_page", async () => {
