@@ -7,7 +7,8 @@
  * Parent: `startSimulatorProcess(options)`. Child: this file, forked with
  * KAIAWATCH_BENCH_SIMULATOR set to the options as JSON.
  */
-import { fork, type ChildProcess } from "node:child_process";
+import { execFileSync, fork, type ChildProcess } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import type { SimulatorAddresses, SimulatorOptions, SimulatorStats } from "../src/simulator/index.js";
 
@@ -92,6 +93,42 @@ export async function startSimulatorProcess(options: ProcessSimulatorOptions): P
       await exited;
     },
   };
+}
+
+/**
+ * Pins this process to one CPU and the simulator's to another (taskset, every thread), when
+ * this process may run on two. A separate process alone still let the two share both cores:
+ * kaiawatch's extra work (its GC's helper threads among it) then took time from the
+ * simulator, which every request waits for, and a ratio against a ceiling measured what
+ * kaiawatch adds plus what that cost the server. A remote explorer has its own CPU; apart,
+ * so does the simulator. Returns a sentence for the notes saying which it was.
+ */
+export function pinApart(sim: Pick<RemoteSimulator, "pid">): string {
+  const cpus = allowedCpus();
+  if (cpus.length < 2) return `Not pinned: this process may run on ${cpus.length === 0 ? "an unknown set of CPUs" : "one CPU"}, so the simulator shares it.`;
+  const [mine, its] = cpus as [number, number];
+  try {
+    execFileSync("taskset", ["-a", "-p", "-c", String(its), String(sim.pid)], { stdio: "ignore" });
+    execFileSync("taskset", ["-a", "-p", "-c", String(mine), String(process.pid)], { stdio: "ignore" });
+  } catch (error) {
+    return `Not pinned (taskset: ${(error as Error).message.split("\n")[0]}): kaiawatch and the simulator share the cores.`;
+  }
+  return `kaiawatch's process (both sides of every ratio) pinned to CPU ${mine}, the simulator's to CPU ${its} (taskset), as a remote explorer has a CPU of its own.`;
+}
+
+/** The CPUs this process may run on (Linux's Cpus_allowed_list, "0-1,4"); empty elsewhere. */
+function allowedCpus(): number[] {
+  let list: string | undefined;
+  try {
+    list = /^Cpus_allowed_list:\s*(\S+)$/m.exec(readFileSync("/proc/self/status", "utf8"))?.[1];
+  } catch {
+    return [];
+  }
+  if (list === undefined) return [];
+  return list.split(",").flatMap((range) => {
+    const [from, to = from] = range.split("-").map(Number) as [number, number?];
+    return Array.from({ length: to - from + 1 }, (_, i) => from + i);
+  });
 }
 
 async function serve(options: ProcessSimulatorOptions): Promise<void> {
