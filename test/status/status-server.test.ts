@@ -2,7 +2,8 @@ import { execFileSync } from "node:child_process";
 import { closeSync, openSync, rmSync, writeSync } from "node:fs";
 import { createServer, type Server } from "node:net";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import type { Common } from "../../src/common/common.js";
 import { createDaemon, type Daemon } from "../../src/daemon/create-daemon.js";
 import { createSimulator, type Simulator } from "../../src/simulator/index.js";
 import { configFromText, quietCommon, tempDir } from "../helpers/harness.js";
@@ -34,6 +35,7 @@ const TOKEN = "status-token-0123456789";
 
 interface Started {
   sim: Simulator;
+  common: Common;
   daemon: Daemon;
   url: string;
   storePath: string;
@@ -61,13 +63,14 @@ rules:
 sinks:
   out: { type: file, path: ${join(dir.path, "alerts.jsonl")} }
 `);
-  const daemon = await createDaemon(quietCommon(), { config });
+  const common = quietCommon();
+  const daemon = await createDaemon(common, { config });
   cleanups.push(async () => {
     await daemon.stop();
     dir.remove();
   });
   await daemon.start();
-  return { sim, daemon, url: daemon.statusUrl()!, storePath };
+  return { sim, common, daemon, url: daemon.statusUrl()!, storePath };
 }
 
 const get = (url: string, headers: Record<string, string> = {}) => fetch(url, { headers });
@@ -97,7 +100,7 @@ async function readyWithin(url: string, timeoutMs: number): Promise<void> {
 
 describe("status server", () => {
   it("/healthz answers at once, /readyz once the first tick reached the head, and /metrics and /status show the same cursors as the store", async () => {
-    const { sim, daemon, url } = await start();
+    const { sim, common, daemon, url } = await start();
     expect((await get(`${url}/healthz`)).status).toBe(200);
     // Before the first head read: not ready, and says why.
     const early = await get(`${url}/readyz`);
@@ -120,11 +123,14 @@ describe("status server", () => {
     expect(Object.keys(status.sinks as object)).toEqual(["out"]);
     expect((status.store as { path: string }).path).toBe(daemon.store.path);
 
-    // The store's size is read just before and just after the scrape: the daemon goes on
-    // writing (deliveries, its credit meter), and the gauge holds the size after its last write.
-    const sizeBefore = (await daemon.store.stats()).bytes;
+    // The daemon goes on writing during the scrape (ticks, deliveries, its credit meter), and
+    // the gauge holds the size after the last write before it is read out: one of the sizes
+    // the gauge had from just before the scrape to its end, however many writes came between.
+    const storeSizes = [(await common.metrics.storeSize.get()).values[0]!.value];
+    const setSize = vi.spyOn(common.metrics.storeSize, "set");
     const metrics = await (await get(`${url}/metrics`)).text();
-    const sizeAfter = (await daemon.store.stats()).bytes;
+    storeSizes.push(...setSize.mock.calls.map((args) => args.at(-1) as number));
+    setSize.mockRestore();
     for (const source of sources) {
       const cursor = sample(metrics, "kaiawatch_source_cursor_block", { source: source.key });
       expect(cursor).toBe((await daemon.store.getCursor(source.key))?.block);
@@ -141,7 +147,8 @@ describe("status server", () => {
     const alerts = (await daemon.store.listOutbox({ sink: "out" })).length;
     expect(alerts).toBeGreaterThan(0);
     expect(sample(metrics, "kaiawatch_alerts_queued_total", { sink: "out" })).toBeGreaterThanOrEqual(alerts);
-    expect([sizeBefore, sizeAfter]).toContain(sample(metrics, "kaiawatch_store_size_bytes"));
+    expect(storeSizes).toContain(sample(metrics, "kaiawatch_store_size_bytes"));
+    expect(storeSizes.every((size) => size > 0)).toBe(true);
     expect(sample(metrics, "kaiawatch_source_ticks_total", { watch: "token", outcome: "ok" })).toBeGreaterThan(0);
     expect(metrics).toContain("kaiawatch_store_write_duration_seconds_count");
   });
