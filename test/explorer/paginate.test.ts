@@ -49,8 +49,9 @@ describe("paginate", () => {
     server.setDefault((r) => page(r, 3, { total_count: 30, total_page: 10, last: r.query.get("page") === "2" }));
     expect(await collect(client.paginate("accountEventLogs", params))).toEqual([0, 1, 2, 3, 4, 5]);
     // Page 3 may have been asked for beside page 2 (page 1 counted it), never read.
-    expect(await pagesAsked()).toEqual(expect.arrayContaining([1, 2]));
-    expect(Math.max(...(await pagesAsked()))).toBeLessThanOrEqual(3);
+    const asked = await pagesAsked();
+    expect(asked).toEqual(expect.arrayContaining([1, 2]));
+    expect(Math.max(...asked)).toBeLessThanOrEqual(3);
     // Every page carries the caller's filters and the page size.
     for (const r of server.requests) expect(Object.fromEntries(r.query)).toMatchObject({ blockNumberStart: "1", blockNumberEnd: "100", size: "3" });
   });
@@ -59,8 +60,9 @@ describe("paginate", () => {
     server.setDefault((r) => page(r, r.query.get("page") === "3" ? 2 : 3, { total_count: 99, total_page: 99, last: false }));
     expect(await collect(client.paginate("accountEventLogs", params))).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
     // Page 4 may have been asked for beside page 3 (page 2 counted 99), never read.
-    expect(await pagesAsked()).toEqual(expect.arrayContaining([1, 2, 3]));
-    expect(Math.max(...(await pagesAsked()))).toBeLessThanOrEqual(4);
+    const asked = await pagesAsked();
+    expect(asked).toEqual(expect.arrayContaining([1, 2, 3]));
+    expect(Math.max(...asked)).toBeLessThanOrEqual(4);
   });
 
   it("stops when current_page reaches total_page", async () => {
