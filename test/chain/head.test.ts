@@ -94,7 +94,7 @@ describe("chain head reader", () => {
     reader = createHeadReader(createTestCommon(), { rpcUrl: server.url, retryMaxMs: 60_000 });
     const controller = new AbortController();
     const pending = reader.blockNumber(controller.signal);
-    while (server.requests.length === 0) await new Promise((r) => setTimeout(r, 5));
+    await server.requestsArrived(1);
     controller.abort();
     expect(isAbortError(await pending.catch((e: unknown) => e))).toBe(true);
     expect(server.requests).toHaveLength(1);

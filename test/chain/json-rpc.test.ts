@@ -147,7 +147,7 @@ describe("JSON-RPC client", () => {
     const rpc = createJsonRpc(createTestCommon({ signal: shutdown.signal }), { rpcUrl: server.url, retryMaxMs: 60_000 });
     cleanups.push(() => rpc.close());
     const pending = rpc.call("eth_blockNumber", []);
-    while (server.requests.length === 0) await new Promise((r) => setTimeout(r, 5));
+    await server.requestsArrived(1);
     shutdown.abort();
     expect(isAbortError(await pending.catch((e: unknown) => e))).toBe(true);
     expect(server.requests).toHaveLength(1);

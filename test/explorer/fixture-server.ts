@@ -41,6 +41,8 @@ export interface FixtureServer {
   enqueue(...replies: Responder[]): void;
   /** The answer once the queue is empty (404 by default). */
   setDefault(reply: Responder): void;
+  /** Resolves once `count` requests have arrived (at once if they have): an event, not a poll. */
+  requestsArrived(count: number): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -50,6 +52,7 @@ export async function startFixtureServer(): Promise<FixtureServer> {
   let fallback: Responder = { status: 404, body: { code: "NOT_FOUND_URL", title: "Not Found", message: "no reply programmed" } };
   const sockets = new Set<Socket>();
   const timers = new Set<NodeJS.Timeout>();
+  const arrivals: { count: number; resolve: () => void }[] = [];
 
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -58,6 +61,10 @@ export async function startFixtureServer(): Promise<FixtureServer> {
       const url = new URL(req.url ?? "/", "http://fixture");
       const seen: SeenRequest = { method: req.method ?? "", path: url.pathname, query: url.searchParams, headers: req.headers, body: Buffer.concat(chunks).toString("utf8"), at: performance.now() };
       requests.push(seen);
+      for (const arrival of arrivals.filter((a) => requests.length >= a.count)) {
+        arrivals.splice(arrivals.indexOf(arrival), 1);
+        arrival.resolve();
+      }
       const responder = queue.shift() ?? fallback;
       const reply = typeof responder === "function" ? responder(seen) : responder;
       if (reply.delayMs) {
@@ -83,6 +90,8 @@ export async function startFixtureServer(): Promise<FixtureServer> {
     setDefault: (reply) => {
       fallback = reply;
     },
+    requestsArrived: (count) =>
+      requests.length >= count ? Promise.resolve() : new Promise<void>((resolve) => arrivals.push({ count, resolve })),
     close: async () => {
       for (const timer of timers) clearTimeout(timer);
       for (const socket of sockets) socket.destroy();

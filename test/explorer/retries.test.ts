@@ -15,6 +15,15 @@ let server: FixtureServer;
 let client: ExplorerClient | undefined;
 let common: Common;
 let logLines: Record<string, unknown>[];
+let logWaiters: { match: (line: Record<string, unknown>) => boolean; resolve: () => void }[];
+
+/** Resolves once the client has logged a line that `match` accepts: the client's own signal that it reached that step. */
+function logged(match: (line: Record<string, unknown>) => boolean): Promise<void> {
+  if (logLines.some(match)) return Promise.resolve();
+  return new Promise((resolve) => logWaiters.push({ match, resolve }));
+}
+/** The client logs a retry just before it waits for it (its backoff, or a Retry-After pause). */
+const retryWaitBegan = () => logged((line) => typeof line.attempt === "number");
 
 function makeClient(options: Partial<ExplorerClientOptions> = {}): ExplorerClient {
   client = createExplorerClient(common, { baseUrl: server.url, requestsPerSecond: 1000, retryBaseMs: 5, retryMaxMs: 5000, ...options });
@@ -27,10 +36,18 @@ const call = () => client!.accountEventLogs({ accountAddress: s.TOKEN });
 beforeEach(async () => {
   server = await startFixtureServer();
   logLines = [];
+  logWaiters = [];
   const redactor = createSecretRedactor();
   const destination = new Writable({
     write(chunk: Buffer, _encoding, done) {
-      for (const line of chunk.toString().split("\n").filter(Boolean)) logLines.push(JSON.parse(line) as Record<string, unknown>);
+      for (const text of chunk.toString().split("\n").filter(Boolean)) {
+        const line = JSON.parse(text) as Record<string, unknown>;
+        logLines.push(line);
+        for (const waiter of logWaiters.filter((w) => w.match(line))) {
+          logWaiters.splice(logWaiters.indexOf(waiter), 1);
+          waiter.resolve();
+        }
+      }
       done();
     },
   });
@@ -79,7 +96,7 @@ describe("retries", () => {
     makeClient();
     server.setDefault({ status: 503, headers: { "retry-after": "1" }, body: "" });
     const pending = call().catch((e: unknown) => e);
-    while (server.requests.length === 0) await new Promise((r) => setTimeout(r, 5));
+    await retryWaitBegan();
     await client!.close();
     expect(await pending).toMatchObject({ code: "KW_EXPLORER_CLOSED" });
     expect(server.requests).toHaveLength(1);
@@ -125,8 +142,7 @@ describe("retries", () => {
     server.setDefault({ status: 503, headers: { "retry-after": "30" }, body: "down" });
     const controller = new AbortController();
     const pending = client!.accountEventLogs({ accountAddress: s.TOKEN }, { signal: controller.signal });
-    while (server.requests.length === 0) await new Promise((r) => setTimeout(r, 5));
-    await new Promise((r) => setTimeout(r, 50));
+    await retryWaitBegan();
     controller.abort();
     const error = await pending.catch((e: unknown) => e);
     expect(isAbortError(error)).toBe(true);
@@ -139,14 +155,14 @@ describe("retries", () => {
     makeClient({ retryBaseMs: 60_000, retryMaxMs: 60_000 });
     server.setDefault({ status: 503, headers: { "retry-after": "30" }, body: "down" });
     const pending = call();
-    while (server.requests.length === 0) await new Promise((r) => setTimeout(r, 5));
+    await retryWaitBegan();
     shutdown.abort();
     expect(isAbortError(await pending.catch((e: unknown) => e))).toBe(true);
   });
 
   // The engine passes one signal for all its ticks; the client links it to the shutdown signal
   // once and keeps the link for every later call that passes it.
-  it("calls that share a caller's signal are stopped by the shutdown signal, after earlier calls with it have ended", { timeout: 20_000 }, async () => {
+  it("calls that share a caller's signal are stopped by the shutdown signal, after earlier calls with it have ended", async () => {
     const shutdown = new AbortController();
     common = { ...common, signal: shutdown.signal };
     makeClient({ retryBaseMs: 60_000, retryMaxMs: 60_000 });
@@ -154,12 +170,16 @@ describe("retries", () => {
     server.setDefault(ok);
     await client!.accountEventLogs({ accountAddress: s.TOKEN }, { signal: ticks.signal });
     await client!.accountEventLogs({ accountAddress: s.TOKEN }, { signal: ticks.signal });
-    server.setDefault({ status: 503, headers: { "retry-after": "30" }, body: "down" });
+    // The three calls are held in flight (no answer comes back, so nothing pauses the limiter
+    // and each of them sends): the shutdown then finds all three at the same step, whatever
+    // the machine's timers did, instead of some parked behind a Retry-After pause and some sent.
+    server.setDefault({ status: 503, delayMs: 600_000, body: "down" });
     const pending = [1, 2, 3].map(() => client!.accountEventLogs({ accountAddress: s.TOKEN }, { signal: ticks.signal }).catch((e: unknown) => e));
-    while (server.requests.length < 5) await new Promise((r) => setTimeout(r, 5));
+    await server.requestsArrived(5);
     shutdown.abort();
     for (const error of await Promise.all(pending)) expect(isAbortError(error)).toBe(true);
     expect(ticks.signal.aborted).toBe(false);
+    expect(server.requests).toHaveLength(5);
   });
 
   it("an aborted signal sends nothing", async () => {
