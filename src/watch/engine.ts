@@ -81,8 +81,8 @@ export interface WatchEngine {
   /** Schedule every source, with a first firing at once (the catch-up after a start); returns at once. */
   start(): void;
   /**
-   * Resolves once no scheduled firing is reading the head or ticking: after start(), once its
-   * first firing has ended. What is held under a lease while it runs (a tick uses its
+   * Resolves once no scheduled firing is reading the head, ticking or writing what its ticks
+   * deferred: after start(), once its first firing has ended. What is held under a lease while it runs (a tick uses its
    * source's lease) is free again then, so a test steps the replicas' lease rounds after it
    * rather than racing the first ticks.
    */
@@ -195,9 +195,13 @@ export function createWatchEngine(common: Common, options: WatchEngineOptions): 
     });
   }
 
-  /** After a firing: one write for every quiet window its ticks deferred. */
-  function flushAfterFiring(): void {
-    options.flush?.().catch((error: unknown) => {
+  /**
+   * After a firing: one write for every quiet window its ticks deferred. It never rejects (a
+   * failed write is logged; the next write retries), so a firing can await it: idle() then
+   * covers that write too.
+   */
+  async function flushAfterFiring(): Promise<void> {
+    await options.flush?.().catch((error: unknown) => {
       if (!signal.aborted) common.logger.error({ code: errorCode(error, "KW_STORE_WRITE"), err: describeError(error) }, "cannot write the store after a tick; the next write retries");
     });
   }

@@ -20,7 +20,7 @@ export interface HeadLoopEngine {
   due: ReadonlySet<string>;
   states: ReadonlyMap<string, SourceState>;
   runFiring(pollers: SourcePoller[], currentHead: number, jitterMs: number, collect: boolean): Promise<OnceResult["results"]>;
-  flushAfterFiring(): void;
+  flushAfterFiring(): Promise<void>;
 }
 
 /**
@@ -70,7 +70,7 @@ export function startHeadLoop(engine: HeadLoopEngine, pollers: SourcePoller[]): 
         const failures = (backoff.get(key)?.failures ?? 0) + 1;
         backoff.set(key, { failures, notBefore: common.now() + Math.min(HEAD_RETRY_MAX_MS, HEAD_RETRY_BASE_MS * 2 ** (failures - 1)) });
       }
-      flushAfterFiring();
+      void flushAfterFiring();
     });
   };
   void (async () => {

@@ -6,7 +6,7 @@ import { readOnDisk } from "../store/fixtures/on-disk.js";
 import { createWatchEngine } from "../../src/watch/engine.js";
 import type { PlannedSource, SourcePoller } from "../../src/watch/poller.js";
 import { configFromText, quietCommon, tempDir } from "../helpers/harness.js";
-import { waitFor } from "../helpers/child.js";
+import { observeFor, workFor } from "../helpers/wait-for.js";
 import { idleContractsToOut, simulatorHead } from "../helpers/simulator-config.js";
 
 /**
@@ -65,7 +65,8 @@ describe("a tick over a quiet chain", () => {
     const head = sim.head() + 1;
     sim.mine(1);
     await daemon.start();
-    await waitFor(() => cursorsOnDisk(storePath).every((block) => block === head), 5_000, "every cursor on disk at the new head");
+    await daemon.engine.idle(); // the first firing, and its one write of the quiet windows
+    expect(cursorsOnDisk(storePath)).toEqual(Array(SOURCES).fill(head));
   });
 });
 
@@ -111,7 +112,7 @@ describe("tick concurrency", () => {
       async tick(head) {
         running++;
         most = Math.max(most, running);
-        await new Promise((resolve) => setTimeout(resolve, 5));
+        await workFor(5);
         running--;
         ticked.push(`s${i}`);
         return { cursor: head, windows: 1, records: 0, alerts: 0 };
@@ -148,12 +149,18 @@ describe("tick concurrency", () => {
 
     // A second engine stopped inside its jitter window: the stop returns, and no tick starts after it.
     ticks.clear();
-    const second = createWatchEngine(quietCommon(), { pollers, readHead: async () => 10, jitterMs: 60_000, flush: async () => {} });
+    let headRead!: () => void;
+    const firstHeadRead = new Promise<void>((resolve) => (headRead = resolve));
+    const readHead = async () => {
+      headRead();
+      return 10;
+    };
+    const second = createWatchEngine(quietCommon(), { pollers, readHead, jitterMs: 60_000, flush: async () => {} });
     second.start();
-    await waitFor(() => ticks.size > 0 || second.lastHead() !== null, 5_000, "the head read");
+    await firstHeadRead;
     await second.stop();
     stopped = true;
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await observeFor(50);
     expect(afterStop).toBe(0);
     expect(ticks.size).toBeLessThan(200);
   });
