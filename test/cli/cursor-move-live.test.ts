@@ -9,6 +9,7 @@ import { freePort } from "../helpers/free-port.js";
 import { configFromText, logCapture, tempDir } from "../helpers/harness.js";
 import { simulatorHead, writeConfig } from "../helpers/simulator-config.js";
 import { runCli } from "../helpers/run-cli.js";
+import { waitFor } from "../helpers/wait-for.js";
 
 /**
  * Issue 30: `cursors --set hot-wallet=latest` on a daemon in the middle of a long catch-up
@@ -52,7 +53,7 @@ describe("a cursor move on a running daemon in the middle of a catch-up", () => 
       await daemon.start();
       const key = daemon.plan.sources[0]!.key;
       // The catch-up has committed a few windows and is still running.
-      await expect.poll(async () => (await daemon.store.getCursor(key))?.block ?? start, { timeout: 10_000, interval: 20 }).toBeGreaterThan(start + 4);
+      await waitFor(async () => ((await daemon.store.getCursor(key))?.block ?? start) > start + 4, 10_000, "the daemon's cursor past the moved block");
       expect(daemon.engine.states()[0]!.running).toBe(true);
 
       const began = performance.now();
@@ -69,7 +70,7 @@ describe("a cursor move on a running daemon in the middle of a catch-up", () => 
       // The move stands: the interrupted tick did not commit over it, and the next one starts from it.
       expect((await daemon.store.getCursor(key))?.block).toBe(head);
       const ticks = daemon.engine.states()[0]!.ticks;
-      await expect.poll(() => daemon.engine.states()[0]!.ticks, { timeout: 5_000 }).toBeGreaterThan(ticks);
+      await waitFor(() => daemon.engine.states()[0]!.ticks > ticks, 5_000, "the daemon's next tick");
       expect((await daemon.store.getCursor(key))?.block).toBe(head);
       expect(daemon.engine.states()[0]!.last_outcome).toBe("ok");
 

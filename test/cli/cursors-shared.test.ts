@@ -8,6 +8,7 @@ import { freePort } from "../helpers/free-port.js";
 import { configFromText, tempDir } from "../helpers/harness.js";
 import { simulatorHead, writeConfig } from "../helpers/simulator-config.js";
 import { runCli } from "../helpers/run-cli.js";
+import { waitFor } from "../helpers/wait-for.js";
 
 /**
  * `kaiawatch cursors --set` when the planner serves watches from shared sources (issue 16):
@@ -121,7 +122,7 @@ describe("kaiawatch cursors --set with shared sources", () => {
       await daemon.start();
       const keys = keysOf(daemon);
       const head = sim.head();
-      await expect.poll(async () => (await daemon.store.getCursor(keys.blockInternalTransactions!))?.block, { timeout: 20_000 }).toBe(head);
+      await waitFor(async () => (await daemon.store.getCursor(keys.blockInternalTransactions!))?.block === head, 20_000, "the shared source's cursor at the head");
       const moved = await runCli("cursors", "--config", configPath, "--set", `other=${head - 5}`);
       expect(moved.err).toBe("");
       expect(moved.out).toBe(

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createSimulator, type Simulator } from "../../src/simulator/index.js";
@@ -7,12 +7,19 @@ import { quietCommon, tempDir } from "../helpers/harness.js";
 import { runCli } from "../helpers/run-cli.js";
 
 let sim: Simulator;
-const dir = tempDir("kaiawatch-cursors-");
-const configPath = join(dir.path, "config.yaml");
-const storePath = join(dir.path, "store.json");
+// Each test has a store of its own, so that none depends on what another ran before it (the
+// suite runs them in any order with --sequence.shuffle); the simulator is shared.
+let dir: ReturnType<typeof tempDir>;
+let configPath: string;
+let storePath: string;
 
 beforeAll(async () => {
   sim = await createSimulator({ seed: 41, initialBlocks: 30 });
+});
+beforeEach(() => {
+  dir = tempDir("kaiawatch-cursors-");
+  configPath = join(dir.path, "config.yaml");
+  storePath = join(dir.path, "store.json");
   writeFileSync(
     configPath,
     `
@@ -32,10 +39,15 @@ sinks: { out: { type: file, path: "${join(dir.path, "alerts.jsonl")}" } }
 `,
   );
 });
+afterEach(() => dir.remove());
 afterAll(async () => {
   await sim.close();
-  dir.remove();
 });
+
+/** Every source scanned up to the head: the state the moves below start from. */
+async function scanned(): Promise<void> {
+  expect((await runCli("once", "--config", configPath, "--log-level", "silent")).code).toBe(0);
+}
 
 
 describe("kaiawatch cursors", () => {
@@ -52,6 +64,7 @@ describe("kaiawatch cursors", () => {
   });
 
   it("--set moves a watch's only source by name, and a source by key; the next scan resumes at BLOCK + 1", async () => {
+    await scanned();
     const rewind = sim.head() - 5;
     const set = await runCli("cursors", "--config", configPath, "--set", `token=${rewind}`);
     expect(set.code).toBe(0);
@@ -106,6 +119,7 @@ describe("kaiawatch cursors", () => {
   });
 
   it("shows a move's cost, refuses one above the threshold without --yes, and prints how to undo it", async () => {
+    await scanned();
     const head = sim.head();
     const before = (await runCli("cursors", "--config", configPath)).out;
     // A typo the other way: a block far past the head (the source would scan nothing for days).

@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { afterEach, describe, expect, it } from "vitest";
 import { startKaiawatch, waitFor, type Child } from "../helpers/child.js";
+import { observeFor } from "../helpers/wait-for.js";
 
 const children: Child[] = [];
 afterEach(async () => {
@@ -62,7 +63,7 @@ describe("kaiawatch demo", () => {
     // printed after ten seconds (a busy machine made the chain reach it later).
     await waitFor(() => (allKindsShown(child.stdout()) && unprintedSampleLines(child.stdout()).length === 0) || child.process.exitCode !== null, 45_000, "an alert of each kind, a webhook, a mail and the README's sample");
     // Keep it running for ten seconds in all: it must stay up, not just print a first burst.
-    await new Promise((resolve) => setTimeout(resolve, Math.max(0, 10_000 - (Date.now() - started))));
+    await observeFor(Math.max(0, 10_000 - (Date.now() - started)));
     expect(child.process.exitCode, child.stderr()).toBeNull();
     // The status server it points at serves the daemon's metrics.
     const status = /^ {2}status +(http:\/\/127\.0\.0\.1:\d+)\/status/m.exec(child.stdout())?.[1];

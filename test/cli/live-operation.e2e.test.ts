@@ -9,6 +9,7 @@ import { simulatorHead, writeConfig } from "../helpers/simulator-config.js";
 import { planFromConfig } from "../../src/watch/plan-from-config.js";
 import { startReceiver } from "../notify/receiver.js";
 import { runCli } from "../helpers/run-cli.js";
+import { waitFor } from "../helpers/wait-for.js";
 
 /**
  * Operating a running daemon from the CLI, like amtool against a running Alertmanager: the
@@ -66,7 +67,7 @@ sinks:
     // Two calls, both refused by the receiver (HTTP 400): two dead letters.
     const first = sim.addBlock({ internalTransactions: [call(0), call(1)] });
     const statusOf = async () => (await (await fetch(`http://127.0.0.1:${port}/status`)).json()) as { dead_letters_total: number; sources: Array<{ key: string; cursor: number | null }>; silences: Array<{ rule: string }> };
-    await expect.poll(async () => (await statusOf()).dead_letters_total, { timeout: 20_000 }).toBe(2);
+    await waitFor(async () => (await statusOf()).dead_letters_total === 2, 20_000, "two dead letters in the daemon's /status");
 
     // 1. Dead letters: the daemon holds the lock, so retry asks it, and it sends them at once.
     hookStatus = 200;
@@ -74,7 +75,7 @@ sinks:
     expect(retry.err).toBe("");
     expect(retry.out).toContain("Requeued 2 dead letters; the running daemon");
     expect(retry.code).toBe(0);
-    await expect.poll(() => receiver.requests.filter((r) => r.url === "/hook").length, { timeout: 20_000 }).toBe(4);
+    await waitFor(() => receiver.requests.filter((r) => r.url === "/hook").length === 4, 20_000, "four deliveries at the receiver");
     expect((await statusOf()).dead_letters_total).toBe(0);
 
     // replay --send while the daemon runs: the matches go to the daemon, which queues them
@@ -92,7 +93,7 @@ sinks:
     expect((await statusOf()).silences.map((s) => s.rule)).toEqual(["calls"]);
     sim.addBlock({ internalTransactions: [call(2)] });
     const silencedAt = sim.head();
-    await expect.poll(async () => (await statusOf()).sources[0]!.cursor, { timeout: 20_000 }).toBe(silencedAt);
+    await waitFor(async () => (await statusOf()).sources[0]!.cursor === silencedAt, 20_000, `the cursor at block ${silencedAt}`);
     expect(receiver.requests.filter((r) => r.url === "/hook")).toHaveLength(4);
     // The held-back alert was never sent: listed as suppressed, not as delivered, by the CLI and /status.
     const delivered = await runCli("outbox", "--state", "delivered", "--json", "--config", config);
@@ -112,7 +113,7 @@ sinks:
     sim.addBlock({});
     const latest = await runCli("cursors", "--config", config, "--set", "wallet=latest");
     expect(latest.code).toBe(0);
-    await expect.poll(async () => (await statusOf()).sources[0]!.cursor, { timeout: 20_000 }).toBe(sim.head());
+    await waitFor(async () => (await statusOf()).sources[0]!.cursor === sim.head(), 20_000, "the cursor at the head");
 
     // Every write through the status API is in the daemon's log, with who made it.
     const writes = logLines(daemon).filter((l) => / through the status API$/.test(l.msg));

@@ -79,12 +79,7 @@ sinks:
       }
     };
     // The outcome of the pass reaches the file with the store's next write: poll for it.
-    let held = false;
-    for (let i = 0; i < 200 && !held; i++) {
-      held = await heldBack();
-      if (!held) await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-    expect(held).toBe(true);
+    await waitFor(heldBack, 10_000, "the silenced alert recorded as held back");
     expect(sent(during, quiet)).toBe(false);
 
     const listed = await runCli("silence", "list", "--config", config, "--json");
@@ -101,9 +96,7 @@ sinks:
     expect(removal.out).toContain("It holds from the next delivery round of the daemon");
 
     // After it expires by itself, alerts to `quiet` go out again.
-    const expiresAt = Date.parse(silence!.expires_at);
-    await new Promise((resolve) => setTimeout(resolve, Math.max(0, expiresAt - Date.now()) + 250));
-    expect((await runCli("silence", "list", "--config", config)).out).toContain("No active silences.");
+    await waitFor(async () => (await runCli("silence", "list", "--config", config)).out.includes("No active silences."), 15_000, "the silence to expire");
     const after = sim.addBlock({ internalTransactions: [call(quiet), call(removed)] });
     await waitFor(() => sent(after, quiet) && sent(after, removed), 15_000, "the alerts after the silence ended");
     expect(sent(during, quiet)).toBe(false);

@@ -9,6 +9,7 @@ import type { AlertDocument } from "../../src/model/alert-document.js";
 import { createSimulator } from "../../src/simulator/index.js";
 import { waitFor } from "../helpers/child.js";
 import { configFromText, quietCommon, readJsonLines, recordKeyOf, repeated, tempDir } from "../helpers/harness.js";
+import { observeFor } from "../helpers/wait-for.js";
 
 /**
  * The daily credit budget end to end, in-process against the simulator: its operational
@@ -88,7 +89,7 @@ sinks:
     // Paused: no tick runs, so neither the API nor the node is asked anything.
     const requestsBefore = JSON.stringify(sim.stats().requests);
     sim.mine(3);
-    await new Promise((resolve) => setTimeout(resolve, 3_000));
+    await observeFor(3_000);
     expect(JSON.stringify(sim.stats().requests)).toBe(requestsBefore);
     expect(logLines.filter((line) => line.includes("polling paused"))).toHaveLength(1);
     expect(logLines.filter((line) => line.includes("tick failed"))).toHaveLength(0);
@@ -99,7 +100,7 @@ sinks:
     const requestsAtRestart = JSON.stringify(sim.stats().requests);
     daemon = await startDaemon();
     expect(daemon.budget.state().paused_until).toBe("2030-01-16T00:00:00.000Z");
-    await new Promise((resolve) => setTimeout(resolve, 1_500)); // ticks and health checks come and go
+    await observeFor(1_500); // ticks and health checks come and go
     expect(JSON.stringify(sim.stats().requests)).toBe(requestsAtRestart);
     expect(opsAlerts()).toHaveLength(2);
     expect((await daemon.store.listOutbox({ sink: "ops" }))).toHaveLength(2);

@@ -11,6 +11,7 @@ import { startKaiawatch, waitFor } from "../helpers/child.js";
 import { startLocalFront } from "../helpers/local-front.js";
 import { configFromText, quietCommon, tempDir } from "../helpers/harness.js";
 import { simulatorHead } from "../helpers/simulator-config.js";
+import { observeFor } from "../helpers/wait-for.js";
 
 /**
  * The dead man's switch (issue 31, item 5): a `heartbeat` sink pings a receiver on 127.0.0.1
@@ -163,7 +164,7 @@ sinks:
     await child.exited;
     const heardBefore = arrivals.length;
     // One interval and some: a ping on the wire at the kill may still land; none may come after.
-    await new Promise((resolve) => setTimeout(resolve, INTERVAL_MS * 2));
+    await observeFor(INTERVAL_MS * 2);
     const late = arrivals.filter((at) => at > killedAt + 50);
     expect(late).toEqual([]);
     expect(arrivals.length - heardBefore).toBeLessThanOrEqual(1);

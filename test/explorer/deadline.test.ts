@@ -12,6 +12,7 @@ import { ExplorerDeadlineError, shouldRetry } from "../../src/explorer/errors.js
 import { createSimulator, type Simulator } from "../../src/simulator/index.js";
 import { configFromText, logCapture, tempDir } from "../helpers/harness.js";
 import { waitFor } from "../helpers/child.js";
+import { observeFor } from "../helpers/wait-for.js";
 
 /*
  * Issue 20, item 2: `explorer.timeout` bounds silence, not a request. A server that sends
@@ -157,7 +158,7 @@ sinks: { out: { type: file, path: "${join(dir.path, "alerts.jsonl")}" } }
     expect(status.sources[0]?.last_outcome).toBe("error");
     expect(status.sources[0]?.last_error).toContain("KW_WATCH_TICK_TIMEOUT");
     // Failing (503) once its ticks have failed for operational.source_failing_after (1 ms here).
-    await new Promise((resolve) => setTimeout(resolve, 5));
+    await observeFor(5);
     const ready = await fetch(`${daemon.statusUrl()}/readyz`);
     expect(ready.status).toBe(503);
     expect(await ready.text()).toContain("KW_WATCH_TICK_TIMEOUT");

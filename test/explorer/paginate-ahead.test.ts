@@ -3,6 +3,7 @@ import { createTestCommon } from "../../src/common/common.js";
 import { createExplorerClient, type ExplorerClient } from "../../src/explorer/client.js";
 import { createSimulator, type Simulator } from "../../src/simulator/index.js";
 import { paginatorOf } from "../../src/explorer/paginator.js";
+import { observeFor } from "../helpers/wait-for.js";
 
 /**
  * paginate asks for the page after the one it awaits (so that the explorer has it queued
@@ -78,7 +79,7 @@ describe("paginate reading ahead", () => {
       expect(page.results).toHaveLength(7);
       break;
     }
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await observeFor(200);
     expect(requests()).toBe(1);
   });
 });

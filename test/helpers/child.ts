@@ -1,5 +1,8 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { fileURLToPath } from "node:url";
+import { waitFor } from "./wait-for.js";
+
+export { waitFor };
 
 export const BIN = fileURLToPath(new URL("../../dist/cli/bin.js", import.meta.url));
 
@@ -19,14 +22,6 @@ export function startKaiawatch(args: string[], env: NodeJS.ProcessEnv = {}): Chi
   child.stderr!.on("data", (chunk: Buffer) => (err += chunk.toString()));
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on("exit", (code, signal) => resolve({ code, signal })));
   return { process: child, stdout: () => out, stderr: () => err, exited };
-}
-
-export async function waitFor(condition: () => boolean | Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
 }
 
 /** One line of a child's JSON log (`--log-format json`, or stderr not a terminal). */

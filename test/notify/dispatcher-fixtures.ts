@@ -11,6 +11,7 @@ import type { Store } from "../../src/store/types.js";
 import type { OutboxEntry } from "../../src/model/outbox-entry.js";
 import type { AdmissionInput, DispatcherRule } from "../../src/notify/admission.js";
 import { ALERT_DOCUMENT_VERSION, type AlertDocument } from "../../src/model/alert-document.js";
+import { waitFor } from "../helpers/wait-for.js";
 
 export interface Call {
   id: string;
@@ -71,17 +72,12 @@ export function waitForAbort(signal: AbortSignal): Promise<void> {
   return new Promise((_, reject) => signal.addEventListener("abort", () => reject(signal.reason as Error), { once: true }));
 }
 
-export function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
-
-/** Polls until `check` is true; fails after a generous timeout. */
-export async function until(check: () => boolean | Promise<boolean>, timeoutMs = 10_000, what = "condition"): Promise<void> {
-  const started = Date.now();
-  while (!(await check())) {
-    if (Date.now() - started > timeoutMs) throw new Error(`timed out waiting for ${what}`);
-    await sleep(10);
-  }
+/**
+ * Waits until `check` holds: the dispatcher runs on its own timers, which these tests do not
+ * step, so it is polled like a server (test/helpers/wait-for.ts), with a generous deadline.
+ */
+export function until(check: () => boolean | Promise<boolean>, timeoutMs = 10_000, what = "condition"): Promise<void> {
+  return waitFor(check, timeoutMs, what);
 }
 
 export interface TestEnv {

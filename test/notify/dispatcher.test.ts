@@ -1,14 +1,15 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { createDispatcher, type Dispatcher, type DispatcherOptions, type DispatcherSink } from "../../src/notify/dispatcher.js";
 import type { Sink } from "../../src/notify/sink.js";
-import { commit, counter, createEnv, entry, permanent, recording, sleep, TestSink, transient, until, waitForAbort, type TestEnv } from "./dispatcher-fixtures.js";
+import { commit, counter, createEnv, entry, permanent, recording, TestSink, transient, until, waitForAbort, type TestEnv } from "./dispatcher-fixtures.js";
+import { observeFor, workFor } from "../helpers/wait-for.js";
 
 let env: TestEnv;
 const dispatchers: Dispatcher[] = [];
 
 afterEach(async () => {
   for (const d of dispatchers.splice(0)) await d.stop();
-  await env.cleanup();
+  await env?.cleanup(); // none when the test made none (shuffled, a test without one may run first)
 });
 
 function sinkOptions(sink: Sink, overrides: Partial<DispatcherSink> = {}): DispatcherSink {
@@ -47,7 +48,7 @@ describe("dispatcher: delivery and retries", () => {
     expect((await d.drain()).delivered).toBe(0);
     d.start();
     d.kick();
-    await sleep(150);
+    await observeFor(150);
     await d.stop();
     expect(sink.calls).toHaveLength(3);
   });
@@ -231,7 +232,7 @@ describe("dispatcher: isolation, concurrency and rate", () => {
 
   it("keeps at most `concurrency` sends of a sink in flight", async () => {
     env = await createEnv();
-    const sink = recording("hook", () => sleep(30));
+    const sink = recording("hook", () => workFor(30));
     await commit(env.store, Array.from({ length: 12 }, (_, i) => entry(`a${i}`, "hook")));
     const d = dispatcher({ sinks: [sinkOptions(sink, { concurrency: 3 })] });
     expect((await d.drain()).delivered).toBe(12);

@@ -9,6 +9,7 @@ import { createSimulator, type Simulator } from "../../src/simulator/index.js";
 import { NORMALIZERS } from "../../src/watch/normalize.js";
 import { recordKeyOf, tempDir } from "../helpers/harness.js";
 import { startKaiawatch, waitFor } from "../helpers/child.js";
+import { faultMoment } from "../helpers/wait-for.js";
 import { startReceiver, type Receiver } from "./receiver.js";
 
 /**
@@ -72,7 +73,7 @@ sinks:
       const before = receiver.requests.length;
       // Kill while the receiver holds a request it has not answered, at a varying moment.
       await waitFor(() => inFlight > 0 && receiver.requests.length > before, 20_000, `run ${run} to deliver`);
-      await new Promise((resolve) => setTimeout(resolve, (run * 37) % REPLY_DELAY_MS));
+      await faultMoment((run * 37) % REPLY_DELAY_MS);
       child.process.kill("SIGKILL");
       const { signal } = await child.exited;
       expect(signal, child.stderr()).toBe("SIGKILL");

@@ -9,6 +9,7 @@ import type { RecordFamily } from "../../src/model/record.js";
 import { createSimulator, type Poll, type Simulator } from "../../src/simulator/index.js";
 import { NORMALIZERS } from "../../src/watch/normalize.js";
 import { startKaiawatch, waitFor, type Child } from "../helpers/child.js";
+import { faultMoment } from "../helpers/wait-for.js";
 import { freePort } from "../helpers/free-port.js";
 import { createTestDatabase, startPostgres, type TestPostgres } from "../helpers/postgres.js";
 
@@ -37,8 +38,6 @@ function prng(seed: number): () => number {
     return (state >>> 0) / 0x1_0000_0000;
   };
 }
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 interface RuleSpec {
   name: string;
@@ -245,11 +244,11 @@ sinks:
     // (A source's lease row is named by its key; a sink's by sink:<name>.)
     let kills = 0;
     while (kills < MIN_KILLS) {
-      await sleep(200 + random() * 400);
+      await faultMoment(200 + random() * 400);
       const slot = Math.floor(random() * slots.length);
       await kill(slots[slot] as Incarnation);
       kills += 1;
-      await sleep(random() * 300);
+      await faultMoment(random() * 300);
       slots[slot] = await launch();
     }
     const chaosMs = Date.now() - chaosStarted;
@@ -297,7 +296,7 @@ sinks:
     const outageStarted = Date.now();
     await allReadyz(503, OUTAGE_MS, "/readyz 503 on every replica while PostgreSQL is down");
     // The outage lasts 30 s from the stop, the wait for /readyz included.
-    await sleep(Math.max(0, OUTAGE_MS - (Date.now() - outageStarted)));
+    await faultMoment(Math.max(0, OUTAGE_MS - (Date.now() - outageStarted)));
     const outageExits = slots.filter((one) => one.child.process.exitCode !== null);
     expect(outageExits.map((one) => `${one.id}: ${one.child.stderr().slice(-800)}`)).toEqual([]);
     await server.restart();

@@ -10,6 +10,7 @@ import { startKaiawatch, waitForStatusUrl } from "../helpers/child.js";
 import { readJsonLines, tempDir } from "../helpers/harness.js";
 import { daemonFiles, simulatorHead } from "../helpers/simulator-config.js";
 import { addFailedCalls } from "../notify/e2e-support.js";
+import { waitFor } from "../helpers/wait-for.js";
 
 /**
  * Issue 20, item 1, end to end: `kaiawatch run` as a real process, rules whose patterns
@@ -109,13 +110,13 @@ sinks:
       };
       const wanted = Object.values(expected).reduce((n, hits) => n + hits.length, 0);
       // Health is asked throughout, one request after another, while the block is evaluated.
-      const deadline = Date.now() + 60_000;
       await healthy();
-      while (!(evaluated() && delivered().length >= wanted)) {
-        if (Date.now() > deadline) throw new Error(`not evaluated in time: ${child.stderr().slice(-2000)}`);
+      await waitFor(async () => {
         await healthy();
-        await new Promise((resolve) => setTimeout(resolve, 50));
-      }
+        return evaluated() && delivered().length >= wanted;
+      }, 60_000, "the block evaluated and its alerts delivered").catch((error: unknown) => {
+        throw new Error(`${(error as Error).message}: ${child.stderr().slice(-2000)}`);
+      });
       await healthy();
       const fired = Object.fromEntries(Object.keys(PATTERNS).map((name) => [name, [] as number[]]));
       for (const alert of delivered()) {
@@ -127,9 +128,11 @@ sinks:
     } finally {
       child.process.kill("SIGTERM");
     }
-    const exit = await Promise.race([child.exited, new Promise<"still running">((resolve) => setTimeout(() => resolve("still running"), 15_000))]);
-    if (exit === "still running") child.process.kill("SIGKILL");
-    expect(exit).toEqual({ code: 0, signal: null });
+    await waitFor(() => child.process.exitCode !== null || child.process.signalCode !== null, 15_000, "kaiawatch to exit after SIGTERM").catch((error: unknown) => {
+      child.process.kill("SIGKILL");
+      throw error;
+    });
+    expect(await child.exited).toEqual({ code: 0, signal: null });
     expect(healthChecks).toBeGreaterThanOrEqual(2);
   }, 120_000);
 });

@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import type { CommandIO } from "../../src/cli/command.js";
 import { simulateCommand } from "../../src/cli/commands/simulate.js";
 import { main } from "../../src/cli/main.js";
+import { waitFor } from "../helpers/wait-for.js";
 import { get, rpc } from "./http.js";
 import { pathOf } from "./spec-schemas.js";
 
@@ -16,20 +17,12 @@ function captureIO(signal: AbortSignal): { io: CommandIO; out: () => string; err
   return { io: { stdout, stderr, env: {}, signal }, out: () => out, err: () => err };
 }
 
-async function waitFor(predicate: () => boolean, what: string): Promise<void> {
-  const deadline = Date.now() + 20_000;
-  while (!predicate()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
-
 describe("kaiawatch simulate", () => {
   it("serves until the signal aborts, printing its URLs and addresses to watch", async () => {
     const controller = new AbortController();
     const { io, out } = captureIO(controller.signal);
     const running = simulateCommand.run(["--port", "0", "--seed", "7", "--block-time", "0", "--api-key", "cli-secret-key", "--lag", "2", "--initial-blocks", "30"], io);
-    await waitFor(() => out().includes("Stop with Ctrl-C."), "the banner");
+    await waitFor(() => out().includes("Stop with Ctrl-C."), 20_000, "the banner");
     const url = /explorer API {2}(http:\/\/127\.0\.0\.1:\d+)/.exec(out())?.[1];
     const wallet = /busy wallet {6}(0x[0-9a-f]{40})/.exec(out())?.[1];
     expect(url).toBeDefined();
@@ -53,7 +46,7 @@ describe("kaiawatch simulate", () => {
     const controller = new AbortController();
     const { io, out } = captureIO(controller.signal);
     const running = simulateCommand.run(["--port", "0", "--block-time", "0", "--initial-blocks", "10", "--density", "eventLogs=0, nftTransfers=0,internalTransactions=40"], io);
-    await waitFor(() => out().includes("Stop with Ctrl-C."), "the banner");
+    await waitFor(() => out().includes("Stop with Ctrl-C."), 20_000, "the banner");
     expect(out()).toContain("density       0 event logs, 0 NFT transfers, 40 internal transactions per block on average");
     const url = /explorer API {2}(http:\/\/127\.0\.0\.1:\d+)/.exec(out())![1]!;
     const token = /busy token {7}(0x[0-9a-f]{40})/.exec(out())![1]!;
@@ -86,7 +79,7 @@ describe("kaiawatch simulate", () => {
     const controller = new AbortController();
     const first = captureIO(controller.signal);
     const running = simulateCommand.run(["--port", "0", "--initial-blocks", "1"], first.io);
-    await waitFor(() => first.out().includes("Stop with Ctrl-C."), "the banner");
+    await waitFor(() => first.out().includes("Stop with Ctrl-C."), 20_000, "the banner");
     const port = /127\.0\.0\.1:(\d+)/.exec(first.out())?.[1];
     const second = captureIO(new AbortController().signal);
     expect(await simulateCommand.run(["--port", port!, "--initial-blocks", "1"], second.io)).toBe(1);

@@ -12,6 +12,7 @@ import { freePort } from "../helpers/free-port.js";
 import { configFromText, memoryIO, quietCommon } from "../helpers/harness.js";
 import { commit, createEnv, entry, type TestEnv } from "../notify/dispatcher-fixtures.js";
 import { startReceiver, type Receiver } from "../notify/receiver.js";
+import { waitFor } from "../helpers/wait-for.js";
 
 /**
  * One alert's delivery history where an operator reads it while the daemon runs: GET
@@ -123,7 +124,7 @@ describe("one alert's delivery history on a running daemon", () => {
       await page.locator('#alerts-list li[data-alert-id="a1"] a.history-link').click();
       expect(new URL(page.url()).hash).toBe("#alert=a1");
       const rows = page.locator("#alert-history-body tr");
-      await expect.poll(() => rows.count(), { timeout: 10_000 }).toBe(3);
+      await waitFor(async () => (await rows.count()) === 3, 10_000, "the alert's three history rows");
       expect(await rows.evaluateAll((trs) => trs.map((tr) => tr.getAttribute("data-outcome")))).toEqual(["failed", "failed", "delivered"]);
       expect(await rows.locator("td:nth-child(5)").allTextContents()).toEqual(["503", "503", "200"]);
       // The receiver's markup is text, never parsed.
@@ -131,7 +132,7 @@ describe("one alert's delivery history on a running daemon", () => {
       expect(await page.locator("#alert-history-body b").count()).toBe(0);
       expect(await page.locator("#alert-history-count").textContent()).toBe("(3 attempts)");
       await page.locator("#alert-detail-close").click();
-      await expect.poll(() => page.locator("#alert-detail").isHidden()).toBe(true);
+      await waitFor(() => page.locator("#alert-detail").isHidden(), 10_000, "the alert's detail to close");
     } finally {
       await context?.close();
       rmSync(profile, { recursive: true, force: true });

@@ -6,6 +6,7 @@ import { SinkError, type Delivery, type Sink } from "../../src/notify/sink.js";
 import { createSimulator, type Simulator } from "../../src/simulator/index.js";
 import { CONTENT_SECURITY_POLICY } from "../../src/status/page/page-files.js";
 import { configFromText, quietCommon, tempDir } from "../helpers/harness.js";
+import { waitFor } from "../helpers/wait-for.js";
 
 /**
  * What the status page stands on, without a browser (so it runs everywhere): the page and
@@ -62,14 +63,6 @@ sinks:
   return { sim, daemon, url: daemon.statusUrl()!, hook };
 }
 
-async function until(condition: () => boolean | Promise<boolean>, timeoutMs = 15_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-}
-
 interface StatusBody {
   alerts: Array<{ id: string; block: number; rule: string; summary: string; links: { block?: string; transaction?: string }; deliveries: Array<{ sink: string; state: string; error: string | null }> }>;
   dead_letters: Array<{ id: string; alert_id: string; reason: string }>;
@@ -119,9 +112,9 @@ describe("the status page's server side", () => {
   it("/status lists the latest alerts newest first with links we built, dead letters with their reason, and today's credit samples", async () => {
     const { sim, url } = await start({ trustLoopback: true });
     const older = addCalls(sim, 2);
-    await until(async () => (await statusOf(url)).alerts.length === 2);
+    await waitFor(async () => (await statusOf(url)).alerts.length === 2, 15_000, "two alerts in /status");
     const newer = addCalls(sim, 1);
-    await until(async () => (await statusOf(url)).dead_letters_total === 3);
+    await waitFor(async () => (await statusOf(url)).dead_letters_total === 3, 15_000, "three dead letters in /status");
     const body = await statusOf(url);
     expect(body.alerts.map((a) => a.block)).toEqual([newer, older, older]);
     const first = body.alerts[0]!;
@@ -150,7 +143,7 @@ describe("the status page's server side", () => {
   it("with status.token, re-queues dead letters only for a request that carries it, and checks what it is asked", async () => {
     const { sim, daemon, url, hook } = await start({ token: true });
     addCalls(sim, 2);
-    await until(async () => (await statusOf(url, TOKEN)).dead_letters_total === 2);
+    await waitFor(async () => (await statusOf(url, TOKEN)).dead_letters_total === 2, 15_000, "two dead letters in /status");
     const body = await statusOf(url, TOKEN);
     expect(body.actions.requeue_dead_letters).toBe(true);
     const [one, two] = body.dead_letters;
@@ -174,12 +167,12 @@ describe("the status page's server side", () => {
     const answer = await requeue(url, JSON.stringify({ ids: [one!.id, "kw_unknown"] }), auth);
     expect(answer.status).toBe(200);
     expect(await answer.json()).toEqual({ requeued: 1, unmatched: ["kw_unknown"] });
-    await until(() => hook.accepted.length === 1);
+    await waitFor(() => hook.accepted.length === 1, 15_000, "the daemon to deliver one alert");
     expect(hook.accepted[0]!.id).toBe(one!.alert_id);
     expect((await daemon.store.listOutbox({ state: "dead" })).map((e) => e.id)).toEqual([two!.id]);
 
     expect(await (await requeue(url, '{"all":true}', auth)).json()).toEqual({ requeued: 1, unmatched: [] });
-    await until(() => hook.accepted.length === 2);
+    await waitFor(() => hook.accepted.length === 2, 15_000, "the daemon to deliver two alerts");
     expect((await statusOf(url, TOKEN)).dead_letters_total).toBe(0);
   });
 });

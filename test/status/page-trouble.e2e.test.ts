@@ -7,6 +7,7 @@ import { createDaemon, type Daemon } from "../../src/daemon/create-daemon.js";
 import { createSimulator, type Simulator } from "../../src/simulator/index.js";
 import { configFromText, quietCommon, tempDir } from "../helpers/harness.js";
 import { startReceiver, type Receiver } from "../notify/receiver.js";
+import { waitFor } from "../helpers/wait-for.js";
 
 /**
  * The status page shows trouble first: in headless Chromium (Debian's), at a laptop's
@@ -114,8 +115,8 @@ describe.skipIf(!HAS_CHROMIUM)("the status page shows trouble first", () => {
   it("healthy: a green badge, nothing in the trouble panel", { timeout: 60_000 }, async () => {
     const { sim, url } = await start({ hookStatus: 200 });
     const page = await open(url);
-    await expect.poll(() => page.locator("#sources-body td.cursor").textContent(), { timeout: 20_000 }).toBe(sim.head().toLocaleString("en-US"));
-    await expect.poll(() => badge(page).textContent(), { timeout: 10_000 }).toBe("ready");
+    await waitFor(async () => (await page.locator("#sources-body td.cursor").textContent()) === sim.head().toLocaleString("en-US"), 20_000, "the cursor on the page at the head");
+    await waitFor(async () => (await badge(page).textContent()) === "ready", 10_000, "the badge to say ready");
     expect(await badge(page).getAttribute("class")).toBe("badge ok");
     expect(await page.locator("#trouble").isVisible()).toBe(false);
     expect(await inFirstScreen(page, "#all-clear")).toBe(true);
@@ -126,7 +127,7 @@ describe.skipIf(!HAS_CHROMIUM)("the status page shows trouble first", () => {
   it("a source whose explorer fails every request: failing in the badge and at the top, never ok", { timeout: 60_000 }, async () => {
     const { url } = await start({ hookStatus: 200, faults: true });
     const page = await open(url);
-    await expect.poll(() => badge(page).textContent(), { timeout: 20_000 }).toBe("1 source failing");
+    await waitFor(async () => (await badge(page).textContent()) === "1 source failing", 20_000, "the badge to say 1 source failing");
     expect(await badge(page).getAttribute("class")).toBe("badge bad");
     const row = page.locator("#trouble-sources tr");
     expect(await row.count()).toBe(1);
@@ -147,7 +148,7 @@ describe.skipIf(!HAS_CHROMIUM)("the status page shows trouble first", () => {
       internalTransactions: Array.from({ length: 50 }, (_, i) => ({ from: sim.addresses.busyWallet, to: contracts[i % contracts.length]!, amount: i < 3 ? "1" : "2" })),
     });
     const page = await open(url);
-    await expect.poll(() => badge(page).textContent(), { timeout: 30_000 }).toBe("53 dead letters");
+    await waitFor(async () => (await badge(page).textContent()) === "53 dead letters", 30_000, "the badge to say 53 dead letters");
     const groups = page.locator("#dead-groups tr");
     expect(await groups.count()).toBe(2);
     const digestRow = groups.filter({ hasText: "digest grp_" });

@@ -116,7 +116,10 @@ const numberIn = (text: string | null) => Number((text ?? "").replace(/,/g, ""))
 /** Waits until every source row shows the simulator's head as its cursor; returns the keys shown. */
 async function sourcesAtHead(page: Page): Promise<string[]> {
   const rows = page.locator("#sources-body tr");
-  await expect.poll(async () => (await rows.locator("td.cursor").allTextContents()).map(numberIn), { timeout: 20_000 }).toEqual([sim.head(), sim.head()]);
+  await waitFor(async () => {
+    const cursors = (await rows.locator("td.cursor").allTextContents()).map(numberIn);
+    return cursors.length === 2 && cursors.every((cursor) => cursor === sim.head());
+  }, 20_000, "both cursors on the page at the head");
   return rows.evaluateAll((trs) => trs.map((tr) => tr.getAttribute("data-source-key") ?? ""));
 }
 
@@ -151,7 +154,7 @@ describe.skipIf(!HAS_CHROMIUM)("the status page in headless Chromium", () => {
       const status = (await (await fetch(`${url}/status`)).json()) as { sources: Array<{ key: string }>; actions: { requeue_dead_letters: boolean } };
       expect(status.actions.requeue_dead_letters).toBe(false);
       expect((await sourcesAtHead(page)).sort()).toEqual(status.sources.map((s) => s.key).sort());
-      await expect.poll(() => page.locator("#readiness").textContent(), { timeout: 10_000 }).toBe("ready");
+      await waitFor(async () => (await page.locator("#readiness").textContent()) === "ready", 10_000, "the page to show ready");
 
       // A block with failed calls whose revert messages are markup and a bidi override.
       const block = sim.addBlock({
@@ -165,7 +168,7 @@ describe.skipIf(!HAS_CHROMIUM)("the status page in headless Chromium", () => {
       });
       const produced = Date.now();
       const alerts = page.locator(`#alerts-list li[data-block="${block}"]`);
-      await expect.poll(() => alerts.count(), { timeout: 15_000 }).toBe(3);
+      await waitFor(async () => (await alerts.count()) === 3, 15_000, "the block's three alerts on the page");
       console.log(`status page: the block's alerts appeared ${Date.now() - produced} ms after the simulator produced block ${block}`);
 
       const summaries = await alerts.locator(".alert-summary").allTextContents();
@@ -187,7 +190,7 @@ describe.skipIf(!HAS_CHROMIUM)("the status page in headless Chromium", () => {
 
       // The webhook answered 400: dead letters, shown with their reason, but read-only here.
       const deadRows = page.locator("#dead-body tr");
-      await expect.poll(() => deadRows.count(), { timeout: 15_000 }).toBe(3);
+      await waitFor(async () => (await deadRows.count()) === 3, 15_000, "three dead letters on the page");
       expect(await deadRows.first().locator("td.error").textContent()).toContain("400");
       expect(await page.locator("#sinks-body tr[data-sink=hook] td.dead").textContent()).toBe("3");
       expect(await page.locator("#requeue-note").textContent()).toContain("Read-only");
@@ -231,7 +234,7 @@ describe.skipIf(!HAS_CHROMIUM)("the status page in headless Chromium", () => {
       expect(await page.locator("#content").isVisible()).toBe(false);
       await page.fill("#token-input", "not-the-token");
       await page.click("#token-submit");
-      await expect.poll(() => page.locator("#token-message").textContent(), { timeout: 10_000 }).toBe("That token was refused.");
+      await waitFor(async () => (await page.locator("#token-message").textContent()) === "That token was refused.", 10_000, "the page to refuse the token");
       expect(await page.locator("#content").isVisible()).toBe(false);
       await page.fill("#token-input", TOKEN);
       await page.click("#token-submit");
@@ -262,10 +265,10 @@ describe.skipIf(!HAS_CHROMIUM)("the status page in headless Chromium", () => {
       // The receiver is fixed; the operator re-queues from the page, with the token it holds.
       hookStatus = 200;
       await deadRow.locator("button.requeue").click();
-      await expect.poll(() => page.locator("#requeue-message").textContent(), { timeout: 10_000 }).toBe("1 dead letter re-queued.");
+      await waitFor(async () => (await page.locator("#requeue-message").textContent()) === "1 dead letter re-queued.", 10_000, "the page to confirm the re-queue");
       await waitFor(() => receiver.requests.filter((r) => r.headers["webhook-id"] === id).length === 2, 15_000, "the re-queued alert at the receiver");
       await page.locator(`#alerts-list li[data-alert-id="${id}"] .badge`, { hasText: "hook: delivered" }).waitFor({ timeout: 10_000 });
-      await expect.poll(() => page.locator("#dead-body tr").filter({ hasText: "slippage" }).count(), { timeout: 10_000 }).toBe(0);
+      await waitFor(async () => (await page.locator("#dead-body tr").filter({ hasText: "slippage" }).count()) === 0, 10_000, "the re-queued dead letter gone from the page");
       expect(await deadIds()).not.toContain(entryId);
 
       await page.screenshot({ path: join(SCREENSHOTS, "status-page.png"), fullPage: true });

@@ -7,6 +7,7 @@ import { readOnDisk } from "../store/fixtures/on-disk.js";
 import { startKaiawatch, waitForStatusUrl } from "../helpers/child.js";
 import { tempDir } from "../helpers/harness.js";
 import { sample } from "../helpers/metric-sample.js";
+import { waitFor } from "../helpers/wait-for.js";
 
 /**
  * `kaiawatch run` as a real process against the simulator, read from outside through its
@@ -73,13 +74,10 @@ describe("kaiawatch run's status server, from outside", () => {
         const onDisk = readOnDisk(storePath).cursors;
         return body.sources.length === 2 && body.sources.every((s) => s.cursor === sim.head() && onDisk[s.key]?.block === sim.head());
       };
-      const until = async (what: string) => {
-        const deadline = Date.now() + 20_000;
-        while (!(await atHead())) {
-          if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}: ${JSON.stringify(body)}`);
-          await new Promise((resolve) => setTimeout(resolve, 100));
-        }
-      };
+      const until = (what: string) =>
+        waitFor(atHead, 20_000, what).catch((error: unknown) => {
+          throw new Error(`${(error as Error).message}: ${JSON.stringify(body)}`);
+        });
       await until("the catch-up");
       sim.mine(5);
       await until("the five new blocks");

@@ -2,6 +2,7 @@ import { connect, type Socket } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { createStatusServer } from "../../src/status/status-server.js";
 import { quietCommon } from "../helpers/harness.js";
+import { waitFor } from "../helpers/wait-for.js";
 
 /**
  * Issue 29, item 9: the status server took any number of connections and let a client
@@ -49,7 +50,7 @@ describe("the status server's limits", () => {
     held[0]?.socket.destroy();
     await held[0]?.closed;
     // The server counts the freed slot when its side of the socket closes too.
-    await expect.poll(async () => (await fetch(`http://127.0.0.1:${port}/healthz`).catch(() => undefined))?.status, { timeout: 5_000 }).toBe(200);
+    await waitFor(async () => (await fetch(`http://127.0.0.1:${port}/healthz`).catch(() => undefined))?.status === 200, 5_000, "/healthz to answer 200");
   });
 
   it("cuts a client that never finishes its headers within the headers timeout", async () => {

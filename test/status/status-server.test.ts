@@ -8,6 +8,7 @@ import { createDaemon, type Daemon } from "../../src/daemon/create-daemon.js";
 import { createSimulator, type Simulator } from "../../src/simulator/index.js";
 import { configFromText, quietCommon, tempDir } from "../helpers/harness.js";
 import { sample } from "../helpers/metric-sample.js";
+import { waitFor } from "../helpers/wait-for.js";
 
 /**
  * The status server of a daemon running in-process against the simulator: what each
@@ -76,26 +77,16 @@ sinks:
 const get = (url: string, headers: Record<string, string> = {}) => fetch(url, { headers });
 const json = async (url: string, headers: Record<string, string> = {}) => (await (await get(url, headers)).json()) as Record<string, unknown>;
 
-async function until(condition: () => boolean | Promise<boolean>, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
 
 /** Every source has finished a tick successfully. */
 async function everySourceTicked(url: string): Promise<void> {
-  await until(async () => ((await json(`${url}/status`)).sources as Array<{ last_ok_at: string | null }>).every((s) => s.last_ok_at !== null));
+  await waitFor(async () => ((await json(`${url}/status`)).sources as Array<{ last_ok_at: string | null }>).every((s) => s.last_ok_at !== null), 10_000, "a successful tick of every source in /status");
 }
 
 async function readyWithin(url: string, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    if ((await get(`${url}/readyz`)).status === 200) return;
-    if (Date.now() > deadline) throw new Error(`not ready after ${timeoutMs} ms: ${JSON.stringify(await json(`${url}/readyz`))}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+  await waitFor(async () => (await get(`${url}/readyz`)).status === 200, timeoutMs, "/readyz to answer 200").catch(async (error: unknown) => {
+    throw new Error(`${(error as Error).message}; it says ${JSON.stringify(await json(`${url}/readyz`))}`);
+  });
 }
 
 describe("status server", () => {
@@ -190,16 +181,14 @@ describe("status server", () => {
         closeSync(fd);
       }
     };
-    const deadline = Date.now() + 10_000;
     let body: { ready: boolean; checks: { store: { ok: boolean; detail: string } } } | undefined;
-    while (Date.now() < deadline) {
+    await waitFor(async () => {
       fillUp();
       sim.mine(3);
       const res = await get(`${url}/readyz`);
       body = (await res.json()) as typeof body;
-      if (res.status === 503 && body?.checks.store.ok === false) break;
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
+      return res.status === 503 && body?.checks.store.ok === false;
+    }, 10_000, "/readyz to report the full store");
     expect(body?.checks.store.ok).toBe(false);
     expect(body?.checks.store.detail).toMatch(/failed/);
     rmSync(filler);
@@ -216,13 +205,11 @@ describe("status server", () => {
     });
     const { url } = await start({ rpcUrl: `http://127.0.0.1:${closed}` });
     let body: { ready: boolean; checks: { head: { ok: boolean; detail: string } } } | undefined;
-    const deadline = Date.now() + 15_000;
-    while (Date.now() < deadline) {
+    await waitFor(async () => {
       const res = await get(`${url}/readyz`);
       body = (await res.json()) as typeof body;
-      if (res.status === 503 && /unreachable/.test(body?.checks.head.detail ?? "")) break;
-      await new Promise((resolve) => setTimeout(resolve, 200));
-    }
+      return res.status === 503 && /unreachable/.test(body?.checks.head.detail ?? "");
+    }, 15_000, "/readyz to report the node unreachable");
     expect(body?.ready).toBe(false);
     expect(body?.checks.head.detail).toMatch(/unreachable at the last read/);
   });

@@ -1,12 +1,13 @@
 import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { setTimeout as sleep } from "node:timers/promises";
 import { afterEach, beforeEach, expect, it } from "vitest";
 import { createTestCommon } from "../../src/common/common.js";
 import { openStore } from "../../src/store/open-store.js";
 import BetterSqlite3 from "better-sqlite3";
 import { seedStore } from "../../bench/store-seed.js";
+import { createPrng } from "../../src/simulator/prng.js";
+import { faultMoment } from "../helpers/wait-for.js";
 import { makeTempDir } from "./fixtures/temp-dir.js";
 
 const WRITER = new URL("./fixtures/writer.ts", import.meta.url).pathname;
@@ -23,36 +24,37 @@ beforeEach(() => {
 });
 afterEach(() => temp.remove());
 
+/** Rounds of commits a writer killed while committing has acknowledged first: the runs make progress however slow the machine. */
+const ACKED_ROUNDS_BEFORE_KILL = 1;
+
 /**
- * Starts the writer, kills it with SIGKILL at a random moment (sometimes during start-up,
- * mostly while it commits), and returns the last block it acknowledged per source.
+ * Starts the writer, kills it with SIGKILL at a random moment — during start-up when asked,
+ * else while it commits, once it has acknowledged ACKED_ROUNDS_BEFORE_KILL rounds — and
+ * returns the last block it acknowledged per source.
  */
-async function runAndKill(path: string): Promise<{ acked: Map<string, number>; killedWhileRunning: boolean }> {
+async function runAndKill(path: string, phase: "start-up" | "commits", random: () => number): Promise<{ acked: Map<string, number>; killedWhileRunning: boolean }> {
   const child = spawn(process.execPath, ["--import", "tsx", WRITER, path], { stdio: ["ignore", "pipe", "inherit"] });
   const acked = new Map<string, number>();
   let stdout = "";
-  let ready!: () => void;
-  const isReady = new Promise<void>((resolve) => (ready = resolve));
+  let ackedRounds = 0;
+  let committing!: () => void;
+  const isCommitting = new Promise<void>((resolve) => (committing = resolve));
   child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
     stdout += chunk;
     const lines = stdout.split("\n");
     stdout = lines.pop() ?? "";
     for (const line of lines) {
-      if (line === "ready") ready();
       const [word, key, block] = line.split(" ");
       if (word === "ack" && key !== undefined) acked.set(key, Number(block));
+      if (word === "ack" && key === KEYS[0] && ++ackedRounds === ACKED_ROUNDS_BEFORE_KILL) committing();
     }
   });
   const exited = new Promise<NodeJS.Signals | null>((resolve, reject) => {
     child.on("error", reject);
     child.on("close", (code, signal) => (code !== null && code !== 0 ? reject(new Error(`writer exited with ${code}`)) : resolve(signal)));
   });
-  if (Math.random() < 0.2) {
-    await sleep(Math.random() * 600);
-  } else {
-    await Promise.race([isReady, exited]);
-    await sleep(Math.random() * 150);
-  }
+  if (phase === "commits") await Promise.race([isCommitting, exited]);
+  await faultMoment(random() * (phase === "start-up" ? 600 : 150));
   child.kill("SIGKILL");
   const signal = await exited;
   return { acked, killedWhileRunning: signal === "SIGKILL" };
@@ -89,21 +91,32 @@ it(`keeps the store whole and consistent across ${KILLS} kill -9 of a writing pr
   await seedStore(path, { delivered: SEEDED, sinks: ["history"] });
   let previous = new Map<string, number>();
   let kills = 0;
+  let killsAmongCommits = 0;
+  // Seeded, so that a failure can be replayed with the same kill moments.
+  const seed = Date.now() % 100_000;
+  const prng = createPrng(seed);
   for (let round = 0; round < KILLS * 2 && kills < KILLS; round++) {
-    const { acked, killedWhileRunning } = await runAndKill(path);
+    // One kill in five lands in start-up, the rest among commits.
+    const phase = round % 5 === 4 ? "start-up" : "commits";
+    const { acked, killedWhileRunning } = await runAndKill(path, phase, () => prng.next());
     if (killedWhileRunning) kills++;
+    if (killedWhileRunning && phase === "commits") killsAmongCommits++;
     const cursors = check(path);
     for (const key of KEYS) {
       const now = cursors.get(key) ?? -1;
       // Cursors only move forward, and whatever the writer was told is durable is there.
-      expect(now).toBeGreaterThanOrEqual(previous.get(key) ?? -1);
-      expect(now).toBeGreaterThanOrEqual(acked.get(key) ?? -1);
+      expect(now, `seed ${seed}`).toBeGreaterThanOrEqual(previous.get(key) ?? -1);
+      expect(now, `seed ${seed}`).toBeGreaterThanOrEqual(acked.get(key) ?? -1);
     }
     previous = cursors;
   }
   expect(kills).toBe(KILLS);
-  // The writers made real progress, so the kills did land among writes.
-  expect(Math.min(...KEYS.map((key) => previous.get(key) ?? -1))).toBeGreaterThan(KILLS);
+  // The writers made real progress (each one killed among commits had one acknowledged first),
+  // so the kills did land among writes.
+  // The blocks committed per source: its cursor + 1 (the first block is 0).
+  const committed = Math.min(...KEYS.map((key) => (previous.get(key) ?? -1) + 1));
+  expect(committed).toBeGreaterThanOrEqual(killsAmongCommits * ACKED_ROUNDS_BEFORE_KILL);
+  expect(killsAmongCommits).toBeGreaterThan(KILLS / 2);
   // The last writer's lock was stale; a new process takes it over and reads the same state.
   const store = await openStore(createTestCommon(), { path });
   expect((await store.getCursor("k0"))?.block).toBe(previous.get("k0"));

@@ -8,7 +8,7 @@ import { createSecretRedactor } from "../../src/common/secrets.js";
 import { createDaemon, type Daemon } from "../../src/daemon/create-daemon.js";
 import { createSimulator, type Simulator } from "../../src/simulator/index.js";
 import { NORMALIZERS } from "../../src/watch/normalize.js";
-import { waitFor } from "../helpers/child.js";
+import { faultMoment, observeFor, waitFor } from "../helpers/wait-for.js";
 import { readOnDisk } from "./fixtures/on-disk.js";
 import { CAN_MOUNT_TMPFS, fillFileSystem } from "../helpers/tmpfs.js";
 import { configFromText, quietCommon, readJsonLines, recordKeyOf, tempDir } from "../helpers/harness.js";
@@ -53,7 +53,6 @@ function mountTmpfs(size: string): string | undefined {
 }
 
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 interface Trouble {
   name: string;
@@ -86,7 +85,7 @@ const troubles: Trouble[] = [
         // A checkpoint may still free or reuse pages of the WAL: top up until nothing is freed any more.
         for (let i = 0; i < 3; i++) {
           fillFileSystem(filler);
-          await sleep(300);
+          await faultMoment(300);
         }
         fillFileSystem(filler);
       },
@@ -155,13 +154,11 @@ async function readyz(url: string): Promise<Readyz> {
 }
 
 async function readyzUntil(url: string, status: number): Promise<Readyz> {
-  const deadline = Date.now() + 20_000;
-  for (;;) {
-    const answer = await readyz(url);
-    if (answer.status === status) return answer;
-    if (Date.now() > deadline) throw new Error(`/readyz still answers ${answer.status}: ${answer.body.reasons.join("; ")}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+  let answer: Readyz | undefined;
+  await waitFor(async () => (answer = await readyz(url)).status === status, 20_000, `/readyz to answer ${status}`).catch((error: unknown) => {
+    throw new Error(`${(error as Error).message}; it answers ${answer?.status}: ${answer?.body.reasons.join("; ")}`);
+  });
+  return answer!;
 }
 
 const pendingAlerts = async (daemon: Daemon) => (await daemon.store.listOutbox({ state: "pending" })).length;
@@ -195,7 +192,7 @@ describe("disk trouble under a running daemon", () => {
 
     // Several ticks later: the last commit untouched, and the cursors where it left them (a
     // failed write is undone in memory too: the poller scans those windows again).
-    await sleep(3_000);
+    await observeFor(3_000);
     expect(readOnDisk(storePath)).toEqual(good);
     for (const key of keys) expect((await daemon.store.getCursor(key))!.block, key).toBeLessThanOrEqual(goodCursors[key]!);
     const logged = run.logs.map((line) => JSON.parse(line) as { msg: string; err?: { code?: string; message?: string } }).filter((line) => line.msg.startsWith("store write failed"));

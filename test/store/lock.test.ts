@@ -10,6 +10,7 @@ import { openStore } from "../../src/store/open-store.js";
 import { processState } from "../../src/store/store-lock.js";
 import { cursor } from "./fixtures/sample.js";
 import { storeFilePerTest } from "./fixtures/store-file.js";
+import { waitFor } from "../helpers/wait-for.js";
 
 const OPEN_FIXTURE = new URL("./fixtures/open.ts", import.meta.url).pathname;
 
@@ -50,10 +51,7 @@ async function zombie(): Promise<{ pid: number; stop: () => void }> {
     });
     // Polled, with a generous bound for a busy machine: the child exits and shows as a zombie.
     let state = processState(pid);
-    for (let i = 0; i < 1_000 && state !== "Z" && state !== undefined; i++) {
-      await new Promise((resolve) => setTimeout(resolve, 10));
-      state = processState(pid);
-    }
+    await waitFor(() => (state = processState(pid)) === "Z" || state === undefined, 10_000, `process ${pid} to become a zombie`).catch(() => undefined);
     if (state === "Z") return { pid, stop: () => parent.kill("SIGKILL") };
     parent.kill("SIGKILL");
     if (attempt === 5) throw new Error(`no zombie after ${attempt} tries (last state ${state ?? "reaped"})`);

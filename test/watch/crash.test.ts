@@ -6,6 +6,7 @@ import { createPrng } from "../../src/simulator/prng.js";
 import { NORMALIZERS } from "../../src/watch/normalize.js";
 import { readJsonLines, recordKeyOf, tempDir } from "../helpers/harness.js";
 import { startKaiawatch, waitFor } from "../helpers/child.js";
+import { faultMoment } from "../helpers/wait-for.js";
 import { daemonFiles, simulatorHead } from "../helpers/simulator-config.js";
 
 /**
@@ -54,7 +55,7 @@ sinks:
     for (let kill = 0; kill < KILLS; kill++) {
       const child = startKaiawatch(["run", "--config", configPath, "--log-level", "warn", "--log-format", "json"]);
       // Kill anywhere from start-up to the middle of a tick's windows and deliveries.
-      await new Promise((resolve) => setTimeout(resolve, 150 + Math.floor(random() * 1200)));
+      await faultMoment(150 + Math.floor(random() * 1200));
       child.process.kill("SIGKILL");
       const { signal } = await child.exited;
       expect(signal, `kill ${kill} (seed ${seed}): ${child.stderr()}`).toBe("SIGKILL");

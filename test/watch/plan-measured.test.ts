@@ -7,6 +7,7 @@ import { planCredits } from "../../src/watch/credit-plan.js";
 import { startKaiawatch, waitForStatusUrl } from "../helpers/child.js";
 import { tempDir } from "../helpers/harness.js";
 import { simulatorHead, writeConfig } from "../helpers/simulator-config.js";
+import { waitFor } from "../helpers/wait-for.js";
 
 /**
  * `kaiawatch plan` against a measured run: the real daemon (a child process) polls the
@@ -63,14 +64,18 @@ sinks:
       const url = await waitForStatusUrl(child);
       /** Waits until every source has finished a tick more than `after`, and none is running: the quiet second between ticks. */
       const settledAfter = async (after: number): Promise<number> => {
-        const deadline = Date.now() + 20_000;
-        for (;;) {
-          const body = (await (await fetch(`${url}/status`)).json()) as StatusBody;
+        let body: StatusBody | undefined;
+        let settled = 0;
+        const isSettled = async (): Promise<boolean> => {
+          body = (await (await fetch(`${url}/status`)).json()) as StatusBody;
           const ticks = body.sources.map((s) => s.ticks);
-          if (body.sources.length === 5 && body.sources.every((s) => !s.running && s.last_outcome === "ok") && new Set(ticks).size === 1 && ticks[0]! > after) return ticks[0]!;
-          if (Date.now() > deadline) throw new Error(`no settled tick: ${JSON.stringify(body)}`);
-          await new Promise((resolve) => setTimeout(resolve, 50));
-        }
+          settled = ticks[0] ?? 0;
+          return body.sources.length === 5 && body.sources.every((s) => !s.running && s.last_outcome === "ok") && new Set(ticks).size === 1 && settled > after;
+        };
+        await waitFor(isSettled, 20_000, `a settled tick after tick ${after}`).catch((error: unknown) => {
+          throw new Error(`${(error as Error).message}: ${JSON.stringify(body)}`);
+        });
+        return settled;
       };
       // The first tick only sets the cursors (start: latest) and costs nothing: measure from after it.
       const ticksA = await settledAfter(0);

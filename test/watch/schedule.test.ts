@@ -4,6 +4,7 @@ import { createSimulator } from "../../src/simulator/index.js";
 import { createDaemon } from "../../src/daemon/create-daemon.js";
 import { NORMALIZERS } from "../../src/watch/normalize.js";
 import { configFromText, quietCommon, recordKeyOf, repeated, tempDir } from "../helpers/harness.js";
+import { observeFor } from "../helpers/wait-for.js";
 
 const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
@@ -34,7 +35,7 @@ sinks: { out: { type: file, path: "${join(dir.path, "alerts.jsonl")}" } }
     const interval = setInterval(() => {
       maxConcurrent = Math.max(maxConcurrent, daemon.engine.states().filter((s) => s.running).length);
     }, 20);
-    await new Promise((resolve) => setTimeout(resolve, 5_000));
+    await observeFor(5_000);
     clearInterval(interval);
     await daemon.stop();
 

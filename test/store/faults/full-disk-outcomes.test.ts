@@ -9,9 +9,10 @@ import { createDispatcher, type Dispatcher } from "../../../src/notify/dispatche
 import { DELIVERY_PAUSED_CODE } from "../../../src/notify/outcome-gate.js";
 import { openSqliteStore } from "../../../src/store/open-store.js";
 import type { SqliteStore } from "../../../src/store/sqlite-store.js";
-import { commit, entry, recording, sleep, transient, until } from "../../notify/dispatcher-fixtures.js";
+import { commit, entry, recording, transient, until } from "../../notify/dispatcher-fixtures.js";
 import { CAN_MOUNT_TMPFS, fillFileSystem } from "../../helpers/tmpfs.js";
 import { makeTempDir } from "../fixtures/temp-dir.js";
+import { observeFor } from "../../helpers/wait-for.js";
 
 /**
  * A full disk with alerts pending (issue 29, item 4). The sends succeed (or fail), but their
@@ -89,7 +90,7 @@ describe.skipIf(!CAN_MOUNT_TMPFS)("a full disk with alerts pending", () => {
     // one send per alert (the one whose outcome it rolled back); before, the store failed a
     // write at every pass and 390 sends went out in a second.
     await until(() => logLines.some((line) => line.includes(DELIVERY_PAUSED_CODE)), 10_000, "the pause's log line");
-    await sleep(1_000);
+    await observeFor(1_000);
     const perId = (calls: { id: string }[]) => {
       const counts = new Map<string, number>();
       for (const call of calls) counts.set(call.id, (counts.get(call.id) ?? 0) + 1);

@@ -7,6 +7,7 @@ import { leaseResource } from "../../../src/store/resources.js";
 import type { PostgresStore } from "../../../src/store/postgres/postgres-store.js";
 import { cursor } from "../fixtures/sample.js";
 import { fakeClock, usePostgres } from "./pg-fixtures.js";
+import { waitFor } from "../../helpers/wait-for.js";
 
 /**
  * The lease keeper's signals (HeldLease.signal): the work under a lease stops the moment the
@@ -176,7 +177,7 @@ describe("the lease keeper's signals", () => {
     clock.advance(USABLE_MS);
     expect(keeper.holds(leaseResource({ source: "s0" }))).toBeUndefined();
     // No renewal, no firing's end: the lapse alone writes it.
-    await vi.waitFor(async () => expect((await reader.getCursor("s0"))?.block).toBe(150), { timeout: 10_000, interval: 20 });
+    await waitFor(async () => (await reader.getCursor("s0"))?.block === 150, 10_000, "the lapse to write s0's cursor to PostgreSQL");
     await keeper.stop();
   });
 

@@ -6,7 +6,8 @@ import { createSilenceBook, newSilence } from "../../../src/notify/silences.js";
 import { leaseResource, type LeaseResource } from "../../../src/store/resources.js";
 import { createLeaseKeeper } from "../../../src/store/postgres/lease-keeper.js";
 import type { CooldownStamp } from "../../../src/store/types.js";
-import { commit, entry, recording, sleep, type TestSink } from "../../notify/dispatcher-fixtures.js";
+import { commit, entry, recording, type TestSink } from "../../notify/dispatcher-fixtures.js";
+import { waitFor, workFor } from "../../helpers/wait-for.js";
 import { usePostgres } from "./pg-fixtures.js";
 
 /**
@@ -99,7 +100,7 @@ describe("silences shared by replicas", () => {
     expect((await d2.drain({ timeoutMs: 10_000 })).suppressed).toBe(1);
     expect(sink.delivered).toEqual(["x2"]);
     expect(await readSuppressedNotes(r1, await r1.listOutbox())).toEqual({ "x1:a": { at: expect.any(String), reason: "silence" } });
-    await expect.poll(async () => (await r1.silences.active(common.now())).map((s) => [s.id, s.suppressed])).toEqual([[silence.id, 1]]);
+    await waitFor(async () => JSON.stringify((await r1.silences.active(common.now())).map((s) => [s.id, s.suppressed])) === JSON.stringify([[silence.id, 1]]), 10_000, "the silence's count of one held back, in PostgreSQL");
 
     // Removed through r1: r2 sends the next matching alert.
     expect(await r1.silences.remove(silence.id, common.now())).toEqual(silence);
@@ -132,7 +133,7 @@ describe("a sink across replicas", () => {
         receiver.inFlight++;
         receiver.maxInFlight = Math.max(receiver.maxInFlight, receiver.inFlight);
         receiver.by.add(replica);
-        await sleep(3);
+        await workFor(3);
         receiver.received.push(...delivery.alerts.map((a) => a.id));
         receiver.inFlight--;
       });
@@ -147,7 +148,7 @@ describe("a sink across replicas", () => {
     d1.kick();
     d2.kick();
     const all = (n: number) => [...receivers.values()].every((receiver) => receiver.received.length >= n);
-    while (!all(30)) await sleep(10);
+    await waitFor(() => all(30), 20_000, "30 deliveries through both replicas");
     // Each sink was delivered by exactly one replica, never two sends at once.
     expect([...receivers.values()].map((receiver) => receiver.by.size)).toEqual([1, 1]);
 
@@ -158,7 +159,7 @@ describe("a sink across replicas", () => {
     expect(resources.map(holders)).toEqual([["r2"], ["r2"]]);
     await commit(r2, alerts(30, 60));
     d2.kick();
-    while (!all(60)) await sleep(10);
+    await waitFor(() => all(60), 20_000, "60 deliveries after the handover");
     await d2.stop();
     await k2.stop();
     for (const receiver of receivers.values()) {
