@@ -1,13 +1,12 @@
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { chromium, type BrowserContext } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { main } from "../../src/cli/main.js";
 import { createDaemon, type Daemon } from "../../src/daemon/create-daemon.js";
 import { createDispatcher } from "../../src/notify/dispatcher.js";
 import { createWebhookSink } from "../../src/notify/sinks/webhook.js";
 import { createSimulator, type Simulator } from "../../src/simulator/index.js";
+import { browserContext, CHROMIUM, HAS_CHROMIUM } from "../helpers/browser.js";
 import { freePort } from "../helpers/free-port.js";
 import { configFromText, memoryIO, quietCommon } from "../helpers/harness.js";
 import { commit, createEnv, entry, type TestEnv } from "../notify/dispatcher-fixtures.js";
@@ -22,8 +21,6 @@ import { waitFor } from "../helpers/wait-for.js";
  * accepts); the daemon then runs on that store. The browser part is skipped, with a message,
  * where /usr/bin/chromium is missing.
  */
-const CHROMIUM = "/usr/bin/chromium";
-const HAS_CHROMIUM = existsSync(CHROMIUM);
 if (!HAS_CHROMIUM) console.warn(`SKIPPED the browser part of test/status/page-history.e2e.test.ts: ${CHROMIUM} is missing`);
 
 const TOKEN = "history-page-token-9f3e";
@@ -109,15 +106,9 @@ describe("one alert's delivery history on a running daemon", () => {
   });
 
   it.skipIf(!HAS_CHROMIUM)("shows every attempt on the page of the alert, reached from the latest alerts", async () => {
-    const profile = mkdtempSync(join(tmpdir(), "kaiawatch-chromium-"));
-    let context: BrowserContext | undefined;
+    const shared = await browserContext();
     try {
-      context = await chromium.launchPersistentContext(profile, {
-        executablePath: CHROMIUM,
-        headless: true,
-        args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-      });
-      const page = await context.newPage();
+      const page = await shared.context.newPage();
       await page.goto(`${url}/`);
       await page.locator("#token-input").fill(TOKEN);
       await page.locator("#token-submit").click();
@@ -134,8 +125,7 @@ describe("one alert's delivery history on a running daemon", () => {
       await page.locator("#alert-detail-close").click();
       await waitFor(() => page.locator("#alert-detail").isHidden(), 10_000, "the alert's detail to close");
     } finally {
-      await context?.close();
-      rmSync(profile, { recursive: true, force: true });
+      await shared.close();
     }
   });
 });

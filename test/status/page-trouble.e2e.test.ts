@@ -1,10 +1,10 @@
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { chromium, type BrowserContext, type Page } from "playwright-core";
+import type { BrowserContext, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createDaemon, type Daemon } from "../../src/daemon/create-daemon.js";
 import { createSimulator, type Simulator } from "../../src/simulator/index.js";
+import { browserContext, CHROMIUM, HAS_CHROMIUM, type SharedContext } from "../helpers/browser.js";
 import { configFromText, quietCommon, tempDir } from "../helpers/harness.js";
 import { startReceiver, type Receiver } from "../notify/receiver.js";
 import { waitFor } from "../helpers/wait-for.js";
@@ -18,8 +18,6 @@ import { waitFor } from "../helpers/wait-for.js";
  * writes them there again, otherwise they go to test-results/.
  * Skipped, with a message, where /usr/bin/chromium is not installed (`.ci/run` installs it).
  */
-const CHROMIUM = "/usr/bin/chromium";
-const HAS_CHROMIUM = existsSync(CHROMIUM);
 if (!HAS_CHROMIUM) console.warn(`SKIPPED test/status/page-trouble.e2e.test.ts: ${CHROMIUM} is missing (apt-get install -y chromium)`);
 
 const VIEWPORT = { width: 1280, height: 800 };
@@ -29,28 +27,21 @@ const VIEWPORT = { width: 1280, height: 800 };
  */
 const SHOTS = process.env.UPDATE_DOCS_SCREENSHOTS === "1" ? join(process.cwd(), "docs") : join(process.cwd(), "test-results");
 
+let shared: SharedContext | undefined;
 let context: BrowserContext;
-let profile: string;
 const cleanups: Array<() => Promise<void> | void> = [];
 
 beforeAll(async () => {
   if (!HAS_CHROMIUM) return;
-  profile = mkdtempSync(join(tmpdir(), "kaiawatch-chromium-"));
   mkdirSync(SHOTS, { recursive: true });
-  context = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-    viewport: VIEWPORT,
-    colorScheme: "light",
-  });
+  shared = await browserContext({ viewport: VIEWPORT, colorScheme: "light" });
+  context = shared.context;
 }, 30_000);
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 afterAll(async () => {
-  await context?.close();
-  if (profile) rmSync(profile, { recursive: true, force: true });
+  await shared?.close();
 });
 
 interface Setup {

@@ -1,12 +1,12 @@
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { chromium, type BrowserContext, type Page } from "playwright-core";
+import type { BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createSimulator, type Simulator } from "../../src/simulator/index.js";
 import { HOSTILE_STRINGS } from "../../src/simulator/hostile.js";
 import { WRITE_TOKEN_FILE_NAME } from "../../src/config/schema.js";
 import { CONTENT_SECURITY_POLICY } from "../../src/status/page/page-files.js";
+import { browserContext, CHROMIUM, HAS_CHROMIUM, type SharedContext } from "../helpers/browser.js";
 import { startKaiawatch, waitFor, type Child } from "../helpers/child.js";
 import { tempDir } from "../helpers/harness.js";
 import { startReceiver, type Receiver } from "../notify/receiver.js";
@@ -18,8 +18,6 @@ import { startReceiver, type Receiver } from "../notify/receiver.js";
  * re-queued from the page only with the status token. Skipped, with a message, where
  * /usr/bin/chromium is not installed (`.ci/run` installs it).
  */
-const CHROMIUM = "/usr/bin/chromium";
-const HAS_CHROMIUM = existsSync(CHROMIUM);
 if (!HAS_CHROMIUM) console.warn(`SKIPPED test/status/page.e2e.test.ts: ${CHROMIUM} is missing (apt-get install -y chromium); the status page was not tested in a browser`);
 
 const EXPLORER = "https://kaiascan.example";
@@ -32,8 +30,8 @@ const BIDI = HOSTILE_STRINGS[3]!; // invoice\u202Egnp.exe
 
 let sim: Simulator;
 let receiver: Receiver;
+let shared: SharedContext | undefined;
 let context: BrowserContext;
-let profile: string;
 const dir = tempDir("kaiawatch-page-e2e-");
 /** What the webhook receiver answers: 400 makes a dead letter at once (a permanent error). */
 let hookStatus = 400;
@@ -46,21 +44,15 @@ beforeAll(async () => {
     res.writeHead(hookStatus, { "content-type": "text/plain" });
     res.end(hookStatus === 200 ? "ok" : "bad request");
   });
-  profile = mkdtempSync(join(tmpdir(), "kaiawatch-chromium-"));
-  context = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-    viewport: { width: 1280, height: 1000 },
-  });
+  shared = await browserContext({ viewport: { width: 1280, height: 1000 } });
+  context = shared.context;
   mkdirSync(SCREENSHOTS, { recursive: true });
 }, 30_000);
 
 afterAll(async () => {
-  await context?.close();
+  await shared?.close();
   await receiver?.close();
   await sim?.close();
-  if (profile) rmSync(profile, { recursive: true, force: true });
   dir.remove();
 });
 
