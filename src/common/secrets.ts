@@ -1,10 +1,10 @@
 /**
  * The set of secret values (API key, SMTP password, webhook URLs and secrets, bot tokens,
  * the secret parts of endpoint URLs) that must never leave the process: one per process,
- * learnt from the config at load and at every reload (secretsOfConfig). Every door text
- * leaves by scrubs through it by value, whatever shape the secret has: the logger every
+ * learnt from the config at load and at every reload (secretsOfConfig). Each door by which
+ * text leaves scrubs it here, by value, whatever shape the secret has: the logger every
  * serialized line, the status server every answer, the operational monitor every alert
- * about kaiawatch itself (whose text quotes error bodies: an explorer's 401 that quotes the
+ * about kaiawatch itself (whose texts quote error bodies: an explorer's 401 that quotes the
  * key, a node's 404 that quotes its URL).
  */
 export interface SecretRedactor {

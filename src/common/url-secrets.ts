@@ -11,8 +11,9 @@
  * lowercase words joined by `-` (`rpc`, `public-en`, `kaia-mainnet-archive`) and versions
  * (`v2`, `v1.1`). A name is what a text may well say for other reasons ("v2", "mainnet"),
  * so scrubbing it would erase it everywhere; a key looks like neither. Any other URL in the
- * config (a link in a template) counts only what looks like a key (`looksLikeKey`): its
- * path segments are ids and addresses, which alerts must keep.
+ * config (a link in a template) counts its user info, its query values but names, and only
+ * the path segments that look like a key (`looksLikeKey`): its other segments are ids and
+ * addresses, which alerts must keep.
  */
 
 /** What replaces a secret part when a URL is shown. */
@@ -32,7 +33,7 @@ export function isUrlName(part: string): boolean {
   return /^[a-z]+(?:-[a-z]+)*$/.test(part) || /^v\d+(?:\.\d+)*$/.test(part);
 }
 
-/** Which parts of a URL count as secret: an endpoint's every part but names, or only key-like path segments (any query value either way). */
+/** Which path segments of a URL count as secret: an endpoint's every one but names, or only key-like ones. */
 export type UrlSecretRule = "endpoint" | "key-like";
 
 function isSecretSegment(segment: string, rule: UrlSecretRule): boolean {
@@ -78,8 +79,9 @@ export function secretsOfUrl(url: string, rule: UrlSecretRule = "key-like"): str
   add(parsed.password);
   if (parsed.username !== "" || parsed.password !== "") add(`${parsed.username}${parsed.password !== "" ? `:${parsed.password}` : ""}`);
   const segments = parsed.pathname.split("/");
-  for (const segment of segments) if (isSecretSegment(decoded(segment), rule)) add(segment);
-  const firstSecret = segments.findIndex((segment) => isSecretSegment(decoded(segment), rule));
+  const secret = segments.map((segment) => isSecretSegment(decoded(segment), rule));
+  segments.forEach((segment, index) => secret[index] && add(segment));
+  const firstSecret = secret.indexOf(true);
   if (firstSecret > 0) add(segments.slice(0, firstSecret + 1).join("/"));
   // Raw values too: URLSearchParams decodes "+" to a space, an echo of the URL keeps it.
   const addValue = (value: string) => {
