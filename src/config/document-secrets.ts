@@ -13,6 +13,9 @@ import { SINK_SECRET_KEY_NAMES } from "../notify/sinks/index.js";
  */
 export const SECRET_KEYS: ReadonlySet<string> = new Set(["api_key", "token", "url", "password", ...SINK_SECRET_KEY_NAMES]);
 
+/** Keys whose value is an endpoint URL: every part of it but names is a secret (src/common/url-secrets.ts). */
+const ENDPOINT_URL_KEYS: ReadonlySet<string> = new Set(["base_url", "rpc_url", "url"]);
+
 /** `api_key:SECRET` (no space after the colon) is one plain scalar, not a pair. */
 const GLUED_PAIR = /^\s*([A-Za-z_]+)\s*:\s*(\S.*)$/s;
 
@@ -57,11 +60,14 @@ export function secretsOfDocument(doc: Document, text: string): string[] {
         // Header names are not secret (and name the place of a mistake); their values are.
         for (const item of pair.value.items) collectUnder(item.value);
       } else if (name !== undefined && SECRET_KEYS.has(name)) collectUnder(pair.value);
+      if (name !== undefined && ENDPOINT_URL_KEYS.has(name) && isScalar(pair.value) && typeof pair.value.value === "string") {
+        for (const part of secretsOfUrl(pair.value.value.trim(), "endpoint")) addText(found, part);
+      }
       return undefined;
     },
     Scalar(_key, scalar) {
       if (typeof scalar.value !== "string") return;
-      // Any URL, under any key (explorer.base_url, chain.rpc_url): its user info, key-like path and query.
+      // Any URL, under any key: its user info, key-like path and query (an endpoint's every part but names, above).
       for (const part of secretsOfUrl(scalar.value.trim())) addText(found, part);
       const glued = GLUED_PAIR.exec(scalar.value);
       if (glued?.[1] !== undefined && glued[2] !== undefined && SECRET_KEYS.has(glued[1].toLowerCase())) addText(found, glued[2]);

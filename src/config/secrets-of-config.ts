@@ -7,9 +7,10 @@ import type { Config } from "./types.js";
  * status token, Slack/Discord/webhook URLs (the URL is the credential), webhook signing
  * secrets and header values (often an Authorization), SMTP user and password, Telegram
  * bot tokens, PagerDuty routing keys, the PostgreSQL store URL and its password; and the
- * secret-bearing parts of every URL anywhere in the config (user info, key-like path
- * segments, query values: a provider key in `chain.rpc_url`), which a server may echo back
- * in an error that reaches a log line or /readyz.
+ * secret-bearing parts of every URL (a provider key in `chain.rpc_url`), which a server may
+ * echo back in an error that reaches a log line, /readyz or an operational alert: of the
+ * endpoints (explorer.base_url, chain.rpc_url, store.url, the sinks' secret URLs) every
+ * part but names, of any other URL in the config the key-like parts (src/common/url-secrets.ts).
  */
 export function secretsOfConfig(config: Config): string[] {
   const secrets = new Set<string>();
@@ -20,7 +21,13 @@ export function secretsOfConfig(config: Config): string[] {
   add(config.status.token);
   add(config.store.url);
   add(passwordOf(config.store.url));
-  for (const sink of Object.values(config.sinks)) sinkDefinitionOf(sink.type)?.secrets(sink).forEach(add);
+  const endpoints = [config.explorer.base_url, config.chain.rpc_url, config.store.url];
+  for (const sink of Object.values(config.sinks)) {
+    const values = sinkDefinitionOf(sink.type)?.secrets(sink) ?? [];
+    values.forEach(add);
+    endpoints.push(...values);
+  }
+  for (const url of endpoints) if (url !== undefined) secretsOfUrl(url, "endpoint").forEach(add);
   for (const text of stringsOf(config)) secretsOfUrl(text).forEach(add);
   return [...secrets];
 }

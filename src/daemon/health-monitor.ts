@@ -170,7 +170,8 @@ export function createHealthMonitor(common: Common, options: HealthMonitorOption
       else unsettled.push(health.key);
     }
     settledHere = settled;
-    options.shared.publish({ conditions: sourceConditions(thresholds, sources, new Map(judged.map((state) => [state.key, state.last_error]))), unsettled });
+    // Scrubbed before the heartbeat stores it (and cuts its texts, which would leave a secret's head).
+    options.shared.publish({ conditions: common.secrets.redactDeep(sourceConditions(thresholds, sources, new Map(judged.map((state) => [state.key, state.last_error])))), unsettled });
   }
 
   /**

@@ -120,7 +120,11 @@ export interface OperationalMonitor {
 export async function createOperationalMonitor(common: Common, options: OperationalMonitorOptions): Promise<OperationalMonitor> {
   const { store } = options;
   const logger = common.logger.child({ component: "operational" });
-  const stored = async () => Object.entries((await readMeta(store, OPERATIONAL_EPISODES)) ?? {});
+  // Conditions quote error texts (an explorer's 401 quoting the key, a node's 404 quoting its
+  // URL): scrubbed as they come in, and episodes as they are read (an earlier release stored
+  // them as they came), this monitor being the one door to the episodes it stores, the
+  // alerts it queues or sends directly, and its log lines.
+  const stored = async () => Object.entries(common.secrets.redactDeep((await readMeta(store, OPERATIONAL_EPISODES)) ?? {}));
   const episodes = new Map(await stored());
   // Episodes of an earlier run: their firing alert may not have reached the outbox (queued again, the outbox keeps one).
   const unqueued = new Set(episodes.keys());
@@ -200,7 +204,7 @@ export async function createOperationalMonitor(common: Common, options: Operatio
 
   async function update(conditions: readonly OperationalCondition[]): Promise<void> {
     const now = new Date(common.now()).toISOString();
-    const holding = new Map(conditions.map((condition) => [condition.key, condition]));
+    const holding = new Map(conditions.map((condition) => [condition.key, common.secrets.redactDeep(condition)]));
     for (const condition of holding.values()) {
       const known = episodes.get(condition.key);
       if (known !== undefined && known.resolved_at === undefined) {

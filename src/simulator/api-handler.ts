@@ -84,9 +84,10 @@ export function createApiHandler({ seed, world, chain, nft, dialect, limits, liv
       return sendError(res, op, SERVER_ERRORS.maintenance());
     }
     const authorized = limits.apiKey === undefined || req.headers.authorization === `Bearer ${limits.apiKey}`;
+    const refused = () => (f.unauthorizedQuotesToken ? SERVER_ERRORS.invalidToken(req.headers.authorization ?? "") : SERVER_ERRORS.unauthorized());
     // The predecessor's /api/v1/app-users/request-quotas: the key's allowances, not itself rate limited or charged.
     if (url.pathname === "/api/v1/app-users/request-quotas" && req.method === "GET") {
-      if (!authorized) return sendError(res, op, SERVER_ERRORS.unauthorized());
+      if (!authorized) return sendError(res, op, refused());
       const quotas: Record<string, number> = {};
       if (limits.requestsPerSecond !== undefined) quotas.request_per_second = limits.requestsPerSecond;
       if (limits.dailyCreditQuota !== undefined) quotas.request_per_day = limits.dailyCreditQuota;
@@ -95,7 +96,7 @@ export function createApiHandler({ seed, world, chain, nft, dialect, limits, liv
     if (!route || req.method !== "GET") return sendError(res, op, SERVER_ERRORS.notFoundUrl(url.pathname));
     if (!authorized) {
       fault("unauthorized");
-      return sendError(res, op, SERVER_ERRORS.unauthorized());
+      return sendError(res, op, refused());
     }
     if (limits.plan === "FREE" && OPERATIONS[route.op].plan !== "FREE") {
       fault("plan");

@@ -39,6 +39,8 @@ export const invalid = (detail: string) => new ApiError(400, "INVALID_REQUEST", 
 /** The error answers of klaytn/finder-api (ApplicationErrorType and messages_en.yml), word for word. */
 export const SERVER_ERRORS = {
   unauthorized: () => new ApiError(401, "UNAUTHORIZED_ACCESS", "unauthorized access", "Please confirm your authority."),
+  /** A 401 that quotes the credential it refused, as some gateways in front of an API answer (SimulatorFaults.unauthorizedQuotesToken). */
+  invalidToken: (authorization: string) => new ApiError(401, "UNAUTHORIZED_ACCESS", "unauthorized access", `Invalid token: ${authorization}`),
   /** KaiaScan's plan refusal is not in the predecessor's source; this is its FORBIDDEN answer. */
   forbidden: () => new ApiError(403, "FORBIDDEN", "unauthorized access", "Please confirm your authority."),
   notFoundUrl: (path: string) => new ApiError(404, "NOT_FOUND_URL", "invalid request", `The url(${path}) does not exists.`),

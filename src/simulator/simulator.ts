@@ -51,6 +51,8 @@ export interface SimulatorFaults {
   shortPages?: number;
   /** Every record of a list answer without this field, as from a server release that dropped or renamed it. */
   dropField?: string;
+  /** A refused key's 401 quotes the Authorization header it was sent (`Invalid token: Bearer …`): a secret in an error body. */
+  unauthorizedQuotesToken?: boolean;
   /** JSON-RPC debug_traceTransaction answers "method not found", as public endpoints do. */
   debugUnavailable?: boolean;
 }
@@ -68,6 +70,12 @@ export interface SimulatorLimits {
    * PRO_PLUS, which allows every operation.
    */
   plan?: "FREE" | "PRO_PLUS";
+  /**
+   * The path JSON-RPC is served at (default "/"): a hosted node's key in its URL (`/v2/KEY`).
+   * A POST to any other path gets the API's 404, which quotes the path: a key changed here is
+   * a node refusing a revoked key with the key in its answer.
+   */
+  rpcPath?: string;
 }
 
 export interface SimulatorOptions extends SimulatorLimits {
@@ -150,7 +158,7 @@ export interface Simulator {
   /** Base URL of the explorer API (paths under /api/v1). */
   url: string;
   /**
-   * JSON-RPC endpoint (the same server): eth_blockNumber, kaia_blockNumber, eth_chainId,
+   * JSON-RPC endpoint (the same server, at `rpcPath`): eth_blockNumber, kaia_blockNumber, eth_chainId,
    * kaia_getBlockReceipts and debug_traceTransaction (callTracer) of the top-level transactions,
    * eth_getBalance, and eth_call for decimals(), symbol(), name(), balanceOf(address) of the tokens.
    */
@@ -217,7 +225,7 @@ export async function createSimulator(options: SimulatorOptions = {}): Promise<S
   };
   for (let i = 0; i < initialBlocks; i++) mineOne();
 
-  const limits: SimulatorLimits = { apiKey: options.apiKey, requestsPerSecond: options.requestsPerSecond, dailyCreditQuota: options.dailyCreditQuota, indexingLagBlocks: options.indexingLagBlocks, plan: options.plan };
+  const limits: SimulatorLimits = { apiKey: options.apiKey, requestsPerSecond: options.requestsPerSecond, dailyCreditQuota: options.dailyCreditQuota, indexingLagBlocks: options.indexingLagBlocks, plan: options.plan, rpcPath: options.rpcPath };
   const chosen = options.dialect === "document" ? DOCUMENT_DIALECT : SERVER_DIALECT;
   const dialect: Dialect = { ...chosen, callParties: options.callParties ?? chosen.callParties, inventoryNftType: options.inventoryNftType ?? chosen.inventoryNftType };
   const chainId = options.chainId ?? 1001;
@@ -240,7 +248,7 @@ export async function createSimulator(options: SimulatorOptions = {}): Promise<S
 
   const server = createServer((req, res) => {
     const url = new URL(req.url ?? "/", "http://simulator.invalid");
-    const work = req.method === "POST" && url.pathname === "/" ? handleRpc(req, res) : handleApi(req, res, url);
+    const work = req.method === "POST" && url.pathname === (limits.rpcPath ?? "/") ? handleRpc(req, res) : handleApi(req, res, url);
     work.catch(() => {
       // A bug here must still answer, not hang the client.
       if (!res.headersSent) sendError(res, "unknown", SERVER_ERRORS.internal());
@@ -265,7 +273,7 @@ export async function createSimulator(options: SimulatorOptions = {}): Promise<S
 
   return {
     url: base,
-    rpcUrl: base,
+    rpcUrl: `${base}${limits.rpcPath ?? ""}`,
     head: () => chain.head,
     mine(count = 1) {
       for (let i = 0; i < count; i++) mineOne();
@@ -280,13 +288,14 @@ export async function createSimulator(options: SimulatorOptions = {}): Promise<S
       haltedMs += seconds * 1000;
     },
     setFaults(f) {
-      const { apiKey, requestsPerSecond, dailyCreditQuota, indexingLagBlocks, plan, ...rest } = f;
+      const { apiKey, requestsPerSecond, dailyCreditQuota, indexingLagBlocks, plan, rpcPath, ...rest } = f;
       live.faults = { ...live.faults, ...rest };
       if ("apiKey" in f) limits.apiKey = apiKey;
       if ("requestsPerSecond" in f) limits.requestsPerSecond = requestsPerSecond;
       if ("dailyCreditQuota" in f) limits.dailyCreditQuota = dailyCreditQuota;
       if ("indexingLagBlocks" in f) limits.indexingLagBlocks = indexingLagBlocks;
       if ("plan" in f) limits.plan = plan;
+      if ("rpcPath" in f) limits.rpcPath = rpcPath;
     },
     stats: () => meter.stats(),
     resetStats: () => {

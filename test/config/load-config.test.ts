@@ -373,6 +373,14 @@ sinks:
         "smtp-user-1",
         "smtp-pass-1",
         "123456:telegram1",
+        // The secret URLs' parts but names (issue 41): a receiver may quote one alone.
+        "T",
+        "B",
+        "slack1",
+        "/services/T",
+        "1",
+        "discord1",
+        "/api/webhooks/1",
       ].sort(),
     );
   });

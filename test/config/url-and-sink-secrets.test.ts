@@ -81,3 +81,49 @@ describe("the secret parts of a URL", () => {
     for (const part of ["9f3cSECRET0a1b2c3d4e5f", "qsSECRET42", "SECRETpw1234", ROUTING_KEY]) expect(secrets).toContain(part);
   });
 });
+
+/**
+ * Issue 41: a key has no shape to know it by. A 6- or 15-character key of letters, digits,
+ * `_` and `-` in chain.rpc_url's path was not taken for one (looksLikeKey wants 16 characters
+ * of letters and digits), so it reached every log line and alert that quoted the node's 404.
+ * The endpoints' URLs count every part but names as secret.
+ */
+describe("the secret parts of an endpoint URL", () => {
+  const SHORT_KEYS = ["q_7-Zx", "Ab3_x-9Qm2_k-7p"];
+
+  it("every path segment and query value but names: short keys with _ and - are caught, v2, rpc and mainnet are not", async () => {
+    const { isUrlName, redactUrl, secretsOfUrl } = await import("../../src/common/url-secrets.js");
+    for (const key of SHORT_KEYS) {
+      const url = `https://kaia-mainnet.example.com/v2/rpc/${key}?network=mainnet&token=${key}x`;
+      const secrets = secretsOfUrl(url, "endpoint");
+      expect(secrets).toContain(key);
+      expect(secrets).toContain(`${key}x`);
+      // The path up to the key: a node's 404 quotes it, caught even for a key below the scrubber's 6 characters.
+      expect(secrets).toContain(`/v2/rpc/${key}`);
+      for (const name of ["v2", "rpc", "mainnet", "kaia-mainnet.example.com"]) expect(secrets).not.toContain(name);
+      expect(redactUrl(url)).toBe("https://kaia-mainnet.example.com/v2/rpc/[redacted]?network=[redacted]&token=[redacted]");
+      // Any other URL (a link in a template) keeps its ids: only key-like parts count there.
+      expect(secretsOfUrl(url)).not.toContain(key);
+    }
+    for (const name of ["v2", "v1.1", "rpc", "public-en", "kaia-mainnet-archive"]) expect(isUrlName(name)).toBe(true);
+    for (const key of [...SHORT_KEYS, "abc_def", "Mainnet", "v2beta", "8217"]) expect(isUrlName(key)).toBe(false);
+  });
+
+  it("the loaded config's secrets hold a short key of chain.rpc_url's path, and no name", () => {
+    for (const key of SHORT_KEYS) {
+      const text = `chain: { rpc_url: "https://kaia-mainnet.example.com/v2/${key}?network=mainnet" }\nwatches:\n  - { name: w, every_block: true }\nrules:\n  - { name: r, watch: w, notify: [out] }\nsinks:\n  out: { type: console }\n`;
+      const { secrets } = parseConfigText(text, { fileName: "config.yaml", env: {} });
+      expect(secrets).toContain(key);
+      for (const name of ["v2", "mainnet"]) expect(secrets).not.toContain(name);
+    }
+  });
+
+  it("a config error does not quote a short key of chain.rpc_url's path", () => {
+    for (const key of SHORT_KEYS) {
+      const text = `chain: { rpc_url: "https://rpc.example.com/v2/${key}", lag_blocks: many }\nwatches:\n  - { name: w, every_block: true }\n`;
+      const error = configErrorOf(() => parseConfigText(text, { fileName: "config.yaml", env: {} }));
+      expect(error.secrets).toContain(key);
+      expect(error.format()).not.toContain(key);
+    }
+  });
+});

@@ -73,6 +73,13 @@ describe("the sink registry", () => {
         "TEAMSSIG",
         "https://hc-ping.com/HEARTBEATURL",
         "HBHEADER",
+        // The secret URLs' parts but names (issue 41): a receiver may quote one alone.
+        "SLACKURL",
+        "DISCORDURL",
+        "HOOKURL",
+        "/HOOKURL",
+        "HEARTBEATURL",
+        "/HEARTBEATURL",
       ].sort(),
     );
     for (const sink of Object.values(config.sinks)) {

@@ -23,8 +23,9 @@ problem with its line, column and key path and exits 2, or prints a summary of w
 would run and exits 0 (with a warning when the node cannot be reached: the tokens are
 then checked when kaiawatch starts). A file over 8 MiB, or nested more than 64 levels, is refused
 before it is checked. Values under secret keys (api_key, token, url, secret, headers,
-user, pass, bot_token, routing_key) and the user info, key-like path segments and query
-values of every URL are shown as [redacted] in every message and in the summary.
+user, pass, bot_token, routing_key) and the secret parts of URLs (user info, query values,
+and path segments: every one but names such as v2 in an endpoint's URL, key-like ones
+in any other) are shown as [redacted] in every message and in the summary.
 
 Options:
   --config PATH   the config file (default ./config.yaml)
