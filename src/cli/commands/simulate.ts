@@ -196,15 +196,16 @@ function configHint(url: string, rpcUrl: string, wallet: string, options: Simula
   const key = options.apiKey === undefined ? "" : ', api_key: "${KAIASCAN_API_KEY}"';
   // doctor warns when the explorer is further behind the head than chain.lag_blocks (default 2).
   const lag = (options.indexingLagBlocks ?? 0) > 2 ? `, lag_blocks: ${options.indexingLagBlocks}` : "";
+  // At the left margin, as it goes into the file.
   return [
-    `  explorer: { base_url: "${url}"${key} }`,
-    `  chain: { network: ${network}, rpc_url: "${rpcUrl}", explorer_url: "${url}"${lag} }`,
-    "  watches:",
-    `    - { name: busy-wallet, account: "${wallet}", sources: [nft_transfers] }`,
-    "  rules:",
-    "    - { name: busy-wallet-nfts, watch: busy-wallet, notify: [console] }",
-    "  sinks:",
-    "    console: { type: console }",
+    `explorer: { base_url: "${url}"${key} }`,
+    `chain: { network: ${network}, rpc_url: "${rpcUrl}", explorer_url: "${url}"${lag} }`,
+    "watches:",
+    `  - { name: busy-wallet, account: "${wallet}", sources: [nft_transfers] }`,
+    "rules:",
+    "  - { name: busy-wallet-nfts, watch: busy-wallet, notify: [console] }",
+    "sinks:",
+    "  console: { type: console }",
     ...(options.apiKey === undefined ? [] : ["  (set KAIASCAN_API_KEY to the --api-key value)"]),
   ];
 }
