@@ -14,7 +14,7 @@ export interface LocatedConfigIssue {
   column: number;
   path: string;
   message: string;
-  /** The line as written with a caret under the column, secrets hidden: where a key path would be read from a broken tree. */
+  /** A YAML syntax error's place instead of a key path (none can be read from a broken tree): its line(s) as written, secrets hidden, and a caret under the column. */
   excerpt?: string;
 }
 

@@ -60,6 +60,19 @@ describe("docs/ say what the program does", () => {
     expect((refused as ConfigError).format()).toMatch(/amount\.gte: .*quoted text/);
   });
 
+  it("configuration.md: a YAML syntax error's report is what the loader prints", () => {
+    const text = `watches:\n  - { name: w, contract: "0x0000000000000000000000000000000000000001" }\nrules:\n  - { name: r, watch: w, notify: [ops-webhook] }\nsinks:\n  ops-webhook:\n    type: webhook\n     url: http://127.0.0.1:9/webhook\n    secret: whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw\n`;
+    let printed = "";
+    try {
+      parseConfigText(text);
+    } catch (error) {
+      printed = `${(error as ConfigError).message}:\n${(error as ConfigError).format()}`;
+    }
+    const page = readFileSync(new URL("../../docs/configuration.md", import.meta.url), "utf8");
+    const shown = /^ {2}```\n((?: {2}config\.yaml: 1 error[\s\S]*?))\n {2}```$/m.exec(page)?.[1]?.replace(/^ {2}/gm, "");
+    expect(shown).toBe(printed);
+  });
+
   it("history --help names every hold that makes an attempt suppressed, inhibition too (docs/history.md does)", async () => {
     const help = (await runCli("history", "--help")).out.replace(/\s+/g, " ");
     expect(help).toContain("suppressed, held back by a silence, an inhibit rule or a cooldown");
