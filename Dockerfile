@@ -17,6 +17,7 @@ COPY package.json package-lock.json ./
 # --ignore-scripts: `prepare` would build before the sources are copied.
 RUN npm ci --ignore-scripts
 COPY tsconfig.json tsconfig.build.json ./
+COPY scripts/build.mjs ./scripts/build.mjs
 COPY src ./src
 RUN npm run build
 

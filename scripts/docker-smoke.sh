@@ -49,6 +49,7 @@ for line in \
   'COPY package.json package-lock.json ./' \
   'RUN npm ci --ignore-scripts' \
   'COPY tsconfig.json tsconfig.build.json ./' \
+  'COPY scripts/build.mjs ./scripts/build.mjs' \
   'COPY src ./src' \
   'RUN npm run build' \
   'RUN apt-get update && apt-get install -y --no-install-recommends python3 make g++ && rm -rf /var/lib/apt/lists/*' \
@@ -80,6 +81,7 @@ mkdir -p "$work/build"
 cp "$repo/package.json" "$repo/package-lock.json" "$work/build/"
 (cd "$work/build" && npm_quiet ci --ignore-scripts)
 cp "$repo/tsconfig.json" "$repo/tsconfig.build.json" "$work/build/"
+mkdir -p "$work/build/scripts" && cp "$repo/scripts/build.mjs" "$work/build/scripts/"
 cp -R "$repo/src" "$work/build/src"
 (cd "$work/build" && npm_quiet run build)
 

@@ -29,10 +29,40 @@ export const CONFIG_OPTIONS_HELP = [
 // Kept here too: commands take their parsing helpers from this module.
 export { UsageError };
 
+/**
+ * `--from -1000` as `--from=-1000`: node's parseArgs refuses a value that starts with a dash
+ * after a string option ("argument is ambiguous"), but a negative number is never a flag, and
+ * it is the form the docs write (`replay --from -1000`).
+ */
+function joinNegativeValues(args: readonly string[], options: NonNullable<ParseArgsConfig["options"]>): string[] {
+  const takesValue = new Set<string>();
+  for (const [name, option] of Object.entries(options)) {
+    if (option.type !== "string") continue;
+    takesValue.add(`--${name}`);
+    if (option.short !== undefined) takesValue.add(`-${option.short}`);
+  }
+  const out: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i] ?? "";
+    const next = args[i + 1];
+    if (arg === "--") {
+      out.push(...args.slice(i));
+      break;
+    }
+    if (takesValue.has(arg) && next !== undefined && /^-\d+$/.test(next)) {
+      out.push(arg.startsWith("--") ? `${arg}=${next}` : `${arg}${next}`);
+      i++;
+    } else {
+      out.push(arg);
+    }
+  }
+  return out;
+}
+
 /** parseArgs with a usage error instead of a stack trace for unknown or malformed flags. */
 export function parseCommandArgs<O extends NonNullable<ParseArgsConfig["options"]>>(args: string[], options: O, allowPositionals = false) {
   try {
-    return parseArgs({ args, options, allowPositionals, strict: true });
+    return parseArgs({ args: joinNegativeValues(args, options), options, allowPositionals, strict: true });
   } catch (error) {
     throw new UsageError((error as Error).message);
   }

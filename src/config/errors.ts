@@ -14,10 +14,13 @@ export interface LocatedConfigIssue {
   column: number;
   path: string;
   message: string;
+  /** A YAML syntax error's place instead of a key path (none can be read from a broken tree): its line(s) as written, secrets hidden, and a caret under the column. */
+  excerpt?: string;
 }
 
 export function formatIssue(issue: LocatedConfigIssue): string {
-  return `${issue.file}:${issue.line}:${issue.column} ${issue.path === "" ? "" : `${issue.path}: `}${issue.message}`;
+  const line = `${issue.file}:${issue.line}:${issue.column} ${issue.path === "" ? "" : `${issue.path}: `}${issue.message}`;
+  return issue.excerpt === undefined ? line : `${line}\n${issue.excerpt}`;
 }
 
 /** Every problem of a config file at once (never just the first), each with its position. */

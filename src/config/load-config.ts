@@ -14,6 +14,7 @@ import type { Config } from "./types.js";
 import { CAN_PARSE_IN_WORKER, parseConfigInWorker } from "./parse-in-worker.js";
 import { formatPath, offsetOfPath, pathAtOffset, type ConfigPath } from "./yaml-locate.js";
 import { createErrorMap } from "./zod-messages.js";
+import { firstSyntaxError, sourceExcerpt } from "./yaml-syntax-error.js";
 
 /** A check another subsystem adds (e.g. the rules compiler checking `when` per source). */
 export type ConfigCheck = (config: Config) => ConfigIssue[];
@@ -90,6 +91,8 @@ interface PendingIssue {
   atKey?: boolean;
   /** A known offset (YAML and ${VAR} problems), else found from the path. */
   offset?: number;
+  /** Show the lines from this one to that of `offset` under the message (a YAML syntax error, which has no key path). */
+  excerptFrom?: number;
 }
 
 const startsWith = (path: ConfigPath, prefix: ConfigPath) => prefix.length <= path.length && prefix.every((s, i) => s === path[i]);
@@ -255,7 +258,9 @@ export function parseConfigText(text: string, options: ParseConfigOptions = {}):
     const located = pending.map((issue): LocatedConfigIssue => {
       const offset = issue.offset ?? offsetOfPath(doc, issue.path, issue.atKey === true);
       const { line, col } = lineCounter.linePos(offset);
-      return { file, line, column: col, path: redactor.redact(formatPath(issue.path)), message: redactor.redact(issue.message) };
+      const at: LocatedConfigIssue = { file, line, column: col, path: redactor.redact(formatPath(issue.path)), message: redactor.redact(issue.message) };
+      if (issue.excerptFrom !== undefined) at.excerpt = sourceExcerpt(text, offset, issue.excerptFrom, lineCounter, (part) => redactor.redact(part));
+      return at;
     });
     const seen = new Set<string>();
     const unique = located.filter((issue) => {
@@ -266,29 +271,20 @@ export function parseConfigText(text: string, options: ParseConfigOptions = {}):
     throw new ConfigError(file, unique, [...secrets]);
   };
 
-  let syntaxBroken = false;
-  const syntaxLines = new Set<number>();
-  for (const error of doc.errors) {
-    const offset = error.pos[0];
-    // The parser recurses per level and reports running out of stack as a syntax error.
-    if (/call stack/i.test(error.message)) {
-      pending.push({ path: [], message: nestedTooDeeply, offset });
-      fail();
-    }
-    if (error.code === "DUPLICATE_KEY") {
-      pending.push({ path: pathAtOffset(doc, offset), message: "duplicate key (a key may appear only once in a map)", offset });
-      continue;
-    }
-    syntaxBroken = true;
-    // The parser reports every token after a mistake; the first one of a line is the useful one.
-    const { line } = lineCounter.linePos(offset);
-    if (syntaxLines.has(line)) continue;
-    syntaxLines.add(line);
-    const hint = text.slice(Math.max(offset - 1, 0), offset + 1).includes("${") ? ' (inside { } or [ ], quote "${…}")' : "";
-    pending.push({ path: pathAtOffset(doc, offset), message: `YAML syntax error: ${error.message.split("\n")[0] ?? ""}${hint}`, offset });
+  // The parser recurses per level and reports running out of stack as a syntax error.
+  const stackError = doc.errors.find((error) => /call stack/i.test(error.message));
+  if (stackError !== undefined) {
+    pending.push({ path: [], message: nestedTooDeeply, offset: stackError.pos[0] });
+    fail();
   }
-  // After a syntax error the tree is a guess; schema messages about it would be noise.
-  if (syntaxBroken) fail();
+  const syntaxErrors = doc.errors.filter((error) => error.code !== "DUPLICATE_KEY");
+  if (syntaxErrors.length > 0) {
+    // After a syntax error the tree is a guess: no key path, duplicate key or schema message read from it.
+    const { offset, message, firstLine } = firstSyntaxError(syntaxErrors, text, lineCounter);
+    pending.push({ path: [], message, offset, excerptFrom: firstLine });
+    fail();
+  }
+  for (const { pos: [offset] } of doc.errors) pending.push({ path: pathAtOffset(doc, offset), message: "duplicate key (a key may appear only once in a map)", offset });
   const deep = tooDeepNode(doc);
   if (deep) {
     pending.push({ path: [], message: nestedTooDeeply, offset: deep.range?.[0] ?? 0 });

@@ -253,6 +253,28 @@ describe("kaiawatch replay", () => {
     expect(s.sim.stats().creditsTotal).toBe(10 * 20 + 60 * 20);
   });
 
+  it("takes --from -N (the last N blocks, as the README writes it) and reads to the head without --to", async () => {
+    const s = await setup();
+    const configPath = writeConfig(s, configText(s));
+    const span = `over blocks ${s.to - 99}–${s.to} (100 blocks)`;
+    for (const from of [["--from", "-100"], ["--from=-100"]]) {
+      const result = await runCli("replay", "--config", configPath, "--rule", "big-calls", ...from);
+      expect(result.err, from.join(" ")).toBe("");
+      expect(result.code).toBe(0);
+      expect(result.out).toContain(span);
+    }
+    const absolute = await runCli("replay", "--config", configPath, "--rule", "big-calls", "--from", String(s.to - 9));
+    expect(absolute.out).toContain(`over blocks ${s.to - 9}–${s.to} (10 blocks)`);
+    for (const bad of [["--from", "-0"], ["--from", "5", "--to", "-1"]]) {
+      const refused = await runCli("replay", "--config", configPath, "--rule", "big-calls", ...bad);
+      expect(refused.code, bad.join(" ")).toBe(2);
+      expect(refused.err).toMatch(/must be a block number/);
+    }
+    const help = await runCli("replay", "--help");
+    expect(help.out).toContain("--from BLOCK|-N");
+    expect(help.out).toMatch(/--to BLOCK +last block, at most that head \(default: that head/);
+  });
+
   it("refuses a range past the indexed head and an unknown rule, with a usage error", async () => {
     const s = await setup();
     const configPath = writeConfig(s, configText(s));

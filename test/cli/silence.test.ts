@@ -93,7 +93,8 @@ sinks:
     const secondId = /Silence (sil_[0-9a-f]{8}) added/.exec(second.out)?.[1];
     const removal = await runCli("silence", "remove", "--config", config, secondId ?? "missing");
     expect(removal.code).toBe(0);
-    expect(removal.out).toContain("It holds from the next delivery round of the daemon");
+    expect(removal.out).toContain("Its alerts are sent again from the next delivery round of the daemon");
+    expect(removal.out).not.toContain("It holds");
 
     // After it expires by itself, alerts to `quiet` go out again.
     await waitFor(async () => (await runCli("silence", "list", "--config", config)).out.includes("No active silences."), 15_000, "the silence to expire");

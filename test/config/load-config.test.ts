@@ -266,6 +266,32 @@ describe("YAML problems", () => {
     expect(error.issues.every((i) => i.message.startsWith("YAML syntax error"))).toBe(true);
   });
 
+  it("reports a one-space mis-indent under a sink once, at the deeper line, with the lines and no key path read from the broken tree", () => {
+    // The parser folds every following line into one more nested key: four errors whose paths were
+    // `sinks.ops-webhook.type["webhook url"]["http://127.0.0.1:9/webhook secret"]…`.
+    const text = `${MINIMAL}sinks:\n  ops-webhook:\n    type: webhook\n     url: http://127.0.0.1:9/webhook\n     secret: whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw\n     max_attempts: 5\n     timeout: 5s\n`;
+    const line = text.split("\n").indexOf("     url: http://127.0.0.1:9/webhook") + 1;
+    const error = configErrorOf(() => parseConfigText(text));
+    expect(error.issues).toEqual([
+      {
+        file: "config.yaml",
+        line,
+        column: 6,
+        path: "",
+        message: `YAML syntax error: this line is indented more than the key on line ${line - 1} above it, so YAML reads it as part of that key's value; keys of one map start in the same column`,
+        excerpt: `  ${line - 1} |     type: webhook\n  ${line} |      url: [redacted]\n    |      ^`,
+      },
+    ]);
+    expect(error.format()).not.toContain("whsec_");
+  });
+
+  it("reports only the first of several syntax errors, its caret under the line's first character", () => {
+    const text = `${MINIMAL}sinks:\n  hook:\n    type: webhook\n   secret: x\n  other: { type: console\n`;
+    const line = text.split("\n").indexOf("   secret: x") + 1;
+    const error = configErrorOf(() => parseConfigText(text));
+    expect(error.format()).toBe(`config.yaml:${line}:4 YAML syntax error: All mapping items must start at the same column\n  ${line} |    secret: [redacted]\n    |    ^`);
+  });
+
   it("hints at quoting ${VAR} inside a flow map", () => {
     const error = configErrorOf(() => parseConfigText(`explorer: { api_key: \${KEY} }\n${MINIMAL}`, { env: { KEY: "k" } }));
     expect(error.issues[0]?.message).toContain('quote "${…}"');

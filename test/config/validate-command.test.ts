@@ -127,13 +127,24 @@ sinks: { out: { type: console } }
     }
   });
 
-  it("refuses unknown arguments with its usage", async () => {
+  it("refuses unknown arguments as every command does", async () => {
     const { code, stderr } = await runCli(["validate", "--confg", "x.yaml"]);
     expect(code).toBe(2);
-    expect(stderr).toContain('unexpected argument "--confg"');
-    expect(stderr).toContain("Usage: kaiawatch validate [--config PATH]");
+    expect(stderr).toContain("Unknown option '--confg'");
+    expect(stderr).toContain("Run `kaiawatch validate --help` for the options.");
     const help = await runCli(["validate", "--help"]);
     expect(help.code).toBe(0);
-    expect(help.stdout).toContain("--config PATH");
+    expect(help.stdout).toContain("-c, --config PATH");
+  });
+
+  it("takes -c PATH, as the other commands' help lists it", async () => {
+    const path = join(dir, "short-flag.yaml");
+    writeFileSync(path, "watches:\n  - { name: w, contract: \"0x0000000000000000000000000000000000000001\" }\n");
+    for (const args of [["-c", path], [`-c${path}`], ["--config", path], [`--config=${path}`]]) {
+      const { code, stdout, stderr } = await runCli(["validate", ...args]);
+      expect(stderr, args.join(" ")).toBe("");
+      expect(code).toBe(0);
+      expect(stdout).toContain(`${path} is valid`);
+    }
   });
 });

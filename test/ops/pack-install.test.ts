@@ -1,5 +1,5 @@
 import { execFile, spawn } from "node:child_process";
-import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
@@ -55,6 +55,20 @@ function unitExecStart(): string[] {
   if (line === undefined) throw new Error("examples/kaiawatch.service has no ExecStart");
   return line.trim().split(/\s+/);
 }
+
+describe.skipIf(process.platform !== "linux")("the build in a checkout", () => {
+  it("gives dist/cli/bin.js its run bit, so that npx kaiawatch runs in the checkout", { timeout: 120_000 }, async () => {
+    // tsc writes files 0644; `npm pack` (prepack) and a fresh checkout make dist/ anew, and
+    // npx then said "Permission denied". The build (what `prepare` and `prepack` run) sets it;
+    // incremental after the test setup's build, it rewrites nothing else.
+    const bin = join(repoRoot, "dist/cli/bin.js");
+    chmodSync(bin, 0o644);
+    await run(npm, ["run", "build", "--silent"], { cwd: repoRoot });
+    expect(statSync(bin).mode & 0o111, "dist/cli/bin.js is executable").toBe(0o111);
+    const { stdout } = await run(npm, ["exec", "--offline", "--", "kaiawatch", "--version"], { cwd: repoRoot });
+    expect(stdout.trim()).toBe((JSON.parse(readFileSync(join(repoRoot, "package.json"), "utf8")) as { version: string }).version);
+  });
+});
 
 describe.skipIf(process.platform !== "linux")("install from a checkout: npm pack, then npm install --global --prefix", () => {
   it("packs dist/, the docs and examples, and no test, source or data; installs; --help and the unit's ExecStart run", { timeout: 180_000 }, async () => {

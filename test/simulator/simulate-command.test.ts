@@ -1,3 +1,5 @@
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { PassThrough } from "node:stream";
 import { describe, expect, it } from "vitest";
 import type { CommandIO } from "../../src/cli/command.js";
@@ -6,15 +8,28 @@ import { main } from "../../src/cli/main.js";
 import { waitFor } from "../helpers/wait-for.js";
 import { get, rpc } from "./http.js";
 import { pathOf } from "./spec-schemas.js";
+import { memoryIO, tempDir } from "../helpers/harness.js";
+import { configOfBanner } from "../helpers/simulator-banner.js";
 
-function captureIO(signal: AbortSignal): { io: CommandIO; out: () => string; err: () => string } {
+function captureIO(signal: AbortSignal): { io: CommandIO; out: () => string; err: () => string; banner: () => Promise<string> } {
   const stdout = new PassThrough();
   const stderr = new PassThrough();
   let out = "";
   let err = "";
   stdout.on("data", (c: Buffer) => (out += c.toString()));
   stderr.on("data", (c: Buffer) => (err += c.toString()));
-  return { io: { stdout, stderr, env: {}, signal }, out: () => out, err: () => err };
+  // Resolved by the output itself, once the banner's last line is written.
+  const banner = () =>
+    new Promise<string>((resolve) => {
+      const check = () => {
+        if (!out.includes("Stop with Ctrl-C.")) return;
+        stdout.off("data", check);
+        resolve(out);
+      };
+      stdout.on("data", check);
+      check();
+    });
+  return { io: { stdout, stderr, env: {}, signal }, out: () => out, err: () => err, banner };
 }
 
 describe("kaiawatch simulate", () => {
@@ -73,6 +88,29 @@ describe("kaiawatch simulate", () => {
       expect(err()).toMatch(/^kaiawatch simulate: .+\nRun `kaiawatch simulate --help`/);
       expect(err()).not.toMatch(/\n\s+at /);
     }
+  });
+
+  it.each([
+    ["the default chain (Kairos)", ["--chain-id", "1001"], "chain 1001 is kairos"],
+    ["--chain-id 8217 (mainnet), a key and an indexer 3 blocks behind", ["--chain-id", "8217", "--api-key", "banner-key", "--lag", "3"], "chain 8217 is mainnet"],
+  ])("prints a config.yaml that kaiawatch doctor passes as it stands: %s", async (_name, flags, network) => {
+    const controller = new AbortController();
+    const sim = captureIO(controller.signal);
+    const running = simulateCommand.run(["--port", "0", "--block-time", "0", "--initial-blocks", "20", ...flags], sim.io);
+    const dir = tempDir("kaiawatch-simulate-banner-");
+    try {
+      const path = join(dir.path, "config.yaml");
+      writeFileSync(path, configOfBanner(await sim.banner()));
+      const io = memoryIO({ KAIASCAN_API_KEY: "banner-key" });
+      const code = await main(["doctor", "--config", path], io);
+      expect(io.out() + io.err(), "doctor's report").toContain(network);
+      expect(io.out()).toContain("all is well");
+      expect(code).toBe(0);
+    } finally {
+      controller.abort();
+      dir.remove();
+    }
+    expect(await running).toBe(0);
   });
 
   it("reports a port in use as a runtime failure", async () => {

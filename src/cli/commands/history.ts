@@ -25,9 +25,9 @@ const HELP = `Usage: kaiawatch history [--config PATH | --store PATH] [--alert I
 
 Every delivery attempt kept in the store (for store.retention, 7 days by default): when, which
 alert to which sink, the attempt's number, what came of it (delivered; failed, to be retried;
-dead, a dead letter; suppressed, held back by a silence or a cooldown), the receiver's HTTP
-status code, how long the send took, and the error. The newest N that match are shown,
-oldest first.
+dead, a dead letter; suppressed, held back by a silence, an inhibit rule or a cooldown), the
+receiver's HTTP status code, how long the send took, and the error (for suppressed, which
+hold). The newest N that match are shown, oldest first.
 
 While the daemon of the config runs, the command asks it through its status API
 (status.listen, with status.token when set); otherwise it reads the store itself (store.path,

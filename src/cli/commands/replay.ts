@@ -24,7 +24,7 @@ import { commandProgress } from "../command-progress.js";
 /** Without a daily budget, a replay estimated above this many credits asks for --yes. */
 export const REPLAY_CONFIRM_CREDITS = 1000;
 
-const HELP = `Usage: kaiawatch replay --rule NAME --from BLOCK --to BLOCK [--send] [--yes] [options]
+const HELP = `Usage: kaiawatch replay --rule NAME --from BLOCK|-N [--to BLOCK] [--send] [--yes] [options]
 
 Runs one rule over past blocks exactly as the daemon would (the same windows, paging,
 deduplication and compiled rule) and prints every match as each of the rule's sinks would
@@ -50,8 +50,10 @@ ${REPLAY_CONFIRM_CREDITS} credits when no budget is set, asks for --yes.
 
 Options:
   --rule NAME              the rule to replay (required)
-  --from BLOCK             first block (required)
-  --to BLOCK               last block, at most the head minus chain.lag_blocks (required)
+  --from BLOCK|-N          first block, or -N: the last N blocks up to the head the
+                           explorer has indexed (required)
+  --to BLOCK               last block, at most that head (default: that head, the chain
+                           head minus chain.lag_blocks)
   --send                   queue the matches in the outbox and deliver them
   --yes                    go ahead although the estimate is over the budget or threshold
   --json                   one JSON object per match and a summary object, one per line
@@ -61,10 +63,17 @@ ${CONFIG_OPTIONS_HELP}
 
 export const replayCommand: Command = { help: HELP, run };
 
-function blockOption(value: string | undefined, name: string): number {
-  if (value === undefined) throw new UsageError(`--${name} BLOCK is required`);
+function blockNumber(value: string, name: string): number {
   if (!/^\d+$/.test(value) || !Number.isSafeInteger(Number(value))) throw new UsageError(`--${name} must be a block number, not "${value}"`);
   return Number(value);
+}
+
+/** `--from BLOCK`, or `--from -N`: the last N blocks, counted back from the head (read later). */
+function fromOption(value: string): { block: number } | { last: number } {
+  if (!value.startsWith("-")) return { block: blockNumber(value, "from") };
+  const last = Number(value.slice(1));
+  if (!/^-\d+$/.test(value) || !Number.isSafeInteger(last) || last === 0) throw new UsageError(`--from must be a block number or -N (the last N blocks, N at least 1), not "${value}"`);
+  return { last };
 }
 
 async function run(args: string[], io: CommandIO): Promise<number> {
@@ -79,9 +88,10 @@ async function run(args: string[], io: CommandIO): Promise<number> {
     "drain-timeout": { type: "string", default: "30s" },
   });
   if (values.rule === undefined) throw new UsageError("--rule NAME is required");
-  const from = blockOption(values.from, "from");
-  const to = blockOption(values.to, "to");
-  if (from > to) throw new UsageError(`--from ${from} is after --to ${to}`);
+  if (values.from === undefined) throw new UsageError("--from BLOCK (or -N, the last N blocks) is required");
+  const start = fromOption(values.from);
+  const end = values.to === undefined ? undefined : blockNumber(values.to, "to");
+  if ("block" in start && end !== undefined && start.block > end) throw new UsageError(`--from ${start.block} is after --to ${end}`);
   let drainTimeoutMs: number;
   try {
     drainTimeoutMs = parseDuration(values["drain-timeout"]);
@@ -114,7 +124,11 @@ async function run(args: string[], io: CommandIO): Promise<number> {
     const plan = planFromConfig(config, { rules: [rule], tokens });
 
     const head = await readIndexedHead(common, config);
+    const to = end ?? head;
     if (to > head) throw new UsageError(`--to ${to} is past the head the explorer has indexed (${head}: the chain head minus chain.lag_blocks ${config.chain.lag_blocks})`);
+    // -N as a new source's `start: "-N"`: the N blocks that end at the head.
+    const from = "block" in start ? start.block : Math.max(0, head - start.last + 1);
+    if (from > to) throw new UsageError(`--from ${from} (${values.from}) is after --to ${to}`);
 
     const span = { from, to };
     const estimate = estimateReplayCredits(plan.sources, span);

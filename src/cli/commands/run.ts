@@ -5,7 +5,7 @@ import { withDaemon } from "../run-command.js";
 import { explorerLinkWarning } from "../../config/link-warning.js";
 import type { Common } from "../../common/common.js";
 import { describeError, errorCode } from "../../common/errors.js";
-import { ConfigError, loadConfig, type Config } from "../../config/index.js";
+import { ConfigError, formatIssue, loadConfig, type Config } from "../../config/index.js";
 import { CONFIG_CHECKS } from "../../daemon/config-checks.js";
 import { createDaemon, type Daemon } from "../../daemon/create-daemon.js";
 import type { ExplorerPlanError } from "../../explorer/errors.js";
@@ -65,7 +65,7 @@ async function readNewConfig(common: Common, path: string, env: NodeJS.ProcessEn
     // The refused file's secrets are not the running config's: the scrubber learns them
     // before anything about the refusal is logged.
     if (error instanceof ConfigError) for (const secret of error.secrets) common.secrets.add(secret);
-    const problems = error instanceof ConfigError ? error.issues.map((i) => `${i.file}:${i.line}:${i.column} ${i.path}: ${i.message}`) : [describeError(error)];
+    const problems = error instanceof ConfigError ? error.issues.map(formatIssue) : [describeError(error)];
     common.logger.error({ code: error instanceof ConfigError ? error.code : errorCode(error, "KW_CONFIG_INVALID"), problems }, "reload refused: the new config has errors; the running config stays");
     return undefined;
   }

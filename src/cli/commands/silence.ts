@@ -142,11 +142,12 @@ async function withSilences<T>(context: Context, write: boolean, fn: (backend: B
   }
 }
 
-const APPLIED = "It holds from the next delivery round of the daemon (every replica reads the silences from the store).\n";
+const ADDED = "It holds from the next delivery round of the daemon (every replica reads the silences from the store).\n";
+const REMOVED = "Its alerts are sent again from the next delivery round of the daemon (every replica reads the silences from the store); those it held back stay unsent.\n";
 
 async function add(context: Context, silence: Silence): Promise<number> {
   await withSilences(context, true, (backend) => backend.silences.add(silence));
-  context.io.stdout.write(`Silence ${silence.id} added: ${describe(silence)}\n${APPLIED}`);
+  context.io.stdout.write(`Silence ${silence.id} added: ${describe(silence)}\n${ADDED}`);
   return EXIT_OK;
 }
 
@@ -157,7 +158,7 @@ async function remove(context: Context, id: string): Promise<number> {
     io.stderr.write(`kaiawatch silence: no active silence "${cleanLine(id, 40)}" (see \`kaiawatch silence list\`; an expired silence is already gone)\n`);
     return EXIT_RUNTIME;
   }
-  io.stdout.write(`Silence ${id} removed: ${describe(removed)}\n${APPLIED}`);
+  io.stdout.write(`Silence ${id} removed: ${describe(removed)}\n${REMOVED}`);
   return EXIT_OK;
 }
 

@@ -187,6 +187,29 @@ function describeFaults(o: SimulatorOptions): string {
   return parts.length ? parts.join(", ") : "none";
 }
 
+/** What eth_chainId answers, by the name chain.network gives it (doctor compares the two). */
+const NETWORKS: Readonly<Record<number, string>> = { 1001: "kairos", 8217: "mainnet" };
+
+/** A whole config for this simulator: one watch, one rule, a console sink. */
+function configHint(url: string, rpcUrl: string, wallet: string, options: SimulatorOptions): string[] {
+  const network = NETWORKS[options.chainId ?? 1001] ?? "simulated";
+  const key = options.apiKey === undefined ? "" : ', api_key: "${KAIASCAN_API_KEY}"';
+  // doctor warns when the explorer is further behind the head than chain.lag_blocks (default 2).
+  const lag = (options.indexingLagBlocks ?? 0) > 2 ? `, lag_blocks: ${options.indexingLagBlocks}` : "";
+  // At the left margin, as it goes into the file.
+  return [
+    `explorer: { base_url: "${url}"${key} }`,
+    `chain: { network: ${network}, rpc_url: "${rpcUrl}", explorer_url: "${url}"${lag} }`,
+    "watches:",
+    `  - { name: busy-wallet, account: "${wallet}", sources: [nft_transfers] }`,
+    "rules:",
+    "  - { name: busy-wallet-nfts, watch: busy-wallet, notify: [console] }",
+    "sinks:",
+    "  console: { type: console }",
+    ...(options.apiKey === undefined ? [] : ["  (set KAIASCAN_API_KEY to the --api-key value)"]),
+  ];
+}
+
 export const simulateCommand: Command = {
   help: HELP,
   async run(args: string[], io: CommandIO): Promise<number> {
@@ -229,9 +252,8 @@ export const simulateCommand: Command = {
         `  multi-token NFT  ${a.nftCollections[2]}  (KIP37)`,
         `  router contract  ${a.contracts[0]}  (contract: internal calls, some reverting)`,
         "",
-        "In config.yaml:",
-        `  explorer: { base_url: ${sim.url} }`,
-        `  chain: { rpc_url: ${sim.rpcUrl}, explorer_url: ${sim.url} }`,
+        "A config.yaml for it, which `kaiawatch doctor` passes as it stands:",
+        ...configHint(sim.url, sim.rpcUrl, a.busyWallet, options),
         "  (explorer_url: alert links to /tx/… and /block/… open the simulator's own pages, not kaiascan.io)",
         "",
         "Stop with Ctrl-C.",

@@ -3,7 +3,7 @@ import { EXIT_OK, EXIT_USAGE, type Command, type CommandIO } from "../command.js
 import { describeConfigFailure, formatDuration, loadConfig, locateConfigIssues, sourcesOfWatch, type Config, type WatchConfig } from "../../config/index.js";
 import { describeError } from "../../common/errors.js";
 import { readConfigTokensOnce, TokenConfigError } from "../../watch/config-tokens.js";
-import { createCommandCommon } from "../bootstrap.js";
+import { CONFIG_OPTIONS, createCommandCommon, parseCommandArgs } from "../bootstrap.js";
 import type { StartPosition } from "../../model/start-position.js";
 import { CONFIG_CHECKS } from "../../daemon/config-checks.js";
 import { definitionsOfWatch } from "../../watch/plan.js";
@@ -12,7 +12,7 @@ import { isNodeOperation, sourceKey } from "../../watch/source.js";
 import { redactUrl } from "../../common/url-secrets.js";
 import type { Route } from "../../notify/routes.js";
 
-const HELP = `Usage: kaiawatch validate [--config PATH]
+const HELP = `Usage: kaiawatch validate [-c|--config PATH]
 
 Checks a config file: YAML syntax, every key and value, \${VAR} references (read from
 the environment), the references between watches, rules and sinks, rule conditions and
@@ -28,27 +28,8 @@ and path segments: every one but names such as v2 in an endpoint's URL, key-like
 in any other) are shown as [redacted] in every message and in the summary.
 
 Options:
-  --config PATH   the config file (default ./config.yaml)
+  -c, --config PATH   the config file (default ./config.yaml)
 `;
-
-/** `--config PATH` / `--config=PATH`; anything else is a usage error. */
-function parseArgs(args: string[]): { config: string } | { error: string } {
-  let config = "./config.yaml";
-  for (let i = 0; i < args.length; i++) {
-    const arg = args[i] ?? "";
-    if (arg === "--config") {
-      const value = args[i + 1];
-      if (value === undefined || value.startsWith("--")) return { error: "--config needs a path" };
-      config = value;
-      i++;
-    } else if (arg.startsWith("--config=")) {
-      config = arg.slice("--config=".length);
-    } else {
-      return { error: `unexpected argument "${arg}"` };
-    }
-  }
-  return { config };
-}
 
 function describeStart(start: StartPosition): string {
   if (start.kind === "latest") return "latest";
@@ -182,11 +163,8 @@ async function checkTokens(path: string, config: Config, secrets: string[], io: 
 }
 
 async function run(args: string[], io: CommandIO): Promise<number> {
-  const parsed = parseArgs(args);
-  if ("error" in parsed) {
-    io.stderr.write(`kaiawatch validate: ${parsed.error}\n\n${HELP}`);
-    return EXIT_USAGE;
-  }
+  // Only --config of the options other commands take: validate logs nothing.
+  const parsed = parseCommandArgs(args, { config: CONFIG_OPTIONS.config }).values;
   try {
     // The same checks as run and once: a config that validates is a config that starts.
     const { config, secrets } = await loadConfig({ path: parsed.config, env: io.env, checks: CONFIG_CHECKS });
