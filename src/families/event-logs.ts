@@ -5,7 +5,7 @@ import type { EventLog } from "../explorer/types.js";
 import { capRecord } from "./cap-record.js";
 import { defineFamily, type FamilyField, type RecordOf, type RecordShape } from "./define-family.js";
 import { integerOf, lower } from "./record-values.js";
-import { BLOCK_FIELD, TRANSACTION_FIELD, directionOfLower, shortAddress, storedField, storedText, summaryText } from "./shared-fields.js";
+import { BLOCK_FIELD, TRANSACTION_FIELD, caseBlindField, exactTextField, directionOfLower, shortAddress, storedField, storedText, summaryText } from "./shared-fields.js";
 
 type EventLogRecord = RecordOf<"event_logs">;
 type Field = FamilyField<EventLogRecord>;
@@ -30,31 +30,9 @@ export const eventLogs = defineFamily<"event_logs", EventLog>({
   // The log index tells every log of a block apart: a repeat is page drift.
   twinsPossible: false,
   fields: {
-    contract: {
-      kind: "address",
-      doc: "the contract that emitted the log",
-      example: 'contract: "0x…"',
-      read: (r) => r.data.contract_address,
-      prepare: (r) => lower(r.data.contract_address),
-      raw: (r) => r.data.contract_address,
-    },
-    signature: {
-      kind: "hash",
-      operand: "event_topic",
-      doc: "topic0; write the event signature (hashed with keccak-256) or the 0x hash",
-      example: 'signature: "Transfer(address,address,uint256)"',
-      read: (r) => r.data.topics[0],
-      prepare: (r) => lower(r.data.topics[0]),
-      raw: (r) => r.data.topics[0],
-    },
-    event: {
-      kind: "text",
-      doc: "the decoded event name (\"Unknown\" when the explorer could not decode it)",
-      example: "event: Transfer",
-      read: (r) => r.data.type,
-      prepare: (r) => r.data.type,
-      raw: (r) => r.data.type,
-    },
+    contract: caseBlindField({ kind: "address", doc: "the contract that emitted the log", example: 'contract: "0x…"' }, (r) => r.data.contract_address),
+    signature: caseBlindField({ kind: "hash", operand: "event_topic", doc: "topic0; write the event signature (hashed with keccak-256) or the 0x hash", example: 'signature: "Transfer(address,address,uint256)"' }, (r) => r.data.topics[0]),
+    event: exactTextField({ kind: "text", doc: "the decoded event name (\"Unknown\" when the explorer could not decode it)", example: "event: Transfer" }, (r) => r.data.type),
     "topics[i]": {
       kind: "hash",
       operand: "topic",

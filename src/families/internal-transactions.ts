@@ -3,7 +3,7 @@ import type { InternalTransactionListItem } from "../explorer/types.js";
 import { capRecord } from "./cap-record.js";
 import { defineFamily, type RecordShape } from "./define-family.js";
 import { amountKeiOf, integerOf, lower } from "./record-values.js";
-import { BLOCK_FIELD, TRANSACTION_FIELD, shortAddress, storedField, storedText, summaryText } from "./shared-fields.js";
+import { BLOCK_FIELD, TRANSACTION_FIELD, caseBlindField, exactTextField, shortAddress, storedField, storedText, summaryText } from "./shared-fields.js";
 
 const NO_ORDER: readonly number[] = Object.freeze([]);
 
@@ -24,16 +24,9 @@ export const internalTransactions = defineFamily<"internal_transactions", Intern
   // The call id tells every call of a transaction apart: a repeat is page drift.
   twinsPossible: false,
   fields: {
-    type: {
-      kind: "keyword",
-      doc: "CALL, CREATE, CREATE2, DELEGATECALL, STATICCALL, CALLCODE, SELFDESTRUCT, …",
-      example: "type: { in: [CREATE, CREATE2] }",
-      read: (r) => r.data.type,
-      prepare: (r) => lower(r.data.type),
-      raw: (r) => r.data.type,
-    },
-    from: { kind: "address", doc: "caller", example: 'from: "0x…"', read: (r) => r.data.from, prepare: (r) => lower(r.data.from), raw: (r) => r.data.from },
-    to: { kind: "address", doc: "callee (absent for some creations)", example: "to: { exists: false }", read: (r) => r.data.to, prepare: (r) => lower(r.data.to), raw: (r) => r.data.to },
+    type: caseBlindField({ kind: "keyword", doc: "CALL, CREATE, CREATE2, DELEGATECALL, STATICCALL, CALLCODE, SELFDESTRUCT, …", example: "type: { in: [CREATE, CREATE2] }" }, (r) => r.data.type),
+    from: caseBlindField({ kind: "address", doc: "caller", example: 'from: "0x…"' }, (r) => r.data.from),
+    to: caseBlindField({ kind: "address", doc: "callee (absent for some creations)", example: "to: { exists: false }" }, (r) => r.data.to),
     amount: {
       kind: "amount",
       doc: "native value moved, with a unit (KAIA when none)",
@@ -41,15 +34,7 @@ export const internalTransactions = defineFamily<"internal_transactions", Intern
       read: (r) => r.data.amount,
       prepare: (r) => amountKeiOf(r.data.amount),
     },
-    status: {
-      kind: "keyword",
-      values: ["success", "fail"],
-      doc: "status of the enclosing transaction: Success or Fail",
-      example: "status: Fail",
-      read: (r) => r.data.transaction_status?.status,
-      prepare: (r) => lower(r.data.transaction_status?.status),
-      raw: (r) => r.data.transaction_status?.status,
-    },
+    status: caseBlindField({ kind: "keyword", values: ["success", "fail"], doc: "status of the enclosing transaction: Success or Fail", example: "status: Fail" }, (r) => r.data.transaction_status?.status),
     failed: {
       kind: "boolean",
       doc: "the call has an error or its transaction failed",
@@ -57,32 +42,10 @@ export const internalTransactions = defineFamily<"internal_transactions", Intern
       read: (r) => Boolean(r.data.error) || r.data.transaction_status?.status.toLowerCase() === "fail",
       prepare: (r) => (r.data.error !== undefined && r.data.error !== "") || lower(r.data.transaction_status?.status) === "fail",
     },
-    error: { kind: "text", doc: "the call's error text", example: 'error: { contains: "out of gas" }', read: (r) => r.data.error, prepare: (r) => r.data.error, raw: (r) => r.data.error },
-    fail_message: {
-      kind: "text",
-      doc: "the failed transaction's message",
-      example: 'fail_message: { matches: "/insufficient/i" }',
-      read: (r) => r.data.transaction_status?.fail_message,
-      prepare: (r) => r.data.transaction_status?.fail_message,
-      raw: (r) => r.data.transaction_status?.fail_message,
-    },
-    method_id: {
-      kind: "hash",
-      operand: "selector",
-      doc: "the 4-byte function selector; write the function signature or 0x + 8 hex",
-      example: 'method_id: "transfer(address,uint256)"',
-      read: (r) => r.data.method_id,
-      prepare: (r) => lower(r.data.method_id),
-      raw: (r) => r.data.method_id,
-    },
-    signature: {
-      kind: "text",
-      doc: "the decoded function name as the explorer shows it",
-      example: 'signature: { starts_with: "withdraw" }',
-      read: (r) => r.data.signature,
-      prepare: (r) => r.data.signature,
-      raw: (r) => r.data.signature,
-    },
+    error: exactTextField({ kind: "text", doc: "the call's error text", example: 'error: { contains: "out of gas" }' }, (r) => r.data.error),
+    fail_message: exactTextField({ kind: "text", doc: "the failed transaction's message", example: 'fail_message: { matches: "/insufficient/i" }' }, (r) => r.data.transaction_status?.fail_message),
+    method_id: caseBlindField({ kind: "hash", operand: "selector", doc: "the 4-byte function selector; write the function signature or 0x + 8 hex", example: 'method_id: "transfer(address,uint256)"' }, (r) => r.data.method_id),
+    signature: exactTextField({ kind: "text", doc: "the decoded function name as the explorer shows it", example: 'signature: { starts_with: "withdraw" }' }, (r) => r.data.signature),
     call_id: {
       kind: "integer",
       doc: "position of the call in its transaction's call tree",

@@ -3,7 +3,7 @@ import type { NftTransfer } from "../explorer/types.js";
 import { capRecord } from "./cap-record.js";
 import { defineFamily, type RecordOf, type RecordShape } from "./define-family.js";
 import { integerOf, lower } from "./record-values.js";
-import { BLOCK_FIELD, TRANSACTION_FIELD, directionOf, directionOfLower, shortAddress, storedField, storedText, summaryText } from "./shared-fields.js";
+import { BLOCK_FIELD, TRANSACTION_FIELD, caseBlindField, directionOf, directionOfLower, shortAddress, storedField, storedText, summaryText } from "./shared-fields.js";
 
 type NftTransferRecord = RecordOf<"nft_transfers">;
 
@@ -35,22 +35,8 @@ export const nftTransfers = defineFamily<"nft_transfers", NftTransfer>({
    */
   twinsPossible: true,
   fields: {
-    contract: {
-      kind: "address",
-      doc: "the NFT contract",
-      example: 'contract: "0x…"',
-      read: (r) => r.data.contract.contract_address,
-      prepare: (r) => lower(r.data.contract.contract_address),
-      raw: (r) => r.data.contract.contract_address,
-    },
-    contract_type: {
-      kind: "keyword",
-      doc: "KIP17, KIP37, ERC721, ERC1155, …",
-      example: "contract_type: KIP37",
-      read: (r) => r.data.contract.contract_type,
-      prepare: (r) => lower(r.data.contract.contract_type),
-      raw: (r) => r.data.contract.contract_type,
-    },
+    contract: caseBlindField({ kind: "address", doc: "the NFT contract", example: 'contract: "0x…"' }, (r) => r.data.contract.contract_address),
+    contract_type: caseBlindField({ kind: "keyword", doc: "KIP17, KIP37, ERC721, ERC1155, …", example: "contract_type: KIP37" }, (r) => r.data.contract.contract_type),
     token_id: {
       kind: "integer",
       doc: "the token id (any size)",
@@ -58,8 +44,8 @@ export const nftTransfers = defineFamily<"nft_transfers", NftTransfer>({
       read: (r) => r.data.token_id,
       prepare: (r) => integerOf(r.data.token_id),
     },
-    from: { kind: "address", doc: "sender", example: 'from: "0x…"', read: (r) => r.data.from, prepare: (r) => lower(r.data.from), raw: (r) => r.data.from },
-    to: { kind: "address", doc: "recipient", example: 'to: { not_in: ["0x…", "0x…"] }', read: (r) => r.data.to, prepare: (r) => lower(r.data.to), raw: (r) => r.data.to },
+    from: caseBlindField({ kind: "address", doc: "sender", example: 'from: "0x…"' }, (r) => r.data.from),
+    to: caseBlindField({ kind: "address", doc: "recipient", example: 'to: { not_in: ["0x…", "0x…"] }' }, (r) => r.data.to),
     token_count: {
       kind: "integer",
       doc: "number of tokens moved (KIP37/ERC1155 amounts)",

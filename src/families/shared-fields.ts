@@ -14,15 +14,7 @@ export const BLOCK_FIELD: FamilyField<WatchedRecord> = {
 };
 
 /** `transaction`: every family's. */
-export const TRANSACTION_FIELD: FamilyField<WatchedRecord> = {
-  kind: "hash",
-  operand: "transaction",
-  doc: "transaction hash",
-  example: 'transaction: "0x…64 hex"',
-  read: (r) => r.transactionHash,
-  prepare: (r) => lower(r.transactionHash),
-  raw: (r) => r.transactionHash,
-};
+export const TRANSACTION_FIELD: FamilyField<WatchedRecord> = caseBlindField({ kind: "hash", operand: "transaction", doc: "transaction hash", example: 'transaction: "0x…64 hex"' }, (r) => r.transactionHash);
 
 /** in, out or self relative to an account (any letter case), undefined when neither side is it or there is no account. */
 export function directionOf(from: string | undefined, to: string | undefined, account: string | undefined): "in" | "out" | "self" | undefined {
@@ -59,4 +51,16 @@ export function storedText(value: unknown): string | undefined {
   if (typeof value === "string") return value;
   if (typeof value === "number" || typeof value === "bigint" || typeof value === "boolean") return String(value);
   return undefined;
+}
+
+type Template = Pick<FamilyField<never>, "kind" | "doc" | "example" | "operand" | "values">;
+
+/** A text field compared case-insensitively (addresses, hashes, keywords): prepared lowercase, the rule index reading the text as received. */
+export function caseBlindField<R>(template: Template, get: (record: R) => string | undefined): FamilyField<R> {
+  return { ...template, read: get, prepare: (record) => lower(get(record)), raw: get };
+}
+
+/** A text field compared as received (free text; or values the reader lowercased already). */
+export function exactTextField<R>(template: Template, get: (record: R) => string | undefined): FamilyField<R> {
+  return { ...template, read: get, prepare: get, raw: get };
 }

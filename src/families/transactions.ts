@@ -2,8 +2,8 @@ import { formatKei } from "../chain/units.js";
 import type { NodeTransaction } from "../model/node-transaction.js";
 import { capRecord } from "./cap-record.js";
 import { defineFamily, type RecordOf, type RecordShape } from "./define-family.js";
-import { amountKeiOf, integerOf, lower } from "./record-values.js";
-import { BLOCK_FIELD, TRANSACTION_FIELD, directionOf, directionOfLower, shortAddress, summaryText } from "./shared-fields.js";
+import { amountKeiOf, integerOf } from "./record-values.js";
+import { BLOCK_FIELD, TRANSACTION_FIELD, caseBlindField, exactTextField, directionOf, directionOfLower, shortAddress, summaryText } from "./shared-fields.js";
 
 /**
  * A top-level transaction read from the node: checked there (chain/node-transactions.ts), so
@@ -24,15 +24,8 @@ export const transactions = defineFamily<"transactions", NodeTransaction>({
   // One record per transaction hash.
   twinsPossible: false,
   fields: {
-    from: { kind: "address", doc: "the sender (the signer; not the fee payer)", example: 'from: "0x…"', read: (r) => r.data.from, prepare: (r) => r.data.from, raw: (r) => r.data.from },
-    to: {
-      kind: "address",
-      doc: "the recipient or called contract (absent for a contract creation)",
-      example: 'to: { not_in: ["0x…"] }',
-      read: (r) => r.data.to,
-      prepare: (r) => r.data.to,
-      raw: (r) => r.data.to,
-    },
+    from: exactTextField({ kind: "address", doc: "the sender (the signer; not the fee payer)", example: 'from: "0x…"' }, (r) => r.data.from),
+    to: exactTextField({ kind: "address", doc: "the recipient or called contract (absent for a contract creation)", example: 'to: { not_in: ["0x…"] }' }, (r) => r.data.to),
     amount: {
       kind: "amount",
       doc: "KAIA sent with the transaction, exact, with a unit (KAIA when none)",
@@ -58,53 +51,17 @@ export const transactions = defineFamily<"transactions", NodeTransaction>({
       raw: (r) => r.data.status,
     },
     failed: { kind: "boolean", doc: "the transaction failed", example: "failed: true", read: (r) => r.data.status === "Fail", prepare: (r) => r.data.status === "Fail" },
-    error: {
-      kind: "text",
-      doc: "the node's text for a failed transaction's error code (txError), e.g. \"evm: execution reverted\"",
-      example: 'error: { contains: "out of gas" }',
-      read: (r) => r.data.error,
-      prepare: (r) => r.data.error,
-      raw: (r) => r.data.error,
-    },
-    revert_reason: {
-      kind: "text",
-      doc: "the revert message, when the node's tracer gave one (debug_traceTransaction)",
-      example: 'revert_reason: { contains: "insufficient" }',
-      read: (r) => r.data.revert_reason,
-      prepare: (r) => r.data.revert_reason,
-      raw: (r) => r.data.revert_reason,
-    },
-    method_id: {
-      kind: "hash",
-      operand: "selector",
-      doc: "the 4-byte function selector of the input; write the function signature or 0x + 8 hex",
-      example: 'method_id: "withdraw(uint256)"',
-      read: (r) => r.data.method_id,
-      prepare: (r) => r.data.method_id,
-      raw: (r) => r.data.method_id,
-    },
-    method: {
-      kind: "text",
-      doc: "the function name, for a selector the watch's `methods` name",
-      example: "method: withdraw",
-      read: (r) => r.data.method,
-      prepare: (r) => r.data.method,
-      raw: (r) => r.data.method,
-    },
+    error: exactTextField({ kind: "text", doc: "the node's text for a failed transaction's error code (txError), e.g. \"evm: execution reverted\"", example: 'error: { contains: "out of gas" }' }, (r) => r.data.error),
+    revert_reason: exactTextField({ kind: "text", doc: "the revert message, when the node's tracer gave one (debug_traceTransaction)", example: 'revert_reason: { contains: "insufficient" }' }, (r) => r.data.revert_reason),
+    method_id: exactTextField({ kind: "hash", operand: "selector", doc: "the 4-byte function selector of the input; write the function signature or 0x + 8 hex", example: 'method_id: "withdraw(uint256)"' }, (r) => r.data.method_id),
+    method: exactTextField({ kind: "text", doc: "the function name, for a selector the watch's `methods` name", example: "method: withdraw" }, (r) => r.data.method),
     "args.NAME": {
       kind: "arg",
       doc: "an argument decoded with the watch's `methods` (names from the signature, else arg0, arg1, …); integers compare as numbers",
       example: 'args.amount: { gt: "1000 * 10^18" }',
       read: (r, field) => r.data.args?.find((a) => a.name === field.arg)?.value,
     },
-    type: {
-      kind: "keyword",
-      doc: "Kaia's transaction type: TxTypeValueTransfer, TxTypeFeeDelegatedSmartContractExecution, TxTypeEthereumDynamicFee, …",
-      example: "type: TxTypeLegacyTransaction",
-      read: (r) => r.data.type,
-      prepare: (r) => lower(r.data.type),
-      raw: (r) => r.data.type,
-    },
+    type: caseBlindField({ kind: "keyword", doc: "Kaia's transaction type: TxTypeValueTransfer, TxTypeFeeDelegatedSmartContractExecution, TxTypeEthereumDynamicFee, …", example: "type: TxTypeLegacyTransaction" }, (r) => r.data.type),
     type_int: {
       kind: "integer",
       doc: "the type's number (typeInt): 0 legacy, 8 value transfer, 9 its fee-delegated form, 48 contract execution, …",
@@ -112,14 +69,7 @@ export const transactions = defineFamily<"transactions", NodeTransaction>({
       read: (r) => r.data.type_int,
       prepare: (r) => BigInt(r.data.type_int),
     },
-    fee_payer: {
-      kind: "address",
-      doc: "the fee payer of a fee-delegated transaction",
-      example: 'fee_payer: "0x…"',
-      read: (r) => r.data.fee_payer,
-      prepare: (r) => r.data.fee_payer,
-      raw: (r) => r.data.fee_payer,
-    },
+    fee_payer: exactTextField({ kind: "address", doc: "the fee payer of a fee-delegated transaction", example: 'fee_payer: "0x…"' }, (r) => r.data.fee_payer),
     fee_delegated: {
       kind: "boolean",
       doc: "a fee payer paid (part of) the fee",
