@@ -12,7 +12,7 @@ const BALANCE_READING = { address: "value", asset: "value", symbol: "value", dec
 const recordShape = (source: RuleSource): { readonly [key: string]: RecordShape } => (source === BALANCE_ALERT_SOURCE ? BALANCE_READING : familyOf(source).recordShape);
 
 /**
- * The names rules use (src/rules/fields.ts) for fields the record keeps under another name:
+ * The names rules use (the family definitions in src/families/) for fields the record keeps under another name:
  * `silence --match`, `group.by` and `cooldown_key` accept them too, so that one vocabulary
  * works everywhere (`status=Fail` as in a rule's `when`, or `transaction_status.status=Fail`
  * as in the record). Each reads the first of its record paths that the record has.
