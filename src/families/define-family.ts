@@ -117,6 +117,9 @@ export interface AnyFamily extends Omit<FamilyDefinition, "normalize" | "probe">
   readonly fieldsById: Readonly<Record<string, FamilyField<WatchedRecord>>>;
 }
 
+/** A field's id: its name without the index or argument placeholder (`topics[i]` → `topics`, `args.NAME` → `args`). */
+export const fieldIdOf = (name: string): string => name.replace(/\[i\]$|\.NAME$/, "");
+
 /** The rules' prepared record keeps which values it has read in one 32-bit mask. */
 const MAX_PREPARED_FIELDS = 32;
 
@@ -131,7 +134,7 @@ export function defineFamily<F extends RecordFamily, Raw>(definition: FamilyDefi
   const fieldsById: Record<string, FamilyField<WatchedRecord>> = {};
   const all = { ...definition.fields, ...definition.tokenTransferFields };
   for (const [name, field] of Object.entries(all)) {
-    const id = name.replace(/\[i\]$|\.NAME$/, "");
+    const id = fieldIdOf(name);
     fieldsById[id] = field as unknown as FamilyField<WatchedRecord>;
     if (field.prepare === undefined) continue;
     slots[id] = preparers.length;

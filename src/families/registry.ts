@@ -37,9 +37,10 @@ export function familyOfOperation(operation: ExplorerSourceOperation | NodeSourc
 
 /**
  * Registers one more definition and returns what removes it: for a test of a family that
- * only the test defines (test/families/new-family.test.ts). Lookups built once at start-up
- * (normalize.ts's NORMALIZERS, fields.ts's FIELDS) see the registry as it was then; every
- * other lookup goes through familyOf.
+ * only the test defines (test/families/new-family.test.ts). The tables built once when
+ * their module loads (NORMALIZERS and PROBES in normalize.ts, FIELDS in fields.ts,
+ * FAMILY_OF_OPERATION in source.ts) hold the shipped families only; everything that runs a
+ * record through rules, alerts and views asks familyOf.
  */
 export function registerFamily(definition: AnyFamily): () => void {
   if (byName.has(definition.name)) throw new Error(`record family "${definition.name}" is registered already`);

@@ -1,6 +1,6 @@
 import type { RecordFamily } from "../model/record.js";
 import type { FieldSpec, FieldTemplate, TokenFieldContext } from "../families/field-kinds.js";
-import type { FamilyField } from "../families/define-family.js";
+import { fieldIdOf, type FamilyField } from "../families/define-family.js";
 import { familyDefinitions, familyOf } from "../families/registry.js";
 
 export { OPERATORS, OPERATORS_BY_KIND, type FieldKind, type FieldSpec, type FieldTemplate, type Operator, type TokenFieldContext } from "../families/field-kinds.js";
@@ -39,7 +39,7 @@ export function resolveField(name: string, context: { family: RecordFamily; watc
     const hint = elsewhere.length ? ` (it is a field of ${elsewhere.join(" and ")}${token})` : token ? ` (it is a field${token.slice(4)})` : "";
     return { ok: false, message: `unknown field "${name}" for ${context.family} records${hint}; fields: ${known()}` };
   }
-  const fieldId = id.replace(/\[i\]$|\.NAME$/, "");
+  const fieldId = fieldIdOf(id);
   // Every key written out, in one order: objects made by spreading take a hidden class of
   // their own in V8, and a rule keeps its fields for the life of the daemon (10,000 rules,
   // 10,000 hidden classes).
