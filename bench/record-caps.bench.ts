@@ -11,7 +11,7 @@ import { parseExactJson, quoteExactNumbers } from "../src/explorer/exact-json.js
 import { MAX_RECORD_TEXT } from "../src/model/record-limits.js";
 import { compileSafePattern } from "../src/rules/safe-regexp.js";
 import { NORMALIZERS, PROBES } from "../src/watch/normalize.js";
-import { capRecord } from "../src/watch/cap-record.js";
+import { capRecord } from "../src/families/cap-record.js";
 import type { InternalTransactionListItem } from "../src/explorer/types.js";
 import { report, type BenchFigure } from "./lib.js";
 import { loadNote, median, round, seededRandom } from "./support.js";

@@ -12,3 +12,12 @@ export function truncate(s: string, maxCodePoints: number): string {
   if (points.length <= maxCodePoints) return s;
   return points.slice(0, maxCodePoints - 1).join("") + ELLIPSIS;
 }
+
+/**
+ * On-chain text on one line: line breaks, tabs and other control characters become
+ * spaces, so a revert message cannot start a new line in a log, header or chat message.
+ */
+export function oneLine(text: string): string {
+  // eslint-disable-next-line no-control-regex
+  return text.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]+/g, " ");
+}

@@ -3,7 +3,7 @@
  * longest string as written (escapes counted, so never shorter than as read) and how deep
  * it nests as a whole. Kept beside the list (a WeakMap: gone with the page), so that the
  * pipeline can tell without walking the records that none of them can need a cut
- * (src/watch/cap-record.ts: pageWithinRecordLimits).
+ * (src/families/cap-record.ts: pageWithinRecordLimits).
  */
 export interface AnswerBounds {
   longestString: number;

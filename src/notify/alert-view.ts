@@ -5,6 +5,9 @@ import { safeUrl } from "./escape.js";
 import { cleanLine } from "../common/sanitize-text.js";
 import { decodeTokenTransfer, type TokenTransferValues } from "../chain/token-transfer.js";
 import { BALANCE_ALERT_SOURCE } from "../model/alert-document.js";
+import type { AnyFamily } from "../families/define-family.js";
+import { familyOf, isFamilyName } from "../families/registry.js";
+import { storedField as get, storedText as text } from "../families/shared-fields.js";
 
 /**
  * What every chat and email sink shows of an alert, as plain text that is already
@@ -56,32 +59,17 @@ function reminderNote(repeat: number | undefined): string {
 /** On-chain free text (names, messages) is cut here; hashes and addresses fit easily. */
 const TEXT_MAX = 200;
 const SUMMARY_MAX = 300;
-const MAX_EVENT_ITEMS = 8;
 const MAX_ENRICHMENT = 6;
 
-function get(obj: unknown, key: string): unknown {
-  return typeof obj === "object" && obj !== null && Object.hasOwn(obj, key) ? (obj as Record<string, unknown>)[key] : undefined;
-}
-
-function text(value: unknown): string | undefined {
-  if (typeof value === "string") return value;
-  if (typeof value === "number" || typeof value === "bigint" || typeof value === "boolean") return String(value);
-  return undefined;
+/** The family definition of a stored alert's source; undefined for a balance alert (and a source no definition has). */
+function familyOfAlert(alert: AlertDocument): AnyFamily | undefined {
+  return isFamilyName(alert.source) ? familyOf(alert.source) : undefined;
 }
 
 /** The contract a record is about, when it has one (NFT collection, event emitter). */
 export function recordContract(alert: AlertDocument): string | undefined {
-  const r = alert.record;
-  if (alert.source === "nft_transfers") return text(get(get(r, "contract"), "contract_address"));
-  if (alert.source === "event_logs") return text(get(r, "contract_address"));
-  return undefined;
+  return familyOfAlert(alert)?.contract?.of(alert.record);
 }
-
-const NOUNS: Record<string, [string, string]> = {
-  nft_transfers: ["NFT transfer", "NFT transfers"],
-  internal_transactions: ["internal transaction", "internal transactions"],
-  event_logs: ["event", "events"],
-};
 
 export function alertView(alert: AlertDocument): AlertView {
   const fields: AlertView["fields"] = [];
@@ -90,24 +78,8 @@ export function alertView(alert: AlertDocument): AlertView {
     if (t !== undefined && t !== "") fields.push({ label, value: cleanLine(t, max) });
   };
   const r = alert.record;
-  if (alert.source === "nft_transfers") {
-    add("Collection", get(get(r, "contract"), "contract_address"));
-    add("Token ID", get(r, "token_id"), 100);
-    add("From", get(r, "from"));
-    add("To", get(r, "to"));
-    add("Count", get(r, "token_count"), 100);
-  } else if (alert.source === "internal_transactions") {
-    add("From", get(r, "from"));
-    add("To", get(r, "to"));
-    const amount = text(get(r, "amount"));
-    if (amount !== undefined) add("Amount", `${amount} KAIA`, 100);
-    add("Type", get(r, "type"), 40);
-    const status = get(r, "transaction_status");
-    const fail = text(get(status, "fail_message"));
-    add("Status", [text(get(status, "status")), fail].filter((x) => x !== undefined && x !== "").join(": "));
-    add("Error", get(r, "error"));
-    add("Method", text(get(r, "signature")) ?? text(get(r, "method_id")));
-  } else if (alert.source === "event_logs" && alert.token !== undefined && transferOf(r) !== undefined) {
+  const family = familyOfAlert(alert);
+  if (family?.tokenTransferFields !== undefined && alert.token !== undefined && transferOf(r) !== undefined) {
     // A token watch's Transfer: amount, from and to from the log's topics and data (what the
     // rules read), never the explorer's decoded items, which are guesses and may contradict them.
     const transfer = transferOf(r) as TokenTransferValues;
@@ -127,17 +99,8 @@ export function alertView(alert: AlertDocument): AlertView {
     const asset = text(get(r, "asset"));
     if (asset !== undefined && asset !== "KAIA") add("Token contract", asset);
     add("Condition", get(r, "condition"), 100);
-  } else if (alert.source === "event_logs") {
-    add("Contract", get(r, "contract_address"));
-    const type = text(get(r, "type"));
-    if (type !== undefined) add("Event", get(r, "estimated_event_log") === true ? `${type} (estimated)` : type, 100);
-    const items = get(r, "items");
-    if (Array.isArray(items)) {
-      for (const item of items.slice(0, MAX_EVENT_ITEMS)) {
-        const name = text(get(item, "name")) ?? "?";
-        add(cleanLine(name, 40), get(item, "value"));
-      }
-    }
+  } else {
+    family?.view(r, add);
   }
   const contract = recordContract(alert);
   for (const [key, value] of Object.entries(alert.enrichment ?? {}).slice(0, MAX_ENRICHMENT)) {
@@ -204,12 +167,12 @@ export function digestHeadline(delivery: Delivery, shown: number): string {
   const count = delivery.alerts.length;
   const sources = new Set(delivery.alerts.map((a) => a.source));
   const first = delivery.alerts[0];
-  const nouns = sources.size === 1 && first !== undefined ? NOUNS[first.source] : undefined;
+  const nouns = sources.size === 1 && first !== undefined ? familyOfAlert(first)?.noun : undefined;
   const noun = nouns === undefined ? (count === 1 ? "alert" : "alerts") : count === 1 ? nouns[0] : nouns[1];
   const contracts = new Set(delivery.alerts.map((a) => recordContract(a)?.toLowerCase()));
   const [contract] = contracts;
   let about = "";
-  if (contracts.size === 1 && contract !== undefined) about = first?.source === "nft_transfers" ? ` of collection ${contract}` : ` of contract ${contract}`;
+  if (contracts.size === 1 && contract !== undefined) about = ` of ${(first === undefined ? undefined : familyOfAlert(first)?.contract?.noun) ?? "contract"} ${contract}`;
   else if (first !== undefined && new Set(delivery.alerts.map((a) => a.watch)).size === 1) about = ` on watch ${cleanLine(first.watch, 60)}`;
   const tail = shown < count ? `; first ${shown} shown` : "";
   return `${count} ${noun} for rule ${cleanLine(delivery.rule, 100)}${about}${tail}`;

@@ -1,10 +1,10 @@
 import type { RecordFamily, WatchedRecord } from "../model/record.js";
-import type { FieldSpec } from "./fields.js";
+import type { FieldSpec } from "../families/field-kinds.js";
 import type { ArgValue } from "./operand.js";
 import type { ConditionContext, ConditionIssue, ConditionNode, TestNode } from "./parse-condition.js";
 import { parseCondition } from "./parse-condition.js";
 import type { PreparedRecord, PreparedValue } from "./prepared-record.js";
-import { SLOT, prepareRecord } from "./prepared-record.js";
+import { prepareRecord } from "./prepared-record.js";
 import { oncePerCondition } from "./once-per-condition.js";
 
 export type PreparedTest = (record: PreparedRecord) => boolean;
@@ -108,12 +108,9 @@ function hasPattern(node: ConditionNode): boolean {
 
 type Getter = (p: PreparedRecord) => PreparedValue;
 
-/** The slot of a field whose prepared value is stored, or undefined for computed ones. */
+/** The slot of a field whose prepared value is stored, or undefined for computed ones (its family's definition numbers them). */
 export function slotOf(field: FieldSpec): number | undefined {
-  // A token watch's `token` is the log's contract: the token the Transfer moved.
-  if (field.id === "token") return SLOT.contract;
-  if (field.id === "signature") return field.kind === "hash" ? SLOT.event_signature : SLOT.function_signature;
-  return Object.hasOwn(SLOT, field.id) ? SLOT[field.id as keyof typeof SLOT] : undefined;
+  return field.slot;
 }
 
 /** Reads a field that is not a plain slot: a topic by index, or direction (relative to the watched account). */
@@ -124,11 +121,7 @@ function getter(field: FieldSpec): Getter {
   }
   if (field.id === "direction") {
     const account = field.account;
-    return (p) => {
-      const from = p.value(SLOT.from) === account;
-      const to = p.value(SLOT.to) === account;
-      return from ? (to ? "self" : "out") : to ? "in" : undefined;
-    };
+    return (p) => p.direction(account);
   }
   throw new Error(`no prepared value for field ${field.name}`);
 }

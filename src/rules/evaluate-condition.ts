@@ -1,13 +1,13 @@
-import { ZERO_ADDRESS, isBurnAddress } from "../chain/address.js";
-import { decodeTokenTransfer } from "../chain/token-transfer.js";
 import { KaiawatchError } from "../common/errors.js";
 import type { WatchedRecord } from "../model/record.js";
-import type { FieldSpec } from "./fields.js";
+import type { FamilyField } from "../families/define-family.js";
+import type { FieldSpec } from "../families/field-kinds.js";
+import { familyOf } from "../families/registry.js";
 import type { ArgValue, Scalar } from "./operand.js";
 import { argValue } from "./operand.js";
 import type { ConditionContext, ConditionIssue, ConditionNode, ConditionPath, TestNode } from "./parse-condition.js";
 import { parseCondition } from "./parse-condition.js";
-import { amountKeiOf, integerOf } from "./record-values.js";
+import { amountKeiOf, integerOf } from "../families/record-values.js";
 
 /** One step of an evaluation, for `explain`: what was compared with what, and the outcome. */
 export interface TraceEntry {
@@ -84,107 +84,10 @@ function evaluateNode(node: ConditionNode, record: WatchedRecord, trace: TraceEn
   }
 }
 
-/** The record's value of a field, as received (or derived from received values). */
+/** The record's value of a field, as received (or derived from received values), as its family's definition reads it. */
 export function readField(record: WatchedRecord, field: FieldSpec): unknown {
-  switch (record.family) {
-    case "event_logs": {
-      const d = record.data;
-      switch (field.id) {
-        case "contract": return d.contract_address;
-        case "signature": return d.topics[0];
-        case "event": return d.type;
-        case "topics": return d.topics[field.index ?? 0];
-        case "args": return d.items.find((item) => item.name === field.arg)?.value;
-        case "block": return record.block;
-        case "transaction": return record.transactionHash;
-        case "log_index": return d.log_index;
-        case "estimated": return d.estimated_event_log === true;
-        case "from": return decodeTokenTransfer(d)?.from;
-        case "to": return decodeTokenTransfer(d)?.to;
-        case "amount": return decodeTokenTransfer(d)?.value;
-        case "token": return d.contract_address;
-        case "direction": {
-          const transfer = decodeTokenTransfer(d);
-          if (transfer === undefined) return undefined;
-          const from = transfer.from === field.account;
-          const to = transfer.to === field.account;
-          return from && to ? "self" : from ? "out" : to ? "in" : undefined;
-        }
-      }
-      break;
-    }
-    case "nft_transfers": {
-      const d = record.data;
-      switch (field.id) {
-        case "contract": return d.contract.contract_address;
-        case "contract_type": return d.contract.contract_type;
-        case "token_id": return d.token_id;
-        case "from": return d.from;
-        case "to": return d.to;
-        case "token_count": return d.token_count;
-        case "direction": {
-          const from = d.from.toLowerCase() === field.account;
-          const to = d.to?.toLowerCase() === field.account;
-          return from && to ? "self" : from ? "out" : to ? "in" : undefined;
-        }
-        case "mint": return d.from.toLowerCase() === ZERO_ADDRESS;
-        case "burn": return d.to === undefined || isBurnAddress(d.to);
-        case "block": return record.block;
-        case "transaction": return record.transactionHash;
-      }
-      break;
-    }
-    case "internal_transactions": {
-      const d = record.data;
-      switch (field.id) {
-        case "type": return d.type;
-        case "from": return d.from;
-        case "to": return d.to;
-        case "amount": return d.amount;
-        case "status": return d.transaction_status?.status;
-        case "failed": return Boolean(d.error) || d.transaction_status?.status.toLowerCase() === "fail";
-        case "error": return d.error;
-        case "fail_message": return d.transaction_status?.fail_message;
-        case "method_id": return d.method_id;
-        case "signature": return d.signature;
-        case "call_id": return d.call_id;
-        case "block": return record.block;
-        case "transaction": return record.transactionHash;
-      }
-      break;
-    }
-    case "transactions": {
-      const d = record.data;
-      switch (field.id) {
-        case "from": return d.from;
-        case "to": return d.to;
-        case "amount": return d.value;
-        case "direction": {
-          const from = d.from === field.account;
-          const to = d.to === field.account;
-          return from && to ? "self" : from ? "out" : to ? "in" : undefined;
-        }
-        case "status": return d.status;
-        case "failed": return d.status === "Fail";
-        case "error": return d.error;
-        case "revert_reason": return d.revert_reason;
-        case "method_id": return d.method_id;
-        case "method": return d.method;
-        case "args": return d.args?.find((a) => a.name === field.arg)?.value;
-        case "type": return d.type;
-        case "type_int": return d.type_int;
-        case "fee_payer": return d.fee_payer;
-        case "fee_delegated": return d.fee_payer !== undefined;
-        case "fee": return d.fee;
-        case "gas_used": return d.gas_used;
-        case "index": return d.transaction_index;
-        case "block": return record.block;
-        case "transaction": return record.transactionHash;
-      }
-      break;
-    }
-  }
-  return undefined;
+  const fields = familyOf(record.family).fieldsById;
+  return Object.hasOwn(fields, field.id) ? (fields[field.id] as FamilyField<WatchedRecord>).read(record, field) : undefined;
 }
 
 type Value = string | bigint | boolean | ArgValue | undefined;

@@ -3,7 +3,10 @@ import { addressToTopic, hasValidChecksum, isAddress } from "../chain/address.js
 import { eventTopic, functionSelector, isSelector, isTopicHash, looksLikeSignature } from "../chain/signatures.js";
 import { decimalTextOfNumber, parseAmount, parseInteger } from "../chain/units.js";
 import { TOKENS_UNIT, parseTokenAmount } from "../chain/token-amounts.js";
-import type { FieldSpec } from "./fields.js";
+import type { FieldSpec } from "../families/field-kinds.js";
+import { argValue, type ArgValue } from "../families/record-values.js";
+
+export { argValue, type ArgValue };
 
 /**
  * A value written in a rule, turned once (at load) into the form the field holds, so
@@ -13,12 +16,6 @@ import type { FieldSpec } from "./fields.js";
  */
 export type Scalar = string | bigint | boolean | ArgValue;
 
-/** An event-argument value: its text, and its integer / lowercase-hex readings when it has them. */
-export interface ArgValue {
-  text: string;
-  int: bigint | undefined;
-  hex: string | undefined;
-}
 
 export type OperandResult<T> = { ok: true; value: T } | { ok: false; message: string };
 
@@ -26,18 +23,6 @@ const fail = (message: string): { ok: false; message: string } => ({ ok: false, 
 // String() of a map says "[object Object]", and throws on one without a prototype (found by fuzzing).
 const show = (raw: unknown): string =>
   typeof raw === "string" ? JSON.stringify(raw) : Array.isArray(raw) ? "a list" : typeof raw === "object" && raw !== null ? "a map" : String(raw);
-
-const DECIMAL_INTEGER = /^-?\d+$/;
-const HEX = /^0x[0-9a-fA-F]*$/;
-
-/** The readings of an event argument's text; shared by rule values and record values. */
-export function argValue(text: string): ArgValue {
-  return {
-    text,
-    int: DECIMAL_INTEGER.test(text) ? BigInt(text) : undefined,
-    hex: HEX.test(text) ? text.toLowerCase() : undefined,
-  };
-}
 
 /** One value for `eq`, `ne`, `in`, `not_in` of a field. */
 export function parseScalar(field: FieldSpec, raw: unknown): OperandResult<Scalar> {

@@ -1,6 +1,6 @@
 import type { WatchedRecord } from "../model/record.js";
 import { slotOf } from "./compile-condition.js";
-import type { FieldKind, FieldSpec } from "./fields.js";
+import type { FieldKind, FieldSpec } from "../families/field-kinds.js";
 import type { ArgValue, Scalar } from "./operand.js";
 import type { ConditionNode } from "./parse-condition.js";
 import { prepareRecord } from "./prepared-record.js";
@@ -136,7 +136,7 @@ class IndexedRules<R extends IndexedRule> implements RuleIndex<R> {
           break;
         }
         case "topic": {
-          const raw = record.family === "event_logs" ? record.data.topics[place.index] : undefined;
+          const raw = p.rawTopic(place.index);
           if (raw === undefined || !hasTail(tails, raw)) break;
           const value = p.topic(place.index);
           if (value !== undefined) entry = values.get(value);
@@ -144,7 +144,7 @@ class IndexedRules<R extends IndexedRule> implements RuleIndex<R> {
         }
         case "arg": {
           // The argument's raw text, not p.arg(): its readings are built only for a rule that is run.
-          const text = argText(record, place.name);
+          const text = p.argText(place.name);
           if (text === undefined) break;
           if (hasTail(tails, text)) {
             entry = values.get(text);
@@ -289,14 +289,3 @@ function hasTail(tails: Uint32Array, text: string): boolean {
   return tail === -1 || (tails[tail >>> 5]! & (1 << (tail & 31))) !== 0;
 }
 
-/** An event log's (or a transaction's decoded) argument text by name (the first, should a name repeat), as PreparedRecord.arg reads it. */
-function argText(record: WatchedRecord, name: string): string | undefined {
-  if (record.family === "transactions") return record.data.args?.find((a) => a.name === name)?.value;
-  if (record.family !== "event_logs") return undefined;
-  const items = record.data.items;
-  for (let i = 0; i < items.length; i++) {
-    const item = items[i] as (typeof items)[number];
-    if (item.name === name) return item.value;
-  }
-  return undefined;
-}

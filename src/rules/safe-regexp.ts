@@ -17,7 +17,7 @@ export const MAX_PROGRAM_SIZE = 300;
 /**
  * How much of a text a pattern reads: the first MAX_RECORD_TEXT characters (UTF-16 code
  * units; a surrogate pair is never cut), which is all of any text field of a record, since
- * a record's texts are cut to that length when it enters (src/watch/cap-record.ts). Reading
+ * a record's texts are cut to that length when it enters (src/families/cap-record.ts). Reading
  * less let text placed after filler evade a rule ("x" × 9,000 then "drain" passed
  * `/drain/` when patterns read 8,192). With MAX_PROGRAM_SIZE this bounds one match to well
  * under a second even for the worst pattern a rule may write (bench/regex.bench.ts, "the

@@ -1,5 +1,5 @@
-import { truncate } from "../common/text.js";
-import type { RecordFamily } from "../model/record.js";
+import { oneLine, truncate } from "../common/text.js";
+import { familyOf } from "../families/registry.js";
 import { BALANCE_ALERT_SOURCE, type AlertDocument, type RuleSource } from "../model/alert-document.js";
 import type { ConditionIssue } from "./parse-condition.js";
 
@@ -15,14 +15,6 @@ export const COMMON_TEMPLATE_VARIABLES = [
   "id", "rule", "watch", "network", "source", "block", "transaction_hash", "datetime", "summary",
   "link.transaction", "link.block", "link.account", "link.contract", "link.token",
 ] as const;
-
-/** Variables per source; besides these, `record.PATH` reads any field of the record as received. */
-export const FAMILY_TEMPLATE_VARIABLES: Readonly<Record<RecordFamily, readonly string[]>> = {
-  event_logs: ["contract", "event", "signature", "log_index", "estimated", "topics[i]", "args.NAME"],
-  nft_transfers: ["contract", "contract_type", "token_id", "from", "to", "token_count", "direction", "mint", "burn"],
-  internal_transactions: ["type", "from", "to", "amount_kaia", "amount_kei", "status", "failed", "error", "fail_message", "method_id", "signature", "call_id"],
-  transactions: ["from", "to", "amount_kaia", "amount_kei", "direction", "status", "failed", "error", "revert_reason", "method_id", "method", "args.NAME", "type", "type_int", "fee_payer", "fee_delegated", "fee", "gas_used", "gas_price", "index"],
-};
 
 /** A token watch's Transfer logs offer these besides event_logs' (see build-alert.ts). */
 export const TOKEN_TRANSFER_TEMPLATE_VARIABLES = ["from", "to", "direction", "amount", "token", "token_symbol"] as const;
@@ -66,9 +58,8 @@ export function isTemplateVariable(name: string, family: RuleSource): boolean {
   if (/^record(\.|\[|$)/.test(name)) return true;
   const own = ownVariables(family);
   if (own.includes(name)) return true;
-  if (family === "event_logs") return /^topics\[[0-3]\]$/.test(name) || /^args\.[\w$]+$/.test(name);
-  if (family === "transactions") return /^args\.[\w$]+$/.test(name);
-  return false;
+  // `topics[i]` and `args.NAME` stand for the topics and the decoded arguments by name.
+  return (own.includes("topics[i]") && /^topics\[[0-3]\]$/.test(name)) || (own.includes("args.NAME") && /^args\.[\w$]+$/.test(name));
 }
 
 /**
@@ -88,7 +79,7 @@ export function validateSummaryTemplate(template: unknown, family: RuleSource, e
 }
 
 function ownVariables(source: RuleSource): readonly string[] {
-  return source === BALANCE_ALERT_SOURCE ? BALANCE_TEMPLATE_VARIABLES : FAMILY_TEMPLATE_VARIABLES[source];
+  return source === BALANCE_ALERT_SOURCE ? BALANCE_TEMPLATE_VARIABLES : familyOf(source).templateVariables;
 }
 
 /** The value of a template variable in a balance alert (see BALANCE_TEMPLATE_VARIABLES). */
@@ -142,13 +133,4 @@ function stringify(value: unknown): string {
   if (typeof value === "string") return value;
   if (typeof value === "number" || typeof value === "boolean" || typeof value === "bigint") return String(value);
   return JSON.stringify(value) ?? "";
-}
-
-/**
- * On-chain text on one line: line breaks, tabs and other control characters become
- * spaces, so a revert message cannot start a new line in a log, header or chat message.
- */
-export function oneLine(text: string): string {
-  // eslint-disable-next-line no-control-regex
-  return text.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]+/g, " ");
 }

@@ -1,6 +1,6 @@
 import { quotedText } from "../common/sanitize-text.js";
 import { truncate } from "../common/text.js";
-import { oneLine } from "./summary-template.js";
+import { oneLine } from "../common/text.js";
 
 /** The longest token symbol an alert carries, in code points. */
 export const TOKEN_SYMBOL_MAX = 24;

@@ -1,9 +1,8 @@
 import type { RecordFamily } from "../model/record.js";
 import type { ConditionIssue, ConditionPath } from "./parse-condition.js";
 import { compileCondition } from "./compile-condition.js";
-import type { TokenFieldContext } from "./fields.js";
-
-const FAMILIES: readonly string[] = ["event_logs", "nft_transfers", "internal_transactions", "transactions"];
+import type { TokenFieldContext } from "../families/field-kinds.js";
+import { isFamilyName } from "../families/registry.js";
 
 export interface RuleConditionInput {
   name: string;
@@ -62,7 +61,7 @@ export function checkRuleConditions(config: RulesConfigShape): ConditionIssue[] 
   const inputs: RuleConditionInput[] = [];
   (config.rules ?? []).forEach((rule, index) => {
     if (typeof rule.watch !== "string" || !accounts.has(rule.watch)) return;
-    if (typeof rule.source !== "string" || !FAMILIES.includes(rule.source)) return;
+    if (typeof rule.source !== "string" || !isFamilyName(rule.source)) return;
     const account = accounts.get(rule.watch);
     inputs.push({
       name: typeof rule.name === "string" ? rule.name : `#${index + 1}`,

@@ -4,7 +4,7 @@ import { servedBlockEnd } from "../explorer/response-checkers.js";
 import { linkSignals } from "../common/signals.js";
 import { sleep } from "../common/sleep.js";
 import type { WatchedRecord } from "../model/record.js";
-import { pageWithinRecordLimits } from "./cap-record.js";
+import { pageWithinRecordLimits } from "../families/cap-record.js";
 import { prepareWindow } from "./normalize.js";
 import { BlockTooDenseError, WindowCountMismatchError } from "./errors.js";
 

@@ -1,78 +1,31 @@
-import type { NodeTransaction } from "../chain/node-transactions.js";
-import type { EventLog, InternalTransactionListItem, NftTransfer } from "../explorer/types.js";
 import type { RecordFamily, WatchedRecord } from "../model/record.js";
-import { capRecord } from "./cap-record.js";
-
-const lower = (value: string | undefined) => (value === undefined ? "" : value.toLowerCase());
+import type { RecordOf } from "../families/define-family.js";
+import { familyDefinitions, familyOf } from "../families/registry.js";
 
 /*
- * Every record enters the pipeline through one of the functions below (PROBES for what
- * rules test, NORMALIZERS for what is kept), so each bounds its record first (capRecord:
- * texts cut to MAX_RECORD_TEXT, nesting to MAX_RECORD_DEPTH). In place, so the second
- * call on the same record finds nothing left to cut. `bounded`: the record's page is known
- * to be within the limits (cap-record.ts: pageWithinRecordLimits), and the walk is skipped.
+ * Every record enters the pipeline through its family's definition (src/families/): `probe`
+ * for what rules test, `normalize` for what is kept. Each bounds its record first
+ * (capRecord: texts cut to MAX_RECORD_TEXT, nesting to MAX_RECORD_DEPTH), in place, so the
+ * second call on the same record finds nothing left to cut. `bounded`: the record's page is
+ * known to be within the limits (cap-record.ts: pageWithinRecordLimits), and the walk is skipped.
  */
-const bound = <T>(raw: T, bounded: boolean | undefined): T => (bounded === true ? raw : capRecord(raw));
+/** One function per family, taking that family's record as read. */
+type PerFamily = { readonly [F in RecordFamily]: (raw: RecordOf<F>["data"], bounded?: boolean) => WatchedRecord };
 
-export function normalizeEventLog(raw: EventLog, bounded?: boolean): WatchedRecord {
-  const data = bound(raw, bounded);
-  const tx = lower(data.transaction_hash);
-  return { family: "event_logs", block: data.block_number, transactionHash: data.transaction_hash, key: `${data.block_number}:${tx}:${data.log_index}`, order: [data.log_index], data };
-}
-
-export function normalizeNftTransfer(raw: NftTransfer, bounded?: boolean): WatchedRecord {
-  const data = bound(raw, bounded);
-  const tx = lower(data.transaction_hash);
-  // Transfers carry no log index: the identity is everything that tells two transfers apart.
-  const key = [data.block_id, tx, lower(data.contract.contract_address), data.token_id, lower(data.from), lower(data.to), data.token_count].join(":");
-  return { family: "nft_transfers", block: data.block_id, transactionHash: data.transaction_hash, key, order: [data.transaction_index ?? 0], data };
-}
-
-export function normalizeInternalTransaction(raw: InternalTransactionListItem, bounded?: boolean): WatchedRecord {
-  const data = bound(raw, bounded);
-  const tx = data.transaction_hash === undefined ? `#${data.transaction_index}` : lower(data.transaction_hash);
-  return { family: "internal_transactions", block: data.block_id, transactionHash: data.transaction_hash, key: `${data.block_id}:${tx}:${data.call_id}`, order: [data.transaction_index, data.call_id], data };
-}
-
-/**
- * A top-level transaction read from the node: checked there (node-transactions.ts), so
- * only bounded here. Its identity is its hash: one record per transaction.
- */
-export function normalizeNodeTransaction(raw: NodeTransaction): WatchedRecord {
-  const data = capRecord(raw);
-  return { family: "transactions", block: data.block_number, transactionHash: data.hash, key: data.hash, order: [data.transaction_index], data };
-}
-
-export const NORMALIZERS = {
-  event_logs: normalizeEventLog,
-  nft_transfers: normalizeNftTransfer,
-  internal_transactions: normalizeInternalTransaction,
-  transactions: normalizeNodeTransaction,
-} as const satisfies Record<RecordFamily, (data: never, bounded?: boolean) => WatchedRecord>;
-
-const NO_ORDER: readonly number[] = Object.freeze([]);
+/** Each family's normalizer (the record as kept: identity key and chain order). */
+export const NORMALIZERS = Object.fromEntries(familyDefinitions().map((definition) => [definition.name, definition.normalize])) as unknown as PerFamily;
 
 /**
  * A record's readable part without its identity (`key` is "", `order` empty): what rules
  * test, built for every record of a page, where the identity key (several lowercased
  * parts joined) is needed only for the few records kept. Never stored or sent on.
  */
-export const PROBES = {
-  event_logs: (raw: EventLog, bounded?: boolean): WatchedRecord => {
-    const data = bound(raw, bounded);
-    return { family: "event_logs", block: data.block_number, transactionHash: data.transaction_hash, key: "", order: NO_ORDER, data };
-  },
-  nft_transfers: (raw: NftTransfer, bounded?: boolean): WatchedRecord => {
-    const data = bound(raw, bounded);
-    return { family: "nft_transfers", block: data.block_id, transactionHash: data.transaction_hash, key: "", order: NO_ORDER, data };
-  },
-  internal_transactions: (raw: InternalTransactionListItem, bounded?: boolean): WatchedRecord => {
-    const data = bound(raw, bounded);
-    return { family: "internal_transactions", block: data.block_id, transactionHash: data.transaction_hash, key: "", order: NO_ORDER, data };
-  },
-  // The key is the hash, already there: the probe is the record.
-  transactions: normalizeNodeTransaction,
-} as const satisfies Record<RecordFamily, (data: never, bounded?: boolean) => WatchedRecord>;
+export const PROBES = Object.fromEntries(familyDefinitions().map((definition) => [definition.name, definition.probe])) as unknown as PerFamily;
+
+export const normalizeEventLog = NORMALIZERS.event_logs;
+export const normalizeNftTransfer = NORMALIZERS.nft_transfers;
+export const normalizeInternalTransaction = NORMALIZERS.internal_transactions;
+export const normalizeNodeTransaction = NORMALIZERS.transactions;
 
 /** Ascending chain order: block, then the in-block position, then the identity key as a tie-break. */
 export function compareRecords(a: WatchedRecord, b: WatchedRecord): number {
@@ -94,13 +47,11 @@ export interface PreparedWindow {
 }
 
 /**
- * Families whose records can be identical in every field and still be distinct on chain:
- * two KIP-37 transfers of the same count of the same token between the same accounts in one
- * transaction (a batch transfer listing an id twice). The API gives transfers no log index,
- * so nothing in the record tells them apart. Event logs (log index) and internal
- * transactions (call id) cannot repeat, so a repeat of those is page drift.
+ * Whether records of the family can be identical in every field and still be distinct on
+ * chain (the definition's `twinsPossible`: NFT transfers, which carry no log index); a
+ * repeat of any other family's record is page drift.
  */
-const TWINS_POSSIBLE: Record<RecordFamily, boolean> = { event_logs: false, nft_transfers: true, internal_transactions: false, transactions: false };
+const twinsPossible = (family: RecordFamily): boolean => familyOf(family).twinsPossible;
 
 /**
  * The identity of the `occurrence`-th record (counted from 1) among records identical in
@@ -135,7 +86,7 @@ export function prepareWindow(records: WatchedRecord[], from: number, to: number
     const times = (seen.get(record.key) ?? 0) + 1;
     seen.set(record.key, times);
     if (times === 1) unique.push(record);
-    else if (TWINS_POSSIBLE[record.family]) unique.push({ ...record, key: occurrenceKey(record.key, times) });
+    else if (twinsPossible(record.family)) unique.push({ ...record, key: occurrenceKey(record.key, times) });
   }
   return { records: unique, duplicates: inside.length - unique.length, outside };
 }
@@ -147,7 +98,7 @@ export function prepareWindow(records: WatchedRecord[], from: number, to: number
 export function numberTwins(records: WatchedRecord[]): WatchedRecord[] {
   const seen = new Map<string, number>();
   return records.map((record) => {
-    if (!TWINS_POSSIBLE[record.family]) return record;
+    if (!twinsPossible(record.family)) return record;
     const times = (seen.get(record.key) ?? 0) + 1;
     seen.set(record.key, times);
     return times === 1 ? record : { ...record, key: occurrenceKey(record.key, times) };

@@ -1,3 +1,4 @@
+import { familyOf } from "../families/registry.js";
 import { eventTopic } from "../chain/signatures.js";
 import { TRANSFER_TOPIC } from "../chain/token-transfer.js";
 import type { RecordFamily } from "../model/record.js";
@@ -82,17 +83,14 @@ export function definitionsOfWatch(network: string, watch: WatchInput): SourceDe
     // watch of the same token shares one source and one poll.
     const tokens = (watch.tokens ?? []).map((token): SourceDefinition => ({ network, operation: "accountEventLogs", address: lower(token), signature: TRANSFER_TOPIC }));
     // Top-level transactions come from the node, one source for every account (plan-transactions.ts).
+    // Each family's account operation (its definition's readers); the node's transactions have none.
     return families.flatMap((family): SourceDefinition[] => {
-      switch (family) {
-        case "nft_transfers":
-          return [{ network, operation: "accountNftTransfers", address: lower(watch.account), contractAddress: lower(watch.nft_contract) }];
-        case "internal_transactions":
-          return [{ network, operation: "accountInternalTransactions", address: lower(watch.account) }];
-        case "event_logs":
-          return [{ network, operation: "accountEventLogs", address: lower(watch.account) }];
-        case "transactions":
-          return [];
-      }
+      const operation = familyOf(family).readers.account;
+      if (operation === undefined) return [];
+      const definition: SourceDefinition = { network, operation, address: lower(watch.account) };
+      // Operation 3 filters by collection too.
+      if (operation === "accountNftTransfers") definition.contractAddress = lower(watch.nft_contract);
+      return [definition];
     }).concat(tokens);
   }
   if (watch.collection !== undefined) return [{ network, operation: "nftTransfers", address: lower(watch.collection), tokenId: watch.token_id }];

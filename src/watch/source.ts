@@ -1,9 +1,9 @@
 import { createHash } from "node:crypto";
-import type { OperationName } from "../explorer/operations.js";
+import type { ExplorerSourceOperation, NodeSourceOperation } from "../families/define-family.js";
+import { familyDefinitions } from "../families/registry.js";
 import type { RecordFamily } from "../model/record.js";
 
-/** The explorer's list operations that take a block range (or, for 8, a block) and so can be polled. */
-export type ExplorerSourceOperation = Extract<OperationName, "accountEventLogs" | "accountNftTransfers" | "nftTransfers" | "accountInternalTransactions" | "blockInternalTransactions">;
+export type { ExplorerSourceOperation };
 
 /**
  * What a source polls: an explorer operation, or `blockTransactions`, the node's top-level
@@ -11,7 +11,7 @@ export type ExplorerSourceOperation = Extract<OperationName, "accountEventLogs" 
  * explorer credits). With an `address` the latter names one account watch's share of it:
  * never polled, only the key its position is kept under (see plan-transactions.ts).
  */
-export type SourceOperation = ExplorerSourceOperation | "blockTransactions";
+export type SourceOperation = ExplorerSourceOperation | NodeSourceOperation;
 
 /** True for the sources read from the node rather than the explorer. */
 export function isNodeOperation(operation: SourceOperation): operation is "blockTransactions" {
@@ -23,14 +23,10 @@ export function isPerBlockOperation(operation: SourceOperation): boolean {
   return operation === "blockInternalTransactions" || operation === "blockTransactions";
 }
 
-export const FAMILY_OF_OPERATION: Record<SourceOperation, RecordFamily> = {
-  accountEventLogs: "event_logs",
-  accountNftTransfers: "nft_transfers",
-  nftTransfers: "nft_transfers",
-  accountInternalTransactions: "internal_transactions",
-  blockInternalTransactions: "internal_transactions",
-  blockTransactions: "transactions",
-};
+/** The family each operation yields, from the family definitions' readers. */
+export const FAMILY_OF_OPERATION: Readonly<Record<SourceOperation, RecordFamily>> = Object.fromEntries(
+  familyDefinitions().flatMap((definition) => [...definition.readers.explorer, ...definition.readers.node].map((operation) => [operation, definition.name])),
+) as Record<SourceOperation, RecordFamily>;
 
 /**
  * What a source asks the explorer for: one operation, one address and one server-side

@@ -1,7 +1,9 @@
 import { KaiawatchError } from "../common/errors.js";
 import type { ExplorerClient } from "../explorer/client.js";
 import { ExplorerHttpError } from "../explorer/errors.js";
-import { NORMALIZERS, numberTwins } from "./normalize.js";
+import { OPERATIONS } from "../explorer/operations.js";
+import { familyOf } from "../families/registry.js";
+import { numberTwins } from "./normalize.js";
 import type { RecordFamily, WatchedRecord } from "../model/record.js";
 import type { SourceDefinition } from "./source.js";
 
@@ -55,47 +57,44 @@ export async function fetchTransactionRecords(client: ExplorerClient, options: T
   };
   const sorted = (records: WatchedRecord[]) => records.sort((a, b) => a.block - b.block || compareOrder(a.order, b.order));
 
-  switch (options.family) {
-    case "event_logs": {
-      const records = sorted((await logsOfTx()).map((raw) => NORMALIZERS.event_logs(raw)));
-      return { records, block: records[0]?.block ?? options.block, via };
-    }
-    case "nft_transfers": {
-      // Identical transfers numbered as the daemon numbers them (normalize.ts occurrenceKey).
-      const records = numberTwins(sorted((await transfersOfTx()).map((raw) => NORMALIZERS.nft_transfers(raw))));
-      return { records, block: records[0]?.block ?? options.block, via };
-    }
-    case "internal_transactions": {
-      let block = options.block;
-      if (block === undefined) {
-        via.push("operation 1 transactionInternalTransactions");
-        let calls: unknown[];
-        try {
-          calls = await collect(client.paginate("transactionInternalTransactions", { transactionHash: hash, size }, { signal }));
-        } catch (error) {
-          if (error instanceof ExplorerHttpError && error.status === 404) {
-            throw new KaiawatchError("KW_WATCH_TX_NOT_FOUND", `the explorer does not know transaction ${hash} (a typo, another network, or not indexed yet)`, { cause: error });
-          }
-          throw error;
-        }
-        if (calls.length === 0) return { records: [], block: undefined, via };
-        block = (await logsOfTx())[0]?.block_number ?? (await transfersOfTx())[0]?.block_id;
-        if (block === undefined) {
-          throw new KaiawatchError(
-            "KW_WATCH_TX_BLOCK_UNKNOWN",
-            `transaction ${hash} has ${calls.length} internal transactions but no event logs or NFT transfers to read its block from; pass --block with the block the explorer shows for it`,
-          );
-        }
-      }
-      via.push(`operation 8 blockInternalTransactions (block ${block})`);
-      const items = await collect(client.paginate("blockInternalTransactions", { blockNumber: block, size }, { signal }));
-      const records = sorted(items.filter((item) => item.transaction_hash?.toLowerCase() === hash).map((raw) => NORMALIZERS.internal_transactions(raw)));
-      return { records, block, via };
-    }
-    case "transactions":
-      // The explorer has no such list: the daemon reads these from the node, block by block.
-      throw new KaiawatchError("KW_WATCH_TX_FROM_NODE", "top-level transactions are read from the node (source transactions), not from the explorer: explain does not read them yet");
+  const family = familyOf(options.family);
+  const reader = family.readers.transaction;
+  if (reader === undefined) {
+    // The explorer has no such list: the daemon reads these from the node, block by block.
+    throw new KaiawatchError("KW_WATCH_TX_FROM_NODE", `${options.family} records are read from the node (source ${options.family}), not from the explorer: explain does not read them yet`);
   }
+  if ("list" in reader) {
+    via.push(`operation ${OPERATIONS[reader.list].number} ${reader.list}`);
+    const raws = await collect<unknown>(client.paginate(reader.list, { transactionHash: hash, size }, { signal }));
+    // Identical transfers numbered as the daemon numbers them (normalize.ts occurrenceKey).
+    const records = numberTwins(sorted(raws.map((raw) => family.normalize(raw as never))));
+    return { records, block: records[0]?.block ?? options.block, via };
+  }
+  let block = options.block;
+  if (block === undefined) {
+    via.push("operation 1 transactionInternalTransactions");
+    let calls: unknown[];
+    try {
+      calls = await collect(client.paginate("transactionInternalTransactions", { transactionHash: hash, size }, { signal }));
+    } catch (error) {
+      if (error instanceof ExplorerHttpError && error.status === 404) {
+        throw new KaiawatchError("KW_WATCH_TX_NOT_FOUND", `the explorer does not know transaction ${hash} (a typo, another network, or not indexed yet)`, { cause: error });
+      }
+      throw error;
+    }
+    if (calls.length === 0) return { records: [], block: undefined, via };
+    block = (await logsOfTx())[0]?.block_number ?? (await transfersOfTx())[0]?.block_id;
+    if (block === undefined) {
+      throw new KaiawatchError(
+        "KW_WATCH_TX_BLOCK_UNKNOWN",
+        `transaction ${hash} has ${calls.length} internal transactions but no event logs or NFT transfers to read its block from; pass --block with the block the explorer shows for it`,
+      );
+    }
+  }
+  via.push(`operation ${OPERATIONS[reader.block].number} ${reader.block} (block ${block})`);
+  const items = await collect(client.paginate(reader.block, { blockNumber: block, size }, { signal }));
+  const records = sorted(items.filter((item) => item.transaction_hash?.toLowerCase() === hash).map((raw) => family.normalize(raw as never)));
+  return { records, block, via };
 }
 
 function compareOrder(a: readonly number[], b: readonly number[]): number {

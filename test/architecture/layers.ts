@@ -7,6 +7,9 @@
  * `explorer` sits below `model` because a record is an explorer record with an identity key
  * (`WatchedRecord` wraps `EventLog`, `NftTransfer`, …) and enrichment kinds are priced in
  * explorer operations; the explorer client itself knows nothing of rules or alerts.
+ * `families` sits just above `chain` (a family's fields decode token transfers and format
+ * amounts) and below everything that reads records, so rules, notify and watch look a family
+ * up instead of switching on its name.
  */
 export interface Layer {
   readonly folder: string;
@@ -19,6 +22,7 @@ export const layers: readonly Layer[] = [
   { folder: "explorer", responsibility: "the KaiaScan Open API client: paging, retries, rate limit, credit meter, response checks" },
   { folder: "model", responsibility: "the domain types every layer shares, built on the explorer's records: record families, the alert document, start positions, enrichment kinds, outbox entries" },
   { folder: "chain", responsibility: "Kaia itself over JSON-RPC (the head, balances, token calls), addresses, units and token amounts, event signatures" },
+  { folder: "families", responsibility: "one definition per record family (event logs, NFT transfers, internal transactions, top-level transactions) and their registry: readers, normalising and probing, identity and order, fields and their kinds, summary, links, alert view, record shape" },
   { folder: "simulator", responsibility: "a simulated explorer API and chain, for tests, the demo and the torture" },
   { folder: "rules", responsibility: "rule conditions: parse, compile, evaluate, enrich, build alerts" },
   { folder: "store", responsibility: "the store as a port (backend.ts) with two backends, SQLite and PostgreSQL: cursors, outbox and history in one atomic write, silences, leases, the store lock, every durable file write" },

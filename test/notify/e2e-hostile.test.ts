@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { Writable } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Webhook } from "standardwebhooks";
-import { capText } from "../../src/watch/cap-record.js";
+import { capText } from "../../src/families/cap-record.js";
 import { createConsoleSink } from "../../src/notify/sinks/console.js";
 import type { AlertDocument } from "../../src/model/alert-document.js";
 import { createSimulator, type Simulator } from "../../src/simulator/index.js";

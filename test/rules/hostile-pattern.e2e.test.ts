@@ -2,7 +2,7 @@ import { writeFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { AlertDocument } from "../../src/model/alert-document.js";
 import { compileSafePattern } from "../../src/rules/safe-regexp.js";
-import { capText } from "../../src/watch/cap-record.js";
+import { capText } from "../../src/families/cap-record.js";
 import { createSimulator, type Simulator } from "../../src/simulator/index.js";
 import type { Cursor } from "../../src/store/types.js";
 import { readOnDisk } from "../store/fixtures/on-disk.js";

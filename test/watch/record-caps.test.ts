@@ -36,7 +36,7 @@ describe("what a rule pattern reads", () => {
 
 describe("capRecord", () => {
   it("cuts a long text to 16,384 characters with a mark holding its length and SHA-256; leaves short ones", async () => {
-    const { capRecord, CUT_MARK } = await import("../../src/watch/cap-record.js");
+    const { capRecord, CUT_MARK } = await import("../../src/families/cap-record.js");
     const { MAX_RECORD_TEXT } = await import("../../src/model/record-limits.js");
     expect(MAX_RECORD_TEXT).toBe(16_384);
     const record = capRecord({ short: "revert: no", nested: { message: HUGE }, list: ["z".repeat(MAX_RECORD_TEXT)] });
@@ -53,7 +53,7 @@ describe("capRecord", () => {
   });
 
   it("replaces what nests deeper than 16 levels by a mark", async () => {
-    const { capRecord } = await import("../../src/watch/cap-record.js");
+    const { capRecord } = await import("../../src/families/cap-record.js");
     let deep: unknown = "bottom";
     for (let i = 0; i < 40; i++) deep = { d: deep };
     const capped = capRecord({ deep }) as Record<string, unknown>;
@@ -83,7 +83,7 @@ describe("the explorer's JSON", () => {
 
   it("marks a page as needing no cut only when no text in it is long and nothing nests deep, so the walk is skipped only then", async () => {
     const { MAX_RECORD_TEXT } = await import("../../src/model/record-limits.js");
-    const { pageWithinRecordLimits } = await import("../../src/watch/cap-record.js");
+    const { pageWithinRecordLimits } = await import("../../src/families/cap-record.js");
     const server = await startFixtureServer();
     cleanups.push(() => server.close());
     const client = createExplorerClient(quietCommon(), { baseUrl: server.url, requestsPerSecond: 1000, retryBaseMs: 1, retryMaxMs: 5, maxRetries: 0 });

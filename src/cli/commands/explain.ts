@@ -1,3 +1,4 @@
+import { familyOf } from "../../families/registry.js";
 import { formatDuration } from "../../common/duration.js";
 import type { Common } from "../../common/common.js";
 import { describeError, isKaiawatchError } from "../../common/errors.js";
@@ -175,25 +176,7 @@ async function storedHolds(common: Common, config: Config): Promise<{ silences: 
   }
 }
 
-/** One line about a record: where it sits and what it moved. */
+/** One line about a record: where it sits and what it moved (its family definition's). */
 function describeRecord(record: WatchedRecord): string {
-  const c = (value: unknown) => cleanLine(String(value ?? "(none)"), 80);
-  switch (record.family) {
-    case "internal_transactions": {
-      const d = record.data;
-      return `call ${d.call_id} · ${c(d.type)} · ${c(d.from)} → ${c(d.to)} · ${c(d.amount)} KAIA${d.transaction_status ? ` · ${c(d.transaction_status.status)}` : ""}`;
-    }
-    case "nft_transfers": {
-      const d = record.data;
-      return `${c(d.contract.contract_address)} token ${c(d.token_id)} ×${c(d.token_count)} · ${c(d.from)} → ${c(d.to)}`;
-    }
-    case "event_logs": {
-      const d = record.data;
-      return `log ${d.log_index} · ${c(d.contract_address)} · ${c(d.type ?? "Unknown")}`;
-    }
-    case "transactions": {
-      const d = record.data;
-      return `tx ${d.transaction_index} · ${c(d.type)} · ${c(d.from)} → ${c(d.to)} · ${c(d.value)} KAIA · ${c(d.status)}`;
-    }
-  }
+  return familyOf(record.family).describe(record, (value) => cleanLine(String(value ?? "(none)"), 80));
 }
