@@ -92,6 +92,8 @@ export interface DaemonOptions {
   recount?: Partial<RecountPolicy>;
   /** Operation 8's blocks asked for at once; default blocksInFlightFor(explorer.requests_per_second). The catch-up benchmark sets 1 for its baseline. */
   blocksInFlight?: number;
+  /** Where the explorer stops counting, API_LIMITS.maxTotalCount by default: a test sets the simulator's lower, and this beside it. */
+  countCap?: number;
   /** Waits until the next head read of the `schedule: head` sources (tests step it by hand); default chain.head_interval. */
   waitForHead?: (signal: AbortSignal) => Promise<void>;
   /** Where catch-ups report progress (`once` on a terminal draws a line); default: info logs every few seconds. */
@@ -179,7 +181,7 @@ export async function createDaemon(common: Common, options: DaemonOptions): Prom
       OPERATIONAL_RESOURCE,
     ];
 
-    const pollers = createSourcePollers(common, { config, plan, store, client, rpc, onAlerts: () => dispatcher.kick(), recount: options.recount, blocksInFlight: options.blocksInFlight, progress: options.progress });
+    const pollers = createSourcePollers(common, { config, plan, store, client, rpc, onAlerts: () => dispatcher.kick(), recount: options.recount, blocksInFlight: options.blocksInFlight, countCap: options.countCap, progress: options.progress });
     const lagBlocks = config.chain.lag_blocks;
     const headProbe = createHeadProbe(async (signal) => indexedHead(await head.blockNumber(signal), lagBlocks), common.now);
     const operationalSinks = Object.values(config.sinks).filter((sink) => sink.operational).map((sink) => sink.name);

@@ -25,6 +25,7 @@ export interface SourcePollersParts {
   onAlerts: () => void;
   recount?: Partial<RecountPolicy>;
   blocksInFlight?: number;
+  countCap?: number;
   progress?: Progress;
 }
 
@@ -49,6 +50,7 @@ export function createSourcePollers(common: Common, parts: SourcePollersParts): 
       enrich: source.rules.some((rule) => (rule.enrich ?? []).length > 0) ? enricher.enrich : undefined,
       onAlerts: parts.onAlerts,
       recount: parts.recount,
+      countCap: parts.countCap,
       blocksInFlight: parts.blocksInFlight ?? blocksInFlightFor(isNodeOperation(source.definition.operation) ? config.chain.requests_per_second : config.explorer.requests_per_second),
       progress,
       ...(source.rules.some((rule) => rule.absence !== undefined) ? { blockTime: blockTimes } : {}),

@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { OPERATIONS } from "../explorer/operations.js";
+import { API_LIMITS, OPERATIONS } from "../explorer/operations.js";
 import { ApiError, SERVER_ERRORS, answer, matchRoute, type Dialect } from "./api.js";
 import type { Chain } from "./chain.js";
 import type { Meter } from "./meter.js";
@@ -114,7 +114,7 @@ export function createApiHandler({ seed, world, chain, nft, dialect, limits, liv
     }
     let body: unknown;
     try {
-      body = answer({ world, chain, nft, visibleHead: chain.head - Math.max(0, limits.indexingLagBlocks ?? 0), dialect }, route, url.searchParams);
+      body = answer({ world, chain, nft, visibleHead: chain.head - Math.max(0, limits.indexingLagBlocks ?? 0), dialect, countCap: limits.countCap ?? API_LIMITS.maxTotalCount }, route, url.searchParams);
     } catch (error) {
       if (error instanceof ApiError) return sendError(res, op, error);
       throw error;

@@ -109,6 +109,8 @@ export interface ApiContext {
   /** The newest block the (lagging) indexer has reached. */
   visibleHead: number;
   dialect: Dialect;
+  /** Where counting stops (`total_count` is capped): API_LIMITS.maxTotalCount, as the real server; tests shrink it. */
+  countCap: number;
 }
 
 const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
@@ -139,21 +141,23 @@ function tokenId(value: string, name: string): string {
 interface Paging {
   page: number;
   size: number;
+  /** ApiContext.countCap. */
+  cap: number;
 }
 
-function paging(query: URLSearchParams): Paging {
+function paging(query: URLSearchParams, cap: number): Paging {
   const pageText = query.get("page");
   const sizeText = query.get("size");
   const page = pageText === null ? 1 : integer(pageText, "page");
   const size = sizeText === null ? API_LIMITS.defaultPageSize : integer(sizeText, "size");
   if (page < 1) throw invalid("page must be at least 1");
   if (size < 1 || size > API_LIMITS.maxPageSize) throw invalid(`size must be between 1 and ${API_LIMITS.maxPageSize}`);
-  return { page, size };
+  return { page, size, cap };
 }
 
 /** Total pages over the capped count; a page past the last is refused (page 1 of nothing is an empty answer). */
 function pageWindow(count: number, p: Paging): { total: number; totalPage: number; offset: number; take: number } {
-  const total = Math.min(count, API_LIMITS.maxTotalCount);
+  const total = Math.min(count, p.cap);
   const totalPage = Math.ceil(total / p.size);
   // klaytn/finder-api PageUtils.checkPageParameter: page 1 of nothing is an empty answer.
   if (p.page > Math.max(totalPage, 1)) throw invalid("totalPage is over.");
@@ -284,7 +288,7 @@ export function answer(ctx: ApiContext, route: Route, query: URLSearchParams): u
   switch (route.op) {
     case "transactionInternalTransactions": {
       const h = hash(params.transactionHash, "transactionHash");
-      const p = paging(query);
+      const p = paging(query, ctx.countCap);
       const tx = visibleTx(h);
       if (!tx) throw SERVER_ERRORS.notFoundTransaction();
       return arrayPage(tx.calls, p, (r) => callOfTransactionJson(world, r, ctx.dialect.callParties), ctx.dialect);
@@ -301,26 +305,26 @@ export function answer(ctx: ApiContext, route: Route, query: URLSearchParams): u
     case "accountNftTransfers": {
       const account = address(params.accountAddress, "accountAddress");
       const contractText = query.get("contractAddress");
-      const p = paging(query);
+      const p = paging(query, ctx.countCap);
       const index = contractText ? chain.nftsByAccountContract.get(`${account}|${address(contractText, "contractAddress")}`) : chain.nftsByAccount.get(account);
       return ranged(index, query, ctx, p, nftTransferJson);
     }
     case "nftTransfers": {
       const contract = address(params.tokenAddress, "tokenAddress");
       const idText = query.get("tokenId");
-      const p = paging(query);
+      const p = paging(query, ctx.countCap);
       const index = idText ? chain.nftsByContractToken.get(`${contract}|${tokenId(idText, "tokenId")}`) : chain.nftsByContract.get(contract);
       return ranged(index, query, ctx, p, nftTransferJson);
     }
     case "transactionNftTransfers": {
       const h = hash(params.transactionHash, "transactionHash");
-      const p = paging(query);
+      const p = paging(query, ctx.countCap);
       return arrayPage(visibleTx(h)?.nfts ?? [], p, nftTransferJson, ctx.dialect);
     }
     case "nftInventoryDetails": {
       const contract = address(params.tokenAddress, "tokenAddress");
       const keyword = query.get("keyword");
-      const p = paging(query);
+      const p = paging(query, ctx.countCap);
       const collection = collectionOf(ctx, contract);
       let rows = collection ? inventoryRows(ctx, collection) : [];
       if (keyword) {
@@ -334,12 +338,12 @@ export function answer(ctx: ApiContext, route: Route, query: URLSearchParams): u
     }
     case "accountInternalTransactions": {
       const account = address(params.accountAddress, "accountAddress");
-      const p = paging(query);
+      const p = paging(query, ctx.countCap);
       return ranged(chain.callsByAccount.get(account), query, ctx, p, internalTxJson);
     }
     case "blockInternalTransactions": {
       const number = integer(params.blockNumber ?? "", "blockNumber");
-      const p = paging(query);
+      const p = paging(query, ctx.countCap);
       const block = number <= ctx.visibleHead ? chain.block(number) : undefined;
       return arrayPage(block?.calls ?? [], p, internalTxJson, ctx.dialect);
     }
@@ -348,7 +352,7 @@ export function answer(ctx: ApiContext, route: Route, query: URLSearchParams): u
       const excludeText = query.get("excludeIfTokenUriIsEmpty");
       if (excludeText !== null && excludeText !== "true" && excludeText !== "false") throw invalid("excludeIfTokenUriIsEmpty");
       const exclude = excludeText !== "false";
-      const p = paging(query);
+      const p = paging(query, ctx.countCap);
       const rows: { collection: Collection; tokenId: string; count: bigint; uri: string }[] = [];
       for (const key of nft.held(account)) {
         const [contract, id] = key.split("|") as [string, string];
@@ -364,14 +368,14 @@ export function answer(ctx: ApiContext, route: Route, query: URLSearchParams): u
     case "transactionEventLogs": {
       const h = hash(params.transactionHash, "transactionHash");
       const sig = signature(query);
-      const p = paging(query);
+      const p = paging(query, ctx.countCap);
       const logs = visibleTx(h)?.logs ?? [];
       return arrayPage(sig ? logs.filter((l) => l.topic0 === sig) : logs, p, eventLogJson, ctx.dialect);
     }
     case "accountEventLogs": {
       const account = address(params.accountAddress, "accountAddress");
       const sig = signature(query);
-      const p = paging(query);
+      const p = paging(query, ctx.countCap);
       const index = sig ? chain.logsByContractTopic.get(`${account}|${sig}`) : chain.logsByContract.get(account);
       return ranged(index, query, ctx, p, eventLogJson);
     }

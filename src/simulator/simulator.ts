@@ -76,6 +76,12 @@ export interface SimulatorLimits {
    * a node refusing a revoked key with the key in its answer.
    */
   rpcPath?: string;
+  /**
+   * Where the API stops counting (`total_count`), API_LIMITS.maxTotalCount (40,000) by
+   * default, as the real server: a test of a window too dense to count sets it low, with the
+   * daemon's `countCap` beside it, and needs a hundredth of the records.
+   */
+  countCap?: number;
 }
 
 export interface SimulatorOptions extends SimulatorLimits {
@@ -225,7 +231,7 @@ export async function createSimulator(options: SimulatorOptions = {}): Promise<S
   };
   for (let i = 0; i < initialBlocks; i++) mineOne();
 
-  const limits: SimulatorLimits = { apiKey: options.apiKey, requestsPerSecond: options.requestsPerSecond, dailyCreditQuota: options.dailyCreditQuota, indexingLagBlocks: options.indexingLagBlocks, plan: options.plan, rpcPath: options.rpcPath };
+  const limits: SimulatorLimits = { apiKey: options.apiKey, requestsPerSecond: options.requestsPerSecond, dailyCreditQuota: options.dailyCreditQuota, indexingLagBlocks: options.indexingLagBlocks, plan: options.plan, rpcPath: options.rpcPath, countCap: options.countCap };
   const chosen = options.dialect === "document" ? DOCUMENT_DIALECT : SERVER_DIALECT;
   const dialect: Dialect = { ...chosen, callParties: options.callParties ?? chosen.callParties, inventoryNftType: options.inventoryNftType ?? chosen.inventoryNftType };
   const chainId = options.chainId ?? 1001;

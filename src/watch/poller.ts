@@ -61,6 +61,8 @@ export interface SourcePollerOptions {
   recount?: Partial<RecountPolicy>;
   /** Operation 8: blocks asked for at once (blocksInFlightFor the explorer's rate limit; default 1). */
   blocksInFlight?: number;
+  /** Where the explorer stops counting; API_LIMITS.maxTotalCount by default (tests shrink it with the simulator's). */
+  countCap?: number;
   /** Where a catch-up (more than one window behind) reports its progress; default: info logs every few seconds. */
   progress?: Progress;
   /**
@@ -209,6 +211,7 @@ export function createSourcePoller(common: Common, options: SourcePollerOptions)
         pageSize: options.pageSize,
         perBlock,
         blocksInFlight: options.blocksInFlight,
+        countCap: options.countCap,
         select,
         recount: options.recount,
         onRecount: (m) =>
