@@ -44,9 +44,9 @@ const MAX_BYTES = 64 * 1024;
 
 /**
  * Reads the chain head with JSON-RPC `eth_blockNumber` through the JSON-RPC client (its
- * retry policy, a deadline and a size cap). A JSON-RPC error or a
- * malformed result is not retried: the next tick asks again. Messages name the host only:
- * hosted RPC URLs often carry a key in their path or query.
+ * retry policy, a deadline and a size cap). A JSON-RPC error or a malformed result is not
+ * retried: the next tick asks again. Messages name the host only: hosted RPC URLs often carry
+ * a key in their path or query.
  */
 export function createHeadReader(common: Common, options: HeadReaderOptions): HeadReader {
   const owned = options.rpc === undefined;

@@ -3,7 +3,7 @@ import type { Common } from "../common/common.js";
 import { KaiawatchError, describeError, isAbortError } from "../common/errors.js";
 import { HttpDeadlineError, HttpNetworkError, HttpResponseTooLargeError, HttpTimeoutError, RETRYABLE_STATUSES } from "../http/errors.js";
 import { createPool } from "../http/pool.js";
-import { excerptOf, retryAfterOf, sendRequest, type HttpResponse } from "../http/request.js";
+import { excerptOf, retryAfterOfAnswer, sendRequest, type HttpResponse } from "../http/request.js";
 import { createRateLimiter, type RateLimiter, type RateLimiterTime } from "../http/rate-limiter.js";
 import { linkSignals } from "../common/signals.js";
 import { withRetries } from "../http/retry.js";
@@ -57,7 +57,7 @@ export class JsonRpcHttpError extends JsonRpcError {
   constructor(method: string, host: string, response: HttpResponse, nowMs: number) {
     super(method, `${method} at ${host}: HTTP ${response.status} (${excerptOf(response.text, 120) || "no body"})`, { code: "KW_RPC_HTTP" });
     this.status = response.status;
-    this.retryAfterMs = retryAfterOf(response, nowMs);
+    this.retryAfterMs = retryAfterOfAnswer(response, nowMs);
   }
 }
 

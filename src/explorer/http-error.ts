@@ -1,11 +1,11 @@
-import { excerptOf, retryAfterOf, type HttpResponse } from "../http/request.js";
+import { excerptOf, retryAfterOfAnswer, type HttpResponse } from "../http/request.js";
 import type { HttpErrorOptions } from "./errors.js";
 import type { ApiErrorBody } from "./types.js";
 
 /** What an error answer of the explorer says: its status, the API's `{code,title,message}` body (or an excerpt) and its Retry-After. */
 export function httpErrorOptionsOf(operation: string, response: HttpResponse, nowMs: number): HttpErrorOptions {
   const body = apiErrorBody(response.text);
-  const retryAfterMs = retryAfterOf(response, nowMs);
+  const retryAfterMs = retryAfterOfAnswer(response, nowMs);
   return { operation, status: response.status, ...(body ? { body } : { excerpt: excerptOf(response.text, 120) }), ...(retryAfterMs === undefined ? {} : { retryAfterMs }) };
 }
 

@@ -157,7 +157,7 @@ function discard(body: Dispatcher.ResponseData["body"]): void {
 }
 
 /** The answer's Retry-After in milliseconds from `nowMs`, when it carries one this reads. */
-export function retryAfterOf(response: HttpResponse, nowMs: number): number | undefined {
+export function retryAfterOfAnswer(response: HttpResponse, nowMs: number): number | undefined {
   return parseRetryAfter(response.headers["retry-after"], nowMs);
 }
 

@@ -35,6 +35,7 @@ const HEADER_SECRET = "Bearer header-secret-0a1b2c3d4e5f";
 const SMTP_PASS = "smtp-pass-secret-9z8y7x";
 
 let files: string;
+let fileCount = 0;
 beforeAll(() => {
   files = mkdtempSync(join(tmpdir(), "kw-sink-contract-"));
 });
@@ -49,7 +50,7 @@ const subjects: Subject[] = [
   { type: "pagerduty", channel: "http", entry: (base) => ({ routing_key: ROUTING_KEY, url: `${base}/v2/enqueue` }) },
   { type: "teams", channel: "http", entry: (base) => ({ url: `${base}/workflows/teamsSig0123456789/triggers/manual?sig=teamsQuerySecret0123` }) },
   { type: "console", channel: "local", entry: () => ({}) },
-  { type: "file", channel: "local", entry: () => ({ path: join(files, `alerts-${Math.random().toString(36).slice(2)}.jsonl`) }) },
+  { type: "file", channel: "local", entry: () => ({ path: join(files, `alerts-${++fileCount}.jsonl`) }) },
   { type: "heartbeat", channel: "http", entry: (base) => ({ url: `${base}/ping/heartbeatPathSecret0123`, allow_http: true, headers: { "x-api-key": HEADER_SECRET } }) },
 ];
 
