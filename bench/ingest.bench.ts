@@ -22,7 +22,7 @@
 import { request } from "undici";
 import { createTestCommon } from "../src/common/common.js";
 import { createDaemon } from "../src/daemon/create-daemon.js";
-import { decodeBody } from "../src/explorer/http.js";
+import { decodeBody } from "../src/http/request.js";
 import { buildRequestPath } from "../src/explorer/params.js";
 import { report } from "./lib.js";
 import { quick, sized, smoke } from "./mode.js";

@@ -1,8 +1,12 @@
 import type { Common } from "../common/common.js";
 import { KaiawatchError, isAbortError } from "../common/errors.js";
-import { JsonRpcCallError, JsonRpcError, createJsonRpc, type JsonRpc } from "./json-rpc.js";
+import { JsonRpcCallError, JsonRpcError, createJsonRpc, isNodeTransportError, type JsonRpc } from "./json-rpc.js";
 
-/** The chain head could not be read: a JSON-RPC error, a result that is not a block number, or the node unreachable. */
+/**
+ * The chain head was read but is unusable: a JSON-RPC error object, an answer that is not
+ * JSON-RPC, a result that is not a block number. The node unreachable or answering non-2xx is
+ * the JSON-RPC client's own error (KW_RPC_NETWORK, KW_RPC_HTTP, …), passed on as it is.
+ */
 export class ChainHeadError extends KaiawatchError {
   override name = "ChainHeadError";
   constructor(message: string, options: { cause?: unknown } = {}) {
@@ -39,10 +43,10 @@ export interface HeadReader {
 const MAX_BYTES = 64 * 1024;
 
 /**
- * Reads the chain head with JSON-RPC `eth_blockNumber` through the shared JSON-RPC transport
- * (the explorer client's retry policy, a deadline and a size cap). A JSON-RPC error or a
- * malformed result is not retried: the next tick asks again. Messages name the host only:
- * hosted RPC URLs often carry a key in their path or query.
+ * Reads the chain head with JSON-RPC `eth_blockNumber` through the JSON-RPC client (its
+ * retry policy, a deadline and a size cap). A JSON-RPC error or a malformed result is not
+ * retried: the next tick asks again. Messages name the host only: hosted RPC URLs often carry
+ * a key in their path or query.
  */
 export function createHeadReader(common: Common, options: HeadReaderOptions): HeadReader {
   const owned = options.rpc === undefined;
@@ -71,8 +75,10 @@ export function createHeadReader(common: Common, options: HeadReaderOptions): He
       } catch (error) {
         if (isAbortError(error)) throw error;
         if (error instanceof JsonRpcCallError) throw new ChainHeadError(`eth_blockNumber returned JSON-RPC error ${error.rpcCode ?? "?"}: ${error.rpcMessage}`, { cause: error });
-        // Keep the transport error (KW_EXPLORER_HTTP, …) as the cause, as before the transport was shared.
-        if (error instanceof JsonRpcError) throw new ChainHeadError(error.message, { cause: error.cause ?? error });
+        // The way to the node failed (KW_RPC_NETWORK, KW_RPC_HTTP, …): its own code is what the
+        // log line and /readyz show, so that nobody reads a node outage as the explorer's.
+        if (isNodeTransportError(error)) throw error;
+        if (error instanceof JsonRpcError) throw new ChainHeadError(error.message, { cause: error });
         throw new ChainHeadError(`eth_blockNumber failed at ${rpc.host}`, { cause: error });
       }
       return parseBlockNumber(result);

@@ -1,24 +1,63 @@
-import { Pool } from "undici";
+import type { Dispatcher } from "undici";
 import type { Common } from "../common/common.js";
 import { KaiawatchError, describeError, isAbortError } from "../common/errors.js";
-import { ExplorerDeadlineError, ExplorerHttpError, ExplorerResponseTooLargeError, ExplorerTimeoutError } from "../explorer/errors.js";
-import { excerptOf, httpErrorOf, sendRequest } from "../explorer/http.js";
-import { createRateLimiter, type RateLimiter, type RateLimiterTime } from "../explorer/rate-limiter.js";
+import { HttpDeadlineError, HttpNetworkError, HttpResponseTooLargeError, HttpTimeoutError, RETRYABLE_STATUSES } from "../http/errors.js";
+import { createPool } from "../http/pool.js";
+import { excerptOf, retryAfterOfAnswer, sendRequest, type HttpResponse } from "../http/request.js";
+import { createRateLimiter, type RateLimiter, type RateLimiterTime } from "../http/rate-limiter.js";
 import { linkSignals } from "../common/signals.js";
-import { withRetries } from "../explorer/retry.js";
-import { USER_AGENT } from "../explorer/user-agent.js";
+import { withRetries } from "../http/retry.js";
+import { USER_AGENT } from "../http/user-agent.js";
 
 /**
- * A JSON-RPC request failed on the way: the node unreachable after the retries, a non-2xx
- * answer, an answer too large, or one that is not a JSON-RPC response. `cause` holds the
- * transport error (an ExplorerError, same classes as the explorer client's).
+ * A JSON-RPC request to the node failed: KW_RPC for an answer that is not a JSON-RPC
+ * response (or a failure nothing below names), and one of the subclasses below, each with a
+ * KW_RPC_… code of its own, for a failure on the way. A node failure is the node's: the shared
+ * transport's neutral error is only the `cause`, and nothing here says "explorer".
  */
 export class JsonRpcError extends KaiawatchError {
   override name = "JsonRpcError";
   readonly method: string;
-  constructor(method: string, message: string, options: { cause?: unknown } = {}) {
-    super("KW_RPC", message, options);
+  constructor(method: string, message: string, options: { cause?: unknown; code?: string } = {}) {
+    super(options.code ?? "KW_RPC", message, options);
     this.method = method;
+  }
+}
+
+/** The node could not be reached, or the connection broke before a complete answer (KW_RPC_NETWORK). */
+export class JsonRpcNetworkError extends JsonRpcError {
+  override name = "JsonRpcNetworkError";
+  constructor(method: string, host: string, cause: HttpNetworkError) {
+    super(method, `${method} at ${host}: ${cause.problem}`, { cause, code: "KW_RPC_NETWORK" });
+  }
+}
+
+/** Connecting, waiting for the headers or reading the body took too long (KW_RPC_TIMEOUT), or the whole request its deadline (KW_RPC_DEADLINE). */
+export class JsonRpcTimeoutError extends JsonRpcError {
+  override name = "JsonRpcTimeoutError";
+  constructor(method: string, host: string, cause: HttpTimeoutError | HttpDeadlineError) {
+    super(method, `${method} at ${host}: ${cause.problem}`, { cause, code: cause instanceof HttpDeadlineError ? "KW_RPC_DEADLINE" : "KW_RPC_TIMEOUT" });
+  }
+}
+
+/** The answer was larger than the client's maxBytes (KW_RPC_RESPONSE_TOO_LARGE). Not retried. */
+export class JsonRpcResponseTooLargeError extends JsonRpcError {
+  override name = "JsonRpcResponseTooLargeError";
+  constructor(method: string, host: string, cause: HttpResponseTooLargeError) {
+    super(method, `${method} at ${host}: ${cause.problem}`, { cause, code: "KW_RPC_RESPONSE_TOO_LARGE" });
+  }
+}
+
+/** The node (or a gateway before it) answered a non-2xx status (KW_RPC_HTTP); 408, 429 and 5xx are retried. */
+export class JsonRpcHttpError extends JsonRpcError {
+  override name = "JsonRpcHttpError";
+  readonly status: number;
+  /** The answer's Retry-After, in milliseconds from now. */
+  readonly retryAfterMs: number | undefined;
+  constructor(method: string, host: string, response: HttpResponse, nowMs: number) {
+    super(method, `${method} at ${host}: HTTP ${response.status} (${excerptOf(response.text, 120) || "no body"})`, { code: "KW_RPC_HTTP" });
+    this.status = response.status;
+    this.retryAfterMs = retryAfterOfAnswer(response, nowMs);
   }
 }
 
@@ -63,6 +102,12 @@ export interface JsonRpcOptions {
   requestsPerSecond?: number;
   /** A limiter to use instead of one made from requestsPerSecond (tests; or one shared with other clients of the same endpoint). */
   rateLimiter?: RateLimiter;
+  /**
+   * The transport to send through (a Pool, an Agent, or one composed with interceptors); the
+   * client then leaves closing it to the caller, and `timeoutMs` is its own. A keep-alive pool
+   * of its own to the URL's origin when absent.
+   */
+  dispatcher?: Dispatcher;
   /** Connect, headers and body timeout each. Default 10,000. */
   timeoutMs?: number;
   /** Longest one request may take, to its last byte (then retried). Default 30,000. */
@@ -97,17 +142,39 @@ interface Started {
 /** Why an attempt failed, as the `outcome` label of kaiawatch_rpc_requests_total. */
 function outcomeOf(error: unknown): string {
   if (error instanceof JsonRpcCallError) return "rpc_error";
+  if (error instanceof JsonRpcHttpError) return "http_error";
+  if (error instanceof JsonRpcResponseTooLargeError) return "too_large";
+  if (error instanceof JsonRpcTimeoutError) return "timeout";
+  if (error instanceof JsonRpcNetworkError) return "network";
   if (error instanceof JsonRpcError) return "bad_response";
-  if (error instanceof ExplorerHttpError) return "http_error";
-  if (error instanceof ExplorerResponseTooLargeError) return "too_large";
-  if (error instanceof ExplorerTimeoutError || error instanceof ExplorerDeadlineError) return "timeout";
   if (isAbortError(error)) return "aborted";
   return "network";
 }
 
+/** The way to the node failed (any KW_RPC_… error but KW_RPC itself): not the node's answer, which a caller may judge. */
+export function isNodeTransportError(error: unknown): error is JsonRpcError {
+  return error instanceof JsonRpcNetworkError || error instanceof JsonRpcTimeoutError || error instanceof JsonRpcResponseTooLargeError || error instanceof JsonRpcHttpError;
+}
+
+/** A failure of the shared transport as the node's own error; anything else passes as it is. */
+function nodeErrorOf(error: unknown, method: string, host: string): unknown {
+  if (error instanceof HttpNetworkError) return new JsonRpcNetworkError(method, host, error);
+  if (error instanceof HttpTimeoutError || error instanceof HttpDeadlineError) return new JsonRpcTimeoutError(method, host, error);
+  if (error instanceof HttpResponseTooLargeError) return new JsonRpcResponseTooLargeError(method, host, error);
+  return error;
+}
+
+/** Worth another attempt: the way to the node failed, or it answered 408, 429 or 5xx. A JSON-RPC error object or a malformed answer is not. */
+function shouldRetry(error: unknown): boolean {
+  if (error instanceof JsonRpcNetworkError || error instanceof JsonRpcTimeoutError) return true;
+  if (error instanceof JsonRpcHttpError) return RETRYABLE_STATUSES.has(error.status);
+  return false;
+}
+
 /**
- * The JSON-RPC transport every chain read goes through: one keep-alive pool per endpoint,
- * a rate limit, the explorer client's retry policy for transient failures (network, timeout,
+ * The JSON-RPC client every chain read goes through, over the transport the explorer client
+ * uses too (src/http): one keep-alive pool per endpoint (or the dispatcher handed in), a rate
+ * limit, the same retry policy for transient failures (network, timeout,
  * 408/429/5xx with Retry-After), a size cap and a deadline per request, and a count of every
  * attempt by method and outcome. A JSON-RPC error object or a malformed answer is not
  * retried: the caller decides (the head reader asks again next tick; a revert is an answer).
@@ -122,7 +189,8 @@ export function createJsonRpc(common: Common, options: JsonRpcOptions): JsonRpc 
   if (url.protocol !== "http:" && url.protocol !== "https:") throw new JsonRpcError("", `the JSON-RPC URL must be http or https, not ${url.protocol}`);
   const host = url.host;
   const timeout = options.timeoutMs ?? 10_000;
-  const pool = new Pool(url.origin, { connect: { timeout }, headersTimeout: timeout, bodyTimeout: timeout, keepAliveTimeout: 15_000 });
+  const owned = options.dispatcher === undefined;
+  const dispatcher = options.dispatcher ?? createPool(url.origin, { connectTimeoutMs: timeout, headersTimeoutMs: timeout, bodyTimeoutMs: timeout });
   const headers = { "content-type": "application/json", accept: "application/json", "user-agent": USER_AGENT };
   const limiter: RateLimiter = options.rateLimiter ?? createRateLimiter(options.requestsPerSecond ?? 0, options.time);
   const maxBytes = options.maxBytes ?? 1024 * 1024;
@@ -133,8 +201,13 @@ export function createJsonRpc(common: Common, options: JsonRpcOptions): JsonRpc 
     started.at = performance.now();
     const id = nextId++;
     const body = JSON.stringify({ jsonrpc: "2.0", id, method, params });
-    const response = await sendRequest(pool, { operation: method, method: "POST", path: url.pathname + url.search, headers, body, signal, maxBytes, deadlineMs: options.deadlineMs ?? 30_000 });
-    if (response.status < 200 || response.status > 299) throw httpErrorOf(method, response, common.now());
+    let response: HttpResponse;
+    try {
+      response = await sendRequest(dispatcher, { operation: method, method: "POST", origin: url.origin, path: url.pathname + url.search, headers, body, signal, maxBytes, deadlineMs: options.deadlineMs ?? 30_000 });
+    } catch (error) {
+      throw nodeErrorOf(error, method, host);
+    }
+    if (response.status < 200 || response.status > 299) throw new JsonRpcHttpError(method, host, response, common.now());
     let value: unknown;
     try {
       value = JSON.parse(response.text);
@@ -177,6 +250,8 @@ export function createJsonRpc(common: Common, options: JsonRpcOptions): JsonRpc 
             baseMs: options.retryBaseMs ?? 500,
             maxMs: options.retryMaxMs ?? 30_000,
             signal: linked.signal,
+            shouldRetry,
+            retryAfterOf: (error) => (error instanceof JsonRpcHttpError ? error.retryAfterMs : undefined),
             ...(options.random ? { random: options.random } : {}),
             onRetry(error, n, delayMs) {
               common.metrics.rpcRetries.inc({ method });
@@ -194,7 +269,7 @@ export function createJsonRpc(common: Common, options: JsonRpcOptions): JsonRpc 
       }
     },
     async close() {
-      await pool.close();
+      if (owned) await dispatcher.close();
     },
   };
 }

@@ -1,20 +1,22 @@
-import { Pool } from "undici";
+import type { Dispatcher } from "undici";
 import type { Common } from "../common/common.js";
 import { describeError, isAbortError } from "../common/errors.js";
 import { createCreditMeter, type CreditMeter } from "./credit-meter.js";
 import { unknownFields } from "./drift.js";
-import { ExplorerBadResponseError, ExplorerError, ExplorerHttpError, ExplorerPlanError, ExplorerResponseTooLargeError, ExplorerShapeError, quotaOf } from "./errors.js";
+import { ExplorerBadResponseError, ExplorerError, ExplorerHttpError, ExplorerPlanError, ExplorerResponseTooLargeError, ExplorerShapeError, explorerErrorOf, quotaOf, retryAfterOf, shouldRetry } from "./errors.js";
 import { ExactNumberError, JsonTooDeepError, readExactJson, type ExactJson } from "./exact-json.js";
 import { noteAnswerBounds } from "./answer-bounds.js";
-import { excerptOf, httpErrorOptionsOf, sendRequest, type HttpResponse } from "./http.js";
+import { createPool } from "../http/pool.js";
+import { excerptOf, sendRequest, type HttpResponse } from "../http/request.js";
+import { httpErrorOptionsOf } from "./http-error.js";
 import { OPERATIONS, type OperationName } from "./operations.js";
 import { buildRequestPath, type OperationParams } from "./params.js";
-import { createRateLimiter, type RateLimiter } from "./rate-limiter.js";
+import { createRateLimiter, type RateLimiter } from "../http/rate-limiter.js";
 import { RESPONSE_CHECKERS, ShapeError, type OperationResults } from "./response-checkers.js";
 import { callerSignals } from "./caller-signals.js";
 import { paginatorOf } from "./paginator.js";
-import { withRetries } from "./retry.js";
-import { USER_AGENT } from "./user-agent.js";
+import { withRetries } from "../http/retry.js";
+import { USER_AGENT } from "../http/user-agent.js";
 
 export type { OperationParams } from "./params.js";
 export type { OperationResults } from "./response-checkers.js";
@@ -36,6 +38,12 @@ export interface ExplorerClientOptions {
   retryBaseMs?: number;
   /** Longest wait between attempts, and the longest Retry-After honoured. Default 30,000. */
   retryMaxMs?: number;
+  /**
+   * The transport to send through (a Pool, an Agent, or one composed with interceptors);
+   * the client then leaves closing it to the caller, and the three timeouts below are its own.
+   * A keep-alive pool of its own to the base URL's origin when absent.
+   */
+  dispatcher?: Dispatcher;
   /** Default 10,000. */
   connectTimeoutMs?: number;
   /** Default 30,000. */
@@ -76,7 +84,7 @@ export interface ExplorerClient extends OperationMethods {
   unknownFields(): Partial<Record<OperationName, Record<string, number>>>;
   /** Requests per second allowed now (lowered after per-second quota refusals). */
   requestRate(): number;
-  /** Waits for requests in flight, then closes the connections. */
+  /** Waits for requests in flight, then closes the connections (of its own pool: a dispatcher handed in stays open). */
   close(): Promise<void>;
 }
 
@@ -104,16 +112,17 @@ export function createExplorerClient(common: Common, options: ExplorerClientOpti
   const base = parseBaseUrl(options.baseUrl);
   common.secrets.add(options.apiKey);
 
-  const pool = new Pool(base.origin, {
-    connect: { timeout: settings.connectTimeoutMs },
-    headersTimeout: settings.headersTimeoutMs,
-    bodyTimeout: settings.bodyTimeoutMs,
-    // Ticks come every few seconds; keep the connection across them (server hints still win).
-    keepAliveTimeout: 15_000,
-    // A bounded pool: further requests wait in its queue. Unbounded, a tick of 10,000 sources
-    // opened 10,000 sockets, and the pool scans its connections for a free one per request.
-    connections: MAX_CONNECTIONS,
-  });
+  const owned = options.dispatcher === undefined;
+  const dispatcher =
+    options.dispatcher ??
+    createPool(base.origin, {
+      connectTimeoutMs: settings.connectTimeoutMs,
+      headersTimeoutMs: settings.headersTimeoutMs,
+      bodyTimeoutMs: settings.bodyTimeoutMs,
+      // A bounded pool: further requests wait in its queue. Unbounded, a tick of 10,000 sources
+      // opened 10,000 sockets, and the pool scans its connections for a free one per request.
+      connections: MAX_CONNECTIONS,
+    });
   const headers: Record<string, string> = {
     accept: "application/json",
     "user-agent": options.userAgent ?? USER_AGENT,
@@ -196,13 +205,14 @@ export function createExplorerClient(common: Common, options: ExplorerClientOpti
       await limiter.acquire(signal);
       if (limiter.rate !== undefined) metrics.explorerRequestRate.set(limiter.rate());
       started = performance.now();
-      const response = await sendRequest(pool, { operation, method: "GET", path, headers, signal, maxBytes: settings.maxResponseBytes, deadlineMs: settings.requestDeadlineMs });
+      const response = await sendRequest(dispatcher, { operation, method: "GET", origin: base.origin, path, headers, signal, maxBytes: settings.maxResponseBytes, deadlineMs: settings.requestDeadlineMs });
       status = String(response.status);
       if (response.status < 200 || response.status > 299) throw answerError(operation, response);
       // The explorer charges every 2xx answer, whether or not its body is usable.
       reservation.commit();
       return decode(operation, response.text);
-    } catch (error) {
+    } catch (thrown) {
+      const error = explorerErrorOf(thrown);
       if (error instanceof ExplorerResponseTooLargeError) {
         status = String(error.status);
         if (error.status >= 200 && error.status <= 299) reservation.commit();
@@ -229,6 +239,8 @@ export function createExplorerClient(common: Common, options: ExplorerClientOpti
       baseMs: settings.retryBaseMs,
       maxMs: settings.retryMaxMs,
       signal,
+      shouldRetry,
+      retryAfterOf,
       // A Retry-After is the key's, not this request's: every request of the client waits it out.
       pauseFor: (ms) => limiter.pauseFor(ms),
       onRetry(error, n, delayMs) {
@@ -255,7 +267,7 @@ export function createExplorerClient(common: Common, options: ExplorerClientOpti
     async close() {
       if (closed) return;
       closed = true;
-      await pool.close();
+      if (owned) await dispatcher.close();
     },
   };
 }

@@ -1,4 +1,5 @@
 import { KaiawatchError } from "../common/errors.js";
+import { HttpDeadlineError, HttpNetworkError, HttpResponseTooLargeError, HttpTimeoutError, RETRYABLE_STATUSES, causeText, type TimeoutPhase } from "../http/errors.js";
 import type { ApiErrorBody } from "./types.js";
 
 /**
@@ -112,7 +113,7 @@ export class ExplorerNetworkError extends ExplorerError {
 /** Connecting, waiting for the headers or reading the body took too long. */
 export class ExplorerTimeoutError extends ExplorerError {
   override name = "ExplorerTimeoutError";
-  constructor(operation: string, phase: "connect" | "headers" | "body", cause: unknown) {
+  constructor(operation: string, phase: TimeoutPhase, cause: unknown) {
     super("KW_EXPLORER_TIMEOUT", `${operation}: timed out waiting for the ${phase}`, { operation, cause });
   }
 }
@@ -200,8 +201,23 @@ export class ExplorerBudgetExhaustedError extends ExplorerError {
   }
 }
 
-/** HTTP statuses worth asking again: the server is busy, rate limiting, or briefly down. */
-const RETRYABLE_STATUSES = new Set([408, 429, 500, 502, 503, 504]);
+/**
+ * A failure of the shared transport (src/http) as the explorer's own error, under the code it
+ * has always had: a log line, a status answer and a user's search then name the explorer.
+ * Anything else passes as it is.
+ */
+export function explorerErrorOf(error: unknown): unknown {
+  if (error instanceof HttpNetworkError) return new ExplorerNetworkError(error.request, error.cause);
+  if (error instanceof HttpTimeoutError) return new ExplorerTimeoutError(error.request, error.phase, error.cause);
+  if (error instanceof HttpDeadlineError) return new ExplorerDeadlineError(error.request, error.deadlineMs);
+  if (error instanceof HttpResponseTooLargeError) return new ExplorerResponseTooLargeError(error.request, error.limit, error.status);
+  return error;
+}
+
+/** The explorer's Retry-After on an error, for the retry loop. */
+export function retryAfterOf(error: unknown): number | undefined {
+  return error instanceof ExplorerHttpError ? error.retryAfterMs : undefined;
+}
 
 /**
  * The one place that decides whether a failed request is worth another attempt, from the
@@ -214,12 +230,4 @@ export function shouldRetry(error: unknown): boolean {
   if (error instanceof ExplorerHttpError) return RETRYABLE_STATUSES.has(error.status);
   if (error instanceof ExplorerBadResponseError) return error.transient;
   return false;
-}
-
-function causeText(cause: unknown): string {
-  if (cause instanceof Error) {
-    const code = (cause as { code?: unknown }).code;
-    return typeof code === "string" ? `${code}: ${cause.message}` : cause.message;
-  }
-  return String(cause);
 }

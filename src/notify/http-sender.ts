@@ -136,7 +136,7 @@ function urlSecrets(url: string): string[] {
 }
 
 /** A short, sanitized quote of a receiver's error answer with secrets removed. */
-function responseExcerpt(text: string, secrets: string[]): string {
+export function responseExcerpt(text: string, secrets: string[]): string {
   let out = text;
   for (const secret of secrets) if (secret.length >= 6) out = out.split(secret).join("[redacted]");
   return cleanLine(out.trim(), 200);

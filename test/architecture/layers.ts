@@ -19,6 +19,7 @@ export interface Layer {
 
 export const layers: readonly Layer[] = [
   { folder: "common", responsibility: "errors, logger, metrics, backoff, secrets, text cleaning: no domain knowledge" },
+  { folder: "http", responsibility: "the HTTP transport below the explorer and JSON-RPC clients: one request (size cap, deadline), the keep-alive pool or a dispatcher handed in, retries, rate limiter, user agent, neutral transport errors (KW_HTTP_…)" },
   { folder: "explorer", responsibility: "the KaiaScan Open API client: paging, retries, rate limit, credit meter, response checks" },
   { folder: "model", responsibility: "the domain types every layer shares, built on the explorer's records: record families, the alert document, start positions, enrichment kinds, outbox entries" },
   { folder: "chain", responsibility: "Kaia itself over JSON-RPC (the head, balances, token calls), addresses, units and token amounts, event signatures" },

@@ -2,6 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createTestCommon } from "../../src/common/common.js";
 import { isAbortError } from "../../src/common/errors.js";
 import { ChainHeadError, createHeadReader, type HeadReader } from "../../src/chain/head.js";
+import { JsonRpcHttpError } from "../../src/chain/json-rpc.js";
 import { startFixtureServer, type FixtureServer } from "../explorer/fixture-server.js";
 
 let server: FixtureServer;
@@ -70,14 +71,15 @@ describe("chain head reader", () => {
     });
   }
 
-  it("after the retries, a transport failure is reported as KW_CHAIN_HEAD with the cause, naming only the host", async () => {
+  it("after the retries, a 5xx is the node's KW_RPC_HTTP error, naming only the host", async () => {
     makeReader("/secret-path-token", 1);
     server.setDefault({ status: 502, body: "bad gateway" });
-    const error = (await reader!.blockNumber().catch((e: unknown) => e)) as ChainHeadError;
-    expect(error).toBeInstanceOf(ChainHeadError);
-    expect(error.message).toMatch(/HTTP 502/);
+    const error = (await reader!.blockNumber().catch((e: unknown) => e)) as JsonRpcHttpError;
+    expect(error).toBeInstanceOf(JsonRpcHttpError);
+    expect(error.code).toBe("KW_RPC_HTTP");
+    expect(error.status).toBe(502);
+    expect(error.message).toMatch(/^eth_blockNumber at 127\.0\.0\.1:\d+: HTTP 502 \(bad gateway\)$/);
     expect(error.message).not.toContain("secret-path-token");
-    expect((error.cause as { code?: string }).code).toBe("KW_EXPLORER_HTTP");
     expect(server.requests).toHaveLength(2);
   });
 

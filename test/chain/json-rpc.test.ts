@@ -109,8 +109,8 @@ describe("JSON-RPC client", () => {
     server.setDefault({ body: { jsonrpc: "2.0", id: 1, result: `0x${"ab".repeat(4096)}` }, chunkBytes: 256 });
     const error = (await rpc.call("eth_call", []).catch((e: unknown) => e)) as JsonRpcError;
     expect(error).toBeInstanceOf(JsonRpcError);
-    expect(error.code).toBe("KW_RPC");
-    expect((error.cause as { code?: string }).code).toBe("KW_EXPLORER_RESPONSE_TOO_LARGE");
+    expect(error.code).toBe("KW_RPC_RESPONSE_TOO_LARGE");
+    expect((error.cause as { code?: string }).code).toBe("KW_HTTP_RESPONSE_TOO_LARGE");
     expect(server.requests).toHaveLength(1);
     expect(await counted(common)).toEqual({ "eth_call too_large": 1 });
   });

@@ -102,14 +102,14 @@ describe("token info", () => {
   it("a transport failure is not 'not a token'", async () => {
     const server = await fixture();
     server.setDefault({ status: 503, body: "down" });
-    await expect(readTokenInfo(client(server.url), TOKEN)).rejects.toMatchObject({ code: "KW_RPC" });
+    await expect(readTokenInfo(client(server.url), TOKEN)).rejects.toMatchObject({ code: "KW_RPC_HTTP" });
   });
 
   it("the cache reads a token once, shares a read in flight, and forgets a failure", async () => {
     const server = await fixture();
     const cache = createTokenInfoCache(client(server.url));
     server.setDefault({ status: 503, body: "down" });
-    await expect(cache.get(TOKEN)).rejects.toMatchObject({ code: "KW_RPC" });
+    await expect(cache.get(TOKEN)).rejects.toMatchObject({ code: "KW_RPC_HTTP" });
     server.setDefault(token(`0x${word(6)}`, abiString("USDT")));
     const before = server.requests.length;
     const [a, b] = await Promise.all([cache.get(TOKEN), cache.get(TOKEN.toLowerCase())]);

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createTestCommon } from "../../src/common/common.js";
 import { createExplorerClient, type ExplorerClient } from "../../src/explorer/client.js";
-import { createRateLimiter } from "../../src/explorer/rate-limiter.js";
+import { createRateLimiter } from "../../src/http/rate-limiter.js";
 import { virtualTime } from "../helpers/virtual-time.js";
 import { startFixtureServer, type FixtureServer } from "./fixture-server.js";
 import * as s from "./samples.js";

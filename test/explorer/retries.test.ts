@@ -6,7 +6,7 @@ import { createLogger } from "../../src/common/logger.js";
 import { createSecretRedactor } from "../../src/common/secrets.js";
 import { createExplorerClient, type ExplorerClient, type ExplorerClientOptions } from "../../src/explorer/client.js";
 import { ExplorerHttpError, ExplorerNetworkError, shouldRetry } from "../../src/explorer/errors.js";
-import { createRateLimiter } from "../../src/explorer/rate-limiter.js";
+import { createRateLimiter } from "../../src/http/rate-limiter.js";
 import { stalledTime, virtualTime } from "../helpers/virtual-time.js";
 import { startFixtureServer, type FixtureServer } from "./fixture-server.js";
 import * as s from "./samples.js";

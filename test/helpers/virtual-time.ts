@@ -1,4 +1,4 @@
-import type { RateLimiterTime } from "../../src/explorer/rate-limiter.js";
+import type { RateLimiterTime } from "../../src/http/rate-limiter.js";
 
 /**
  * A rate limiter's time that never waits on the machine's timers: a sleep resolves at once

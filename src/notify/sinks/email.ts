@@ -5,6 +5,7 @@ import type { Common } from "../../common/common.js";
 import { duration, optionalSecret } from "../../common/value-schemas.js";
 import type { Delivery, Sink } from "../sink.js";
 import { SinkError } from "../sink.js";
+import { responseExcerpt } from "../http-sender.js";
 import type { SinkConfigProblem } from "../errors.js";
 import type { Template } from "../template.js";
 import { templateContext } from "../template.js";
@@ -148,9 +149,10 @@ export function buildEmail(delivery: Delivery, templates: { subject?: Template; 
  * sequence problem a fresh connection may not have), failed authentication and TLS
  * failures will not: dead letter.
  */
-function toSinkError(target: string, error: unknown): SinkError {
+function toSinkError(target: string, error: unknown, secrets: string[]): SinkError {
   const e = error as Partial<NodemailerError>;
-  const reply = typeof e.response === "string" ? cleanLine(e.response, 200) : undefined;
+  // A server may quote what it was sent: the SMTP user and password never reach the error.
+  const reply = typeof e.response === "string" ? responseExcerpt(e.response, secrets) : undefined;
   // starttls defaults to true: a relay on a trusted network (a local postfix, a mail
   // catcher) often offers no STARTTLS, and the fix is one key, so name it.
   if (e.command === "STARTTLS" || (e.code === "ETLS" && /starttls/i.test(e.message ?? ""))) {
@@ -168,7 +170,7 @@ function toSinkError(target: string, error: unknown): SinkError {
     return new SinkError("KW_NOTIFY_SMTP", `${target}: SMTP server answered ${reply ?? e.responseCode}`, { permanent });
   }
   if (e.code === "ETLS" || e.code === "EREQUIRETLS" || e.code === "ECONFIG" || e.code === "EENVELOPE" || e.code === "EMESSAGE") {
-    return new SinkError("KW_NOTIFY_SMTP", `${target}: ${e.code}: ${cleanLine(e.message ?? "", 200)}`, { permanent: true });
+    return new SinkError("KW_NOTIFY_SMTP", `${target}: ${e.code}: ${responseExcerpt(e.message ?? "", secrets)}`, { permanent: true });
   }
   return new SinkError("KW_NOTIFY_SMTP_NETWORK", `${target}: ${e.code ?? "error"} talking to the SMTP server`, { permanent: false });
 }
@@ -220,7 +222,7 @@ export function createEmailSink(common: Common, name: string, options: EmailOpti
         await Promise.race([sending, aborted]);
       } catch (error) {
         if (signal.aborted) throw error;
-        throw toSinkError(target, error);
+        throw toSinkError(target, error, [options.smtp.user ?? "", options.smtp.pass ?? ""]);
       } finally {
         if (onAbort !== undefined) signal.removeEventListener("abort", onAbort);
         sending.catch(() => undefined);

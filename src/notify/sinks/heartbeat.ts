@@ -62,7 +62,7 @@ export function createHeartbeatSink(common: Common, name: string, options: Heart
     intervalMs: options.interval,
     ping,
     async send(_delivery, signal) {
-      await ping(signal);
+      return await ping(signal);
     },
   };
 }

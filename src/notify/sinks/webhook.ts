@@ -77,6 +77,8 @@ export function createWebhookSink(common: Common, name: string, options: Webhook
   for (const [header, value] of Object.entries(options.headers)) if (SECRET_HEADER.test(header)) common.secrets.add(value);
   const key = options.secret === undefined ? undefined : decodeWebhookSecret(options.secret);
   const target = `sink ${name} (webhook)`;
+  // Every header value counts as a secret (secretKeys below): a receiver that quotes the request back must not put one in the error.
+  const secrets = [...(options.secret === undefined ? [] : [options.secret]), ...Object.values(options.headers)];
   return {
     name,
     type: "webhook",
@@ -87,7 +89,7 @@ export function createWebhookSink(common: Common, name: string, options: Webhook
       const timestamp = Math.floor(common.now() / 1000);
       const signature = key === undefined ? { "webhook-id": delivery.id, "webhook-timestamp": String(timestamp) } : standardWebhookHeaders(key, delivery.id, timestamp, body);
       const headers = { ...options.headers, ...signature };
-      const answer = await sender.postJson({ url: options.url, body, headers, timeoutMs: options.timeout, target, secrets: options.secret === undefined ? [] : [options.secret] }, signal);
+      const answer = await sender.postJson({ url: options.url, body, headers, timeoutMs: options.timeout, target, secrets }, signal);
       return { status: answer.status };
     },
   };

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { MIN_RATE_SHARE, RECOVERY_STEP_MS, SLOW_DOWN_QUIET_MS, createRateLimiter } from "../../src/explorer/rate-limiter.js";
+import { MIN_RATE_SHARE, RECOVERY_STEP_MS, SLOW_DOWN_QUIET_MS, createRateLimiter } from "../../src/http/rate-limiter.js";
 
 /** The limiter on a fake clock: its sleeps move the clock, so spacing is read, not timed. */
 function fakeTime() {

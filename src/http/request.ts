@@ -1,16 +1,17 @@
 import { isAscii } from "node:buffer";
 import type { IncomingHttpHeaders } from "node:http";
 import type { Dispatcher } from "undici";
-import { ExplorerDeadlineError, ExplorerHttpError, type HttpErrorOptions, ExplorerNetworkError, ExplorerResponseTooLargeError, ExplorerTimeoutError } from "./errors.js";
+import { HttpDeadlineError, HttpNetworkError, HttpResponseTooLargeError, HttpTimeoutError, type TimeoutPhase } from "./errors.js";
 import { linkSignals } from "../common/signals.js";
 import { parseRetryAfter } from "../common/retry-after.js";
-import type { ApiErrorBody } from "./types.js";
 
 export interface HttpRequest {
   /** Names the request in errors (an operation, or "eth_blockNumber"). */
   operation: string;
   method: "GET" | "POST";
-  /** Path and query, relative to the dispatcher's origin. */
+  /** Where the request goes: a Pool serves its own origin, an Agent picks its pool by this. */
+  origin: string;
+  /** Path and query, relative to the origin. */
   path: string;
   headers: Record<string, string>;
   body?: string;
@@ -26,17 +27,18 @@ export interface HttpResponse {
   text: string;
 }
 
-const TIMEOUT_PHASES: Record<string, "connect" | "headers" | "body"> = {
+const TIMEOUT_PHASES: Record<string, TimeoutPhase> = {
   UND_ERR_CONNECT_TIMEOUT: "connect",
   UND_ERR_HEADERS_TIMEOUT: "headers",
   UND_ERR_BODY_TIMEOUT: "body",
 };
 
 /**
- * One request on an undici dispatcher (a Pool: keep-alive and timeouts are set there). Reads
- * the body up to `maxBytes` and gives up past it. Transport failures become typed errors; an
- * abort rethrows the signal's reason untouched so that callers recognise a shutdown. Any
- * status is returned: the caller decides what a non-2xx means.
+ * One request on an undici dispatcher (a Pool from createPool, or any dispatcher handed in:
+ * keep-alive and timeouts are set there). Reads the body up to `maxBytes` and gives up past
+ * it. Transport failures become the neutral errors of ./errors.ts, which each client names as
+ * its own; an abort rethrows the signal's reason untouched so that callers recognise a
+ * shutdown. Any status is returned: the caller decides what a non-2xx means.
  */
 export async function sendRequest(dispatcher: Dispatcher, request: HttpRequest): Promise<HttpResponse> {
   if (request.deadlineMs === undefined) return await send(dispatcher, request);
@@ -45,7 +47,7 @@ export async function sendRequest(dispatcher: Dispatcher, request: HttpRequest):
   // long-lived signal), so requests in flight add no listener to it.
   const { deadlineMs, operation } = request;
   const deadline = new AbortController();
-  const timer = setTimeout(() => deadline.abort(new ExplorerDeadlineError(operation, deadlineMs)), deadlineMs);
+  const timer = setTimeout(() => deadline.abort(new HttpDeadlineError(operation, deadlineMs)), deadlineMs);
   const linked = linkSignals(request.signal, deadline.signal);
   try {
     return await send(dispatcher, { ...request, signal: linked.signal });
@@ -63,6 +65,7 @@ async function send(dispatcher: Dispatcher, request: HttpRequest): Promise<HttpR
   const { operation, signal, maxBytes } = request;
   try {
     const response = await dispatcher.request({
+      origin: request.origin,
       path: request.path,
       method: request.method,
       headers: request.headers,
@@ -73,7 +76,7 @@ async function send(dispatcher: Dispatcher, request: HttpRequest): Promise<HttpR
     const declared = Number(response.headers["content-length"]);
     if (declared > maxBytes) {
       discard(body);
-      throw new ExplorerResponseTooLargeError(operation, maxBytes, response.statusCode);
+      throw new HttpResponseTooLargeError(operation, maxBytes, response.statusCode);
     }
     const chunks: Buffer[] = [];
     let total = 0;
@@ -81,18 +84,18 @@ async function send(dispatcher: Dispatcher, request: HttpRequest): Promise<HttpR
       total += chunk.length;
       if (total > maxBytes) {
         discard(body);
-        throw new ExplorerResponseTooLargeError(operation, maxBytes, response.statusCode);
+        throw new HttpResponseTooLargeError(operation, maxBytes, response.statusCode);
       }
       chunks.push(chunk);
     }
     return { status: response.statusCode, headers: response.headers, text: decodeBody(chunks, total) };
   } catch (error) {
     if (signal.aborted) throw signal.reason;
-    if (error instanceof ExplorerResponseTooLargeError) throw error;
+    if (error instanceof HttpResponseTooLargeError) throw error;
     const code = (error as { code?: unknown } | null)?.code;
     const phase = typeof code === "string" ? TIMEOUT_PHASES[code] : undefined;
-    if (phase) throw new ExplorerTimeoutError(operation, phase, error);
-    throw new ExplorerNetworkError(operation, error);
+    if (phase) throw new HttpTimeoutError(operation, phase, error);
+    throw new HttpNetworkError(operation, error);
   }
 }
 
@@ -153,36 +156,9 @@ function discard(body: Dispatcher.ResponseData["body"]): void {
   body.destroy();
 }
 
-/** A non-2xx answer as an ExplorerHttpError, with the API's `{code,title,message}` when the body is one. */
-export function httpErrorOf(operation: string, response: HttpResponse, nowMs: number): ExplorerHttpError {
-  return new ExplorerHttpError(httpErrorOptionsOf(operation, response, nowMs));
-}
-
-/** What an error answer says: its status, the API's `{code,title,message}` body (or an excerpt) and its Retry-After. */
-export function httpErrorOptionsOf(operation: string, response: HttpResponse, nowMs: number): HttpErrorOptions {
-  const body = apiErrorBody(response.text);
-  return { operation, status: response.status, ...(body ? { body } : { excerpt: excerptOf(response.text, 120) }), ...retryAfterOf(response, nowMs) };
-}
-
-function retryAfterOf(response: HttpResponse, nowMs: number): { retryAfterMs?: number } {
-  const ms = parseRetryAfter(response.headers["retry-after"], nowMs);
-  return ms === undefined ? {} : { retryAfterMs: ms };
-}
-
-function apiErrorBody(text: string): ApiErrorBody | undefined {
-  if (!text.startsWith("{")) return undefined;
-  try {
-    const value: unknown = JSON.parse(text);
-    if (typeof value !== "object" || value === null) return undefined;
-    const { code, title, message } = value as Record<string, unknown>;
-    if (typeof code !== "string") return undefined;
-    const body: ApiErrorBody = { code: code.slice(0, 100) };
-    if (typeof title === "string") body.title = title.slice(0, 200);
-    if (typeof message === "string") body.message = message.slice(0, 500);
-    return body;
-  } catch {
-    return undefined;
-  }
+/** The answer's Retry-After in milliseconds from `nowMs`, when it carries one this reads. */
+export function retryAfterOfAnswer(response: HttpResponse, nowMs: number): number | undefined {
+  return parseRetryAfter(response.headers["retry-after"], nowMs);
 }
 
 /** The start of a body for an error message: one line, short. */

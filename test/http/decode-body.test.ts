@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { decodeBody } from "../../src/explorer/http.js";
+import { decodeBody } from "../../src/http/request.js";
 
 /** `bytes` cut into chunks at the given places, as a socket may deliver them. */
 function chunked(bytes: Buffer, cuts: number[]): Buffer[] {
