@@ -132,7 +132,7 @@ describe("tick concurrency", () => {
     let stopped = false;
     let afterStop = 0;
     const pollers: SourcePoller[] = Array.from({ length: 200 }, (_, i) => ({
-      source: { key: `s${i}`, watch: `w${i}`, description: `s${i}`, schedule: "0 0 1 1 *" } as PlannedSource,
+      source: { key: `s${i}`, watch: `w${i}`, description: `s${i}`, schedule: "0 0 0 1 1 *" } as PlannedSource,
       async tick(head) {
         if (stopped) afterStop++;
         ticks.set(`s${i}`, (ticks.get(`s${i}`) ?? 0) + 1);
