@@ -125,7 +125,7 @@ export function compileTokenRules(config: Config, compiled: CompiledConfig, toke
   config.rules.forEach((rule, index) => {
     const watch = watches.get(rule.watch);
     const before = rules.get(rule.name);
-    if (watch === undefined || before === undefined || watch.kind !== "account" && watch.kind !== "balance" || watch.tokens.length === 0) return;
+    if (watch === undefined || before === undefined || (watch.kind !== "account" && watch.kind !== "balance") || watch.tokens.length === 0) return;
     if (watch.tokens.some((token) => skip.has(token))) return;
     if (watch.kind === "balance") {
       const infos = watch.tokens.flatMap((token) => tokens.get(token) ?? []);

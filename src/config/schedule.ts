@@ -70,21 +70,23 @@ export function compileSchedule(pattern: string): ScheduleResult {
   }
   const costed = costedPattern(pattern);
   let paused: Cron;
-  let tables: CronPattern;
   try {
     paused = cronOf(costed, { paused: true });
-    tables = new CronPattern(costed, "UTC");
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
     return { ok: false, problem: `not a schedule: ${message.replace(/^CronPattern:\s*/, "")}` };
   }
   if (paused.nextRun() === null) return { ok: false, problem: "this schedule never fires" };
+  // Read by the credit planner only: parsed when first asked (the schema checks every watch's schedule).
+  let tables: CronPattern | undefined;
   return {
     ok: true,
     schedule: {
       pattern,
       head: isHeadSchedule(pattern),
-      tables,
+      get tables() {
+        return (tables ??= new CronPattern(costed, "UTC"));
+      },
       matches: (date) => paused.match(date),
       start(fire, options = {}) {
         if (isHeadSchedule(pattern)) throw new Error('schedule "head" ticks on the chain head: it has no clock job');
