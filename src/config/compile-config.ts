@@ -1,6 +1,6 @@
 import { KaiawatchError } from "../common/errors.js";
 import type { TokenInfo } from "../chain/token-info.js";
-import type { RecordFamily } from "../model/record.js";
+import { RECORD_FAMILIES, type RecordFamily } from "../model/record.js";
 import type { CompiledCondition } from "../rules/compile-condition.js";
 import { parseBalanceCondition, type BalanceCondition } from "../rules/balance-condition.js";
 import type { TokenFieldContext } from "../families/field-kinds.js";
@@ -49,8 +49,6 @@ export interface CompileOutcome {
   issues: ConfigIssue[];
 }
 
-const RECORD_FAMILIES: readonly string[] = ["event_logs", "nft_transfers", "internal_transactions", "transactions"];
-
 /** A rule on the Transfer logs of an account watch's tokens. */
 function isTokenRule(watch: WatchConfig, rule: RuleConfig): watch is WatchConfig & { kind: "account" } {
   return watch.kind === "account" && watch.tokens.length > 0 && rule.source === "event_logs";
@@ -87,7 +85,7 @@ export function compileConfig(config: Config): CompileOutcome {
       else issues.push(...balanceIssues(rule, index, parsed.issues));
       return;
     }
-    if (!RECORD_FAMILIES.includes(rule.source)) return;
+    if (!(RECORD_FAMILIES as readonly string[]).includes(rule.source)) return;
     const compiled = compileRuleCondition(
       {
         name: rule.name,
