@@ -230,6 +230,7 @@ export async function createDaemon(common: Common, options: DaemonOptions): Prom
     const health = createHealthMonitor(common, {
       thresholds: config.operational,
       sources: plan.sources,
+      schedules: compiled.schedules,
       engine,
       store,
       sinks: sinks.map(({ sink }) => sink.name),
