@@ -1,6 +1,6 @@
 import { KaiawatchError } from "../common/errors.js";
 import type { TokenInfo } from "../chain/token-info.js";
-import { RECORD_FAMILIES, type RecordFamily } from "../model/record.js";
+import { isFamilyName } from "../families/registry.js";
 import type { CompiledCondition } from "../rules/compile-condition.js";
 import { parseBalanceCondition, type BalanceCondition } from "../rules/balance-condition.js";
 import type { TokenFieldContext } from "../families/field-kinds.js";
@@ -85,11 +85,12 @@ export function compileConfig(config: Config): CompileOutcome {
       else issues.push(...balanceIssues(rule, index, parsed.issues));
       return;
     }
-    if (!(RECORD_FAMILIES as readonly string[]).includes(rule.source)) return;
+    const family = rule.source;
+    if (!isFamilyName(family)) return;
     const compiled = compileRuleCondition(
       {
         name: rule.name,
-        family: rule.source as RecordFamily,
+        family,
         when: rule.when,
         ...(watch.kind === "account" ? { watchedAccount: watch.account } : {}),
         ...(isTokenRule(watch, rule) ? { token: { info: undefined, otherSymbols: [] } } : {}),
