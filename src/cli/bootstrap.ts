@@ -4,7 +4,7 @@ import { createLogger } from "../common/logger.js";
 import { createMetrics } from "../common/metrics.js";
 import { setProcessWarningLogger } from "../common/process-warnings.js";
 import { createSecretRedactor } from "../common/secrets.js";
-import { describeConfigFailure, loadConfig, type Config } from "../config/index.js";
+import { describeConfigFailure, loadConfig, type Config, type LoadedConfig } from "../config/index.js";
 import { didYouMean } from "../config/suggest.js";
 import { CONFIG_CHECKS } from "../daemon/config-checks.js";
 import { cleanLine } from "../common/sanitize-text.js";
@@ -77,7 +77,7 @@ export function ruleNamed(config: Config, name: string): Config["rules"][number]
 }
 
 /** Loads and checks the config; on failure prints every problem and returns the exit code. */
-export async function loadConfigForCommand(io: CommandIO, path: string): Promise<{ config: Config; secrets: string[] } | number> {
+export async function loadConfigForCommand(io: CommandIO, path: string): Promise<LoadedConfig | number> {
   try {
     return await loadConfig({ path, env: io.env, checks: CONFIG_CHECKS });
   } catch (error) {
@@ -101,7 +101,7 @@ export interface ConfigOptionValues {
  * knows the config's secrets and logs at `quietLevel` unless --log-level says otherwise: the
  * command's own report is its output.
  */
-export async function startConfigCommand(io: CommandIO, values: ConfigOptionValues, quietLevel: LogLevel = "warn"): Promise<{ config: Config; secrets: string[]; common: Common } | number> {
+export async function startConfigCommand(io: CommandIO, values: ConfigOptionValues, quietLevel: LogLevel = "warn"): Promise<(LoadedConfig & { common: Common }) | number> {
   const loaded = await loadConfigForCommand(io, values.config);
   if (typeof loaded === "number") return loaded;
   const common = createCommandCommon(io, { config: loaded.config, secrets: loaded.secrets, logLevel: values["log-level"] ?? quietLevel, logFormat: values["log-format"] });

@@ -1,6 +1,6 @@
 import type { Common } from "../common/common.js";
 import { describeError, isKaiawatchError } from "../common/errors.js";
-import { describeConfigFailure, locateConfigIssues, type Config } from "../config/index.js";
+import { describeConfigFailure, locateConfigIssues, type CompiledConfig, type Config } from "../config/index.js";
 import { TokenConfigError } from "../watch/config-tokens.js";
 import { createDaemon, type Daemon, type DaemonOptions } from "../daemon/create-daemon.js";
 import { EXIT_RUNTIME, EXIT_USAGE, type CommandIO } from "./command.js";
@@ -24,12 +24,13 @@ export interface DaemonContext {
 export async function withDaemon(args: string[], io: CommandIO, options: Options, body: (context: DaemonContext) => Promise<number>, extra?: (common: Common, values: DaemonContext["values"]) => Partial<DaemonOptions>): Promise<number> {
   let common: Common;
   let config: Config;
+  let compiled: CompiledConfig;
   let values: DaemonContext["values"];
   try {
     values = parseCommandArgs(args, { ...options, ...CONFIG_OPTIONS }).values;
     const loaded = await loadConfigForCommand(io, values.config as string);
     if (typeof loaded === "number") return loaded;
-    config = loaded.config;
+    ({ config, compiled } = loaded);
     common = createCommandCommon(io, { config, secrets: loaded.secrets, logLevel: values["log-level"] as string | undefined, logFormat: values["log-format"] as string | undefined });
   } catch (error) {
     if (error instanceof UsageError) {
@@ -40,7 +41,7 @@ export async function withDaemon(args: string[], io: CommandIO, options: Options
   }
   let daemon: Daemon;
   try {
-    daemon = await createDaemon(common, { ...extra?.(common, values), config });
+    daemon = await createDaemon(common, { ...extra?.(common, values), config, compiled });
   } catch (error) {
     // The tokens' problems at their lines, as validate prints them.
     if (error instanceof TokenConfigError) {

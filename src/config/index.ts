@@ -4,6 +4,7 @@ export { parseDuration, formatDuration, DURATION_PATTERN } from "../common/durat
 export { expandEnv } from "./env.js";
 export { eventSignatureProblem } from "./event-signature.js";
 export { scheduleProblem } from "./schedule.js";
+export { compileConfig, compiledOf, type CompiledConfig, type CompiledRule } from "./compile-config.js";
 export { sourcesOfWatch } from "./sources-of-watch.js";
 export { secretsOfConfig } from "./secrets-of-config.js";
 export { NETWORK_DEFAULTS } from "./resolve-config.js";

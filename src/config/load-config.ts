@@ -11,6 +11,7 @@ import { MAX_CONFIG_DEPTH, tooDeepNode, tooDeepOffset } from "./document-depth.j
 import { createSecretRedactor } from "../common/secrets.js";
 import { didYouMean } from "./suggest.js";
 import type { Config } from "./types.js";
+import { compileConfig, type CompiledConfig } from "./compile-config.js";
 import { CAN_PARSE_IN_WORKER, parseConfigInWorker } from "./parse-in-worker.js";
 import { formatPath, offsetOfPath, pathAtOffset, type ConfigPath } from "./yaml-locate.js";
 import { createErrorMap } from "./zod-messages.js";
@@ -21,6 +22,8 @@ export type ConfigCheck = (config: Config) => ConfigIssue[];
 
 export interface LoadedConfig {
   config: Config;
+  /** What the runtime reads of it: conditions, schedules, routes (see compile-config.ts). */
+  compiled: CompiledConfig;
   /** Every secret value in the config, to register with the log scrubber. */
   secrets: string[];
 }
@@ -77,11 +80,13 @@ export async function loadConfig(options: LoadConfigOptions): Promise<LoadedConf
   const parseOptions = { fileName: options.path, env: options.env, checks: options.checks };
   if (!CAN_PARSE_IN_WORKER || text.length < PARSE_IN_WORKER_FROM) return parseConfigText(text, parseOptions);
   const loaded = await parseConfigInWorker({ text, fileName: options.path, env: options.env });
-  // The caller's checks are functions, which cannot cross to the thread: they run here. Only
-  // when one finds a problem is the text parsed again in this thread, to give it a line.
+  // The compile and the caller's checks are functions, or make them, which cannot cross to
+  // the thread: they run here. Only when one finds a problem is the text parsed again in this
+  // thread, to give it a line.
+  const { compiled, issues } = compileConfig(loaded.config);
   const checks = options.checks ?? [];
-  if (checks.some((check) => check(loaded.config).length > 0)) return parseConfigText(text, parseOptions);
-  return loaded;
+  if (issues.length > 0 || checks.some((check) => check(loaded.config).length > 0)) return parseConfigText(text, parseOptions);
+  return { ...loaded, compiled };
 }
 
 interface PendingIssue {
@@ -232,6 +237,20 @@ export async function locateConfigIssues(path: string, issues: readonly ConfigIs
  * ConfigError, each with line, column and key path.
  */
 export function parseConfigText(text: string, options: ParseConfigOptions = {}): LoadedConfig {
+  const { compiled, ...loaded } = parseText(text, options, true);
+  return { ...loaded, compiled: compiled as CompiledConfig };
+}
+
+/**
+ * parseConfigText for the parser's thread: what it makes of the conditions are closures,
+ * which cannot cross back, so the calling thread compiles (loadConfig).
+ */
+export function parseConfigTextUncompiled(text: string, options: ParseConfigOptions = {}): Omit<LoadedConfig, "compiled"> {
+  const { compiled: _unused, ...loaded } = parseText(text, options, false);
+  return loaded;
+}
+
+function parseText(text: string, options: ParseConfigOptions, compile: boolean): Omit<LoadedConfig, "compiled"> & { compiled?: CompiledConfig } {
   const file = options.fileName ?? "config.yaml";
   // loadConfig refuses a large file before reading it; text given directly is held to the same limit.
   if (text.length > MAX_CONFIG_BYTES) {
@@ -318,8 +337,11 @@ export function parseConfigText(text: string, options: ParseConfigOptions = {}):
   // The checks also see parts that are wrong elsewhere: what they find at a place already
   // reported (a webhook URL's scheme, say) would be the same mistake twice.
   const reported = pending.map((issue) => issue.path);
-  for (const check of options.checks ?? []) {
-    for (const issue of check(resolved.checkable)) {
+  // With no problem anywhere, the checkable config holds the very watches and rules of the
+  // config (resolveConfig keeps each valid one in both lists): its compile is the config's.
+  const { compiled, issues: compileIssues } = compile ? compileConfig(resolved.checkable) : { compiled: undefined, issues: [] };
+  for (const found of [compileIssues, ...(options.checks ?? []).map((check) => check(resolved.checkable))]) {
+    for (const issue of found) {
       const path = [...issue.path];
       const [section, index] = path;
       if (section === "watches" && typeof index === "number") path[1] = resolved.checkWatchIndex[index] ?? index;
@@ -330,5 +352,5 @@ export function parseConfigText(text: string, options: ParseConfigOptions = {}):
   }
 
   if (pending.length > 0) fail();
-  return { config: resolved.config, secrets: secretsOfConfig(resolved.config) };
+  return { config: resolved.config, secrets: secretsOfConfig(resolved.config), ...(compiled === undefined ? {} : { compiled }) };
 }

@@ -8,7 +8,7 @@ export interface ParseRequest {
   env: NodeJS.ProcessEnv;
 }
 
-export type ParseReply = { ok: true; loaded: LoadedConfig } | { ok: false; issues: LocatedConfigIssue[]; secrets: string[] } | { ok: false; crash: string };
+export type ParseReply = { ok: true; loaded: Omit<LoadedConfig, "compiled"> } | { ok: false; issues: LocatedConfigIssue[]; secrets: string[] } | { ok: false; crash: string };
 
 const WORKER = new URL("./parse-worker.js", import.meta.url);
 
@@ -26,7 +26,7 @@ export const CAN_PARSE_IN_WORKER = import.meta.url.endsWith(".js");
  * collected: parsed here, that memory is returned when the thread ends, and the daemon
  * starts at the size of what it keeps. The config is plain data, so it crosses intact.
  */
-export function parseConfigInWorker(request: ParseRequest): Promise<LoadedConfig> {
+export function parseConfigInWorker(request: ParseRequest): Promise<Omit<LoadedConfig, "compiled">> {
   return new Promise((resolve, reject) => {
     const worker = new Worker(WORKER, { workerData: request });
     let settled = false;

@@ -1,11 +1,9 @@
 import type { ConfigCheck } from "../config/load-config.js";
 import type { ConfigIssue } from "../config/errors.js";
 import { validateSinkConfig } from "../notify/create-sink.js";
-import { checkRuleConditions } from "../rules/validate-rules.js";
 import { checkEnrichments } from "../config/check-enrichments.js";
 import { TOKEN_TRANSFER_TEMPLATE_VARIABLES, validateSummaryTemplate } from "../rules/summary-template.js";
 import type { Config, RuleConfig } from "../config/types.js";
-import { parseBalanceCondition } from "../rules/balance-condition.js";
 
 /** A rule on the Transfer logs of an account watch's tokens. */
 function isTokenRule(config: Config, rule: RuleConfig): boolean {
@@ -37,12 +35,12 @@ function absenceRuleIssues(rule: RuleConfig, index: number): ConfigIssue[] {
 }
 
 /**
- * What only other subsystems can check in a config: rule conditions against their source,
- * summary templates, and each sink's own options. `validate`, `run` and `once` run the same
- * list, so a config that validates is a config that starts.
+ * What only other subsystems can check in a config: summary templates, enrichments, the keys
+ * a kind of rule does not read, and each sink's own options (the rule conditions are checked
+ * by the config's compile, compile-config.ts, which the loader runs). `validate`, `run` and
+ * `once` run the same list, so a config that validates is a config that starts.
  */
 export const CONFIG_CHECKS: ConfigCheck[] = [
-  (config) => checkRuleConditions(config),
   (config) => checkEnrichments(config),
   (config) => config.rules.flatMap((rule, index) => absenceRuleIssues(rule, index)),
   (config) =>
@@ -88,14 +86,6 @@ export const CONFIG_CHECKS: ConfigCheck[] = [
         if (value === undefined || !Object.hasOwn(DECODED_TOKEN_FIELDS, value)) return [];
         return [{ path, message: `rule "${rule.name}": ${value} of a token transfer is decoded from the log, not a field of its record; ${DECODED_TOKEN_FIELDS[value]}` }];
       });
-    }),
-  (config) =>
-    config.rules.flatMap((rule, index): ConfigIssue[] => {
-      if (rule.source !== "balances") return [];
-      const watch = config.watches.find((w) => w.name === rule.watch);
-      if (watch?.kind !== "balance") return [];
-      const parsed = parseBalanceCondition(rule.when, undefined, watch.tokens.length);
-      return parsed.ok ? [] : parsed.issues.map((issue) => ({ path: ["rules", index, "when", ...issue.path], message: `rule "${rule.name}": ${issue.message}` }));
     }),
   (config) =>
     Object.entries(config.sinks).flatMap(([name, sink]): ConfigIssue[] =>

@@ -1,5 +1,6 @@
 import type { Common } from "../common/common.js";
 import type { Config } from "../config/types.js";
+import { compiledOf, type CompiledConfig } from "../config/compile-config.js";
 import { createHeadReader, type HeadReader } from "../chain/head.js";
 import { indexedHead } from "../chain/indexed-head.js";
 import { createJsonRpc } from "../chain/json-rpc.js";
@@ -49,6 +50,8 @@ export { OPERATIONAL_RESOURCE } from "./health-loop.js";
 /** Every subsystem of a running kaiawatch, built from one validated config. */
 export interface Daemon {
   readonly config: Config;
+  /** The compile it runs, before its tokens were read (a restart on the same config hands it on). */
+  readonly compiled: CompiledConfig;
   readonly plan: Plan;
   readonly store: Store;
   readonly client: ExplorerClient;
@@ -86,6 +89,11 @@ export interface Daemon {
 
 export interface DaemonOptions {
   config: Config;
+  /**
+   * What the loader compiled of `config` (LoadedConfig.compiled): the rules, schedules and
+   * routes the daemon runs. Absent: compiled here, for a config built in code (tests, the demo).
+   */
+  compiled?: CompiledConfig;
   /** Replaces the built sinks by name (tests and the demo's in-process receivers). */
   sinks?: Record<string, Sink>;
   /** When a range is fetched again because its records disagree with `total_count` (tests shorten the waits). */
@@ -110,6 +118,7 @@ export interface DaemonOptions {
 
 export async function createDaemon(common: Common, options: DaemonOptions): Promise<Daemon> {
   const { config } = options;
+  const loadedCompiled = options.compiled ?? compiledOf(config);
   const logger = common.logger;
   // A store write holds the main thread (SQLite is synchronous): the store says when one
   // starts and ends, and the status server's thread answers /healthz with 503 past status.frozen_after.
@@ -135,7 +144,7 @@ export async function createDaemon(common: Common, options: DaemonOptions): Prom
     closers.push(() => head.close());
     // Before the plan: a token watch's rules are compiled in its tokens' units, and a
     // contract that is not a token is a config error before anything runs.
-    const tokens = await readConfigTokens(config, createTokenInfoCache(rpc));
+    const compiled = await readConfigTokens(config, loadedCompiled, createTokenInfoCache(rpc));
 
     const built = buildSinks(common, config, options.sinks);
     closers.push(() => built.close());
@@ -159,7 +168,7 @@ export async function createDaemon(common: Common, options: DaemonOptions): Prom
       silences,
       inhibitor,
       sinks,
-      ...(config.routes === undefined ? {} : { routes: config.routes }),
+      ...(compiled.routes === undefined ? {} : { routes: compiled.routes }),
       rules: config.rules.map((rule) => ({
         name: rule.name,
         group: rule.group && { windowMs: rule.group.window, max: rule.group.max, by: rule.group.by },
@@ -169,8 +178,8 @@ export async function createDaemon(common: Common, options: DaemonOptions): Prom
       })),
     });
 
-    const plan = planFromConfig(config, { tokens });
-    const balanceWatches = balanceWatchesOf(config, tokens);
+    const plan = planFromConfig(config, { compiled });
+    const balanceWatches = balanceWatchesOf(config, compiled);
     for (const name of plan.idleWatches) logger.warn({ watch: name }, "no rule reads this watch: it is not polled");
     if (!plan.rate.fits) logger.warn({ requests_per_second: plan.rate.requestsPerSecond, limit: plan.rate.limit, steady_limit: plan.rate.steadyLimit }, "the sources need more than half of explorer.requests_per_second, which is kept for catching up (see kaiawatch plan)");
     const resources = [
@@ -194,7 +203,7 @@ export async function createDaemon(common: Common, options: DaemonOptions): Prom
       store,
       ownership,
       watches: balanceWatches,
-      tokens,
+      tokens: compiled.tokens ?? new Map(),
       network: config.chain.network,
       explorerUrl: config.chain.explorer_url,
       readHead: (signal) => head.blockNumber(signal),
@@ -203,6 +212,7 @@ export async function createDaemon(common: Common, options: DaemonOptions): Prom
     });
     const engine = createWatchEngine(common, {
       pollers,
+      schedules: compiled.schedules,
       readHead: headProbe.read,
       jitterMs: config.defaults.jitter,
       tickTimeoutMs: config.defaults.tick_timeout,
@@ -222,6 +232,7 @@ export async function createDaemon(common: Common, options: DaemonOptions): Prom
     const health = createHealthMonitor(common, {
       thresholds: config.operational,
       sources: plan.sources,
+      schedules: compiled.schedules,
       engine,
       store,
       sinks: sinks.map(({ sink }) => sink.name),
@@ -236,7 +247,7 @@ export async function createDaemon(common: Common, options: DaemonOptions): Prom
         network: config.chain.network,
         head: () => headProbe.state().block,
         onQueued: () => dispatcher.kick(),
-        ...(config.routes === undefined ? {} : { routes: config.routes }),
+        ...(compiled.routes === undefined ? {} : { routes: compiled.routes }),
         repeatInterval,
         // A damaged store's alert cannot go through the outbox, which is in the damaged file.
         sendDirectly: async (alert) => void (await deliverDirectly(common, sinks.map(({ sink }) => sink).filter((sink) => operationalSinks.includes(sink.name)), alert)),
@@ -270,7 +281,7 @@ export async function createDaemon(common: Common, options: DaemonOptions): Prom
       close,
     });
 
-    return { config, plan, store, client, engine, dispatcher, silences, inhibitor, budget, ownership, health, heartbeats, planRefused, ...lifecycle };
+    return { config, compiled: loadedCompiled, plan, store, client, engine, dispatcher, silences, inhibitor, budget, ownership, health, heartbeats, planRefused, ...lifecycle };
   } catch (error) {
     await close();
     throw error;

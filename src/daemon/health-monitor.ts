@@ -6,6 +6,7 @@ import type { Store } from "../store/types.js";
 import type { SourceState, WatchEngine } from "../watch/engine.js";
 import type { PlannedSource } from "../watch/poller.js";
 import { longestIntervalSeconds } from "../watch/schedule-firings.js";
+import type { Schedule } from "../config/schedule.js";
 import { createSourceHealthTracker, worstState, type SourceHealth, type SourceHealthState } from "../watch/source-health.js";
 import { createBacklogTracker, createHeadTracker, currentConditions, READINESS_CHECK_OF, sourceConditions, sourceOfCondition, type BudgetReading, type HeadReadingState } from "./operational-checks.js";
 import type { Episode, OperationalCondition, OperationalMonitor } from "./operational-monitor.js";
@@ -32,6 +33,8 @@ export interface HealthSnapshot {
 export interface HealthMonitorOptions {
   thresholds: OperationalConfig;
   sources: readonly PlannedSource[];
+  /** The config's compiled schedules, by pattern (CompiledConfig.schedules); a source's missing here is compiled from its text. */
+  schedules?: ReadonlyMap<string, Schedule>;
   engine: Pick<WatchEngine, "states">;
   store: Store;
   sinks: readonly string[];
@@ -89,7 +92,7 @@ export function createHealthMonitor(common: Common, options: HealthMonitorOption
     if (schedule === undefined) return Infinity;
     let ms = staleBySchedule.get(schedule);
     if (ms === undefined) {
-      const interval = longestIntervalSeconds(schedule, startedAtMs);
+      const interval = longestIntervalSeconds(options.schedules?.get(schedule) ?? schedule, startedAtMs);
       ms = Number.isFinite(interval) ? Math.max(STALE_MIN_MS, STALE_INTERVALS * interval * 1000) : Infinity;
       staleBySchedule.set(schedule, ms);
     }

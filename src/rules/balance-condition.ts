@@ -2,7 +2,6 @@ import { quotedSymbol } from "./token-symbol.js";
 import { AMOUNT_UNITS, parseAmount } from "../chain/units.js";
 import { TOKENS_UNIT, parseTokenAmount } from "../chain/token-amounts.js";
 import type { TokenInfo } from "../chain/token-info.js";
-import { oncePerCondition } from "./once-per-condition.js";
 
 /** What a balance is of: KAIA, or a KIP-7 token (lowercase address). */
 export type BalanceAsset = "KAIA" | string;
@@ -18,6 +17,8 @@ export interface BalanceTest {
   /** The condition as written, for messages: `lt "100 KAIA"`. */
   text: string;
 }
+
+export type BalanceParse = { ok: true; condition: BalanceCondition } | { ok: false; issues: BalanceIssue[] };
 
 /** A balance rule, checked: the assets it applies to, and the addresses (undefined: all of its watch). */
 export interface BalanceCondition {
@@ -44,15 +45,6 @@ const isMap = (v: unknown): v is Record<string, unknown> => typeof v === "object
  * shape (start-up checks them against the tokens' decimals and symbols).
  */
 export function parseBalanceCondition(when: unknown, tokens: readonly TokenInfo[] | undefined, tokenCount: number): BalanceParse {
-  // Parsed once per `when` and tokens (see once-per-condition.ts): the config check, the RPC
-  // plan, the start-up token check and the balance monitor share one result.
-  const key = JSON.stringify(["balance", tokenCount, tokens?.map((t) => [t.address, t.decimals, t.symbol]) ?? null]);
-  return oncePerCondition(when, key, () => parseFresh(when, tokens, tokenCount));
-}
-
-export type BalanceParse = { ok: true; condition: BalanceCondition } | { ok: false; issues: BalanceIssue[] };
-
-function parseFresh(when: unknown, tokens: readonly TokenInfo[] | undefined, tokenCount: number): BalanceParse {
   const issues: BalanceIssue[] = [];
   const fail = (path: (string | number)[], message: string) => {
     issues.push({ path, message });

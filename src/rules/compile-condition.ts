@@ -5,7 +5,6 @@ import type { ConditionContext, ConditionIssue, ConditionNode, TestNode } from "
 import { parseCondition } from "./parse-condition.js";
 import type { PreparedRecord, PreparedValue } from "./prepared-record.js";
 import { prepareRecord } from "./prepared-record.js";
-import { oncePerCondition } from "./once-per-condition.js";
 
 export type PreparedTest = (record: PreparedRecord) => boolean;
 
@@ -25,21 +24,10 @@ export type CompileResult = CompiledCondition | { ok: false; issues: ConditionIs
  * Checks a `when` against the rule's source and compiles it, once, into closures that
  * only compare precomputed values: no parsing, lowercasing or unit conversion happens per
  * record. `all`/`any` short-circuit in the order written, except that a regular expression
- * runs after its siblings (see byCost). The same `when` in the same context
- * is compiled once (see once-per-condition.ts): the config check at load compiles it, and
- * every later consumer gets that result.
+ * runs after its siblings (see byCost). Called by the config's compile
+ * (config/compile-config.ts), once per rule and context; everything else reads its result.
  */
 export function compileCondition(when: unknown, context: ConditionContext): CompileResult {
-  return oncePerCondition(when, `condition ${contextKey(context)}`, () => compileFresh(when, context));
-}
-
-/** What a compiled condition depends on besides the `when`. */
-function contextKey(context: ConditionContext): string {
-  const token = context.token === undefined ? null : [context.token.info?.address, context.token.info?.decimals, context.token.info?.symbol, context.token.otherSymbols];
-  return JSON.stringify([context.family, context.watchedAccount ?? null, token]);
-}
-
-function compileFresh(when: unknown, context: ConditionContext): CompileResult {
   const parsed = parseCondition(when, context);
   if (!parsed.ok) return parsed;
   const testPrepared = compileNode(parsed.node);

@@ -9,7 +9,7 @@ import { compileSafePattern } from "./safe-regexp.js";
 export type ConditionPath = (string | number)[];
 
 export interface ConditionIssue {
-  /** Where inside `when` (or, from validateRuleConditions, inside the whole config). */
+  /** Where inside `when` (or, from compileRuleCondition, inside the whole config). */
   path: ConditionPath;
   message: string;
 }

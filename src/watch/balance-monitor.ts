@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { metaSlot, readMeta, writeMeta } from "../store/meta-slot.js";
 import { reminderAlertId, resolvedAlertId, type RepeatIntervalOf } from "../model/alert-status.js";
-import { Cron } from "croner";
+import type { Schedule } from "../config/schedule.js";
 import type { Common } from "../common/common.js";
 import { describeError, isAbortError } from "../common/errors.js";
 import { readBalance, readTokenBalance } from "../chain/chain-reads.js";
@@ -38,7 +38,7 @@ export interface BalanceRuleInput {
 
 export interface BalanceWatchInput {
   name: string;
-  schedule: string;
+  schedule: Schedule;
   /** Lowercase. */
   addresses: readonly string[];
   rules: readonly BalanceRuleInput[];
@@ -116,7 +116,7 @@ export function createBalanceMonitor(common: Common, options: BalanceMonitorOpti
   const { store, ownership } = options;
   const metrics = common.metrics;
   const abort = new AbortController();
-  const crons: Cron[] = [];
+  const crons: Array<{ stop(): void }> = [];
   let chain: Promise<void> = Promise.resolve();
 
   const describe = (asset: string, units: bigint) => describeAsset(options.tokens, asset, units);
@@ -255,7 +255,7 @@ export function createBalanceMonitor(common: Common, options: BalanceMonitorOpti
   return {
     async start() {
       for (const watch of options.watches) {
-        crons.push(new Cron(watch.schedule, { timezone: "UTC", protect: true }, () => run(watch).catch(() => undefined)));
+        crons.push(watch.schedule.start(() => run(watch).catch(() => undefined), { protect: true }));
       }
     },
     async runOnce() {

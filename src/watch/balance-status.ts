@@ -27,7 +27,7 @@ export async function balanceWatchViews(store: Store, watches: readonly BalanceW
   const [episodes, readings, holding] = await Promise.all([store.listBalanceEpisodes(), lastBalanceReadings(store, watches.map((w) => w.name)), holders()]);
   return watches.map((watch) => ({
     watch: watch.name,
-    schedule: watch.schedule,
+    schedule: watch.schedule.pattern,
     addresses: [...watch.addresses],
     holder: holding.get(watch.name) ?? null,
     last_read: readings.get(watch.name) ?? null,

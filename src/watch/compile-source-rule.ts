@@ -1,11 +1,9 @@
 import { KaiawatchError } from "../common/errors.js";
 import type { Config, RuleConfig, WatchConfig } from "../config/types.js";
-import type { TokenInfo } from "../chain/token-info.js";
 import { TRANSFER_TOPIC, decodeTokenTransfer } from "../chain/token-transfer.js";
 import { buildAlert } from "../rules/build-alert.js";
 import { alertLabels } from "../notify/labels.js";
-import { compileCondition } from "../rules/compile-condition.js";
-import type { TokenFieldContext } from "../rules/fields.js";
+import type { CompiledRule, TokenInfos } from "../config/compile-config.js";
 import type { RecordFamily, WatchedRecord } from "../model/record.js";
 import type { SourceRule } from "./source-rule.js";
 import type { AbsenceRule } from "./absence.js";
@@ -19,9 +17,6 @@ export class TokenInfoMissingError extends KaiawatchError {
   }
 }
 
-/** Decimals and symbols of the token watches' tokens, by lowercase address (see readConfigTokens). */
-export type TokenInfos = ReadonlyMap<string, TokenInfo>;
-
 /**
  * The token a rule is compiled for when its source is the Transfer logs of one of its
  * account watch's `tokens`, else undefined.
@@ -30,12 +25,6 @@ export function tokenOfSource(watch: WatchConfig, family: RecordFamily, definiti
   if (watch.kind !== "account" || family !== "event_logs" || definition?.signature !== TRANSFER_TOPIC) return undefined;
   const token = definition.address;
   return token !== undefined && watch.tokens.includes(token) ? token : undefined;
-}
-
-/** The token fields' context of a token watch's rule (see fields.ts). */
-export function tokenFieldContext(watch: WatchConfig & { kind: "account" }, token: string, tokens: TokenInfos | undefined): TokenFieldContext {
-  const otherSymbols = watch.tokens.filter((other) => other !== token).flatMap((other) => tokens?.get(other)?.symbol ?? []);
-  return { info: tokens?.get(token), otherSymbols };
 }
 
 /** The absence rule of a rule with `expect` (see absence.ts). */
@@ -51,27 +40,26 @@ function absenceRuleOf(config: Config, rule: RuleConfig, watch: WatchConfig, fam
 }
 
 /**
- * Compiles a rule for one of its sources: its condition once, and the alert it makes of a
- * matching record. The watched account matters to both (`direction`, the account link).
- * The config checks have already proven that the condition compiles; a failure here means
- * an unchecked config and stops the caller.
+ * A rule for one of its sources: its compiled condition (see compile-config.ts), and the
+ * alert it makes of a matching record. The watched account matters to both (`direction`, the
+ * account link).
  *
  * A token watch's rule sees the Transfer logs of one token, shared with every other watch
  * of it: only those from or to its account pass, and amounts are in that token's units.
  */
-export function compileSourceRule(config: Config, rule: RuleConfig, watch: WatchConfig, family: RecordFamily, definition?: SourceDefinition, tokens?: TokenInfos): SourceRule {
+export function compileSourceRule(config: Config, compiled: CompiledRule, watch: WatchConfig, family: RecordFamily, definition?: SourceDefinition, tokens?: TokenInfos): SourceRule {
+  const { rule } = compiled;
   const watchedAccount = watch.kind === "account" ? watch.account : undefined;
   const token = tokenOfSource(watch, family, definition);
-  const tokenContext = token !== undefined && watch.kind === "account" ? tokenFieldContext(watch, token, tokens) : undefined;
-  const compiled = compileCondition(rule.when, { family, watchedAccount, ...(tokenContext ? { token: tokenContext } : {}) });
-  if (!compiled.ok) throw new KaiawatchError("KW_CONFIG_INVALID", `rule ${rule.name}: ${compiled.issues.map((i) => i.message).join("; ")}`);
+  const condition = token === undefined ? compiled.condition : (compiled.tokenConditions?.get(token) ?? compiled.condition);
+  if (condition === undefined) throw new KaiawatchError("KW_CONFIG_INVALID", `rule ${rule.name} has no compiled condition for ${family}`);
+  const info = token === undefined ? undefined : tokens?.get(token);
   // A rule's alerts of one source all carry the same labels.
   const labels = alertLabels({ rule: rule.name, watch: rule.watch, source: family, severity: rule.severity, labels: rule.labels });
   const toAlert = (record: WatchedRecord, now: Date) =>
-    buildAlert({ rule: { name: rule.name, summary: rule.summary, severity: rule.severity }, labels, watch: rule.watch, record, network: config.chain.network, explorerUrl: config.chain.explorer_url, now, watchedAccount, token: tokenContext?.info });
+    buildAlert({ rule: { name: rule.name, summary: rule.summary, severity: rule.severity }, labels, watch: rule.watch, record, network: config.chain.network, explorerUrl: config.chain.explorer_url, now, watchedAccount, token: info });
   const base = { name: rule.name, watch: rule.watch, notify: rule.notify, enrich: rule.enrich, toAlert, ...(rule.expect === undefined ? {} : { absence: absenceRuleOf(config, rule, watch, family, labels) }) };
-  if (token === undefined || watchedAccount === undefined) return { ...base, test: compiled.test, condition: compiled.node };
-  const info = tokenContext?.info;
+  if (token === undefined || watchedAccount === undefined) return { ...base, test: condition.test, condition: condition.node };
   const wallet = watchedAccount.toLowerCase();
   return {
     ...base,
@@ -79,10 +67,10 @@ export function compileSourceRule(config: Config, rule: RuleConfig, watch: Watch
       if (info === undefined) throw new TokenInfoMissingError(token);
       if (record.family !== "event_logs") return false;
       const transfer = decodeTokenTransfer(record.data);
-      return transfer !== undefined && (transfer.from === wallet || transfer.to === wallet) && compiled.test(record);
+      return transfer !== undefined && (transfer.from === wallet || transfer.to === wallet) && condition.test(record);
     },
     // The rule index and `explain` read it: the prepared record reads a token watch's from,
     // to, amount and token from the log's topics, data and contract, as the test does.
-    condition: compiled.node,
+    condition: condition.node,
   };
 }

@@ -4,9 +4,7 @@ import type { ConfigIssue } from "../config/errors.js";
 import type { Common } from "../common/common.js";
 import { createJsonRpc } from "../chain/json-rpc.js";
 import { NotATokenError, createTokenInfoCache, type TokenInfo, type TokenInfoCache } from "../chain/token-info.js";
-import { validateRuleConditions, type RuleConditionInput } from "../rules/validate-rules.js";
-import { tokenFieldContext } from "./compile-source-rule.js";
-import { parseBalanceCondition } from "../rules/balance-condition.js";
+import { compileTokenRules, type CompiledConfig } from "../config/compile-config.js";
 import { rpcOptionsOf } from "./rpc-options.js";
 
 /**
@@ -35,16 +33,18 @@ function issueLine(issue: ConfigIssue): string {
 
 /**
  * Reads the decimals and symbol of every token of the config's token watches (through the
- * cache, concurrently: the JSON-RPC client's rate limit paces them), then checks each token
- * rule's amounts against each of its tokens. Every problem at once, then one error.
- * Transport failures (the node unreachable) pass through as they are: they say nothing of the config.
+ * cache, concurrently: the JSON-RPC client's rate limit paces them), then compiles each token
+ * rule's amounts in each of its tokens (compileTokenRules). Every problem at once, then one
+ * error. Transport failures (the node unreachable) pass through as they are: they say
+ * nothing of the config.
  */
-export async function readConfigTokens(config: Config, cache: TokenInfoCache, signal?: AbortSignal): Promise<Map<string, TokenInfo>> {
+export async function readConfigTokens(config: Config, compiled: CompiledConfig, cache: TokenInfoCache, signal?: AbortSignal): Promise<CompiledConfig> {
   const wanted: Array<{ token: string; path: string }> = [];
   config.watches.forEach((watch, w) => {
     if (watch.kind !== "account" && watch.kind !== "balance") return;
     watch.tokens.forEach((token, t) => wanted.push({ token, path: `watches[${w}].tokens[${t}]` }));
   });
+  if (wanted.length === 0) return compiled;
   const tokens = new Map<string, TokenInfo>();
   const problems: ConfigIssue[] = [];
   const notTokens = new Set<string>();
@@ -57,11 +57,12 @@ export async function readConfigTokens(config: Config, cache: TokenInfoCache, si
       notTokens.add(token);
     } else throw result.reason;
   });
-  // Every problem in one run: the rules of watches whose tokens are all tokens are checked
+  // Every problem in one run: the rules of watches whose tokens are all tokens are compiled
   // too (a watch with a contract that is not a token has nothing to check its amounts against).
-  problems.push(...checkTokenRules(config, tokens, notTokens));
+  const withTokens = compileTokenRules(config, compiled, tokens, notTokens);
+  problems.push(...withTokens.issues);
   if (problems.length > 0) throw new TokenConfigError(problems);
-  return tokens;
+  return withTokens.compiled;
 }
 
 /** "watches[1].tokens[0]" as a key path. */
@@ -69,39 +70,12 @@ function pathOf(text: string): Array<string | number> {
   return [...text.matchAll(/([A-Za-z_]+)|\[(\d+)\]/g)].map((m) => (m[2] === undefined ? (m[1] as string) : Number(m[2])));
 }
 
-/** Each token rule's `when` against each token of its watch (rules of a watch with a token in `skip` are left out). */
-export function checkTokenRules(config: Config, tokens: ReadonlyMap<string, TokenInfo>, skip: ReadonlySet<string> = new Set()): ConfigIssue[] {
-  const inputs: RuleConditionInput[] = [];
-  const skipped = (watch: Config["watches"][number] | undefined) => watch !== undefined && (watch.kind === "account" || watch.kind === "balance") && watch.tokens.some((token) => skip.has(token));
-  config.rules.forEach((rule, index) => {
-    const watch = config.watches.find((candidate) => candidate.name === rule.watch);
-    if (watch?.kind !== "account" || rule.source !== "event_logs" || skipped(watch)) return;
-    for (const token of watch.tokens) {
-      inputs.push({ name: rule.name, family: "event_logs", when: rule.when, watchedAccount: watch.account, token: tokenFieldContext(watch, token, tokens), path: ["rules", index, "when"] });
-    }
-  });
-  const balanceIssues = config.rules.flatMap((rule, index) => {
-    const watch = config.watches.find((candidate) => candidate.name === rule.watch);
-    if (watch?.kind !== "balance" || skipped(watch)) return [];
-    const infos = watch.tokens.flatMap((token) => tokens.get(token) ?? []);
-    const parsed = parseBalanceCondition(rule.when, infos, watch.tokens.length);
-    return parsed.ok ? [] : parsed.issues.map((issue) => ({ path: ["rules", index, "when", ...issue.path], message: `rule "${rule.name}": ${issue.message}` }));
-  });
-  const seen = new Set<string>();
-  return [...validateRuleConditions(inputs), ...balanceIssues].flatMap((issue) => {
-    const line = issueLine(issue);
-    if (seen.has(line)) return [];
-    seen.add(line);
-    return [{ path: [...issue.path], message: issue.message }];
-  });
-}
-
 /** readConfigTokens for a one-off command (replay): its own JSON-RPC client, only when a watch has tokens. */
-export async function readConfigTokensOnce(common: Common, config: Config, signal?: AbortSignal): Promise<Map<string, TokenInfo>> {
-  if (!config.watches.some((watch) => (watch.kind === "account" || watch.kind === "balance") && watch.tokens.length > 0)) return new Map();
+export async function readConfigTokensOnce(common: Common, config: Config, compiled: CompiledConfig, signal?: AbortSignal): Promise<CompiledConfig> {
+  if (!config.watches.some((watch) => (watch.kind === "account" || watch.kind === "balance") && watch.tokens.length > 0)) return compiled;
   const rpc = createJsonRpc(common, rpcOptionsOf(config));
   try {
-    return await readConfigTokens(config, createTokenInfoCache(rpc), signal);
+    return await readConfigTokens(config, compiled, createTokenInfoCache(rpc), signal);
   } finally {
     await rpc.close();
   }

@@ -2,6 +2,7 @@ import type { Config } from "../config/types.js";
 import { ENRICHMENT_KINDS, enrichmentCost, type Enrichment } from "../model/enrichment.js";
 import { OPERATIONS } from "../explorer/operations.js";
 import { planFromConfig } from "./plan-from-config.js";
+import { compiledOf, type CompiledConfig } from "../config/compile-config.js";
 import { firingsOfDay, previousFiring, utcDayStart } from "./schedule-firings.js";
 import { isNodeOperation, isPerBlockOperation, type ExplorerSourceOperation, type SourceOperation } from "./source.js";
 import type { PlannedSource } from "./poller.js";
@@ -101,8 +102,9 @@ export interface CreditPlan {
  * than `page_size`; operation 8 asks once per block. A tick with no new block costs
  * nothing in practice; at one block a second every tick has one. Enrichments cost per
  * distinct matched lookup, which depends on the chain, so they are listed, not totalled.
+ * `compiled`: the loader's compile of `config`; absent, it is compiled here (a config built in code).
  */
-export function planCredits(config: Config, options: { dayMs: number }): CreditPlan {
+export function planCredits(config: Config, options: { dayMs: number; compiled?: CompiledConfig }): CreditPlan {
   const dayStart = utcDayStart(options.dayMs);
   // The daemon's own plan, so that the sources costed are the sources polled. Only their
   // shape is read here, so the rules are not compiled.
@@ -219,7 +221,7 @@ export function planCredits(config: Config, options: { dayMs: number }): CreditP
     budget,
     budgetExhaustedAt,
     warnings: [],
-    rpc: planRpcCalls(config, { ...options, nodeSources, sources: planned.sources }),
+    rpc: planRpcCalls(config, { dayMs: options.dayMs, compiled: options.compiled ?? compiledOf(config), nodeSources, sources: planned.sources }),
   };
   result.warnings = warningsOf(config, result);
   return result;

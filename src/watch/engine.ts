@@ -1,5 +1,4 @@
 import { setTimeout as sleep } from "node:timers/promises";
-import { Cron } from "croner";
 import type { Common } from "../common/common.js";
 import { describeError, errorCode } from "../common/errors.js";
 import type { LeaseUse, Ownership } from "../store/ownership.js";
@@ -8,7 +7,7 @@ import type { SourcePoller, TickResult } from "./poller.js";
 import { createTickQueue } from "./tick-queue.js";
 import { TickInterruptedError } from "./errors.js";
 import { linkSignals } from "../common/signals.js";
-import { isHeadSchedule } from "../config/schedule.js";
+import type { Schedule } from "../config/schedule.js";
 import { startHeadLoop } from "./head-loop.js";
 import { tickSource } from "./tick-source.js";
 
@@ -33,6 +32,8 @@ export interface SourceState {
 
 export interface WatchEngineOptions {
   pollers: SourcePoller[];
+  /** The config's compiled schedules, by pattern as written (CompiledConfig.schedules): every poller's is among them. */
+  schedules: ReadonlyMap<string, Schedule>;
   /** The head to scan up to: the RPC head minus `lag_blocks`. */
   readHead: (signal: AbortSignal) => Promise<number>;
   /** Each source's tick starts after a random delay up to this, so that many sources do not fire in the same millisecond. */
@@ -120,7 +121,7 @@ export function createWatchEngine(common: Common, options: WatchEngineOptions): 
   const controller = new AbortController();
   // Linked (not AbortSignal.any) so that the explorer client can tell that the ticks' signals follow common.signal.
   const signal = linkSignals(common.signal, controller.signal).signal;
-  const jobs: Cron[] = [];
+  const jobs: Array<{ stop(): void }> = [];
   // Sources queued or ticking: a firing skips them, so that ticks of a source never overlap.
   const due = new Set<string>();
   let head: number | null = null;
@@ -216,7 +217,9 @@ export function createWatchEngine(common: Common, options: WatchEngineOptions): 
         groups.set(poller.source.schedule, group);
       }
       for (const [pattern, pollers] of groups) {
-        if (isHeadSchedule(pattern)) {
+        const schedule = options.schedules.get(pattern);
+        if (schedule === undefined) throw new Error(`schedule "${pattern}" is not among the compiled schedules`);
+        if (schedule.head) {
           startHeadLoop({ common, options, signal, readHead, due, states, runFiring, flushAfterFiring }, pollers);
           continue;
         }
@@ -250,7 +253,8 @@ export function createWatchEngine(common: Common, options: WatchEngineOptions): 
           firings.add(firing);
           void firing.finally(() => firings.delete(firing));
         };
-        jobs.push(new Cron(pattern, { timezone: "UTC" }, tracked));
+        // Not protected: `reading` and `due` above skip what still runs, source by source.
+        jobs.push(schedule.start(tracked));
         // A first firing at once: after a start or a restart, catch up now rather than at
         // the schedule's next time (up to a whole interval away).
         tracked();

@@ -1,5 +1,6 @@
 import type { Config, RuleConfig } from "../config/types.js";
-import { compileSourceRule, type TokenInfos } from "./compile-source-rule.js";
+import { compiledOf, type CompiledConfig } from "../config/compile-config.js";
+import { compileSourceRule } from "./compile-source-rule.js";
 import { planSources, type Plan } from "./plan.js";
 import type { SourceRule } from "./source-rule.js";
 
@@ -7,10 +8,11 @@ export interface PlanFromConfigOptions {
   /** Plan only these rules of the config (replay and explain take one); default: every rule. */
   rules?: readonly RuleConfig[];
   /**
-   * Decimals and symbols of the token watches' tokens (readConfigTokens). Needed to run
-   * their rules; `plan` leaves it out, as it only counts the sources.
+   * The config's compile (the loader's, with the token rules compiled in their tokens'
+   * units once readConfigTokens has read them: needed to run those rules). Absent: compiled
+   * here, for a config built in code.
    */
-  tokens?: TokenInfos;
+  compiled?: CompiledConfig;
   /** The UTC day whose schedules the planner costs (default: a fixed reference Monday). */
   dayMs?: number;
   /**
@@ -39,6 +41,7 @@ function inertRule(rule: RuleConfig): SourceRule {
  * which sources exist, their keys, or what a rule matches.
  */
 export function planFromConfig(config: Config, options: PlanFromConfigOptions = {}): Plan {
+  const compiled = options.compile === false ? undefined : (options.compiled ?? compiledOf(config));
   return planSources({
     network: config.chain.network,
     watches: config.watches,
@@ -47,6 +50,13 @@ export function planFromConfig(config: Config, options: PlanFromConfigOptions = 
     apiPlan: config.explorer.api_plan,
     requestsPerSecond: config.explorer.requests_per_second,
     dayMs: options.dayMs,
-    compileRule: options.compile === false ? inertRule : (rule, watch, family, definition) => compileSourceRule(config, rule, watch, family, definition, options.tokens),
+    compileRule:
+      compiled === undefined
+        ? inertRule
+        : (rule, watch, family, definition) => {
+            const compiledRule = compiled.rules.get(rule.name);
+            if (compiledRule === undefined) throw new Error(`rule ${rule.name} is not in the config's compile`);
+            return compileSourceRule(config, compiledRule, watch, family, definition, compiled.tokens);
+          },
   });
 }

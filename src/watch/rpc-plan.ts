@@ -1,5 +1,5 @@
 import type { Config } from "../config/types.js";
-import { parseBalanceCondition } from "../rules/balance-condition.js";
+import type { CompiledConfig } from "../config/compile-config.js";
 import { firingsOfDay, utcDayStart } from "./schedule-firings.js";
 import type { PlannedSource } from "./poller.js";
 import { sourceDayCost } from "./source-day-cost.js";
@@ -59,7 +59,7 @@ export interface RpcPlan {
  * when a rule's are in a token (an upper bound: a symbol names one token). The head reads
  * of the explorer sources are not counted: one per tick, shared.
  */
-export function planRpcCalls(config: Config, options: { dayMs: number; nodeSources?: readonly PlannedSource[]; sources?: readonly PlannedSource[] }): RpcPlan {
+export function planRpcCalls(config: Config, options: { dayMs: number; compiled: CompiledConfig; nodeSources?: readonly PlannedSource[]; sources?: readonly PlannedSource[] }): RpcPlan {
   const dayStart = utcDayStart(options.dayMs);
   const tokens = new Set<string>();
   const balanceWatches: BalanceWatchCalls[] = [];
@@ -70,13 +70,13 @@ export function planRpcCalls(config: Config, options: { dayMs: number; nodeSourc
     let token = false;
     for (const rule of config.rules) {
       if (rule.watch !== watch.name || rule.source !== "balances") continue;
-      const parsed = parseBalanceCondition(rule.when, undefined, watch.tokens.length);
-      if (!parsed.ok) continue;
-      if (parsed.condition.tests.some((t) => t.asset === "KAIA")) kaia = true;
+      const condition = options.compiled.rules.get(rule.name)?.balance;
+      if (condition === undefined) continue;
+      if (condition.tests.some((t) => t.asset === "KAIA")) kaia = true;
       else token = true;
     }
     if (!kaia && !token) continue;
-    const readingsPerDay = firingsOfDay(watch.schedule, dayStart).length;
+    const readingsPerDay = firingsOfDay(options.compiled.schedules.get(watch.schedule) ?? watch.schedule, dayStart).length;
     const callsPerReading = 1 + watch.balance.length * ((kaia ? 1 : 0) + (token ? watch.tokens.length : 0));
     balanceWatches.push({ watch: watch.name, schedule: watch.schedule, readingsPerDay, callsPerReading, callsPerDay: readingsPerDay * callsPerReading });
   }

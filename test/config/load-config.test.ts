@@ -340,26 +340,27 @@ rules:
     notify: []
   - name: good
     watch: w
-    when: { colour: red }
+    when: { status: Fail }
     notify: [t]
 sinks:
   t: { type: console }
 `;
-  const noColour: ConfigCheck = (config) =>
-    config.rules.flatMap((rule, i) => ("colour" in (rule.when ?? {}) ? [{ path: ["rules", i, "when", "colour"], message: `unknown field "colour" for ${rule.source}` }] : []));
+  // A condition the rules' compile accepts, refused by another subsystem's check.
+  const noStatus: ConfigCheck = (config) =>
+    config.rules.flatMap((rule, i) => ("status" in (rule.when ?? {}) ? [{ path: ["rules", i, "when", "status"], message: `no status for ${rule.source}` }] : []));
 
   it("run with the valid parts and report at the right line, together with the schema's problems", () => {
-    const error = configErrorOf(() => parseConfigText(text, { checks: [noColour] }));
+    const error = configErrorOf(() => parseConfigText(text, { checks: [noStatus] }));
     expect(error.issues.map((i) => `${i.line}:${i.column} ${i.path}: ${i.message}`)).toEqual([
       `${positionIn(text, "[]").line}:${positionIn(text, "[]").column} rules[0].notify: must not be empty`,
       // rules[0] is invalid and left out of the config the check sees: its rules[0] is the file's rules[1].
-      `${positionIn(text, "red").line}:${positionIn(text, "red").column} rules[1].when.colour: unknown field "colour" for internal_transactions`,
+      `${positionIn(text, "Fail").line}:${positionIn(text, "Fail").column} rules[1].when.status: no status for internal_transactions`,
     ]);
   });
 
   it("see a complete config when it is valid", () => {
     const seen: string[] = [];
-    parseConfigText(text.replace("notify: []", "notify: [t]").replace("colour: red", "kind: red"), {
+    parseConfigText(text.replace("notify: []", "notify: [t]"), {
       checks: [
         (config) => {
           seen.push(...config.rules.map((r) => `${r.name}/${r.source}`));

@@ -14,7 +14,7 @@ import { createSourcePoller } from "../../src/watch/poller.js";
 import type { Paginate } from "../../src/watch/fetch-window.js";
 import type { Config } from "../../src/config/index.js";
 import { fourSourcesConfig } from "../helpers/four-sources-config.js";
-import { configFromText, quietCommon } from "../helpers/harness.js";
+import { configFromText, quietCommon, schedulesOf } from "../helpers/harness.js";
 import { fakeClock, usePostgres } from "../store/postgres/pg-fixtures.js";
 
 /**
@@ -72,7 +72,7 @@ async function replica(sim: Simulator, url: string, config: Config, id: string, 
       })();
     return createSourcePoller(common, { source, store, paginate: hooked, normalize: NORMALIZERS[source.family], pageSize: config.explorer.page_size });
   });
-  const engine = createWatchEngine(common, { pollers, readHead: async () => sim.head(), jitterMs: 0, ownership: keeper });
+  const engine = createWatchEngine(common, { pollers, schedules: schedulesOf(pollers), readHead: async () => sim.head(), jitterMs: 0, ownership: keeper });
   await store.leases.register(plan.sources.map((source) => source.key));
   cleanups.push(() => engine.stop());
   return { id, keeper, engine, clock };

@@ -4,8 +4,9 @@ import { join } from "node:path";
 import { Writable } from "node:stream";
 import { createTestCommon } from "../../src/common/common.js";
 import type { Common } from "../../src/common/common.js";
-import { ConfigError, parseConfigText, type Config } from "../../src/config/index.js";
+import { ConfigError, parseConfigText, type Config, type LoadedConfig } from "../../src/config/index.js";
 import { CONFIG_CHECKS } from "../../src/daemon/config-checks.js";
+import { checkedSchedule, type Schedule } from "../../src/config/schedule.js";
 import { OPERATIONAL_ALERT_SOURCE, type AlertDocument } from "../../src/model/alert-document.js";
 import { NORMALIZERS } from "../../src/watch/normalize.js";
 import type { CommandIO } from "../../src/cli/command.js";
@@ -17,13 +18,23 @@ export function tempDir(prefix = "kaiawatch-test-"): { path: string; remove: () 
 
 /** A validated config from YAML text, with the same checks `run` applies. */
 export function configFromText(text: string, env: NodeJS.ProcessEnv = {}): Config {
+  return loadedFromText(text, env).config;
+}
+
+/** configFromText with the loader's compile of it (and its secrets). */
+export function loadedFromText(text: string, env: NodeJS.ProcessEnv = {}): LoadedConfig {
   try {
-    return parseConfigText(text, { fileName: "test.yaml", env, checks: CONFIG_CHECKS }).config;
+    return parseConfigText(text, { fileName: "test.yaml", env, checks: CONFIG_CHECKS });
   } catch (error) {
     // Show every problem in the test output, not just "N errors".
     if (error instanceof ConfigError) throw new Error(`${error.message}\n${error.format()}`);
     throw error;
   }
+}
+
+/** The schedules of these pollers compiled, as CompiledConfig.schedules gives them to the engine. */
+export function schedulesOf(pollers: ReadonlyArray<{ source: { schedule: string } }>): Map<string, Schedule> {
+  return new Map(pollers.map(({ source }) => [source.schedule, checkedSchedule(source.schedule)]));
 }
 
 export function quietCommon(overrides: Partial<Common> = {}): Common {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { createWatchEngine } from "../../src/watch/engine.js";
 import type { PlannedSource, SourcePoller } from "../../src/watch/poller.js";
-import { quietCommon } from "../helpers/harness.js";
+import { quietCommon, schedulesOf } from "../helpers/harness.js";
 
 /**
  * The head loop of `schedule: head` sources, with the head, the clock and the head reads all
@@ -28,6 +28,7 @@ function harness(failFirst: number) {
   let reads = 0;
   const engine = createWatchEngine(quietCommon({ now: () => clock }), {
     pollers: [poller],
+    schedules: schedulesOf([poller]),
     readHead: async () => head,
     jitterMs: 0,
     waitForHead: (signal) =>

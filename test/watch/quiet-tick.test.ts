@@ -5,7 +5,7 @@ import { createSimulator, type Simulator } from "../../src/simulator/index.js";
 import { readOnDisk } from "../store/fixtures/on-disk.js";
 import { createWatchEngine } from "../../src/watch/engine.js";
 import type { PlannedSource, SourcePoller } from "../../src/watch/poller.js";
-import { configFromText, quietCommon, tempDir } from "../helpers/harness.js";
+import { configFromText, quietCommon, schedulesOf, tempDir } from "../helpers/harness.js";
 import { observeFor, workFor } from "../helpers/wait-for.js";
 import { idleContractsToOut, simulatorHead } from "../helpers/simulator-config.js";
 
@@ -87,7 +87,7 @@ describe("start", () => {
       },
     }));
     let flushes = 0;
-    const engine = createWatchEngine(quietCommon(), { pollers, readHead: async () => 42, jitterMs: 0, flush: async () => void flushes++ });
+    const engine = createWatchEngine(quietCommon(), { pollers, schedules: schedulesOf(pollers), readHead: async () => 42, jitterMs: 0, flush: async () => void flushes++ });
     cleanups.push(() => engine.stop());
     engine.start();
     let idle = false;
@@ -119,7 +119,7 @@ describe("tick concurrency", () => {
       },
     }));
     let flushes = 0;
-    const engine = createWatchEngine(quietCommon(), { pollers, readHead: async () => 10, jitterMs: 0, maxConcurrentTicks: 4, flush: async () => void flushes++ });
+    const engine = createWatchEngine(quietCommon(), { pollers, schedules: schedulesOf(pollers), readHead: async () => 10, jitterMs: 0, maxConcurrentTicks: 4, flush: async () => void flushes++ });
     const { results } = await engine.runOnce();
     expect(results.every((r) => r.result?.cursor === 10)).toBe(true);
     expect(ticked).toHaveLength(40);
@@ -132,7 +132,7 @@ describe("tick concurrency", () => {
     let stopped = false;
     let afterStop = 0;
     const pollers: SourcePoller[] = Array.from({ length: 200 }, (_, i) => ({
-      source: { key: `s${i}`, watch: `w${i}`, description: `s${i}`, schedule: "0 0 1 1 *" } as PlannedSource,
+      source: { key: `s${i}`, watch: `w${i}`, description: `s${i}`, schedule: "0 0 0 1 1 *" } as PlannedSource,
       async tick(head) {
         if (stopped) afterStop++;
         ticks.set(`s${i}`, (ticks.get(`s${i}`) ?? 0) + 1);
@@ -141,7 +141,7 @@ describe("tick concurrency", () => {
     }));
     let flushes = 0;
     // The schedule never fires during the test: only the first firing at start() runs.
-    const engine = createWatchEngine(quietCommon(), { pollers, readHead: async () => 10, jitterMs: 300, maxConcurrentTicks: 8, flush: async () => void flushes++ });
+    const engine = createWatchEngine(quietCommon(), { pollers, schedules: schedulesOf(pollers), readHead: async () => 10, jitterMs: 300, maxConcurrentTicks: 8, flush: async () => void flushes++ });
     engine.start();
     await engine.idle();
     expect(flushes).toBe(1);
@@ -155,7 +155,7 @@ describe("tick concurrency", () => {
       headRead();
       return 10;
     };
-    const second = createWatchEngine(quietCommon(), { pollers, readHead, jitterMs: 60_000, flush: async () => {} });
+    const second = createWatchEngine(quietCommon(), { pollers, schedules: schedulesOf(pollers), readHead, jitterMs: 60_000, flush: async () => {} });
     second.start();
     await firstHeadRead;
     await second.stop();

@@ -182,7 +182,7 @@ export const demoCommand: Command = {
         io.stderr.write(`kaiawatch demo: the demo config is not valid:\n${message}`);
         return EXIT_RUNTIME;
       }
-      const { config, secrets } = loaded;
+      const { config, compiled, secrets } = loaded;
       const common = createCommandCommon(io, {
         config,
         secrets,
@@ -190,7 +190,7 @@ export const demoCommand: Command = {
         logFormat: values["log-format"] as string | undefined,
       });
       const term = countingConsole(common, "term", io.stdout, () => (counts.alerts += 1));
-      daemon = await createDaemon(common, { config, sinks: { term } });
+      daemon = await createDaemon(common, { config, compiled, sinks: { term } });
       await daemon.start();
       io.stdout.write(banner({ sim, webhook, smtp, config, storePath, statusUrl: daemon.statusUrl() }));
       const showcase = startShowcase(sim, { intervalMs: SHOWCASE_INTERVAL_MS, blockTimeMs: 1000 });

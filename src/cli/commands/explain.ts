@@ -67,7 +67,7 @@ async function run(args: string[], io: CommandIO): Promise<number> {
   if (values.block !== undefined && !/^\d+$/.test(values.block)) throw new UsageError(`--block must be a block number, not "${cleanLine(values.block, 40)}"`);
   const loaded = await startConfigCommand(io, values);
   if (typeof loaded === "number") return loaded;
-  const { config, common } = loaded;
+  const { config, common, compiled: loadedCompiled } = loaded;
   const rule = ruleNamed(config, values.rule);
   const watch = config.watches.find((w) => w.name === rule.watch)!;
   const source = rule.source;
@@ -76,9 +76,9 @@ async function run(args: string[], io: CommandIO): Promise<number> {
   const tokenWallet = watch.kind === "account" && watch.tokens.length > 0 && family === "event_logs" ? watch.account.toLowerCase() : undefined;
 
   // A token watch's amounts are in its tokens' units: their decimals and symbols by JSON-RPC, as the daemon reads them.
-  const tokens = tokenWallet === undefined ? undefined : await readConfigTokensOnce(common, config, io.signal);
+  const compiled = tokenWallet === undefined ? loadedCompiled : await readConfigTokensOnce(common, config, loadedCompiled, io.signal);
   // The daemon's plan for this one rule: the same sources it polls, the same compiled condition.
-  const plan = planFromConfig(config, { rules: [rule], ...(tokens === undefined ? {} : { tokens }) });
+  const plan = planFromConfig(config, { rules: [rule], compiled });
   const definitions = plan.sources.map((source) => source.definition);
   // The config checks proved that the watch gives the rule's source; this only narrows the type.
   const condition = plan.sources[0]?.rules[0]?.condition;

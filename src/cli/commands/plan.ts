@@ -176,7 +176,7 @@ export const planCommand: Command = {
     const path = values.config ?? "./config.yaml";
     const loaded = await loadConfigForCommand(io, path);
     if (typeof loaded === "number") return loaded;
-    const plan = planCredits(loaded.config, { dayMs });
+    const plan = planCredits(loaded.config, { dayMs, compiled: loaded.compiled });
     io.stdout.write(values.json ? `${JSON.stringify(plan, null, 2)}\n` : formatPlan(plan, loaded.config, path, { wide: values.wide }));
     return EXIT_OK;
   },

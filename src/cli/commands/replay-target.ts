@@ -1,5 +1,5 @@
 import type { Common } from "../../common/common.js";
-import type { Config } from "../../config/index.js";
+import type { LoadedConfig } from "../../config/index.js";
 import { createDaemon, type Daemon } from "../../daemon/create-daemon.js";
 import type { ExplorerClient } from "../../explorer/client.js";
 import { isStoreError } from "../../store/errors.js";
@@ -20,13 +20,13 @@ export interface ReplayTarget {
 }
 
 /** The target, or the exit code when --send can reach neither the store nor the running daemon. */
-export async function openReplayTarget(common: Common, config: Config, send: boolean, io: CommandIO): Promise<ReplayTarget | number> {
+export async function openReplayTarget(common: Common, { config, compiled }: Pick<LoadedConfig, "config" | "compiled">, send: boolean, io: CommandIO): Promise<ReplayTarget | number> {
   let daemon: Daemon | undefined;
   let runningDaemon: DaemonApi | undefined;
   let client: ExplorerClient;
   if (send) {
     try {
-      daemon = await createDaemon(common, { config });
+      daemon = await createDaemon(common, { config, compiled });
       client = daemon.client;
     } catch (error) {
       if (!isStoreError(error, "KW_STORE_LOCKED")) throw error;

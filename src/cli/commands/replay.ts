@@ -111,7 +111,7 @@ async function run(args: string[], io: CommandIO): Promise<number> {
 
   let target: ReplayTarget | number;
   try {
-    target = await openReplayTarget(common, config, values.send, io);
+    target = await openReplayTarget(common, loaded, values.send, io);
   } catch (error) {
     if (isKaiawatchError(error)) return fail(error);
     throw error;
@@ -120,8 +120,8 @@ async function run(args: string[], io: CommandIO): Promise<number> {
   const { daemon, runningDaemon, client } = target;
 
   try {
-    const tokens = await readConfigTokensOnce(common, config);
-    const plan = planFromConfig(config, { rules: [rule], tokens });
+    const compiled = await readConfigTokensOnce(common, config, loaded.compiled);
+    const plan = planFromConfig(config, { rules: [rule], compiled });
 
     const head = await readIndexedHead(common, config);
     const to = end ?? head;

@@ -5,7 +5,7 @@ import { withDaemon } from "../run-command.js";
 import { explorerLinkWarning } from "../../config/link-warning.js";
 import type { Common } from "../../common/common.js";
 import { describeError, errorCode } from "../../common/errors.js";
-import { ConfigError, formatIssue, loadConfig, type Config } from "../../config/index.js";
+import { ConfigError, formatIssue, loadConfig, type Config, type LoadedConfig } from "../../config/index.js";
 import { CONFIG_CHECKS } from "../../daemon/config-checks.js";
 import { createDaemon, type Daemon } from "../../daemon/create-daemon.js";
 import type { ExplorerPlanError } from "../../explorer/errors.js";
@@ -45,22 +45,23 @@ function nextEvent(io: CommandIO, daemon: Daemon): Promise<RunEvent> {
  * no block is skipped. The config on disk is not changed: the error says what to set.
  */
 async function replanWithoutRefused(common: Common, running: Daemon, refused: ExplorerPlanError): Promise<Daemon> {
+  // api_plan is not part of the compile: the running one serves.
   const config: Config = { ...running.config, explorer: { ...running.config.explorer, api_plan: "FREE" } };
   common.logger.error(
     { code: refused.code, err: describeError(refused), api_plan: running.config.explorer.api_plan },
     `the key's plan does not include ${refused.operation ?? "an operation"} (it needs ${refused.needs}): planning again as on FREE, so its watches read through operations the plan has; set explorer.api_plan: FREE to plan so from the start, or upgrade the key`,
   );
-  const next = await restartWith(common, running, config);
+  const next = await restartWith(common, running, { config, compiled: running.compiled });
   if (next.started) common.logger.info({ sources: next.daemon.plan.sources.length }, "planned again without the refused operation");
   return next.daemon;
 }
 
-/** The new config, or undefined (logged) when it must not replace the running one. */
-async function readNewConfig(common: Common, path: string, env: NodeJS.ProcessEnv): Promise<Config | undefined> {
+/** The new config and its compile, or undefined (logged) when it must not replace the running one. */
+async function readNewConfig(common: Common, path: string, env: NodeJS.ProcessEnv): Promise<LoadedConfig | undefined> {
   try {
     const loaded = await loadConfig({ path, env, checks: CONFIG_CHECKS });
     for (const secret of loaded.secrets) common.secrets.add(secret);
-    return loaded.config;
+    return loaded;
   } catch (error) {
     // The refused file's secrets are not the running config's: the scrubber learns them
     // before anything about the refusal is logged.
@@ -78,18 +79,18 @@ async function readNewConfig(common: Common, path: string, env: NodeJS.ProcessEn
  * definition), new ones begin at their `start`.
  */
 async function reload(common: Common, running: Daemon, path: string, env: NodeJS.ProcessEnv): Promise<Daemon> {
-  const config = await readNewConfig(common, path, env);
-  if (!config) return running;
-  const next = await restartWith(common, running, config);
+  const loaded = await readNewConfig(common, path, env);
+  if (!loaded) return running;
+  const next = await restartWith(common, running, loaded);
   if (next.started) common.logger.info({ sources: next.daemon.plan.sources.length }, "config reloaded");
   return next.daemon;
 }
 
 /** Stops the running daemon and starts one on `config` (the same store); back to the previous config if that fails. */
-async function restartWith(common: Common, running: Daemon, config: Config): Promise<{ daemon: Daemon; started: boolean }> {
+async function restartWith(common: Common, running: Daemon, { config, compiled }: Pick<LoadedConfig, "config" | "compiled">): Promise<{ daemon: Daemon; started: boolean }> {
   await running.stop();
   try {
-    const next = await createDaemon(common, { config });
+    const next = await createDaemon(common, { config, compiled });
     await next.start().catch(async (error: unknown) => {
       await next.stop();
       throw error;
@@ -98,7 +99,7 @@ async function restartWith(common: Common, running: Daemon, config: Config): Pro
   } catch (error) {
     // E.g. a new store path that another process holds: go back to what worked.
     common.logger.error({ code: errorCode(error), err: describeError(error) }, "reload failed at start-up; going back to the previous config");
-    const previous = await createDaemon(common, { config: running.config });
+    const previous = await createDaemon(common, { config: running.config, compiled: running.compiled });
     await previous.start();
     return { daemon: previous, started: false };
   }

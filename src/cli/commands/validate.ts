@@ -1,6 +1,6 @@
 import { explorerLinkWarning } from "../../config/link-warning.js";
 import { EXIT_OK, EXIT_USAGE, type Command, type CommandIO } from "../command.js";
-import { describeConfigFailure, formatDuration, loadConfig, locateConfigIssues, sourcesOfWatch, type Config, type WatchConfig } from "../../config/index.js";
+import { describeConfigFailure, formatDuration, loadConfig, locateConfigIssues, sourcesOfWatch, type Config, type LoadedConfig, type WatchConfig } from "../../config/index.js";
 import { describeError } from "../../common/errors.js";
 import { readConfigTokensOnce, TokenConfigError } from "../../watch/config-tokens.js";
 import { CONFIG_OPTIONS, createCommandCommon, parseCommandArgs } from "../bootstrap.js";
@@ -150,11 +150,11 @@ function routeSinks(route: Route | undefined): string[] {
  * that starts: their problems thrown as a located ConfigError. Returns why they could not be
  * read (the node unreachable), or undefined.
  */
-async function checkTokens(path: string, config: Config, secrets: string[], io: CommandIO): Promise<string | undefined> {
+async function checkTokens(path: string, { config, compiled, secrets }: LoadedConfig, io: CommandIO): Promise<string | undefined> {
   if (!config.watches.some((watch) => (watch.kind === "account" || watch.kind === "balance") && watch.tokens.length > 0)) return undefined;
   const common = createCommandCommon(io, { config, secrets, logLevel: "fatal", logFormat: "json" });
   try {
-    await readConfigTokensOnce(common, config, io.signal);
+    await readConfigTokensOnce(common, config, compiled, io.signal);
     return undefined;
   } catch (error) {
     if (error instanceof TokenConfigError) throw await locateConfigIssues(path, error.issues);
@@ -167,9 +167,9 @@ async function run(args: string[], io: CommandIO): Promise<number> {
   const parsed = parseCommandArgs(args, { config: CONFIG_OPTIONS.config }).values;
   try {
     // The same checks as run and once: a config that validates is a config that starts.
-    const { config, secrets } = await loadConfig({ path: parsed.config, env: io.env, checks: CONFIG_CHECKS });
-    const unchecked = await checkTokens(parsed.config, config, secrets, io);
-    io.stdout.write(summarize(parsed.config, config));
+    const loaded = await loadConfig({ path: parsed.config, env: io.env, checks: CONFIG_CHECKS });
+    const unchecked = await checkTokens(parsed.config, loaded, io);
+    io.stdout.write(summarize(parsed.config, loaded.config));
     if (unchecked !== undefined) io.stderr.write(`kaiawatch validate: warning: the tokens were not checked: ${unchecked}; kaiawatch checks them when it starts\n`);
     return EXIT_OK;
   } catch (error) {
