@@ -12,7 +12,7 @@ import { BALANCE_ALERT_SOURCE } from "../model/alert-document.js";
 import type { StartPosition } from "../model/start-position.js";
 import type { Condition } from "./types.js";
 import { labelNameProblem, labelValueProblem, LABEL_NAME_PATTERN } from "../notify/labels.js";
-import { parseMatcher } from "../notify/matchers.js";
+import { parseMatchers } from "../notify/matchers.js";
 import { GROUP_BY_ALL, type RouteSpec } from "../notify/routes.js";
 import type { InhibitRuleSpec } from "../notify/inhibit.js";
 
@@ -394,7 +394,7 @@ export const ruleSchema = z.strictObject({
 
 const matcherText = z.string().superRefine((text, ctx) => {
   try {
-    parseMatcher(text);
+    parseMatchers(text);
   } catch (error) {
     ctx.addIssue({ code: "custom", message: (error as Error).message });
   }
@@ -408,7 +408,7 @@ export const routeSchema: z.ZodType<RouteSpec> = z
     matchers: z
       .array(matcherText)
       .optional()
-      .meta({ description: 'Label matchers, all of which must hold: name=value, name!=value, name=~regex, name!~regex (RE2, anchored), e.g. severity="critical".' }),
+      .meta({ description: 'Label matchers, all of which must hold: name=value, name!=value, name=~regex, name!~regex (RE2, anchored), e.g. severity="critical". An item may hold several, in Alertmanager\'s forms: \'{team="ops", severity!="info"}\'.' }),
     receiver: z
       .union([z.string(), z.array(z.string()).min(1).superRefine(uniqueItems)], { error: "expected a sink name or a list of sink names" })
       .optional()

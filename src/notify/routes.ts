@@ -1,5 +1,5 @@
 import { formatLabels, type Labels } from "./labels.js";
-import { matches, parseMatcher, type Matcher } from "./matchers.js";
+import { matches, parseMatcherList, type Matcher } from "./matchers.js";
 
 /** Alertmanager's defaults, which the root route has unless it says otherwise. */
 export const DEFAULT_GROUP_WAIT_MS = 30_000;
@@ -70,7 +70,7 @@ function build(spec: RouteSpec, id: string, parent: Inherited): Route {
   };
   return {
     id,
-    matchers: (spec.matchers ?? []).map(parseMatcher),
+    matchers: parseMatcherList(spec.matchers ?? []),
     continue: spec.continue ?? false,
     ...own,
     routes: (spec.routes ?? []).map((child, index) => build(child, `${id}.routes[${index}]`, own)),
