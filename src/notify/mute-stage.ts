@@ -1,0 +1,36 @@
+import type { OutboxEntry } from "../model/outbox-entry.js";
+import type { SuppressionReason } from "./cooldown.js";
+
+/** Why a muter holds an alert back, with what the record of the hold names. */
+export interface Mute {
+  reason: Exclude<SuppressionReason, "cooldown">;
+  /** The silence that held it, when `reason` is "silence". */
+  silenceId?: string;
+  /** The inhibit rule and the firing source that held it, when `reason` is "inhibited". */
+  inhibition?: { rule: string; source: string };
+}
+
+/**
+ * One reason to hold an alert back before its sink hears of it, as Alertmanager's
+ * `notify.Muter`: silences, inhibition. Each decides alone, from plain data it was built with.
+ */
+export interface Muter {
+  /** The mute that holds back this entry on its sink at `now`, or undefined. */
+  mutes(entry: OutboxEntry, now: number): Mute | undefined;
+}
+
+/**
+ * Admission's mute stage (Alertmanager's MuteStage, one for all its muters): the first muter
+ * that mutes an entry decides, in the order given, so silences come before inhibition. It is
+ * asked once per alert, before its first attempt: a retry is never held back.
+ */
+export function muteStage(muters: readonly Muter[]): (entry: OutboxEntry, now: number) => Mute | undefined {
+  return (entry, now) => {
+    if (entry.attempts !== 0) return undefined;
+    for (const muter of muters) {
+      const mute = muter.mutes(entry, now);
+      if (mute !== undefined) return mute;
+    }
+    return undefined;
+  };
+}
