@@ -10,6 +10,7 @@ import { routeGroupOf, type GroupFlushes } from "./route-grouping.js";
 import type { Route } from "./routes.js";
 import { planSends } from "./send-plan.js";
 import { silenceMuter } from "./silence-muter.js";
+import { timeIntervalMuter } from "./time-interval-muter.js";
 import type { Silence } from "./silences.js";
 
 export interface DispatcherRule {
@@ -85,7 +86,7 @@ export interface Admission {
 
 /**
  * The first stage of delivery, as Alertmanager's notify pipeline has it, in stages: the mute
- * stage (silences, then inhibition: mute-stage.ts), the route group an entry joins, the
+ * stage (silences, then inhibition, then the routes' time intervals: mute-stage.ts), the route group an entry joins, the
  * cooldown stage (cooldown-stage.ts), the digest stage (digest-stage.ts) and the send plan
  * (send-plan.ts). Pure: it reads only its input, so a test drives it with plain data and the
  * dispatcher (or a replica that claimed these entries) applies its answer to the store.
@@ -100,7 +101,7 @@ export function admit(input: AdmissionInput): Admission {
   const soonest = (time: number) => {
     nextAt = nextAt === undefined ? time : Math.min(nextAt, time);
   };
-  const mute = muteStage([silenceMuter(input.silences), inhibitMuter(input.inhibitRules ?? [], input.firing ?? [])]);
+  const mute = muteStage([silenceMuter(input.silences), inhibitMuter(input.inhibitRules ?? [], input.firing ?? []), timeIntervalMuter(input.routes, input.rules)]);
   const cooldown = cooldownStage(sink, input.cooldown);
   const grouping = digestStage(input.rules, input.groupFlushes);
   const digests = new Map<string, OutboxEntry[]>();

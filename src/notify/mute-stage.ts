@@ -8,11 +8,13 @@ export interface Mute {
   silenceId?: string;
   /** The inhibit rule and the firing source that held it, when `reason` is "inhibited". */
   inhibition?: { rule: string; source: string };
+  /** The route muted and by which time interval, in words, when `reason` is "muted". */
+  timeInterval?: { route: string; interval: string; why: string };
 }
 
 /**
  * One reason to hold an alert back before its sink hears of it, as Alertmanager's
- * `notify.Muter`: silences, inhibition. Each decides alone, from plain data it was built with.
+ * `notify.Muter`: silences, inhibition, time intervals. Each decides alone, from plain data it was built with.
  */
 export interface Muter {
   /** The mute that holds back this entry on its sink at `now`, or undefined. */
@@ -21,7 +23,7 @@ export interface Muter {
 
 /**
  * Admission's mute stage (Alertmanager's MuteStage, one for all its muters): the first muter
- * that mutes an entry decides, in the order given, so silences come before inhibition. It is
+ * that mutes an entry decides, in the order given, so silences come before inhibition, and inhibition before time intervals. It is
  * asked once per alert, before its first attempt: a retry is never held back.
  */
 export function muteStage(muters: readonly Muter[]): (entry: OutboxEntry, now: number) => Mute | undefined {

@@ -118,11 +118,11 @@ CREATE TABLE cooldowns (
 ) WITHOUT ROWID;
 CREATE INDEX cooldowns_by_age ON cooldowns (at_ms);
 
--- Entries marked delivered without a send (held by a cooldown, a silence or an inhibit rule); removed with their entry.
+-- Entries marked delivered without a send (held by a cooldown, a silence, an inhibit rule or a route's time interval); removed with their entry.
 CREATE TABLE suppressed (
   entry_id TEXT PRIMARY KEY,
   at TEXT NOT NULL,
-  reason TEXT NOT NULL CHECK (reason IN ('cooldown', 'silence', 'inhibited'))
+  reason TEXT NOT NULL CHECK (reason IN ('cooldown', 'silence', 'inhibited', 'muted'))
 ) WITHOUT ROWID;
 CREATE TRIGGER outbox_note_delete AFTER DELETE ON outbox BEGIN
   DELETE FROM suppressed WHERE entry_id = old.id;

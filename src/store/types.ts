@@ -85,7 +85,7 @@ export interface AttemptFilter {
 }
 
 /** Why an entry was marked delivered without a send. */
-export type SuppressionReason = "cooldown" | "silence" | "inhibited";
+export type SuppressionReason = "cooldown" | "silence" | "inhibited" | "muted";
 
 export interface SuppressedNote {
   at: string;

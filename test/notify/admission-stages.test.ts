@@ -12,6 +12,8 @@ import { routeGroupOf } from "../../src/notify/route-grouping.js";
 import { buildRouteTree } from "../../src/notify/routes.js";
 import { planSends } from "../../src/notify/send-plan.js";
 import { silenceMuter } from "../../src/notify/silence-muter.js";
+import { timeIntervalMuter } from "../../src/notify/time-interval-muter.js";
+import { parseNamedTimeIntervals } from "../../src/notify/time-intervals.js";
 import type { Silence } from "../../src/notify/silences.js";
 import { entry } from "./dispatcher-fixtures.js";
 
@@ -82,6 +84,30 @@ describe("the inhibition muter", () => {
 
   it("never holds a resolve", () => {
     expect(inhibitMuter(rules, firing).mutes(withAlert(warning("a1", "w"), { status: "resolved" }), NOW)).toBeUndefined();
+  });
+});
+
+describe("the time interval muter", () => {
+  const routes = buildRouteTree(
+    { receiver: "out", routes: [{ matchers: ['severity="warning"'], receiver: "chat", mute_time_intervals: ["weekend"] }] },
+    parseNamedTimeIntervals([{ name: "weekend", time_intervals: [{ weekdays: ["saturday", "sunday"] }] }]),
+  );
+  const saturday = Date.parse("2026-03-28T12:00:00Z");
+  const warning = (sink: string) => withAlert({ ...at("a1", "low", NOW), id: `a1:${sink}`, sink }, { labels: { rule: "low", watch: "w", source: "balances", severity: "warning" } });
+  const rules = new Map([["low", { routed: true }]]);
+
+  it("holds an alert on the sink of a muted route, naming the route and the interval", () => {
+    expect(timeIntervalMuter(routes, rules).mutes(warning("chat"), saturday)).toEqual({
+      reason: "muted",
+      timeInterval: { route: "routes.routes[0]", interval: "weekend", why: 'in mute time interval "weekend"' },
+    });
+    expect(timeIntervalMuter(routes, rules).mutes(warning("chat"), Date.parse("2026-03-30T12:00:00Z"))).toBeUndefined();
+  });
+
+  it("leaves alone what the tree did not send there: a rule with notify:, another sink, no tree", () => {
+    expect(timeIntervalMuter(routes, new Map([["low", { routed: false }]])).mutes(warning("chat"), saturday)).toBeUndefined();
+    expect(timeIntervalMuter(routes, rules).mutes(warning("out"), saturday)).toBeUndefined();
+    expect(timeIntervalMuter(undefined, rules).mutes(warning("chat"), saturday)).toBeUndefined();
   });
 });
 

@@ -119,7 +119,7 @@ CREATE INDEX cooldowns_by_age ON cooldowns (at_ms);
 CREATE TABLE suppressed (
   entry_id text PRIMARY KEY REFERENCES outbox (id) ON DELETE CASCADE,
   at text NOT NULL,
-  reason text NOT NULL CHECK (reason IN ('cooldown', 'silence', 'inhibited'))
+  reason text NOT NULL CHECK (reason IN ('cooldown', 'silence', 'inhibited', 'muted'))
 );
 
 -- Silences (\`kaiawatch silence\`), shared by every replica and the CLI. A removed one keeps
