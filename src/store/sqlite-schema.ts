@@ -130,10 +130,13 @@ END;
 
 -- Silences (\`kaiawatch silence\`), written by the daemon and by the CLI on a connection of its
 -- own beside it (WAL lets it). A removed one keeps its row (removed_at) until it expires.
+-- rule is NULL for a label silence (any rule's alerts); matchers, its label matchers as JSON
+-- text (NULL: none).
 CREATE TABLE silences (
   id TEXT PRIMARY KEY,
-  rule TEXT NOT NULL,
+  rule TEXT,
   match TEXT NOT NULL,
+  matchers TEXT,
   reason TEXT NOT NULL,
   created_at TEXT NOT NULL,
   expires_at TEXT NOT NULL,

@@ -123,11 +123,13 @@ CREATE TABLE suppressed (
 );
 
 -- Silences (\`kaiawatch silence\`), shared by every replica and the CLI. A removed one keeps
--- its row (removed_at) until it expires.
+-- its row (removed_at) until it expires. rule is NULL for a label silence (any rule's alerts);
+-- matchers, its label matchers (NULL: none).
 CREATE TABLE silences (
   id text PRIMARY KEY,
-  rule text NOT NULL,
+  rule text,
   match jsonb NOT NULL,
+  matchers jsonb,
   reason text NOT NULL,
   created_at text NOT NULL,
   expires_at text NOT NULL,
