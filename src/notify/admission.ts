@@ -10,7 +10,7 @@ import { routeGroupOf, type GroupFlushes } from "./route-grouping.js";
 import type { Route } from "./routes.js";
 import { planSends } from "./send-plan.js";
 import { silenceMuter } from "./silence-muter.js";
-import { timeIntervalMuter } from "./time-interval-muter.js";
+import { mutedEpisodeEnds, timeIntervalMuter } from "./time-interval-muter.js";
 import type { Silence } from "./silences.js";
 
 export interface DispatcherRule {
@@ -63,6 +63,11 @@ export interface HeldEntry extends Omit<Mute, "reason"> {
   reason: SuppressionReason;
 }
 
+/** An entry a muted route holds until its mute ends (an episode's alert): it stays pending, tried again `until`. */
+export interface DeferredEntry extends HeldEntry {
+  until: number;
+}
+
 export interface ClosedDigest {
   group: ClosedGroup;
   /** Its first alert's rule (a route's digest may gather several rules' alerts). */
@@ -72,8 +77,10 @@ export interface ClosedDigest {
 }
 
 export interface Admission {
-  /** Entries that are not sent at all: a silence, an inhibit rule or a running cooldown holds them back. */
+  /** Entries that are not sent at all: a silence, an inhibit rule, a muted route or a running cooldown holds them back. */
   held: HeldEntry[];
+  /** Entries a muted route makes wait (an episode's alerts): not sent now, not dropped. */
+  deferred: DeferredEntry[];
   /** Single alerts let through by a cooldown: each starts its key's cooldown now (and, sent alone by a route's group, that group's interval). */
   cooldownStarts: CooldownStart[];
   /** Digests this pass closed: their group id must be durable before their first send. */
@@ -107,6 +114,9 @@ export function admit(input: AdmissionInput): Admission {
   const digests = new Map<string, OutboxEntry[]>();
   const singles: OutboxEntry[] = [];
   const held: HeldEntry[] = [];
+  const deferred: DeferredEntry[] = [];
+  // Episodes that began and ended while their route was muted: nobody hears of them.
+  const endedMuted = mutedEpisodeEnds(input.due, input.routes, input.rules, now);
 
   for (const entry of input.due) {
     if (input.inFlight.has(entry.id)) continue;
@@ -122,7 +132,18 @@ export function admit(input: AdmissionInput): Admission {
       soonest(dueAt);
       continue;
     }
+    const endedOn = endedMuted.get(entry.id);
+    if (endedOn !== undefined) {
+      held.push({ entry, reason: "muted", timeInterval: { route: endedOn, interval: "", why: "muted the episode until it resolved" } });
+      continue;
+    }
     const muted = mute(entry, now);
+    if (muted?.until !== undefined) {
+      const { until, ...mute } = muted;
+      deferred.push({ entry, ...mute, until });
+      soonest(until);
+      continue;
+    }
     if (muted !== undefined) {
       held.push({ entry, ...muted });
       continue;
@@ -142,5 +163,5 @@ export function admit(input: AdmissionInput): Admission {
   if (closed.readyAt !== undefined) soonest(closed.readyAt);
   for (const { group } of closed.closedDigests) digests.set(group.id, group.entries);
   const sends = planSends(input.due, digests, [...singles, ...closed.singles], now, soonest);
-  return { held, cooldownStarts: [...cooldown.starts, ...closed.cooldownStarts], closedDigests: closed.closedDigests, sends, nextAt };
+  return { held, deferred, cooldownStarts: [...cooldown.starts, ...closed.cooldownStarts], closedDigests: closed.closedDigests, sends, nextAt };
 }

@@ -37,7 +37,18 @@ export async function applyAdmission(options: ApplyAdmissionOptions, sink: strin
     // Each inhibited alert by name: which rule and which firing alert held it is what an
     // operator asks afterwards, and the outbox's note says only "inhibited".
     for (const { entry, inhibition } of inhibited) options.logger.info({ alert: entry.alert.id, rule: entry.rule, inhibit_rule: inhibition.rule, source_alert: inhibition.source }, "alert inhibited: held back while its source fires");
-    for (const { entry, timeInterval } of held) if (timeInterval !== undefined) options.logger.info({ alert: entry.alert.id, rule: entry.rule, route: timeInterval.route, time_interval: timeInterval.interval }, `alert muted: its route is ${timeInterval.why}`);
+    for (const { entry, timeInterval } of held) if (timeInterval !== undefined) options.logger.info({ alert: entry.alert.id, rule: entry.rule, route: timeInterval.route, time_interval: timeInterval.interval, why: timeInterval.why }, "alert muted by its route's time intervals: held back");
+  }
+
+  // Deferred: pending still, tried again when the mute ends; the history says so each time.
+  if (admission.deferred.length > 0) {
+    await store.updateOutbox(
+      admission.deferred.map(({ entry, timeInterval, until }): OutboxChange => {
+        const untilIso = new Date(until).toISOString();
+        return { id: entry.id, kind: "defer", at, until: untilIso, history: { delivery_id: entry.alert.id, attempt: entry.attempts + 1, error: `muted until ${untilIso}: ${timeInterval?.route ?? "its route"} ${timeInterval?.why ?? ""}`.trim() } };
+      }),
+    );
+    for (const { entry, timeInterval, until } of admission.deferred) options.logger.info({ alert: entry.alert.id, rule: entry.rule, route: timeInterval?.route, time_interval: timeInterval?.interval, until: new Date(until).toISOString() }, "episode alert muted by its route's time intervals: sent when the mute ends");
   }
 
   const groupChanges: OutboxChange[] = [];
@@ -57,6 +68,6 @@ export async function applyAdmission(options: ApplyAdmissionOptions, sink: strin
 /** The history's line for a hold: an inhibition names its rule and the alert firing that held it (explain and the log say the same). */
 function heldBecause(reason: HeldEntry["reason"], inhibition: HeldEntry["inhibition"], timeInterval: HeldEntry["timeInterval"]): string {
   if (reason === "inhibited" && inhibition !== undefined) return `held back by ${inhibition.rule} while ${inhibition.source} fires`;
-  if (reason === "muted" && timeInterval !== undefined) return `muted: ${timeInterval.route} is ${timeInterval.why}`;
+  if (reason === "muted" && timeInterval !== undefined) return `muted: ${timeInterval.route} ${timeInterval.why}`;
   return `held back by a ${reason}`;
 }

@@ -8,8 +8,14 @@ export interface Mute {
   silenceId?: string;
   /** The inhibit rule and the firing source that held it, when `reason` is "inhibited". */
   inhibition?: { rule: string; source: string };
-  /** The route muted and by which time interval, in words, when `reason` is "muted". */
+  /** The route muted, by which time interval, and why in words after the route ("is in mute time interval …"), when `reason` is "muted". */
   timeInterval?: { route: string; interval: string; why: string };
+  /**
+   * When the entry is tried again instead of being dropped (ms): a firing episode (or its
+   * resolve) muted by a time interval waits for the interval's end, to be sent then if it
+   * still fires.
+   */
+  until?: number;
 }
 
 /**

@@ -149,6 +149,20 @@ export function routeMuteAt(route: Route, ms: number): RouteMute | undefined {
   return undefined;
 }
 
+/** How far ahead routeUnmutedAt looks: a week and a day covers every weekly pattern. */
+export const UNMUTE_HORIZON_MS = 8 * 24 * 3600_000;
+
+/**
+ * The first minute at or after `ms` when the route is not muted (intervals are minute
+ * exact), or undefined when it stays muted for UNMUTE_HORIZON_MS (a months- or years-long
+ * interval: the caller looks again then).
+ */
+export function routeUnmutedAt(route: Route, ms: number): number | undefined {
+  const first = Math.ceil(ms / 60_000) * 60_000;
+  for (let at = first; at <= ms + UNMUTE_HORIZON_MS; at += 60_000) if (routeMuteAt(route, at) === undefined) return at;
+  return undefined;
+}
+
 /** A route mute in words: `in time interval "offhours"`, `outside active time intervals "business-hours"`. */
 export function describeRouteMute(mute: RouteMute): string {
   return mute.kind === "mute" ? `in mute time interval "${mute.interval}"` : `outside its active time intervals (${mute.interval})`;

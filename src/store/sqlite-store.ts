@@ -517,6 +517,9 @@ export class SqliteStore implements Store {
       case "dead":
         this.statement("UPDATE outbox SET state = 'dead', attempts = attempts + 1, dead_reason = ? WHERE id = ? AND state <> 'dead'").run(change.reason, change.id);
         return;
+      case "defer":
+        this.statement("UPDATE outbox SET next_attempt_at = ?, due_ms = ? WHERE id = ?").run(change.until, msOf(change.until), change.id);
+        return;
       case "requeue":
         // A fresh digest: reusing the old group id would make a receiver drop it as a duplicate.
         this.statement(

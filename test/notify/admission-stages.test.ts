@@ -99,7 +99,7 @@ describe("the time interval muter", () => {
   it("holds an alert on the sink of a muted route, naming the route and the interval", () => {
     expect(timeIntervalMuter(routes, rules).mutes(warning("chat"), saturday)).toEqual({
       reason: "muted",
-      timeInterval: { route: "routes.routes[0]", interval: "weekend", why: 'in mute time interval "weekend"' },
+      timeInterval: { route: "routes.routes[0]", interval: "weekend", why: 'is in mute time interval "weekend"' },
     });
     expect(timeIntervalMuter(routes, rules).mutes(warning("chat"), Date.parse("2026-03-30T12:00:00Z"))).toBeUndefined();
   });

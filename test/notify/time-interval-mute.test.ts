@@ -72,6 +72,44 @@ describe("a route's mute_time_intervals in the dispatcher", () => {
     expect(chat.delivered).toEqual(["w2"]);
   });
 
+  it("an episode still firing when the mute ends is sent then; one that resolved meanwhile is not heard of", async () => {
+    const saturday = clockAt(6, 12);
+    const chat = recording("chat");
+    const dispatcher = createDispatcher(env.common, { store: env.store, sinks: [{ sink: chat, concurrency: 1, maxAttempts: 5, maxAgeMs: DAY * 30 }], rules: [{ name: "low", routed: true }], routes });
+    const episode = (id: string, episodeId: string, status: "firing" | "resolved") => {
+      const base = warning(id, "chat");
+      return { ...base, alert: { ...base.alert, episode_id: episodeId, status } };
+    };
+    // Two episodes start on Saturday; the second resolves on Sunday.
+    await commit(env.store, [episode("ep1", "ep1", "firing"), episode("ep2", "ep2", "firing")]);
+    expect((await dispatcher.drain({ timeoutMs: 5_000 })).pending).toBe(2);
+    const monday = saturday + 36 * HOUR; // Monday 00:00 UTC: the weekend's end
+    const waiting = await env.store.listOutbox({ state: "pending" });
+    expect(waiting.map((e) => [e.id, e.attempts, e.next_attempt_at])).toEqual([
+      ["ep1:chat", 0, new Date(monday).toISOString()],
+      ["ep2:chat", 0, new Date(monday).toISOString()],
+    ]);
+    expect((await env.store.listAttempts({ outcome: "suppressed" })).map((a) => a.error)).toEqual([
+      `muted until ${new Date(monday).toISOString()}: routes.routes[0] is in mute time interval "weekend"`,
+      `muted until ${new Date(monday).toISOString()}: routes.routes[0] is in mute time interval "weekend"`,
+    ]);
+    env.clock.offsetMs += 12 * HOUR; // Sunday
+    await commit(env.store, [episode("ep2:resolved", "ep2", "resolved")]);
+    await dispatcher.drain({ timeoutMs: 5_000 });
+    expect(chat.calls).toEqual([]);
+
+    // A restart on Sunday changes nothing: the waits are in the store.
+    await dispatcher.stop();
+    await env.reopen();
+    const after = createDispatcher(env.common, { store: env.store, sinks: [{ sink: chat, concurrency: 1, maxAttempts: 5, maxAgeMs: DAY * 30 }], rules: [{ name: "low", routed: true }], routes });
+    env.clock.offsetMs += monday + 60_000 - (saturday + 12 * HOUR); // Monday 00:01
+    const result = await after.drain({ timeoutMs: 5_000 });
+    expect(chat.delivered).toEqual(["ep1"]);
+    expect(result).toMatchObject({ delivered: 1, suppressed: 2, pending: 0 });
+    const notes = await readSuppressedNotes(env.store, await env.store.listOutbox());
+    expect(Object.keys(notes).sort()).toEqual(["ep2:chat", "ep2:resolved:chat"]);
+  });
+
   it("mutes only the route that is muted: an alert of a rule with notify: goes past the tree", async () => {
     clockAt(0, 12); // a Sunday
     const chat = recording("chat");

@@ -948,6 +948,9 @@ async function applyChange(client: Queryable, change: OutboxChange): Promise<voi
         [change.error, change.next_attempt_at, msOf(change.next_attempt_at), change.id],
       );
       return;
+    case "defer":
+      await client.query("UPDATE outbox SET next_attempt_at = $1, due_ms = $2 WHERE id = $3", [change.until, msOf(change.until), change.id]);
+      return;
     case "dead":
       await client.query("UPDATE outbox SET state = 'dead', attempts = attempts + 1, dead_reason = $1 WHERE id = $2 AND state <> 'dead'", [
         change.reason,

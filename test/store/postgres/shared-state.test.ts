@@ -4,6 +4,7 @@ import { createDispatcher, type DispatcherRule } from "../../../src/notify/dispa
 import { readSuppressedNotes } from "../../../src/notify/cooldown.js";
 import { parseMatchers } from "../../../src/notify/matchers.js";
 import { buildRouteTree } from "../../../src/notify/routes.js";
+import { parseNamedTimeIntervals } from "../../../src/notify/time-intervals.js";
 import { createSilenceBook, newSilence } from "../../../src/notify/silences.js";
 import { leaseResource, type LeaseResource } from "../../../src/store/resources.js";
 import { createLeaseKeeper } from "../../../src/store/postgres/lease-keeper.js";
@@ -138,6 +139,33 @@ describe("label silences shared by replicas", () => {
       [byLabels.id, 1],
       [byRecord.id, 1],
     ]);
+  });
+});
+
+describe("time intervals across replicas", () => {
+  it("replicas agree: an episode muted through one waits in the store and is sent once, by the other, when the mute ends", async () => {
+    // Saturday noon UTC, then Monday 00:01: the clock is injected, both replicas read the same one.
+    let now = Date.UTC(2030, 0, 5, 12);
+    const common = createTestCommon({ now: () => now });
+    const [r1, r2] = [await server.open(url, { replicaId: "r1" }, common), await server.open(url, { replicaId: "r2" }, common)];
+    const intervals = parseNamedTimeIntervals([{ name: "weekend", time_intervals: [{ weekdays: ["saturday", "sunday"] }] }]);
+    const routes = buildRouteTree({ receiver: "a", group_wait: 0, routes: [{ matchers: ['severity="warning"'], mute_time_intervals: ["weekend"] }] }, intervals);
+    const sink = recording("a");
+    const rules = [{ name: "low", routed: true }];
+    const base = entry("ep1", "a", "low", { createdAt: new Date(now).toISOString() });
+    const firing = { ...base, alert: { ...base.alert, episode_id: "ep1", status: "firing" as const, labels: { rule: "low", watch: "w", source: "balances", severity: "warning" } } };
+    await commit(r1, [firing]);
+
+    const d1 = createDispatcher(common, { store: r1, sinks: [sinkOptions(sink)], rules, routes });
+    expect((await d1.drain({ timeoutMs: 10_000 })).pending).toBe(1);
+    await d1.stop();
+    expect(sink.calls).toEqual([]);
+    expect((await r2.listOutbox({ state: "pending" })).map((e) => e.next_attempt_at)).toEqual(["2030-01-07T00:00:00.000Z"]);
+
+    now = Date.UTC(2030, 0, 7, 0, 1);
+    const d2 = createDispatcher(common, { store: r2, sinks: [sinkOptions(sink)], rules, routes });
+    expect(await d2.drain({ timeoutMs: 10_000 })).toMatchObject({ delivered: 1, pending: 0 });
+    expect(sink.delivered).toEqual(["ep1"]);
   });
 });
 
