@@ -93,9 +93,9 @@ export interface Admission {
 
 /**
  * The first stage of delivery, as Alertmanager's notify pipeline has it, in stages: the mute
- * stage (silences, then inhibition, then the routes' time intervals: mute-stage.ts), the route group an entry joins, the
- * cooldown stage (cooldown-stage.ts), the digest stage (digest-stage.ts) and the send plan
- * (send-plan.ts). Pure: it reads only its input, so a test drives it with plain data and the
+ * stage (silences, then inhibition, then the routes' time intervals: mute-stage.ts), the
+ * route group an entry joins, the cooldown stage (cooldown-stage.ts), the digest stage
+ * (digest-stage.ts) and the send plan (send-plan.ts). Pure: it reads only its input, so a test drives it with plain data and the
  * dispatcher (or a replica that claimed these entries) applies its answer to the store.
  *
  * Mutes and cooldowns decide once per alert, before its first attempt: a retry is never
@@ -132,20 +132,20 @@ export function admit(input: AdmissionInput): Admission {
       soonest(dueAt);
       continue;
     }
-    const endedOn = endedMuted.get(entry.id);
-    if (endedOn !== undefined) {
-      held.push({ entry, reason: "muted", timeInterval: { route: endedOn, interval: "", why: "muted the episode until it resolved" } });
-      continue;
-    }
     const muted = mute(entry, now);
     if (muted?.until !== undefined) {
-      const { until, ...mute } = muted;
-      deferred.push({ entry, ...mute, until });
+      const { until, ...reason } = muted;
+      deferred.push({ entry, ...reason, until });
       soonest(until);
       continue;
     }
     if (muted !== undefined) {
       held.push({ entry, ...muted });
+      continue;
+    }
+    const endedOn = endedMuted.get(entry.id);
+    if (endedOn !== undefined) {
+      held.push({ entry, reason: "muted", timeInterval: { route: endedOn, interval: "", why: "muted the episode until it resolved" } });
       continue;
     }
     const rule = input.rules.get(entry.rule);

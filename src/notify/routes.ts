@@ -163,7 +163,7 @@ export function routeUnmutedAt(route: Route, ms: number): number | undefined {
   return undefined;
 }
 
-/** A route mute in words: `in time interval "offhours"`, `outside active time intervals "business-hours"`. */
+/** A route mute in words: `in mute time interval "offhours"`, `outside its active time intervals (business-hours)`. */
 export function describeRouteMute(mute: RouteMute): string {
   return mute.kind === "mute" ? `in mute time interval "${mute.interval}"` : `outside its active time intervals (${mute.interval})`;
 }
