@@ -2,6 +2,7 @@ import type { Common } from "../common/common.js";
 import type { CooldownStamp, OutboxChange, Store } from "../store/types.js";
 import type { Admission, HeldEntry } from "./admission.js";
 import type { Inhibitor } from "./inhibitor.js";
+import { MUTED_UNTIL } from "./time-interval-muter.js";
 import type { SilenceBook } from "./silences.js";
 
 export interface ApplyAdmissionOptions {
@@ -45,7 +46,8 @@ export async function applyAdmission(options: ApplyAdmissionOptions, sink: strin
     await store.updateOutbox(
       admission.deferred.map(({ entry, timeInterval, until }): OutboxChange => {
         const untilIso = new Date(until).toISOString();
-        return { id: entry.id, kind: "defer", at, until: untilIso, history: { delivery_id: entry.alert.id, attempt: entry.attempts + 1, error: `muted until ${untilIso}: ${timeInterval?.route ?? "its route"} ${timeInterval?.why ?? ""}`.trim() } };
+        const note = `${MUTED_UNTIL}${untilIso}: ${timeInterval?.route ?? "its route"} ${timeInterval?.why ?? ""}`.trim();
+        return { id: entry.id, kind: "defer", at, until: untilIso, note, history: { delivery_id: entry.alert.id, attempt: entry.attempts + 1, error: note } };
       }),
     );
     for (const { entry, timeInterval, until } of admission.deferred) options.logger.info({ alert: entry.alert.id, rule: entry.rule, route: timeInterval?.route, time_interval: timeInterval?.interval, until: new Date(until).toISOString() }, "episode alert muted by its route's time intervals: sent when the mute ends");

@@ -32,12 +32,15 @@ export function timeIntervalMuter(routes: Route | undefined, rules: ReadonlyMap<
   };
 }
 
+/** How a deferred entry's note (its last_error, shown by `kaiawatch outbox`) begins. */
+export const MUTED_UNTIL = "muted until ";
+
 /**
- * The entries of episodes that began and ended while their route mutes them: a resolve
- * waiting (or due) together with the episode's first firing alert, neither ever attempted,
- * on a route with time intervals. Both are dropped (recorded as muted): the receiver never
- * heard of the episode. A reminder beside a resolve is dropped alone: the resolve goes, to
- * close the incident its first alert opened before the mute.
+ * The entries of episodes that began and ended while their route muted them: a resolve due
+ * together with the episode's first firing alert, neither ever attempted, one of them made to
+ * wait by a mute (its note). Both are dropped (recorded as muted): the receiver never heard of
+ * the episode. A waiting reminder beside a resolve is dropped alone: the resolve goes, to close
+ * the incident its first alert opened before the mute.
  */
 export function mutedEpisodeEnds(due: readonly OutboxEntry[], routes: Route | undefined, rules: ReadonlyMap<string, RoutedRule>, now: number): Map<string, string> {
   const dropped = new Map<string, string>();
@@ -55,7 +58,8 @@ export function mutedEpisodeEnds(due: readonly OutboxEntry[], routes: Route | un
     const resolve = entries.find((entry) => entry.alert.status === "resolved");
     const route = resolve === undefined ? undefined : routeWithIntervals(resolve, routes, rules);
     if (resolve === undefined || route === undefined) continue;
-    const firing = entries.filter((entry) => entry.alert.status !== "resolved");
+    const waited = (entry: OutboxEntry) => entry.last_error?.startsWith(MUTED_UNTIL) === true;
+    const firing = entries.filter((entry) => entry.alert.status !== "resolved" && (waited(entry) || waited(resolve)));
     for (const entry of firing) dropped.set(entry.id, route);
     if (firing.some((entry) => entry.alert.id === episode)) dropped.set(resolve.id, route);
   }

@@ -518,7 +518,7 @@ export class SqliteStore implements Store {
         this.statement("UPDATE outbox SET state = 'dead', attempts = attempts + 1, dead_reason = ? WHERE id = ? AND state <> 'dead'").run(change.reason, change.id);
         return;
       case "defer":
-        this.statement("UPDATE outbox SET next_attempt_at = ?, due_ms = ? WHERE id = ?").run(change.until, msOf(change.until), change.id);
+        this.statement("UPDATE outbox SET next_attempt_at = ?, due_ms = ?, last_error = ? WHERE id = ?").run(change.until, msOf(change.until), change.note, change.id);
         return;
       case "requeue":
         // A fresh digest: reusing the old group id would make a receiver drop it as a duplicate.

@@ -12,7 +12,7 @@ import { routeGroupOf } from "../../src/notify/route-grouping.js";
 import { buildRouteTree } from "../../src/notify/routes.js";
 import { planSends } from "../../src/notify/send-plan.js";
 import { silenceMuter } from "../../src/notify/silence-muter.js";
-import { timeIntervalMuter } from "../../src/notify/time-interval-muter.js";
+import { MUTED_UNTIL, mutedEpisodeEnds, timeIntervalMuter } from "../../src/notify/time-interval-muter.js";
 import { parseNamedTimeIntervals } from "../../src/notify/time-intervals.js";
 import type { Silence } from "../../src/notify/silences.js";
 import { entry } from "./dispatcher-fixtures.js";
@@ -108,6 +108,29 @@ describe("the time interval muter", () => {
     expect(timeIntervalMuter(routes, new Map([["low", { routed: false }]])).mutes(warning("chat"), saturday)).toBeUndefined();
     expect(timeIntervalMuter(routes, rules).mutes(warning("out"), saturday)).toBeUndefined();
     expect(timeIntervalMuter(undefined, rules).mutes(warning("chat"), saturday)).toBeUndefined();
+  });
+});
+
+describe("episodes that began and ended inside a mute", () => {
+  const routes = buildRouteTree(
+    { receiver: "out", routes: [{ matchers: ['severity="warning"'], receiver: "chat", mute_time_intervals: ["weekend"] }] },
+    parseNamedTimeIntervals([{ name: "weekend", time_intervals: [{ weekdays: ["saturday", "sunday"] }] }]),
+  );
+  const rules = new Map([["low", { routed: true }]]);
+  const labels = { rule: "low", watch: "w", source: "balances", severity: "warning" };
+  const episode = (id: string, status: "firing" | "resolved", lastError?: string) =>
+    withAlert({ ...at(id, "low", NOW), id: `${id}:chat`, sink: "chat", ...(lastError === undefined ? {} : { last_error: lastError }) }, { labels, episode_id: "ep1", status });
+
+  it("drops the first alert and its resolve when a mute made one of them wait; a reminder alone beside the resolve", () => {
+    const waited = `${MUTED_UNTIL}${iso(NOW)}: routes.routes[0] is in mute time interval "weekend"`;
+    expect([...mutedEpisodeEnds([episode("ep1", "firing", waited), episode("ep1:resolved", "resolved", waited)], routes, rules, NOW).keys()]).toEqual(["ep1:chat", "ep1:resolved:chat"]);
+    expect([...mutedEpisodeEnds([episode("ep1:repeat:1", "firing", waited), episode("ep1:resolved", "resolved", waited)], routes, rules, NOW).keys()]).toEqual(["ep1:repeat:1:chat"]);
+  });
+
+  it("leaves alone a pair no mute held (both simply due in one pass), and one not due yet", () => {
+    expect(mutedEpisodeEnds([episode("ep1", "firing"), episode("ep1:resolved", "resolved")], routes, rules, NOW).size).toBe(0);
+    const later = { ...episode("ep1", "firing", "muted until later"), next_attempt_at: iso(NOW + 1000) };
+    expect(mutedEpisodeEnds([later, episode("ep1:resolved", "resolved", "muted until later")], routes, rules, NOW).size).toBe(0);
   });
 });
 

@@ -399,12 +399,12 @@ describe.each(subjects)("the store port on $name", (subject) => {
     it("defers a pending entry to a later time without counting an attempt, with a suppressed history row; only a pending one", async () => {
       const store = await seeded();
       const until = at(3600);
-      await store.updateOutbox([{ id: "a1:slack", kind: "defer", at: at(1), until, history: { delivery_id: "a1", attempt: 1, error: "muted until then" } }]);
+      await store.updateOutbox([{ id: "a1:slack", kind: "defer", at: at(1), until, note: "muted until then", history: { delivery_id: "a1", attempt: 1, error: "muted until then" } }]);
       const [entry] = (await store.listOutbox({ sink: "slack" })).filter((e) => e.id === "a1:slack");
-      expect(entry).toMatchObject({ state: "pending", attempts: 0, next_attempt_at: until });
+      expect(entry).toMatchObject({ state: "pending", attempts: 0, next_attempt_at: until, last_error: "muted until then" });
       expect((await store.listAttempts({ alertId: "a1" })).map((a) => [a.outcome, a.error])).toEqual([["suppressed", "muted until then"]]);
       await store.updateOutbox([{ id: "a1:slack", kind: "delivered", at: at(2) }]);
-      await expect(store.updateOutbox([{ id: "a1:slack", kind: "defer", at: at(3), until }])).rejects.toMatchObject({ code: "KW_STORE_OUTBOX_CHANGE" });
+      await expect(store.updateOutbox([{ id: "a1:slack", kind: "defer", at: at(3), until, note: "x" }])).rejects.toMatchObject({ code: "KW_STORE_OUTBOX_CHANGE" });
     });
 
     it("records dead letters, suppressions and digests, and filters by alert, sink, rule, outcome and time, newest first", async () => {

@@ -949,7 +949,7 @@ async function applyChange(client: Queryable, change: OutboxChange): Promise<voi
       );
       return;
     case "defer":
-      await client.query("UPDATE outbox SET next_attempt_at = $1, due_ms = $2 WHERE id = $3", [change.until, msOf(change.until), change.id]);
+      await client.query("UPDATE outbox SET next_attempt_at = $1, due_ms = $2, last_error = $3 WHERE id = $4", [change.until, msOf(change.until), change.note, change.id]);
       return;
     case "dead":
       await client.query("UPDATE outbox SET state = 'dead', attempts = attempts + 1, dead_reason = $1 WHERE id = $2 AND state <> 'dead'", [
