@@ -43,24 +43,31 @@ export function silenceProblem(input: { rule?: string; matchers: readonly Matche
   return undefined;
 }
 
-/** A silence's label matchers, parsed once per text (they were checked when it was made). */
-const parsedMatchers = new Map<string, Matcher[]>();
-export function silenceMatchers(silence: Silence): Matcher[] {
+/** A silence's label matchers, parsed once per text; undefined when they do not read (a row no kaiawatch wrote: it holds nothing). */
+const parsedMatchers = new Map<string, Matcher[] | undefined>();
+export function silenceMatchers(silence: Silence): Matcher[] | undefined {
   const texts = silence.matchers ?? [];
   if (texts.length === 0) return [];
   const key = JSON.stringify(texts);
-  let found = parsedMatchers.get(key);
-  if (found === undefined) {
-    found = texts.flatMap(parseMatchers);
+  if (!parsedMatchers.has(key)) {
     if (parsedMatchers.size > 10_000) parsedMatchers.clear();
-    parsedMatchers.set(key, found);
+    parsedMatchers.set(key, readMatchers(texts));
   }
-  return found;
+  return parsedMatchers.get(key);
+}
+
+function readMatchers(texts: readonly string[]): Matcher[] | undefined {
+  try {
+    return texts.flatMap(parseMatchers);
+  } catch {
+    return undefined;
+  }
 }
 
 /** Whether the silence holds this alert of this rule: its rule (if it names one), its record fields and its label matchers. */
 export function silenceMatches(silence: Silence, rule: string, alert: AlertDocument): boolean {
-  return silenceMatchesRecord(silence, rule, alert.record) && matches(silenceMatchers(silence), labelsOfAlert(alert));
+  const matchers = silenceMatchers(silence);
+  return matchers !== undefined && silenceMatchesRecord(silence, rule, alert.record) && matches(matchers, labelsOfAlert(alert));
 }
 
 /** The rule and record-field part of the test on the explorer record an alert would carry (`kaiawatch explain` adds the labels). */
@@ -76,11 +83,13 @@ export function silenceMatchesRecord(silence: Silence, rule: string, record: unk
 export function readSilence(value: unknown): Silence | undefined {
   if (!isObject(value)) return undefined;
   const { id, rule, match, matchers, reason, created_at, expires_at } = value;
+  const texts = Array.isArray(matchers) && matchers.every((m) => typeof m === "string") ? (matchers as string[]) : undefined;
+  const parsed = texts === undefined ? undefined : readMatchers(texts);
   const ok =
     typeof id === "string" &&
     (rule === undefined || typeof rule === "string") &&
-    (matchers === undefined || (Array.isArray(matchers) && matchers.every((m) => typeof m === "string") && matchersRead(matchers as string[]))) &&
-    (rule !== undefined || (Array.isArray(matchers) && matchers.length > 0)) &&
+    (matchers === undefined || (parsed !== undefined && silenceProblem({ ...(rule === undefined ? {} : { rule: rule as string }), matchers: parsed }) === undefined)) &&
+    (rule !== undefined || (parsed?.length ?? 0) > 0) &&
     isObject(match) &&
     Object.values(match).every((v) => typeof v === "string") &&
     typeof reason === "string" &&
@@ -88,15 +97,7 @@ export function readSilence(value: unknown): Silence | undefined {
     typeof expires_at === "string" &&
     !Number.isNaN(Date.parse(expires_at));
   if (!ok) return undefined;
-  return { id, ...(rule === undefined ? {} : { rule: rule as string }), match: match as Record<string, string>, ...(matchers === undefined || (matchers as string[]).length === 0 ? {} : { matchers: matchers as string[] }), reason, created_at, expires_at };
-}
-
-function matchersRead(texts: readonly string[]): boolean {
-  try {
-    return silenceProblem({ matchers: texts.flatMap(parseMatchers), rule: "" }) === undefined;
-  } catch {
-    return false;
-  }
+  return { id, ...(rule === undefined ? {} : { rule: rule as string }), match: match as Record<string, string>, ...(texts === undefined || texts.length === 0 ? {} : { matchers: texts }), reason, created_at, expires_at };
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {

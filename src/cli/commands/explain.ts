@@ -96,7 +96,10 @@ async function run(args: string[], io: CommandIO): Promise<number> {
     const { silences: stored, firing } = await storedHolds(common, config);
     // Every alert of the rule carries the same labels: which silences and inhibit rules may hold them, and whether a source fires now.
     const labels = alertLabels({ rule: rule.name, watch: rule.watch, source: family, ...(rule.severity === undefined ? {} : { severity: rule.severity }), ...(rule.labels === undefined ? {} : { labels: rule.labels }) });
-    const silences = stored.filter((silence) => (silence.rule === undefined || silence.rule === rule.name) && matches(silenceMatchers(silence), labels));
+    const silences = stored.filter((silence) => {
+      const matchers = silenceMatchers(silence);
+      return matchers !== undefined && (silence.rule === undefined || silence.rule === rule.name) && matches(matchers, labels);
+    });
     const inhibition = inhibitionOf(config.inhibit_rules, firing, labels);
     const inhibitRules = config.inhibit_rules.filter((candidate) => matches(candidate.targetMatchers, labels));
     const found = await fetchTransactionRecords(client, {
