@@ -17,9 +17,9 @@ export interface Migration {
 }
 
 /**
- * No release has been published yet, so the schema starts at the version it had then (2):
- * every table in one migration. Builds of development left databases at version 1, which
- * migrate.ts refuses by name. The next change is a migration of version 3 at the end.
+ * The schema starts at version 2: every table in one migration. Builds of development left
+ * databases at version 1, which migrate.ts refuses by name. Each change since is a migration
+ * at the end.
  */
 export const MIGRATIONS: readonly Migration[] = [
   {
@@ -119,17 +119,15 @@ CREATE INDEX cooldowns_by_age ON cooldowns (at_ms);
 CREATE TABLE suppressed (
   entry_id text PRIMARY KEY REFERENCES outbox (id) ON DELETE CASCADE,
   at text NOT NULL,
-  reason text NOT NULL CHECK (reason IN ('cooldown', 'silence', 'inhibited', 'muted'))
+  reason text NOT NULL CHECK (reason IN ('cooldown', 'silence', 'inhibited'))
 );
 
 -- Silences (\`kaiawatch silence\`), shared by every replica and the CLI. A removed one keeps
--- its row (removed_at) until it expires. rule is NULL for a label silence (any rule's alerts);
--- matchers, its label matchers (NULL: none).
+-- its row (removed_at) until it expires.
 CREATE TABLE silences (
   id text PRIMARY KEY,
-  rule text,
+  rule text NOT NULL,
   match jsonb NOT NULL,
-  matchers jsonb,
   reason text NOT NULL,
   created_at text NOT NULL,
   expires_at text NOT NULL,
@@ -179,6 +177,17 @@ CREATE TABLE absences (
   rule text PRIMARY KEY,
   state jsonb NOT NULL
 );
+`,
+  },
+  {
+    version: 3,
+    description: "silences on labels (rule may be NULL, matchers) and alerts muted by a route's time interval",
+    sql: `
+ALTER TABLE suppressed DROP CONSTRAINT suppressed_reason_check;
+ALTER TABLE suppressed ADD CONSTRAINT suppressed_reason_check CHECK (reason IN ('cooldown', 'silence', 'inhibited', 'muted'));
+-- rule is NULL for a label silence (any rule's alerts); matchers, its label matchers (NULL: none).
+ALTER TABLE silences ALTER COLUMN rule DROP NOT NULL;
+ALTER TABLE silences ADD COLUMN matchers jsonb;
 `,
   },
 ];
