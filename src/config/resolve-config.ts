@@ -181,7 +181,7 @@ export function resolveConfig(raw: unknown): ResolvedConfig {
     sinks[name] = { name, ...sink };
   }
 
-  const routes = resolveRoutes(root.routes, rawSinks, issues);
+  const routes = resolveRoutes(root.routes, rawSinks, issues, root.time_intervals);
   const inhibitRules = resolveInhibitRules(root.inhibit_rules);
 
   // Rules: references are checked against every name written, valid or not, so that a

@@ -12,9 +12,19 @@ import { BALANCE_ALERT_SOURCE } from "../model/alert-document.js";
 import type { StartPosition } from "../model/start-position.js";
 import type { Condition } from "./types.js";
 import { labelNameProblem, labelValueProblem, LABEL_NAME_PATTERN } from "../notify/labels.js";
-import { parseMatcher } from "../notify/matchers.js";
+import { parseMatchers } from "../notify/matchers.js";
 import { GROUP_BY_ALL, type RouteSpec } from "../notify/routes.js";
 import type { InhibitRuleSpec } from "../notify/inhibit.js";
+import {
+  parseDayOfMonthRange,
+  parseLocation,
+  parseMonthRange,
+  parseTimeRange,
+  parseWeekdayRange,
+  parseYearRange,
+  type NamedTimeIntervalSpec,
+  type TimeIntervalSpec,
+} from "../notify/time-intervals.js";
 
 /*
  * The zod schema of config.yaml. It validates each key and applies defaults; what needs
@@ -394,7 +404,7 @@ export const ruleSchema = z.strictObject({
 
 const matcherText = z.string().superRefine((text, ctx) => {
   try {
-    parseMatcher(text);
+    parseMatchers(text);
   } catch (error) {
     ctx.addIssue({ code: "custom", message: (error as Error).message });
   }
@@ -408,7 +418,7 @@ export const routeSchema: z.ZodType<RouteSpec> = z
     matchers: z
       .array(matcherText)
       .optional()
-      .meta({ description: 'Label matchers, all of which must hold: name=value, name!=value, name=~regex, name!~regex (RE2, anchored), e.g. severity="critical".' }),
+      .meta({ description: 'Label matchers, all of which must hold: name=value, name!=value, name=~regex, name!~regex (RE2, anchored), e.g. severity="critical". An item may hold several, in Alertmanager\'s forms: \'{team="ops", severity!="info"}\'.' }),
     receiver: z
       .union([z.string(), z.array(z.string()).min(1).superRefine(uniqueItems)], { error: "expected a sink name or a list of sink names" })
       .optional()
@@ -422,11 +432,55 @@ export const routeSchema: z.ZodType<RouteSpec> = z
     group_wait: duration.optional().meta({ description: "How long a new group waits for more alerts before its first digest. Default: the parent's; 30s at the root." }),
     group_interval: positiveDuration.optional().meta({ description: "How long after a group's digest the next one of the same group may go. Default: the parent's; 5m at the root." }),
     repeat_interval: positiveDuration.optional().meta({ description: "How often a firing episode is sent again. Default: the parent's; 4h at the root." }),
+    mute_time_intervals: z
+      .array(z.string())
+      .superRefine(uniqueItems)
+      .optional()
+      .meta({ description: "Names of time_intervals during which this route sends nothing: its alerts are recorded as muted, not sent (a firing episode still firing at the interval's end is sent then). Not on the root; not inherited." }),
+    active_time_intervals: z
+      .array(z.string())
+      .superRefine(uniqueItems)
+      .optional()
+      .meta({ description: "Names of time_intervals outside all of which this route sends nothing (muted as by mute_time_intervals). Not on the root; not inherited." }),
     get routes() {
       return z.array(routeSchema).optional().meta({ description: "Child routes, tried in order." });
     },
   })
   .meta({ id: "route", description: "A route of the routes: tree (docs/routes.md)." });
+
+// ---- time_intervals ----
+
+/** A field of a time interval, checked by its parser (Alertmanager's messages). */
+const checked = <T extends z.ZodType>(schema: T, parse: (value: z.infer<T>) => unknown) =>
+  schema.superRefine((value, ctx) => {
+    try {
+      parse(value);
+    } catch (error) {
+      ctx.addIssue({ code: "custom", message: (error as Error).message });
+    }
+  });
+
+const rangeItem = z.union([z.string(), z.int()], { error: "expected a value or a range such as \"1:5\"" });
+
+const timeIntervalSchema: z.ZodType<TimeIntervalSpec> = z.strictObject({
+  times: z
+    .array(checked(z.strictObject({ start_time: z.string(), end_time: z.string() }), parseTimeRange))
+    .optional()
+    .meta({ description: 'Times of day, start inclusive, end exclusive, "HH:MM" (24:00 the end of the day), e.g. { start_time: "09:00", end_time: "17:00" }.' }),
+  weekdays: z.array(checked(z.string(), parseWeekdayRange)).optional().meta({ description: 'Days of the week by name, or ranges: ["monday:friday", "sunday"].' }),
+  days_of_month: z.array(checked(rangeItem, parseDayOfMonthRange)).optional().meta({ description: 'Days of the month, 1 to 31, or negative from the month\'s end (-1 is its last day), or ranges: ["1:5", "-3:-1"].' }),
+  months: z.array(checked(rangeItem, parseMonthRange)).optional().meta({ description: 'Months by name or number (1 is January), or ranges: ["january:march", "12"].' }),
+  years: z.array(checked(rangeItem, parseYearRange)).optional().meta({ description: 'Years, or ranges: ["2026:2027"].' }),
+  location: checked(z.string(), parseLocation).optional().meta({ description: 'The IANA time zone the fields are read in, e.g. "Europe/Berlin" (its daylight saving time included). Default: UTC.' }),
+});
+
+/** One of `time_intervals:` (docs/routes.md#time-intervals), as Alertmanager's. */
+export const namedTimeIntervalSchema: z.ZodType<NamedTimeIntervalSpec> = z
+  .strictObject({
+    name: z.string().min(1, "missing name in time interval"),
+    time_intervals: z.array(timeIntervalSchema).meta({ description: "The intervals; the named interval holds when any of them does (one with no fields holds always)." }),
+  })
+  .meta({ id: "time_interval", description: "A named time interval that routes mute in (mute_time_intervals) or are active in (active_time_intervals)." });
 
 // ---- inhibit_rules ----
 
@@ -466,6 +520,17 @@ export const configSchema = z
     rules: z.array(ruleSchema).default([]),
     sinks: z.record(slug("a sink name"), sinkConfigSchema).default({}),
     routes: routeSchema.optional().meta({ description: "The routing tree: where the alerts of rules without notify: (and kaiawatch's operational alerts) go, by their labels, and how they are grouped (docs/routes.md)." }),
+    time_intervals: z
+      .array(namedTimeIntervalSchema)
+      .default([])
+      .superRefine((list, ctx) => {
+        const seen = new Set<string>();
+        list.forEach((interval, index) => {
+          if (seen.has(interval.name)) ctx.addIssue({ code: "custom", path: [index, "name"], message: `time interval "${interval.name}" is not unique` });
+          seen.add(interval.name);
+        });
+      })
+      .meta({ description: "Alertmanager's time intervals, by name: routes name them in mute_time_intervals and active_time_intervals (docs/routes.md#time-intervals)." }),
     inhibit_rules: z
       .array(inhibitRuleSchema)
       .default([])

@@ -1,12 +1,17 @@
 import type { OutboxEntry } from "../model/outbox-entry.js";
-import { cooldownKeyOf, type CooldownView, type SuppressionReason } from "./cooldown.js";
-import { extreme } from "./extreme.js";
-import { closeGroups, readRecordField, type ClosedGroup, type GroupPolicy } from "./grouping.js";
-import { inhibitionOf, type FiringSource, type InhibitRule } from "./inhibit.js";
-import { labelsOfAlert } from "./labels.js";
-import { isActive, silenceMatches, type Silence } from "./silences.js";
+import type { CooldownView, SuppressionReason } from "./cooldown.js";
+import { cooldownStage, type CooldownStart } from "./cooldown-stage.js";
+import { digestStage } from "./digest-stage.js";
+import type { ClosedGroup, GroupPolicy } from "./grouping.js";
+import type { FiringSource, InhibitRule } from "./inhibit.js";
+import { inhibitMuter } from "./inhibit-muter.js";
+import { muteStage, type Mute } from "./mute-stage.js";
 import { routeGroupOf, type GroupFlushes } from "./route-grouping.js";
-import { ROUTE_DIGEST_MAX, type Route } from "./routes.js";
+import type { Route } from "./routes.js";
+import { planSends } from "./send-plan.js";
+import { silenceMuter } from "./silence-muter.js";
+import { mutedEpisodeEnds, timeIntervalMuter } from "./time-interval-muter.js";
+import type { Silence } from "./silences.js";
 
 export interface DispatcherRule {
   name: string;
@@ -52,13 +57,15 @@ export interface AdmissionInput {
   now: number;
 }
 
-export interface HeldEntry {
+/** An entry held back: by a muter (what it names beside the reason), or by a cooldown. */
+export interface HeldEntry extends Omit<Mute, "reason"> {
   entry: OutboxEntry;
   reason: SuppressionReason;
-  /** The silence that held it, when `reason` is "silence". */
-  silenceId?: string;
-  /** The inhibit rule and the firing source that held it, when `reason` is "inhibited". */
-  inhibition?: { rule: string; source: string };
+}
+
+/** An entry a muted route holds until its mute ends (an episode's alert): it stays pending, tried again `until`. */
+export interface DeferredEntry extends HeldEntry {
+  until: number;
 }
 
 export interface ClosedDigest {
@@ -70,10 +77,12 @@ export interface ClosedDigest {
 }
 
 export interface Admission {
-  /** Entries that are not sent at all: a silence, an inhibit rule or a running cooldown holds them back. */
+  /** Entries that are not sent at all: a silence, an inhibit rule, a muted route or a running cooldown holds them back. */
   held: HeldEntry[];
+  /** Entries a muted route makes wait (an episode's alerts): not sent now, not dropped. */
+  deferred: DeferredEntry[];
   /** Single alerts let through by a cooldown: each starts its key's cooldown now (and, sent alone by a route's group, that group's interval). */
-  cooldownStarts: Array<{ rule: string; key: string; entryId: string }>;
+  cooldownStarts: CooldownStart[];
   /** Digests this pass closed: their group id must be durable before their first send. */
   closedDigests: ClosedDigest[];
   /** What to send, in outbox order (by each delivery's first entry). */
@@ -83,29 +92,31 @@ export interface Admission {
 }
 
 /**
- * The first stage of delivery, as Alertmanager's notify pipeline has it: which due entries
- * are held back (silence, inhibition, cooldown), which are gathered into which digest, and what is sent.
- * Pure: it reads only its input, so a test drives it with plain data and the dispatcher
- * (or, later, a replica that claimed these entries) applies its answer to the store.
+ * The first stage of delivery, as Alertmanager's notify pipeline has it, in stages: the mute
+ * stage (silences, then inhibition, then the routes' time intervals: mute-stage.ts), the
+ * route group an entry joins, the cooldown stage (cooldown-stage.ts), the digest stage
+ * (digest-stage.ts) and the send plan (send-plan.ts). Pure: it reads only its input, so a test drives it with plain data and the
+ * dispatcher (or a replica that claimed these entries) applies its answer to the store.
  *
- * Silences, inhibitions and cooldowns decide once per alert, before its first attempt: a retry is never
+ * Mutes and cooldowns decide once per alert, before its first attempt: a retry is never
  * held back, and an entry let through before a crash (and not sent) is not held by its own
  * stamp (see CooldownView).
  */
 export function admit(input: AdmissionInput): Admission {
-  const { sink, now, cooldown } = input;
+  const { sink, now } = input;
   let nextAt: number | undefined;
   const soonest = (time: number) => {
     nextAt = nextAt === undefined ? time : Math.min(nextAt, time);
   };
-  const order = new Map(input.due.map((entry, index) => [entry.id, index]));
+  const mute = muteStage([silenceMuter(input.silences), inhibitMuter(input.inhibitRules ?? [], input.firing ?? []), timeIntervalMuter(input.routes, input.rules)]);
+  const cooldown = cooldownStage(sink, input.cooldown);
+  const grouping = digestStage(input.rules, input.groupFlushes);
   const digests = new Map<string, OutboxEntry[]>();
   const singles: OutboxEntry[] = [];
-  const buckets = new Map<string, { policy: GroupPolicy; stamp?: { rule: string; key: string }; entries: OutboxEntry[] }>();
   const held: HeldEntry[] = [];
-  const cooldownStarts: Admission["cooldownStarts"] = [];
-  // Cooldowns started by this pass: a second alert of the same key in the same batch is held by the first.
-  const startedNow = new Set<string>();
+  const deferred: DeferredEntry[] = [];
+  // Episodes that began and ended while their route was muted: nobody hears of them.
+  const endedMuted = mutedEpisodeEnds(input.due, input.routes, input.rules, now);
 
   for (const entry of input.due) {
     if (input.inFlight.has(entry.id)) continue;
@@ -121,107 +132,36 @@ export function admit(input: AdmissionInput): Admission {
       soonest(dueAt);
       continue;
     }
-    const rule = input.rules.get(entry.rule);
-    const firstDecision = entry.attempts === 0;
-    if (firstDecision) {
-      const silence = input.silences.find((s) => isActive(s, now) && silenceMatches(s, entry.rule, entry.alert));
-      if (silence !== undefined) {
-        held.push({ entry, reason: "silence", silenceId: silence.id });
-        continue;
-      }
-      // Inhibition, after silences as in Alertmanager's pipeline. A resolve is never held (as
-      // a cooldown's): it ends an incident its receiver may have been told about before the
-      // source fired, and holding it would leave that incident open.
-      if (input.inhibitRules !== undefined && input.inhibitRules.length > 0 && entry.alert.status !== "resolved") {
-        const inhibition = inhibitionOf(input.inhibitRules, input.firing ?? [], labelsOfAlert(entry.alert), entry.alert.episode_id ?? entry.alert.id);
-        if (inhibition !== undefined) {
-          held.push({ entry, reason: "inhibited", inhibition: { rule: inhibition.rule.id, source: inhibition.source.id } });
-          continue;
-        }
-      }
-    }
-    // A route's group is joined once, before the first attempt: an alert its group sent alone
-    // and that failed is retried alone, not held for the group's next interval.
-    const routeGroup = firstDecision ? routeGroupOf(input.routes, rule, entry, sink) : undefined;
-    // A resolved alert is the end of an incident its sink was told about, not a repeat: a
-    // cooldown (started by the firing alert) must not hold it, or the incident stays open.
-    if (firstDecision && rule?.cooldownMs !== undefined && rule.cooldownMs > 0 && entry.alert.status !== "resolved") {
-      const key = cooldownKeyOf(rule, entry);
-      const stamp = `${rule.name}\u0000${key}`;
-      if (startedNow.has(stamp) || cooldown.isActive(sink, rule.name, key, rule.cooldownMs, now, entry.id)) {
-        held.push({ entry, reason: "cooldown" });
-        continue;
-      }
-      // A digest starts its cooldown when it closes (below), not per member.
-      if (!rule.group && routeGroup === undefined) {
-        startedNow.add(stamp);
-        cooldownStarts.push({ rule: rule.name, key, entryId: entry.id });
-      }
-    }
-    if (rule?.group) {
-      const by = rule.group.by === undefined ? "" : readRecordField(entry.alert.record, rule.group.by);
-      const bucketKey = `${rule.name}\u0000${by}`;
-      const bucket = buckets.get(bucketKey) ?? { policy: rule.group, entries: [] };
-      bucket.entries.push(entry);
-      buckets.set(bucketKey, bucket);
-    } else if (routeGroup !== undefined) {
-      // Keyed apart from the rules' buckets: a route id has dots, a rule name never does.
-      const bucketKey = `route\u0000${routeGroup.bucket}`;
-      const { route } = routeGroup;
-      // An alert sent alone and not recorded as sent (a crash in between) is not held by its own stamp.
-      const flushed = input.groupFlushes?.get(routeGroup.bucket);
-      const counts = flushed !== undefined && flushed.entryId !== entry.id;
-      const policy: GroupPolicy = { windowMs: route.groupWaitMs, max: ROUTE_DIGEST_MAX, ...(counts ? { continueAt: flushed.at + route.groupIntervalMs } : {}) };
-      const bucket = buckets.get(bucketKey) ?? { policy, stamp: routeGroup.stamp, entries: [] };
-      bucket.entries.push(entry);
-      buckets.set(bucketKey, bucket);
-    } else {
-      singles.push(entry);
-    }
-  }
-
-  const closedDigests: ClosedDigest[] = [];
-  for (const bucket of buckets.values()) {
-    const { closed, readyAt } = closeGroups(bucket.entries, bucket.policy, now, input.flushGroups);
-    if (readyAt !== undefined) soonest(readyAt);
-    for (const group of closed) {
-      const [only] = group.entries;
-      if (bucket.stamp !== undefined && only !== undefined && group.entries.length === 1) {
-        // A route's group of one alert is sent as that alert (its own id and message), not as a
-        // digest of one; it still starts its cooldown and its group's interval.
-        singles.push(only);
-        const rule = input.rules.get(only.rule);
-        if (rule?.cooldownMs !== undefined && rule.cooldownMs > 0 && only.alert.status !== "resolved") cooldownStarts.push({ rule: rule.name, key: cooldownKeyOf(rule, only), entryId: only.id });
-        cooldownStarts.push({ ...bucket.stamp, entryId: only.id });
-        continue;
-      }
-      digests.set(group.id, group.entries);
-      const stamps = new Map<string, { rule: string; key: string }>();
-      for (const entry of group.entries) {
-        const rule = input.rules.get(entry.rule);
-        if (rule?.cooldownMs === undefined || rule.cooldownMs <= 0) continue;
-        const key = cooldownKeyOf(rule, entry);
-        stamps.set(JSON.stringify([rule.name, key]), { rule: rule.name, key });
-      }
-      if (bucket.stamp !== undefined) stamps.set(JSON.stringify([bucket.stamp.rule, bucket.stamp.key]), bucket.stamp);
-      closedDigests.push({ group, rule: group.entries[0]?.rule ?? "", stamps: [...stamps.values()] });
-    }
-  }
-
-  const planned: Array<PlannedDelivery & { index: number }> = [];
-  for (const [id, members] of digests) {
-    // A digest goes when its last member's backoff has ended: it is sent whole.
-    const dueAt = extreme(members, (entry) => Date.parse(entry.next_attempt_at), Math.max);
-    if (dueAt > now) {
-      soonest(dueAt);
+    const muted = mute(entry, now);
+    if (muted?.until !== undefined) {
+      const { until, ...reason } = muted;
+      deferred.push({ entry, ...reason, until });
+      soonest(until);
       continue;
     }
-    const first = members[0];
-    if (first) planned.push({ id, rule: first.rule, entries: members, index: order.get(first.id) ?? 0 });
+    if (muted !== undefined) {
+      held.push({ entry, ...muted });
+      continue;
+    }
+    const endedOn = endedMuted.get(entry.id);
+    if (endedOn !== undefined) {
+      held.push({ entry, reason: "muted", timeInterval: { route: endedOn, interval: "", why: "muted the episode until it resolved" } });
+      continue;
+    }
+    const rule = input.rules.get(entry.rule);
+    // A route's group is joined once, before the first attempt: an alert its group sent alone
+    // and that failed is retried alone, not held for the group's next interval.
+    const routeGroup = entry.attempts === 0 ? routeGroupOf(input.routes, rule, entry, sink) : undefined;
+    if (cooldown.holds(rule, entry, !rule?.group && routeGroup === undefined, now)) {
+      held.push({ entry, reason: "cooldown" });
+      continue;
+    }
+    if (!grouping.join(entry, rule, routeGroup)) singles.push(entry);
   }
-  for (const entry of singles) planned.push({ id: entry.alert.id, rule: entry.rule, entries: [entry], index: order.get(entry.id) ?? 0 });
-  planned.sort((a, b) => a.index - b.index);
-  const sends = planned.map(({ id, rule, entries }) => ({ id, rule, entries }));
 
-  return { held, cooldownStarts, closedDigests, sends, nextAt };
+  const closed = grouping.close(now, input.flushGroups);
+  if (closed.readyAt !== undefined) soonest(closed.readyAt);
+  for (const { group } of closed.closedDigests) digests.set(group.id, group.entries);
+  const sends = planSends(input.due, digests, [...singles, ...closed.singles], now, soonest);
+  return { held, deferred, cooldownStarts: [...cooldown.starts, ...closed.cooldownStarts], closedDigests: closed.closedDigests, sends, nextAt };
 }

@@ -2,6 +2,7 @@ import type { Common } from "../common/common.js";
 import type { CooldownStamp, OutboxChange, Store } from "../store/types.js";
 import type { Admission, HeldEntry } from "./admission.js";
 import type { Inhibitor } from "./inhibitor.js";
+import { MUTED_UNTIL } from "./time-interval-muter.js";
 import type { SilenceBook } from "./silences.js";
 
 export interface ApplyAdmissionOptions {
@@ -27,16 +28,29 @@ export async function applyAdmission(options: ApplyAdmissionOptions, sink: strin
     // The store has no "suppressed" state: delivered (never dead, which `retry` would resend),
     // with a note of why beside it that `kaiawatch outbox` shows.
     // Each hold is an attempt in the delivery history too (outcome "suppressed"), written with it.
-    await store.updateOutbox(held.map(({ entry, reason, inhibition }): OutboxChange => ({ id: entry.id, kind: "delivered", at, suppressed: reason, history: { delivery_id: entry.group_id ?? entry.alert.id, attempt: entry.attempts + 1, error: heldBecause(reason, inhibition) } })));
+    await store.updateOutbox(held.map(({ entry, reason, inhibition, timeInterval }): OutboxChange => ({ id: entry.id, kind: "delivered", at, suppressed: reason, history: { delivery_id: entry.group_id ?? entry.alert.id, attempt: entry.attempts + 1, error: heldBecause(reason, inhibition, timeInterval) } })));
     const silenceIds = held.flatMap(({ silenceId }) => (silenceId === undefined ? [] : [silenceId]));
     if (silenceIds.length > 0) options.silences?.noteHeld(silenceIds);
     const inhibited = held.flatMap(({ entry, inhibition }) => (inhibition === undefined ? [] : [{ entry, inhibition }]));
     if (inhibited.length > 0) options.inhibitor?.noteHeld(inhibited.map(({ inhibition }) => inhibition.rule));
     for (const { entry, reason } of held) common.metrics.alertsSuppressed.inc({ rule: entry.rule, reason });
-    options.logger.info({ rule: held[0]?.entry.rule, count: held.length, silenced: silenceIds.length, inhibited: inhibited.length }, "alerts suppressed by cooldown, silence or inhibition");
+    options.logger.info({ rule: held[0]?.entry.rule, count: held.length, silenced: silenceIds.length, inhibited: inhibited.length }, "alerts suppressed by cooldown, silence, inhibition or a time interval");
     // Each inhibited alert by name: which rule and which firing alert held it is what an
     // operator asks afterwards, and the outbox's note says only "inhibited".
     for (const { entry, inhibition } of inhibited) options.logger.info({ alert: entry.alert.id, rule: entry.rule, inhibit_rule: inhibition.rule, source_alert: inhibition.source }, "alert inhibited: held back while its source fires");
+    for (const { entry, timeInterval } of held) if (timeInterval !== undefined) options.logger.info({ alert: entry.alert.id, rule: entry.rule, route: timeInterval.route, time_interval: timeInterval.interval, why: timeInterval.why }, "alert muted by its route's time intervals: held back");
+  }
+
+  // Deferred: pending still, tried again when the mute ends; the history says so each time.
+  if (admission.deferred.length > 0) {
+    await store.updateOutbox(
+      admission.deferred.map(({ entry, timeInterval, until }): OutboxChange => {
+        const untilIso = new Date(until).toISOString();
+        const note = `${MUTED_UNTIL}${untilIso}: ${timeInterval?.route ?? "its route"} ${timeInterval?.why ?? ""}`.trim();
+        return { id: entry.id, kind: "defer", at, until: untilIso, note, history: { delivery_id: entry.alert.id, attempt: entry.attempts + 1, error: note } };
+      }),
+    );
+    for (const { entry, timeInterval, until } of admission.deferred) options.logger.info({ alert: entry.alert.id, rule: entry.rule, route: timeInterval?.route, time_interval: timeInterval?.interval, until: new Date(until).toISOString() }, "episode alert muted by its route's time intervals: sent when the mute ends");
   }
 
   const groupChanges: OutboxChange[] = [];
@@ -54,7 +68,8 @@ export async function applyAdmission(options: ApplyAdmissionOptions, sink: strin
 }
 
 /** The history's line for a hold: an inhibition names its rule and the alert firing that held it (explain and the log say the same). */
-function heldBecause(reason: HeldEntry["reason"], inhibition: HeldEntry["inhibition"]): string {
+function heldBecause(reason: HeldEntry["reason"], inhibition: HeldEntry["inhibition"], timeInterval: HeldEntry["timeInterval"]): string {
   if (reason === "inhibited" && inhibition !== undefined) return `held back by ${inhibition.rule} while ${inhibition.source} fires`;
+  if (reason === "muted" && timeInterval !== undefined) return `muted: ${timeInterval.route} ${timeInterval.why}`;
   return `held back by a ${reason}`;
 }

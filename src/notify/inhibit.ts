@@ -1,5 +1,5 @@
 import type { Labels } from "./labels.js";
-import { matches, parseMatcher, type Matcher } from "./matchers.js";
+import { matches, parseMatcherList, type Matcher } from "./matchers.js";
 
 /** An inhibit rule as the config writes it (Alertmanager's `inhibit_rules:` entry). */
 export interface InhibitRuleSpec {
@@ -37,8 +37,8 @@ export interface Inhibition {
 export function buildInhibitRules(specs: readonly InhibitRuleSpec[]): InhibitRule[] {
   return specs.map((spec, index) => ({
     id: `inhibit_rules[${index}]`,
-    sourceMatchers: spec.source_matchers.map(parseMatcher),
-    targetMatchers: spec.target_matchers.map(parseMatcher),
+    sourceMatchers: parseMatcherList(spec.source_matchers),
+    targetMatchers: parseMatcherList(spec.target_matchers),
     equal: [...(spec.equal ?? [])],
   }));
 }

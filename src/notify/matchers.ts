@@ -1,61 +1,47 @@
-import { RE2JS } from "re2js";
-import { KaiawatchError } from "../common/errors.js";
-import { MAX_PATTERN_LENGTH, MAX_PROGRAM_SIZE } from "../rules/safe-regexp.js";
+import { classicMatcher, classicMatchers } from "./matcher-classic-parser.js";
+import { MatcherError, type Matcher } from "./matcher.js";
+import { utf8Matchers } from "./matcher-utf8-parser.js";
 import type { Labels } from "./labels.js";
 
-/** Alertmanager's four matcher operators. */
-export type MatchType = "=" | "!=" | "=~" | "!~";
-
-/** One label test, as Alertmanager writes it: `severity="critical"`, `team!=ops`, `watch=~"hot-.*"`. */
-export interface Matcher {
-  readonly name: string;
-  readonly type: MatchType;
-  /** The value or pattern, unquoted. */
-  readonly value: string;
-  /** Whether a label value passes (a missing label is tested as ""). */
-  test(value: string): boolean;
-  /** `name="value"`, `name=~"pattern"`: the form `parseMatcher` reads back. */
-  toString(): string;
-}
-
-/** A matcher that does not parse; the message says why, for a config error or a usage error. */
-export class MatcherError extends KaiawatchError {
-  override name = "MatcherError";
-  constructor(message: string) {
-    super("KW_MATCHER_INVALID", message);
-  }
-}
-
-// The operator that follows the name: the two-character ones first, so "=~" is not read as "=".
-const MATCHER = /^\s*([A-Za-z_][A-Za-z0-9_]*)\s*(=~|!~|!=|=)\s*(.*?)\s*$/s;
+export { MatcherError, type MatchType, type Matcher } from "./matcher.js";
 
 /**
- * Reads one matcher in Alertmanager's syntax: a label name, an operator (`=`, `!=`, `=~`,
- * `!~`) and a value, quoted with double quotes (JSON's escapes: `\"`, `\\`, `\n`) or bare.
- * A regular expression is RE2's syntax (as Alertmanager's, which is Go's), anchored at both
- * ends (`=~"warn"` does not match "warning"), and matched in linear time by re2js, with the
- * limits rule patterns have (src/rules/safe-regexp.ts). Throws a MatcherError.
+ * Reads one line of matchers as an Alertmanager config (or amtool) reads it: `severity="critical"`,
+ * `{team="ops", severity=~"warn|crit"}` or `team=ops,severity!=info`, braces and commas optional,
+ * a trailing comma allowed, `{}` and "" holding none. Alertmanager's default (fallback) mode
+ * reads a line with both its parsers and keeps the classic one's matchers whenever that one
+ * accepts the line, the UTF-8 one's (quoted and UTF-8 label names, `"service.name"="api"`,
+ * Go's string escapes) when only that one does, and reports the classic one's message when
+ * neither does. So does this: a config Alertmanager accepts means the same here. A regular expression is RE2's syntax (Go's),
+ * anchored at both ends (`=~"warn"` does not match "warning"), matched in linear time by
+ * re2js, with the limits rule patterns have (src/rules/safe-regexp.ts). Throws a MatcherError.
  */
-export function parseMatcher(text: string): Matcher {
-  const match = MATCHER.exec(text);
-  if (!match) {
-    throw new MatcherError(`not a matcher: ${JSON.stringify(text)}; write name=value, name!=value, name=~regex or name!~regex (e.g. severity="critical")`);
-  }
-  const [, name, type, raw] = match as unknown as [string, string, MatchType, string];
-  const value = unquote(raw, text);
-  const quoted = `${name}${type}${JSON.stringify(value)}`;
-  if (type === "=" || type === "!=") {
-    const equal = type === "=";
-    return { name, type, value, test: (v) => (v === value) === equal, toString: () => quoted };
-  }
-  const re = compileAnchored(value, text);
-  const positive = type === "=~";
-  return { name, type, value, test: (v) => re.matches(v) === positive, toString: () => quoted };
+export function parseMatchers(text: string): Matcher[] {
+  const classic = attempt(() => classicMatchers(text));
+  if (classic.ok) return classic.value;
+  const utf8 = attempt(() => utf8Matchers(text));
+  if (utf8.ok) return utf8.value;
+  throw classic.error;
 }
 
-/** Each of `texts` read by parseMatcher. */
-export function parseMatchers(texts: readonly string[]): Matcher[] {
-  return texts.map(parseMatcher);
+/** Exactly one matcher, as Alertmanager reads one (amtool's single arguments): no braces, no second matcher. */
+export function parseMatcher(text: string): Matcher {
+  if (text.startsWith("{") || text.endsWith("}")) throw new MatcherError(`unexpected open or close brace: ${text}`);
+  const classic = attempt(() => classicMatcher(text));
+  if (classic.ok) return classic.value;
+  const utf8 = attempt(() => {
+    const found = utf8Matchers(text);
+    if (found.length === 0) throw new MatcherError("no matchers");
+    if (found.length > 1) throw new MatcherError(`expected 1 matcher, found ${found.length}`);
+    return found[0] as Matcher;
+  });
+  if (utf8.ok) return utf8.value;
+  throw classic.error;
+}
+
+/** Every line of a config's `matchers:` list read by parseMatchers, as one list (a line may hold several). */
+export function parseMatcherList(lines: readonly string[]): Matcher[] {
+  return lines.flatMap(parseMatchers);
 }
 
 /**
@@ -68,38 +54,14 @@ export function matches(matchers: readonly Matcher[], labels: Labels): boolean {
   return true;
 }
 
-function unquote(raw: string, text: string): string {
-  if (!raw.startsWith('"')) {
-    if (raw.includes('"')) throw new MatcherError(`${JSON.stringify(text)}: a value with a double quote must be quoted whole ("…", with \\" inside)`);
-    return raw;
-  }
-  if (raw.length < 2 || !raw.endsWith('"')) {
-    throw new MatcherError(`${JSON.stringify(text)}: the quoted value does not end with a closing double quote`);
-  }
-  try {
-    const value: unknown = JSON.parse(raw);
-    if (typeof value === "string") return value;
-  } catch {
-    // Reported below with the matcher's text.
-  }
-  throw new MatcherError(`${JSON.stringify(text)}: the quoted value is not a valid string (escapes are \\", \\\\, \\n, \\t, \\uXXXX)`);
-}
+type Attempt<T> = { ok: true; value: T } | { ok: false; error: MatcherError };
 
-interface Anchored {
-  matches(value: string): boolean;
-}
-
-function compileAnchored(pattern: string, text: string): Anchored {
-  if (pattern.length > MAX_PATTERN_LENGTH) throw new MatcherError(`${JSON.stringify(text).slice(0, 60)}…: the pattern is ${pattern.length} characters long; at most ${MAX_PATTERN_LENGTH} are allowed`);
-  let re: RE2JS;
+function attempt<T>(parse: () => T): Attempt<T> {
   try {
-    // Anchored as Alertmanager anchors it; the group keeps an alternation inside the anchors.
-    re = RE2JS.compile(`^(?:${pattern})$`);
+    return { ok: true, value: parse() };
   } catch (error) {
-    const reason = (error as Error).message.replace(/^error parsing regexp: /, "");
-    throw new MatcherError(`${JSON.stringify(text)}: not a regular expression the linear-time engine (RE2) accepts: ${reason}`);
+    if (error instanceof MatcherError) return { ok: false, error };
+    throw error;
   }
-  const size = re.programSize();
-  if (size > MAX_PROGRAM_SIZE) throw new MatcherError(`${JSON.stringify(text)}: the pattern compiles to ${size} instructions; at most ${MAX_PROGRAM_SIZE} are allowed`);
-  return { matches: (value) => re.matches(value) };
 }
+

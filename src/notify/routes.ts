@@ -1,5 +1,6 @@
 import { formatLabels, type Labels } from "./labels.js";
-import { matches, parseMatcher, type Matcher } from "./matchers.js";
+import { matches, parseMatcherList, type Matcher } from "./matchers.js";
+import { intervalsAt, type NamedTimeInterval } from "./time-intervals.js";
 
 /** Alertmanager's defaults, which the root route has unless it says otherwise. */
 export const DEFAULT_GROUP_WAIT_MS = 30_000;
@@ -20,6 +21,10 @@ export interface RouteSpec {
   group_wait?: number;
   group_interval?: number;
   repeat_interval?: number;
+  /** Names of `time_intervals:` during which the route sends nothing (not on the root; not inherited). */
+  mute_time_intervals?: readonly string[];
+  /** Names of `time_intervals:` outside all of which the route sends nothing (not on the root; not inherited). */
+  active_time_intervals?: readonly string[];
   routes?: readonly RouteSpec[];
 }
 
@@ -36,6 +41,9 @@ export interface Route {
   readonly groupWaitMs: number;
   readonly groupIntervalMs: number;
   readonly repeatIntervalMs: number;
+  /** Its own `mute_time_intervals`, as Alertmanager's: a child does not inherit them. */
+  readonly muteTimeIntervals: readonly NamedTimeInterval[];
+  readonly activeTimeIntervals: readonly NamedTimeInterval[];
   readonly routes: readonly Route[];
 }
 
@@ -45,7 +53,7 @@ export interface Route {
  * root takes Alertmanager's defaults (30s, 5m, 4h, no group_by). The config checks have
  * proven the matchers and names: a throw here is a wiring mistake.
  */
-export function buildRouteTree(spec: RouteSpec): Route {
+export function buildRouteTree(spec: RouteSpec, timeIntervals: ReadonlyMap<string, NamedTimeInterval> = new Map()): Route {
   const rootDefaults = {
     receivers: [] as readonly string[],
     groupBy: [] as readonly string[] | "all",
@@ -53,12 +61,18 @@ export function buildRouteTree(spec: RouteSpec): Route {
     groupIntervalMs: DEFAULT_GROUP_INTERVAL_MS,
     repeatIntervalMs: DEFAULT_REPEAT_INTERVAL_MS,
   };
-  return build(spec, "routes", rootDefaults);
+  return build(spec, "routes", rootDefaults, timeIntervals);
 }
 
 type Inherited = Pick<Route, "receivers" | "groupBy" | "groupWaitMs" | "groupIntervalMs" | "repeatIntervalMs">;
 
-function build(spec: RouteSpec, id: string, parent: Inherited): Route {
+function build(spec: RouteSpec, id: string, parent: Inherited, timeIntervals: ReadonlyMap<string, NamedTimeInterval>): Route {
+  const named = (names: readonly string[] | undefined) =>
+    (names ?? []).map((name) => {
+      const interval = timeIntervals.get(name);
+      if (interval === undefined) throw new Error(`${id}: no time interval named "${name}" (the config checks should have said so)`);
+      return interval;
+    });
   const receivers = spec.receiver === undefined ? parent.receivers : typeof spec.receiver === "string" ? [spec.receiver] : [...spec.receiver];
   const groupBy = spec.group_by === undefined ? parent.groupBy : spec.group_by.includes(GROUP_BY_ALL) ? "all" : [...spec.group_by];
   const own: Inherited = {
@@ -70,10 +84,12 @@ function build(spec: RouteSpec, id: string, parent: Inherited): Route {
   };
   return {
     id,
-    matchers: (spec.matchers ?? []).map(parseMatcher),
+    matchers: parseMatcherList(spec.matchers ?? []),
     continue: spec.continue ?? false,
     ...own,
-    routes: (spec.routes ?? []).map((child, index) => build(child, `${id}.routes[${index}]`, own)),
+    muteTimeIntervals: named(spec.mute_time_intervals),
+    activeTimeIntervals: named(spec.active_time_intervals),
+    routes: (spec.routes ?? []).map((child, index) => build(child, `${id}.routes[${index}]`, own, timeIntervals)),
   };
 }
 
@@ -114,6 +130,44 @@ export function routeToSink(root: Route, labels: Labels, sink: string): Route | 
   return matchRoutes(root, labels).find((route) => route.receivers.includes(sink));
 }
 
+/** Why a route sends nothing at a moment: in one of its mute intervals, or outside all its active ones. */
+export interface RouteMute {
+  /** The interval's name; for `active`, the names of the route's active intervals, joined. */
+  interval: string;
+  kind: "mute" | "active";
+}
+
+/**
+ * Whether the route is muted at `ms`, as Alertmanager's time mute and time active stages
+ * decide it: in any of its `mute_time_intervals` (the first named), or, when it has
+ * `active_time_intervals`, in none of them.
+ */
+export function routeMuteAt(route: Route, ms: number): RouteMute | undefined {
+  const [muting] = intervalsAt(route.muteTimeIntervals, ms);
+  if (muting !== undefined) return { interval: muting, kind: "mute" };
+  if (route.activeTimeIntervals.length > 0 && intervalsAt(route.activeTimeIntervals, ms).length === 0) return { interval: route.activeTimeIntervals.map((n) => n.name).join(", "), kind: "active" };
+  return undefined;
+}
+
+/** How far ahead routeUnmutedAt looks: a week and a day covers every weekly pattern. */
+export const UNMUTE_HORIZON_MS = 8 * 24 * 3600_000;
+
+/**
+ * The first minute at or after `ms` when the route is not muted (intervals are minute
+ * exact), or undefined when it stays muted for UNMUTE_HORIZON_MS (a months- or years-long
+ * interval: the caller looks again then).
+ */
+export function routeUnmutedAt(route: Route, ms: number): number | undefined {
+  const first = Math.ceil(ms / 60_000) * 60_000;
+  for (let at = first; at <= ms + UNMUTE_HORIZON_MS; at += 60_000) if (routeMuteAt(route, at) === undefined) return at;
+  return undefined;
+}
+
+/** A route mute in words: `in mute time interval "offhours"`, `outside its active time intervals (business-hours)`. */
+export function describeRouteMute(mute: RouteMute): string {
+  return mute.kind === "mute" ? `in mute time interval "${mute.interval}"` : `outside its active time intervals (${mute.interval})`;
+}
+
 /** The labels that make an alert's group on a route: the `group_by` ones it has (all of them for `...`). */
 export function groupLabels(route: Route, labels: Labels): Labels {
   if (route.groupBy === "all") return labels;
@@ -147,7 +201,9 @@ export function describeRoute(route: Route): string {
   const matchersText = route.matchers.length === 0 ? "(every alert)" : `{${route.matchers.map(String).join(", ")}}`;
   const groupBy = route.groupBy === "all" ? "..." : route.groupBy.length === 0 ? "(one group)" : route.groupBy.join(", ");
   const cont = route.continue ? "  continue" : "";
-  return `${matchersText} → ${route.receivers.join(", ")}  group_by: ${groupBy}  wait ${formatDuration(route.groupWaitMs)}, interval ${formatDuration(route.groupIntervalMs)}, repeat ${formatDuration(route.repeatIntervalMs)}${cont}`;
+  const mute = route.muteTimeIntervals.length === 0 ? "" : `  mute: ${route.muteTimeIntervals.map((n) => n.name).join(", ")}`;
+  const active = route.activeTimeIntervals.length === 0 ? "" : `  active: ${route.activeTimeIntervals.map((n) => n.name).join(", ")}`;
+  return `${matchersText} → ${route.receivers.join(", ")}  group_by: ${groupBy}  wait ${formatDuration(route.groupWaitMs)}, interval ${formatDuration(route.groupIntervalMs)}, repeat ${formatDuration(route.repeatIntervalMs)}${cont}${mute}${active}`;
 }
 
 /** The tree as `routes --tree` prints it: one line a route, indented by depth. */

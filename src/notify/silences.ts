@@ -5,6 +5,8 @@ import type { AlertDocument } from "../model/alert-document.js";
 import type { Silence } from "../model/silence.js";
 import type { SilenceStore, StoredSilence } from "../store/silence-store.js";
 import { readRecordField } from "./grouping.js";
+import { labelsOfAlert } from "./labels.js";
+import { matches, parseMatchers, type Matcher } from "./matchers.js";
 
 export type { Silence } from "../model/silence.js";
 
@@ -13,11 +15,13 @@ export interface SilenceStatus extends Silence {
   suppressed: number;
 }
 
-export function newSilence(input: { rule: string; match: Record<string, string>; forMs: number; reason: string; now: number }): Silence {
+export function newSilence(input: { rule?: string; match: Record<string, string>; matchers?: readonly Matcher[]; forMs: number; reason: string; now: number }): Silence {
+  const matchers = input.matchers ?? [];
   return {
     id: `sil_${randomBytes(4).toString("hex")}`,
-    rule: input.rule,
+    ...(input.rule === undefined ? {} : { rule: input.rule }),
     match: Object.fromEntries(Object.entries(input.match).map(([field, value]) => [field, value.toLowerCase()])),
+    ...(matchers.length === 0 ? {} : { matchers: matchers.map(String) }),
     reason: input.reason,
     created_at: new Date(input.now).toISOString(),
     expires_at: new Date(input.now + input.forMs).toISOString(),
@@ -28,13 +32,47 @@ export function isActive(silence: Silence, now: number): boolean {
   return Date.parse(silence.expires_at) > now;
 }
 
-export function silenceMatches(silence: Silence, rule: string, alert: AlertDocument): boolean {
-  return silenceMatchesRecord(silence, rule, alert.record);
+/**
+ * Why a silence could not be made, or undefined: it must name a rule or a label matcher (a
+ * silence of everything is refused), and, as Alertmanager refuses it, label matchers that all
+ * match the empty string would hold every alert without those labels too.
+ */
+export function silenceProblem(input: { rule?: string; matchers: readonly Matcher[] }): string | undefined {
+  if (input.rule === undefined && input.matchers.length === 0) return "name label matchers (e.g. 'severity=\"warning\"') or a rule (--rule NAME): a silence of every alert is refused";
+  if (input.matchers.length > 0 && input.matchers.every((m) => m.test(""))) return "at least one matcher must not match the empty string (as Alertmanager requires): these would hold every alert without those labels too";
+  return undefined;
 }
 
-/** The same test on the explorer record an alert would carry (`kaiawatch explain` has no alert). */
+/** A silence's label matchers, parsed once per text; undefined when they do not read (a row no kaiawatch wrote: it holds nothing). */
+const parsedMatchers = new Map<string, Matcher[] | undefined>();
+export function silenceMatchers(silence: Silence): Matcher[] | undefined {
+  const texts = silence.matchers ?? [];
+  if (texts.length === 0) return [];
+  const key = JSON.stringify(texts);
+  if (!parsedMatchers.has(key)) {
+    if (parsedMatchers.size > 10_000) parsedMatchers.clear();
+    parsedMatchers.set(key, readMatchers(texts));
+  }
+  return parsedMatchers.get(key);
+}
+
+function readMatchers(texts: readonly string[]): Matcher[] | undefined {
+  try {
+    return texts.flatMap(parseMatchers);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Whether the silence holds this alert of this rule: its rule (if it names one), its record fields and its label matchers. */
+export function silenceMatches(silence: Silence, rule: string, alert: AlertDocument): boolean {
+  const matchers = silenceMatchers(silence);
+  return matchers !== undefined && silenceMatchesRecord(silence, rule, alert.record) && matches(matchers, labelsOfAlert(alert));
+}
+
+/** The rule and record-field part of the test on the explorer record an alert would carry (`kaiawatch explain` adds the labels). */
 export function silenceMatchesRecord(silence: Silence, rule: string, record: unknown): boolean {
-  if (silence.rule !== rule) return false;
+  if (silence.rule !== undefined && silence.rule !== rule) return false;
   for (const [field, value] of Object.entries(silence.match)) {
     if (readRecordField(record, field) !== value.toLowerCase()) return false;
   }
@@ -44,17 +82,22 @@ export function silenceMatchesRecord(silence: Silence, rule: string, record: unk
 /** A silence from parsed JSON (the status API's body), or undefined when it is not well formed. */
 export function readSilence(value: unknown): Silence | undefined {
   if (!isObject(value)) return undefined;
-  const { id, rule, match, reason, created_at, expires_at } = value;
+  const { id, rule, match, matchers, reason, created_at, expires_at } = value;
+  const texts = Array.isArray(matchers) && matchers.every((m) => typeof m === "string") ? (matchers as string[]) : undefined;
+  const parsed = texts === undefined ? undefined : readMatchers(texts);
   const ok =
     typeof id === "string" &&
-    typeof rule === "string" &&
+    (rule === undefined || typeof rule === "string") &&
+    (matchers === undefined || (parsed !== undefined && silenceProblem({ ...(rule === undefined ? {} : { rule: rule as string }), matchers: parsed }) === undefined)) &&
+    (rule !== undefined || (parsed?.length ?? 0) > 0) &&
     isObject(match) &&
     Object.values(match).every((v) => typeof v === "string") &&
     typeof reason === "string" &&
     typeof created_at === "string" &&
     typeof expires_at === "string" &&
     !Number.isNaN(Date.parse(expires_at));
-  return ok ? { id, rule, match: match as Record<string, string>, reason, created_at, expires_at } : undefined;
+  if (!ok) return undefined;
+  return { id, ...(rule === undefined ? {} : { rule: rule as string }), match: match as Record<string, string>, ...(texts === undefined || texts.length === 0 ? {} : { matchers: texts }), reason, created_at, expires_at };
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {

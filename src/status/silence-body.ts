@@ -11,7 +11,7 @@ export type SilenceChange = { add: Silence } | { remove: string };
 export const silenceBody: BodyKind<SilenceChange> = { maxBytes: 16 * 1024, check: silenceChangeOf };
 
 function silenceChangeOf(value: unknown): BodyReading<SilenceChange> {
-  const wrong = badBody('expected {"add": {"id", "rule", "match", "reason", "created_at", "expires_at"}} or {"remove": "<silence id>"}');
+  const wrong = badBody('expected {"add": {"id", "rule" and "match" or "matchers" (or both), "reason", "created_at", "expires_at"}} or {"remove": "<silence id>"}');
   const body = fieldsOf(value);
   if (body === undefined || Object.keys(body).length !== 1) return wrong;
   if (typeof body.remove === "string") return /^sil_[0-9a-f]{8}$/.test(body.remove) ? { ok: true, value: { remove: body.remove } } : wrong;

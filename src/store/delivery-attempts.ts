@@ -29,12 +29,12 @@ export interface AttemptParams {
 
 /** The history row a change records, or undefined when it carries no note (requeue, group, or a change made outside a send). */
 export function attemptOfChange(change: OutboxChange): AttemptParams | undefined {
-  if (change.kind !== "delivered" && change.kind !== "failed" && change.kind !== "dead") return undefined;
+  if (change.kind !== "delivered" && change.kind !== "failed" && change.kind !== "dead" && change.kind !== "defer") return undefined;
   const note: AttemptNote | undefined = change.history;
   if (note === undefined) return undefined;
   const atMs = Date.parse(change.at);
   if (Number.isNaN(atMs)) throw new TypeError(`the change of ${change.id} has no ISO-8601 time: ${change.at}`);
-  const outcome: AttemptOutcome = change.kind === "delivered" ? (change.suppressed !== undefined ? "suppressed" : "delivered") : change.kind;
+  const outcome: AttemptOutcome = change.kind === "defer" ? "suppressed" : change.kind === "delivered" ? (change.suppressed !== undefined ? "suppressed" : "delivered") : change.kind;
   return {
     at_ms: atMs,
     delivery_id: note.delivery_id,

@@ -8,7 +8,7 @@ import type { Common } from "../common/common.js";
 import { fsyncDirectorySync, fsyncFileSync } from "./durable-file.js";
 import { StoreError } from "./errors.js";
 import { createPostgresStore, type PostgresTimeouts } from "./postgres/postgres-store.js";
-import { createSchema, SQLITE_SCHEMA_VERSION, TABLES } from "./sqlite-schema.js";
+import { createSchema, SQLITE_MIGRATIONS, SQLITE_SCHEMA_VERSION, TABLES } from "./sqlite-schema.js";
 import { isCorruption, SqliteStore } from "./sqlite-store.js";
 import type { WriteBeacon } from "../common/stall-beacon.js";
 import { acquireStoreLock, type StoreLock } from "./store-lock.js";
@@ -129,6 +129,15 @@ export async function openSqliteStore(common: Common, options: OpenStoreOptions)
       if (!readOnly || options.silencesWritable === true) {
         db.close();
         db = openExisting(path, false);
+      }
+      const version = db.pragma("user_version", { simple: true }) as number;
+      if (version < SQLITE_SCHEMA_VERSION) {
+        // Only the holder of the store lock upgrades: a reader beside a running daemon of the
+        // earlier version must not change the tables under it.
+        if (lock === undefined) {
+          throw new StoreError("KW_STORE_VERSION", `the store file ${path} has schema version ${version}, of an earlier kaiawatch; this one reads ${SQLITE_SCHEMA_VERSION}. Start the daemon (kaiawatch run) once: it upgrades the store`);
+        }
+        upgradeSqlite(db, version, logger);
       }
     }
     if (files.length > 0) tune(db, readOnly);
@@ -284,6 +293,19 @@ function openExisting(path: string, readOnly: boolean): Database {
   }
 }
 
+/** Brings a store of an earlier version to this one, a migration per version, all in one transaction. */
+function upgradeSqlite(db: Database, from: number, logger: Common["logger"]): void {
+  db.transaction(() => {
+    for (let version = from; version < SQLITE_SCHEMA_VERSION; version++) {
+      const migration = SQLITE_MIGRATIONS[version];
+      if (migration === undefined) throw new StoreError("KW_STORE_VERSION", `no upgrade of the store from schema version ${version}`);
+      db.exec(migration.sql);
+      logger.info({ version: version + 1, description: migration.description }, "SQLite store migrated");
+    }
+    db.pragma(`user_version = ${SQLITE_SCHEMA_VERSION}`);
+  })();
+}
+
 /** Refuses an SQLite file that is not a kaiawatch store, or one of a newer kaiawatch. */
 function checkStore(db: Database, path: string, fullCheck: boolean): void {
   try {
@@ -304,7 +326,9 @@ function checkStore(db: Database, path: string, fullCheck: boolean): void {
         `the store file ${path} has schema version ${version}, written by a development build before the first release; this kaiawatch reads version ${SQLITE_SCHEMA_VERSION} only. Move it away to start empty`,
       );
     }
-    if (missing.length > 0 || version !== SQLITE_SCHEMA_VERSION) {
+    // An earlier released version with every table: upgraded once the store is open to write.
+    const upgradable = SQLITE_MIGRATIONS[version] !== undefined && missing.length === 0;
+    if (!upgradable && (missing.length > 0 || version !== SQLITE_SCHEMA_VERSION)) {
       throw corrupt(path, `an SQLite database without kaiawatch's tables (missing: ${missing.join(", ") || "none"}; schema version ${version})`);
     }
     // Reading the first rows of each table walks its root pages: a damaged header or root shows here.

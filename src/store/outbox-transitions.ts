@@ -13,6 +13,7 @@ export function transitionProblem(state: OutboxState, change: OutboxChange): str
     case "delivered":
       return state === "dead" ? "a dead entry must be requeued before it can be delivered" : undefined;
     case "failed":
+    case "defer":
     case "group":
       return state === "pending" ? undefined : `the entry is ${state}, not pending`;
     case "dead":

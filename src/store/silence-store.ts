@@ -21,6 +21,24 @@ export interface SilenceStore {
   count(held: ReadonlyMap<string, number>): Promise<void>;
 }
 
+/** The columns of a silence row besides its id and times: an absent rule and no matchers are NULL. */
+export function silenceColumns(silence: Silence): { rule: string | null; matchers: string | null } {
+  return { rule: silence.rule ?? null, matchers: silence.matchers === undefined || silence.matchers.length === 0 ? null : JSON.stringify(silence.matchers) };
+}
+
+/** A silence from its row's columns (the match and matchers already parsed from JSON). */
+export function silenceOfColumns(row: { id: string; rule: string | null; match: Record<string, string>; matchers: string[] | null; reason: string; created_at: string; expires_at: string }): Silence {
+  return {
+    id: row.id,
+    ...(row.rule === null ? {} : { rule: row.rule }),
+    match: row.match,
+    ...(row.matchers === null || row.matchers.length === 0 ? {} : { matchers: row.matchers }),
+    reason: row.reason,
+    created_at: row.created_at,
+    expires_at: row.expires_at,
+  };
+}
+
 /** How long a row outlives its silence (for a `silence list` just after expiry it is simply gone). */
 export const KEEP_EXPIRED_MS = 24 * 3600_000;
 

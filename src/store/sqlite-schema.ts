@@ -4,12 +4,54 @@ import type { OutboxEntry } from "../model/outbox-entry.js";
 import { OUTBOX_COLUMNS, entryOfOutboxRow, type OutboxRowOf } from "./outbox-row.js";
 
 /**
- * The version of the store this code writes, in SQLite's `PRAGMA user_version`. No release
- * has been published yet, so the schema starts here: 3, above the development builds' 2
- * (cooldowns and silences as meta values), which open-store.ts refuses by name. A change
- * after the first release is a migration from this version (open-store.ts, checkStore).
+ * The version of the store this code writes, in SQLite's `PRAGMA user_version`. The schema
+ * started at 3, above the development builds' 2 (cooldowns and silences as meta values),
+ * which open-store.ts refuses by name. Each change since is a migration in
+ * SQLITE_MIGRATIONS, run by the first process that opens the store to write (the daemon's
+ * start, a silence added), under the store lock, in one transaction.
  */
-export const SQLITE_SCHEMA_VERSION = 3;
+export const SQLITE_SCHEMA_VERSION = 4;
+
+/**
+ * From version N to N + 1, by N. SQLite cannot change a column's constraint in place: a
+ * table is built anew beside the old one, filled from it, and renamed over it (SQLite's
+ * "generalized ALTER TABLE"); the trigger that names the table is made again after it.
+ */
+export const SQLITE_MIGRATIONS: Readonly<Record<number, { description: string; sql: string }>> = {
+  3: {
+    description: "silences on labels (rule may be NULL, matchers) and alerts muted by a route's time interval",
+    sql: `
+DROP TRIGGER outbox_note_delete;
+CREATE TABLE suppressed_v4 (
+  entry_id TEXT PRIMARY KEY,
+  at TEXT NOT NULL,
+  reason TEXT NOT NULL CHECK (reason IN ('cooldown', 'silence', 'inhibited', 'muted'))
+) WITHOUT ROWID;
+INSERT INTO suppressed_v4 (entry_id, at, reason) SELECT entry_id, at, reason FROM suppressed;
+DROP TABLE suppressed;
+ALTER TABLE suppressed_v4 RENAME TO suppressed;
+CREATE TRIGGER outbox_note_delete AFTER DELETE ON outbox BEGIN
+  DELETE FROM suppressed WHERE entry_id = old.id;
+END;
+CREATE TABLE silences_v4 (
+  id TEXT PRIMARY KEY,
+  rule TEXT,
+  match TEXT NOT NULL,
+  matchers TEXT,
+  reason TEXT NOT NULL,
+  created_at TEXT NOT NULL,
+  expires_at TEXT NOT NULL,
+  expires_ms INTEGER NOT NULL,
+  removed_at TEXT,
+  suppressed INTEGER NOT NULL DEFAULT 0
+) WITHOUT ROWID;
+INSERT INTO silences_v4 (id, rule, match, reason, created_at, expires_at, expires_ms, removed_at, suppressed)
+  SELECT id, rule, match, reason, created_at, expires_at, expires_ms, removed_at, suppressed FROM silences;
+DROP TABLE silences;
+ALTER TABLE silences_v4 RENAME TO silences;
+`,
+  },
+};
 
 /** The tables a store must have; an SQLite file without them is not a kaiawatch store. */
 export const TABLES = ["cursors", "alerts", "alerts_held", "outbox", "outbox_counts", "meta", "cooldowns", "suppressed", "silences", "balance_episodes", "absences", "delivery_attempts"] as const;
@@ -118,11 +160,11 @@ CREATE TABLE cooldowns (
 ) WITHOUT ROWID;
 CREATE INDEX cooldowns_by_age ON cooldowns (at_ms);
 
--- Entries marked delivered without a send (held by a cooldown, a silence or an inhibit rule); removed with their entry.
+-- Entries marked delivered without a send (held by a cooldown, a silence, an inhibit rule or a route's time interval); removed with their entry.
 CREATE TABLE suppressed (
   entry_id TEXT PRIMARY KEY,
   at TEXT NOT NULL,
-  reason TEXT NOT NULL CHECK (reason IN ('cooldown', 'silence', 'inhibited'))
+  reason TEXT NOT NULL CHECK (reason IN ('cooldown', 'silence', 'inhibited', 'muted'))
 ) WITHOUT ROWID;
 CREATE TRIGGER outbox_note_delete AFTER DELETE ON outbox BEGIN
   DELETE FROM suppressed WHERE entry_id = old.id;
@@ -130,10 +172,13 @@ END;
 
 -- Silences (\`kaiawatch silence\`), written by the daemon and by the CLI on a connection of its
 -- own beside it (WAL lets it). A removed one keeps its row (removed_at) until it expires.
+-- rule is NULL for a label silence (any rule's alerts); matchers, its label matchers as JSON
+-- text (NULL: none).
 CREATE TABLE silences (
   id TEXT PRIMARY KEY,
-  rule TEXT NOT NULL,
+  rule TEXT,
   match TEXT NOT NULL,
+  matchers TEXT,
   reason TEXT NOT NULL,
   created_at TEXT NOT NULL,
   expires_at TEXT NOT NULL,

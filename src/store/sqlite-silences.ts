@@ -1,17 +1,20 @@
 import type { Statement } from "better-sqlite3";
 import type { Silence } from "../model/silence.js";
-import { expiresMsOf, KEEP_EXPIRED_MS, type SilenceStore } from "./silence-store.js";
+import { expiresMsOf, KEEP_EXPIRED_MS, silenceColumns, silenceOfColumns, type SilenceStore } from "./silence-store.js";
 
-/** A silence as its row reads (the match as JSON text). */
-interface Row extends Omit<Silence, "match"> {
+/** A silence as its row reads (the match and matchers as JSON text). */
+export interface SqliteSilenceRow extends Omit<Silence, "match" | "rule" | "matchers"> {
+  rule: string | null;
   match: string;
+  matchers: string | null;
   suppressed: number;
 }
 
-const COLUMNS = "id, rule, match, reason, created_at, expires_at, suppressed";
+export const SILENCE_COLUMNS = "id, rule, match, matchers, reason, created_at, expires_at, suppressed";
 
-function silenceOf(row: Row): Silence & { suppressed: number } {
-  return { id: row.id, rule: row.rule, match: JSON.parse(row.match) as Record<string, string>, reason: row.reason, created_at: row.created_at, expires_at: row.expires_at, suppressed: row.suppressed };
+export function silenceOfSqliteRow(row: SqliteSilenceRow): Silence & { suppressed: number } {
+  const silence = silenceOfColumns({ ...row, match: JSON.parse(row.match) as Record<string, string>, matchers: row.matchers === null ? null : (JSON.parse(row.matchers) as string[]) });
+  return { ...silence, suppressed: row.suppressed };
 }
 
 /**
@@ -23,18 +26,20 @@ function silenceOf(row: Row): Silence & { suppressed: number } {
 export function createSqliteSilences(db: { statement: (sql: string) => Statement; write: <T>(fn: () => T) => Promise<T> }): SilenceStore {
   return {
     async active(now) {
-      const rows = db.statement(`SELECT ${COLUMNS} FROM silences WHERE removed_at IS NULL AND expires_ms > ? ORDER BY created_at, id`).all(now) as Row[];
-      return rows.map(silenceOf);
+      const rows = db.statement(`SELECT ${SILENCE_COLUMNS} FROM silences WHERE removed_at IS NULL AND expires_ms > ? ORDER BY created_at, id`).all(now) as SqliteSilenceRow[];
+      return rows.map(silenceOfSqliteRow);
     },
     async add(silence) {
       const expires = expiresMsOf(silence);
       await db.write(() => {
         // Adding is rare: the moment to forget silences long over.
         db.statement("DELETE FROM silences WHERE expires_ms < ?").run(Date.parse(silence.created_at) - KEEP_EXPIRED_MS);
-        db.statement("INSERT INTO silences (id, rule, match, reason, created_at, expires_at, expires_ms) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING").run(
+        const { rule, matchers } = silenceColumns(silence);
+        db.statement("INSERT INTO silences (id, rule, match, matchers, reason, created_at, expires_at, expires_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING").run(
           silence.id,
-          silence.rule,
+          rule,
           JSON.stringify(silence.match),
+          matchers,
           silence.reason,
           silence.created_at,
           silence.expires_at,
@@ -44,10 +49,10 @@ export function createSqliteSilences(db: { statement: (sql: string) => Statement
     },
     async remove(id, now) {
       const row = await db.write(
-        () => db.statement(`UPDATE silences SET removed_at = ? WHERE id = ? AND removed_at IS NULL AND expires_ms > ? RETURNING ${COLUMNS}`).get(new Date(now).toISOString(), id, now) as Row | undefined,
+        () => db.statement(`UPDATE silences SET removed_at = ? WHERE id = ? AND removed_at IS NULL AND expires_ms > ? RETURNING ${SILENCE_COLUMNS}`).get(new Date(now).toISOString(), id, now) as SqliteSilenceRow | undefined,
       );
       if (row === undefined) return undefined;
-      const { suppressed: _suppressed, ...silence } = silenceOf(row);
+      const { suppressed: _suppressed, ...silence } = silenceOfSqliteRow(row);
       return silence;
     },
     async count(held) {

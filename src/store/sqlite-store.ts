@@ -15,7 +15,7 @@ import type { AbsenceState, AttemptFilter, BalanceEpisode, BalanceEpisodeChange,
 import { checkEpisodeChanges, episodeConflict } from "./balance-episodes.js";
 import type { AlertDocument } from "../model/alert-document.js";
 import type { SilenceStore, StoredSilence } from "./silence-store.js";
-import { createSqliteSilences } from "./sqlite-silences.js";
+import { SILENCE_COLUMNS, createSqliteSilences, silenceOfSqliteRow, type SqliteSilenceRow } from "./sqlite-silences.js";
 import type { OutboxEntry, OutboxState } from "../model/outbox-entry.js";
 import type { WriteBeacon } from "../common/stall-beacon.js";
 
@@ -517,6 +517,9 @@ export class SqliteStore implements Store {
       case "dead":
         this.statement("UPDATE outbox SET state = 'dead', attempts = attempts + 1, dead_reason = ? WHERE id = ? AND state <> 'dead'").run(change.reason, change.id);
         return;
+      case "defer":
+        this.statement("UPDATE outbox SET next_attempt_at = ?, due_ms = ?, last_error = ? WHERE id = ?").run(change.until, msOf(change.until), change.note, change.id);
+        return;
       case "requeue":
         // A fresh digest: reusing the old group id would make a receiver drop it as a duplicate.
         this.statement(
@@ -577,9 +580,7 @@ export class SqliteStore implements Store {
   rowsToMigrate(): { stamps: CooldownStamp[]; notes: Array<{ id: string } & SuppressedNote>; silences: StoredSilence[] } {
     const stamps = (this.statement("SELECT sink, rule, key, at_ms, entry_id FROM cooldowns").all() as StampRow[]).map(stampOfRow);
     const notes = this.statement("SELECT entry_id AS id, at, reason FROM suppressed").all() as Array<{ id: string } & SuppressedNote>;
-    const silences = (this.statement("SELECT id, rule, match, reason, created_at, expires_at, suppressed, removed_at FROM silences WHERE removed_at IS NULL").all() as Array<StoredSilence & { match: string }>).map(
-      (row) => ({ id: row.id, rule: row.rule, match: JSON.parse(row.match) as Record<string, string>, reason: row.reason, created_at: row.created_at, expires_at: row.expires_at, suppressed: row.suppressed }),
-    );
+    const silences = (this.statement(`SELECT ${SILENCE_COLUMNS} FROM silences WHERE removed_at IS NULL`).all() as SqliteSilenceRow[]).map(silenceOfSqliteRow);
     return { stamps, notes, silences };
   }
 

@@ -22,6 +22,7 @@ export interface Cursor {
  *   the entry was held back and never sent: the store keeps a note of why beside it (see
  *   `suppressions`), removed with the entry;
  * - failed: pending → pending with the error and the next attempt time;
+ * - defer: pending → pending with a later next attempt time and a note, attempts unchanged (not an attempt);
  * - dead: pending → dead (again on a dead entry: no change);
  * - requeue: dead → pending, attempts reset, group cleared (on a pending entry: no change);
  * - group: sets the digest group of a pending entry.
@@ -32,6 +33,8 @@ export type OutboxChange =
   | { id: string; kind: "failed"; at: string; error: string; next_attempt_at: string; history?: AttemptNote }
   | { id: string; kind: "dead"; at: string; reason: string; history?: AttemptNote }
   | { id: string; kind: "requeue"; at: string }
+  /** A pending entry waits until `until` without an attempt being counted (a route's time interval mutes it), `note` its last_error; its history row is "suppressed". */
+  | { id: string; kind: "defer"; at: string; until: string; note: string; history?: AttemptNote }
   | { id: string; kind: "group"; group_id: string };
 
 /**
@@ -85,7 +88,7 @@ export interface AttemptFilter {
 }
 
 /** Why an entry was marked delivered without a send. */
-export type SuppressionReason = "cooldown" | "silence" | "inhibited";
+export type SuppressionReason = "cooldown" | "silence" | "inhibited" | "muted";
 
 export interface SuppressedNote {
   at: string;

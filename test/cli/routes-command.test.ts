@@ -144,8 +144,8 @@ routes:
     };
     at("routes:\n  matchers", "routes", "the root route needs a receiver");
     at("[team=x]", "routes.matchers", "the root route matches every alert");
-    at("'team=~", "routes.routes[0].matchers[0]", "RE2");
-    at('"severity"]', "routes.routes[0].matchers[1]", "not a matcher");
+    at("'team=~", "routes.routes[0].matchers[0]", "error parsing regexp: missing closing )");
+    at('"severity"]', "routes.routes[0].matchers[1]", "bad matcher format: severity");
     at("outt", "routes.routes[0].receiver", 'no sink named "outt" (did you mean "out"?)');
     at("beat]", "routes.routes[1].receiver[1]", "heartbeat sink");
     at('"...", rule', "routes.routes[1].group_by", '"..." groups by every label already');

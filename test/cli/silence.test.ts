@@ -155,7 +155,7 @@ sinks:
     expect(typo.code).toBe(2);
     expect(typo.err).toContain('did you mean "outflow"');
     expect((await runCli("silence", "add", "--config", config, "--rule", "outflow", "--reason", "x")).err).toContain("--for");
-    expect((await runCli("silence", "add", "--config", config, "--rule", "outflow", "--for", "1h")).err).toContain("--reason");
+    expect((await runCli("silence", "add", "--config", config, "--rule", "outflow", "--for", "1h")).err).toContain("--comment");
     expect((await runCli("silence", "add", "--config", config, "--rule", "outflow", "--for", "90", "--reason", "x")).err).toContain('add a unit, e.g. "90s"');
     expect((await runCli("silence", "add", "--config", config, "--rule", "outflow", "--for", "1h", "--reason", "x", "--match", "to")).err).toContain("FIELD=VALUE");
     // Only fields that records of the rule's source have: token_id is an NFT transfer's, not an internal transaction's.
@@ -178,5 +178,43 @@ sinks:
     expect(added.code).toBe(0);
     expect(added.out).toContain("It holds from the next delivery round of the daemon");
     expect((await runCli("silence", "list", "--config", config)).out).toMatch(/sil_[0-9a-f]{8} +outflow +\(every alert\)/);
+  });
+
+  it("adds a label silence from matchers as Alertmanager writes them, and lists both kinds in one vocabulary", async () => {
+    const dir = tempDir();
+    cleanups.push(() => dir.remove());
+    const config = join(dir.path, "config.yaml");
+    writeFileSync(
+      config,
+      `
+store: { path: ${join(dir.path, "store.json")} }
+watches:
+  - { name: wallet, account: "0x1111111111111111111111111111111111111111", sources: [internal_transactions] }
+rules:
+  - { name: outflow, watch: wallet, notify: [out] }
+sinks:
+  out: { type: console }
+`,
+    );
+    const added = await runCli("silence", "add", "--config", config, 'severity="warning"', 'team=~"nft.*"', "--for", "2h", "--comment", "release night");
+    expect(added.code).toBe(0);
+    expect(added.out).toMatch(/^Silence sil_[0-9a-f]{8} added: any rule, \{severity="warning", team=~"nft\.\*"\}, until .*; reason: release night\n/);
+    expect((await runCli("silence", "add", "--config", config, "--rule", "outflow", "--match", "to=0xAA", "--for", "1h", "--comment", "noisy")).code).toBe(0);
+    const listed = (await runCli("silence", "list", "--config", config)).out;
+    expect(listed).toMatch(/sil_[0-9a-f]{8} +\(any\) +\{severity="warning", team=~"nft\.\*"\} +/);
+    expect(listed).toMatch(/sil_[0-9a-f]{8} +outflow +to=0xaa +/);
+    const json = (await runCli("silence", "list", "--config", config, "--json")).out.trim().split("\n").map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(json.map((s) => [s.rule, s.matchers, s.match])).toEqual([
+      [undefined, ['severity="warning"', 'team=~"nft.*"'], {}],
+      ["outflow", undefined, { to: "0xaa" }],
+    ]);
+
+    // Refused with the matcher parser's message, or because it would hold too much.
+    const bad = await runCli("silence", "add", "--config", config, "severity", "--for", "1h", "--comment", "x");
+    expect(bad.code).toBe(2);
+    expect(bad.err).toContain("bad matcher format: severity");
+    expect((await runCli("silence", "add", "--config", config, 'team=~".*"', "--for", "1h", "--comment", "x")).err).toContain("must not match the empty string");
+    expect((await runCli("silence", "add", "--config", config, "--for", "1h", "--comment", "x")).err).toContain("a silence of every alert is refused");
+    expect((await runCli("silence", "add", "--config", config, "--match", "to=0xaa", "--for", "1h", "--comment", "x")).err).toContain("--match reads a rule's record fields: it needs --rule NAME");
   });
 });

@@ -120,9 +120,9 @@ ${rules}
       message = (error as Error).message;
     }
     expect(message).toContain("5 errors in the configuration");
-    expect(message).toContain('test.yaml:11:23 inhibit_rules[0].source_matchers[0]: "severity==\\"critical\\"": a value with a double quote must be quoted whole');
+    expect(message).toContain('test.yaml:11:23 inhibit_rules[0].source_matchers[0]: matcher value contains unescaped double quote: ="critical"');
     expect(message).toContain("test.yaml:14:23 inhibit_rules[1].target_matchers[0]: ");
-    expect(message).toContain("not a regular expression the linear-time engine (RE2) accepts");
+    expect(message).toContain("error parsing regexp: missing closing ): `^(?:()$`");
     expect(message).toContain('test.yaml:15:13 inhibit_rules[1].equal[0]: not a label name');
     expect(message).toContain("test.yaml:16:5 inhibit_rules[2].source_matchers: required");
     expect(message).toContain('test.yaml:17:5 inhibit_rules[2].equals: unknown key (did you mean "equal"?)');

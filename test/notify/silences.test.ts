@@ -1,7 +1,9 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { readSuppressedNotes } from "../../src/notify/cooldown.js";
 import { createDispatcher } from "../../src/notify/dispatcher.js";
-import { createSilenceBook, newSilence } from "../../src/notify/silences.js";
+import { parseMatchers } from "../../src/notify/matchers.js";
+import { buildRouteTree } from "../../src/notify/routes.js";
+import { createSilenceBook, newSilence, silenceMatches, silenceProblem } from "../../src/notify/silences.js";
 import { openSqliteStore } from "../../src/store/open-store.js";
 import { commit, counter, createEnv, entry, recording, transient, type TestEnv } from "./dispatcher-fixtures.js";
 
@@ -105,5 +107,54 @@ describe("silences in the dispatcher", () => {
     await cli.close();
     const book = await createSilenceBook(env.common, { silences: env.store.silences });
     expect(book.list(now).map((s) => s.id).sort()).toEqual(silences.map((s) => s.id).sort());
+  });
+});
+
+describe("label silences in the dispatcher", () => {
+  const labelled = (id: string, rule: string, severity: string, record: unknown = {}) => {
+    const base = entry(id, "out", rule, { record });
+    return { ...base, alert: { ...base.alert, labels: { rule, watch: "drops", source: "nft_transfers", severity, team: "nft-drops" } } };
+  };
+
+  it("a label silence holds back a routed alert and a record-field silence beside it holds its rule's, both through a restart", async () => {
+    const now = env.common.now();
+    const byLabels = newSilence({ match: {}, matchers: parseMatchers('{severity="warning", team=~"nft.*"}'), forMs: HOUR, reason: "release night", now });
+    const byRecord = newSilence({ rule: "big", match: { to: WALLET_A }, forMs: HOUR, reason: "one noisy counterparty", now: now + 1 });
+    // Added through the CLI's connection, beside the store the daemon holds.
+    const cli = await cliConnection();
+    await cli.silences.add(byLabels);
+    await cli.silences.add(byRecord);
+    await cli.close();
+
+    // A restart: the silences are rows of the store, read again by the next process.
+    await env.reopen();
+    const routes = buildRouteTree({ receiver: "out", group_wait: 0, group_by: ["..."] });
+    const book = await createSilenceBook(env.common, { silences: env.store.silences });
+    const sink = recording("out");
+    const dispatcher = createDispatcher(env.common, { store: env.store, sinks: [sinkOptions("out", sink)], rules: [{ name: "mint", routed: true }, { name: "big" }], routes, silences: book });
+    await commit(env.store, [labelled("w1", "mint", "warning"), labelled("c1", "mint", "critical"), labelled("a1", "big", "info", { to: WALLET_A }), labelled("b1", "big", "info", { to: WALLET_B })]);
+    const result = await dispatcher.drain({ timeoutMs: 5_000 });
+
+    expect(result.suppressed).toBe(2);
+    expect(sink.delivered.sort()).toEqual(["b1", "c1"]);
+    const notes = await readSuppressedNotes(env.store, await env.store.listOutbox());
+    expect(Object.entries(notes).map(([id, note]) => [id, note.reason]).sort()).toEqual([
+      ["a1:out", "silence"],
+      ["w1:out", "silence"],
+    ]);
+    expect(book.list(env.common.now()).map((s) => [s.id, s.suppressed])).toEqual([
+      [byLabels.id, 1],
+      [byRecord.id, 1],
+    ]);
+  });
+
+  it("refuses a silence of everything and one whose matchers all match the empty string", () => {
+    expect(silenceProblem({ matchers: [] })).toMatch(/silence of every alert/);
+    expect(silenceProblem({ matchers: parseMatchers('team=~".*"') })).toMatch(/must not match the empty string/);
+    expect(silenceProblem({ matchers: parseMatchers('team=~".*", severity="warning"') })).toBeUndefined();
+    expect(silenceProblem({ rule: "big", matchers: [] })).toBeUndefined();
+    // A row whose matchers do not read (no kaiawatch wrote it) holds nothing, and breaks no round.
+    const unreadable = { ...newSilence({ match: {}, matchers: parseMatchers('severity="warning"'), forMs: HOUR, reason: "x", now: env.common.now() }), matchers: ["severity"] };
+    expect(silenceMatches(unreadable, "mint", labelled("w1", "mint", "warning").alert)).toBe(false);
   });
 });

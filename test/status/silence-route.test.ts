@@ -1,5 +1,6 @@
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { parseMatchers } from "../../src/notify/matchers.js";
 import { createSilenceBook, newSilence } from "../../src/notify/silences.js";
 import { createStatusServer } from "../../src/status/status-server.js";
 import { openSqliteStore } from "../../src/store/open-store.js";
@@ -62,5 +63,13 @@ describe("POST /api/silences", () => {
     expect(await post({ remove: silence.id })).toMatchObject({ status: 200, body: { silence: { id: silence.id } } });
     expect(book.list(T0)).toEqual([]);
     expect(await store.silences.active(T0)).toEqual([]);
+
+    // A label silence: matchers instead of (or beside) a rule, checked as the CLI checks them.
+    const labels = newSilence({ match: {}, matchers: parseMatchers('{severity="warning", team=~"nft.*"}'), forMs: 3_600_000, reason: "release night", now: T0 });
+    expect(await post({ add: labels })).toEqual({ status: 200, body: { ok: true, silence: labels } });
+    expect(book.list(T0).map((s) => [s.id, s.rule, s.matchers])).toEqual([[labels.id, undefined, ['severity="warning"', 'team=~"nft.*"']]]);
+    for (const matchers of [["severity"], ['team=~".*"'], [], "severity=warning"]) {
+      expect((await post({ add: { ...labels, id: "sil_0000000a", matchers } })).status, JSON.stringify(matchers)).toBe(400);
+    }
   });
 });

@@ -1,6 +1,7 @@
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createTestCommon, type Common } from "../../src/common/common.js";
+import { parseMatchers } from "../../src/notify/matchers.js";
 import { newSilence } from "../../src/notify/silences.js";
 import type { Backend } from "../../src/store/backend.js";
 import type { AbsenceState } from "../../src/store/types.js";
@@ -395,6 +396,17 @@ describe.each(subjects)("the store port on $name", (subject) => {
       expect(await again.listAttempts({ alertId: "a2" })).toEqual([]);
     });
 
+    it("defers a pending entry to a later time without counting an attempt, with a suppressed history row; only a pending one", async () => {
+      const store = await seeded();
+      const until = at(3600);
+      await store.updateOutbox([{ id: "a1:slack", kind: "defer", at: at(1), until, note: "muted until then", history: { delivery_id: "a1", attempt: 1, error: "muted until then" } }]);
+      const [entry] = (await store.listOutbox({ sink: "slack" })).filter((e) => e.id === "a1:slack");
+      expect(entry).toMatchObject({ state: "pending", attempts: 0, next_attempt_at: until, last_error: "muted until then" });
+      expect((await store.listAttempts({ alertId: "a1" })).map((a) => [a.outcome, a.error])).toEqual([["suppressed", "muted until then"]]);
+      await store.updateOutbox([{ id: "a1:slack", kind: "delivered", at: at(2) }]);
+      await expect(store.updateOutbox([{ id: "a1:slack", kind: "defer", at: at(3), until, note: "x" }])).rejects.toMatchObject({ code: "KW_STORE_OUTBOX_CHANGE" });
+    });
+
     it("records dead letters, suppressions and digests, and filters by alert, sink, rule, outcome and time, newest first", async () => {
       const store = await seeded();
       const long = `refused: ${"x".repeat(1000)}`;
@@ -585,6 +597,21 @@ describe.each(subjects)("the store port on $name", (subject) => {
       expect(await silences.remove(late.id, now + 2000)).toBeUndefined();
       expect(await silences.remove("sil_00000000", now)).toBeUndefined();
       expect((await silences.active(now + 2000)).map((s) => s.id)).toEqual([early.id]);
+    });
+
+    it("keep a label silence (no rule, label matchers) as a row beside a record-field one, and give both back as made", async () => {
+      const { silences } = await fresh();
+      const now = Date.parse(t0);
+      const labels = newSilence({ match: {}, matchers: parseMatchers('{severity="warning", team=~"nft.*"}'), forMs: HOUR, reason: "release night", now });
+      const fields = newSilence({ rule: "r", match: { to: "0xaa" }, forMs: HOUR, reason: "one noisy counterparty", now: now + 1 });
+      await silences.add(labels);
+      await silences.add(fields);
+      expect(labels).toEqual({ id: labels.id, match: {}, matchers: ['severity="warning"', 'team=~"nft.*"'], reason: "release night", created_at: labels.created_at, expires_at: labels.expires_at });
+      expect(await silences.active(now + 2)).toEqual([
+        { ...labels, suppressed: 0 },
+        { ...fields, suppressed: 0 },
+      ]);
+      expect(await silences.remove(labels.id, now + 2)).toEqual(labels);
     });
 
     it("are written by a CLI's open (read-only store, writable silences) beside the daemon's, and read by it", async () => {

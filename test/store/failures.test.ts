@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { createTestCommon } from "../../src/common/common.js";
 import { openStore } from "../../src/store/open-store.js";
+import { SQLITE_SCHEMA_VERSION } from "../../src/store/sqlite-schema.js";
 import { readOnDisk } from "./fixtures/on-disk.js";
 import { CAN_MOUNT_TMPFS, fillFileSystem } from "../helpers/tmpfs.js";
 import { cursor, entry } from "./fixtures/sample.js";
@@ -81,11 +82,11 @@ describe("an SQLite file that is not a kaiawatch store", () => {
     const store = await file.open();
     await store.close();
     const db = new BetterSqlite3(file.path);
-    db.pragma("user_version = 4");
+    db.pragma(`user_version = ${SQLITE_SCHEMA_VERSION + 1}`);
     db.close();
     const error = await openFails();
     expect(error.code).toBe("KW_STORE_VERSION");
-    expect(error.message).toMatch(/schema version 4.*knows up to 3/);
+    expect(error.message).toMatch(new RegExp(`schema version ${SQLITE_SCHEMA_VERSION + 1}.*knows up to ${SQLITE_SCHEMA_VERSION}`));
   });
 
   it("a store of a development build before the first release (version 2): KW_STORE_VERSION, file unchanged", async () => {

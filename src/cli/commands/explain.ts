@@ -3,7 +3,7 @@ import { formatDuration } from "../../common/duration.js";
 import type { Common } from "../../common/common.js";
 import { describeError, isKaiawatchError } from "../../common/errors.js";
 import type { Config } from "../../config/index.js";
-import { silenceMatchesRecord, withoutCount, type Silence } from "../../notify/silences.js";
+import { silenceMatchers, silenceMatchesRecord, withoutCount, type Silence } from "../../notify/silences.js";
 import { describeInhibitRule, inhibitionOf, type FiringSource } from "../../notify/inhibit.js";
 import { alertLabels } from "../../notify/labels.js";
 import { matches } from "../../notify/matchers.js";
@@ -95,9 +95,12 @@ async function run(args: string[], io: CommandIO): Promise<number> {
   const spentBefore = client.meter.spentToday();
   try {
     const { silences: stored, firing } = await storedHolds(common, config);
-    const silences = stored.filter((silence) => silence.rule === rule.name);
-    // Every alert of the rule carries the same labels: which inhibit rules may hold them, and whether a source fires now.
+    // Every alert of the rule carries the same labels: which silences and inhibit rules may hold them, and whether a source fires now.
     const labels = alertLabels({ rule: rule.name, watch: rule.watch, source: family, ...(rule.severity === undefined ? {} : { severity: rule.severity }), ...(rule.labels === undefined ? {} : { labels: rule.labels }) });
+    const silences = stored.filter((silence) => {
+      const matchers = silenceMatchers(silence);
+      return matchers !== undefined && (silence.rule === undefined || silence.rule === rule.name) && matches(matchers, labels);
+    });
     const inhibition = inhibitionOf(config.inhibit_rules, firing, labels);
     const inhibitRules = config.inhibit_rules.filter((candidate) => matches(candidate.targetMatchers, labels));
     const found = await fetchTransactionRecords(client, {

@@ -1,11 +1,11 @@
 import { cleanLine } from "../../common/sanitize-text.js";
 import type { Config } from "../../config/index.js";
 import { LABEL_NAME_PATTERN, alertLabels, formatLabels, type Labels } from "../../notify/labels.js";
-import { describeRoute, describeRouteTree, groupLabels, matchRoutes, receiversOf, type Route } from "../../notify/routes.js";
+import { describeRoute, describeRouteMute, describeRouteTree, groupLabels, matchRoutes, receiversOf, routeMuteAt, type Route } from "../../notify/routes.js";
 import { CONFIG_OPTIONS, CONFIG_OPTIONS_HELP, UsageError, loadConfigForCommand, parseCommandArgs, ruleNamed } from "../bootstrap.js";
 import { EXIT_OK, EXIT_RUNTIME, type Command, type CommandIO } from "../command.js";
 
-const HELP = `Usage: kaiawatch routes [--tree] [--test] [--rule NAME] [LABEL=VALUE …] [--verify SINKS] [options]
+const HELP = `Usage: kaiawatch routes [--tree] [--test] [--rule NAME] [LABEL=VALUE …] [--time ISO] [--verify SINKS] [options]
 
 Shows the routes: tree of the config and where an alert would go, like Alertmanager's
 \`amtool config routes test\`. It reads the config only (no store, no network).
@@ -18,6 +18,8 @@ Shows the routes: tree of the config and where an alert would go, like Alertmana
 route it ends at: its key path in the config, its matchers, sinks and grouping
 (group_by, group_wait, group_interval, repeat_interval) and the alert's group there.
 A rule with its own notify: goes to those sinks, past the tree: --rule says so.
+A route with mute_time_intervals or active_time_intervals says whether it is muted at
+--time (default: now) and by which interval: "MUTED at … (in mute time interval …)".
 
 Labels are the alert's: a rule's alerts carry rule, watch and source, its severity and
 its labels: map; kaiawatch's operational alerts carry rule=kaiawatch.operational,
@@ -28,6 +30,7 @@ Options:
   --test           show where an alert with the given labels would go
   --rule NAME      start from the labels of this rule's alerts (LABEL=VALUE adds or replaces)
   --tree           print the tree (with --test: the routes the alert ends at marked ◀)
+  --time ISO       with --test: the moment the time intervals are read at, e.g. 2026-03-29T08:30:00+02:00 (default: now)
   --verify SINKS   with --test: exit 1 unless the sinks are exactly these (comma-separated, any order)
 ${CONFIG_OPTIONS_HELP}
 `;
@@ -35,10 +38,13 @@ ${CONFIG_OPTIONS_HELP}
 export const routesCommand: Command = { help: HELP, run };
 
 async function run(args: string[], io: CommandIO): Promise<number> {
-  const { values, positionals } = parseCommandArgs(args, { ...CONFIG_OPTIONS, test: { type: "boolean" }, tree: { type: "boolean" }, rule: { type: "string" }, verify: { type: "string" } }, true);
+  const { values, positionals } = parseCommandArgs(args, { ...CONFIG_OPTIONS, test: { type: "boolean" }, tree: { type: "boolean" }, rule: { type: "string" }, verify: { type: "string" }, time: { type: "string" } }, true);
   const testing = values.test === true || values.rule !== undefined;
   if (!testing && positionals.length > 0) throw new UsageError(`labels are for --test: kaiawatch routes --test ${positionals.map((p) => cleanLine(p, 40)).join(" ")}`);
   if (!testing && values.verify !== undefined) throw new UsageError("--verify needs --test");
+  if (!testing && values.time !== undefined) throw new UsageError("--time needs --test");
+  const at = values.time === undefined ? Date.now() : Date.parse(values.time);
+  if (Number.isNaN(at)) throw new UsageError(`--time: not a time: "${cleanLine(values.time ?? "", 60)}"; write ISO 8601, e.g. 2026-03-29T08:30:00Z`);
   const given = parseLabelArgs(positionals);
   const loaded = await loadConfigForCommand(io, values.config);
   if (typeof loaded === "number") return loaded;
@@ -71,6 +77,11 @@ async function run(args: string[], io: CommandIO): Promise<number> {
     for (const route of ends) {
       out(`  ${route.id}  ${describeRoute(route)}`);
       out(`    group ${formatLabels(groupLabels(route, labels))}${missingGroupLabels(route, labels)}`);
+      if (route.muteTimeIntervals.length === 0 && route.activeTimeIntervals.length === 0) continue;
+      const mute = routeMuteAt(route, at);
+      const when = new Date(at).toISOString();
+      // Muted, the alert still ends here: recorded as muted, not sent, and not passed to a sibling.
+      out(mute === undefined ? `    not muted at ${when}` : `    MUTED at ${when} (${describeRouteMute(mute)}): recorded, not sent`);
     }
   }
   return verify(values.verify, sinks, io);

@@ -1,7 +1,8 @@
 import type { Common } from "../../common/common.js";
 import { formatDuration, parseDuration, type Config } from "../../config/index.js";
 import { cleanLine } from "../../common/sanitize-text.js";
-import { newSilence, type Silence } from "../../notify/silences.js";
+import { MatcherError, parseMatchers as parseLabelMatchers, type Matcher } from "../../notify/matchers.js";
+import { newSilence, silenceProblem, type Silence } from "../../notify/silences.js";
 import type { Backend } from "../../store/backend.js";
 import { isStoreError } from "../../store/errors.js";
 import { openBackend } from "../../store/open-backend.js";
@@ -13,19 +14,26 @@ import { EXIT_OK, EXIT_RUNTIME, type Command, type CommandIO } from "../command.
 import { table } from "../text-table.js";
 
 const HELP = `Usage:
-  kaiawatch silence add --rule NAME [--match FIELD=VALUE …] --for DURATION --reason TEXT
+  kaiawatch silence add [MATCHER …] [--rule NAME [--match FIELD=VALUE …]] --for DURATION --comment TEXT
   kaiawatch silence list [--json]
   kaiawatch silence remove ID
 
-A silence holds back a rule's alerts for a while without editing the config: alerts it
-matches are recorded in the outbox as not sent (counted in
+A silence holds back alerts for a while without editing the config: alerts it matches are
+recorded in the outbox as not sent (counted in
 kaiawatch_alerts_suppressed_total{reason="silence"}) and are not sent later either. It ends
 by itself after --for, or with \`silence remove\`.
 
---match narrows it to alerts whose record has FIELD equal to VALUE (case-insensitive),
-FIELD read like group.by: a dot path into the explorer record (from, to,
-contract.contract_address, token_id, transaction_hash …). Several --match must all hold;
-without one, every alert of the rule is held back.
+MATCHERs are label matchers, as Alertmanager's silences (and amtool's) take them and as
+routes use them: 'severity="warning"', 'team=~"nft.*"', 'watch!=treasury', or several in
+one '{severity="warning", team="nft"}'. The alert's labels must meet them all (a rule's
+alerts carry rule, watch, source, severity and its labels:). At least one must not match
+the empty string.
+
+--rule silences one rule's alerts; with --match, only those whose record has FIELD equal
+to VALUE (case-insensitive), FIELD read like group.by: a dot path into the explorer record
+(from, to, contract.contract_address, token_id, transaction_hash …): the tool for one noisy
+counterparty. Several --match must all hold. Matchers, --rule and --match may be combined:
+an alert must meet every one.
 
 The command writes the silence into the store itself, whether or not a daemon runs on it:
 beside a running daemon on the file store (store.path) on a short connection of its own,
@@ -35,10 +43,10 @@ silences from the store at each delivery round, so a silence holds from the next
 admitted.
 
 Options:
-  --rule NAME          (add) the rule to silence
-  --match FIELD=VALUE  (add) only alerts whose record field has this value; repeatable
+  --rule NAME          (add) only this rule's alerts
+  --match FIELD=VALUE  (add, with --rule) only alerts whose record field has this value; repeatable
   --for DURATION       (add) how long, e.g. 30m, 2h, 1d
-  --reason TEXT        (add) why, for whoever finds the silence later
+  --comment TEXT       (add) why, for whoever finds the silence later (also --reason)
   --json               (list) one JSON object per line
 ${CONFIG_OPTIONS_HELP}
 `;
@@ -60,6 +68,7 @@ async function run(args: string[], io: CommandIO): Promise<number> {
       match: { type: "string", multiple: true },
       for: { type: "string" },
       reason: { type: "string" },
+      comment: { type: "string" },
       json: { type: "boolean", default: false },
     },
     true,
@@ -73,10 +82,12 @@ async function run(args: string[], io: CommandIO): Promise<number> {
 
   switch (action) {
     case "add": {
-      if (rest.length > 0) throw new UsageError(`add takes no arguments besides its options, got "${cleanLine(rest.join(" "), 80)}"`);
+      const matchers = labelMatchersOf(rest);
       const rule = values.rule;
-      if (rule === undefined) throw new UsageError("add needs --rule NAME");
-      const family = ruleNamed(config, rule).source;
+      if (rule === undefined && values.match !== undefined) throw new UsageError("--match reads a rule's record fields: it needs --rule NAME");
+      const family = rule === undefined ? undefined : ruleNamed(config, rule).source;
+      const problem = silenceProblem({ ...(rule === undefined ? {} : { rule }), matchers });
+      if (problem !== undefined) throw new UsageError(`add: ${problem}`);
       if (values.for === undefined) throw new UsageError("add needs --for DURATION (e.g. 2h): a silence always ends by itself");
       let forMs: number;
       try {
@@ -85,18 +96,18 @@ async function run(args: string[], io: CommandIO): Promise<number> {
         throw new UsageError(`--for: ${(error as Error).message}`);
       }
       if (forMs <= 0) throw new UsageError("--for must be longer than 0s");
-      const reason = values.reason?.trim();
-      if (!reason) throw new UsageError('add needs --reason "…": whoever finds the silence later should know why');
+      const reason = (values.comment ?? values.reason)?.trim();
+      if (!reason) throw new UsageError('add needs --comment "…": whoever finds the silence later should know why');
       const match = parseMatchers(values.match ?? []);
       // A field the rule's records do not have would never match (or, reading "", match all of them without it).
       for (const field of Object.keys(match)) {
-        if (!recordFieldExists(family, field)) {
+        if (family !== undefined && !recordFieldExists(family, field)) {
           const computed = COMPUTED_RULE_FIELDS[field];
           if (computed !== undefined) throw new UsageError(`--match: "${field}" is computed by rules from the record's ${computed}, not a field of it; match on ${computed} instead`);
           throw new UsageError(`--match: ${family} records (the source of rule ${rule}) have no field "${cleanLine(field, 80)}"; their fields: ${recordFieldNames(family).join(", ")}, or a rule's name for one of them (${Object.keys(RULE_FIELD_ALIASES).join(", ")}) (nested with a dot, e.g. contract.contract_address; list items by index, e.g. topics.1)`);
         }
       }
-      return add(context, newSilence({ rule, match, forMs, reason, now: common.now() }));
+      return add(context, newSilence({ ...(rule === undefined ? {} : { rule }), match, matchers, forMs, reason, now: common.now() }));
     }
     case "list":
       if (rest.length > 0) throw new UsageError("list takes no arguments");
@@ -105,6 +116,18 @@ async function run(args: string[], io: CommandIO): Promise<number> {
       if (rest.length !== 1) throw new UsageError("remove takes one silence id (see `kaiawatch silence list`)");
       return remove(context, rest[0]!);
   }
+}
+
+/** The label matchers given as arguments, each read as an Alertmanager config line (several may share one). */
+function labelMatchersOf(texts: readonly string[]): Matcher[] {
+  return texts.flatMap((text) => {
+    try {
+      return parseLabelMatchers(text);
+    } catch (error) {
+      if (error instanceof MatcherError) throw new UsageError(`not a label matcher: "${cleanLine(text, 80)}": ${error.message}`);
+      throw error;
+    }
+  });
 }
 
 function parseMatchers(texts: readonly string[]): Record<string, string> {
@@ -174,17 +197,20 @@ async function list(context: Context, json: boolean): Promise<number> {
     io.stdout.write("No active silences.\n");
     return EXIT_OK;
   }
-  const rows = active.map((s) => [s.id, s.rule, matchText(s), `${s.expires_at} (in ${formatDuration(Math.max(0, Math.ceil((Date.parse(s.expires_at) - now) / 1000)) * 1000)})`, String(s.suppressed), cleanLine(s.reason, 200)]);
+  const rows = active.map((s) => [s.id, s.rule ?? "(any)", matchText(s), `${s.expires_at} (in ${formatDuration(Math.max(0, Math.ceil((Date.parse(s.expires_at) - now) / 1000)) * 1000)})`, String(s.suppressed), cleanLine(s.reason, 200)]);
   io.stdout.write(table(["ID", "RULE", "MATCH", "EXPIRES", "HELD BACK", "REASON"], rows));
   return EXIT_OK;
 }
 
+/** Its label matchers in braces, then its record fields: one vocabulary for both kinds. */
 function matchText(silence: Silence): string {
-  const parts = Object.entries(silence.match).map(([field, value]) => `${field}=${value}`);
+  const labels = silence.matchers === undefined ? [] : [`{${silence.matchers.join(", ")}}`];
+  const fields = Object.entries(silence.match).map(([field, value]) => `${field}=${value}`);
+  const parts = [...labels, ...fields];
   return parts.length === 0 ? "(every alert)" : cleanLine(parts.join(" "), 200);
 }
 
 function describe(silence: Silence): string {
-  return `rule ${silence.rule}, ${matchText(silence)}, until ${silence.expires_at}; reason: ${cleanLine(silence.reason, 200)}`;
+  return `${silence.rule === undefined ? "any rule" : `rule ${silence.rule}`}, ${matchText(silence)}, until ${silence.expires_at}; reason: ${cleanLine(silence.reason, 200)}`;
 }
 

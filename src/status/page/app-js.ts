@@ -610,9 +610,12 @@ export const APP_JS = String.raw`(function () {
     $("silences-empty").hidden = silences.length > 0;
     $("silences-table").hidden = silences.length === 0;
     fill($("silences-body"), silences.map(function (s) {
-      var match = Object.keys(s.match || {}).map(function (k) { return k + "=" + s.match[k]; }).join(", ");
+      // Label matchers in braces, then record fields: the same words as \`kaiawatch silence list\`.
+      var labels = (s.matchers || []).length > 0 ? ["{" + s.matchers.join(", ") + "}"] : [];
+      var fields = Object.keys(s.match || {}).map(function (k) { return k + "=" + s.match[k]; });
+      var match = labels.concat(fields).join(" ");
       var tr = el("tr");
-      tr.append(td(s.id, "mono"), td(s.rule), td(match || "(every alert)", "mono"), td(s.reason), td(s.expires_at), td(num(s.suppressed), "num"));
+      tr.append(td(s.id, "mono"), td(s.rule || "(any)"), td(match || "(every alert)", "mono"), td(s.reason), td(s.expires_at), td(num(s.suppressed), "num"));
       return tr;
     }));
   }

@@ -15,7 +15,7 @@ import type { AlertDocument } from "../../model/alert-document.js";
 import type { OutboxEntry, OutboxState } from "../../model/outbox-entry.js";
 import { createLeases, type Leases } from "./leases.js";
 import { migrate } from "./migrate.js";
-import type { SilenceStore, StoredSilence } from "../silence-store.js";
+import { silenceColumns, type SilenceStore, type StoredSilence } from "../silence-store.js";
 import { createSilenceTable } from "./silence-table.js";
 import { entryOfPgRow, OUTBOX_COLUMNS, type PgOutboxRow, type Queryable } from "./rows.js";
 
@@ -695,8 +695,8 @@ export class PostgresStore implements Store {
       }
       for (const silence of data.silences ?? []) {
         await client.query(
-          "INSERT INTO silences (id, rule, match, reason, created_at, expires_at, expires_ms, suppressed) VALUES ($1, $2, $3::jsonb, $4, $5, $6, $7, $8) ON CONFLICT DO NOTHING",
-          [silence.id, silence.rule, JSON.stringify(silence.match), silence.reason, silence.created_at, silence.expires_at, Date.parse(silence.expires_at), silence.suppressed],
+          "INSERT INTO silences (id, rule, match, matchers, reason, created_at, expires_at, expires_ms, suppressed) VALUES ($1, $2, $3::jsonb, $4::jsonb, $5, $6, $7, $8, $9) ON CONFLICT DO NOTHING",
+          [silence.id, silenceColumns(silence).rule, JSON.stringify(silence.match), silenceColumns(silence).matchers, silence.reason, silence.created_at, silence.expires_at, Date.parse(silence.expires_at), silence.suppressed],
         );
       }
       // An open balance episode goes on under its id after the move (its resolve closes the same incident).
@@ -947,6 +947,9 @@ async function applyChange(client: Queryable, change: OutboxChange): Promise<voi
         "UPDATE outbox SET attempts = attempts + 1, last_error = $1, next_attempt_at = $2, due_ms = $3 WHERE id = $4",
         [change.error, change.next_attempt_at, msOf(change.next_attempt_at), change.id],
       );
+      return;
+    case "defer":
+      await client.query("UPDATE outbox SET next_attempt_at = $1, due_ms = $2, last_error = $3 WHERE id = $4", [change.until, msOf(change.until), change.note, change.id]);
       return;
     case "dead":
       await client.query("UPDATE outbox SET state = 'dead', attempts = attempts + 1, dead_reason = $1 WHERE id = $2 AND state <> 'dead'", [

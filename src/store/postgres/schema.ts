@@ -17,9 +17,9 @@ export interface Migration {
 }
 
 /**
- * No release has been published yet, so the schema starts at the version it had then (2):
- * every table in one migration. Builds of development left databases at version 1, which
- * migrate.ts refuses by name. The next change is a migration of version 3 at the end.
+ * The schema starts at version 2: every table in one migration. Builds of development left
+ * databases at version 1, which migrate.ts refuses by name. Each change since is a migration
+ * at the end.
  */
 export const MIGRATIONS: readonly Migration[] = [
   {
@@ -177,6 +177,17 @@ CREATE TABLE absences (
   rule text PRIMARY KEY,
   state jsonb NOT NULL
 );
+`,
+  },
+  {
+    version: 3,
+    description: "silences on labels (rule may be NULL, matchers) and alerts muted by a route's time interval",
+    sql: `
+ALTER TABLE suppressed DROP CONSTRAINT suppressed_reason_check;
+ALTER TABLE suppressed ADD CONSTRAINT suppressed_reason_check CHECK (reason IN ('cooldown', 'silence', 'inhibited', 'muted'));
+-- rule is NULL for a label silence (any rule's alerts); matchers, its label matchers (NULL: none).
+ALTER TABLE silences ALTER COLUMN rule DROP NOT NULL;
+ALTER TABLE silences ADD COLUMN matchers jsonb;
 `,
   },
 ];

@@ -35,6 +35,19 @@ describe("PostgreSQL migrations", () => {
     });
   });
 
+  it("upgrade a database of version 2 to label silences and muted alerts, keeping its silences", async () => {
+    const logger = createSilentLogger();
+    await withClient(async (client) => {
+      expect(await migrate(client, logger, MIGRATIONS.filter((m) => m.version === 2))).toEqual({ from: 0, to: 2 });
+      await client.query("INSERT INTO silences (id, rule, match, reason, created_at, expires_at, expires_ms) VALUES ('sil_old', 'outflow', '{}'::jsonb, 'kept', 'a', 'b', 1)");
+      expect(await migrate(client, logger)).toEqual({ from: 2, to: POSTGRES_SCHEMA_VERSION });
+      expect((await client.query("SELECT id, rule, matchers FROM silences")).rows).toEqual([{ id: "sil_old", rule: "outflow", matchers: null }]);
+      await client.query(`INSERT INTO silences (id, rule, match, matchers, reason, created_at, expires_at, expires_ms) VALUES ('sil_label', NULL, '{}'::jsonb, '["severity=\\"warning\\""]'::jsonb, 'labels', 'a', 'b', 1)`);
+      const check = await client.query<{ def: string }>("SELECT pg_get_constraintdef(oid) AS def FROM pg_constraint WHERE conname = 'suppressed_reason_check'");
+      expect(check.rows[0]?.def).toContain("muted");
+    });
+  });
+
   it("are safe when several replicas start together: one migrates, the others wait and find nothing to do", async () => {
     const logger = createSilentLogger();
     const results = await Promise.all(Array.from({ length: 5 }, () => withClient((client) => migrate(client, logger))));

@@ -2,6 +2,9 @@ import { beforeEach, describe, expect, it } from "vitest";
 import { createTestCommon } from "../../../src/common/common.js";
 import { createDispatcher, type DispatcherRule } from "../../../src/notify/dispatcher.js";
 import { readSuppressedNotes } from "../../../src/notify/cooldown.js";
+import { parseMatchers } from "../../../src/notify/matchers.js";
+import { buildRouteTree } from "../../../src/notify/routes.js";
+import { parseNamedTimeIntervals } from "../../../src/notify/time-intervals.js";
 import { createSilenceBook, newSilence } from "../../../src/notify/silences.js";
 import { leaseResource, type LeaseResource } from "../../../src/store/resources.js";
 import { createLeaseKeeper } from "../../../src/store/postgres/lease-keeper.js";
@@ -109,6 +112,61 @@ describe("silences shared by replicas", () => {
     await d2.drain({ timeoutMs: 10_000 });
     expect(sink.delivered).toEqual(["x2", "x3"]);
     expect(book2.list(common.now())).toEqual([]);
+  });
+});
+
+describe("label silences shared by replicas", () => {
+  it("a label silence added through one replica holds back a routed alert another admits, beside a record-field silence", async () => {
+    const common = createTestCommon();
+    const [r1, r2] = [await server.open(url, { replicaId: "r1" }, common), await server.open(url, { replicaId: "r2" }, common)];
+    const book2 = await createSilenceBook(common, { silences: r2.silences });
+    const sink = recording("a");
+    const routes = buildRouteTree({ receiver: "a", group_wait: 0, group_by: ["..."] });
+    const d2 = createDispatcher(common, { store: r2, sinks: [sinkOptions(sink)], rules: [{ name: "nft", routed: true }, { name: "r" }], routes, silences: book2 });
+    const labelled = (id: string, rule: string, severity: string, record: unknown = {}) => {
+      const base = entry(id, "a", rule, { record });
+      return { ...base, alert: { ...base.alert, labels: { rule, watch: "w", source: "nft_transfers", severity, team: "nft-drops" } } };
+    };
+
+    const byLabels = newSilence({ match: {}, matchers: parseMatchers('severity="warning"').concat(parseMatchers('team=~"nft.*"')), forMs: HOUR, reason: "release night", now: common.now() });
+    const byRecord = newSilence({ rule: "r", match: { to: "0xAA" }, forMs: HOUR, reason: "one noisy counterparty", now: common.now() + 1 });
+    await r1.silences.add(byLabels);
+    await r1.silences.add(byRecord);
+    await commit(r1, [labelled("w1", "nft", "warning"), labelled("c1", "nft", "critical"), labelled("x1", "r", "info", { to: "0xaa" }), labelled("x2", "r", "info", { to: "0xbb" })]);
+    expect((await d2.drain({ timeoutMs: 10_000 })).suppressed).toBe(2);
+    expect(sink.delivered.sort()).toEqual(["c1", "x2"]);
+    expect(await readSuppressedNotes(r1, await r1.listOutbox())).toEqual({ "w1:a": { at: expect.any(String), reason: "silence" }, "x1:a": { at: expect.any(String), reason: "silence" } });
+    await expect.poll(async () => (await r1.silences.active(common.now())).map((s) => [s.id, s.suppressed])).toEqual([
+      [byLabels.id, 1],
+      [byRecord.id, 1],
+    ]);
+  });
+});
+
+describe("time intervals across replicas", () => {
+  it("replicas agree: an episode muted through one waits in the store and is sent once, by the other, when the mute ends", async () => {
+    // Saturday noon UTC, then Monday 00:01: the clock is injected, both replicas read the same one.
+    let now = Date.UTC(2030, 0, 5, 12);
+    const common = createTestCommon({ now: () => now });
+    const [r1, r2] = [await server.open(url, { replicaId: "r1" }, common), await server.open(url, { replicaId: "r2" }, common)];
+    const intervals = parseNamedTimeIntervals([{ name: "weekend", time_intervals: [{ weekdays: ["saturday", "sunday"] }] }]);
+    const routes = buildRouteTree({ receiver: "a", group_wait: 0, routes: [{ matchers: ['severity="warning"'], mute_time_intervals: ["weekend"] }] }, intervals);
+    const sink = recording("a");
+    const rules = [{ name: "low", routed: true }];
+    const base = entry("ep1", "a", "low", { createdAt: new Date(now).toISOString() });
+    const firing = { ...base, alert: { ...base.alert, episode_id: "ep1", status: "firing" as const, labels: { rule: "low", watch: "w", source: "balances", severity: "warning" } } };
+    await commit(r1, [firing]);
+
+    const d1 = createDispatcher(common, { store: r1, sinks: [sinkOptions(sink)], rules, routes });
+    expect((await d1.drain({ timeoutMs: 10_000 })).pending).toBe(1);
+    await d1.stop();
+    expect(sink.calls).toEqual([]);
+    expect((await r2.listOutbox({ state: "pending" })).map((e) => e.next_attempt_at)).toEqual(["2030-01-07T00:00:00.000Z"]);
+
+    now = Date.UTC(2030, 0, 7, 0, 1);
+    const d2 = createDispatcher(common, { store: r2, sinks: [sinkOptions(sink)], rules, routes });
+    expect(await d2.drain({ timeoutMs: 10_000 })).toMatchObject({ delivered: 1, pending: 0 });
+    expect(sink.delivered).toEqual(["ep1"]);
   });
 });
 
