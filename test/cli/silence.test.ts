@@ -17,6 +17,26 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
+/** A config with one wallet, its rule `outflow` and a console sink, in a directory of its own (no daemon: the CLI writes the store). */
+function walletConfig(): string {
+  const dir = tempDir();
+  cleanups.push(() => dir.remove());
+  const config = join(dir.path, "config.yaml");
+  writeFileSync(
+    config,
+    `
+store: { path: ${join(dir.path, "store.json")} }
+watches:
+  - { name: wallet, account: "0x1111111111111111111111111111111111111111", sources: [internal_transactions] }
+rules:
+  - { name: outflow, watch: wallet, notify: [out] }
+sinks:
+  out: { type: console }
+`,
+  );
+  return config;
+}
+
 describe("kaiawatch silence with a running daemon", () => {
   it("holds back exactly the alerts it matches until it expires, picked up without a restart", { timeout: 60_000 }, async () => {
     const sim = await createSimulator({ seed: 5, initialBlocks: 5 });
@@ -136,21 +156,7 @@ sinks:
   });
 
   it("explains mistakes: an unknown rule, a missing --for or --reason, a malformed --match, an unknown id", async () => {
-    const dir = tempDir();
-    cleanups.push(() => dir.remove());
-    const config = join(dir.path, "config.yaml");
-    writeFileSync(
-      config,
-      `
-store: { path: ${join(dir.path, "store.json")} }
-watches:
-  - { name: wallet, account: "0x1111111111111111111111111111111111111111", sources: [internal_transactions] }
-rules:
-  - { name: outflow, watch: wallet, notify: [out] }
-sinks:
-  out: { type: console }
-`,
-    );
+    const config = walletConfig();
     const typo = await runCli("silence", "add", "--config", config, "--rule", "outflw", "--for", "1h", "--reason", "x");
     expect(typo.code).toBe(2);
     expect(typo.err).toContain('did you mean "outflow"');
@@ -181,21 +187,7 @@ sinks:
   });
 
   it("adds a label silence from matchers as Alertmanager writes them, and lists both kinds in one vocabulary", async () => {
-    const dir = tempDir();
-    cleanups.push(() => dir.remove());
-    const config = join(dir.path, "config.yaml");
-    writeFileSync(
-      config,
-      `
-store: { path: ${join(dir.path, "store.json")} }
-watches:
-  - { name: wallet, account: "0x1111111111111111111111111111111111111111", sources: [internal_transactions] }
-rules:
-  - { name: outflow, watch: wallet, notify: [out] }
-sinks:
-  out: { type: console }
-`,
-    );
+    const config = walletConfig();
     const added = await runCli("silence", "add", "--config", config, 'severity="warning"', 'team=~"nft.*"', "--for", "2h", "--comment", "release night");
     expect(added.code).toBe(0);
     expect(added.out).toMatch(/^Silence sil_[0-9a-f]{8} added: any rule, \{severity="warning", team=~"nft\.\*"\}, until .*; reason: release night\n/);
