@@ -8,6 +8,7 @@ import type { Store } from "../../src/store/types.js";
 import { readOnDisk, type OnDisk } from "./fixtures/on-disk.js";
 import { cursor, entry } from "./fixtures/sample.js";
 import { makeTempDir } from "./fixtures/temp-dir.js";
+import { SQLITE_SCHEMA_VERSION } from "../../src/store/sqlite-schema.js";
 
 let temp: ReturnType<typeof makeTempDir>;
 let path: string;
@@ -33,11 +34,11 @@ function onDisk(): OnDisk {
 }
 
 describe("store round trips", () => {
-  it("starts empty on a missing file, creating it and its directory at schema version 3", async () => {
+  it("starts empty on a missing file, creating it and its directory at the schema version of this code", async () => {
     const store = await openTracked();
     expect((await store.listCursors())).toEqual([]);
     expect((await store.listOutbox())).toEqual([]);
-    expect(onDisk()).toEqual({ version: 3, cursors: {}, outbox: [], meta: {} });
+    expect(onDisk()).toEqual({ version: SQLITE_SCHEMA_VERSION, cursors: {}, outbox: [], meta: {} });
   });
 
   it("sets the store metrics on each write", async () => {
