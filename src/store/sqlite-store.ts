@@ -782,8 +782,12 @@ export class SqliteStore implements Store {
   private checkpoint(): void {
     if (this.db.inTransaction || this.corruption !== undefined) return;
     try {
-      // PASSIVE: copies what no reader still needs and never waits for a reader.
-      this.writing(() => this.db.pragma("wal_checkpoint(PASSIVE)"));
+      // PASSIVE: copies what no reader still needs and never waits for a reader. It is done
+      // only when it was not busy (the checkpoint thread may hold the checkpoint lock) and
+      // copied every frame: until then the next commit tries again, or a busy machine let the
+      // WAL grow past the bound while the count said it had been copied.
+      const [result] = this.writing(() => this.db.pragma("wal_checkpoint(PASSIVE)")) as Array<{ busy: number; log: number; checkpointed: number }>;
+      if (result !== undefined && (result.busy !== 0 || result.checkpointed < result.log)) return;
       this.uncheckpointed = 0;
       this.finishCheckpoint = false;
     } catch (error) {

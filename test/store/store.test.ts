@@ -177,8 +177,8 @@ describe("checkpoints", () => {
     // A commit here appends about five pages to the WAL (page 1, which carries the store's
     // identity at every commit, the cursor, the alert, its outbox row and index); without
     // checkpoints 1,000 of them would take 20 MB. The thread copies them every 200 commits (or
-    // the store itself after 800, which a busy machine reaches), after which SQLite starts the
-    // WAL over.
+    // the store itself after 800, which a busy machine reaches, trying again at each commit
+    // while the thread holds the checkpoint), after which SQLite starts the WAL over.
     expect(statSync(`${path}-wal`).size).toBeLessThan(900 * 5 * 4096);
     await store.close();
     expect(existsSync(`${path}-wal`)).toBe(false);
