@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { main } from "../../src/cli/main.js";
 import { ConfigError, parseConfigText } from "../../src/config/index.js";
 import { CONFIG_CHECKS } from "../../src/daemon/config-checks.js";
-import { configErrorOf, positionIn } from "../config/helpers.js";
+import { configErrorOf, issueAt } from "../config/helpers.js";
 import { memoryIO, quietCommon, tempDir } from "../helpers/harness.js";
 import { openStore } from "../../src/store/open-store.js";
 import { entry } from "../notify/dispatcher-fixtures.js";
@@ -135,13 +135,7 @@ routes:
 `;
     const error = configErrorOf(() => parse(text));
     expect(error).toBeInstanceOf(ConfigError);
-    const lines = error.format().split("\n");
-    const at = (needle: string, path: string, message: string) => {
-      const { line } = positionIn(text, needle);
-      const found = lines.find((l) => l.includes(` ${path}: `) && l.includes(message));
-      expect(found, `${path}: ${message}\n${lines.join("\n")}`).toBeDefined();
-      expect(found).toMatch(new RegExp(`^test\\.yaml:${line}:`));
-    };
+    const at = issueAt(text, error);
     at("routes:\n  matchers", "routes", "the root route needs a receiver");
     at("[team=x]", "routes.matchers", "the root route matches every alert");
     at("'team=~", "routes.routes[0].matchers[0]", "error parsing regexp: missing closing )");

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { main } from "../../src/cli/main.js";
 import { parseConfigText } from "../../src/config/index.js";
 import { CONFIG_CHECKS } from "../../src/daemon/config-checks.js";
-import { configErrorOf, positionIn } from "../config/helpers.js";
+import { configErrorOf, issueAt } from "../config/helpers.js";
 import { memoryIO, tempDir } from "../helpers/harness.js";
 
 const dir = tempDir("kaiawatch-routes-time-");
@@ -104,13 +104,7 @@ routes:
     - matchers: [team=x]
       mute_time_intervals: [nigths]
 `;
-    const lines = configErrorOf(() => parse(text)).format().split("\n");
-    const at = (needle: string, path: string, message: string) => {
-      const { line } = positionIn(text, needle);
-      const found = lines.find((l) => l.includes(` ${path}: `) && l.includes(message));
-      expect(found, `${path}: ${message}\n${lines.join("\n")}`).toBeDefined();
-      expect(found).toMatch(new RegExp(`^test\\.yaml:${line}:`));
-    };
+    const at = issueAt(text, configErrorOf(() => parse(text)));
     at('"friday:monday"', "time_intervals[0].time_intervals[0].weekdays[0]", "start day cannot be before end day");
     at('"-15:5"', "time_intervals[0].time_intervals[0].days_of_month[0]", "end day must be negative if start day is negative");
     at("Mars/Olympus", "time_intervals[0].time_intervals[0].location", "unknown time zone Mars/Olympus");

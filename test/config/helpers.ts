@@ -1,3 +1,4 @@
+import { expect } from "vitest";
 import { ConfigError } from "../../src/config/index.js";
 
 /** The ConfigError `run` throws; fails the test when it throws nothing or something else. */
@@ -20,4 +21,18 @@ export function positionIn(text: string, needle: string, from = 0): { line: numb
   if (offset === -1) throw new Error(`"${needle}" not in text`);
   const before = text.slice(0, offset).split("\n");
   return { line: before.length, column: (before[before.length - 1]?.length ?? 0) + 1 };
+}
+
+/**
+ * An assertion over a ConfigError of `text` (as test.yaml): `at(needle, path, message)` finds
+ * the issue of that key path and message and checks that it names the line of `needle`.
+ */
+export function issueAt(text: string, error: ConfigError): (needle: string, path: string, message: string) => void {
+  const lines = error.format().split("\n");
+  return (needle, path, message) => {
+    const { line } = positionIn(text, needle);
+    const found = lines.find((l) => l.includes(` ${path}: `) && l.includes(message));
+    expect(found, `${path}: ${message}\n${lines.join("\n")}`).toBeDefined();
+    expect(found).toMatch(new RegExp(`^test\\.yaml:${line}:`));
+  };
 }
