@@ -44,7 +44,7 @@ export function createBlockTransactionsReader(common: Common, options: BlockTran
     } catch (error) {
       if (!(error instanceof JsonRpcCallError)) throw error;
       // Method missing or the namespace closed: the node will not say; stop asking.
-      if (error.rpcCode === -32601 || /not (exist|available|supported)|unsupported|disabled/i.test(error.rpcMessage)) {
+      if (error.isMethodUnavailable) {
         tracesAvailable = false;
         common.metrics.nodeRevertTraces.inc({ outcome: "unavailable" });
         common.logger.info({ method: REVERT_TRACE_METHOD, host: rpc.host }, "the node does not serve debug_traceTransaction: failed transactions are reported with the node's error code and text, without the revert message");

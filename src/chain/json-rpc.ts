@@ -89,6 +89,14 @@ export class JsonRpcCallError extends KaiawatchError {
   get isRevert(): boolean {
     return this.rpcCode === 3 || /revert/i.test(this.rpcMessage);
   }
+
+  /**
+   * The node does not serve the method: it does not have it, or its namespace is closed (a
+   * public endpoint's `debug`). Code -32601, or the texts nodes and gateways give for it.
+   */
+  get isMethodUnavailable(): boolean {
+    return this.rpcCode === -32601 || /not (exist|available|supported|allowed)|unsupported|disabled/i.test(this.rpcMessage);
+  }
 }
 
 export interface JsonRpcOptions {

@@ -37,6 +37,7 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}) {
     // the transactions source (top-level transactions read from the node)
     nodeBlockReads: counter("kaiawatch_node_block_reads_total", "Blocks whose transactions and receipts were read from the node (kaia_getBlockReceipts), for the transactions source: one read per block serves every account watch.", [] as const),
     nodeRevertTraces: counter("kaiawatch_node_revert_traces_total", "debug_traceTransaction calls for the revert reason of a failed transaction of a watched account, by outcome (ok, no_reason, unavailable, error).", ["outcome"] as const),
+    nodeBlockTraces: counter("kaiawatch_node_block_traces_total", "debug_traceBlockByNumber calls (callTracer) for a block's internal transactions, by outcome (ok, unavailable, error).", ["outcome"] as const),
     nodeTransactionAnomalies: counter("kaiawatch_node_transaction_anomalies_total", "Transactions read from the node with something tolerated (unknown_type, type_name_mismatch, no_effective_gas_price, unknown_tx_error).", ["kind"] as const),
     // chain head and sources
     headBlock: gauge("kaiawatch_head_block", "The chain head used for the last tick (after lag_blocks).", [] as const),

@@ -83,6 +83,21 @@ export function internalTxJson(rec: CallRec): InternalTransactionListItem {
   return out;
 }
 
+/** The calldata of a call to a known function (selector and encoded arguments), else undefined. */
+export function callInput(rec: CallRec): string | undefined {
+  const fn = rec.fn;
+  if (!fn) return undefined;
+  const encoded = fn.params
+    .map((param, i) => {
+      const v = rec.fnArgs?.[i] ?? "0";
+      if (param.type === "address") return padAddress(v).slice(2);
+      if (param.type === "uint256") return uint256Hex(v);
+      return uint256Hex(BigInt(32 * fn.params.length));
+    })
+    .join("");
+  return `${fn.methodId}${encoded}`;
+}
+
 /**
  * A call of operation 1. Its `from`/`to` are plain addresses in the predecessor's release
  * (InternalTransactionLeveledListView) and account summaries in the document's.
@@ -109,16 +124,8 @@ export function callOfTransactionJson(world: World, rec: CallRec, parties: "addr
   }
   const out = head({ call_id: rec.callId, type: rec.type, from: rec.from, to: rec.to, amount: rec.amount });
   out.gas_limit = rec.gasLimit;
-  if (rec.fn) {
-    const encoded = rec.fn.params
-      .map((param, i) => {
-        const v = rec.fnArgs?.[i] ?? "0";
-        if (param.type === "address") return padAddress(v).slice(2);
-        if (param.type === "uint256") return uint256Hex(v);
-        return uint256Hex(BigInt(32 * rec.fn!.params.length));
-      })
-      .join("");
-    const original = `${rec.fn.methodId}${encoded}`;
+  const original = callInput(rec);
+  if (rec.fn && original !== undefined) {
     out.input_data = {
       original_value: original,
       decoded_value: {

@@ -53,7 +53,7 @@ export interface SimulatorFaults {
   dropField?: string;
   /** A refused key's 401 quotes the Authorization header it was sent (`Invalid token: Bearer …`): a secret in an error body. */
   unauthorizedQuotesToken?: boolean;
-  /** JSON-RPC debug_traceTransaction answers "method not found", as public endpoints do. */
+  /** JSON-RPC debug_traceTransaction and debug_traceBlockByNumber answer "method not found", as public endpoints do. */
   debugUnavailable?: boolean;
 }
 
