@@ -7,6 +7,9 @@ import { formatKei } from "./units.js";
 /** The one request a block costs: every transaction of the block replayed under the call tracer. */
 export const BLOCK_TRACE_METHOD = "debug_traceBlockByNumber";
 
+/** The size cap a JSON-RPC client reading block traces wants: a busy block's frames, inputs and outputs run to megabytes. */
+export const BLOCK_TRACE_MAX_BYTES = 64 * 1024 * 1024;
+
 /** A node's trace of a block is not what kaiawatch can read (KW_RPC_TRACE): the block is not read, and the next tick asks again. */
 export class NodeTraceError extends JsonRpcError {
   override name = "NodeTraceError";

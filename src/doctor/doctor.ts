@@ -4,7 +4,8 @@ import { dirname } from "node:path";
 import type { Common } from "../common/common.js";
 import { describeError } from "../common/errors.js";
 import type { Config } from "../config/index.js";
-import { createJsonRpc } from "../chain/json-rpc.js";
+import { BLOCK_TRACE_MAX_BYTES, createBlockTracesReader } from "../chain/block-traces.js";
+import { createJsonRpc, type JsonRpc } from "../chain/json-rpc.js";
 import { indexedHead } from "../chain/indexed-head.js";
 import { createExplorerClient, type ExplorerClient } from "../explorer/client.js";
 import { ExplorerDailyQuotaError, ExplorerHttpError, ExplorerPlanError, ExplorerShapeError } from "../explorer/errors.js";
@@ -63,8 +64,10 @@ export async function runDoctor(common: Common, config: Config, options: DoctorO
   try {
     const chain = await checkRpc(config, rpc, options.signal);
     const probeHead = chain.head ?? 0;
+    checks.push(chain.check);
+    if (chain.head !== undefined) checks.push(await checkNodeTraces(common, config, chain.head, options.signal));
     const explorer = await checkExplorer(config, client, indexedHead(probeHead, config.chain.lag_blocks), options.signal);
-    checks.push(chain.check, explorer.check);
+    checks.push(explorer.check);
     if (explorer.reachable) {
       checks.push(...(await checkPlan(config, client, plan.sources, probeHead, options.signal)));
       const operations = await checkOperations(config, client, plan.sources, probeHead, options.signal);
@@ -96,6 +99,26 @@ async function checkRpc(config: Config, rpc: ReturnType<typeof createJsonRpc>, s
   }
   const network = expected === undefined ? `chain.network ${config.chain.network} has no known chain id: not compared` : `chain ${chainId} is ${config.chain.network}`;
   return { check: check("ok", `${rpc.host}: head ${head}; ${network}`), head };
+}
+
+/**
+ * Whether the node serves debug_traceBlockByNumber with the call tracer, asked once on the
+ * head block (a trace needs the parent's state, which any node keeps for recent blocks). Not
+ * a failure either way: where it does not, internal transactions stay with the explorer.
+ */
+async function checkNodeTraces(common: Common, config: Config, head: number, signal: AbortSignal): Promise<DoctorCheck> {
+  const check = (verdict: Verdict, detail: string, fix?: string): DoctorCheck => ({ check: "node traces", verdict, detail, ...(fix ? { fix } : {}) });
+  // A block's trace is larger than any other answer: its own client with the traces' size cap.
+  const rpc: JsonRpc = createJsonRpc(common, { ...rpcOptionsOf(config), maxRetries: 1, maxBytes: BLOCK_TRACE_MAX_BYTES });
+  try {
+    const found = await createBlockTracesReader(common, { rpc }).probe(head, signal);
+    if (!found.available) return check("ok", `${rpc.host} does not serve debug_traceBlockByNumber (${found.reason}): internal transactions stay with the explorer`);
+    return check("ok", `${rpc.host} traces blocks with the call tracer (block ${head}: ${found.transactions} transaction${found.transactions === 1 ? "" : "s"}, ${found.calls} call${found.calls === 1 ? "" : "s"}): internal transactions can be read from the node, one request a block`);
+  } catch (error) {
+    return check("warn", `debug_traceBlockByNumber on block ${head} failed: ${describeError(error)}; internal transactions stay with the explorer`, "a node of your own with the debug namespace open (--rpcapi …,debug) serves it; public endpoints usually do not");
+  } finally {
+    await rpc.close();
+  }
 }
 
 /** The explorer answers and takes the key: the cheapest request there is (operation 8, 1 credit). */

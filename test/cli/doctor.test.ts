@@ -67,10 +67,11 @@ describe("kaiawatch doctor", () => {
     const before = sim.stats().creditsTotal;
     const { code, out } = await doctor(config());
     expect(out).not.toContain("FAIL");
-    for (const check of ["chain rpc", "explorer", "plan", "operation 3", "operation 11", "operation 10", "indexing lag", "sink hook (webhook)", "sink out (file)"]) expect(line(out, check), check).toMatch(/^\s+ok\s/);
+    for (const check of ["chain rpc", "node traces", "explorer", "plan", "operation 3", "operation 11", "operation 10", "indexing lag", "sink hook (webhook)", "sink out (file)"]) expect(line(out, check), check).toMatch(/^\s+ok\s/);
     expect(line(out, "plan")).toContain("quotas 500 requests/s, 100000 a day");
     expect(line(out, "indexing lag")).toMatch(/1 behind the node's head \(chain\.lag_blocks is 2\)/);
     expect(line(out, "operation 11")).toContain("fields beyond the document: none");
+    expect(line(out, "node traces")).toMatch(/traces blocks with the call tracer \(block \d+: \d+ transactions?, \d+ calls?\): internal transactions can be read from the node, one request a block$/);
     const spent = sim.stats().creditsTotal - before;
     expect(out).toContain(`credits spent: ${spent} (`);
     expect(spent).toBeLessThanOrEqual(10);
@@ -84,6 +85,17 @@ describe("kaiawatch doctor", () => {
     expect(line(out, "sink hook (webhook)")).toContain("accepted the test alert");
     expect(receiver.requests.length - before).toBe(1);
     expect(code).toBe(0);
+  });
+
+  it("a node without the debug namespace, as public endpoints are: said, not a failure, internal transactions stay with the explorer", async () => {
+    sim.setFaults({ debugUnavailable: true });
+    try {
+      const { code, out } = await doctor(config());
+      expect(line(out, "node traces")).toMatch(/^\s+ok\s+node traces\s+.* does not serve debug_traceBlockByNumber \(the method debug_traceBlockByNumber does not exist\/is not available\): internal transactions stay with the explorer$/);
+      expect(code).toBe(0);
+    } finally {
+      sim.setFaults({ debugUnavailable: false });
+    }
   });
 
   it("a wrong key: named, with its fix, exit 1", async () => {

@@ -237,7 +237,7 @@ export const simulateCommand: Command = {
       [
         `kaiawatch simulate: a synthetic Kaia chain from seed ${options.seed}`,
         `  explorer API  ${sim.url}  (paths under /api/v1)`,
-        `  JSON-RPC      ${sim.rpcUrl}  (POST eth_blockNumber, eth_getBalance, eth_call: decimals/symbol/balanceOf, eth_getBlockByNumber, kaia_getBlockReceipts, debug_traceTransaction)`,
+        `  JSON-RPC      ${sim.rpcUrl}  (POST eth_blockNumber, eth_getBalance, eth_call: decimals/symbol/balanceOf, eth_getBlockByNumber, kaia_getBlockReceipts, debug_traceTransaction, debug_traceBlockByNumber)`,
         `  head          ${sim.head()}, ${options.blockTime ? `a new block every ${options.blockTime} ms` : "frozen"}`,
         `  density       ${describeDensity(options.density)} per block on average`,
         `  answers       ${options.dialect ?? "server"} dialect`,
