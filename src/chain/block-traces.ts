@@ -91,6 +91,8 @@ export function createBlockTracesReader(common: Common, options: BlockTracesRead
   const { rpc } = options;
   const blockTime = options.blockTime ?? ((block, signal) => readBlockTime(rpc, block, signal));
   let available: boolean | undefined;
+  /** What the node said when it refused, for every read after. */
+  let refusal = "";
 
   async function trace(block: number, signal: AbortSignal): Promise<{ hash: string; frame: Frame }[] | { unavailable: string }> {
     if (!Number.isSafeInteger(block) || block < 0) throw new NodeTraceError(block, rpc.host, "not a block number");
@@ -102,7 +104,8 @@ export function createBlockTracesReader(common: Common, options: BlockTracesRead
         common.metrics.nodeBlockTraces.inc({ outcome: "unavailable" });
         if (available !== false) common.logger.info({ method: BLOCK_TRACE_METHOD, host: rpc.host }, "the node does not serve debug_traceBlockByNumber: internal transactions can only be read from the explorer");
         available = false;
-        return { unavailable: error.rpcMessage || `JSON-RPC error ${error.rpcCode ?? "?"}` };
+        refusal = error.rpcMessage || `JSON-RPC error ${error.rpcCode ?? "?"}`;
+        return { unavailable: refusal };
       }
       common.metrics.nodeBlockTraces.inc({ outcome: "error" });
       throw error;
@@ -123,7 +126,7 @@ export function createBlockTracesReader(common: Common, options: BlockTracesRead
       return available;
     },
     async read(block, signal) {
-      if (available === false) throw new NodeTracesUnavailableError(rpc.host, "it said so before");
+      if (available === false) throw new NodeTracesUnavailableError(rpc.host, refusal);
       const traces = await trace(block, signal);
       if ("unavailable" in traces) throw new NodeTracesUnavailableError(rpc.host, traces.unavailable);
       if (traces.length === 0) return [];

@@ -115,7 +115,7 @@ async function checkNodeTraces(common: Common, config: Config, head: number, sig
     if (!found.available) return check("ok", `${rpc.host} does not serve debug_traceBlockByNumber (${found.reason}): internal transactions stay with the explorer`);
     return check("ok", `${rpc.host} traces blocks with the call tracer (block ${head}: ${found.transactions} transaction${found.transactions === 1 ? "" : "s"}, ${found.calls} call${found.calls === 1 ? "" : "s"}): internal transactions can be read from the node, one request a block`);
   } catch (error) {
-    return check("warn", `debug_traceBlockByNumber on block ${head} failed: ${describeError(error)}; internal transactions stay with the explorer`, "a node of your own with the debug namespace open (--rpcapi …,debug) serves it; public endpoints usually do not");
+    return check("warn", `debug_traceBlockByNumber on block ${head} failed: ${describeError(error)}; internal transactions stay with the explorer`, "a trace needs the block's parent state and may be megabytes: run kaiawatch doctor again, and see docs/node-traces.md");
   } finally {
     await rpc.close();
   }

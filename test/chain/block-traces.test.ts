@@ -113,7 +113,7 @@ describe("internal transactions from the node's traces", () => {
       expect(reader.available).toBe(false);
       const read = reader.read(sim.head(), new AbortController().signal);
       await expect(read).rejects.toBeInstanceOf(NodeTracesUnavailableError);
-      await expect(read).rejects.toMatchObject({ code: "KW_RPC_TRACES_UNAVAILABLE" });
+      await expect(read).rejects.toMatchObject({ code: "KW_RPC_TRACES_UNAVAILABLE", message: expect.stringContaining("does not serve debug_traceBlockByNumber (the method debug_traceBlockByNumber does not exist/is not available)") });
       expect(sim.stats().rpcMethods).toEqual({ [BLOCK_TRACE_METHOD]: 1 });
     } finally {
       sim.setFaults({ debugUnavailable: false });
