@@ -92,16 +92,21 @@ describe("internal transactions from the node's traces", () => {
 
   it("one request a block, and a block without transactions costs no more", async () => {
     const common = createTestCommon();
-    const reader = createBlockTracesReader(common, { rpc: createJsonRpc(common, { rpcUrl: sim.rpcUrl, maxBytes: 16 * 1024 * 1024 }), blockTime: async () => 1_700_000_000 });
-    sim.resetStats();
-    const block = sim.head() - 3;
-    const records = await reader.read(block, new AbortController().signal);
-    expect(records.every((r) => r.datetime === "2023-11-14T22:13:20.000Z")).toBe(true);
-    expect(sim.stats().rpcMethods).toEqual({ [BLOCK_TRACE_METHOD]: 1 });
-    const empty = sim.addBlock({});
-    expect(await reader.read(empty, new AbortController().signal)).toEqual([]);
-    expect(sim.stats().rpcMethods).toEqual({ [BLOCK_TRACE_METHOD]: 2 });
-    expect((await common.metrics.registry.getSingleMetricAsString("kaiawatch_node_block_traces_total"))).toContain('outcome="ok"} 2');
+    const own = createJsonRpc(common, { rpcUrl: sim.rpcUrl, maxBytes: 16 * 1024 * 1024 });
+    try {
+      const reader = createBlockTracesReader(common, { rpc: own, blockTime: async () => 1_700_000_000 });
+      sim.resetStats();
+      const records = await reader.read(sim.head() - 3, new AbortController().signal);
+      expect(records.length).toBeGreaterThan(0);
+      expect(records.every((r) => r.datetime === "2023-11-14T22:13:20.000Z")).toBe(true);
+      expect(sim.stats().rpcMethods).toEqual({ [BLOCK_TRACE_METHOD]: 1 });
+      const empty = sim.addBlock({});
+      expect(await reader.read(empty, new AbortController().signal)).toEqual([]);
+      expect(sim.stats().rpcMethods).toEqual({ [BLOCK_TRACE_METHOD]: 2 });
+      expect(await common.metrics.registry.getSingleMetricAsString("kaiawatch_node_block_traces_total")).toContain('outcome="ok"} 2');
+    } finally {
+      await own.close();
+    }
   });
 
   it("a node without the debug namespace: the probe says so, a read throws KW_RPC_TRACES_UNAVAILABLE, and it is asked once", async () => {
