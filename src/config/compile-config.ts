@@ -1,6 +1,6 @@
 import { KaiawatchError } from "../common/errors.js";
 import type { TokenInfo } from "../chain/token-info.js";
-import { isFamilyName } from "../families/registry.js";
+import { isFamilyName, tokenTransferFamily } from "../families/registry.js";
 import type { CompiledCondition } from "../rules/compile-condition.js";
 import { parseBalanceCondition, type BalanceCondition } from "../rules/balance-condition.js";
 import type { TokenFieldContext } from "../families/field-kinds.js";
@@ -51,7 +51,7 @@ export interface CompileOutcome {
 
 /** A rule on the Transfer logs of an account watch's tokens. */
 function isTokenRule(watch: WatchConfig, rule: RuleConfig): watch is WatchConfig & { kind: "account" } {
-  return watch.kind === "account" && watch.tokens.length > 0 && rule.source === "event_logs";
+  return watch.kind === "account" && watch.tokens.length > 0 && rule.source === tokenTransferFamily().name;
 }
 
 /** The token fields' context of a token watch's rule (see fields.ts). */
@@ -136,7 +136,7 @@ export function compileTokenRules(config: Config, compiled: CompiledConfig, toke
     if (!isTokenRule(watch, rule)) return;
     const perToken = new Map<string, CompiledCondition>();
     for (const token of watch.tokens) {
-      const compiled = compileRuleCondition({ name: rule.name, family: "event_logs", when: rule.when, watchedAccount: watch.account, token: tokenFieldContext(watch, token, tokens) }, ["rules", index, "when"]);
+      const compiled = compileRuleCondition({ name: rule.name, family: tokenTransferFamily().name, when: rule.when, watchedAccount: watch.account, token: tokenFieldContext(watch, token, tokens) }, ["rules", index, "when"]);
       if (compiled.ok) perToken.set(token, compiled.condition);
       else issues.push(...compiled.issues);
     }

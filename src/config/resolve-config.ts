@@ -5,6 +5,7 @@ import type { ConfigIssue } from "./errors.js";
 import { sinkConfigSchema } from "../notify/sinks/index.js";
 import { DEFAULT_STORE_PATH, SLUG_PATTERN, WRITE_TOKEN_FILE_NAME, SECTION_SCHEMAS, WATCH_KINDS, ruleSchema, watchSchema } from "./schema.js";
 import { sourcesOfWatch } from "./sources-of-watch.js";
+import { defaultAccountSources } from "../families/registry.js";
 import { resolveRoutes } from "./resolve-routes.js";
 import { inhibitRuleSchema } from "./schema.js";
 import { buildInhibitRules, type InhibitRule } from "../notify/inhibit.js";
@@ -119,7 +120,7 @@ function buildWatch(kind: WatchKind, w: z.output<typeof watchSchema>, defaults: 
   if (kind === "account" && w.account !== undefined) {
     const tokens = (w.tokens ?? []).map((token) => token.toLowerCase());
     // A watch of a wallet's tokens alone should not also pay for its NFT transfers.
-    const sources = w.sources ?? (tokens.length > 0 ? [] : ["nft_transfers" as const]);
+    const sources = w.sources ?? (tokens.length > 0 ? [] : defaultAccountSources());
     return { ...base, kind, account: w.account, sources, nft_contract: w.nft_contract, tokens, methods: w.methods ?? [] };
   }
   if (kind === "collection" && w.collection !== undefined) return { ...base, kind, collection: w.collection, token_id: w.token_id };

@@ -7,6 +7,8 @@ import { scheduleProblem } from "./schedule.js";
 import { ALERT_SEVERITIES } from "../model/alert-document.js";
 import { ENRICHMENTS } from "../model/enrichment.js";
 import { RECORD_FAMILIES } from "../model/record.js";
+import { accountSources } from "../families/registry.js";
+import type { AccountSource } from "./types.js";
 import { methodSpec } from "../chain/method-abi.js";
 import { BALANCE_ALERT_SOURCE } from "../model/alert-document.js";
 import type { StartPosition } from "../model/start-position.js";
@@ -237,7 +239,8 @@ export const defaultsSchema = z
 // ---- watches ----
 
 export const WATCH_KINDS = ["account", "collection", "contract", "every_block", "balance"] as const;
-export const ACCOUNT_SOURCES = ["nft_transfers", "internal_transactions", "transactions"] as const;
+/** The families an account watch may list in `sources`: those whose definition says so (src/families/, `watchedBy.account`). */
+export const ACCOUNT_SOURCES = accountSources() as [AccountSource, ...AccountSource[]];
 
 const eventFilter = z.string().superRefine((value, ctx) => {
   const problem = eventSignatureProblem(value);

@@ -2,6 +2,7 @@ import type { SinkConfig } from "../notify/sinks/index.js";
 import type { AlertSeverity } from "../model/alert-document.js";
 import type { Enrichment } from "../model/enrichment.js";
 import type { RuleSource } from "../model/alert-document.js";
+import type { RecordFamily } from "../model/record.js";
 import type { StartPosition } from "../model/start-position.js";
 import type { Route } from "../notify/routes.js";
 import type { InhibitRule } from "../notify/inhibit.js";
@@ -140,7 +141,12 @@ interface WatchBase {
   via: WatchVia;
 }
 
-export type AccountSource = "nft_transfers" | "internal_transactions" | "transactions";
+/**
+ * A family an account watch lists in `sources`: one of ACCOUNT_SOURCES, which the registry
+ * derives (schema.ts checks it at load). The type names every family: nothing narrows on
+ * which families those are, so the list is not written twice.
+ */
+export type AccountSource = RecordFamily;
 
 /** A wallet or contract address: its NFT transfers (op 3) and/or internal transactions (op 7). */
 export interface AccountWatchConfig extends WatchBase {

@@ -2,13 +2,14 @@ import type { ConfigCheck } from "../config/load-config.js";
 import type { ConfigIssue } from "../config/errors.js";
 import { validateSinkConfig } from "../notify/create-sink.js";
 import { checkEnrichments } from "../config/check-enrichments.js";
+import { tokenTransferFamily } from "../families/registry.js";
 import { TOKEN_TRANSFER_TEMPLATE_VARIABLES, validateSummaryTemplate } from "../rules/summary-template.js";
 import type { Config, RuleConfig } from "../config/types.js";
 
 /** A rule on the Transfer logs of an account watch's tokens. */
 function isTokenRule(config: Config, rule: RuleConfig): boolean {
   const watch = config.watches.find((w) => w.name === rule.watch);
-  return watch?.kind === "account" && watch.tokens.length > 0 && rule.source === "event_logs";
+  return watch?.kind === "account" && watch.tokens.length > 0 && rule.source === tokenTransferFamily().name;
 }
 
 /** The token transfer fields a record path cannot read, and what to write instead. */

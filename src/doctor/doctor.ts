@@ -12,6 +12,7 @@ import { ExplorerDailyQuotaError, ExplorerHttpError, ExplorerPlanError, Explorer
 import { OPERATIONS, type OperationName } from "../explorer/operations.js";
 import { servedBlockEnd } from "../explorer/response-checkers.js";
 import type { ListResponse } from "../explorer/types.js";
+import { FIELD_SPELLINGS, type FieldSpelling } from "../explorer/spelling.js";
 import { ENRICHMENT_KINDS } from "../model/enrichment.js";
 import { createSink } from "../notify/create-sink.js";
 import { sendTestAlert } from "../notify/test-alert.js";
@@ -71,7 +72,7 @@ export async function runDoctor(common: Common, config: Config, options: DoctorO
     if (explorer.reachable) {
       checks.push(...(await checkPlan(config, client, plan.sources, probeHead, options.signal)));
       const operations = await checkOperations(config, client, plan.sources, probeHead, options.signal);
-      checks.push(...operations.checks);
+      checks.push(...operations.checks, answerSpelling(client.fieldSpellings()));
       const perBlock = plan.sources.some((s) => s.definition.operation === "blockInternalTransactions");
       if (chain.head !== undefined) checks.push(indexingLag(config, chain.head, operations.servedEnd, perBlock));
     }
@@ -257,6 +258,14 @@ async function checkOperations(config: Config, client: ExplorerClient, sources: 
     }
   }
   return { checks, servedEnd };
+}
+
+/** How the explorer spelled its answers' field names (src/explorer/spelling.ts): both are read alike; said so that the server's choice is seen. */
+function answerSpelling(seen: Record<FieldSpelling, number>): DoctorCheck {
+  const spoken = FIELD_SPELLINGS.filter((spelling) => seen[spelling] > 0);
+  const answers = (spelling: FieldSpelling) => (spoken.length > 1 ? ` (${seen[spelling]} answer${seen[spelling] === 1 ? "" : "s"})` : "");
+  const detail = spoken.length === 0 ? "no answer read" : `the explorer answered in ${spoken.map((spelling) => `${spelling}${answers(spelling)}`).join(" and ")}; both spellings are read alike`;
+  return { check: "field spelling", verdict: "ok", detail };
 }
 
 function operationFailure(name: string, error: unknown): DoctorCheck {

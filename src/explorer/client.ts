@@ -13,6 +13,7 @@ import { OPERATIONS, type OperationName } from "./operations.js";
 import { buildRequestPath, type OperationParams } from "./params.js";
 import { createRateLimiter, type RateLimiter } from "../http/rate-limiter.js";
 import { RESPONSE_CHECKERS, ShapeError, type OperationResults } from "./response-checkers.js";
+import { spellingOf, toSnakeCase, type FieldSpelling } from "./spelling.js";
 import { callerSignals } from "./caller-signals.js";
 import { paginatorOf } from "./paginator.js";
 import { withRetries } from "../http/retry.js";
@@ -82,6 +83,8 @@ export interface ExplorerClient extends OperationMethods {
    * with the number of answers that carried it (also counted in kaiawatch_explorer_unknown_fields_total).
    */
   unknownFields(): Partial<Record<OperationName, Record<string, number>>>;
+  /** Answers read since the start by how their field names were spelled (also counted in kaiawatch_explorer_field_spelling_total). */
+  fieldSpellings(): Record<FieldSpelling, number>;
   /** Requests per second allowed now (lowered after per-second quota refusals). */
   requestRate(): number;
   /** Waits for requests in flight, then closes the connections (of its own pool: a dispatcher handed in stays open). */
@@ -133,6 +136,7 @@ export function createExplorerClient(common: Common, options: ExplorerClientOpti
   const meter = createCreditMeter(common, options.dailyCreditBudget === undefined ? {} : { dailyBudget: options.dailyCreditBudget });
   let closed = false;
   const drift = new Map<OperationName, Map<string, number>>();
+  const spellings: Record<FieldSpelling, number> = { snake_case: 0, camelCase: 0 };
   metrics.explorerRequestRate.set(limiter.rate?.() ?? settings.requestsPerSecond);
 
   /** Unknown fields by operation; at most MAX_DRIFT_FIELDS names each (metric labels are server-chosen text). */
@@ -160,7 +164,12 @@ export function createExplorerClient(common: Common, options: ExplorerClientOpti
     }
     let checked: OperationResults[K];
     try {
-      checked = RESPONSE_CHECKERS[operation](parsed.value);
+      // Renamed only when the page is spelled in camelCase: snake_case answers pay a few key lookups a page.
+      const list = OPERATIONS[operation].list;
+      const spelling = spellingOf(operation, parsed.value, list);
+      spellings[spelling]++;
+      metrics.explorerFieldSpelling.inc({ operation, spelling });
+      checked = RESPONSE_CHECKERS[operation](spelling === "camelCase" ? toSnakeCase(operation, parsed.value, list) : parsed.value);
     } catch (error) {
       if (!(error instanceof ShapeError)) throw error;
       metrics.explorerShapeErrors.inc({ operation, field: error.field });
@@ -263,6 +272,7 @@ export function createExplorerClient(common: Common, options: ExplorerClientOpti
     paginate,
     meter,
     unknownFields: () => Object.fromEntries([...drift].map(([operation, fields]) => [operation, Object.fromEntries(fields)])),
+    fieldSpellings: () => ({ ...spellings }),
     requestRate: () => limiter.rate?.() ?? settings.requestsPerSecond,
     async close() {
       if (closed) return;

@@ -6,8 +6,8 @@ import type { OperationName } from "./operations.js";
  * (or one of the predecessor's that KaiaScan kept) is visible in the metrics and in
  * `kaiawatch doctor` before a change that matters breaks a watch.
  */
-const ENVELOPE = new Set(["results", "paging", "property"]);
-const PAGING = new Set(["total_count", "current_page", "last", "total_page"]);
+export const ENVELOPE = new Set(["results", "paging", "property"]);
+export const PAGING = new Set(["total_count", "current_page", "last", "total_page"]);
 const NFT_TRANSFER = new Set(["contract", "block_id", "transaction_hash", "fee_payer", "transaction_index", "datetime", "from", "to", "token_id", "token_count"]);
 const TRANSFER_CONTRACT = new Set(["contract_address", "contract_type"]);
 const INTERNAL_TX = new Set(["call_id", "block_id", "transaction_hash", "transaction_index", "fee_payer", "datetime", "type", "from", "to", "amount", "error", "method_id", "signature", "transaction_status"]);
@@ -19,12 +19,12 @@ const INVENTORY_DETAIL = new Set(["contract_type", "token_id", "holder", "token_
 const ACCOUNT_INVENTORY = new Set(["nft", "token_id", "token_uri", "token_count"]);
 
 /** The documented fields of a record, and of the nested objects kaiawatch reads in it. */
-interface RecordFields {
+export interface RecordFields {
   own: ReadonlySet<string>;
   nested?: Readonly<Record<string, ReadonlySet<string>>>;
 }
 
-const RECORDS: Record<OperationName, RecordFields> = {
+export const DOCUMENTED_RECORDS: Readonly<Record<OperationName, RecordFields>> = {
   transactionInternalTransactions: { own: CALL_OF_TX },
   nftItem: { own: NFT_ITEM },
   accountNftTransfers: { own: NFT_TRANSFER, nested: { contract: TRANSFER_CONTRACT } },
@@ -56,7 +56,7 @@ const SAMPLED_RECORDS = 16;
 export function unknownFields(operation: OperationName, body: unknown, list: boolean): Set<string> {
   const found = new Set<string>();
   const note = (path: string) => found.add(path);
-  const spec = RECORDS[operation];
+  const spec = DOCUMENTED_RECORDS[operation];
   const visit = (record: Record<string, unknown>, prefix: string) => {
     for (const key in record) {
       if (!spec.own.has(key)) note(`${prefix}${labelOf(key)}`);

@@ -1,9 +1,10 @@
 /**
  * JSON.parse turns 123456789012345678901.123456789012345678 into a float and Node 20 has no
  * access to the source text from a reviver, so the keys that hold exact amounts have their
- * bare numeric values rewritten into strings in the raw text before parsing.
+ * bare numeric values rewritten into strings in the raw text before parsing. Each key in both
+ * of the explorer's spellings (spelling.ts): camelCase answers are renamed after parsing.
  */
-export const EXACT_KEYS = ["amount", "total_supply", "token_count", "burn_amount", "token_id"] as const;
+export const EXACT_KEYS = ["amount", "total_supply", "token_count", "burn_amount", "token_id", "totalSupply", "tokenCount", "burnAmount", "tokenId"] as const;
 
 /**
  * A key from EXACT_KEYS, a colon, and a complete JSON number. Why this cannot touch text
@@ -89,8 +90,8 @@ const RECORD_DEPTH = 3;
  * and sits in a map at RECORD_DEPTH, and no key can be written with escapes (the text has
  * no backslash), the original text is parsed and those values are turned into their text
  * in place: the same value as parsing the rewritten text. The count must agree (a key
- * repeated in a map, whose earlier value JSON.parse drops, makes it disagree), or the
- * rewritten text is parsed after all.
+ * repeated in a map, whose earlier value JSON.parse drops, makes it disagree; so do a
+ * camelCase answer's keys, not visited here), or the rewritten text is parsed after all.
  */
 function parseScanned(text: string, scan: Scan): unknown {
   if (scan.quoted === 0) return JSON.parse(text);
@@ -212,10 +213,14 @@ function isExactKey(text: string, at: number, size: number): boolean {
   switch (size) {
     case 6:
       return text.startsWith("amount", at);
+    case 7:
+      return text.startsWith("tokenId", at);
     case 8:
       return text.startsWith("token_id", at);
+    case 10:
+      return text.startsWith("tokenCount", at) || text.startsWith("burnAmount", at);
     case 11:
-      return text.startsWith("token_count", at) || text.startsWith("burn_amount", at);
+      return text.startsWith("token_count", at) || text.startsWith("burn_amount", at) || text.startsWith("totalSupply", at);
     case 12:
       return text.startsWith("total_supply", at);
     default:

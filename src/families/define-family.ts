@@ -1,4 +1,5 @@
 import type { OperationName } from "../explorer/operations.js";
+import type { RecordEnrichment } from "../model/enrichment.js";
 import type { RecordFamily, WatchedRecord } from "../model/record.js";
 import type { FieldSpec, FieldTemplate } from "./field-kinds.js";
 import type { PreparedValue } from "./record-values.js";
@@ -29,6 +30,20 @@ export interface FamilyReaders {
    * (when the per-transaction list answers another shape); undefined when the explorer has none.
    */
   transaction: { list: Extract<OperationName, "transactionEventLogs" | "transactionNftTransfers"> } | { block: Extract<ExplorerSourceOperation, "blockInternalTransactions"> } | undefined;
+}
+
+/** The watch kinds whose every rule reads one family (the account watch chooses its families: `FamilyWatches.account`). */
+export type SingleFamilyWatchKind = "collection" | "contract" | "every_block";
+
+/**
+ * The watches whose rules read a family (a rule's `source`, the config's `sources`). An
+ * account watch produces it when it lists it in `sources` ("source"; "default source": also
+ * when the watch names no sources and no tokens) or from its `tokens` ("tokens": a token's
+ * Transfer logs); `kinds` always produce it.
+ */
+export interface FamilyWatches {
+  account: "source" | "default source" | "tokens" | undefined;
+  kinds: readonly SingleFamilyWatchKind[];
 }
 
 /** A field's shape in the stored record: a value, an object of fields, or a list (read by index: `topics.1`, `items.0.value`). */
@@ -71,6 +86,9 @@ export interface FamilyDefinition<F extends RecordFamily = RecordFamily, Raw = n
   /** One and many, for digests ("3 NFT transfers"); "alert(s)" without. */
   noun?: readonly [string, string];
   readers: FamilyReaders;
+  watchedBy: FamilyWatches;
+  /** The lookups of one record (an `enrich:` kind) its records carry what for; the per-transaction ones apply to every family. */
+  enrichments?: readonly RecordEnrichment[];
   /** The record as kept (identity key and chain order); `bounded`: its page is known to be within the record limits. */
   normalize(raw: Raw, bounded?: boolean): RecordOf<F>;
   /** The readable part without its identity (key "", order empty): what rules test before a record is kept. */

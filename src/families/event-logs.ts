@@ -18,6 +18,7 @@ export const eventLogs = defineFamily<"event_logs", EventLog>({
   name: "event_logs",
   noun: ["event", "events"],
   readers: { explorer: ["accountEventLogs"], node: [], account: "accountEventLogs", transaction: { list: "transactionEventLogs" } },
+  watchedBy: { account: "tokens", kinds: ["contract"] },
   normalize(raw, bounded) {
     const data = bounded === true ? raw : capRecord(raw);
     const tx = lower(data.transaction_hash) ?? "";

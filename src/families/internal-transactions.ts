@@ -12,6 +12,7 @@ export const internalTransactions = defineFamily<"internal_transactions", Intern
   name: "internal_transactions",
   noun: ["internal transaction", "internal transactions"],
   readers: { explorer: ["accountInternalTransactions", "blockInternalTransactions"], node: [], account: "accountInternalTransactions", transaction: { block: "blockInternalTransactions" } },
+  watchedBy: { account: "source", kinds: ["every_block"] },
   normalize(raw, bounded) {
     const data = bounded === true ? raw : capRecord(raw);
     const tx = data.transaction_hash === undefined ? `#${data.transaction_index}` : data.transaction_hash.toLowerCase();

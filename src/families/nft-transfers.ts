@@ -17,6 +17,8 @@ export const nftTransfers = defineFamily<"nft_transfers", NftTransfer>({
   name: "nft_transfers",
   noun: ["NFT transfer", "NFT transfers"],
   readers: { explorer: ["accountNftTransfers", "nftTransfers"], node: [], account: "accountNftTransfers", transaction: { list: "transactionNftTransfers" } },
+  watchedBy: { account: "default source", kinds: ["collection"] },
+  enrichments: ["nft", "inventory"],
   normalize(raw, bounded) {
     const data = bounded === true ? raw : capRecord(raw);
     const tx = lower(data.transaction_hash) ?? "";

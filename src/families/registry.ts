@@ -1,5 +1,6 @@
+import { ENRICHMENT_KINDS, type Enrichment } from "../model/enrichment.js";
 import type { RecordFamily } from "../model/record.js";
-import type { AnyFamily, ExplorerSourceOperation, NodeSourceOperation } from "./define-family.js";
+import type { AnyFamily, ExplorerSourceOperation, NodeSourceOperation, SingleFamilyWatchKind } from "./define-family.js";
 import { eventLogs } from "./event-logs.js";
 import { internalTransactions } from "./internal-transactions.js";
 import { nftTransfers } from "./nft-transfers.js";
@@ -25,6 +26,42 @@ export function familyOf(name: RecordFamily): AnyFamily {
 /** True when a definition of this name is registered. */
 export function isFamilyName(name: string): name is RecordFamily {
   return byName.has(name);
+}
+
+/** The families an account watch may list in `sources`, in registry order (the config schema's enum). */
+export function accountSources(): RecordFamily[] {
+  return familyDefinitions()
+    .filter((d) => d.watchedBy.account === "source" || d.watchedBy.account === "default source")
+    .map((d) => d.name);
+}
+
+/** The sources of an account watch that names none and no tokens. */
+export function defaultAccountSources(): RecordFamily[] {
+  return familyDefinitions()
+    .filter((d) => d.watchedBy.account === "default source")
+    .map((d) => d.name);
+}
+
+/** The family an account watch's `tokens` produce (the tokens' Transfer logs, read with its token transfer fields). */
+export function tokenTransferFamily(): AnyFamily {
+  const definition = familyDefinitions().find((d) => d.watchedBy.account === "tokens");
+  if (definition?.tokenTransferFields === undefined) throw new Error("no record family is produced by an account watch's tokens with token transfer fields");
+  return definition;
+}
+
+/** The families every rule of a watch of this kind reads. */
+export function familiesOfWatchKind(kind: SingleFamilyWatchKind): RecordFamily[] {
+  return familyDefinitions()
+    .filter((d) => d.watchedBy.kinds.includes(kind))
+    .map((d) => d.name);
+}
+
+/** The families whose records an enrichment applies to: every family for a per-transaction lookup, else those that name it. */
+export function familiesEnrichedBy(kind: Enrichment): RecordFamily[] {
+  const spec: { of: "transaction" | "record" } = ENRICHMENT_KINDS[kind];
+  return familyDefinitions()
+    .filter((d) => spec.of === "transaction" || (d.enrichments as readonly Enrichment[] | undefined)?.includes(kind) === true)
+    .map((d) => d.name);
 }
 
 /** The family of a source operation (each operation yields the records of one family). */

@@ -19,6 +19,7 @@ export const transactions = defineFamily<"transactions", NodeTransaction>({
   name: "transactions",
   // No noun: digests of these say "alerts", as they did before the families had definitions.
   readers: { explorer: [], node: ["blockTransactions"], account: undefined, transaction: undefined },
+  watchedBy: { account: "source", kinds: [] },
   normalize: normalizeNodeTransaction,
   probe: normalizeNodeTransaction,
   // One record per transaction hash.

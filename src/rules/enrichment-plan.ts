@@ -1,4 +1,5 @@
 import type { Enrichment } from "../model/enrichment.js";
+import { familiesEnrichedBy } from "../families/registry.js";
 import { ENRICHMENT_KINDS } from "../model/enrichment.js";
 import type { OperationName } from "../explorer/operations.js";
 import type { InternalTransactionOfTransaction, ListResponse, NftTransfer } from "../explorer/types.js";
@@ -50,7 +51,7 @@ export function enrichmentPlanner(client: EnrichmentClient, settings: { stateTtl
 
   function plan(kind: Enrichment, alert: AlertDocument): Plan {
     const skip = (error: string): Plan => ({ kind, alert, value: { error }, outcome: "skipped" });
-    if (!(ENRICHMENT_KINDS[kind].families as readonly string[]).includes(alert.source)) return skip(`${kind} does not apply to ${alert.source} records`);
+    if (!(familiesEnrichedBy(kind) as readonly string[]).includes(alert.source)) return skip(`${kind} does not apply to ${alert.source} records`);
     if (kind === "tx_internal" || kind === "tx_logs" || kind === "tx_nft_transfers") {
       const hash = alert.transaction_hash;
       if (hash === null || !HASH.test(hash)) return skip("the record carries no transaction hash");

@@ -1,7 +1,7 @@
 import type { RecordFamily } from "../model/record.js";
 import type { FieldSpec, FieldTemplate, TokenFieldContext } from "../families/field-kinds.js";
 import { fieldIdOf, type FamilyField } from "../families/define-family.js";
-import { familyDefinitions, familyOf } from "../families/registry.js";
+import { familyDefinitions, familyOf, tokenTransferFamily } from "../families/registry.js";
 
 export { OPERATORS, OPERATORS_BY_KIND, type FieldKind, type FieldSpec, type FieldTemplate, type Operator, type TokenFieldContext } from "../families/field-kinds.js";
 
@@ -15,7 +15,7 @@ export const FIELDS: Readonly<Record<RecordFamily, Readonly<Record<string, Field
  * transfer of the token the rule is compiled for (from its topics and data, never from the
  * explorer's decoded items). Only with a token context: on other logs they mean nothing.
  */
-export const TOKEN_TRANSFER_FIELDS: Readonly<Record<string, FieldTemplate>> = familyOf("event_logs").tokenTransferFields ?? {};
+export const TOKEN_TRANSFER_FIELDS: Readonly<Record<string, FieldTemplate>> = tokenTransferFamily().tokenTransferFields ?? {};
 
 export type FieldResolution = { ok: true; field: FieldSpec } | { ok: false; message: string };
 

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { API_LIMITS, OPERATIONS } from "../explorer/operations.js";
-import { ApiError, SERVER_ERRORS, answer, matchRoute, type Dialect } from "./api.js";
+import { ApiError, SERVER_ERRORS, answer, camelCaseKeys, matchRoute, type Dialect } from "./api.js";
 import type { Chain } from "./chain.js";
 import type { Meter } from "./meter.js";
 import type { NftState } from "./nft-state.js";
@@ -130,7 +130,7 @@ export function createApiHandler({ seed, world, chain, nft, dialect, limits, liv
       fault("dropField");
       for (const record of body.results as Record<string, unknown>[]) delete record[f.dropField];
     }
-    let text = JSON.stringify(body);
+    let text = JSON.stringify(dialect.spelling === "camelCase" ? camelCaseKeys(body) : body);
     // The document types amounts as numbers: written bare, exact (the server writes them as strings).
     if (dialect.name === "document") text = text.replace(/"amount":"(-?\d+(?:\.\d+)?)"/g, '"amount":$1');
     if (draws[2] < (f.truncateRate ?? 0)) {

@@ -1,3 +1,4 @@
+import { camelCaseOf, type FieldSpelling } from "../explorer/spelling.js";
 import type { ListResponse } from "../explorer/types.js";
 import { API_LIMITS, OPERATIONS, type OperationName } from "../explorer/operations.js";
 import type { BlockIndex, Chain } from "./chain.js";
@@ -66,10 +67,19 @@ export interface Dialect {
   callParties: "address" | "summary";
   /** Operation 9's `nft_type`: beside `nft` (the predecessor's account NFT balances) or inside it (the document). */
   inventoryNftType: "beside" | "inside";
+  /** Field names: snake_case as klaytn/finder-api and the document write them, or camelCase as KaiaScan's live documentation shows them. */
+  spelling: FieldSpelling;
 }
 
-export const SERVER_DIALECT: Dialect = { name: "server", callParties: "address", inventoryNftType: "beside" };
-export const DOCUMENT_DIALECT: Dialect = { name: "document", callParties: "summary", inventoryNftType: "inside" };
+export const SERVER_DIALECT: Dialect = { name: "server", callParties: "address", inventoryNftType: "beside", spelling: "snake_case" };
+export const DOCUMENT_DIALECT: Dialect = { name: "document", callParties: "summary", inventoryNftType: "inside", spelling: "snake_case" };
+
+/** Every key of an answer in camelCase (`property`'s keys are already). */
+export function camelCaseKeys(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(camelCaseKeys);
+  if (typeof value !== "object" || value === null) return value;
+  return Object.fromEntries(Object.entries(value).map(([key, inner]) => [camelCaseOf(key), camelCaseKeys(inner)]));
+}
 
 export interface Route {
   op: OperationName;

@@ -111,6 +111,8 @@ export interface SimulatorOptions extends SimulatorLimits {
   dialect?: "server" | "document";
   callParties?: Dialect["callParties"];
   inventoryNftType?: Dialect["inventoryNftType"];
+  /** Field names: "snake_case" (the default, as klaytn/finder-api) or "camelCase" (as KaiaScan's live documentation shows). */
+  spelling?: Dialect["spelling"];
   /** JSON-RPC eth_chainId (default 1001, Kairos). */
   chainId?: number;
 }
@@ -233,7 +235,7 @@ export async function createSimulator(options: SimulatorOptions = {}): Promise<S
 
   const limits: SimulatorLimits = { apiKey: options.apiKey, requestsPerSecond: options.requestsPerSecond, dailyCreditQuota: options.dailyCreditQuota, indexingLagBlocks: options.indexingLagBlocks, plan: options.plan, rpcPath: options.rpcPath, countCap: options.countCap };
   const chosen = options.dialect === "document" ? DOCUMENT_DIALECT : SERVER_DIALECT;
-  const dialect: Dialect = { ...chosen, callParties: options.callParties ?? chosen.callParties, inventoryNftType: options.inventoryNftType ?? chosen.inventoryNftType };
+  const dialect: Dialect = { ...chosen, callParties: options.callParties ?? chosen.callParties, inventoryNftType: options.inventoryNftType ?? chosen.inventoryNftType, spelling: options.spelling ?? chosen.spelling };
   const chainId = options.chainId ?? 1001;
   const meter = createMeter(now);
   const pollLog = createPollLog();

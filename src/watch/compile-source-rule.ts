@@ -8,6 +8,7 @@ import type { RecordFamily, WatchedRecord } from "../model/record.js";
 import type { SourceRule } from "./source-rule.js";
 import type { AbsenceRule } from "./absence.js";
 import type { SourceDefinition } from "./source.js";
+import { tokenTransferFamily } from "../families/registry.js";
 
 /** A token watch's rule ran before the token's decimals and symbol were read (a wiring mistake). */
 export class TokenInfoMissingError extends KaiawatchError {
@@ -22,7 +23,7 @@ export class TokenInfoMissingError extends KaiawatchError {
  * account watch's `tokens`, else undefined.
  */
 export function tokenOfSource(watch: WatchConfig, family: RecordFamily, definition: SourceDefinition | undefined): string | undefined {
-  if (watch.kind !== "account" || family !== "event_logs" || definition?.signature !== TRANSFER_TOPIC) return undefined;
+  if (watch.kind !== "account" || family !== tokenTransferFamily().name || definition?.signature !== TRANSFER_TOPIC) return undefined;
   const token = definition.address;
   return token !== undefined && watch.tokens.includes(token) ? token : undefined;
 }

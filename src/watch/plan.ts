@@ -1,4 +1,4 @@
-import { familyOf } from "../families/registry.js";
+import { defaultAccountSources, familyOf } from "../families/registry.js";
 import { eventTopic } from "../chain/signatures.js";
 import { TRANSFER_TOPIC } from "../chain/token-transfer.js";
 import type { RecordFamily } from "../model/record.js";
@@ -76,7 +76,7 @@ function topicOf(event: string): string {
 export function definitionsOfWatch(network: string, watch: WatchInput): SourceDefinition[] {
   const lower = (value: string | undefined) => value?.toLowerCase();
   if (watch.account !== undefined) {
-    const families = watch.sources ?? (watch.tokens?.length ? [] : ["nft_transfers"]);
+    const families = watch.sources ?? (watch.tokens?.length ? [] : defaultAccountSources());
     // The Transfer logs of each token, not of the account: op 11 filters by emitting
     // contract and topic0 only, so the wallet is matched by the rules (from or to). The
     // definition is the same as a contract watch of the token's Transfer events, so every

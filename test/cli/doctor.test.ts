@@ -28,16 +28,19 @@ interface Variant {
   apiPlan?: "FREE" | "PRO_PLUS";
   hookUrl?: string;
   walletSources?: string;
+  /** Another simulator than the suite's. */
+  sim?: Simulator;
 }
 
 function config(v: Variant = {}): string {
-  const a = sim.addresses;
+  const target = v.sim ?? sim;
+  const a = target.addresses;
   const path = join(dir.path, `config-${Math.random().toString(36).slice(2)}.yaml`);
   writeFileSync(
     path,
     `
-explorer: { base_url: "${sim.url}", api_key: "\${KAIASCAN_API_KEY}", api_plan: ${v.apiPlan ?? "FREE"} }
-chain: { network: ${v.network ?? "kairos"}, rpc_url: "${sim.rpcUrl}", lag_blocks: 2 }
+explorer: { base_url: "${target.url}", api_key: "\${KAIASCAN_API_KEY}", api_plan: ${v.apiPlan ?? "FREE"} }
+chain: { network: ${v.network ?? "kairos"}, rpc_url: "${target.rpcUrl}", lag_blocks: 2 }
 store: { path: "${join(dir.path, "store.db")}" }
 defaults: { schedule: "*/30 * * * * *", start: latest }
 sinks:
@@ -72,11 +75,25 @@ describe("kaiawatch doctor", () => {
     expect(line(out, "indexing lag")).toMatch(/1 behind the node's head \(chain\.lag_blocks is 2\)/);
     expect(line(out, "operation 11")).toContain("fields beyond the document: none");
     expect(line(out, "node traces")).toMatch(/traces blocks with the call tracer \(block \d+: \d+ transactions?, \d+ calls?\): internal transactions can be read from the node, one request a block$/);
+    expect(line(out, "field spelling")).toMatch(/^\s+ok\s+field spelling\s+the explorer answered in snake_case; both spellings are read alike$/);
     const spent = sim.stats().creditsTotal - before;
     expect(out).toContain(`credits spent: ${spent} (`);
     expect(spent).toBeLessThanOrEqual(10);
     expect(out).toContain("all is well");
     expect(code).toBe(0);
+  });
+
+  it("an explorer answering in camelCase (as KaiaScan's live documentation shows): all green, and the spelling said", async () => {
+    const camel = await createSimulator({ seed: 51, initialBlocks: 40, apiKey: "the-key", plan: "FREE", chainId: 1001, indexingLagBlocks: 1, spelling: "camelCase" });
+    try {
+      const { code, out } = await doctor(config({ sim: camel }));
+      expect(out).not.toContain("FAIL");
+      expect(line(out, "operation 11")).toContain("fields beyond the document: none");
+      expect(line(out, "field spelling")).toMatch(/^\s+ok\s+field spelling\s+the explorer answered in camelCase; both spellings are read alike$/);
+      expect(code).toBe(0);
+    } finally {
+      await camel.close();
+    }
   });
 
   it("--send puts a test alert through every sink", async () => {

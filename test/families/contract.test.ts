@@ -1,4 +1,5 @@
 import { readFileSync } from "node:fs";
+import { withFieldTables } from "../../src/families/field-tables.js";
 import { describe, expect, it } from "vitest";
 import { OPERATIONS } from "../../src/explorer/operations.js";
 import type { EventLog, InternalTransactionListItem, NftTransfer } from "../../src/explorer/types.js";
@@ -96,6 +97,12 @@ function spec(family: AnyFamily, name: string, token: boolean): FieldSpec {
 function written(value: unknown): unknown {
   return typeof value === "bigint" ? value.toString() : value;
 }
+
+describe("docs/rules.md's field tables", () => {
+  it("are the registry's as npm run docs:fields renders them", () => {
+    expect(withFieldTables(docs), "run npm run docs:fields").toBe(docs);
+  });
+});
 
 describe.each(familyDefinitions().map((family) => [family.name, family] as const))("family %s", (name, family) => {
   const shapes = SHAPES[name];

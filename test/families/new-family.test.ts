@@ -36,6 +36,7 @@ const pings = defineFamily<RecordFamily, Ping>({
   name: PINGS,
   noun: ["ping", "pings"],
   readers: { explorer: [], node: [], account: undefined, transaction: undefined },
+  watchedBy: { account: undefined, kinds: [] },
   normalize: (data) => ({ family: PINGS, block: data.block, transactionHash: data.hash, key: `${data.block}:${data.hash.toLowerCase()}:${data.index}`, order: [data.index], data }) as unknown as PingRecord,
   probe: (data) => ({ family: PINGS, block: data.block, transactionHash: data.hash, key: "", order: [], data }) as unknown as PingRecord,
   twinsPossible: false,

@@ -1,4 +1,4 @@
-import { familyOf } from "../../families/registry.js";
+import { familyOf, tokenTransferFamily } from "../../families/registry.js";
 import { formatDuration } from "../../common/duration.js";
 import type { Common } from "../../common/common.js";
 import { describeError, isKaiawatchError } from "../../common/errors.js";
@@ -73,7 +73,7 @@ async function run(args: string[], io: CommandIO): Promise<number> {
   const source = rule.source;
   if (source === BALANCE_ALERT_SOURCE) throw new UsageError(`rule ${rule.name} reads balances, not records of a transaction: explain does not apply`);
   const family = source;
-  const tokenWallet = watch.kind === "account" && watch.tokens.length > 0 && family === "event_logs" ? watch.account.toLowerCase() : undefined;
+  const tokenWallet = watch.kind === "account" && watch.tokens.length > 0 && family === tokenTransferFamily().name ? watch.account.toLowerCase() : undefined;
 
   // A token watch's amounts are in its tokens' units: their decimals and symbols by JSON-RPC, as the daemon reads them.
   const compiled = tokenWallet === undefined ? loadedCompiled : await readConfigTokensOnce(common, config, loadedCompiled, io.signal);
