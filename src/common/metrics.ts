@@ -57,6 +57,7 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}) {
     balanceWatchHeld: gauge("kaiawatch_balance_watch_held", "1 while this replica holds a balance watch's lease and reads it, else 0.", ["watch"] as const),
     // rules and delivery
     ruleMatches: counter("kaiawatch_rule_matches_total", "Records that matched a rule.", ["rule"] as const),
+    missedRecords: counter("kaiawatch_missed_records_total", "Records of a `source: both` watch that one reader returned and the other (source: explorer or node) did not, once it had read past their block: each counted once, by the replica that reported it (explorer_missed_record, node_missed_record).", ["source"] as const),
     enrichmentLookups: counter("kaiawatch_enrichment_lookups_total", "Enrichment lookups per alert by kind and outcome (fetched, cached, failed, skipped); their credits are in kaiawatch_explorer_credits_spent_total.", ["kind", "outcome"] as const),
     alertsQueued: counter("kaiawatch_alerts_queued_total", "Alerts put into the outbox, per sink.", ["sink"] as const),
     alertsDelivered: counter("kaiawatch_alerts_delivered_total", "Alerts a sink accepted.", ["sink"] as const),

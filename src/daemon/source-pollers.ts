@@ -10,6 +10,7 @@ import { blocksInFlightFor, type RecountPolicy } from "../watch/fetch-window.js"
 import { NORMALIZERS } from "../watch/normalize.js";
 import { paginateBlockTransactions } from "../watch/paginate-transactions.js";
 import type { Plan } from "../watch/plan.js";
+import type { AuditPlan } from "../watch/audit-plan.js";
 import { createSourcePoller, type SourcePoller } from "../watch/poller.js";
 import { isNodeOperation } from "../watch/source.js";
 import { createTransactionsReader } from "../watch/transactions-reader.js";
@@ -27,6 +28,8 @@ export interface SourcePollersParts {
   blocksInFlight?: number;
   countCap?: number;
   progress?: Progress;
+  /** The audit of `source: both` watches (planAudit of the plan): what each window witnesses. */
+  audit?: AuditPlan;
 }
 
 /** One poller per planned source: explorer sources page the explorer, node sources read blocks through the JSON-RPC client. */
@@ -53,6 +56,7 @@ export function createSourcePollers(common: Common, parts: SourcePollersParts): 
       countCap: parts.countCap,
       blocksInFlight: parts.blocksInFlight ?? blocksInFlightFor(isNodeOperation(source.definition.operation) ? config.chain.requests_per_second : config.explorer.requests_per_second),
       progress,
+      audit: parts.audit,
       ...(source.rules.some((rule) => rule.absence !== undefined) ? { blockTime: blockTimes } : {}),
     }),
   );
