@@ -55,6 +55,12 @@ export interface SimulatorFaults {
   unauthorizedQuotesToken?: boolean;
   /** JSON-RPC debug_traceTransaction answers "method not found", as public endpoints do. */
   debugUnavailable?: boolean;
+  /**
+   * Records the explorer never indexed: left out of every list answer, its count included,
+   * as if they did not exist; the chain and the node still have them. Each names a
+   * transaction (every record of it) or, with `logIndex`, one of its event logs.
+   */
+  missingRecords?: ReadonlyArray<{ transactionHash: string; logIndex?: number }>;
 }
 
 /** The service's own limits; like the faults they can be changed while running. */
