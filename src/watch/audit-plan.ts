@@ -34,7 +34,7 @@ const pairKey = (watch: string, family: string) => `${watch}\u0000${family}`;
  * The audit of a plan: every (watch, family) that an explorer source and a node source both
  * serve, which only `source: both` plans. With `both`, only the watches named there.
  */
-export function planAudit(sources: readonly PlannedSource[], both?: ReadonlySet<string>): AuditPlan {
+export function planAudit(sources: ReadonlyArray<Pick<PlannedSource, "key" | "definition" | "watch" | "family" | "members">>, both?: ReadonlySet<string>): AuditPlan {
   const keys = new Map<string, Record<WitnessRole, string[]>>();
   for (const source of sources) {
     const role = witnessRoleOf(source.definition.operation);
