@@ -722,7 +722,7 @@ export class PostgresStore implements Store {
    * entry ids and meta keys), so running the copy again repeats nothing.
    */
   async importStore(
-    data: { cursors: Cursor[]; entries: OutboxEntry[]; meta: Record<string, unknown>; stamps?: CooldownStamp[]; notes?: Array<{ id: string } & SuppressedNote>; silences?: StoredSilence[]; episodes?: BalanceEpisode[]; absences?: AbsenceState[]; attempts?: DeliveryAttempt[] },
+    data: { cursors: Cursor[]; entries: OutboxEntry[]; meta: Record<string, unknown>; stamps?: CooldownStamp[]; notes?: Array<{ id: string } & SuppressedNote>; silences?: StoredSilence[]; episodes?: BalanceEpisode[]; absences?: AbsenceState[]; attempts?: DeliveryAttempt[]; witnesses?: Witness[] },
     options: { force?: boolean } = {},
   ): Promise<{ cursors: number; entries: number; meta: number }> {
     return this.transaction(async (client) => {
@@ -764,6 +764,10 @@ export class PostgresStore implements Store {
       // An absence rule goes on with what it observed, and an open absence under its id.
       for (const absence of data.absences ?? []) {
         await client.query("INSERT INTO absences (rule, state) VALUES ($1, $2::jsonb) ON CONFLICT DO NOTHING", [absence.rule, JSON.stringify(absence)]);
+      }
+      // The audit's witnesses, open and reported: a record seen by one reader is still audited after the move.
+      for (const witness of data.witnesses ?? []) {
+        await client.query(`INSERT INTO witnesses (${WITNESS_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT DO NOTHING`, [...witnessParams(witness).slice(0, -1), witness.missed_at ?? null]);
       }
       // The delivery history, oldest first (a listing gives it newest first), unless this
       // database has one already (a copy repeated with --force adds none twice).
