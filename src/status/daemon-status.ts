@@ -10,7 +10,7 @@ import { createCreditHistory } from "./credit-history.js";
 import { createReadiness } from "./readiness.js";
 import { answerWithin } from "./answer-within.js";
 import { isStoreUnavailable } from "../store/errors.js";
-import { otherRole } from "../store/witness-rows.js";
+import { otherRole } from "../model/witness-role.js";
 import { createAlertViews } from "./alert-views.js";
 import { createDaemonWrites } from "./daemon-writes.js";
 import { holdersOf, sourceViews } from "./source-views.js";

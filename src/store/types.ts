@@ -2,6 +2,9 @@ import type { AlertDocument } from "../model/alert-document.js";
 import type { OutboxEntry, OutboxState } from "../model/outbox-entry.js";
 import type { AttemptOutcome } from "../model/attempt-outcome.js";
 import type { LeaseResource } from "./resources.js";
+import type { WitnessRole } from "../model/witness-role.js";
+
+export type { WitnessRole };
 
 /** Where a source has got to. `block` is the last fully processed block, inclusive. */
 export interface Cursor {
@@ -173,11 +176,6 @@ export interface AbsenceState {
   at_least: number;
   episode: AlertDocument | null;
 }
-
-/** Which of a `source: both` watch's two readers saw a record: the explorer's source or the node's. */
-export type WitnessRole = "explorer" | "node";
-
-export const WITNESS_ROLES: readonly WitnessRole[] = ["explorer", "node"];
 
 /**
  * That one reader of a watch under `source: both` found an alert (docs/operations.md, "Two witnesses"),

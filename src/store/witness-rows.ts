@@ -1,8 +1,11 @@
-import { WITNESS_ROLES, type Witness, type WitnessRole } from "./types.js";
+import { WITNESS_ROLES, type WitnessRole } from "../model/witness-role.js";
+import type { Witness } from "./types.js";
+
+export { otherRole } from "../model/witness-role.js";
 
 /**
  * The witnesses' rows, the same in SQLite and PostgreSQL (see Witness): the columns in
- * INSERT order, a row read back, and the role that pairs with one.
+ * INSERT order, a row read back, and the counts by role.
  */
 export const WITNESS_COLUMNS = "alert_id, role, watch, family, rule, block, record_key, summary, transaction_hash, seen_at, missed_at";
 
@@ -18,11 +21,6 @@ export function witnessOfRow(row: WitnessRow): Witness {
 /** The values of a new (open) witness's row, in WITNESS_COLUMNS order. */
 export function witnessParams(witness: Witness): Array<string | number | null> {
   return [witness.alert_id, witness.role, witness.watch, witness.family, witness.rule, witness.block, witness.record_key, witness.summary, witness.transaction_hash, witness.seen_at, null];
-}
-
-/** The other reader of a `source: both` watch. */
-export function otherRole(role: WitnessRole): WitnessRole {
-  return role === "explorer" ? "node" : "explorer";
 }
 
 /** Counts by role with every role present (0 where none). */

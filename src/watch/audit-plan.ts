@@ -1,5 +1,5 @@
 import type { Store, Witness, WitnessRole } from "../store/types.js";
-import { otherRole } from "../store/witness-rows.js";
+import { otherRole } from "../model/witness-role.js";
 import type { Match } from "./source-rule.js";
 import type { PlannedSource } from "./poller.js";
 import { isNodeOperation, type SourceOperation } from "./source.js";
