@@ -39,12 +39,16 @@ watches:
   - { name: collection, collection: "${a.busyCollection}" }
   - { name: multi, collection: "${a.kip37Collection}" }
   - { name: holder, account: "${a.busyWallet}" }
+  - { name: holder-in, account: "${a.busyWallet}", nft_contract: "${a.busyCollection}" }
+  - { name: wallet-tokens, account: "${a.busyWallet}", tokens: ["${a.busyToken}", "${a.tokens[1]}"] }
 rules:
   - { name: token-events, watch: token, notify: [out] }
   - { name: other-events, watch: other-token, notify: [out] }
   - { name: collection-moves, watch: collection, notify: [out] }
   - { name: multi-moves, watch: multi, notify: [out] }
   - { name: holder-moves, watch: holder, notify: [out] }
+  - { name: holder-in-moves, watch: holder-in, notify: [out] }
+  - { name: wallet-token-transfers, watch: wallet-tokens, source: event_logs, notify: [out] }
 sinks:
   out: { type: file, path: "${join(dir.path, `${name}.jsonl`)}" }
 `);
@@ -79,7 +83,7 @@ describe("event logs and NFT transfers from the node", () => {
     expect(explorer.operations).toEqual(["accountEventLogs", "accountEventLogs", "accountNftTransfers", "nftTransfers", "nftTransfers"]);
     expect(node.operations).toEqual(["nodeEventLogs", "nodeNftTransfers"]);
     expect(both.operations).toEqual([...explorer.operations, ...node.operations].sort());
-    for (const rule of ["token-events", "other-events", "collection-moves", "multi-moves", "holder-moves"]) expect(explorer.ids.some((id) => id.startsWith(`${rule} `)), rule).toBe(true);
+    for (const rule of ["token-events", "other-events", "collection-moves", "multi-moves", "holder-moves", "holder-in-moves", "wallet-token-transfers"]) expect(explorer.ids.some((id) => id.startsWith(`${rule} `)), rule).toBe(true);
     expect(node.ids).toEqual(explorer.ids);
     expect(both.ids).toEqual(explorer.ids);
     // Both sources read every record; each alert went out once.
