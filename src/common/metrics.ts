@@ -34,6 +34,9 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}) {
     rpcRequests: counter("kaiawatch_rpc_requests_total", "JSON-RPC attempts by method and outcome (ok, rpc_error, bad_response, http_error, too_large, timeout, network, aborted); retries count again.", ["method", "outcome"] as const),
     rpcRetries: counter("kaiawatch_rpc_retries_total", "JSON-RPC requests retried, by method.", ["method"] as const),
     rpcRequestDuration: histogram("kaiawatch_rpc_request_duration_seconds", "JSON-RPC attempt duration (after the rate limiter's wait), by method.", ["method"] as const, seconds),
+    // log queries (eth_getLogs): the node-read families
+    nodeLogQueries: counter("kaiawatch_node_log_queries_total", "eth_getLogs queries by outcome: ok, or split (the node refused the query as too large: over its result or time limit, or its block range; the range, then the address list, is halved and asked again).", ["outcome"] as const),
+    nodeLogsRemoved: counter("kaiawatch_node_logs_removed_total", "Logs the node answered with removed: true (a reorg's), dropped.", [] as const),
     // the transactions source (top-level transactions read from the node)
     nodeBlockReads: counter("kaiawatch_node_block_reads_total", "Blocks whose transactions and receipts were read from the node (kaia_getBlockReceipts), for the transactions source: one read per block serves every account watch.", [] as const),
     nodeRevertTraces: counter("kaiawatch_node_revert_traces_total", "debug_traceTransaction calls for the revert reason of a failed transaction of a watched account, by outcome (ok, no_reason, unavailable, error).", ["outcome"] as const),

@@ -133,6 +133,8 @@ export interface SimulatorTruth {
   nftTransfers(token: string, range: BlockRange & { tokenId?: string }): NftTransfer[];
   accountInternalTransactions(address: string, range: BlockRange): InternalTransactionListItem[];
   blockInternalTransactions(block: number): InternalTransactionListItem[];
+  /** A block's time, as its records' `datetime` (undefined past the head). */
+  blockDatetime(block: number): string | undefined;
   /** The transactions of a block, by index. */
   blockTransactions(block: number): { hash: string; index: number; from: string; to: string; status: "Success" | "Fail" }[];
   /** Every record of the chain (event logs + NFT transfers + internal transactions). */
@@ -171,7 +173,7 @@ export interface Simulator {
   url: string;
   /**
    * JSON-RPC endpoint (the same server, at `rpcPath`): eth_blockNumber, kaia_blockNumber, eth_chainId,
-   * kaia_getBlockReceipts and debug_traceTransaction (callTracer) of the top-level transactions,
+   * eth_getBlockByNumber, eth_getLogs and kaia_getLogs (every record's log, as operation 11 lists it), kaia_getBlockReceipts and debug_traceTransaction (callTracer) of the top-level transactions,
    * eth_getBalance, and eth_call for decimals(), symbol(), name(), balanceOf(address) of the tokens.
    */
   rpcUrl: string;

@@ -13,6 +13,7 @@ import { fetchWindow, type Paginate, type RecountPolicy } from "./fetch-window.j
 import { PROBES } from "./normalize.js";
 import { createRuleMatcher, type Match, type SourceRule } from "./source-rule.js";
 import type { BlockTimeReader } from "../chain/block-time.js";
+import type { LogFilter } from "../chain/get-logs.js";
 import type { AbsenceState } from "../store/types.js";
 import type { AlertDocument } from "../model/alert-document.js";
 import { stepAbsence } from "./absence.js";
@@ -32,6 +33,8 @@ export interface PlannedSource {
   maxWindowBlocks: number;
   /** The watches it serves: each one's own source key, and the client-side filter of a shared source (absent: the watch's own source). */
   members?: SourceMember[];
+  /** A node log source (nodeEventLogs, nodeNftTransfers): the log queries of its members, asked together each window. */
+  logFilters?: readonly LogFilter[];
 }
 
 /** A watch (one of its server-side queries) served by a source. */
