@@ -16,7 +16,7 @@ import { sample } from "../helpers/metric-sample.js";
  * `treasury` is read by two explorer sources (two events) and by its share of a node source,
  * whose position is kept under the watch's own key.
  */
-const NODE_OPERATION: SourceOperation = "blockTransactions";
+const NODE_OPERATION: SourceOperation = "nodeEventLogs";
 const PLAN = planAudit([
   { key: "src_e1", definition: { network: "kairos", operation: "accountEventLogs" }, watch: "treasury", family: "event_logs", members: [{ watch: "treasury", ownKey: "src_e1", handover: { skipThrough: -1 } }] },
   { key: "src_e2", definition: { network: "kairos", operation: "accountEventLogs" }, watch: "treasury", family: "event_logs", members: [{ watch: "treasury", ownKey: "src_e2", handover: { skipThrough: -1 } }] },

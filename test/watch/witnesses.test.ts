@@ -51,7 +51,7 @@ sinks:
     const [source] = planFromConfig(config).sources;
     if (source === undefined) throw new Error("no source planned");
     // The node's share of the watch, as the planner makes it under `source: both`.
-    const plan = planAudit([source, { key: "src_node", definition: { network: source.definition.network, operation: "blockTransactions" }, watch: "token", family: "event_logs", members: [{ watch: "token", ownKey: "own_node_token", handover: { skipThrough: -1 } }] }]);
+    const plan = planAudit([source, { key: "src_node", definition: { network: source.definition.network, operation: "nodeEventLogs" }, watch: "token", family: "event_logs", members: [{ watch: "token", ownKey: "own_node_token", handover: { skipThrough: -1 } }] }]);
 
     const head = sim.head();
     const logs = await fetch(`${sim.url}/api/v1/accounts/${sim.addresses.busyToken}/event-logs?blockNumberStart=${start}&blockNumberEnd=${head}&size=2000`).then(async (answer) => ((await answer.json()) as ListResponse<EventLog>).results);
