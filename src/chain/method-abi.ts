@@ -54,14 +54,19 @@ export function decodeArguments(spec: MethodSpec, input: string): Array<{ name: 
   for (const [i, type] of spec.types.entries()) {
     const w = word(i);
     if (w === undefined) return undefined;
-    const value = decodeOne(type, w, data);
+    const value = decodeAbiValue(type, w, data);
     if (value === undefined) return undefined;
     out.push({ name: spec.names[i] as string, type, value });
   }
   return out;
 }
 
-function decodeOne(type: string, w: string, data: string): string | undefined {
+/**
+ * One value of ABI-encoded data by its type: `w` is its head word (hex, no 0x), `data` the
+ * whole encoding it sits in (a dynamic value's offset counts from its start). Undefined when
+ * it does not decode or the type is not an elementary one.
+ */
+export function decodeAbiValue(type: string, w: string, data: string): string | undefined {
   const n = BigInt(`0x${w}`);
   if (type === "address") return /^0{24}/.test(w) ? `0x${w.slice(24)}` : undefined;
   if (type === "bool") return n === 0n ? "false" : n === 1n ? "true" : undefined;

@@ -35,6 +35,9 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}) {
     rpcRequests: counter("kaiawatch_rpc_requests_total", "JSON-RPC attempts by method and outcome (ok, rpc_error, bad_response, http_error, too_large, timeout, network, aborted); retries count again.", ["method", "outcome"] as const),
     rpcRetries: counter("kaiawatch_rpc_retries_total", "JSON-RPC requests retried, by method.", ["method"] as const),
     rpcRequestDuration: histogram("kaiawatch_rpc_request_duration_seconds", "JSON-RPC attempt duration (after the rate limiter's wait), by method.", ["method"] as const, seconds),
+    // log queries (eth_getLogs): the node-read families
+    nodeLogQueries: counter("kaiawatch_node_log_queries_total", "eth_getLogs queries by outcome: ok, or split (the node refused the query as too large: over its result or time limit, or its block range; the range, then the address list, is halved and asked again).", ["outcome"] as const),
+    nodeLogsRemoved: counter("kaiawatch_node_logs_removed_total", "Logs the node answered with removed: true (a reorg's), dropped.", [] as const),
     // the transactions source (top-level transactions read from the node)
     nodeBlockReads: counter("kaiawatch_node_block_reads_total", "Blocks whose transactions and receipts were read from the node (kaia_getBlockReceipts), for the transactions source: one read per block serves every account watch.", [] as const),
     nodeRevertTraces: counter("kaiawatch_node_revert_traces_total", "debug_traceTransaction calls for the revert reason of a failed transaction of a watched account, by outcome (ok, no_reason, unavailable, error).", ["outcome"] as const),
@@ -59,6 +62,7 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}) {
     balanceWatchHeld: gauge("kaiawatch_balance_watch_held", "1 while this replica holds a balance watch's lease and reads it, else 0.", ["watch"] as const),
     // rules and delivery
     ruleMatches: counter("kaiawatch_rule_matches_total", "Records that matched a rule.", ["rule"] as const),
+    missedRecords: counter("kaiawatch_missed_records_total", "Records of a `source: both` watch that one reader returned and the other (source: explorer or node) did not, once it had read past their block: each counted once, by the replica that reported it (explorer_missed_record, node_missed_record).", ["source"] as const),
     enrichmentLookups: counter("kaiawatch_enrichment_lookups_total", "Enrichment lookups per alert by kind and outcome (fetched, cached, failed, skipped); their credits are in kaiawatch_explorer_credits_spent_total.", ["kind", "outcome"] as const),
     alertsQueued: counter("kaiawatch_alerts_queued_total", "Alerts put into the outbox, per sink.", ["sink"] as const),
     alertsDelivered: counter("kaiawatch_alerts_delivered_total", "Alerts a sink accepted.", ["sink"] as const),

@@ -1,4 +1,4 @@
-import { splitTypeList } from "../chain/signatures.js";
+import { canonicalSignature, splitTypeList } from "../chain/signatures.js";
 
 const TOPIC_HASH = /^0x[0-9a-fA-F]{64}$/;
 const EVENT_NAME = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
@@ -43,8 +43,16 @@ export function eventSignatureProblem(text: string): string | undefined {
   const name = text.slice(0, open);
   if (!EVENT_NAME.test(name)) return `not an event signature: "${name}" is not an event name`;
   const params = text.slice(open + 1, -1);
-  if (/\s/.test(params) || /\bindexed\b/.test(params)) return "not an event signature: write the types only, without spaces or parameter names, e.g. Transfer(address,address,uint256)";
-  if (/(^|[,(])u?int(\[|,|\)|$)/.test(params)) return "not an event signature: write uint256/int256, not uint/int (the hash uses the canonical type)";
-  if (!isTypeList(params)) return "not an event signature: unknown or malformed parameter type";
+  if (/(^|[,(\s])u?int(?=[[,)\s]|$)/.test(params)) return "not an event signature: write uint256/int256, not uint/int (the hash uses the canonical type)";
+  // `indexed` and parameter names are dropped from the canonical form that is hashed.
+  let canonical: string;
+  try {
+    canonical = canonicalSignature(text);
+  } catch (error) {
+    // Types only: the parser's message would name a character; the type is what is wrong.
+    if (!/\s/.test(params)) return "not an event signature: unknown or malformed parameter type";
+    return `not an event signature: ${error instanceof Error ? error.message : String(error)}`;
+  }
+  if (!isTypeList(canonical.slice(canonical.indexOf("(") + 1, -1))) return "not an event signature: unknown or malformed parameter type";
   return undefined;
 }

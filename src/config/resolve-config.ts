@@ -116,6 +116,8 @@ function buildWatch(kind: WatchKind, w: z.output<typeof watchSchema>, defaults: 
     max_window_blocks: w.max_window_blocks ?? defaults.max_window_blocks,
     jitter: w.jitter ?? defaults.jitter,
     via: w.via ?? "auto",
+    // Only the watches with log families read them from somewhere else than the explorer.
+    source: kind === "contract" || kind === "collection" || kind === "account" ? (w.source ?? defaults.source) : ("explorer" as const),
   };
   if (kind === "account" && w.account !== undefined) {
     const tokens = (w.tokens ?? []).map((token) => token.toLowerCase());
@@ -308,6 +310,18 @@ function resolveWatches(root: Record<string, unknown>, defaults: DefaultsConfig,
     if ("tokens" in item && kind !== "account" && kind !== "balance") {
       issues.push({ path: ["watches", i, "tokens"], message: `applies to account and balance watches only (this is ${kind === "every_block" ? "an every_block" : `a ${kind}`} watch)`, atKey: true });
       usable = false;
+    }
+    if ("source" in item && kind !== "account" && kind !== "collection" && kind !== "contract") {
+      issues.push({ path: ["watches", i, "source"], message: `applies to contract, collection and account watches only (this is ${kind === "every_block" ? "an every_block" : `a ${kind}`} watch, read from the explorer)`, atKey: true });
+      usable = false;
+    }
+    if (kind === "account" && typeof item.source === "string" && item.source !== "explorer") {
+      const tokens = Array.isArray(item.tokens) && item.tokens.length > 0;
+      const families = Array.isArray(item.sources) ? item.sources : tokens ? [] : ["nft_transfers"];
+      if (!tokens && !families.includes("nft_transfers")) {
+        issues.push({ path: ["watches", i, "source"], message: `the node reads an account watch's nft_transfers and tokens; this one has neither (internal_transactions are read from the explorer, transactions from the node always): remove source or add nft_transfers to sources`, atKey: true });
+        usable = false;
+      }
     }
     // Balances are read at the head on a clock: a head-triggered balance read would be a read a block.
     if (kind === "balance" && isHeadSchedule(typeof item.schedule === "string" ? item.schedule : defaults.schedule)) {

@@ -226,6 +226,11 @@ export const logSchema = z
   })
   .prefault({});
 
+/** Where the log families (event logs, NFT transfers, token transfers) of a watch are read. */
+export const LOG_SOURCES = ["explorer", "node", "both"] as const;
+const LOG_SOURCE_DESCRIPTION =
+  "Where the event logs, NFT transfers and token transfers of contract, collection and account watches are read: explorer (KaiaScan, credits; the default), node (eth_getLogs at chain.rpc_url, one query a window for every such watch together, no credits), or both (an alert as soon as either shows the record, once; either carries the watch while the other fails).";
+
 export const defaultsSchema = z
   .strictObject({
     schedule: schedule.default("*/10 * * * * *"),
@@ -233,6 +238,7 @@ export const defaultsSchema = z
     max_window_blocks: maxWindowBlocks.default(1000),
     jitter: duration.prefault("1s"),
     tick_timeout: positiveDuration.prefault("10m").meta({ description: "Longest one tick of a source (its windows fetched, evaluated and committed) may run; past it the tick is aborted, logged and counted as failed. Windows committed before stay committed." }),
+    source: z.enum(LOG_SOURCES).default("explorer").meta({ description: LOG_SOURCE_DESCRIPTION }),
   })
   .prefault({});
 
@@ -296,7 +302,7 @@ export const watchSchema = z.strictObject({
   collection: address.optional().meta({ description: "Collection watch: NFT transfers of this token contract (op 4)." }),
   token_id: tokenId.optional().meta({ description: "Collection watch only: transfers of this token id only." }),
   contract: address.optional().meta({ description: "Contract watch: event logs emitted by this contract (op 11)." }),
-  events: z.array(eventFilter).min(1).superRefine(uniqueItems).optional().meta({ description: "Contract watch only: each signature or topic hash is its own filtered source. Default: every event." }),
+  events: z.array(eventFilter).min(1).superRefine(uniqueItems).optional().meta({ description: 'Contract watch only: event signatures ("Transfer(address,address,uint256)", or with indexed and names: "Transfer(address indexed from, address indexed to, uint256 value)") or 0x topic hashes; topic0 is hashed from the canonical form. From the explorer each is its own filtered source; from the node all are one topic0 list. Default: every event.' }),
   balance: z
     .array(address)
     .min(1)
@@ -308,6 +314,7 @@ export const watchSchema = z.strictObject({
   start: start.optional(),
   max_window_blocks: maxWindowBlocks.optional(),
   jitter: duration.optional(),
+  source: z.enum(LOG_SOURCES).optional().meta({ description: `Contract, collection and account watches: ${LOG_SOURCE_DESCRIPTION} Default: defaults.source.` }),
   via: z.enum(["auto", "own", "shared"]).optional().meta({ description: "Which sources serve this watch. auto (default): the cheapest the planner finds. own: its own sources, one per server-side filter (operation 7 for internal transactions). shared: a source shared with other watches when one sees its records (operation 8 for internal transactions)." }),
 });
 

@@ -121,6 +121,9 @@ export interface LogConfig {
 
 export type LogLevel = "trace" | "debug" | "info" | "warn" | "error" | "fatal" | "silent";
 
+/** Where a watch's log families (event logs, NFT transfers, token transfers) are read. */
+export type LogSource = "explorer" | "node" | "both";
+
 export interface DefaultsConfig {
   /** A croner pattern with a seconds field. */
   schedule: string;
@@ -129,6 +132,8 @@ export interface DefaultsConfig {
   jitter: Duration;
   /** The longest one tick of a source may run before it is aborted. */
   tick_timeout: Duration;
+  /** The watches' `source` when they give none. */
+  source: LogSource;
 }
 
 /** A watch carries its effective schedule, start, window and jitter (its own or the defaults). */
@@ -139,6 +144,11 @@ interface WatchBase {
   max_window_blocks: number;
   jitter: Duration;
   via: WatchVia;
+  /**
+   * Where its event logs, NFT transfers and token transfers are read (its own or
+   * defaults.source); every_block and balance watches read none and carry "explorer".
+   */
+  source: LogSource;
 }
 
 /**

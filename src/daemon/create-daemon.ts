@@ -41,6 +41,8 @@ import { createHeartbeatLoop, type HeartbeatLoop } from "./heartbeat-loop.js";
 import { createReadiness } from "../status/readiness.js";
 import { createHealthMonitor, type HealthMonitor } from "./health-monitor.js";
 import { createOperationalMonitor } from "./operational-monitor.js";
+import { createWitnessAudit } from "./witness-audit.js";
+import { planAudit } from "../watch/audit-plan.js";
 import { createReplicaHealth, type ReplicaHealth } from "./replica-health.js";
 import { createSourcePollers } from "./source-pollers.js";
 import { repeatIntervalsOf } from "./repeat-interval.js";
@@ -190,7 +192,8 @@ export async function createDaemon(common: Common, options: DaemonOptions): Prom
       OPERATIONAL_RESOURCE,
     ];
 
-    const pollers = createSourcePollers(common, { config, plan, store, client, rpc, onAlerts: () => dispatcher.kick(), recount: options.recount, blocksInFlight: options.blocksInFlight, countCap: options.countCap, progress: options.progress });
+    const audit = planAudit(plan.sources); // `source: both`: its readers' witnesses, audited by the health loop
+    const pollers = createSourcePollers(common, { config, plan, store, client, rpc, onAlerts: () => dispatcher.kick(), recount: options.recount, blocksInFlight: options.blocksInFlight, countCap: options.countCap, progress: options.progress, audit });
     const lagBlocks = config.chain.lag_blocks;
     const headProbe = createHeadProbe(async (signal) => indexedHead(await head.blockNumber(signal), lagBlocks), common.now);
     const operationalSinks = Object.values(config.sinks).filter((sink) => sink.operational).map((sink) => sink.name);
@@ -229,6 +232,15 @@ export async function createDaemon(common: Common, options: DaemonOptions): Prom
       // One write per firing for the cursor advances of windows without alerts.
       flush: () => store.flush(),
     });
+    const monitor = await createOperationalMonitor(common, {
+      store, sinks: operationalSinks, network: config.chain.network,
+      head: () => headProbe.state().block,
+      onQueued: () => dispatcher.kick(),
+      ...(compiled.routes === undefined ? {} : { routes: compiled.routes }),
+      repeatInterval,
+      // A damaged store's alert cannot go through the outbox, which is in the damaged file.
+      sendDirectly: async (alert) => void (await deliverDirectly(common, sinks.map(({ sink }) => sink).filter((sink) => operationalSinks.includes(sink.name)), alert)),
+    });
     const health = createHealthMonitor(common, {
       thresholds: config.operational,
       sources: plan.sources,
@@ -241,17 +253,7 @@ export async function createDaemon(common: Common, options: DaemonOptions): Prom
       // Replicas judge the sources they hold; with one process every source.
       holds: replicas === undefined ? undefined : (key) => ownership.holds(leaseResource({ source: key })) !== undefined,
       shared: replicaHealth,
-      monitor: await createOperationalMonitor(common, {
-        store,
-        sinks: operationalSinks,
-        network: config.chain.network,
-        head: () => headProbe.state().block,
-        onQueued: () => dispatcher.kick(),
-        ...(compiled.routes === undefined ? {} : { routes: compiled.routes }),
-        repeatInterval,
-        // A damaged store's alert cannot go through the outbox, which is in the damaged file.
-        sendDirectly: async (alert) => void (await deliverDirectly(common, sinks.map(({ sink }) => sink).filter((sink) => operationalSinks.includes(sink.name)), alert)),
-      }),
+      monitor,
     });
     const readiness = createReadiness({ store, health });
     const heartbeats = built.heartbeats.map((sink) =>
@@ -275,7 +277,7 @@ export async function createDaemon(common: Common, options: DaemonOptions): Prom
       dispatcher,
       heartbeats,
       silences,
-      healthLoop: createHealthLoop(common, { ownership, health, replicated: replicas !== undefined, intervalMs: config.operational.check_interval }),
+      healthLoop: createHealthLoop(common, { ownership, health, audit: audit.size === 0 ? undefined : createWitnessAudit(common, { store, plan: audit, monitor, onQueued: () => dispatcher.kick() }), replicated: replicas !== undefined, intervalMs: config.operational.check_interval }),
       credits,
       startStatus: listen === false ? undefined : () => startStatusServer(common, listen, { config, replicas, ownership, balanceWatches, sources: plan.sources, store, engine, dispatcher, meter: client.meter, head: headProbe, budget, health, silences, beacon, inhibitor }),
       close,

@@ -2,17 +2,22 @@ import type { Common } from "../common/common.js";
 import type { Ownership } from "../store/ownership.js";
 import { leaseResource } from "../store/resources.js";
 import type { HealthMonitor } from "./health-monitor.js";
+import type { WitnessAudit } from "./witness-audit.js";
 
 /** The lease of the replica that judges kaiawatch's own health and sends its operational alerts. */
 export const OPERATIONAL_RESOURCE = leaseResource("operational");
 
-/** Checks kaiawatch's own health every `operational.check_interval`, one check at a time. */
+/**
+ * Checks kaiawatch's own health every `operational.check_interval`, one check at a time, and
+ * after each check audits the `source: both` watches (`audit`): the same replica, the one that
+ * sends the operational alerts.
+ */
 export interface HealthLoop {
   start(): void;
   stop(): void;
 }
 
-export function createHealthLoop(common: Common, parts: { ownership: Ownership; health: HealthMonitor; replicated: boolean; intervalMs: number }): HealthLoop {
+export function createHealthLoop(common: Common, parts: { ownership: Ownership; health: HealthMonitor; audit?: WitnessAudit; replicated: boolean; intervalMs: number }): HealthLoop {
   const { ownership, health } = parts;
   const logger = common.logger;
   let timer: NodeJS.Timeout | undefined;
@@ -43,6 +48,7 @@ export function createHealthLoop(common: Common, parts: { ownership: Ownership; 
     const resumed = sending ? Promise.resolve() : health.resume().then(() => void (sending = true));
     resumed
       .then(() => health.check())
+      .then(() => parts.audit?.run())
       .then(() => void (checkLate = false))
       .catch((error: unknown) => logger.warn({ err: String(error) }, "cannot check kaiawatch's own health; tried again at the next check"))
       .finally(() => (checkStarted = undefined));

@@ -3,7 +3,7 @@ import { metaSlot, readMeta, writeMeta } from "../store/meta-slot.js";
 import { reminderAlertId, resolvedAlertId, type RepeatIntervalOf } from "../model/alert-status.js";
 import type { Common } from "../common/common.js";
 import { ALERT_DOCUMENT_VERSION, OPERATIONAL_ALERT_SOURCE, type AlertDocument } from "../model/alert-document.js";
-import { newOutboxEntries } from "../model/outbox-entry.js";
+import { newOutboxEntries, type OutboxEntry } from "../model/outbox-entry.js";
 import { alertId } from "../rules/build-alert.js";
 import type { Store } from "../store/types.js";
 import { alertLabels, type Labels } from "../notify/labels.js";
@@ -91,6 +91,13 @@ export interface OperationalMonitor {
   /** The episodes firing now. */
   active(): Episode[];
   /**
+   * The outbox entries of an alert about an event rather than a condition (a record one
+   * reader of a `source: both` watch missed): sent once, never resolved. Its id comes from
+   * the event's key alone, so the same event reported again (by another replica, or after a
+   * restart) is the same alert. None when no sink is marked operational or routed to.
+   */
+  eventEntries(event: OperationalCondition): OutboxEntry[];
+  /**
    * Forgets the episodes in memory and reads those the store holds, as at a start (their
    * firing alerts queued again under their ids: the outbox keeps one). With replicas, when
    * this replica takes over sending from another (HealthMonitor.resume()).
@@ -160,11 +167,17 @@ export async function createOperationalMonitor(common: Common, options: Operatio
     };
   }
 
-  async function send(alert: AlertDocument): Promise<void> {
+  /** The alert's entries for the operational sinks and the receivers its labels route to. */
+  function entriesOf(alert: AlertDocument): OutboxEntry[] {
     const routed = options.routes === undefined || alert.labels === undefined ? [] : receiversOf(matchRoutes(options.routes, alert.labels));
     const sinks = [...new Set([...options.sinks, ...routed])];
-    if (sinks.length === 0) return;
-    const { added } = await store.enqueue(newOutboxEntries(alert, sinks, new Date(common.now())));
+    return sinks.length === 0 ? [] : newOutboxEntries(alert, sinks, new Date(common.now()));
+  }
+
+  async function send(alert: AlertDocument): Promise<void> {
+    const entries = entriesOf(alert);
+    if (entries.length === 0) return;
+    const { added } = await store.enqueue(entries);
     if (added > 0) options.onQueued();
   }
 
@@ -276,7 +289,28 @@ export async function createOperationalMonitor(common: Common, options: Operatio
   return {
     update: (conditions) => serial(() => update(conditions)),
     reload: () => serial(reload),
+    eventEntries: (event) => entriesOf(eventAlert(common.secrets.redactDeep(event), options.network, options.head() ?? 0, new Date(common.now()).toISOString())),
     active: () => [...episodes.values()].filter((episode) => episode.resolved_at === undefined),
+  };
+}
+
+/** The one-shot alert of an event (OperationalMonitor.eventEntries): at its block where it names one, else at the head. */
+function eventAlert(event: OperationalCondition, network: string, head: number, at: string): AlertDocument {
+  return {
+    version: ALERT_DOCUMENT_VERSION,
+    id: alertId(OPERATIONAL_RULE, event.key),
+    rule: OPERATIONAL_RULE,
+    watch: OPERATIONAL_ALERT_SOURCE,
+    source: OPERATIONAL_ALERT_SOURCE,
+    network,
+    block: typeof event.detail.block === "number" ? event.detail.block : head,
+    transaction_hash: typeof event.detail.transaction_hash === "string" ? event.detail.transaction_hash : null,
+    datetime: at,
+    summary: `kaiawatch: ${event.summary}`,
+    links: {},
+    record: { kind: event.kind, condition: event.key, ...event.detail },
+    labels: { ...operationalLabels(event) },
+    created_at: at,
   };
 }
 

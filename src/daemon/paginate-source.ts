@@ -17,6 +17,8 @@ export function paginateSource(client: ExplorerClient, definition: SourceDefinit
     case "blockInternalTransactions":
       return (range, signal) => client.paginate("blockInternalTransactions", { blockNumber: range.from, size }, { signal });
     case "blockTransactions":
-      throw new Error("the transactions source reads the node, not the explorer (paginateBlockTransactions)");
+    case "nodeEventLogs":
+    case "nodeNftTransfers":
+      throw new Error(`source ${definition.operation} reads the node, not the explorer (node-paginate.ts)`);
   }
 }

@@ -8,11 +8,11 @@ import { createEnricher } from "../rules/enrich.js";
 import type { Store } from "../store/types.js";
 import { blocksInFlightFor, type RecountPolicy } from "../watch/fetch-window.js";
 import { NORMALIZERS } from "../watch/normalize.js";
-import { paginateBlockTransactions } from "../watch/paginate-transactions.js";
 import type { Plan } from "../watch/plan.js";
+import type { AuditPlan } from "../watch/audit-plan.js";
 import { createSourcePoller, type SourcePoller } from "../watch/poller.js";
-import { isNodeOperation } from "../watch/source.js";
-import { createTransactionsReader } from "../watch/transactions-reader.js";
+import { isNodeLogOperation, isNodeOperation } from "../watch/source.js";
+import { createNodePaginators } from "./node-paginate.js";
 import { paginateSource } from "./paginate-source.js";
 
 export interface SourcePollersParts {
@@ -27,6 +27,8 @@ export interface SourcePollersParts {
   blocksInFlight?: number;
   countCap?: number;
   progress?: Progress;
+  /** The audit of `source: both` watches (planAudit of the plan): what each window witnesses. */
+  audit?: AuditPlan;
 }
 
 /** One poller per planned source: explorer sources page the explorer, node sources read blocks through the JSON-RPC client. */
@@ -34,8 +36,8 @@ export function createSourcePollers(common: Common, parts: SourcePollersParts): 
   const { config, client } = parts;
   // One enricher for the run: its cache serves every source (the same transaction can match in several).
   const enricher = createEnricher(common, { client });
-  // The transactions source reads the node: one reader for it, through the shared JSON-RPC client (its rate limit).
-  const transactions = createTransactionsReader(common, config, parts.rpc);
+  // The node sources read through the shared JSON-RPC client (its rate limit).
+  const nodePaginate = createNodePaginators(common, config, parts.rpc);
   // Catch-ups report their progress: info logs every few seconds, or a terminal line (`once`).
   const progress = parts.progress ?? createProgress({ now: common.now, logger: common.logger });
   // Absence rules count in block time: timestamps from the node, remembered (no reorgs on Kaia).
@@ -44,15 +46,17 @@ export function createSourcePollers(common: Common, parts: SourcePollersParts): 
     createSourcePoller(common, {
       source,
       store: parts.store,
-      paginate: isNodeOperation(source.definition.operation) ? paginateBlockTransactions(transactions) : paginateSource(client, source.definition, config.explorer.page_size),
+      paginate: isNodeOperation(source.definition.operation) ? nodePaginate(source) : paginateSource(client, source.definition, config.explorer.page_size),
       normalize: NORMALIZERS[source.family],
       pageSize: config.explorer.page_size,
       enrich: source.rules.some((rule) => (rule.enrich ?? []).length > 0) ? enricher.enrich : undefined,
       onAlerts: parts.onAlerts,
       recount: parts.recount,
-      countCap: parts.countCap,
+      // A node log query answers every log of its window on one page: the explorer's count cap is not its.
+      countCap: isNodeLogOperation(source.definition.operation) ? Infinity : parts.countCap,
       blocksInFlight: parts.blocksInFlight ?? blocksInFlightFor(isNodeOperation(source.definition.operation) ? config.chain.requests_per_second : config.explorer.requests_per_second),
       progress,
+      audit: parts.audit,
       ...(source.rules.some((rule) => rule.absence !== undefined) ? { blockTime: blockTimes } : {}),
     }),
   );

@@ -20,6 +20,7 @@ import { explorerOptionsOf } from "../daemon/explorer-options.js";
 import { planFromConfig } from "../watch/plan-from-config.js";
 import type { PlannedSource } from "../watch/poller.js";
 import { rpcOptionsOf } from "../watch/rpc-options.js";
+import { isNodeLogOperation, isNodeOperation } from "../watch/source.js";
 import { sinkEndpoint } from "./sink-endpoint.js";
 
 export type Verdict = "ok" | "warn" | "fail";
@@ -69,6 +70,7 @@ export async function runDoctor(common: Common, config: Config, options: DoctorO
     if (chain.head !== undefined) checks.push(await checkNodeTraces(common, config, chain.head, options.signal));
     const explorer = await checkExplorer(config, client, indexedHead(probeHead, config.chain.lag_blocks), options.signal);
     checks.push(explorer.check);
+    if (chain.head !== undefined) checks.push(await checkLogQuery(rpc, plan.sources, chain.head, options.signal));
     if (explorer.reachable) {
       checks.push(...(await checkPlan(config, client, plan.sources, probeHead, options.signal)));
       const operations = await checkOperations(config, client, plan.sources, probeHead, options.signal);
@@ -119,6 +121,29 @@ async function checkNodeTraces(common: Common, config: Config, head: number, sig
     return check("warn", `debug_traceBlockByNumber on block ${head} failed: ${describeError(error)}; internal transactions stay with the explorer`, "a trace needs the block's parent state and may be megabytes: run kaiawatch doctor again, and see docs/node-traces.md");
   } finally {
     await rpc.close();
+  }
+}
+
+/** Blocks the log query probe covers: a few recent ones, so that a public endpoint's limits are not the question. */
+const LOG_PROBE_BLOCKS = 5;
+
+/**
+ * The node's log query, as the node log sources ask it: one eth_getLogs over a few recent
+ * blocks with an address list (the config's, or the zero address when no watch reads the
+ * node). Without it `source: node` and `both` cannot work; with it they cost no credits.
+ */
+async function checkLogQuery(rpc: ReturnType<typeof createJsonRpc>, sources: readonly PlannedSource[], head: number, signal: AbortSignal): Promise<DoctorCheck> {
+  const readers = sources.filter((s) => isNodeLogOperation(s.definition.operation));
+  const addresses = [...new Set(readers.flatMap((s) => (s.logFilters ?? []).flatMap((f) => f.address ?? [])))].slice(0, 100);
+  const fromBlock = Math.max(0, head - LOG_PROBE_BLOCKS + 1);
+  const hex = (n: number) => `0x${n.toString(16)}`;
+  const who = readers.length === 0 ? "no watch reads it (source: node or both)" : `read by ${[...new Set(readers.flatMap((s) => (s.members ?? []).map((m) => m.watch)))].length} watch(es)`;
+  try {
+    const answer = await rpc.call("eth_getLogs", [{ fromBlock: hex(fromBlock), toBlock: hex(head), address: addresses.length > 0 ? addresses : ["0x0000000000000000000000000000000000000000"] }], signal);
+    if (!Array.isArray(answer)) return { check: "node log query", verdict: "fail", detail: `${rpc.host}: eth_getLogs answered ${JSON.stringify(answer)?.slice(0, 80) ?? "nothing"}, not a list of logs`, fix: "point chain.rpc_url at a node that serves eth_getLogs, or keep source: explorer" };
+    return { check: "node log query", verdict: "ok", detail: `${rpc.host}: eth_getLogs over blocks ${fromBlock}–${head} with ${Math.max(1, addresses.length)} address(es) answers (${answer.length} log${answer.length === 1 ? "" : "s"}); ${who}` };
+  } catch (error) {
+    return { check: "node log query", verdict: readers.length === 0 ? "warn" : "fail", detail: `${rpc.host}: eth_getLogs over blocks ${fromBlock}–${head}: ${describeError(error)}; ${who}`, fix: "point chain.rpc_url at a node that serves eth_getLogs (address lists), or keep source: explorer" };
   }
 }
 
@@ -190,8 +215,8 @@ function operationsOf(config: Config, sources: readonly PlannedSource[]): Map<Op
   const used = new Map<OperationName, PlannedSource | undefined>();
   for (const source of sources) {
     const operation = source.definition.operation;
-    // The transactions source reads the node: the chain checks cover it.
-    if (operation === "blockTransactions") continue;
+    // The node sources read the node: the chain checks (and the log query probe) cover them.
+    if (isNodeOperation(operation)) continue;
     if (!used.has(operation)) used.set(operation, source);
   }
   for (const rule of config.rules) for (const kind of rule.enrich) for (const operation of ENRICHMENT_KINDS[kind].operations) if (!used.has(operation)) used.set(operation, undefined);

@@ -10,8 +10,12 @@ export type RecordOf<F extends RecordFamily> = Extract<WatchedRecord, { family: 
 /** The explorer's list operations that take a block range (or, for 8, a block) and so can be polled. */
 export type ExplorerSourceOperation = Extract<OperationName, "accountEventLogs" | "accountNftTransfers" | "nftTransfers" | "accountInternalTransactions" | "blockInternalTransactions">;
 
-/** The node's readers (JSON-RPC, no explorer credits): the top-level transactions of each block with their receipts. */
-export type NodeSourceOperation = "blockTransactions";
+/**
+ * The node's readers (JSON-RPC, no explorer credits): the top-level transactions of each
+ * block with their receipts, and the log query (eth_getLogs) of every node-read watch of a
+ * family together, as event logs or as NFT transfers.
+ */
+export type NodeSourceOperation = "blockTransactions" | "nodeEventLogs" | "nodeNftTransfers";
 
 /**
  * Where a family's records come from. Today each family has one kind of reader, the

@@ -17,7 +17,7 @@ const MAX_VIEW_ITEMS = 8;
 export const eventLogs = defineFamily<"event_logs", EventLog>({
   name: "event_logs",
   noun: ["event", "events"],
-  readers: { explorer: ["accountEventLogs"], node: [], account: "accountEventLogs", transaction: { list: "transactionEventLogs" } },
+  readers: { explorer: ["accountEventLogs"], node: ["nodeEventLogs"], account: "accountEventLogs", transaction: { list: "transactionEventLogs" } },
   watchedBy: { account: "tokens", kinds: ["contract"] },
   normalize(raw, bounded) {
     const data = bounded === true ? raw : capRecord(raw);

@@ -16,7 +16,7 @@ const isBurnLower = (to: string | undefined) => to === undefined || to === ZERO_
 export const nftTransfers = defineFamily<"nft_transfers", NftTransfer>({
   name: "nft_transfers",
   noun: ["NFT transfer", "NFT transfers"],
-  readers: { explorer: ["accountNftTransfers", "nftTransfers"], node: [], account: "accountNftTransfers", transaction: { list: "transactionNftTransfers" } },
+  readers: { explorer: ["accountNftTransfers", "nftTransfers"], node: ["nodeNftTransfers"], account: "accountNftTransfers", transaction: { list: "transactionNftTransfers" } },
   watchedBy: { account: "default source", kinds: ["collection"] },
   enrichments: ["nft", "inventory"],
   normalize(raw, bounded) {

@@ -20,7 +20,7 @@ export interface OutboxMaintenanceOptions {
 
 /** The outbox's upkeep beside the sink workers: pruning past retention (the delivery history too), the outbox gauges, unknown sinks. */
 export interface OutboxMaintenance {
-  /** Removes delivered entries and delivery attempts past retention (and stale cooldown stamps); returns how many entries. */
+  /** Removes delivered entries, delivery attempts and reported missed records past retention (and stale cooldown stamps); returns how many entries. */
   prune(): Promise<number>;
   /** Sets the pending and retrying gauges of a sink. */
   updateGauges(sink: string): Promise<void>;
@@ -61,6 +61,8 @@ export function createOutboxMaintenance(common: Common, options: OutboxMaintenan
       attempts += batch;
       if (batch < options.pruneBatch) break;
     }
+    // The records a reader of a `source: both` watch missed are shown (/status) as long as their alerts are kept.
+    while ((await store.pruneWitnesses(before, options.pruneBatch)) === options.pruneBatch);
     // A stamp older than the longest cooldown holds nothing back any more (suppression notes go with their entries).
     await store.pruneCooldowns(now - options.longestCooldownMs);
     if (removed > 0) logger.info({ count: removed }, "pruned delivered alerts past retention");

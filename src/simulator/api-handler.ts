@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { API_LIMITS, OPERATIONS } from "../explorer/operations.js";
-import { ApiError, SERVER_ERRORS, answer, camelCaseKeys, matchRoute, type Dialect } from "./api.js";
+import { ApiError, SERVER_ERRORS, answer, camelCaseKeys, matchRoute, type ApiContext, type Dialect } from "./api.js";
 import type { Chain } from "./chain.js";
 import type { Meter } from "./meter.js";
 import type { NftState } from "./nft-state.js";
@@ -8,7 +8,7 @@ import type { createPollLog } from "./poll-log.js";
 import { createPrng } from "./prng.js";
 import type { Responder } from "./respond.js";
 import { answerSitePage } from "./site-page.js";
-import type { LiveSettings, SimulatorLimits } from "./simulator.js";
+import type { LiveSettings, SimulatorFaults, SimulatorLimits } from "./simulator.js";
 import type { World } from "./world.js";
 
 export interface ApiHandlerDeps {
@@ -24,6 +24,13 @@ export interface ApiHandlerDeps {
   pollLog: ReturnType<typeof createPollLog>;
   respond: Responder;
   sleep: (ms: number) => Promise<void>;
+}
+
+/** The records the explorer never indexed, as a test of a chain record (SimulatorFaults.missingRecords). */
+function missingOf(records: SimulatorFaults["missingRecords"]): ApiContext["missing"] {
+  if (records === undefined || records.length === 0) return undefined;
+  const wanted = records.map((r) => ({ hash: r.transactionHash.toLowerCase(), logIndex: r.logIndex }));
+  return (record) => wanted.some((w) => w.hash === record.tx.hash.toLowerCase() && (w.logIndex === undefined || w.logIndex === record.logIndex));
 }
 
 function isNonEmptyList(body: unknown): body is { results: unknown[] } {
@@ -114,7 +121,7 @@ export function createApiHandler({ seed, world, chain, nft, dialect, limits, liv
     }
     let body: unknown;
     try {
-      body = answer({ world, chain, nft, visibleHead: chain.head - Math.max(0, limits.indexingLagBlocks ?? 0), dialect, countCap: limits.countCap ?? API_LIMITS.maxTotalCount }, route, url.searchParams);
+      body = answer({ world, chain, nft, visibleHead: chain.head - Math.max(0, limits.indexingLagBlocks ?? 0), dialect, countCap: limits.countCap ?? API_LIMITS.maxTotalCount, missing: missingOf(f.missingRecords) }, route, url.searchParams);
     } catch (error) {
       if (error instanceof ApiError) return sendError(res, op, error);
       throw error;

@@ -121,6 +121,8 @@ export interface ApiContext {
   dialect: Dialect;
   /** Where counting stops (`total_count` is capped): API_LIMITS.maxTotalCount, as the real server; tests shrink it. */
   countCap: number;
+  /** Records the explorer never indexed (SimulatorFaults.missingRecords): absent from every list, counts included. */
+  missing?: (record: { tx: { hash: string }; logIndex?: number }) => boolean;
 }
 
 const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
@@ -254,7 +256,12 @@ function signature(query: URLSearchParams): string | undefined {
 function ranged<R extends { block: number }, T>(index: BlockIndex<R> | undefined, query: URLSearchParams, ctx: ApiContext, p: Paging, map: (r: R) => T): ListResponse<T> {
   const { from, to, property } = blockRange(query, ctx.visibleHead, ctx.dialect);
   const [lo, hi] = index ? index.range(from, to) : [0, 0];
-  return descPage(index, lo, hi, p, map, property, ctx.dialect);
+  const missing = ctx.missing;
+  if (missing === undefined) return descPage(index, lo, hi, p, map, property, ctx.dialect);
+  // Newest first, as descPage serves them, without the records never indexed.
+  const kept = (index?.items ?? []).slice(lo, hi).filter((record) => !missing(record as R & { tx: { hash: string } })).reverse();
+  const w = pageWindow(kept.length, p);
+  return envelope(kept.slice(w.offset, w.offset + w.take).map(map), p, w.total, w.totalPage, property, ctx.dialect);
 }
 
 function collectionOf(ctx: ApiContext, contract: string): Collection | undefined {
@@ -379,7 +386,7 @@ export function answer(ctx: ApiContext, route: Route, query: URLSearchParams): u
       const h = hash(params.transactionHash, "transactionHash");
       const sig = signature(query);
       const p = paging(query, ctx.countCap);
-      const logs = visibleTx(h)?.logs ?? [];
+      const logs = (visibleTx(h)?.logs ?? []).filter((l) => ctx.missing?.(l) !== true);
       return arrayPage(sig ? logs.filter((l) => l.topic0 === sig) : logs, p, eventLogJson, ctx.dialect);
     }
     case "accountEventLogs": {

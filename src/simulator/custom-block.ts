@@ -1,6 +1,7 @@
 import type { EventLog, InternalTransactionListItem, NftTransfer } from "../explorer/types.js";
 import { EVENTS, padAddress, uint256Hex } from "./abi.js";
 import type { CallRec, LogRec, NftRec, TxInfo } from "./chain.js";
+import { nftTransferLog } from "./nft-logs.js";
 import type { NftState } from "./nft-state.js";
 import type { Prng } from "./prng.js";
 import type { World } from "./world.js";
@@ -44,7 +45,9 @@ export interface ChosenTransaction {
  * same `transaction_hash` share a transaction; a record without one gets a transaction of
  * its own. Transaction indexes follow the order in which transactions first appear (event
  * logs, then NFT transfers, then internal transactions); `block_number`/`block_id`,
- * `transaction_index` and `datetime` are always set by the block.
+ * `transaction_index` and `datetime` are always set by the block. A chosen NFT transfer is
+ * also a log of its contract (Transfer or TransferSingle), numbered after the chosen logs,
+ * as a node would show it.
  */
 export function buildChosenBlock(world: World, nft: NftState, p: Prng, block: number, datetime: string, chosen: ChosenRecords): TxInfo[] {
   const txs: TxInfo[] = [];
@@ -88,6 +91,7 @@ export function buildChosenBlock(world: World, nft: NftState, p: Prng, block: nu
   }
 
   let nextTokenId = 1_000_000_000 + block * 1000;
+  const nftLogs: NftRec[] = [];
   for (const partial of chosen.nftTransfers ?? []) {
     const base = { contract: { contract_address: coll0.address, contract_type: coll0.contractType }, block_id: block, transaction_hash: "", datetime, from: w0, to: w1, token_id: String(nextTokenId++), token_count: "1" };
     const transfer = { ...base, ...partial, block_id: block, datetime } as NftTransfer;
@@ -100,9 +104,20 @@ export function buildChosenBlock(world: World, nft: NftState, p: Prng, block: nu
     const count = Number(transfer.token_count);
     const rec: NftRec = { block, tx, seq: tx.nfts.length, contract, from: transfer.from.toLowerCase(), to: (transfer.to ?? "").toLowerCase(), tokenId, count, custom: transfer };
     tx.nfts.push(rec);
+    nftLogs.push(rec);
     // From the text when it is an integer: a chosen count beyond 2^53 must move exactly that many.
     const exactCount = /^[0-9]+$/.test(String(transfer.token_count)) ? BigInt(String(transfer.token_count)) : BigInt(Math.max(0, Math.trunc(count) || 0));
     if (nft.known(contract) && /^[0-9]+$/.test(tokenId) && transfer.to) nft.apply(contract, tokenId, transfer.from, transfer.to, exactCount, datetime);
+  }
+
+  // Each transfer is also the log a node shows of it, after the chosen logs' indexes.
+  nftLogs.sort((a, b) => a.tx.index - b.tx.index);
+  for (const rec of nftLogs) {
+    const type = rec.custom?.contract.contract_type ?? world.collections.find((c) => c.address === rec.contract)?.contractType;
+    const log = nftTransferLog(rec, type, nextLogIndex);
+    if (log === undefined) continue;
+    rec.tx.logs.push(log);
+    nextLogIndex++;
   }
 
   for (const partial of chosen.internalTransactions ?? []) {

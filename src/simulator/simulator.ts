@@ -55,6 +55,12 @@ export interface SimulatorFaults {
   unauthorizedQuotesToken?: boolean;
   /** JSON-RPC debug_traceTransaction and debug_traceBlockByNumber answer "method not found", as public endpoints do. */
   debugUnavailable?: boolean;
+  /**
+   * Records the explorer never indexed: left out of every list answer, its count included,
+   * as if they did not exist; the chain and the node still have them. Each names a
+   * transaction (every record of it) or, with `logIndex`, one of its event logs.
+   */
+  missingRecords?: ReadonlyArray<{ transactionHash: string; logIndex?: number }>;
 }
 
 /** The service's own limits; like the faults they can be changed while running. */
@@ -129,6 +135,8 @@ export interface SimulatorTruth {
   nftTransfers(token: string, range: BlockRange & { tokenId?: string }): NftTransfer[];
   accountInternalTransactions(address: string, range: BlockRange): InternalTransactionListItem[];
   blockInternalTransactions(block: number): InternalTransactionListItem[];
+  /** A block's time, as its records' `datetime` (undefined past the head). */
+  blockDatetime(block: number): string | undefined;
   /** The transactions of a block, by index. */
   blockTransactions(block: number): { hash: string; index: number; from: string; to: string; status: "Success" | "Fail" }[];
   /** Every record of the chain (event logs + NFT transfers + internal transactions). */
@@ -167,7 +175,7 @@ export interface Simulator {
   url: string;
   /**
    * JSON-RPC endpoint (the same server, at `rpcPath`): eth_blockNumber, kaia_blockNumber, eth_chainId,
-   * kaia_getBlockReceipts and debug_traceTransaction (callTracer) of the top-level transactions,
+   * eth_getBlockByNumber, eth_getLogs and kaia_getLogs (every record's log, as operation 11 lists it), kaia_getBlockReceipts and debug_traceTransaction (callTracer) of the top-level transactions,
    * eth_getBalance, and eth_call for decimals(), symbol(), name(), balanceOf(address) of the tokens.
    */
   rpcUrl: string;

@@ -20,6 +20,7 @@ export function createTruth(chain: Chain, balances: Balances, pollLog: ReturnTyp
     nftTransfers: (token, r) => slice(r.tokenId !== undefined ? chain.nftsByContractToken.get(`${lc(token)}|${r.tokenId}`) : chain.nftsByContract.get(lc(token)), r).map(nftTransferJson),
     accountInternalTransactions: (address, r) => ascendingCalls(slice(chain.callsByAccount.get(lc(address)), r)).map(internalTxJson),
     blockInternalTransactions: (block) => ascendingCalls(chain.block(block)?.calls ?? []).map(internalTxJson),
+    blockDatetime: (block) => chain.block(block)?.datetime,
     blockTransactions: (block) => (chain.block(block)?.txs ?? []).map((tx: TxInfo) => ({ hash: tx.hash, index: tx.index, from: tx.from, to: tx.to, status: tx.status })),
     recordCount: () => chain.recordCount,
     polls: () => pollLog.list(),

@@ -10,6 +10,7 @@ import { createCreditHistory } from "./credit-history.js";
 import { createReadiness } from "./readiness.js";
 import { answerWithin } from "./answer-within.js";
 import { isStoreUnavailable } from "../store/errors.js";
+import { otherRole } from "../model/witness-role.js";
 import { createAlertViews } from "./alert-views.js";
 import { createDaemonWrites } from "./daemon-writes.js";
 import { holdersOf, sourceViews } from "./source-views.js";
@@ -172,6 +173,7 @@ export function createDaemonStatus(common: Common, parts: DaemonStatusParts): St
       dead_letters_total: dead.total,
       dead_letter_groups: await alertViews.deadLetterGroups(),
       oldest_pending: await alertViews.oldestPending(),
+      missed_records: await missedRecordsNow(store),
       silences: await silencesNow(parts.silences, now),
       inhibitions: await inhibitionsNow(parts.inhibitor, now),
       credits: {
@@ -202,6 +204,24 @@ export function createDaemonStatus(common: Common, parts: DaemonStatusParts): St
 
   const writes = createDaemonWrites(common, parts);
   return { readiness, status, refreshMetrics, ...writes, history: (filter) => store.listAttempts(filter), close: () => creditHistory.stop() };
+}
+
+/** /status shows this many of the records most recently reported missed by a reader of a `source: both` watch. */
+export const MISSED_RECORDS_SHOWN = 20;
+
+/**
+ * The audit of `source: both` watches, from the store (every replica's and every run's
+ * reports): records one reader returned and the other has not yet (`open`), those reported
+ * missed by each reader, and the latest reports (the record's key and summary).
+ */
+async function missedRecordsNow(store: Store): Promise<Record<string, unknown>> {
+  const counts = await store.countWitnesses();
+  const latest = counts.missed.explorer + counts.missed.node === 0 ? [] : await store.listWitnesses({ missed: true, limit: MISSED_RECORDS_SHOWN });
+  return {
+    open: counts.open,
+    missed_by: { explorer: counts.missed.node, node: counts.missed.explorer },
+    latest: latest.map((w) => ({ missed_by: otherRole(w.role), watch: w.watch, family: w.family, rule: w.rule, block: w.block, record_key: w.record_key, summary: w.summary, transaction_hash: w.transaction_hash, alert_id: w.alert_id, reported_at: w.missed_at })),
+  };
 }
 
 /**

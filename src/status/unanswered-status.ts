@@ -28,6 +28,7 @@ export function unansweredStatus(inputs: UnansweredInputs): Record<string, unkno
     dead_letter_groups: [],
     oldest_pending: {},
     silences: [],
+    missed_records: { open: 0, missed_by: { explorer: 0, node: 0 }, latest: [] },
     health: { worst: "unknown", conditions: [] },
     ...last,
     now: iso(nowMs),

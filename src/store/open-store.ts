@@ -8,7 +8,7 @@ import type { Common } from "../common/common.js";
 import { fsyncDirectorySync, fsyncFileSync } from "./durable-file.js";
 import { StoreError } from "./errors.js";
 import { createPostgresStore, type PostgresTimeouts } from "./postgres/postgres-store.js";
-import { createSchema, SQLITE_MIGRATIONS, SQLITE_SCHEMA_VERSION, TABLES } from "./sqlite-schema.js";
+import { createSchema, SQLITE_MIGRATIONS, SQLITE_SCHEMA_VERSION, tablesOfVersion } from "./sqlite-schema.js";
 import { isCorruption, SqliteStore } from "./sqlite-store.js";
 import type { WriteBeacon } from "../common/stall-beacon.js";
 import { acquireStoreLock, type StoreLock } from "./store-lock.js";
@@ -311,7 +311,9 @@ function checkStore(db: Database, path: string, fullCheck: boolean): void {
   try {
     const version = db.pragma("user_version", { simple: true }) as number;
     const tables = new Set((db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all() as Array<{ name: string }>).map((row) => row.name));
-    const missing = TABLES.filter((name) => !tables.has(name));
+    // The tables of its own version: a store of an earlier one gets the later tables by its upgrade.
+    const expected = tablesOfVersion(version);
+    const missing = expected.filter((name) => !tables.has(name));
     if (version > SQLITE_SCHEMA_VERSION) {
       throw new StoreError(
         "KW_STORE_VERSION",
@@ -332,7 +334,7 @@ function checkStore(db: Database, path: string, fullCheck: boolean): void {
       throw corrupt(path, `an SQLite database without kaiawatch's tables (missing: ${missing.join(", ") || "none"}; schema version ${version})`);
     }
     // Reading the first rows of each table walks its root pages: a damaged header or root shows here.
-    for (const name of TABLES) db.prepare(`SELECT * FROM ${name} LIMIT 1`).all();
+    for (const name of expected) db.prepare(`SELECT * FROM ${name} LIMIT 1`).all();
     if (fullCheck) {
       const verdict = db.pragma("quick_check", { simple: true }) as string;
       if (verdict !== "ok") throw corrupt(path, `SQLite's check found damage: ${verdict}`);

@@ -10,7 +10,31 @@ import { OUTBOX_COLUMNS, entryOfOutboxRow, type OutboxRowOf } from "./outbox-row
  * SQLITE_MIGRATIONS, run by the first process that opens the store to write (the daemon's
  * start, a silence added), under the store lock, in one transaction.
  */
-export const SQLITE_SCHEMA_VERSION = 4;
+export const SQLITE_SCHEMA_VERSION = 5;
+
+/**
+ * What one reader of a `source: both` watch found and the other has not (Store.Witness), as
+ * the PostgreSQL store's; a row reported missed keeps its missed_at until pruned.
+ */
+const WITNESSES_DDL = `
+-- What one reader of a \`source: both\` watch found and the other has not (yet); missed_at once reported missed.
+CREATE TABLE witnesses (
+  alert_id TEXT NOT NULL,
+  role TEXT NOT NULL CHECK (role IN ('explorer', 'node')),
+  watch TEXT NOT NULL,
+  family TEXT NOT NULL,
+  rule TEXT NOT NULL,
+  block INTEGER NOT NULL,
+  record_key TEXT NOT NULL,
+  summary TEXT NOT NULL,
+  transaction_hash TEXT,
+  seen_at TEXT NOT NULL,
+  missed_at TEXT,
+  PRIMARY KEY (alert_id, role)
+) WITHOUT ROWID;
+CREATE INDEX witnesses_open ON witnesses (block) WHERE missed_at IS NULL;
+CREATE INDEX witnesses_missed ON witnesses (missed_at) WHERE missed_at IS NOT NULL;
+`;
 
 /**
  * From version N to N + 1, by N. SQLite cannot change a column's constraint in place: a
@@ -51,10 +75,23 @@ DROP TABLE silences;
 ALTER TABLE silences_v4 RENAME TO silences;
 `,
   },
+  4: {
+    description: "witnesses: what one reader of a `source: both` watch saw and the other not (yet)",
+    sql: WITNESSES_DDL,
+  },
 };
 
 /** The tables a store must have; an SQLite file without them is not a kaiawatch store. */
-export const TABLES = ["cursors", "alerts", "alerts_held", "outbox", "outbox_counts", "meta", "cooldowns", "suppressed", "silences", "balance_episodes", "absences", "delivery_attempts"] as const;
+export const TABLES = ["cursors", "alerts", "alerts_held", "outbox", "outbox_counts", "meta", "cooldowns", "suppressed", "silences", "balance_episodes", "absences", "delivery_attempts", "witnesses"] as const;
+
+/** The tables a migration adds, by the version it brings the store to: a store of an earlier version has none of them yet. */
+const TABLES_ADDED: Readonly<Record<number, readonly string[]>> = { 5: ["witnesses"] };
+
+/** The tables a store of this schema version has. */
+export function tablesOfVersion(version: number): string[] {
+  const later = new Set(Object.entries(TABLES_ADDED).flatMap(([added, names]) => (Number(added) > version ? names : [])));
+  return TABLES.filter((name) => !later.has(name));
+}
 
 /**
  * An alert is kept once, in `alerts`, however many sinks it goes to: its document (JSON
@@ -231,6 +268,7 @@ CREATE TABLE absences (
 /** Creates the tables in an empty database, in the caller's transaction. */
 export function createSchema(db: Database): void {
   db.exec(DDL);
+  db.exec(WITNESSES_DDL);
   db.pragma(`user_version = ${SQLITE_SCHEMA_VERSION}`);
 }
 

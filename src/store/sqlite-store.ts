@@ -11,7 +11,8 @@ import { checkOutboxChanges } from "./outbox-transitions.js";
 import { ATTEMPT_COLUMNS, attemptOfChange, attemptOfRow, attemptQuery, checkPrune, type AttemptRow } from "./delivery-attempts.js";
 import { cursorParams, entryOfRow, INSERT_ALERT, INSERT_ATTEMPT, INSERT_ENTRY, insertEntries, msOf, OUTBOX_COLUMNS, OUTBOX_JOIN, UPSERT_CURSOR, type OutboxRow } from "./sqlite-schema.js";
 import type { StoreLock } from "./store-lock.js";
-import type { AbsenceState, AttemptFilter, BalanceEpisode, BalanceEpisodeChange, CooldownStamp, DeliveryAttempt, Cursor, OutboxChange, OutboxCount, OutboxCountFilter, OutboxFilter, Store, StoreFaults, StoreStats, SuppressedNote } from "./types.js";
+import type { AbsenceState, AttemptFilter, BalanceEpisode, BalanceEpisodeChange, CooldownStamp, DeliveryAttempt, Cursor, MissedWitness, OutboxChange, OutboxCount, OutboxCountFilter, OutboxFilter, Store, StoreFaults, StoreStats, SuppressedNote, Witness, WitnessRole } from "./types.js";
+import { missedByRole, otherRole, WITNESS_COLUMNS, witnessOfRow, witnessParams, type WitnessRow } from "./witness-rows.js";
 import { checkEpisodeChanges, episodeConflict } from "./balance-episodes.js";
 import type { AlertDocument } from "../model/alert-document.js";
 import type { SilenceStore, StoredSilence } from "./silence-store.js";
@@ -304,8 +305,8 @@ export class SqliteStore implements Store {
     this.cursors.set(copy.key, copy);
   }
 
-  async commitWindow(input: { cursor: Cursor; entries: OutboxEntry[]; absences?: readonly AbsenceState[] }): Promise<{ added: number }> {
-    const { cursor, entries, absences = [] } = input;
+  async commitWindow(input: { cursor: Cursor; entries: OutboxEntry[]; absences?: readonly AbsenceState[]; witnesses?: readonly Witness[] }): Promise<{ added: number }> {
+    const { cursor, entries, absences = [], witnesses = [] } = input;
     checkCursor(cursor);
     this.assertWritable();
     const current = this.cursors.get(cursor.key);
@@ -320,6 +321,7 @@ export class SqliteStore implements Store {
       this.putCursor(cursor);
       // In the cursor's transaction: deferred with it (below), never apart from it.
       for (const absence of absences) this.statement("INSERT INTO absences (rule, state) VALUES (?, ?) ON CONFLICT (rule) DO UPDATE SET state = excluded.state").run(absence.rule, JSON.stringify(absence));
+      this.addWitnesses(witnesses);
       return n;
     });
     if (entries.length === 0) {
@@ -331,6 +333,69 @@ export class SqliteStore implements Store {
     }
     await this.groupCommit.request();
     return { added };
+  }
+
+  /**
+   * A witness whose alert the other reader has seen already pairs with it: the other's open
+   * row goes (a missed one stays, the record of its report) and this one is not kept.
+   */
+  private addWitnesses(witnesses: readonly Witness[]): void {
+    for (const witness of witnesses) {
+      const other = otherRole(witness.role);
+      if (this.statement("SELECT 1 FROM witnesses WHERE alert_id = ? AND role = ?").get(witness.alert_id, other) !== undefined) {
+        this.statement("DELETE FROM witnesses WHERE alert_id = ? AND role = ? AND missed_at IS NULL").run(witness.alert_id, other);
+        continue;
+      }
+      this.statement(`INSERT INTO witnesses (${WITNESS_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (alert_id, role) DO NOTHING`).run(...witnessParams(witness));
+    }
+  }
+
+  async listWitnesses(filter: { missed: boolean; limit?: number }): Promise<Witness[]> {
+    const sql = filter.missed
+      ? `SELECT ${WITNESS_COLUMNS} FROM witnesses WHERE missed_at IS NOT NULL ORDER BY missed_at DESC, alert_id, role LIMIT ?`
+      : `SELECT ${WITNESS_COLUMNS} FROM witnesses WHERE missed_at IS NULL ORDER BY block, alert_id, role LIMIT ?`;
+    return this.read(() => (this.statement(sql).all(filter.limit ?? -1) as WitnessRow[]).map(witnessOfRow));
+  }
+
+  async countWitnesses(): Promise<{ open: number; missed: Record<WitnessRole, number> }> {
+    return this.read(() => {
+      const open = (this.statement("SELECT count(*) AS n FROM witnesses WHERE missed_at IS NULL").get() as { n: number }).n;
+      const missed = this.statement("SELECT role, count(*) AS n FROM witnesses WHERE missed_at IS NOT NULL GROUP BY role").all() as Array<{ role: string; n: number }>;
+      return { open, missed: missedByRole(missed) };
+    });
+  }
+
+  async settleWitnesses(input: { missed: readonly MissedWitness[]; at: string }): Promise<{ marked: Array<Pick<Witness, "alert_id" | "role">>; added: number }> {
+    if (input.missed.length === 0) {
+      this.assertWritable();
+      return { marked: [], added: 0 };
+    }
+    const outcome = this.mutate(() => {
+      const marked: Array<Pick<Witness, "alert_id" | "role">> = [];
+      let added = 0;
+      for (const { alert_id, role, entries } of input.missed) {
+        // Both readers committed it at once, neither seeing the other's row: a pair after all.
+        if (this.statement("SELECT 1 FROM witnesses WHERE alert_id = ? AND role = ?").get(alert_id, otherRole(role)) !== undefined) {
+          this.statement("DELETE FROM witnesses WHERE alert_id = ? AND missed_at IS NULL").run(alert_id);
+          continue;
+        }
+        if (this.statement("UPDATE witnesses SET missed_at = ? WHERE alert_id = ? AND role = ? AND missed_at IS NULL").run(input.at, alert_id, role).changes === 0) continue;
+        marked.push({ alert_id, role });
+        added += this.addNew(entries);
+      }
+      return { marked, added };
+    });
+    await this.groupCommit.request();
+    return outcome;
+  }
+
+  async pruneWitnesses(olderThan: string, limit?: number): Promise<number> {
+    checkPrune(olderThan, limit);
+    const removed = this.mutate(
+      () => this.statement("DELETE FROM witnesses WHERE (alert_id, role) IN (SELECT alert_id, role FROM witnesses INDEXED BY witnesses_missed WHERE missed_at IS NOT NULL AND missed_at < ? ORDER BY missed_at LIMIT ?)").run(olderThan, limit ?? -1).changes,
+    );
+    if (removed > 0) await this.groupCommit.request();
+    return removed;
   }
 
   async enqueue(entries: OutboxEntry[]): Promise<{ added: number }> {

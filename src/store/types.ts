@@ -2,6 +2,9 @@ import type { AlertDocument } from "../model/alert-document.js";
 import type { OutboxEntry, OutboxState } from "../model/outbox-entry.js";
 import type { AttemptOutcome } from "../model/attempt-outcome.js";
 import type { LeaseResource } from "./resources.js";
+import type { WitnessRole } from "../model/witness-role.js";
+
+export type { WitnessRole };
 
 /** Where a source has got to. `block` is the last fully processed block, inclusive. */
 export interface Cursor {
@@ -174,6 +177,39 @@ export interface AbsenceState {
   episode: AlertDocument | null;
 }
 
+/**
+ * That one reader of a watch under `source: both` found an alert (docs/operations.md, "Two witnesses"),
+ * written by commitWindow with the window that found it. When the other reader finds the
+ * same alert id, both rows go: the table holds only what one reader has seen and the other
+ * not (yet). A witness the other reader has passed without finding it is marked missed
+ * (settleWitnesses) and kept as the record of the report. The record is described by its
+ * identity key and summary line only: no document, no secret.
+ */
+export interface Witness {
+  alert_id: string;
+  role: WitnessRole;
+  watch: string;
+  /** The record family. */
+  family: string;
+  rule: string;
+  block: number;
+  /** The record's identity key (the alert id is derived from it and the rule). */
+  record_key: string;
+  summary: string;
+  transaction_hash: string | null;
+  /** When the window that found it was committed (ISO-8601 UTC). */
+  seen_at: string;
+  /** When it was reported missed by the other reader; absent while open. */
+  missed_at?: string;
+}
+
+/** One witness the other reader missed, with the outbox entries of its operational alert. */
+export interface MissedWitness {
+  alert_id: string;
+  role: WitnessRole;
+  entries: OutboxEntry[];
+}
+
 export interface OutboxFilter {
   sink?: string;
   state?: OutboxState;
@@ -252,9 +288,26 @@ export interface Store {
    * next write or flush() (a crash before that re-scans blocks that held no alert).
    * With `epoch` (a replica's lease on the source, see ownership.ts) the write is fenced:
    * refused with KW_STORE_LEASE_LOST unless the lease is still this replica's at that epoch.
-   * The file store has no leases and ignores it. `absences`: see listAbsences.
+   * The file store has no leases and ignores it. `absences`: see listAbsences. `witnesses`:
+   * what the window found for watches under `source: both` (see Witness), written with it.
    */
-  commitWindow(input: { cursor: Cursor; entries: OutboxEntry[]; epoch?: number; absences?: readonly AbsenceState[] }): Promise<{ added: number }>;
+  commitWindow(input: { cursor: Cursor; entries: OutboxEntry[]; epoch?: number; absences?: readonly AbsenceState[]; witnesses?: readonly Witness[] }): Promise<{ added: number }>;
+  /**
+   * The witnesses of `source: both` watches (see Witness): the open ones (`missed: false`),
+   * lowest block first, or those reported missed, most recently reported first.
+   */
+  listWitnesses(filter: { missed: boolean; limit?: number }): Promise<Witness[]>;
+  /** How many witnesses are open, and how many were reported missed, by the role that saw them. */
+  countWitnesses(): Promise<{ open: number; missed: Record<WitnessRole, number> }>;
+  /**
+   * The audit's verdict in one write: each open witness in `missed` whose alert the other
+   * role has witnessed meanwhile (two readers committing at once) is removed with its
+   * partner; each other one is marked missed at `at` and its entries added, once: a witness
+   * no longer open (another replica settled it first) adds nothing. Returns those marked here.
+   */
+  settleWitnesses(input: { missed: readonly MissedWitness[]; at: string }): Promise<{ marked: Array<Pick<Witness, "alert_id" | "role">>; added: number }>;
+  /** Removes witnesses reported missed before `olderThan` (ISO), at most `limit` of them; returns how many. */
+  pruneWitnesses(olderThan: string, limit?: number): Promise<number>;
   /**
    * The absence rules' states (one per rule; see AbsenceState), written by commitWindow's
    * `absences` (each replaces its rule's row, in the window's own write, so that what a

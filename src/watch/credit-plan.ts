@@ -1,4 +1,4 @@
-import type { Config } from "../config/types.js";
+import type { Config, LogSource, WatchConfig } from "../config/types.js";
 import { ENRICHMENT_KINDS, enrichmentCost, type Enrichment } from "../model/enrichment.js";
 import { OPERATIONS } from "../explorer/operations.js";
 import { planFromConfig } from "./plan-from-config.js";
@@ -226,6 +226,39 @@ export function planCredits(config: Config, options: { dayMs: number; compiled?:
   result.warnings = warningsOf(config, result);
   return result;
 }
+
+/** What one choice of `source` for every log-reading watch would cost a day. */
+export interface SourceChoiceCost {
+  source: LogSource;
+  /** Every log-reading watch of the config already reads so. */
+  current: boolean;
+  creditsPerDay: number;
+  explorerRequestsPerDay: number;
+  /** JSON-RPC calls a day of the node's log sources (eth_getLogs; NFT transfers' block times not counted). */
+  nodeRequestsPerDay: number;
+}
+
+/**
+ * The config costed three times, with every contract, collection and account watch's
+ * `source` set to explorer, node and both: for `kaiawatch plan`'s comparison. Empty when
+ * the config has no such watch.
+ */
+export function planSourceChoices(config: Config, options: { dayMs: number; compiled?: CompiledConfig }): SourceChoiceCost[] {
+  const readers = new Set<WatchConfig>(config.watches.filter((w) => w.kind === "contract" || w.kind === "collection" || w.kind === "account"));
+  if (readers.size === 0) return [];
+  return LOG_SOURCE_CHOICES.map((source) => {
+    const plan = planCredits({ ...config, watches: config.watches.map((w) => (readers.has(w) ? { ...w, source } : w)) }, options);
+    return {
+      source,
+      current: [...readers].every((w) => w.source === source),
+      creditsPerDay: plan.creditsPerDay,
+      explorerRequestsPerDay: plan.requestsPerDay,
+      nodeRequestsPerDay: plan.rpc.logSources.reduce((sum, s) => sum + s.callsPerDay, 0),
+    };
+  });
+}
+
+const LOG_SOURCE_CHOICES: readonly LogSource[] = ["explorer", "node", "both"];
 
 function warningsOf(config: Config, plan: CreditPlan): PlanWarning[] {
   const warnings: PlanWarning[] = [];

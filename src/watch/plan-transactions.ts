@@ -1,4 +1,5 @@
-import { firingsOfDay, utcDayStart } from "./schedule-firings.js";
+import { utcDayStart } from "./schedule-firings.js";
+import { sharedTiming } from "./plan-node-logs.js";
 import { narrowRule } from "./choose-sources.js";
 import type { PlanInput, RuleInput, WatchInput } from "./plan.js";
 import type { PlannedSource, SourceMember } from "./poller.js";
@@ -51,17 +52,10 @@ export function planTransactionSource<R extends RuleInput, W extends WatchInput>
   const first = needs[0];
   if (first === undefined) return undefined;
   const definition = blockTransactionsDefinition(input.network);
-  const dayStart = utcDayStart(input.dayMs ?? REFERENCE_DAY_MS);
-  const ticks = new Map<string, number>();
-  let schedule = first.watch.schedule ?? input.defaults.schedule;
-  let window = Infinity;
+  const { schedule, maxWindowBlocks } = sharedTiming(input.defaults, needs.map((n) => n.watch), utcDayStart(input.dayMs ?? REFERENCE_DAY_MS));
   const rules: SourceRule[] = [];
   const members: SourceMember[] = [];
   for (const { watch, account, rules: watchRules } of needs) {
-    const own = watch.schedule ?? input.defaults.schedule;
-    for (const s of [own, schedule]) if (!ticks.has(s)) ticks.set(s, firingsOfDay(s, dayStart).length);
-    if ((ticks.get(own) as number) > (ticks.get(schedule) as number)) schedule = own;
-    window = Math.min(window, watch.max_window_blocks ?? input.defaults.max_window_blocks);
     const ownDefinition = accountTransactionsDefinition(input.network, account);
     const member: SourceMember = { watch: watch.name, ownKey: sourceKey(ownDefinition), filter: `from, to or fee payer ${account}`, handover: { skipThrough: -1 } };
     members.push(member);
@@ -77,7 +71,7 @@ export function planTransactionSource<R extends RuleInput, W extends WatchInput>
     rules,
     schedule,
     start: first.watch.start ?? input.defaults.start,
-    maxWindowBlocks: window,
+    maxWindowBlocks,
     members,
   };
 }

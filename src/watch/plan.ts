@@ -8,6 +8,8 @@ import type { StartPosition } from "../model/start-position.js";
 import type { SourceDefinition } from "./source.js";
 import { chooseSources, type PlanChoice, type PlanRate } from "./choose-sources.js";
 import { planTransactionSource } from "./plan-transactions.js";
+import { planNodeLogSources, readsExplorer } from "./plan-node-logs.js";
+import { FAMILY_OF_OPERATION } from "./source.js";
 
 /** The parts of a watch the planner reads (the validated config's watch has them all). */
 export interface WatchInput {
@@ -27,6 +29,8 @@ export interface WatchInput {
   max_window_blocks?: number;
   /** auto (default): the planner's cheapest; own: the watch's own sources; shared: a shared source where one sees its records. */
   via?: "auto" | "own" | "shared";
+  /** Where its log families are read: explorer (default), node, or both (plan-node-logs.ts). */
+  source?: "explorer" | "node" | "both";
 }
 
 export interface RuleInput {
@@ -110,10 +114,18 @@ export function definitionsOfWatch(network: string, watch: WatchInput): SourceDe
  * seen them, so the alerts (and their ids) are the same whichever source serves a watch.
  */
 export function planSources<R extends RuleInput, W extends WatchInput>(input: PlanInput<R, W>): Plan {
-  const plan = chooseSources(input, definitionsOfWatch);
+  // A watch read from the node alone has no explorer source for its log families (internal transactions stay with the explorer).
+  const plan = chooseSources(input, (network, watch) => (readsExplorer(watch) ? definitionsOfWatch(network, watch) : definitionsOfWatch(network, watch).filter((d) => !readByNodeLogs(d))));
   const transactions = planTransactionSource(input);
-  if (transactions === undefined) return plan;
+  const node = [...(transactions === undefined ? [] : [transactions]), ...planNodeLogSources(input)];
+  if (node.length === 0) return plan;
   // chooseSources calls a watch idle when it has no explorer source; one read from the node is not.
-  const served = new Set((transactions.members ?? []).map((m) => m.watch));
-  return { ...plan, sources: [...plan.sources, transactions], idleWatches: plan.idleWatches.filter((w) => !served.has(w)) };
+  const served = new Set(node.flatMap((source) => (source.members ?? []).map((m) => m.watch)));
+  return { ...plan, sources: [...plan.sources, ...node], idleWatches: plan.idleWatches.filter((w) => !served.has(w)) };
+}
+
+/** An explorer query whose records the node's log query reads too (event logs, NFT transfers). */
+function readByNodeLogs(definition: SourceDefinition): boolean {
+  const family = FAMILY_OF_OPERATION[definition.operation];
+  return family === "event_logs" || family === "nft_transfers";
 }

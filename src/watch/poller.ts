@@ -13,9 +13,11 @@ import { fetchWindow, type Paginate, type RecountPolicy } from "./fetch-window.j
 import { PROBES } from "./normalize.js";
 import { createRuleMatcher, type Match, type SourceRule } from "./source-rule.js";
 import type { BlockTimeReader } from "../chain/block-time.js";
+import type { LogFilter } from "../chain/get-logs.js";
 import type { AbsenceState } from "../store/types.js";
 import type { AlertDocument } from "../model/alert-document.js";
 import { stepAbsence } from "./absence.js";
+import { witnessesOf, witnessRoleOf, type AuditPlan } from "./audit-plan.js";
 
 /** A source as the engine runs it: one poll and one cursor, shared by its rules. */
 export interface PlannedSource {
@@ -31,6 +33,8 @@ export interface PlannedSource {
   maxWindowBlocks: number;
   /** The watches it serves: each one's own source key, and the client-side filter of a shared source (absent: the watch's own source). */
   members?: SourceMember[];
+  /** A node log source (nodeEventLogs, nodeNftTransfers): the log queries of its members, asked together each window. */
+  logFilters?: readonly LogFilter[];
 }
 
 /** A watch (one of its server-side queries) served by a source. */
@@ -70,6 +74,12 @@ export interface SourcePollerOptions {
    * block time: required when it has any (docs/absence.md).
    */
   blockTime?: BlockTimeReader;
+  /**
+   * The plan's audit of `source: both` watches (planAudit): each window writes, with its
+   * cursor, a witness of every alert it found for an audited watch, as this source's reader
+   * (the node's for a node operation, else the explorer's). Absent or empty: none.
+   */
+  audit?: AuditPlan;
 }
 
 export interface TickResult {
@@ -104,6 +114,7 @@ export function createSourcePoller(common: Common, options: SourcePollerOptions)
   // Only records some rule matches are kept past their page (see fetchWindow's select).
   const select = (record: WatchedRecord) => matcher.some(record);
   const absenceRules = source.rules.filter((rule) => rule.absence !== undefined);
+  const role = witnessRoleOf(source.definition.operation);
   if (absenceRules.length > 0 && options.blockTime === undefined) throw new TypeError(`source ${source.key} has absence rules but no block time reader`);
 
   // Members whose position is kept under their own source's key (the source serves them shared).
@@ -230,6 +241,7 @@ export function createSourcePoller(common: Common, options: SourcePollerOptions)
         const entries = matches.flatMap(({ rule, alert }) => newOutboxEntries(alert, rule.notify, now));
         const absent = absenceRules.length === 0 ? undefined : await stepAbsences(absences, { from: chunk.from, to: chunk.to }, chunk.to === to, all, now, signal);
         for (const { rule, alert } of absent?.alerts ?? []) entries.push(...newOutboxEntries(alert, rule.notify, now));
+        const witnesses = witnessesOf(options.audit, role, source.family, matches, now);
         // Guarantee 1: the cursor moves only together with the alerts of the blocks it passes.
         let added: number;
         try {
@@ -238,6 +250,7 @@ export function createSourcePoller(common: Common, options: SourcePollerOptions)
             entries,
             epoch: lease.epoch,
             ...(absent === undefined || absent.writes.length === 0 ? {} : { absences: absent.writes }),
+            ...(witnesses.length === 0 ? {} : { witnesses }),
           }));
         } catch (error) {
           if (!isStoreError(error, "KW_STORE_LEASE_LOST")) throw error;

@@ -1,5 +1,5 @@
 import { OPERATIONS } from "../explorer/operations.js";
-import { isNodeOperation, isPerBlockOperation } from "./source.js";
+import { isNodeLogOperation, isNodeOperation, isPerBlockOperation } from "./source.js";
 import type { AlertDocument } from "../model/alert-document.js";
 import { newOutboxEntries, type OutboxEntry } from "../model/outbox-entry.js";
 import { fetchWindow, type Paginate } from "./fetch-window.js";
@@ -101,6 +101,8 @@ export async function replay(options: ReplayOptions): Promise<ReplayResult> {
         normalize: options.normalize(source),
         pageSize: options.pageSize,
         perBlock,
+        // A node log query answers a window on one page: the explorer's count cap is not its.
+        ...(isNodeLogOperation(source.definition.operation) ? { countCap: Infinity } : {}),
         signal: options.signal,
       });
       for await (const chunk of chunks) {

@@ -25,6 +25,18 @@ export interface TransactionSourceCalls {
   callsPerDay: number;
 }
 
+/** A node log source (eth_getLogs): one query a window, whatever the number of watches it serves. */
+export interface LogSourceCalls {
+  key: string;
+  family: "event_logs" | "nft_transfers";
+  watches: string[];
+  schedule: string;
+  /** Log queries a day on a quiet chain (one a window; more when the node's result or time limit splits one). */
+  queriesPerDay: number;
+  /** The queries, and not counted: a block time (eth_getBlockByNumber) per block with an NFT transfer, which depends on the chain. */
+  callsPerDay: number;
+}
+
 /** A source with absence rules: the block time of each window's end, one eth_getBlockByNumber each (docs/absence.md). */
 export interface AbsenceSourceCalls {
   key: string;
@@ -48,6 +60,8 @@ export interface RpcPlan {
    * the node serves it (rare, and public endpoints do not).
    */
   transactions?: TransactionSourceCalls;
+  /** The node's log sources (source: node or both). */
+  logSources: LogSourceCalls[];
   /** decimals() and symbol() of each distinct token of the token and balance watches, once at start-up. */
   startupCalls: number;
   callsPerDay: number;
@@ -81,10 +95,16 @@ export function planRpcCalls(config: Config, options: { dayMs: number; compiled:
     balanceWatches.push({ watch: watch.name, schedule: watch.schedule, readingsPerDay, callsPerReading, callsPerDay: readingsPerDay * callsPerReading });
   }
   let transactions: TransactionSourceCalls | undefined;
-  const source = options.nodeSources?.[0];
+  const source = options.nodeSources?.find((s) => s.definition.operation === "blockTransactions");
   if (source !== undefined) {
     const { requestsPerDay } = sourceDayCost(source.definition.operation, source.schedule, source.maxWindowBlocks, dayStart);
     transactions = { key: source.key, watches: (source.members ?? []).map((m) => m.watch), schedule: source.schedule, blockReadsPerDay: requestsPerDay, callsPerDay: requestsPerDay };
+  }
+  const logSources: LogSourceCalls[] = [];
+  for (const planned of options.nodeSources ?? []) {
+    if (planned.definition.operation === "blockTransactions") continue;
+    const { requestsPerDay } = sourceDayCost(planned.definition.operation, planned.schedule, planned.maxWindowBlocks, dayStart);
+    logSources.push({ key: planned.key, family: planned.family as LogSourceCalls["family"], watches: [...new Set((planned.members ?? []).map((m) => m.watch))], schedule: planned.schedule, queriesPerDay: requestsPerDay, callsPerDay: requestsPerDay });
   }
   const absent = new Set(config.rules.filter((rule) => rule.expect !== undefined).map((rule) => rule.name));
   const absenceSources: AbsenceSourceCalls[] = [];
@@ -95,6 +115,7 @@ export function planRpcCalls(config: Config, options: { dayMs: number; compiled:
     const { requestsPerDay } = sourceDayCost("accountEventLogs", planned.schedule, planned.maxWindowBlocks, dayStart);
     absenceSources.push({ key: planned.key, rules, schedule: planned.schedule, callsPerDay: requestsPerDay });
   }
-  const callsPerDay = balanceWatches.reduce((sum, w) => sum + w.callsPerDay, 0) + (transactions?.callsPerDay ?? 0) + absenceSources.reduce((sum, s) => sum + s.callsPerDay, 0);
-  return { absenceSources, balanceWatches, ...(transactions ? { transactions } : {}), startupCalls: tokens.size * 2, callsPerDay };
+  const callsPerDay =
+    balanceWatches.reduce((sum, w) => sum + w.callsPerDay, 0) + (transactions?.callsPerDay ?? 0) + logSources.reduce((sum, s) => sum + s.callsPerDay, 0) + absenceSources.reduce((sum, s) => sum + s.callsPerDay, 0);
+  return { absenceSources, balanceWatches, ...(transactions ? { transactions } : {}), logSources, startupCalls: tokens.size * 2, callsPerDay };
 }

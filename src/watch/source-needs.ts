@@ -76,6 +76,8 @@ function sharedCandidates(own: SourceDefinition, keyOf: (definition: SourceDefin
     }
     case "blockInternalTransactions":
     case "blockTransactions":
+    case "nodeEventLogs":
+    case "nodeNftTransfers":
       return [];
   }
 }

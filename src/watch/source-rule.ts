@@ -26,6 +26,8 @@ export interface SourceRule {
 export interface Match {
   rule: SourceRule;
   alert: AlertDocument;
+  /** The record it matched (its identity key names it in a witness, see audit-plan.ts). */
+  record: WatchedRecord;
 }
 
 /** A source's rules, indexed once (see createRuleIndex), asked record after record. */
@@ -54,7 +56,7 @@ class IndexedMatcher implements RuleMatcher {
     const matches: Match[] = [];
     for (const record of records) {
       for (const rule of this.index.candidates(record)) {
-        if (rule.test(record)) matches.push({ rule, alert: rule.toAlert(record, now) });
+        if (rule.test(record)) matches.push({ rule, alert: rule.toAlert(record, now), record });
       }
     }
     return matches;

@@ -6,16 +6,23 @@ import type { RecordFamily } from "../model/record.js";
 export type { ExplorerSourceOperation };
 
 /**
- * What a source polls: an explorer operation, or `blockTransactions`, the node's top-level
- * transactions of each block with their receipts (JSON-RPC kaia_getBlockReceipts, no
- * explorer credits). With an `address` the latter names one account watch's share of it:
- * never polled, only the key its position is kept under (see plan-transactions.ts).
+ * What a source polls: an explorer operation, or one of the node's: `blockTransactions`, the
+ * top-level transactions of each block with their receipts (JSON-RPC kaia_getBlockReceipts),
+ * `nodeEventLogs` and `nodeNftTransfers`, the log query (eth_getLogs) of every node-read
+ * watch of the family; no explorer credits. With an `address` or `account` a node
+ * operation names one watch's share of it: never polled, only the key its position is kept
+ * under (see plan-transactions.ts and plan-node-logs.ts).
  */
 export type SourceOperation = ExplorerSourceOperation | NodeSourceOperation;
 
 /** True for the sources read from the node rather than the explorer. */
-export function isNodeOperation(operation: SourceOperation): operation is "blockTransactions" {
-  return operation === "blockTransactions";
+export function isNodeOperation(operation: SourceOperation): operation is NodeSourceOperation {
+  return operation === "blockTransactions" || operation === "nodeEventLogs" || operation === "nodeNftTransfers";
+}
+
+/** The node's log query (eth_getLogs): one window a request, every node-read watch of the family together. */
+export function isNodeLogOperation(operation: SourceOperation): operation is "nodeEventLogs" | "nodeNftTransfers" {
+  return operation === "nodeEventLogs" || operation === "nodeNftTransfers";
 }
 
 /** Sources that read one block per request: a chunk (a commit) per block. */
@@ -45,11 +52,17 @@ export interface SourceDefinition {
   contractAddress?: string;
   /** Decimal text (operation 4). */
   tokenId?: string;
+  /** Lowercase: the account of a node-read watch's share (its NFT transfers, or its transfers of the token `address`). */
+  account?: string;
+  /** topic0s, lowercase, sorted: the events of a node-read contract watch's share (absent: every event). */
+  topics?: readonly string[];
 }
 
 export function sourceKey(definition: SourceDefinition): string {
   // Fixed key order: the hash must not depend on how the object was built.
-  const canonical = JSON.stringify([definition.network, definition.operation, definition.address ?? null, definition.signature ?? null, definition.contractAddress ?? null, definition.tokenId ?? null]);
+  // The node's fields only when present: every explorer source keeps the key it always had.
+  const node = definition.account === undefined && definition.topics === undefined ? [] : [definition.account ?? null, definition.topics ?? null];
+  const canonical = JSON.stringify([definition.network, definition.operation, definition.address ?? null, definition.signature ?? null, definition.contractAddress ?? null, definition.tokenId ?? null, ...node]);
   return `src_${createHash("sha256").update(canonical).digest("hex").slice(0, 16)}`;
 }
 
@@ -68,5 +81,13 @@ export function describeSource(definition: SourceDefinition): string {
       return "internal transactions of every block";
     case "blockTransactions":
       return definition.address === undefined ? "top-level transactions of every block (node)" : `top-level transactions of account ${definition.address} (node)`;
+    case "nodeEventLogs":
+      if (definition.account !== undefined) return `transfers of token ${definition.address} from or to ${definition.account} (node)`;
+      if (definition.address === undefined) return "event logs of every node-read watch (node)";
+      return `event logs of ${definition.address}${definition.topics ? ` (topic0 ${definition.topics.map(short).join(", ")})` : ""} (node)`;
+    case "nodeNftTransfers":
+      if (definition.account !== undefined) return `NFT transfers of account ${definition.account}${definition.contractAddress ? ` in ${definition.contractAddress}` : ""} (node)`;
+      if (definition.address === undefined) return "NFT transfers of every node-read watch (node)";
+      return `NFT transfers of collection ${definition.address}${definition.tokenId !== undefined ? ` token ${definition.tokenId}` : ""} (node)`;
   }
 }

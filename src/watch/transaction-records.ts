@@ -142,6 +142,35 @@ export function outsideSource(definition: SourceDefinition, record: WatchedRecor
     }
     case "blockInternalTransactions":
       return record.family === "internal_transactions" ? undefined : `the source lists internal transactions, not ${record.family}`;
+    case "nodeEventLogs": {
+      if (record.family !== "event_logs") return `the source lists event logs, not ${record.family}`;
+      if (address === undefined) return undefined;
+      const contract = lower(record.data.contract_address);
+      const topic0 = lower(record.data.topics[0]);
+      if (definition.account !== undefined) {
+        // A token watch's share: the token's Transfer logs (its rules keep those from or to the account).
+        if (contract !== address) return `emitted by ${contract}, not by the watched token ${address}`;
+        if (topic0 !== definition.signature) return `topic0 ${topic0 ?? "(none)"} is not the token's Transfer ${definition.signature}`;
+        return undefined;
+      }
+      if (contract !== address) return `emitted by ${contract}, not by the watched contract ${address}`;
+      if (definition.topics !== undefined && !definition.topics.includes(topic0 ?? "")) return `topic0 ${topic0 ?? "(none)"} is none of the watched events ${definition.topics.join(", ")}`;
+      return undefined;
+    }
+    case "nodeNftTransfers": {
+      if (record.family !== "nft_transfers") return `the source lists NFT transfers, not ${record.family}`;
+      const { from, to, contract, token_id } = record.data;
+      const collection = lower(contract.contract_address);
+      if (definition.account !== undefined) {
+        if (lower(from) !== definition.account && lower(to) !== definition.account) return `neither from nor to is the watched account ${definition.account}`;
+        if (definition.contractAddress !== undefined && collection !== definition.contractAddress) return `collection ${collection} is not the watched nft_contract ${definition.contractAddress}`;
+        return undefined;
+      }
+      if (address === undefined) return undefined;
+      if (collection !== address) return `collection ${collection} is not the watched collection ${address}`;
+      if (definition.tokenId !== undefined && token_id !== definition.tokenId) return `token ${token_id} is not the watched token_id ${definition.tokenId}`;
+      return undefined;
+    }
     case "blockTransactions": {
       if (record.family !== "transactions") return `the source lists top-level transactions, not ${record.family}`;
       if (address === undefined) return undefined;

@@ -17,9 +17,9 @@ describe("defaults", () => {
     expect(config.store).toEqual({ path: "./data/kaiawatch.db", lease: 10_000, retention: 7 * 86_400_000, statement_timeout: 10_000, lock_timeout: 3_000, pool_timeout: 5_000 });
     expect(config.status).toEqual({ listen: { host: "127.0.0.1", port: 9464 }, allowed_hosts: [], write_token_file: "data/status-write-token", trust_loopback: false, frozen_after: 30_000 });
     expect(config.log).toEqual({ level: "info", format: "json" });
-    expect(config.defaults).toEqual({ schedule: "*/10 * * * * *", start: { kind: "latest" }, max_window_blocks: 1000, jitter: 1000, tick_timeout: 600_000 });
+    expect(config.defaults).toEqual({ schedule: "*/10 * * * * *", start: { kind: "latest" }, max_window_blocks: 1000, jitter: 1000, tick_timeout: 600_000, source: "explorer" });
     expect(config.watches).toEqual([
-      { name: "w", kind: "account", account: ADDRESS_A, sources: ["nft_transfers"], nft_contract: undefined, tokens: [], methods: [], schedule: "*/10 * * * * *", start: { kind: "latest" }, max_window_blocks: 1000, jitter: 1000, via: "auto" },
+      { name: "w", kind: "account", account: ADDRESS_A, sources: ["nft_transfers"], nft_contract: undefined, tokens: [], methods: [], schedule: "*/10 * * * * *", start: { kind: "latest" }, max_window_blocks: 1000, jitter: 1000, via: "auto", source: "explorer" },
     ]);
     expect(config.rules).toEqual([]);
     expect(config.sinks).toEqual({});

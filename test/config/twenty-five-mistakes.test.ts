@@ -28,7 +28,7 @@ watches:
     sources: [nft_transfers, internal_transactions]
   - name: Token                  # M8
     contract: "0x3333333333333333333333333333333333333333"
-    events: ["Transfer(address, address, uint256)"]   # M9
+    events: ["Transfer(address, address, uint)"]   # M9
   - name: both
     collection: "0x2222222222222222222222222222222222222222"
     contract: "0x3333333333333333333333333333333333333333"   # M10
@@ -84,7 +84,7 @@ const EXPECTED = [
   { marker: "M6", at: '"*/10', path: "defaults.schedule", message: "a schedule has 6 fields, seconds first" },
   { marker: "M7", at: '"0x1234"', path: "watches[0].account", message: "not an address" },
   { marker: "M8", at: "Token", path: "watches[1].name", message: "a watch name must be lowercase letters" },
-  { marker: "M9", at: '"Transfer', path: "watches[1].events[0]", message: "without spaces or parameter names" },
+  { marker: "M9", at: '"Transfer', path: "watches[1].events[0]", message: "write uint256/int256, not uint/int" },
   { marker: "M10", at: "contract", path: "watches[2].contract", message: "exactly one of account, collection, contract, every_block or balance; this one has collection and contract" },
   { marker: "M11", at: "hot-wallet", path: "watches[3].name", message: 'duplicate watch name "hot-wallet" (also watches[0])' },
   { marker: "M12", at: "sources", path: "watches[4].sources", message: "applies to account watches only" },

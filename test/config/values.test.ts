@@ -65,13 +65,15 @@ describe("eventSignatureProblem", () => {
     "Ping()",
     "Batch(address,uint256[],bytes32,(uint8,bool)[2][])",
     "0x8c5be1e5ebec7d5bd14f71427d1e84f3dd0314c0f7b2291e5b200ac8c7c3b925",
+    "Transfer(address indexed from, address indexed to, uint256 value)",
+    "Transfer(address,address,uint256 value)",
   ])("accepts %s", (text) => {
     expect(eventSignatureProblem(text)).toBeUndefined();
   });
 
   it.each([
-    ["Transfer(address indexed from,address,uint256)", "types only"],
-    ["Transfer(address, address)", "types only"],
+    ["Transfer(address indexed from, uint)", "uint256/int256"],
+    ["Transfer(address from to)", 'expected "," or ")"'],
     ["Transfer(address,uint)", "uint256/int256"],
     ["Transfer(address,uint7)", "unknown or malformed"],
     ["Transfer(bytes33)", "unknown or malformed"],
@@ -120,7 +122,7 @@ describe("suggestions", () => {
 });
 
 describe("sourcesOfWatch", () => {
-  const base = { name: "w", schedule: "* * * * * *", start: { kind: "latest" as const }, max_window_blocks: 1000, jitter: 0, via: "auto" as const };
+  const base = { name: "w", schedule: "* * * * * *", start: { kind: "latest" as const }, max_window_blocks: 1000, jitter: 0, via: "auto" as const, source: "explorer" as const };
   it("names the families each kind of watch produces", () => {
     expect(sourcesOfWatch({ ...base, kind: "account", account: "0x", sources: ["internal_transactions"], tokens: [], methods: [] })).toEqual(["internal_transactions"]);
     expect(sourcesOfWatch({ ...base, kind: "collection", collection: "0x" })).toEqual(["nft_transfers"]);

@@ -50,7 +50,7 @@ function matchOf(data: EventLog | NftTransfer | InternalTransactionListItem, fam
     test: () => true,
     toAlert: (r, now) => buildAlert({ rule: { name: ruleName }, watch: "watch", record: r, network: "simulated", explorerUrl: "https://kaiascan.io", now }),
   };
-  return { rule, alert: rule.toAlert(record, new Date()) };
+  return { rule, alert: rule.toAlert(record, new Date()), record };
 }
 
 const enrichmentOf = (match: Match, kind: Enrichment) => match.alert.enrichment?.[kind] as Record<string, unknown>;

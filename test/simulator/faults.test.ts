@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { OPERATIONS } from "../../src/explorer/operations.js";
-import type { ListResponse } from "../../src/explorer/types.js";
+import type { EventLog, ListResponse } from "../../src/explorer/types.js";
 import type { SimulatorOptions } from "../../src/simulator/index.js";
 import { get, ok, rpc } from "./http.js";
 import { errorBody, pathOf } from "./spec-schemas.js";
@@ -220,6 +220,27 @@ describe("short pages and identical NFT transfers", () => {
     }
     expect((await ok<ListResponse<unknown>>(s.url, path, query)).results.length).toBe(whole.paging.total_count);
     expect(s.stats().faults.shortPage).toBe(2);
+  });
+
+  it("missingRecords leaves one event log out of every list answer, its count too, as an explorer that never indexed it", async () => {
+    const s = await start({ seed: 24 });
+    const path = pathOf("accountEventLogs", { accountAddress: s.addresses.busyToken });
+    const query = { blockNumberStart: s.head() - 19, blockNumberEnd: s.head(), size: 2000 };
+    const whole = await ok<ListResponse<EventLog>>(s.url, path, query);
+    const dropped = whole.results[3]!;
+    const hash = dropped.transaction_hash!;
+    const inTransaction = await ok<ListResponse<EventLog>>(s.url, pathOf("transactionEventLogs", { transactionHash: hash }));
+    s.setFaults({ missingRecords: [{ transactionHash: hash.toUpperCase().replace("0X", "0x"), logIndex: dropped.log_index }] });
+    const without = await ok<ListResponse<EventLog>>(s.url, path, query);
+    expect(without.paging.total_count).toBe(whole.paging.total_count - 1);
+    expect(without.results).toEqual(whole.results.filter((log) => log !== dropped));
+    // Paged: the same records, none twice, the dropped one on no page.
+    const paged = [...(await ok<ListResponse<EventLog>>(s.url, path, { ...query, size: 3, page: 1 })).results, ...(await ok<ListResponse<EventLog>>(s.url, path, { ...query, size: 3, page: 2 })).results];
+    expect(paged).toEqual(without.results.slice(0, 6));
+    const transactionWithout = await ok<ListResponse<EventLog>>(s.url, pathOf("transactionEventLogs", { transactionHash: hash }));
+    expect(transactionWithout.results).toEqual(inTransaction.results.filter((log) => log.log_index !== dropped.log_index));
+    s.setFaults({ missingRecords: [] });
+    expect(await ok<ListResponse<EventLog>>(s.url, path, query)).toEqual(whole);
   });
 
   it("shortPageRate 1 makes every list answer that holds records short", async () => {

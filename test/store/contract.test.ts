@@ -4,7 +4,7 @@ import { createTestCommon, type Common } from "../../src/common/common.js";
 import { parseMatchers } from "../../src/notify/matchers.js";
 import { newSilence } from "../../src/notify/silences.js";
 import type { Backend } from "../../src/store/backend.js";
-import type { AbsenceState } from "../../src/store/types.js";
+import type { AbsenceState, Witness, WitnessRole } from "../../src/store/types.js";
 import { openBackend, type OpenBackendOptions } from "../../src/store/open-backend.js";
 import { metaSlot, readMeta, writeMeta } from "../../src/store/meta-slot.js";
 import { leaseResource } from "../../src/store/resources.js";
@@ -527,6 +527,74 @@ describe.each(subjects)("the store port on $name", (subject) => {
       await expect(store.commitWindow({ cursor: cursor("s1", 9), entries: [entry("e1", "pd")], absences: [state("upkeep", 9, "e1")] })).rejects.toMatchObject({ code: "KW_STORE_CURSOR_BACKWARDS" });
       expect(await store.listAbsences()).toEqual([state("upkeep", 10)]);
       expect(await store.listOutbox()).toEqual([]);
+    });
+  });
+
+  describe("Store: witnesses of source: both watches", () => {
+    const witness = (alertId: string, role: WitnessRole, block: number): Witness => ({
+      alert_id: alertId,
+      role,
+      watch: "treasury",
+      family: "event_logs",
+      rule: "big-transfer",
+      block,
+      record_key: `0x${"ab".repeat(32)}:${block}`,
+      summary: `transfer at ${block}`,
+      transaction_hash: `0x${"ab".repeat(32)}`,
+      seen_at: t0,
+    });
+
+    it("keeps what one reader found with its window, and drops both rows when the other reader finds the same alert, across a reopen", async () => {
+      const first = await fresh();
+      // A window with alerts and one without: the witnesses go with either.
+      await first.store.commitWindow({ cursor: cursor("explorer", 10), entries: [entry("a1", "pd")], witnesses: [witness("a1", "explorer", 7), witness("a2", "explorer", 9)] });
+      await first.store.commitWindow({ cursor: cursor("node", 8), entries: [], witnesses: [witness("a3", "node", 8)] });
+      // Committed again (a re-scan): still one row each.
+      await first.store.commitWindow({ cursor: cursor("explorer", 10), entries: [entry("a1", "pd")], witnesses: [witness("a1", "explorer", 7)] });
+      await first.close();
+
+      const { store } = await open({ replicaId: "r2" });
+      expect(await store.listWitnesses({ missed: false })).toEqual([witness("a1", "explorer", 7), witness("a3", "node", 8), witness("a2", "explorer", 9)]);
+      // The node finds a1 and a2; the explorer finds a3: every pair goes, in the window's write.
+      await store.commitWindow({ cursor: cursor("node", 12), entries: [entry("a1", "pd")], witnesses: [witness("a1", "node", 7), witness("a2", "node", 9)] });
+      await store.commitWindow({ cursor: cursor("explorer", 12), entries: [], witnesses: [witness("a3", "explorer", 8)] });
+      expect(await store.listWitnesses({ missed: false })).toEqual([]);
+      expect(await store.countWitnesses()).toEqual({ open: 0, missed: { explorer: 0, node: 0 } });
+      expect((await store.listOutbox()).map((e) => e.id)).toEqual(["a1:pd"]);
+    });
+
+    it("writes no witness of a window it refuses", async () => {
+      const { store } = await fresh();
+      await store.commitWindow({ cursor: cursor("explorer", 10), entries: [] });
+      await expect(store.commitWindow({ cursor: cursor("explorer", 9), entries: [entry("a1", "pd")], witnesses: [witness("a1", "explorer", 9)] })).rejects.toMatchObject({ code: "KW_STORE_CURSOR_BACKWARDS" });
+      expect(await store.listWitnesses({ missed: false })).toEqual([]);
+    });
+
+    it("settles a missed witness once, with its alert's entries in the same write; a pair found at settling goes; reported ones are counted, listed newest first and pruned by age", async () => {
+      const { store } = await fresh();
+      await store.commitWindow({ cursor: cursor("node", 20), entries: [], witnesses: [witness("n1", "node", 5), witness("n2", "node", 6), witness("o1", "node", 7)] });
+      await store.commitWindow({ cursor: cursor("explorer", 20), entries: [], witnesses: [witness("e1", "explorer", 8)] });
+      const report = (alertId: string, role: WitnessRole) => ({ alert_id: alertId, role, entries: [entry(`missed-${alertId}`, "ops")] });
+      const first = await store.settleWitnesses({ missed: [report("n1", "node")], at: t1 });
+      expect(first).toEqual({ marked: [{ alert_id: "n1", role: "node" }], added: 1 });
+      // Again (a second replica, or a restart before the verdict was known): nothing more.
+      expect(await store.settleWitnesses({ missed: [report("n1", "node")], at: t2 })).toEqual({ marked: [], added: 0 });
+      await store.settleWitnesses({ missed: [report("e1", "explorer"), report("n2", "node")], at: t2 });
+      expect((await store.listOutbox()).map((e) => e.id)).toEqual(["missed-n1:ops", "missed-e1:ops", "missed-n2:ops"]);
+      expect(await store.countWitnesses()).toEqual({ open: 1, missed: { explorer: 1, node: 2 } });
+      expect((await store.listWitnesses({ missed: true })).map((w) => [w.alert_id, w.missed_at])).toEqual([
+        ["e1", t2],
+        ["n2", t2],
+        ["n1", t1],
+      ]);
+      expect(await store.listWitnesses({ missed: true, limit: 1 })).toEqual([{ ...witness("e1", "explorer", 8), missed_at: t2 }]);
+      // A reported witness stays when the other reader shows the record late: the report's record.
+      await store.commitWindow({ cursor: cursor("explorer", 21), entries: [], witnesses: [witness("n1", "explorer", 5)] });
+      expect((await store.countWitnesses()).missed.node).toBe(2);
+      expect(await store.listWitnesses({ missed: false })).toEqual([witness("o1", "node", 7)]);
+      expect(await store.pruneWitnesses(t2)).toBe(1);
+      expect((await store.listWitnesses({ missed: true })).map((w) => w.alert_id)).toEqual(["e1", "n2"]);
+      expect(await store.listWitnesses({ missed: false })).toEqual([witness("o1", "node", 7)]);
     });
   });
 

@@ -15,6 +15,7 @@ async function storeOfVersion3(path: string): Promise<void> {
   await (await openStore(createTestCommon(), { path })).close();
   const db = new BetterSqlite3(path);
   db.exec(`
+DROP TABLE witnesses;
 DROP TRIGGER outbox_note_delete;
 DROP TABLE suppressed;
 CREATE TABLE suppressed (entry_id TEXT PRIMARY KEY, at TEXT NOT NULL, reason TEXT NOT NULL CHECK (reason IN ('cooldown', 'silence', 'inhibited'))) WITHOUT ROWID;
@@ -62,4 +63,26 @@ it("a store of schema version 3 is upgraded by the first process that opens it t
   }
   // Open again: nothing left to upgrade.
   await (await openStore(createTestCommon(), { path })).close();
+});
+
+it("a store of schema version 4 gets the witnesses' table by its upgrade and keeps its rows; a reader before that is told to start the daemon", async () => {
+  const path = join(temp.dir, "kaiawatch.db");
+  const before = await openStore(createTestCommon(), { path });
+  await before.commitWindow({ cursor: { key: "s1", watch: "w", source: "event_logs", description: "d", block: 9, updated_at: "2030-01-01T00:00:00.000Z" }, entries: [] });
+  await before.close();
+  const old = new BetterSqlite3(path);
+  old.exec("DROP TABLE witnesses");
+  old.pragma("user_version = 4");
+  old.close();
+
+  await expect(openStore(createTestCommon(), { path, readOnly: true })).rejects.toMatchObject({ code: "KW_STORE_VERSION" });
+  const store = await openStore(createTestCommon(), { path });
+  try {
+    expect((await store.getCursor("s1"))?.block).toBe(9);
+    const witness = { alert_id: "a1", role: "node" as const, watch: "w", family: "event_logs", rule: "r", block: 10, record_key: "k", summary: "s", transaction_hash: null, seen_at: "2030-01-01T00:00:00.000Z" };
+    await store.commitWindow({ cursor: { key: "s1", watch: "w", source: "event_logs", description: "d", block: 10, updated_at: "2030-01-01T00:00:00.000Z" }, entries: [], witnesses: [witness] });
+    expect(await store.listWitnesses({ missed: false })).toEqual([witness]);
+  } finally {
+    await store.close();
+  }
 });

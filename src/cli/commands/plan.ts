@@ -2,7 +2,7 @@ import { EXIT_OK, EXIT_USAGE, type Command, type CommandIO } from "../command.js
 import { isEverySecond, isHeadSchedule } from "../../config/schedule.js";
 import { UsageError, loadConfigForCommand, parseCommandArgs } from "../bootstrap.js";
 import type { Config } from "../../config/index.js";
-import { formatSeconds, planCredits, type CreditPlan } from "../../watch/credit-plan.js";
+import { formatSeconds, planCredits, planSourceChoices, type CreditPlan, type SourceChoiceCost } from "../../watch/credit-plan.js";
 
 const HELP = `Usage: kaiawatch plan [--config PATH] [--date YYYY-MM-DD] [--json]
 
@@ -17,7 +17,11 @@ it shows the planner's choice and each rejected alternative with its cost and th
 
 The JSON-RPC calls at chain.rpc_url (no credits) are counted below the table: the
 transactions source (one kaia_getBlockReceipts a block, shared by every account watch with
-sources: [transactions]) and the balance watches' readings, against chain.requests_per_second.
+sources: [transactions]), the node's log sources (one eth_getLogs a window, shared by every
+watch with source: node or both) and the balance watches' readings, against
+chain.requests_per_second. When the config has contract, collection or account watches,
+"source choices" shows what reading their logs from the explorer, the node or both would
+cost a day (credits, explorer requests, node requests).
 
 The estimate assumes Kaia's one block a second and a quiet chain: a tick covers the
 blocks made since the previous tick, in windows of at most max_window_blocks blocks,
@@ -64,7 +68,8 @@ function narrow(text: string, max: number): string {
 }
 
 /** `wide`: every column with whole descriptions; else a table that fits 100 columns. */
-export function formatPlan(plan: CreditPlan, config: Config, path: string, options: { wide?: boolean } = {}): string {
+export function formatPlan(plan: CreditPlan, config: Config, path: string, options: { wide?: boolean; choices?: readonly SourceChoiceCost[] } = {}): string {
+  const choices = options.choices;
   const lines: string[] = [`kaiawatch plan: ${path}, UTC day ${plan.day}, one block a second`, ""];
   if (options.wide === true) {
     const rows = [["watch", "source", "op", "schedule", "ticks/day", "requests/day", "credits/day", "credits/tick"]];
@@ -108,14 +113,19 @@ export function formatPlan(plan: CreditPlan, config: Config, path: string, optio
   const took = (seconds: number | null) => (seconds === null ? "never: no request a second is spare" : `about ${formatSeconds(seconds)}`);
   lines.push(`catch-up: an hour behind (after downtime) is ${n(catchUp.requestsPerHourBehind)} requests (operation 8 asks once per block, the others once per window); at ${catchUp.spareRequestsPerSecond.toFixed(2)} spare requests a second, ${took(catchUp.secondsPerHourBehind)}`);
   if (catchUp.startRequests > 0) lines.push(`catch-up from the watches' start (start: -N): ${n(catchUp.startRequests)} requests, ${took(catchUp.startSeconds)}`);
-  if (plan.rpc.balanceWatches.length > 0 || plan.rpc.startupCalls > 0 || plan.rpc.transactions !== undefined || plan.rpc.absenceSources.length > 0) {
+  if (plan.rpc.balanceWatches.length > 0 || plan.rpc.startupCalls > 0 || plan.rpc.transactions !== undefined || plan.rpc.logSources.length > 0 || plan.rpc.absenceSources.length > 0) {
     const rpcPerSecond = plan.rpc.callsPerDay / 86_400;
-    const what = [plan.rpc.transactions ? "transactions" : "", plan.rpc.balanceWatches.length > 0 ? "balances" : "", plan.rpc.absenceSources.length > 0 ? "block times" : ""].filter(Boolean).join(" and ") || "nothing on a schedule";
+    const what =
+      [plan.rpc.transactions ? "transactions" : "", plan.rpc.logSources.length > 0 ? "logs" : "", plan.rpc.balanceWatches.length > 0 ? "balances" : "", plan.rpc.absenceSources.length > 0 ? "block times" : ""].filter(Boolean).join(" and ") || "nothing on a schedule";
     lines.push("", `JSON-RPC at ${new URL(config.chain.rpc_url).host} (no explorer credits): ${n(plan.rpc.callsPerDay)} calls a day for ${what} (${rpcPerSecond.toFixed(2)} a second on average; chain.requests_per_second: ${config.chain.requests_per_second || "no limit"}), ${plan.rpc.startupCalls} at start-up for token decimals and symbols`);
     const tx = plan.rpc.transactions;
     if (tx !== undefined) {
       const watches = tx.watches.length === 1 ? `watch ${tx.watches[0]}` : `${n(tx.watches.length)} account watches`;
       lines.push(`  transactions (${tx.schedule}): ${n(tx.blockReadsPerDay)} block reads a day (kaia_getBlockReceipts, one per block), shared by ${watches}: ${n(tx.callsPerDay)} calls`);
+    }
+    for (const l of plan.rpc.logSources) {
+      const watches = l.watches.length === 1 ? `watch ${l.watches[0]}` : `${n(l.watches.length)} watches`;
+      lines.push(`  ${l.family === "event_logs" ? "event logs" : "NFT transfers"} (${l.schedule}): ${n(l.queriesPerDay)} log queries a day (eth_getLogs, one a window), shared by ${watches}: ${n(l.callsPerDay)} calls${l.family === "nft_transfers" ? ", and a block time (eth_getBlockByNumber) per block with a transfer" : ""}`);
     }
     for (const w of plan.rpc.balanceWatches) lines.push(`  watch ${w.watch}: ${n(w.readingsPerDay)} readings a day (${w.schedule}) × ${w.callsPerReading} calls = ${n(w.callsPerDay)} calls`);
     for (const a of plan.rpc.absenceSources) lines.push(`  absence ${a.rules.join(", ")} (${a.schedule}): the block time of each window's end (eth_getBlockByNumber): ${n(a.callsPerDay)} calls, and one per matching block kept`);
@@ -144,6 +154,12 @@ export function formatPlan(plan: CreditPlan, config: Config, path: string, optio
       }
       if (choice.omitted > 0) lines.push(`    (${n(choice.omitted)} more alternatives rejected, none cheaper than those above)`);
     }
+  }
+  if (choices !== undefined && choices.length > 0) {
+    lines.push("", "source choices (the log families of contract, collection and account watches; `source:` per watch or defaults.source):");
+    const rows = [["source", "credits/day", "explorer requests/day", "node requests/day"]];
+    for (const c of choices) rows.push([`${c.source}${c.current ? " (this config)" : ""}`, n(c.creditsPerDay), n(c.explorerRequestsPerDay), n(c.nodeRequestsPerDay)]);
+    lines.push(...table(rows, 1).map((line) => `  ${line}`));
   }
   if (plan.warnings.length > 0) {
     lines.push("", "warnings:");
@@ -177,7 +193,8 @@ export const planCommand: Command = {
     const loaded = await loadConfigForCommand(io, path);
     if (typeof loaded === "number") return loaded;
     const plan = planCredits(loaded.config, { dayMs, compiled: loaded.compiled });
-    io.stdout.write(values.json ? `${JSON.stringify(plan, null, 2)}\n` : formatPlan(plan, loaded.config, path, { wide: values.wide }));
+    const choices = planSourceChoices(loaded.config, { dayMs, compiled: loaded.compiled });
+    io.stdout.write(values.json ? `${JSON.stringify({ ...plan, sourceChoices: choices }, null, 2)}\n` : formatPlan(plan, loaded.config, path, { wide: values.wide, choices }));
     return EXIT_OK;
   },
 };

@@ -5,8 +5,7 @@ import { createJsonRpc } from "../../chain/json-rpc.js";
 import { indexedHead } from "../../chain/indexed-head.js";
 import { formatDuration, parseDuration, type Config } from "../../config/index.js";
 import { paginateSource } from "../../daemon/paginate-source.js";
-import { paginateBlockTransactions } from "../../watch/paginate-transactions.js";
-import { createTransactionsReader } from "../../watch/transactions-reader.js";
+import { createNodePaginators } from "../../daemon/node-paginate.js";
 import { isNodeOperation } from "../../watch/source.js";
 import { createEnricher } from "../../rules/enrich.js";
 import { NORMALIZERS } from "../../watch/normalize.js";
@@ -153,13 +152,12 @@ async function run(args: string[], io: CommandIO): Promise<number> {
     let result: ReplayResult;
     // A transactions rule reads the node, as the daemon does.
     const nodeRpc = plan.sources.some((s) => isNodeOperation(s.definition.operation)) ? createJsonRpc(common, rpcOptionsOf(config)) : undefined;
+    const nodePaginate = nodeRpc === undefined ? undefined : createNodePaginators(common, config, nodeRpc);
     try {
       result = await replay({
         sources: plan.sources,
         paginate: (source) =>
-          nodeRpc !== undefined && isNodeOperation(source.definition.operation)
-            ? paginateBlockTransactions(createTransactionsReader(common, config, nodeRpc))
-            : paginateSource(client, source.definition, config.explorer.page_size),
+          nodePaginate !== undefined && isNodeOperation(source.definition.operation) ? nodePaginate(source) : paginateSource(client, source.definition, config.explorer.page_size),
         normalize: (source) => NORMALIZERS[source.family],
         pageSize: config.explorer.page_size,
         from,

@@ -8,7 +8,7 @@ import type { StartPosition } from "../../model/start-position.js";
 import { CONFIG_CHECKS } from "../../daemon/config-checks.js";
 import { definitionsOfWatch } from "../../watch/plan.js";
 import { planFromConfig } from "../../watch/plan-from-config.js";
-import { isNodeOperation, sourceKey } from "../../watch/source.js";
+import { isNodeLogOperation, sourceKey } from "../../watch/source.js";
 import { redactUrl } from "../../common/url-secrets.js";
 import type { Route } from "../../notify/routes.js";
 
@@ -72,7 +72,8 @@ export function summarize(file: string, config: Config): string {
   const plan = planFromConfig(config, { compile: false });
   const polled = new Set(plan.sources.map((source) => source.key));
   const sourceCount = polled.size;
-  const nodeMembers = new Set(plan.sources.filter((s) => isNodeOperation(s.definition.operation)).flatMap((s) => (s.members ?? []).map((m) => m.watch)));
+  const nodeMembers = new Set(plan.sources.filter((s) => s.definition.operation === "blockTransactions").flatMap((s) => (s.members ?? []).map((m) => m.watch)));
+  const logReaders = plan.sources.filter((s) => isNodeLogOperation(s.definition.operation));
   lines.push(`${file} is valid: network ${config.chain.network}, explorer ${redactUrl(config.explorer.base_url)}`);
   lines.push("");
   lines.push(`watches (${config.watches.length}, polling ${sourceCount} source${sourceCount === 1 ? "" : "s"}):`);
@@ -92,8 +93,13 @@ export function summarize(file: string, config: Config): string {
       const key = keys[j++];
       // As `plan` says it: a watch's own source may be served by a source shared with other watches.
       const servedBy = key === undefined || polled.has(key) ? undefined : plan.sources.find((s) => s.members?.some((m) => m.ownKey === key && m.watch === watch.name));
-      const note = key === undefined || polled.has(key) ? "" : servedBy !== undefined ? `  (read through ${servedBy.key}: ${servedBy.description}, shared)` : "  (not polled: no rule reads it)";
+      const note =
+        key === undefined || polled.has(key) ? "" : servedBy !== undefined ? `  (read through ${servedBy.key}: ${servedBy.description}, shared)` : watch.source === "node" ? "  (from the node instead, below)" : "  (not polled: no rule reads it)";
       lines.push(`      source ${source}${note}`);
+    }
+    // A node-read watch's share of the node's log query (source: node or both).
+    for (const reader of logReaders.filter((s) => s.members?.some((m) => m.watch === watch.name))) {
+      lines.push(`      source ${watch.source}: ${reader.family} from the node (${reader.key}: ${reader.description}, one eth_getLogs a window)${watch.source === "both" ? ", and from the explorer as above" : ""}`);
     }
   });
   const linkWarning = explorerLinkWarning(config);

@@ -8,7 +8,8 @@ import { checkOutboxChanges } from "../outbox-transitions.js";
 import { entryParams, msOf } from "../sqlite-schema.js";
 import { checkCursor } from "../sqlite-store.js";
 import { ATTEMPT_COLUMNS, attemptOfChange, attemptOfRow, attemptQuery, checkPrune, type AttemptRow } from "../delivery-attempts.js";
-import type { AbsenceState, AttemptFilter, BalanceEpisode, BalanceEpisodeChange, CooldownStamp, DeliveryAttempt, Cursor, Store, OutboxChange, OutboxCount, OutboxCountFilter, OutboxFilter, StoreStats, SuppressedNote } from "../types.js";
+import type { AbsenceState, AttemptFilter, BalanceEpisode, BalanceEpisodeChange, CooldownStamp, DeliveryAttempt, Cursor, MissedWitness, Store, OutboxChange, OutboxCount, OutboxCountFilter, OutboxFilter, StoreStats, SuppressedNote, Witness, WitnessRole } from "../types.js";
+import { missedByRole, otherRole, WITNESS_COLUMNS, witnessOfRow, witnessParams, type WitnessRow } from "../witness-rows.js";
 import { checkEpisodeChanges, episodeConflict } from "../balance-episodes.js";
 import { leaseKeyOf, type LeaseResource } from "../resources.js";
 import type { AlertDocument } from "../../model/alert-document.js";
@@ -347,11 +348,11 @@ export class PostgresStore implements Store {
    * with KW_STORE_LEASE_LOST otherwise, so a replica that paused past its lease and lost the
    * source to another cannot move the cursor any more.
    */
-  async commitWindow(input: { cursor: Cursor; entries: OutboxEntry[]; epoch?: number; absences?: readonly AbsenceState[] }): Promise<{ added: number }> {
-    const { cursor, entries, epoch, absences = [] } = input;
+  async commitWindow(input: { cursor: Cursor; entries: OutboxEntry[]; epoch?: number; absences?: readonly AbsenceState[]; witnesses?: readonly Witness[] }): Promise<{ added: number }> {
+    const { cursor, entries, epoch, absences = [], witnesses = [] } = input;
     checkCursor(cursor);
-    // Absence states are written at once, with their cursor: a deferred advance holds a cursor only.
-    if (entries.length === 0 && absences.length === 0) {
+    // Absence states and witnesses are written at once, with their cursor: a deferred advance holds a cursor only.
+    if (entries.length === 0 && absences.length === 0 && witnesses.length === 0) {
       // A window without alerts owes no delivery: its advance waits for flush(), which writes
       // every such advance of the firing in one transaction, each still fenced by its epoch.
       // Losing it (a crash) re-scans blocks that held no alert; it is never ahead of alerts,
@@ -384,6 +385,17 @@ export class PostgresStore implements Store {
         }
         for (const absence of absences) {
           await client.query("INSERT INTO absences (rule, state) VALUES ($1, $2::jsonb) ON CONFLICT (rule) DO UPDATE SET state = excluded.state", [absence.rule, JSON.stringify(absence)]);
+        }
+        for (const witness of witnesses) {
+          // Seen by the other reader already: its open row goes (a missed one stays, the record
+          // of its report), and this one is not kept. The NOT EXISTS reads the rows as they were
+          // before the DELETE (one statement, one snapshot).
+          await client.query(
+            `WITH paired AS (DELETE FROM witnesses WHERE alert_id = $1 AND role = $12 AND missed_at IS NULL RETURNING 1)
+             INSERT INTO witnesses (${WITNESS_COLUMNS}) SELECT $1, $2, $3, $4, $5, $6::bigint, $7, $8, $9, $10, $11
+             WHERE NOT EXISTS (SELECT 1 FROM witnesses WHERE alert_id = $1 AND role = $12) ON CONFLICT (alert_id, role) DO NOTHING`,
+            [...witnessParams(witness), otherRole(witness.role)],
+          );
         }
         return insertNew(client, entries);
       },
@@ -467,6 +479,52 @@ export class PostgresStore implements Store {
       return insertNew(client, input.entries);
     });
     return { added: this.countQueued(bySink) };
+  }
+
+  async listWitnesses(filter: { missed: boolean; limit?: number }): Promise<Witness[]> {
+    const sql = filter.missed
+      ? `SELECT ${WITNESS_COLUMNS} FROM witnesses WHERE missed_at IS NOT NULL ORDER BY missed_at DESC, alert_id COLLATE "C", role LIMIT $1`
+      : `SELECT ${WITNESS_COLUMNS} FROM witnesses WHERE missed_at IS NULL ORDER BY block, alert_id COLLATE "C", role LIMIT $1`;
+    return (await this.read<WitnessRow>(sql, [filter.limit ?? null])).map(witnessOfRow);
+  }
+
+  async countWitnesses(): Promise<{ open: number; missed: Record<WitnessRole, number> }> {
+    const rows = await this.read<{ role: string; missed: boolean; n: string }>("SELECT role, missed_at IS NOT NULL AS missed, count(*) AS n FROM witnesses GROUP BY role, missed_at IS NOT NULL");
+    return { open: rows.filter((row) => !row.missed).reduce((sum, row) => sum + Number(row.n), 0), missed: missedByRole(rows.filter((row) => row.missed)) };
+  }
+
+  async settleWitnesses(input: { missed: readonly MissedWitness[]; at: string }): Promise<{ marked: Array<Pick<Witness, "alert_id" | "role">>; added: number }> {
+    if (input.missed.length === 0) {
+      this.assertWritable();
+      return { marked: [], added: 0 };
+    }
+    const { marked, bySink } = await this.transaction(async (client) => {
+      const marked: Array<Pick<Witness, "alert_id" | "role">> = [];
+      const bySink = new Map<string, number>();
+      for (const { alert_id, role, entries } of input.missed) {
+        // Both readers committed it at once (on two replicas), neither seeing the other's row: a pair after all.
+        const partner = await client.query("SELECT 1 FROM witnesses WHERE alert_id = $1 AND role = $2", [alert_id, otherRole(role)]);
+        if ((partner.rowCount ?? 0) > 0) {
+          await client.query("DELETE FROM witnesses WHERE alert_id = $1 AND missed_at IS NULL", [alert_id]);
+          continue;
+        }
+        // Row-locked: a replica settling the same witness at once waits, then finds it marked.
+        const updated = await client.query("UPDATE witnesses SET missed_at = $1 WHERE alert_id = $2 AND role = $3 AND missed_at IS NULL", [input.at, alert_id, role]);
+        if ((updated.rowCount ?? 0) === 0) continue;
+        marked.push({ alert_id, role });
+        for (const [sink, n] of await insertNew(client, entries)) bySink.set(sink, (bySink.get(sink) ?? 0) + n);
+      }
+      return { marked, bySink };
+    });
+    return { marked, added: this.countQueued(bySink) };
+  }
+
+  async pruneWitnesses(olderThan: string, limit?: number): Promise<number> {
+    checkPrune(olderThan, limit);
+    return this.transaction(
+      async (client) =>
+        (await client.query("DELETE FROM witnesses WHERE (alert_id, role) IN (SELECT alert_id, role FROM witnesses WHERE missed_at IS NOT NULL AND missed_at < $1 ORDER BY missed_at LIMIT $2)", [olderThan, limit ?? null])).rowCount ?? 0,
+    );
   }
 
   async enqueue(entries: OutboxEntry[]): Promise<{ added: number }> {
@@ -664,7 +722,7 @@ export class PostgresStore implements Store {
    * entry ids and meta keys), so running the copy again repeats nothing.
    */
   async importStore(
-    data: { cursors: Cursor[]; entries: OutboxEntry[]; meta: Record<string, unknown>; stamps?: CooldownStamp[]; notes?: Array<{ id: string } & SuppressedNote>; silences?: StoredSilence[]; episodes?: BalanceEpisode[]; absences?: AbsenceState[]; attempts?: DeliveryAttempt[] },
+    data: { cursors: Cursor[]; entries: OutboxEntry[]; meta: Record<string, unknown>; stamps?: CooldownStamp[]; notes?: Array<{ id: string } & SuppressedNote>; silences?: StoredSilence[]; episodes?: BalanceEpisode[]; absences?: AbsenceState[]; attempts?: DeliveryAttempt[]; witnesses?: Witness[] },
     options: { force?: boolean } = {},
   ): Promise<{ cursors: number; entries: number; meta: number }> {
     return this.transaction(async (client) => {
@@ -706,6 +764,10 @@ export class PostgresStore implements Store {
       // An absence rule goes on with what it observed, and an open absence under its id.
       for (const absence of data.absences ?? []) {
         await client.query("INSERT INTO absences (rule, state) VALUES ($1, $2::jsonb) ON CONFLICT DO NOTHING", [absence.rule, JSON.stringify(absence)]);
+      }
+      // The audit's witnesses, open and reported: a record seen by one reader is still audited after the move.
+      for (const witness of data.witnesses ?? []) {
+        await client.query(`INSERT INTO witnesses (${WITNESS_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT DO NOTHING`, [...witnessParams(witness).slice(0, -1), witness.missed_at ?? null]);
       }
       // The delivery history, oldest first (a listing gives it newest first), unless this
       // database has one already (a copy repeated with --force adds none twice).

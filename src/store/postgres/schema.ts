@@ -190,6 +190,30 @@ ALTER TABLE silences ALTER COLUMN rule DROP NOT NULL;
 ALTER TABLE silences ADD COLUMN matchers jsonb;
 `,
   },
+  {
+    version: 4,
+    description: "witnesses: what one reader of a `source: both` watch saw and the other not (yet)",
+    sql: `
+-- What one reader of a \`source: both\` watch found and the other has not (yet), as the SQLite
+-- store's; missed_at once it was reported missed, kept until pruned.
+CREATE TABLE witnesses (
+  alert_id text NOT NULL,
+  role text NOT NULL CHECK (role IN ('explorer', 'node')),
+  watch text NOT NULL,
+  family text NOT NULL,
+  rule text NOT NULL,
+  block bigint NOT NULL,
+  record_key text NOT NULL,
+  summary text NOT NULL,
+  transaction_hash text,
+  seen_at text NOT NULL,
+  missed_at text,
+  PRIMARY KEY (alert_id, role)
+);
+CREATE INDEX witnesses_open ON witnesses (block) WHERE missed_at IS NULL;
+CREATE INDEX witnesses_missed ON witnesses (missed_at) WHERE missed_at IS NOT NULL;
+`,
+  },
 ];
 
 /** The version this code writes: the last migration's. */

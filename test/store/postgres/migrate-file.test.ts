@@ -49,7 +49,7 @@ describe("kaiawatch store migrate (file → PostgreSQL)", () => {
     expect((await target.listAttempts()).length).toBe(2);
   });
 
-  it("carries the cooldown stamps, the suppression notes, the silences and the open balance episodes into their tables", async () => {
+  it("carries the cooldown stamps, the suppression notes, the silences, the open balance episodes and the audit's witnesses into their tables", async () => {
     const dir = tempDir();
     const from = join(dir.path, "store.json");
     const file = await openSqliteStore(createTestCommon(), { path: from });
@@ -61,6 +61,9 @@ describe("kaiawatch store migrate (file → PostgreSQL)", () => {
     await file.silences.count(new Map([[silence.id, 2]]));
     const episode = { rule: "payer-low", address: "0x00000000000000000000000000000000000fee00", asset: "KAIA", alert: entry("b1", "pd").alert, clear: 1, repeats: 2, reminded_at: "2025-01-01T02:00:00.000Z" };
     await file.commitBalanceEpisodes({ changes: [{ ...episode, expect: null, next: { alert: episode.alert, clear: 1, repeats: 2, reminded_at: episode.reminded_at } }], entries: [] });
+    const witness = (alertId: string) => ({ alert_id: alertId, role: "node" as const, watch: "treasury", family: "event_logs", rule: "big-transfer", block: 9, record_key: `k-${alertId}`, summary: "s", transaction_hash: null, seen_at: "2025-01-01T00:00:00.000Z" });
+    await file.commitWindow({ cursor: cursor("s1", 11), entries: [], witnesses: [witness("w1"), witness("w2")] });
+    await file.settleWitnesses({ missed: [{ alert_id: "w2", role: "node", entries: [] }], at: "2025-01-01T00:02:00.000Z" });
     await file.close();
 
     const to = await pg.database();
@@ -71,6 +74,9 @@ describe("kaiawatch store migrate (file → PostgreSQL)", () => {
     expect(await target.silences.active(Date.parse("2025-01-01T00:10:00.000Z"))).toEqual([{ ...silence, suppressed: 2 }]);
     // An episode open when the store moved goes on under its id: its resolve closes the same incident.
     expect(await target.listBalanceEpisodes()).toEqual([episode]);
+    // The audit's witnesses: one still open, one reported missed.
+    expect(await target.listWitnesses({ missed: false })).toEqual([witness("w1")]);
+    expect(await target.listWitnesses({ missed: true })).toEqual([{ ...witness("w2"), missed_at: "2025-01-01T00:02:00.000Z" }]);
     dir.remove();
   });
 

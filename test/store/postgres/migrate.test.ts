@@ -31,7 +31,7 @@ describe("PostgreSQL migrations", () => {
       expect(await migrate(client, logger)).toEqual({ from: POSTGRES_SCHEMA_VERSION, to: POSTGRES_SCHEMA_VERSION });
       expect(await versions(client)).toEqual(MIGRATIONS.map((m) => m.version));
       const tables = await client.query<{ table_name: string }>("SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' ORDER BY table_name");
-      expect(tables.rows.map((row) => row.table_name)).toEqual(["absences", "alerts", "balance_episodes", "cooldowns", "cursors", "delivery_attempts", "kaiawatch_schema", "leases", "meta", "outbox", "replicas", "silences", "suppressed"]);
+      expect(tables.rows.map((row) => row.table_name)).toEqual(["absences", "alerts", "balance_episodes", "cooldowns", "cursors", "delivery_attempts", "kaiawatch_schema", "leases", "meta", "outbox", "replicas", "silences", "suppressed", "witnesses"]);
     });
   });
 
@@ -45,6 +45,17 @@ describe("PostgreSQL migrations", () => {
       await client.query(`INSERT INTO silences (id, rule, match, matchers, reason, created_at, expires_at, expires_ms) VALUES ('sil_label', NULL, '{}'::jsonb, '["severity=\\"warning\\""]'::jsonb, 'labels', 'a', 'b', 1)`);
       const check = await client.query<{ def: string }>("SELECT pg_get_constraintdef(oid) AS def FROM pg_constraint WHERE conname = 'suppressed_reason_check'");
       expect(check.rows[0]?.def).toContain("muted");
+    });
+  });
+
+  it("upgrade a database of version 3 with the witnesses' table", async () => {
+    const logger = createSilentLogger();
+    await withClient(async (client) => {
+      expect(await migrate(client, logger, MIGRATIONS.filter((m) => m.version <= 3))).toEqual({ from: 0, to: 3 });
+      expect((await client.query("SELECT to_regclass('witnesses') AS t")).rows).toEqual([{ t: null }]);
+      expect(await migrate(client, logger)).toEqual({ from: 3, to: POSTGRES_SCHEMA_VERSION });
+      await client.query("INSERT INTO witnesses (alert_id, role, watch, family, rule, block, record_key, summary, seen_at) VALUES ('a1', 'node', 'w', 'event_logs', 'r', 10, 'k', 's', 'a')");
+      await expect(client.query("INSERT INTO witnesses (alert_id, role, watch, family, rule, block, record_key, summary, seen_at) VALUES ('a1', 'oracle', 'w', 'event_logs', 'r', 10, 'k', 's', 'a')")).rejects.toThrow(/witnesses_role_check/);
     });
   });
 

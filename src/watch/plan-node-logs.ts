@@ -1,0 +1,233 @@
+import type { LogFilter } from "../chain/get-logs.js";
+import { eventTopic } from "../chain/signatures.js";
+import { TRANSFER_TOPIC } from "../chain/token-transfer.js";
+import type { EventLog, NftTransfer } from "../explorer/types.js";
+import type { RecordFamily, WatchedRecord } from "../model/record.js";
+import { narrowRule } from "./choose-sources.js";
+import type { PlanInput, RuleInput, WatchInput } from "./plan.js";
+import type { PlannedSource, SourceMember } from "./poller.js";
+import { firingsOfDay, utcDayStart } from "./schedule-firings.js";
+import type { SourceRule } from "./source-rule.js";
+import { describeSource, sourceKey, type SourceDefinition } from "./source.js";
+
+/** Monday 2026-01-05, as the explorer planner: the schedule with the most ticks is chosen on a fixed day. */
+const REFERENCE_DAY_MS = Date.UTC(2026, 0, 5);
+
+/** topic0 of KIP-37 (ERC-1155) TransferSingle and TransferBatch; KIP-17 (ERC-721) Transfer is TRANSFER_TOPIC with the id as topic3. */
+export const TRANSFER_SINGLE_TOPIC = eventTopic("TransferSingle(address,address,address,uint256,uint256)");
+export const TRANSFER_BATCH_TOPIC = eventTopic("TransferBatch(address,address,address,uint256[],uint256[])");
+const NFT_TOPICS = [TRANSFER_TOPIC, TRANSFER_SINGLE_TOPIC, TRANSFER_BATCH_TOPIC];
+
+/** True when a watch's log families are read from the node (`node` or `both`). */
+export const readsNode = (watch: WatchInput): boolean => watch.source === "node" || watch.source === "both";
+/** True when they are read from the explorer (`explorer`, the default, or `both`). */
+export const readsExplorer = (watch: WatchInput): boolean => watch.source !== "node";
+
+/** An address as a topic: 32 bytes, left-padded with zeros, lowercase. */
+export const addressTopic = (address: string): string => `0x${"0".repeat(24)}${address.slice(2).toLowerCase()}`;
+
+const lower = (value: string | undefined) => value?.toLowerCase();
+
+/** The node source of a family: one per network, serving every node-read watch of it. */
+export function nodeLogsDefinition(network: string, family: "event_logs" | "nft_transfers"): SourceDefinition {
+  return { network, operation: family === "event_logs" ? "nodeEventLogs" : "nodeNftTransfers" };
+}
+
+/** One watch's share of a node log source: its key, its rules' definition, and the records its explorer query would return. */
+interface Share<R, W> {
+  watch: W;
+  rules: R[];
+  /** The key its position is kept under, and what its rules are compiled for. */
+  own: SourceDefinition;
+  filter: (record: WatchedRecord) => boolean;
+  filterText: string;
+}
+
+/**
+ * The shares of a config's node-read watches, per family. Each share's filter keeps exactly
+ * what the watch's explorer query returns (outsideSource answers the same), so that its rules
+ * make the same alerts under the same ids from either source:
+ * - a contract watch: the logs its contract emitted, with one of its events' topic0 (any without events);
+ * - an account's token: the token's Transfer logs (its rules keep those from or to the account);
+ * - a collection: its NFT transfers (of `token_id` only, when given);
+ * - an account's NFT transfers: those from or to it (of `nft_contract` only, when given).
+ */
+function sharesOf<R extends RuleInput, W extends WatchInput>(input: PlanInput<R, W>): { event_logs: Share<R, W>[]; nft_transfers: Share<R, W>[] } {
+  const network = input.network;
+  const rulesByWatch = new Map<string, R[]>();
+  for (const rule of input.rules) {
+    const list = rulesByWatch.get(rule.watch);
+    if (list) list.push(rule);
+    else rulesByWatch.set(rule.watch, [rule]);
+  }
+  const shares = { event_logs: [] as Share<R, W>[], nft_transfers: [] as Share<R, W>[] };
+  for (const watch of input.watches) {
+    if (!readsNode(watch)) continue;
+    // A rule without a source reads the watch's only family (contract: event logs, collection: NFT transfers).
+    const only: RecordFamily | undefined = watch.contract !== undefined ? "event_logs" : watch.collection !== undefined ? "nft_transfers" : undefined;
+    const rulesOf = (family: RecordFamily) => (rulesByWatch.get(watch.name) ?? []).filter((rule) => (rule.source ?? only) === family);
+    const logRules = rulesOf("event_logs");
+    const nftRules = rulesOf("nft_transfers");
+    if (watch.contract !== undefined && logRules.length > 0) {
+      const contract = watch.contract.toLowerCase();
+      const topics = watch.events?.length ? [...new Set(watch.events.map((e) => (e.startsWith("0x") ? e.toLowerCase() : eventTopic(e))))].sort() : undefined;
+      const wanted = topics === undefined ? undefined : new Set(topics);
+      shares.event_logs.push({
+        watch,
+        rules: logRules,
+        own: { network, operation: "nodeEventLogs", address: contract, ...(topics === undefined ? {} : { topics }) },
+        filter: (r) => lower((r.data as EventLog).contract_address) === contract && (wanted === undefined || wanted.has(lower((r.data as EventLog).topics[0]) ?? "")),
+        filterText: `emitted by ${contract}${topics === undefined ? "" : `, topic0 in ${topics.join(", ")}`}`,
+      });
+    }
+    if (watch.account !== undefined && logRules.length > 0) {
+      const account = watch.account.toLowerCase();
+      for (const token of new Set((watch.tokens ?? []).map((t) => t.toLowerCase()))) {
+        shares.event_logs.push({
+          watch,
+          rules: logRules,
+          // The definition a token rule is compiled for: the token's Transfer logs (tokenOfSource).
+          own: { network, operation: "nodeEventLogs", address: token, signature: TRANSFER_TOPIC, account },
+          filter: (r) => lower((r.data as EventLog).contract_address) === token && lower((r.data as EventLog).topics[0]) === TRANSFER_TOPIC,
+          filterText: `Transfer logs of token ${token}`,
+        });
+      }
+    }
+    if (watch.collection !== undefined && nftRules.length > 0) {
+      const collection = watch.collection.toLowerCase();
+      const tokenId = watch.token_id;
+      shares.nft_transfers.push({
+        watch,
+        rules: nftRules,
+        own: { network, operation: "nodeNftTransfers", address: collection, ...(tokenId === undefined ? {} : { tokenId }) },
+        filter: (r) => lower((r.data as NftTransfer).contract.contract_address) === collection && (tokenId === undefined || (r.data as NftTransfer).token_id === tokenId),
+        filterText: `collection ${collection}${tokenId === undefined ? "" : ` token ${tokenId}`}`,
+      });
+    }
+    const accountNft = watch.account !== undefined && (watch.sources ?? (watch.tokens?.length ? [] : ["nft_transfers"])).includes("nft_transfers");
+    if (accountNft && nftRules.length > 0) {
+      const account = (watch.account as string).toLowerCase();
+      const contract = lower(watch.nft_contract);
+      shares.nft_transfers.push({
+        watch,
+        rules: nftRules,
+        own: { network, operation: "nodeNftTransfers", account, ...(contract === undefined ? {} : { contractAddress: contract }) },
+        filter: (r) => {
+          const d = r.data as NftTransfer;
+          return (lower(d.from) === account || lower(d.to) === account) && (contract === undefined || lower(d.contract.contract_address) === contract);
+        },
+        filterText: `from or to ${account}${contract === undefined ? "" : ` in ${contract}`}`,
+      });
+    }
+  }
+  return shares;
+}
+
+/**
+ * The log queries of a family's shares: contracts with the same events in one filter
+ * (address list, topic0 list), every token of the token watches with the accounts at
+ * topic1 (from) or topic2 (to), collections by address, accounts' NFT transfers by
+ * position (ERC-721 Transfer: from topic1, to topic2; ERC-1155: from topic2, to topic3).
+ * The node's answer may hold more than a share wants (a token's Transfer from another
+ * watched account): each share's filter and rules keep theirs.
+ */
+function filtersOf(family: "event_logs" | "nft_transfers", shares: readonly Share<unknown, WatchInput>[]): LogFilter[] {
+  const filters: LogFilter[] = [];
+  if (family === "event_logs") {
+    const byEvents = new Map<string, { topics: readonly string[] | undefined; contracts: Set<string> }>();
+    const tokens = new Set<string>();
+    const accounts = new Set<string>();
+    for (const { own } of shares) {
+      if (own.account !== undefined) {
+        tokens.add(own.address as string);
+        accounts.add(addressTopic(own.account));
+        continue;
+      }
+      const key = own.topics?.join(",") ?? "*";
+      let group = byEvents.get(key);
+      if (group === undefined) byEvents.set(key, (group = { topics: own.topics, contracts: new Set() }));
+      group.contracts.add(own.address as string);
+    }
+    for (const { topics, contracts } of byEvents.values()) filters.push(topics === undefined ? { address: [...contracts] } : { address: [...contracts], topics: [topics] });
+    if (tokens.size > 0) {
+      const address = [...tokens];
+      const parties = [...accounts];
+      filters.push({ address, topics: [[TRANSFER_TOPIC], parties] }, { address, topics: [[TRANSFER_TOPIC], null, parties] });
+    }
+    return filters;
+  }
+  const collections = new Set<string>();
+  const accounts = new Set<string>();
+  for (const { own } of shares) {
+    if (own.account !== undefined) accounts.add(addressTopic(own.account));
+    else collections.add(own.address as string);
+  }
+  if (collections.size > 0) filters.push({ address: [...collections], topics: [NFT_TOPICS] });
+  if (accounts.size > 0) {
+    const parties = [...accounts];
+    const multi = [TRANSFER_SINGLE_TOPIC, TRANSFER_BATCH_TOPIC];
+    filters.push({ topics: [[TRANSFER_TOPIC], parties] }, { topics: [[TRANSFER_TOPIC], null, parties] }, { topics: [multi, null, parties] }, { topics: [multi, null, null, parties] });
+  }
+  return filters;
+}
+
+/**
+ * The node's log sources of a config: one per family (event logs, NFT transfers) serving
+ * every watch read from the node (`source: node` or `both`), one log query a window for
+ * all of them. As with the node's transactions source, each watch keeps its position under
+ * its own share's key (handover), and the source polls on its members' most frequent
+ * schedule, in their smallest window, from the first watch's start. With `both` the
+ * watch's explorer sources are planned beside (plan.ts): each keeps its own cursor, and a
+ * record read by both makes one alert id (rule name and record key), queued once.
+ */
+export function planNodeLogSources<R extends RuleInput, W extends WatchInput>(input: PlanInput<R, W>): PlannedSource[] {
+  const shares = sharesOf(input);
+  const dayStart = utcDayStart(input.dayMs ?? REFERENCE_DAY_MS);
+  const sources: PlannedSource[] = [];
+  for (const family of ["event_logs", "nft_transfers"] as const) {
+    const familyShares = shares[family];
+    const first = familyShares[0];
+    if (first === undefined) continue;
+    const definition = nodeLogsDefinition(input.network, family);
+    const { schedule, maxWindowBlocks } = sharedTiming(input.defaults, familyShares.map((s) => s.watch), dayStart);
+    const rules: SourceRule[] = [];
+    const members: SourceMember[] = [];
+    for (const share of familyShares) {
+      const member: SourceMember = { watch: share.watch.name, ownKey: sourceKey(share.own), filter: share.filterText, handover: { skipThrough: -1 } };
+      members.push(member);
+      for (const rule of share.rules) rules.push(narrowRule(input.compileRule(rule, share.watch, family, share.own), member.handover, share.filter));
+    }
+    sources.push({
+      key: sourceKey(definition),
+      definition,
+      description: describeSource(definition),
+      watch: first.watch.name,
+      family,
+      rules,
+      schedule,
+      start: first.watch.start ?? input.defaults.start,
+      maxWindowBlocks,
+      members,
+      logFilters: filtersOf(family, familyShares),
+    });
+  }
+  return sources;
+}
+
+/** A shared node source's schedule (its members' most frequent, the first on a tie) and window (their smallest). */
+export function sharedTiming(defaults: PlanInput<RuleInput, WatchInput>["defaults"], watches: readonly WatchInput[], dayStart: number): { schedule: string; maxWindowBlocks: number } {
+  const ticks = new Map<string, number>();
+  const ticksOf = (s: string) => {
+    let n = ticks.get(s);
+    if (n === undefined) ticks.set(s, (n = firingsOfDay(s, dayStart).length));
+    return n;
+  };
+  let schedule: string | undefined;
+  let maxWindowBlocks = Infinity;
+  for (const watch of watches) {
+    const own = watch.schedule ?? defaults.schedule;
+    if (schedule === undefined || ticksOf(own) > ticksOf(schedule)) schedule = own;
+    maxWindowBlocks = Math.min(maxWindowBlocks, watch.max_window_blocks ?? defaults.max_window_blocks);
+  }
+  return { schedule: schedule ?? defaults.schedule, maxWindowBlocks };
+}
