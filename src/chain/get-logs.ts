@@ -113,6 +113,7 @@ function checkedLog(value: unknown, range: { from: number; to: number }, fail: (
 export function createLogReader(common: Common, options: { rpc: JsonRpc; maxAddresses?: number }): LogReader {
   const { rpc } = options;
   const maxAddresses = options.maxAddresses ?? Number.POSITIVE_INFINITY;
+  if (!(maxAddresses >= 1) || (Number.isFinite(maxAddresses) && !Number.isSafeInteger(maxAddresses))) throw new JsonRpcError(METHOD, `maxAddresses must be a whole number of at least 1, not ${maxAddresses}`);
   const fail = (message: string): never => {
     throw new NodeLogError(METHOD, rpc.host, message);
   };
@@ -126,10 +127,12 @@ export function createLogReader(common: Common, options: { rpc: JsonRpc; maxAddr
     if (filter.topics !== undefined && filter.topics.length > 0) params.topics = filter.topics.map((t) => (t === null ? null : [...t]));
     const result = await rpc.call(METHOD, [params], signal);
     if (!Array.isArray(result)) fail("an answer that is not a list of logs");
+    const wanted = filter.address === undefined ? undefined : new Set(filter.address.map((a) => a.toLowerCase()));
     const logs: NodeLog[] = [];
     for (const value of result as unknown[]) {
       const log = checkedLog(value, range, fail);
       if (log === "removed") common.metrics.nodeLogsRemoved.inc();
+      else if (wanted !== undefined && !wanted.has(log.address)) fail(`a log of ${log.address}, not one of the addresses asked for`);
       else logs.push(log);
     }
     return logs;

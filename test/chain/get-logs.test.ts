@@ -171,6 +171,13 @@ describe("createLogReader's checks", () => {
     await expect(failure).rejects.toThrow(message);
   });
 
+  it("refuses a log of an address it did not ask for, and a reader without room for one address", async () => {
+    const server = await fixture();
+    server.setDefault(answer([rawLog({ address: `0x${"bb".repeat(20)}` })]));
+    await expect(createLogReader(createTestCommon(), { rpc: client(server.url) }).read({ from: 100, to: 100 }, [{ address: [A] }], signal)).rejects.toThrow(/not one of the addresses asked for/);
+    expect(() => createLogReader(createTestCommon(), { rpc: client(server.url), maxAddresses: 0 })).toThrow(/maxAddresses must be a whole number of at least 1/);
+  });
+
   it("drops a log the node marks removed, and counts it", async () => {
     const server = await fixture();
     server.setDefault(answer([rawLog({ removed: true }), rawLog({ logIndex: "0x1" })]));
