@@ -26,10 +26,19 @@ export const transactions = defineFamily<"transactions", NodeTransaction>({
   fields: {
     from: exactTextField({ kind: "address", doc: "the sender (the signer; not the fee payer)", example: 'from: "0x…"' }, (r) => r.data.from),
     to: exactTextField({ kind: "address", doc: "the recipient or called contract (absent for a contract creation)", example: 'to: { not_in: ["0x…"] }' }, (r) => r.data.to),
+    // A failed transaction moved nothing: its value is no amount, so that no amount condition
+    // (a big outflow, a small deposit) reads a reverted send as a transfer.
     amount: {
       kind: "amount",
-      doc: "KAIA sent with the transaction, exact, with a unit (KAIA when none)",
+      doc: "KAIA the transaction moved, exact: none when it failed (see attempted_amount)",
       example: 'amount: { gte: "1000 KAIA" }',
+      read: (r) => (r.data.status === "Fail" ? undefined : r.data.value),
+      prepare: (r) => (r.data.status === "Fail" ? undefined : BigInt(r.data.value_kei)),
+    },
+    attempted_amount: {
+      kind: "amount",
+      doc: "KAIA sent with the transaction, whether or not it moved: for rules on failed transactions",
+      example: 'attempted_amount: { gte: "1000 KAIA" }',
       read: (r) => r.data.value,
       prepare: (r) => BigInt(r.data.value_kei),
     },

@@ -92,13 +92,16 @@ function read(family: RecordFamily, field: string, raw: Record<string, unknown>,
     }
     case "internal_transactions": {
       const status = raw.transaction_status as { status: string; fail_message?: string } | undefined;
+      const failed = (typeof raw.error === "string" && raw.error !== "") || status?.status === "Fail";
       return ({
         type: lc(raw.type),
         from: lc(raw.from),
         to: lc(raw.to),
-        amount: kei(raw.amount),
+        // Value moved: a failed call (or one in a failed transaction) moved none.
+        amount: failed ? undefined : kei(raw.amount),
+        attempted_amount: kei(raw.amount),
         status: lc(status?.status),
-        failed: (typeof raw.error === "string" && raw.error !== "") || status?.status === "Fail",
+        failed,
         error: raw.error as string | undefined,
         fail_message: status?.fail_message,
         method_id: lc(raw.method_id),
