@@ -67,7 +67,7 @@ export const transactions = defineFamily<"transactions", NodeTransaction>({
     "args.NAME": {
       kind: "arg",
       doc: "an argument decoded with the watch's `methods` (names from the signature, else arg0, arg1, …); integers compare as numbers",
-      example: 'args.amount: { gt: "1000 * 10^18" }',
+      example: 'args.amount: { gt: "1000 KAIA" }',
       read: (r, field) => r.data.args?.find((a) => a.name === field.arg)?.value,
     },
     type: caseBlindField({ kind: "keyword", doc: "Kaia's transaction type: TxTypeValueTransfer, TxTypeFeeDelegatedSmartContractExecution, TxTypeEthereumDynamicFee, …", example: "type: TxTypeLegacyTransaction" }, (r) => r.data.type),
