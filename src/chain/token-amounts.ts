@@ -40,8 +40,7 @@ export function parseTokenAmount(text: string, token: Pick<TokenInfo, "address" 
     } else if (m && /[A-Za-z]/.test(m[2] as string)) {
       throw new AmountError(`${JSON.stringify(text)}: unknown unit ${JSON.stringify(m[2])} for token ${token.address}; write ${unitName}`);
     } else {
-      const n = trimmed;
-      throw new AmountError(`${JSON.stringify(text)} has no unit: write ${symbol === undefined ? "" : `${quotedText(`${n} ${symbol}`, 60)} or `}"${n} ${TOKENS_UNIT}" (whole tokens), or "${n} ${BASE_UNITS}" (the integer the contract stores) (token ${token.address})`);
+      throw new AmountError(`${JSON.stringify(text)} has no unit: write ${symbol === undefined ? "" : `${quotedText(`${trimmed} ${symbol}`, 60)} or `}"${trimmed} ${TOKENS_UNIT}" (whole tokens), or "${trimmed} ${BASE_UNITS}" (the integer the contract stores) (token ${token.address})`);
     }
   }
   if (numberText === "") throw new AmountError(`${JSON.stringify(text)} is not an amount: write a number and ${unitName}`);
