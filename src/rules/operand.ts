@@ -108,10 +108,11 @@ export function parseBound(field: FieldSpec, raw: unknown, op: "gt" | "gte" | "l
 function parseArgBound(field: FieldSpec, raw: unknown, op: "gt" | "gte" | "lt" | "lte"): OperandResult<bigint> {
   const text = typeof raw === "number" ? decimalTextOfNumber(raw) : typeof raw === "string" ? raw.trim() : undefined;
   if (text === undefined) return fail(`${show(raw)} is not a number with a unit, e.g. "1000000 ${BASE_UNITS}"`);
-  const m = /^(.*?)\s+(\S*[A-Za-z]\S*)$/s.exec(text);
-  if (m === null) return fail(argWithoutUnit(field, text));
-  const numberText = m[1] as string;
-  const unit = m[2] as string;
+  // The unit is the last word (searched without a regular expression: a config value may be long).
+  const cut = Math.max(text.lastIndexOf(" "), text.lastIndexOf("\t"), text.lastIndexOf("\n"));
+  const unit = text.slice(cut + 1);
+  if (cut < 0 || !/[A-Za-z]/.test(unit)) return fail(argWithoutUnit(field, text));
+  const numberText = text.slice(0, cut).trim();
   try {
     if (unit.toLowerCase() === BASE_UNITS) return { ok: true, value: parseInteger(numberText) };
     if (Object.hasOwn(AMOUNT_UNITS, unit.toLowerCase())) return { ok: true, value: parseAmount(text) };
