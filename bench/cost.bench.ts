@@ -61,8 +61,8 @@ async function hour(every: number): Promise<Outcome> {
       rules: [
         // Alerting rules are selective: a few hundred alerts in the hour, as the outbox of a
         // daemon whose dispatcher is not running here would otherwise grow without end.
-        { name: "token-whales", watch: "token", when: { event: "Transfer", "args.value": { gte: "10^25" } }, notify: ["out"] },
-        { name: "token-transfers", watch: "token-transfers", when: { "args.value": { gte: "5 * 10^24" } }, notify: ["out"] },
+        { name: "token-whales", watch: "token", when: { event: "Transfer", "args.value": { gte: "10^25 base_units" } }, notify: ["out"] },
+        { name: "token-transfers", watch: "token-transfers", when: { "args.value": { gte: "5 * 10^24 base_units" } }, notify: ["out"] },
         { name: "mints", watch: "collection", when: { mint: true, token_id: { lt: 20 } }, notify: ["out"] },
         { name: "wallet-in", watch: "wallet", source: "nft_transfers", when: { direction: "in", token_id: { lt: 2 } }, notify: ["out"] },
         { name: "wallet-big", watch: "wallet", source: "internal_transactions", when: { amount: { gte: "5000000 KAIA" } }, notify: ["out"] },

@@ -59,7 +59,7 @@ const ruleTemplates: Record<"event_logs" | "nft_transfers" | "internal_transacti
     () => ({ "topics[2]": { in: [s(), s(), s()] } }),
     () => ({ all: [{ signature: "Transfer(address,address,uint256)" }, { any: [{ "args.from": s() }, { "args.to": s() }] }] }),
     () => ({ all: [{ event: "Approval" }, { "args.owner": s() }] }),
-    () => ({ event: "Transfer", "args.value": { gte: `${9_900_000 + Math.floor(random() * 100_000)} * 10^18` } }),
+    () => ({ event: "Transfer", "args.value": { gte: `${9_900_000 + Math.floor(random() * 100_000)} * 10^18 base_units` } }),
   ],
   nft_transfers: [
     () => ({ to: { in: [s(), s(), s()] } }),

@@ -84,11 +84,11 @@ function makeRule(family: RecordFamily): unknown {
   switch (family) {
     case "event_logs":
       return pick([
-        { signature: "Transfer(address,address,uint256)", "args.value": { gte: `${1 + Math.floor(random() * 1000)} * 10^15` } },
+        { signature: "Transfer(address,address,uint256)", "args.value": { gte: `${1 + Math.floor(random() * 1000)} * 10^15 base_units` } },
         { contract: pick(CONTRACTS), "topics[1]": a() },
         { all: [{ event: "Transfer" }, { any: [{ "args.from": a() }, { "args.to": a() }] }] },
         { "topics[2]": { in: [a(), a(), a()] } },
-        { all: [{ contract: { in: [pick(CONTRACTS), pick(CONTRACTS)] } }, { not: { "args.value": { lt: "10^18" } } }] },
+        { all: [{ contract: { in: [pick(CONTRACTS), pick(CONTRACTS)] } }, { not: { "args.value": { lt: "10^18 base_units" } } }] },
         { event: { matches: "^(Approval|Transfer)$" }, block: { gte: 160_000_100 } },
       ]);
     case "nft_transfers":

@@ -53,7 +53,7 @@ watches:
   - { name: token, contract: "${sim.addresses.busyToken}" }
   - { name: wallet, account: "${sim.addresses.busyWallet}", sources: [nft_transfers] }
 rules:
-  - { name: big-transfers, watch: token, when: { event: Transfer, "args.value": { gte: "10^24" } }, notify: [out] }
+  - { name: big-transfers, watch: token, when: { event: Transfer, "args.value": { gte: "10^24 base_units" } }, notify: [out] }
   - { name: wallet-nfts, watch: wallet, when: { direction: in }, notify: [out] }
 sinks:
   out: { type: file, path: ${dir.path}/alerts.jsonl }

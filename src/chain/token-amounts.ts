@@ -1,4 +1,4 @@
-import { AmountError, scaleNumber } from "./units.js";
+import { AmountError, BASE_UNITS, parseInteger, scaleNumber } from "./units.js";
 import { MAX_TOKEN_DECIMALS, type TokenInfo } from "./token-info.js";
 import { quotedText } from "../common/sanitize-text.js";
 
@@ -15,7 +15,8 @@ export const TOKENS_UNIT = "tokens";
  *   - `tokens` (or `token`, any letter case): whole tokens of this token;
  *   - the token's own symbol, exactly as the contract returns it, letter case included:
  *     `"50000 USDT"`. Case matters because the symbol is a check that the rule was written
- *     for this token, and look-alike tokens differ by exactly such details ("USDT", "UsdT").
+ *     for this token, and look-alike tokens differ by exactly such details ("USDT", "UsdT");
+ *   - `base_units`: the integer as the contract stores it (`"50000 * 10^6 base_units"`).
  * A number without a unit is refused: base units and whole tokens differ by 10^decimals.
  * The value must be a whole number of base units (a fraction finer than 10^-decimals is
  * refused; trailing zeros are fine, the value is what counts), not negative, within a uint256.
@@ -32,13 +33,14 @@ export function parseTokenAmount(text: string, token: Pick<TokenInfo, "address" 
   if (symbol !== undefined && symbol !== "" && trimmed.endsWith(symbol) && /\s$/.test(trimmed.slice(0, -symbol.length))) numberText = trimmed.slice(0, -symbol.length).trim();
   else {
     const m = /^(.*?)\s+(\S+)$/s.exec(trimmed);
+    if (m && (m[2] as string).toLowerCase() === BASE_UNITS) return baseUnits(m[1] as string, text);
     if (m && /^tokens?$/i.test(m[2] as string)) numberText = (m[1] as string).trim();
     else if (m && symbol !== undefined && (m[2] as string).toLowerCase() === symbol.toLowerCase()) {
       throw new AmountError(`${JSON.stringify(text)}: the symbol of ${token.address} is ${quotedText(symbol)}, letter case included (or write "${TOKENS_UNIT}")`);
     } else if (m && /[A-Za-z]/.test(m[2] as string)) {
       throw new AmountError(`${JSON.stringify(text)}: unknown unit ${JSON.stringify(m[2])} for token ${token.address}; write ${unitName}`);
     } else {
-      throw new AmountError(`${JSON.stringify(text)} has no unit: write e.g. "50000 ${TOKENS_UNIT}"${symbol === undefined ? "" : ` or ${quotedText(`50000 ${symbol}`, 60)}`} (token ${token.address})`);
+      throw new AmountError(`${JSON.stringify(text)} has no unit: write ${symbol === undefined ? "" : `${quotedText(`${trimmed} ${symbol}`, 60)} or `}"${trimmed} ${TOKENS_UNIT}" (whole tokens), or "${trimmed} ${BASE_UNITS}" (the integer the contract stores) (token ${token.address})`);
     }
   }
   if (numberText === "") throw new AmountError(`${JSON.stringify(text)} is not an amount: write a number and ${unitName}`);
@@ -50,6 +52,14 @@ export function parseTokenAmount(text: string, token: Pick<TokenInfo, "address" 
         : `${JSON.stringify(text)}: token ${token.address} has ${decimals} decimals, this is finer than its smallest unit`,
     );
   }
+  if (units < 0n) throw new AmountError(`${JSON.stringify(text)}: an amount cannot be negative`);
+  if (units > LIMIT) throw new AmountError(`${JSON.stringify(text)}: larger than any token amount (a uint256)`);
+  return units;
+}
+
+/** `"1000000 base_units"`: the integer the contract stores, as written. */
+function baseUnits(numberText: string, text: string): bigint {
+  const units = parseInteger(numberText);
   if (units < 0n) throw new AmountError(`${JSON.stringify(text)}: an amount cannot be negative`);
   if (units > LIMIT) throw new AmountError(`${JSON.stringify(text)}: larger than any token amount (a uint256)`);
   return units;

@@ -11,6 +11,13 @@ export const KEI_PER_KAIA = 10n ** 18n;
 /** Units a rule may write, case-insensitive, with their number of decimals in kei. */
 export const AMOUNT_UNITS: Readonly<Record<string, number>> = Object.freeze({ kaia: 18, gkei: 9, kei: 0 });
 
+/**
+ * The unit of a number meant as the integer a contract holds (an event argument such as a
+ * Transfer's `value`): written out, because the same digits in KAIA or whole tokens differ by
+ * 10^decimals. For KAIA amounts it is the kei.
+ */
+export const BASE_UNITS = "base_units";
+
 /** No amount on Kaia can exceed a uint256; a bigger number in a rule is a typo (2^256 itself is a fine bound). */
 const LIMIT = 2n ** 256n;
 
@@ -57,17 +64,19 @@ export function formatKei(kei: bigint, options: { group?: boolean } = {}): strin
  *   a decimal: `1000`, `0.5`, `1_000_000` (underscores group digits),
  *   a power: `10^18`, `5 * 10^18` (or `5 × 10^18`),
  *   scientific: `1.5e3`, `2e-6`,
- * followed by a unit, case-insensitive: `KAIA`, `gkei` (10^9 kei) or `kei`.
- * Without a unit the number is KAIA, because the explorer shows every native amount in
- * KAIA and a rule is read next to those records. The result must be a whole number of
- * kei (so at most 18 decimals of KAIA, none of kei), not negative, and fit in a uint256.
+ * followed by a unit, case-insensitive: `KAIA`, `gkei` (10^9 kei), `kei` or `base_units`
+ * (the kei again, for rules that say base units everywhere). The unit is required: a number
+ * alone was read as KAIA once, and "1000" meant as kei is 10^18 times off. The result must be
+ * a whole number of kei (so at most 18 decimals of KAIA, none of kei), not negative, and fit
+ * in a uint256.
  */
 export function parseAmount(text: string): bigint {
-  const m = /^\s*(.*?)\s*([A-Za-z]+)?\s*$/s.exec(text);
+  const m = /^\s*(.*?)\s*([A-Za-z_]+)?\s*$/s.exec(text);
   const numberText = m?.[1] ?? "";
   const unitText = m?.[2];
   if (numberText === "") throw new AmountError(`${JSON.stringify(text)} is not an amount: write a number and a unit, e.g. "1000 KAIA"`);
-  const decimals = unitText === undefined ? KAIA_DECIMALS : AMOUNT_UNITS[unitText.toLowerCase()];
+  if (unitText === undefined) throw new AmountError(noUnitMessage(numberText));
+  const decimals = unitText.toLowerCase() === BASE_UNITS ? 0 : AMOUNT_UNITS[unitText.toLowerCase()];
   if (decimals === undefined) {
     throw new AmountError(`${JSON.stringify(text)}: unknown unit "${unitText}" (use KAIA, gkei or kei)`);
   }
@@ -75,15 +84,22 @@ export function parseAmount(text: string): bigint {
   if (value.num < 0n) throw new AmountError(`${JSON.stringify(text)}: an amount cannot be negative`);
   const kei = toInteger(value, decimals);
   if (kei === undefined) {
-    const unit = unitText ?? "KAIA";
     throw new AmountError(
       decimals === 0
-        ? `${JSON.stringify(text)}: kei is the smallest unit, it takes no fraction`
-        : `${JSON.stringify(text)}: more than ${decimals} decimals of ${unit} is finer than 1 kei`,
+        ? `${JSON.stringify(text)}: ${unitText} is the smallest unit, it takes no fraction`
+        : `${JSON.stringify(text)}: more than ${decimals} decimals of ${unitText} is finer than 1 kei`,
     );
   }
   if (kei > LIMIT) throw new AmountError(`${JSON.stringify(text)}: larger than any amount on chain (2^256)`);
   return kei;
+}
+
+/**
+ * What to write instead of a KAIA amount without a unit (`1000`): every form, the one that
+ * keeps the old meaning first, so that the error says how to rewrite the value.
+ */
+export function noUnitMessage(numberText: string): string {
+  return `${numberText} has no unit: write "${numberText} KAIA" (what a number without a unit meant until now), "${numberText} gkei", or "${numberText} kei" (the smallest unit, 10^-18 KAIA)`;
 }
 
 /**

@@ -44,7 +44,7 @@ export const eventLogs = defineFamily<"event_logs", EventLog>({
     "args.NAME": {
       kind: "arg",
       doc: "a decoded argument by name; integers compare as numbers (base units), 0x-hex case-insensitively",
-      example: 'args.value: { gt: "1000 * 10^18" }',
+      example: 'args.value: { gt: "1000 * 10^18 base_units" }',
       read: (r, field) => r.data.items.find((item) => item.name === field.arg)?.value,
     },
     block: BLOCK_FIELD,

@@ -2,10 +2,17 @@ import { formatKei } from "../chain/units.js";
 import type { InternalTransactionListItem } from "../explorer/types.js";
 import { capRecord } from "./cap-record.js";
 import { defineFamily, type RecordShape } from "./define-family.js";
-import { amountKeiOf, integerOf, lower } from "./record-values.js";
+import { amountKeiOf, integerOf, isFailStatus } from "./record-values.js";
 import { BLOCK_FIELD, TRANSACTION_FIELD, caseBlindField, exactTextField, shortAddress, storedField, storedText, summaryText } from "./shared-fields.js";
 
 const NO_ORDER: readonly number[] = Object.freeze([]);
+
+/**
+ * The call moved no value: it has an error of its own, or its transaction failed (which
+ * reverts every frame of it). A frame that succeeded under a failed frame of a successful
+ * transaction is not seen here: the record has no parent call to follow.
+ */
+const callFailed = (d: InternalTransactionListItem): boolean => (d.error !== undefined && d.error !== "") || isFailStatus(d.transaction_status?.status);
 
 /** Internal transactions: operation 7 (accountInternalTransactions) of an account, 8 (blockInternalTransactions) of every block. */
 export const internalTransactions = defineFamily<"internal_transactions", InternalTransactionListItem>({
@@ -30,8 +37,15 @@ export const internalTransactions = defineFamily<"internal_transactions", Intern
     to: caseBlindField({ kind: "address", doc: "callee (absent for some creations)", example: "to: { exists: false }" }, (r) => r.data.to),
     amount: {
       kind: "amount",
-      doc: "native value moved, with a unit (KAIA when none)",
+      doc: "native value moved: none when the call failed or sits in a failed transaction (see attempted_amount)",
       example: 'amount: { gte: "1000 KAIA" }',
+      read: (r) => (callFailed(r.data) ? undefined : r.data.amount),
+      prepare: (r) => (callFailed(r.data) ? undefined : amountKeiOf(r.data.amount)),
+    },
+    attempted_amount: {
+      kind: "amount",
+      doc: "native value the call carried, whether or not it moved: for rules on failed calls",
+      example: 'attempted_amount: { gte: "1000 KAIA" }',
       read: (r) => r.data.amount,
       prepare: (r) => amountKeiOf(r.data.amount),
     },
@@ -40,8 +54,8 @@ export const internalTransactions = defineFamily<"internal_transactions", Intern
       kind: "boolean",
       doc: "the call has an error or its transaction failed",
       example: "failed: true",
-      read: (r) => Boolean(r.data.error) || r.data.transaction_status?.status.toLowerCase() === "fail",
-      prepare: (r) => (r.data.error !== undefined && r.data.error !== "") || lower(r.data.transaction_status?.status) === "fail",
+      read: (r) => callFailed(r.data),
+      prepare: (r) => callFailed(r.data),
     },
     error: exactTextField({ kind: "text", doc: "the call's error text", example: 'error: { contains: "out of gas" }' }, (r) => r.data.error),
     fail_message: exactTextField({ kind: "text", doc: "the failed transaction's message", example: 'fail_message: { matches: "/insufficient/i" }' }, (r) => r.data.transaction_status?.fail_message),

@@ -46,4 +46,12 @@ export function argValue(text: string): ArgValue {
 /** A prepared value: lowercase text, bigint, boolean, or undefined when absent. */
 export type PreparedValue = string | bigint | boolean | undefined;
 
+/**
+ * A status that says Fail, in any letter case (the explorer's statuses are open text), without
+ * lowering it: the rules read this for every record's amount, and "Success" never allocates.
+ */
+export function isFailStatus(status: string | undefined): boolean {
+  return status !== undefined && status.length === 4 && (status === "Fail" || status.toLowerCase() === "fail");
+}
+
 export const lower = (s: string | undefined): string | undefined => (typeof s === "string" ? s.toLowerCase() : undefined);

@@ -27,10 +27,19 @@ export const transactions = defineFamily<"transactions", NodeTransaction>({
   fields: {
     from: exactTextField({ kind: "address", doc: "the sender (the signer; not the fee payer)", example: 'from: "0x…"' }, (r) => r.data.from),
     to: exactTextField({ kind: "address", doc: "the recipient or called contract (absent for a contract creation)", example: 'to: { not_in: ["0x…"] }' }, (r) => r.data.to),
+    // A failed transaction moved nothing: its value is no amount, so that no amount condition
+    // (a big outflow, a small deposit) reads a reverted send as a transfer.
     amount: {
       kind: "amount",
-      doc: "KAIA sent with the transaction, exact, with a unit (KAIA when none)",
+      doc: "KAIA the transaction moved, exact: none when it failed (see attempted_amount)",
       example: 'amount: { gte: "1000 KAIA" }',
+      read: (r) => (r.data.status === "Fail" ? undefined : r.data.value),
+      prepare: (r) => (r.data.status === "Fail" ? undefined : BigInt(r.data.value_kei)),
+    },
+    attempted_amount: {
+      kind: "amount",
+      doc: "KAIA sent with the transaction, whether or not it moved: for rules on failed transactions",
+      example: 'attempted_amount: { gte: "1000 KAIA" }',
       read: (r) => r.data.value,
       prepare: (r) => BigInt(r.data.value_kei),
     },
@@ -59,7 +68,7 @@ export const transactions = defineFamily<"transactions", NodeTransaction>({
     "args.NAME": {
       kind: "arg",
       doc: "an argument decoded with the watch's `methods` (names from the signature, else arg0, arg1, …); integers compare as numbers",
-      example: 'args.amount: { gt: "1000 * 10^18" }',
+      example: 'args.amount: { gt: "1000 KAIA" }',
       read: (r, field) => r.data.args?.find((a) => a.name === field.arg)?.value,
     },
     type: caseBlindField({ kind: "keyword", doc: "Kaia's transaction type: TxTypeValueTransfer, TxTypeFeeDelegatedSmartContractExecution, TxTypeEthereumDynamicFee, …", example: "type: TxTypeLegacyTransaction" }, (r) => r.data.type),

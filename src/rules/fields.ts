@@ -52,7 +52,8 @@ export function resolveField(name: string, context: { family: RecordFamily; watc
     values: template.values,
     operand: template.operand,
     account: undefined,
-    token: tokenFields && Object.hasOwn(extra, id) ? context.token : undefined,
+    // A token watch's argument bounds may be written in its tokens' units (operand.ts).
+    token: tokenFields && (Object.hasOwn(extra, id) || id === "args.NAME") ? context.token : undefined,
     slot: Object.hasOwn(definition.slots, fieldId) ? definition.slots[fieldId] : undefined,
   };
   if (topic) {

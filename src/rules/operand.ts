@@ -1,7 +1,8 @@
 import { quotedSymbol } from "./token-symbol.js";
+import { quotedText } from "../common/sanitize-text.js";
 import { addressToTopic, hasValidChecksum, isAddress } from "../chain/address.js";
 import { eventTopic, functionSelector, isSelector, isTopicHash, looksLikeSignature } from "../chain/signatures.js";
-import { decimalTextOfNumber, parseAmount, parseInteger } from "../chain/units.js";
+import { AMOUNT_UNITS, BASE_UNITS, decimalTextOfNumber, parseAmount, parseInteger } from "../chain/units.js";
 import { TOKENS_UNIT, parseTokenAmount } from "../chain/token-amounts.js";
 import type { FieldSpec } from "../families/field-kinds.js";
 import { argValue, type ArgValue } from "../families/record-values.js";
@@ -93,11 +94,43 @@ export function parseBound(field: FieldSpec, raw: unknown, op: "gt" | "gte" | "l
   }
   if (field.kind === "amount") return parseAmountValue(raw);
   if (field.kind === "integer") return parseIntegerValue(raw);
-  const value = parseScalar(field, raw);
-  if (!value.ok) return value;
-  const int = (value.value as ArgValue).int;
-  if (int === undefined) return fail(`${show(raw)} is not a whole number; ${field.name} compares as an integer in base units (e.g. "1000 * 10^18")`);
-  return { ok: true, value: int };
+  return parseArgBound(field, raw, op);
+}
+
+/**
+ * The bound of a decoded argument (`args.value: { gt: … }`). The argument is an integer as the
+ * contract holds it, and nothing in its name says what one unit of it is: `gt: 1000000` on an
+ * 18-decimal token's Transfer lets every transfer through. So the bound takes a unit, one of
+ * - `base_units`: the integer as written (what a number without a unit meant until now);
+ * - `KAIA`, `gkei`, `kei`: an 18-decimal amount, in kei;
+ * - `tokens` or the symbol of one of the watch's tokens (a token watch's rule): whole tokens.
+ */
+function parseArgBound(field: FieldSpec, raw: unknown, op: "gt" | "gte" | "lt" | "lte"): OperandResult<bigint> {
+  const text = typeof raw === "number" ? decimalTextOfNumber(raw) : typeof raw === "string" ? raw.trim() : undefined;
+  if (text === undefined) return fail(`${show(raw)} is not a number with a unit, e.g. "1000000 ${BASE_UNITS}"`);
+  // The unit is the last word (searched without a regular expression: a config value may be long).
+  const cut = Math.max(text.lastIndexOf(" "), text.lastIndexOf("\t"), text.lastIndexOf("\n"));
+  const unit = text.slice(cut + 1);
+  if (cut < 0 || !/[A-Za-z]/.test(unit)) return fail(argWithoutUnit(field, text));
+  const numberText = text.slice(0, cut).trim();
+  try {
+    if (unit.toLowerCase() === BASE_UNITS) return { ok: true, value: parseInteger(numberText) };
+    if (Object.hasOwn(AMOUNT_UNITS, unit.toLowerCase())) return { ok: true, value: parseAmount(text) };
+  } catch (error) {
+    return fail((error as Error).message);
+  }
+  if (field.token !== undefined) return parseBound({ ...field, kind: "amount" }, raw, op);
+  return fail(`${show(raw)}: unknown unit "${unit}"; write "${numberText} ${BASE_UNITS}", or "${numberText} KAIA" for an 18-decimal amount (a token's symbol is a unit in the rules of an account watch with tokens:)`);
+}
+
+/** The error of an argument's bound without a unit: the three ways to write it, the one that keeps the old meaning first. */
+function argWithoutUnit(field: FieldSpec, n: string): string {
+  const symbol = field.token?.info?.symbol;
+  const tokens =
+    field.token === undefined
+      ? `"${n} USDT" (whole tokens by symbol, in the rules of an account watch with tokens:)`
+      : `${symbol === undefined ? `"${n} USDT"` : quotedText(`${n} ${symbol}`, 60)} (whole tokens, by the symbol of one of the watch's tokens, or "${n} ${TOKENS_UNIT}")`;
+  return `${n} has no unit, and an argument does not say its own: write "${n} ${BASE_UNITS}" (the integer as the contract holds it: what a number without a unit meant until now), "${n} KAIA" (an 18-decimal amount), or ${tokens}`;
 }
 
 function parseIntegerValue(raw: unknown): OperandResult<bigint> {
@@ -191,7 +224,7 @@ function parseTokenAmountValue(field: FieldSpec, raw: unknown): OperandResult<bi
   if (typeof raw !== "string") return fail(`${show(raw)} is not a token amount: write quoted text with a unit, e.g. "50000 ${TOKENS_UNIT}" or "50000 USDT" (the token's symbol)`);
   const unit = /\s(\S+)$/.exec(raw.trim())?.[1];
   if (token?.info === undefined) {
-    if (unit === undefined || !/[A-Za-z]/.test(unit)) return fail(`${show(raw)} has no unit: write e.g. "50000 ${TOKENS_UNIT}" or "50000 USDT" (the token's symbol)`);
+    if (unit === undefined || !/[A-Za-z]/.test(unit)) return fail(`${show(raw)} has no unit: write e.g. "50000 USDT" (the token's symbol), "50000 ${TOKENS_UNIT}" (whole tokens) or "50000 ${BASE_UNITS}" (the integer the contract stores)`);
     return { ok: true, value: 0n };
   }
   const symbol = token.info.symbol;

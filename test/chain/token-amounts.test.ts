@@ -21,6 +21,13 @@ describe("token amounts", () => {
     expect(parseTokenAmount("0 STK", whole)).toBe(0n);
   });
 
+  it("takes base_units as the integer the contract stores, and says the three ways when the unit is missing", () => {
+    expect(parseTokenAmount("50000 * 10^6 base_units", usdt)).toBe(50_000_000_000n);
+    expect(parseTokenAmount("1 base_units", wkaia)).toBe(1n);
+    expect(() => parseTokenAmount("0.5 base_units", usdt)).toThrow(/not a whole number/);
+    expect(() => parseTokenAmount("50000", usdt)).toThrow('"50000" has no unit: write "50000 USDT" or "50000 tokens" (whole tokens), or "50000 base_units" (the integer the contract stores)');
+  });
+
   it("refuses a fraction finer than the token's smallest unit, but not trailing zeros", () => {
     expect(() => parseTokenAmount("0.0000001 USDT", usdt)).toThrow(/6 decimals/);
     expect(() => parseTokenAmount("0.0000000000000000001 WKAIA", wkaia)).toThrow(/18 decimals/);

@@ -29,16 +29,17 @@ describe("parseAmount", () => {
     expect(parseAmount("1000000 kei")).toBe(1_000_000n);
     expect(parseAmount("1.5 gkei")).toBe(1_500_000_000n);
     expect(parseAmount("1.5e3 KAIA")).toBe(1500n * KEI_PER_KAIA);
-    expect(parseAmount("2e-6")).toBe(2_000_000_000_000n);
+    expect(parseAmount("2e-6 KAIA")).toBe(2_000_000_000_000n);
     expect(parseAmount("1_000_000 KAIA")).toBe(1_000_000n * KEI_PER_KAIA);
     expect(parseAmount("  7kaia ")).toBe(7n * KEI_PER_KAIA);
     expect(parseAmount("0.000000000000000001 KAIA")).toBe(1n);
     expect(parseAmount("0.1000000000000000000 KAIA")).toBe(KEI_PER_KAIA / 10n); // trailing zeros are still exact
   });
 
-  it("reads a number without a unit as KAIA, the unit records are shown in", () => {
-    expect(parseAmount("1.5")).toBe(parseAmount("1.5 KAIA"));
-    expect(parseAmount("1000")).toBe(1000n * KEI_PER_KAIA);
+  it("refuses a number without a unit, saying how to write it (it meant KAIA until issue 41)", () => {
+    expect(() => parseAmount("1.5")).toThrow('1.5 has no unit: write "1.5 KAIA" (what a number without a unit meant until now), "1.5 gkei", or "1.5 kei"');
+    expect(() => parseAmount("1000")).toThrow(/"1000 KAIA"/);
+    expect(parseAmount("1000 base_units")).toBe(1000n);
   });
 
   it("is exact where floats are not", () => {

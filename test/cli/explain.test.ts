@@ -73,7 +73,7 @@ rules:
     notify: [out]
   - name: big-transfer
     watch: token
-    when: { args.value: { gte: 1000000 } }
+    when: { args.value: { gte: "1000000 base_units" } }
     notify: [out]
 sinks:
   out: { type: file, path: ${join(dir.path, "alerts.jsonl")} }

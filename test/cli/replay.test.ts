@@ -87,7 +87,9 @@ function snapshot(path: string): Pick<OnDisk, "cursors" | "outbox"> {
 
 function bigCallsTruth(s: Setup): number {
   const threshold = kaiaToKei("1000");
-  return s.sim.truth.accountInternalTransactions(s.sim.addresses.busyWallet, { from: s.from, to: s.to }).filter((r) => kaiaToKei(String(r.amount)) >= threshold).length;
+  // Value that moved: a call with an error, or in a failed transaction, moved none (issue 41).
+  const moved = (r: { error?: string; transaction_status?: { status: string } }) => !r.error && r.transaction_status?.status !== "Fail";
+  return s.sim.truth.accountInternalTransactions(s.sim.addresses.busyWallet, { from: s.from, to: s.to }).filter((r) => moved(r) && kaiaToKei(String(r.amount)) >= threshold).length;
 }
 
 /** A loopback HTTP receiver and an SMTP-port listener that only count what reaches them. */

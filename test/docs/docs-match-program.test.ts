@@ -44,21 +44,25 @@ describe("docs/ say what the program does", () => {
     expect(text).toContain(`lists the first ${DIGEST_SHOWN} (\`${headline.replace(contract, "0x…")}\`)`);
   });
 
-  it("rules.md: a bare fractional amount of up to 15 significant digits is taken, one of more refused with a hint to quote it", () => {
-    expect(doc("rules.md")).toContain("A bare YAML number with a fraction is read as written when it has at most 15 significant digits (`gte: 0.1` is exactly 0.1 KAIA)");
-    expect(doc("rules.md")).not.toContain("Quote fractional numbers.");
+  it("rules.md: an amount without a unit is refused with the rewrite the page shows, one too precise for a YAML number with a hint to quote it", () => {
+    expect(doc("rules.md")).toContain("A number without a unit (`1500`, `\"1000\"`) is refused");
+    expect(doc("rules.md")).toContain('`amount: 1000 has no unit: write "1000 KAIA" (what a number without a unit meant until now), "1000 gkei", or "1000 kei" …`');
     const rule = (amount: string) => `${MINIMAL.replace("collection:", "sources: [internal_transactions], account:")}rules:\n  - { name: r, watch: w, notify: [out], when: { amount: { gte: ${amount} } } }\n`;
-    const load = (amount: string) => parseConfigText(rule(amount), { checks: CONFIG_CHECKS });
-    for (const amount of ["0.1", "0.123456789012345"]) expect(() => load(amount), amount).not.toThrow();
-    let refused: unknown;
-    try {
-      load("0.1234567890123456");
-    } catch (error) {
-      refused = error;
-    }
-    expect(refused).toBeInstanceOf(ConfigError);
-    expect((refused as ConfigError).format()).toMatch(/amount\.gte: .*quoted text/);
+    const refusal = (amount: string): string => {
+      try {
+        parseConfigText(rule(amount), { checks: CONFIG_CHECKS });
+      } catch (error) {
+        if (error instanceof ConfigError) return error.format();
+        throw error;
+      }
+      throw new Error(`${amount} was accepted`);
+    };
+    expect(() => parseConfigText(rule('"0.1 KAIA"'), { checks: CONFIG_CHECKS })).not.toThrow();
+    expect(refusal("1000")).toContain('amount.gte: rule "r", when.amount.gte: amount: 1000 has no unit: write "1000 KAIA" (what a number without a unit meant until now), "1000 gkei", or "1000 kei"');
+    expect(refusal('"0.1"')).toMatch(/amount\.gte: .*0\.1 has no unit: write "0\.1 KAIA"/);
+    expect(refusal("0.1234567890123456")).toMatch(/amount\.gte: .*quoted text/);
   });
+
 
   it("configuration.md: a YAML syntax error's report is what the loader prints", () => {
     const text = `watches:\n  - { name: w, contract: "0x0000000000000000000000000000000000000001" }\nrules:\n  - { name: r, watch: w, notify: [ops-webhook] }\nsinks:\n  ops-webhook:\n    type: webhook\n     url: http://127.0.0.1:9/webhook\n    secret: whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw\n`;

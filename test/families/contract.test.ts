@@ -93,8 +93,9 @@ function spec(family: AnyFamily, name: string, token: boolean): FieldSpec {
   return resolved.field;
 }
 
-/** A condition value equal to what the record holds, as a rule would write it. */
-function written(value: unknown): unknown {
+/** A condition value equal to what the record holds, as a rule would write it (a KAIA amount with its unit). */
+function written(value: unknown, field: FieldSpec): unknown {
+  if (field.kind === "amount") return `${String(value)} KAIA`;
   return typeof value === "bigint" ? value.toString() : value;
 }
 
@@ -157,13 +158,13 @@ describe.each(familyDefinitions().map((family) => [family.name, family] as const
         const value = readField(record, field);
         expect(value, `${fieldName} is read as the definition says`).toEqual((def.read as (r: WatchedRecord, f: FieldSpec) => unknown)(record, field));
         const conditions: unknown[] = [{ [field.name]: { exists: true } }, { [field.name]: { exists: false } }];
-        if (value !== undefined && value !== null && !token) conditions.push({ [field.name]: written(value) });
+        if (value !== undefined && value !== null && !token) conditions.push({ [field.name]: written(value, field) });
         for (const when of conditions) {
           const compiled = compileCondition(when, context);
           if (!compiled.ok) throw new Error(JSON.stringify(compiled.issues));
           expect(compiled.test(record), `${JSON.stringify(when)} on ${record.key}`).toBe(evaluateCondition(when, record, context).passed);
         }
-        if (value !== undefined && value !== null && !token) expect(compileCondition({ [field.name]: written(value) }, context).ok && evaluateCondition({ [field.name]: written(value) }, record, context).passed, `${fieldName} equals its own value`).toBe(true);
+        if (value !== undefined && value !== null && !token) expect(compileCondition({ [field.name]: written(value, field) }, context).ok && evaluateCondition({ [field.name]: written(value, field) }, record, context).passed, `${fieldName} equals its own value`).toBe(true);
       }
     }
   });

@@ -92,13 +92,16 @@ function read(family: RecordFamily, field: string, raw: Record<string, unknown>,
     }
     case "internal_transactions": {
       const status = raw.transaction_status as { status: string; fail_message?: string } | undefined;
+      const failed = (typeof raw.error === "string" && raw.error !== "") || status?.status === "Fail";
       return ({
         type: lc(raw.type),
         from: lc(raw.from),
         to: lc(raw.to),
-        amount: kei(raw.amount),
+        // Value moved: a failed call (or one in a failed transaction) moved none.
+        amount: failed ? undefined : kei(raw.amount),
+        attempted_amount: kei(raw.amount),
         status: lc(status?.status),
-        failed: (typeof raw.error === "string" && raw.error !== "") || status?.status === "Fail",
+        failed,
         error: raw.error as string | undefined,
         fail_message: status?.fail_message,
         method_id: lc(raw.method_id),
@@ -217,8 +220,9 @@ function absent(kind: FieldKind, field: string): Written {
     case "text":
       return { written: "no record says this", means: "no record says this" };
     case "integer":
+      return { written: "123456789123456789123456789", means: 123456789123456789123456789n };
     case "amount":
-      return { written: "123456789123456789123456789", means: kind === "amount" ? 123456789123456789123456789n * 10n ** 18n : 123456789123456789123456789n };
+      return { written: "123456789123456789123456789 KAIA", means: 123456789123456789123456789n * 10n ** 18n };
     case "boolean":
       return { written: false, means: false };
     case "arg":
@@ -270,7 +274,7 @@ function casesFor(family: RecordFamily, raws: Record<string, unknown>[], account
         case "lt":
         case "lte": {
           const numbers = present.map((v) => (kind === "arg" ? (v as ArgReading).int : (v as bigint))).filter((n): n is bigint => n !== undefined);
-          for (const n of spread(numbers, 3)) add(op, kind === "amount" ? `${formatKaia(n)} KAIA` : n.toString(), n);
+          for (const n of spread(numbers, 3)) add(op, kind === "amount" ? `${formatKaia(n)} KAIA` : kind === "arg" ? `${n} base_units` : n.toString(), n);
           break;
         }
         case "contains":

@@ -67,7 +67,7 @@ const when: fc.Arbitrary<unknown> = fc.letrec((tie) => ({
 // Leaves each family accepts, so that compiled tests are exercised often, not only refusals.
 const VALID: Record<RecordFamily, unknown[]> = {
   event_logs: [
-    { event: "Transfer" }, { event: { matches: "/^tr/i" } }, { signature: "Transfer(address,address,uint256)" }, { "topics[1]": WATCHED }, { "args.value": { gt: "10^18" } },
+    { event: "Transfer" }, { event: { matches: "/^tr/i" } }, { signature: "Transfer(address,address,uint256)" }, { "topics[1]": WATCHED }, { "args.value": { gt: "10^18 base_units" } },
     { "args.from": { starts_with: "0x" } }, { block: { gte: 1 } }, { log_index: { in: [0, 1, "2"] } }, { estimated: false }, { contract: { exists: true } },
   ],
   nft_transfers: [
@@ -79,7 +79,7 @@ const VALID: Record<RecordFamily, unknown[]> = {
     { fail_message: { matches: "revert" } }, { method_id: "transfer(address,uint256)" }, { signature: { starts_with: "w" } }, { call_id: { ne: 0 } }, { to: WATCHED },
   ],
   transactions: [
-    { amount: { gte: "0.5 KAIA" } }, { status: "Fail" }, { failed: true }, { fee_payer: { exists: true } }, { method: "transfer" }, { "args.amount": { gt: 1 } }, { type_int: { in: [9, 10] } },
+    { amount: { gte: "0.5 KAIA" } }, { status: "Fail" }, { failed: true }, { fee_payer: { exists: true } }, { method: "transfer" }, { "args.amount": { gt: "1 base_units" } }, { type_int: { in: [9, 10] } },
   ],
 };
 const validFor = (family: RecordFamily): fc.Arbitrary<unknown> =>

@@ -87,7 +87,7 @@ describe("the rule index", () => {
 
   it("leaves out the rules that name other accounts, and keeps the rest in config order", () => {
     const rules = [
-      ruleOf("any-large", { "args.value": { gte: "10^21" } }, "event_logs"),
+      ruleOf("any-large", { "args.value": { gte: "10^21 base_units" } }, "event_logs"),
       ruleOf("from-exchange", { "args.from": EXCHANGE }, "event_logs"),
       ruleOf("to-exchange", { all: [{ event: "Transfer" }, { "args.to": EXCHANGE.toUpperCase().replace("0X", "0x") }] }, "event_logs"),
       ruleOf("from-hot", { any: [{ "args.from": HOT_WALLET }, { "topics[1]": HOT_WALLET }] }, "event_logs"),

@@ -121,6 +121,49 @@ describe("token transfers of a wallet", () => {
     expect(got).toEqual(["by-address USDT 0.000005", "from-other-stk STK 3", "not-usdt STK 3", "not-usdt WKAIA 1", "to-other WKAIA 1", "usdt-only USDT 0.000005"]);
   });
 
+  it("reads an argument's bound in the unit written: a token's symbol, base_units or KAIA (issue 41)", async () => {
+    const { sim, daemon, alerts } = await setup(`
+  - { name: args-usdt, watch: hot, notify: [out], when: { "args.value": { gte: "50000 USDT" } } }
+  - { name: args-base, watch: hot, notify: [out], when: { "args.value": { gt: "1000000 base_units" } } }
+  - { name: args-kaia, watch: hot, notify: [out], when: { "args.value": { gte: "1 KAIA" } } }`);
+    const [wkaia, usdt, , stk] = sim.addresses.tokens as [string, string, string, string];
+    sim.addBlock({
+      eventLogs: [
+        transfer(usdt, WALLET, OTHER, 50_000_000_000n), // 50,000 USDT: args-usdt, args-base
+        transfer(usdt, WALLET, OTHER, 49_999_999_999n), // one unit short of 50,000 USDT: args-base
+        transfer(wkaia, OTHER, WALLET, 10n ** 18n), // 1 WKAIA (18 decimals): args-base, args-kaia; not USDT
+        transfer(stk, WALLET, OTHER, 7n), // 7 base units: none
+      ],
+    });
+    const { scan } = await daemon.runOnce();
+    expect(scan.results.filter((r) => r.error !== undefined)).toEqual([]);
+    const got = alerts()
+      .map((a) => `${a.rule} ${a.token?.symbol} ${a.token?.amount}`)
+      .sort();
+    expect(got).toEqual(["args-base USDT 49999.999999", "args-base USDT 50000", "args-base WKAIA 1", "args-kaia WKAIA 1", "args-usdt USDT 50000"]);
+  });
+
+  it("refuses an argument's bound without a unit on a token watch, naming the watch's symbols as one of the ways", () => {
+    const error = (() => {
+      try {
+        configFromText(`
+explorer: { base_url: "http://127.0.0.1:1" }
+chain: { rpc_url: "http://127.0.0.1:2" }
+watches:
+  - { name: hot, account: "${WALLET}", tokens: ["${"0x" + "7".repeat(40)}"] }
+rules:
+  - { name: big, watch: hot, notify: [out], when: { "args.value": { gt: 1000000 } } }
+sinks:
+  out: { type: console }
+`);
+      } catch (e) {
+        return e as Error;
+      }
+      return undefined;
+    })();
+    expect(error?.message).toContain('"1000000 base_units" (the integer as the contract holds it: what a number without a unit meant until now), "1000000 KAIA" (an 18-decimal amount), or "1000000 USDT" (whole tokens, by the symbol of one of the watch\'s tokens, or "1000000 tokens")');
+  });
+
   it("refuses a token symbol that none of the watch's tokens has, naming the key path", async () => {
     const error = await setup(`  - { name: typo, watch: hot, notify: [out], when: { token: { in: [USDT, USDC] } } }`).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(TokenConfigError);

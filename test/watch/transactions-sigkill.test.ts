@@ -51,7 +51,7 @@ watches:
     sources: [transactions]
     methods: ["withdraw(uint256 amount)"]
 rules:
-  - { name: sent, watch: hot, source: transactions, when: { direction: out, amount: { gt: 0 } }, notify: [out] }
+  - { name: sent, watch: hot, source: transactions, when: { direction: out, amount: { gt: "0 KAIA" } }, notify: [out] }
   - { name: received, watch: hot, source: transactions, when: { direction: in }, notify: [out] }
   - { name: failed, watch: hot, source: transactions, when: { status: Fail }, notify: [out] }
   - { name: sponsored, watch: hot, source: transactions, when: { fee_delegated: true }, notify: [out] }
