@@ -22,10 +22,11 @@ interface EventSpec {
 }
 
 /**
- * The standard token and NFT events, with the parameter names of their standards'
- * reference implementations. KIP-7/ERC-20 and KIP-17/ERC-721 share Transfer's and
+ * The events the explorer decodes by its own table (klaytn/finder-api KipType: KIP-7, KIP-17,
+ * KIP-37 and a few common ones), with its parameter names, so that a log decoded here has the
+ * explorer's `type` and `items`. KIP-7/ERC-20 and KIP-17/ERC-721 share Transfer's and
  * Approval's topic0 and differ in how many parameters are indexed: the log's topic count
- * tells them apart.
+ * tells them apart, as it does for the explorer.
  */
 const BUILT_IN = [
   "Transfer(address indexed from, address indexed to, uint256 value)",
@@ -33,8 +34,13 @@ const BUILT_IN = [
   "Transfer(address indexed from, address indexed to, uint256 indexed tokenId)",
   "Approval(address indexed owner, address indexed approved, uint256 indexed tokenId)",
   "ApprovalForAll(address indexed owner, address indexed operator, bool approved)",
-  "TransferSingle(address indexed operator, address indexed from, address indexed to, uint256 id, uint256 value)",
-  "TransferBatch(address indexed operator, address indexed from, address indexed to, uint256[] ids, uint256[] values)",
+  "TransferSingle(address indexed operator, address indexed from, address indexed to, uint256 tokenId, uint256 value)",
+  "TransferBatch(address indexed operator, address indexed from, address indexed to, uint256[] tokenIds, uint256[] values)",
+  "URI(string value, uint256 indexed tokenId)",
+  "Paused(address account)",
+  "Unpaused(address account)",
+  "Upgraded(address indexed implementation)",
+  "OwnershipTransferred(address indexed previousOwner, address indexed newOwner)",
 ];
 
 const QUALIFIERS = new Set(["memory", "calldata", "storage", "payable"]);
@@ -42,14 +48,16 @@ const IDENTIFIER = /^[A-Za-z_$][\w$]*$/;
 
 /**
  * The event of a signature as a user writes it. `indexed` and names are read from the text
- * when its parameters are simple (no tuples); unnamed parameters are arg0, arg1, … by position.
+ * when its parameters are simple (no tuples); an unnamed parameter is named by its type
+ * ("address", "uint256"), as the explorer names the parameters of an event it decodes by a
+ * signature without names.
  */
 function eventSpec(text: string): EventSpec {
   const signature = canonicalSignature(text);
   const open = signature.indexOf("(");
   const inner = signature.slice(open + 1, -1);
   const types = inner === "" ? [] : (splitTypeList(inner) as string[]);
-  const names = types.map((_, i) => `arg${i}`);
+  const names = [...types];
   let indexed: boolean[] | undefined;
   const written = /\((.*)\)\s*$/s.exec(text)?.[1];
   if (written !== undefined && !written.includes("(")) {
@@ -80,7 +88,7 @@ function topicValue(type: string, topic: string): string | undefined {
   return decodeAbiValue(type, word, word);
 }
 
-/** A dynamic array of an elementary static type (uint256[] of TransferBatch), as the explorer lists it: [a,b,…]. */
+/** A dynamic array of an elementary static type (uint256[] of TransferBatch), as the explorer lists it: "[1, 2, 3]". */
 function arrayValue(type: string, word: string, data: string): string | undefined {
   const element = /^([a-z0-9]+)\[\]$/.exec(type)?.[1];
   if (element === undefined || element === "string" || element === "bytes") return undefined;
@@ -95,7 +103,7 @@ function arrayValue(type: string, word: string, data: string): string | undefine
     if (value === undefined) return undefined;
     values.push(value);
   }
-  return `[${values.join(",")}]`;
+  return `[${values.join(", ")}]`;
 }
 
 function decodeWith(spec: EventSpec, topics: readonly string[], data: string): DecodedEvent | undefined {
@@ -105,7 +113,9 @@ function decodeWith(spec: EventSpec, topics: readonly string[], data: string): D
   if (indexed.filter(Boolean).length !== indexedCount) return undefined;
   if (!BYTES.test(data)) return undefined;
   const body = data.slice(2).toLowerCase();
-  const items: { name: string; value: string }[] = [];
+  // The explorer lists the indexed values first, then the data's, each in declaration order.
+  const fromTopics: { name: string; value: string }[] = [];
+  const fromData: { name: string; value: string }[] = [];
   let topic = 1;
   let head = 0;
   for (const [i, type] of spec.types.entries()) {
@@ -118,20 +128,24 @@ function decodeWith(spec: EventSpec, topics: readonly string[], data: string): D
       value = type.endsWith("[]") ? arrayValue(type, word, body) : decodeAbiValue(type, word, body);
     }
     if (value === undefined) return undefined;
-    items.push({ name: spec.names[i] as string, value });
+    (indexed[i] ? fromTopics : fromData).push({ name: spec.names[i] as string, value });
   }
-  return { name: spec.name, items };
+  return { name: spec.name, items: [...fromTopics, ...fromData] };
 }
 
 /**
- * Decodes logs by the watch's event signatures and the standard token and NFT events (always
- * included, after the watch's own: a user's signature with its own names wins). A log no
- * signature decodes (another topic0, a topic count no signature of that topic0 fits, data
- * that does not decode) is undefined: the caller keeps its raw topics and data.
+ * Decodes logs as the explorer does: first by its own table of standard events (always
+ * included, and first, as the explorer tries it first: a standard Transfer has the explorer's
+ * names whatever a watch's signature calls them), then by the watch's event signatures. A
+ * signature without `indexed` (bare, `Transfer(address,address,uint256)`, or with names only)
+ * takes its leading parameters as indexed, as many as the log has topics after topic0: the
+ * explorer's rule for a signature from its database. A log nothing decodes (another topic0,
+ * a topic count no signature of that topic0 fits, data that does not decode) is undefined:
+ * the caller keeps its raw topics and data.
  */
 export function createEventDecoder(signatures: readonly string[]): EventDecoder {
   const byTopic = new Map<string, EventSpec[]>();
-  for (const text of [...signatures, ...BUILT_IN]) {
+  for (const text of [...BUILT_IN, ...signatures]) {
     const spec = eventSpec(text);
     const list = byTopic.get(spec.topic0) ?? [];
     list.push(spec);

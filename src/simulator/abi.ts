@@ -33,7 +33,7 @@ export const EVENTS = {
   transfer20: event("Transfer(address,address,uint256)", ["from", "to", "value"], [true, true, false]),
   approval: event("Approval(address,address,uint256)", ["owner", "spender", "value"], [true, true, false]),
   transfer721: event("Transfer(address,address,uint256)", ["from", "to", "tokenId"], [true, true, true]),
-  transferSingle: event("TransferSingle(address,address,address,uint256,uint256)", ["operator", "from", "to", "id", "value"], [true, true, true, false, false]),
+  transferSingle: event("TransferSingle(address,address,address,uint256,uint256)", ["operator", "from", "to", "tokenId", "value"], [true, true, true, false, false]),
   deposit: event("Deposit(address,uint256)", ["dst", "wad"], [true, false], true),
 } as const;
 

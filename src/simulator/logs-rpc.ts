@@ -101,9 +101,27 @@ export function matchingLogs(chain: Chain, query: LogQuery): LogRec[] {
   return candidates.filter((rec) => matches(query, eventLogJson(rec).topics)).sort((a, b) => a.block - b.block || a.logIndex - b.logIndex);
 }
 
-export function answerLogsRpc(chain: Chain, method: string, params: unknown): RpcAnswer | undefined {
+/** The limits a log query meets (SimulatorLimits), read at each request. */
+export interface LogLimits {
+  logResultLimit?: number | undefined;
+  logBlockRangeLimit?: number | undefined;
+  logTimeoutBlocks?: number | undefined;
+}
+
+// What a Kaia node answers past its limits (node/cn/filters/filter.go: plain errors, which its
+// RPC server sends with the default code -32000), and a gateway past its range limit.
+const nodeError = (message: string): RpcAnswer => ({ error: { code: -32000, message } });
+
+export function answerLogsRpc(chain: Chain, method: string, params: unknown, limits: LogLimits): RpcAnswer | undefined {
   if (method !== "eth_getLogs" && method !== "kaia_getLogs" && method !== "klay_getLogs") return undefined;
   const query = parseLogQuery(chain, params);
   if ("error" in query || "result" in query) return query;
-  return { result: matchingLogs(chain, query).map(nodeLogJson) };
+  const blocks = Math.min(query.to, chain.head) - query.from + 1;
+  if (limits.logBlockRangeLimit !== undefined && limits.logBlockRangeLimit > 0 && blocks > limits.logBlockRangeLimit) return nodeError(`exceed maximum block range: ${limits.logBlockRangeLimit}`);
+  if (limits.logTimeoutBlocks !== undefined && limits.logTimeoutBlocks > 0 && blocks > limits.logTimeoutBlocks) return nodeError("query timeout exceeded");
+  const logs = matchingLogs(chain, query);
+  // The node stops at the first block that takes it past the limit: exactly the limit is answered.
+  const max = limits.logResultLimit;
+  if (max !== undefined && max > 0 && logs.length > max) return nodeError(`query returned more than ${max} results`);
+  return { result: logs.map(nodeLogJson) };
 }

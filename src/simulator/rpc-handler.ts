@@ -6,7 +6,7 @@ import { answerBlockRpc } from "./block-rpc.js";
 import { answerLogsRpc } from "./logs-rpc.js";
 import { answerReceiptsRpc } from "./receipts-rpc.js";
 import type { Responder } from "./respond.js";
-import type { LiveSettings } from "./simulator.js";
+import type { LiveSettings, SimulatorLimits } from "./simulator.js";
 import { answerStateRpc } from "./state-rpc.js";
 import type { World } from "./world.js";
 
@@ -17,13 +17,14 @@ export interface RpcHandlerDeps {
   chain: Chain;
   balances: Balances;
   chainId: number;
+  limits: SimulatorLimits;
   live: LiveSettings;
   meter: Meter;
   respond: Responder;
 }
 
 /** The JSON-RPC side of the simulator: single and batch requests, the head, the chain id, state, blocks, logs, receipts and traces. */
-export function createRpcHandler({ world, chain, balances, chainId, live, meter, respond }: RpcHandlerDeps): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
+export function createRpcHandler({ world, chain, balances, chainId, limits, live, meter, respond }: RpcHandlerDeps): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
   const { send } = respond;
   function rpcResult(request: unknown): unknown {
     const r = request as { jsonrpc?: unknown; id?: unknown; method?: unknown; params?: unknown };
@@ -39,7 +40,7 @@ export function createRpcHandler({ world, chain, balances, chainId, live, meter,
       case "kaia_chainId":
         return { jsonrpc: "2.0", id, result: `0x${chainId.toString(16)}` };
       default: {
-        const state = answerStateRpc(world, chain, balances, r.method, r.params) ?? answerBlockRpc(chain, r.method, r.params) ?? answerLogsRpc(chain, r.method, r.params) ?? answerReceiptsRpc(chain, r.method, r.params, { debugUnavailable: live.faults.debugUnavailable });
+        const state = answerStateRpc(world, chain, balances, r.method, r.params) ?? answerBlockRpc(chain, r.method, r.params) ?? answerLogsRpc(chain, r.method, r.params, limits) ?? answerReceiptsRpc(chain, r.method, r.params, { debugUnavailable: live.faults.debugUnavailable });
         if (state) return { jsonrpc: "2.0", id, ...state };
         return { jsonrpc: "2.0", id, error: { code: -32601, message: `the method ${r.method} does not exist/is not available` } };
       }

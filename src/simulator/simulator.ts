@@ -82,6 +82,24 @@ export interface SimulatorLimits {
    * daemon's `countCap` beside it, and needs a hundredth of the records.
    */
   countCap?: number;
+  /**
+   * eth_getLogs/kaia_getLogs: the most logs one query answers; past it the node's error
+   * (-32000 "query returned more than 10000 results"). Default 10,000, Kaia's
+   * `--api.filter.getLogs.maxitems` default; 0: no limit.
+   */
+  logResultLimit?: number;
+  /**
+   * The widest block range one log query may span, as gateways in front of public nodes
+   * refuse (-32000 "exceed maximum block range: N"). A Kaia node itself has none, and none is
+   * documented for the public endpoints: the default is none.
+   */
+  logBlockRangeLimit?: number;
+  /**
+   * A log query over more blocks than this runs out of the node's time (Kaia's
+   * `--api.filter.getLogs.deadline`, 10 s by default) and answers -32000 "query timeout
+   * exceeded". Default: none (the simulated node is never slow).
+   */
+  logTimeoutBlocks?: number;
 }
 
 export interface SimulatorOptions extends SimulatorLimits {
@@ -233,7 +251,18 @@ export async function createSimulator(options: SimulatorOptions = {}): Promise<S
   };
   for (let i = 0; i < initialBlocks; i++) mineOne();
 
-  const limits: SimulatorLimits = { apiKey: options.apiKey, requestsPerSecond: options.requestsPerSecond, dailyCreditQuota: options.dailyCreditQuota, indexingLagBlocks: options.indexingLagBlocks, plan: options.plan, rpcPath: options.rpcPath, countCap: options.countCap };
+  const limits: SimulatorLimits = {
+    apiKey: options.apiKey,
+    requestsPerSecond: options.requestsPerSecond,
+    dailyCreditQuota: options.dailyCreditQuota,
+    indexingLagBlocks: options.indexingLagBlocks,
+    plan: options.plan,
+    rpcPath: options.rpcPath,
+    countCap: options.countCap,
+    logResultLimit: options.logResultLimit ?? 10_000,
+    logBlockRangeLimit: options.logBlockRangeLimit,
+    logTimeoutBlocks: options.logTimeoutBlocks,
+  };
   const chosen = options.dialect === "document" ? DOCUMENT_DIALECT : SERVER_DIALECT;
   const dialect: Dialect = { ...chosen, callParties: options.callParties ?? chosen.callParties, inventoryNftType: options.inventoryNftType ?? chosen.inventoryNftType };
   const chainId = options.chainId ?? 1001;
@@ -252,7 +281,7 @@ export async function createSimulator(options: SimulatorOptions = {}): Promise<S
   const { sendError } = respond;
 
   const handleApi = createApiHandler({ seed, world, chain, nft, dialect, limits, live, meter, pollLog, respond, sleep });
-  const handleRpc = createRpcHandler({ world, chain, balances, chainId, live, meter, respond });
+  const handleRpc = createRpcHandler({ world, chain, balances, chainId, limits, live, meter, respond });
 
   const server = createServer((req, res) => {
     const url = new URL(req.url ?? "/", "http://simulator.invalid");
@@ -296,7 +325,7 @@ export async function createSimulator(options: SimulatorOptions = {}): Promise<S
       haltedMs += seconds * 1000;
     },
     setFaults(f) {
-      const { apiKey, requestsPerSecond, dailyCreditQuota, indexingLagBlocks, plan, rpcPath, ...rest } = f;
+      const { apiKey, requestsPerSecond, dailyCreditQuota, indexingLagBlocks, plan, rpcPath, logResultLimit, logBlockRangeLimit, logTimeoutBlocks, ...rest } = f;
       live.faults = { ...live.faults, ...rest };
       if ("apiKey" in f) limits.apiKey = apiKey;
       if ("requestsPerSecond" in f) limits.requestsPerSecond = requestsPerSecond;
@@ -304,6 +333,9 @@ export async function createSimulator(options: SimulatorOptions = {}): Promise<S
       if ("indexingLagBlocks" in f) limits.indexingLagBlocks = indexingLagBlocks;
       if ("plan" in f) limits.plan = plan;
       if ("rpcPath" in f) limits.rpcPath = rpcPath;
+      if ("logResultLimit" in f) limits.logResultLimit = logResultLimit;
+      if ("logBlockRangeLimit" in f) limits.logBlockRangeLimit = logBlockRangeLimit;
+      if ("logTimeoutBlocks" in f) limits.logTimeoutBlocks = logTimeoutBlocks;
     },
     stats: () => meter.stats(),
     resetStats: () => {

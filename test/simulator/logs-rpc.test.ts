@@ -82,6 +82,22 @@ describe("the simulator's eth_getLogs and kaia_getLogs", () => {
     expect(logs[2]!.data).toBe(`0x${"7".padStart(64, "0")}${"3".padStart(64, "0")}`);
   });
 
+  it("answers Kaia's errors past its result and time limits, and a gateway's past its range limit, all live settings", async () => {
+    const sim = await startSimulator({ seed: 15, initialBlocks: 10 });
+    const range = { fromBlock: hex(sim.head() - 9), toBlock: hex(sim.head()) };
+    const all = await getLogs(sim.rpcUrl, range);
+    const error = async (filter: Record<string, unknown>) => ((await rpc(sim.rpcUrl, { jsonrpc: "2.0", id: 1, method: "kaia_getLogs", params: [filter] })) as { error?: { code: number; message: string } }).error;
+    sim.setFaults({ logResultLimit: all.length });
+    expect(await getLogs(sim.rpcUrl, range)).toEqual(all);
+    sim.setFaults({ logResultLimit: all.length - 1 });
+    expect(await error(range)).toEqual({ code: -32000, message: `query returned more than ${all.length - 1} results` });
+    sim.setFaults({ logResultLimit: undefined, logTimeoutBlocks: 9 });
+    expect(await error(range)).toEqual({ code: -32000, message: "query timeout exceeded" });
+    sim.setFaults({ logTimeoutBlocks: undefined, logBlockRangeLimit: 5 });
+    expect(await error(range)).toEqual({ code: -32000, message: "exceed maximum block range: 5" });
+    expect(await getLogs(sim.rpcUrl, { ...range, fromBlock: hex(sim.head() - 4) })).toEqual(all.filter((l) => Number(l.blockNumber) >= sim.head() - 4));
+  });
+
   it("answers a malformed filter with the node's invalid-argument error", async () => {
     const sim = await startSimulator({ seed: 14, initialBlocks: 2 });
     const bad = (await rpc(sim.rpcUrl, { jsonrpc: "2.0", id: 1, method: "eth_getLogs", params: [{ address: "0x12" }] })) as { error: { code: number } };
