@@ -137,11 +137,13 @@ async function checkLogQuery(rpc: ReturnType<typeof createJsonRpc>, sources: rea
   const addresses = [...new Set(readers.flatMap((s) => (s.logFilters ?? []).flatMap((f) => f.address ?? [])))].slice(0, 100);
   const fromBlock = Math.max(0, head - LOG_PROBE_BLOCKS + 1);
   const hex = (n: number) => `0x${n.toString(16)}`;
-  const who = readers.length === 0 ? "no watch reads it (source: node or both)" : `read by ${[...new Set(readers.flatMap((s) => (s.members ?? []).map((m) => m.watch)))].length} watch(es)`;
+  const watches = new Set(readers.flatMap((s) => (s.members ?? []).map((m) => m.watch))).size;
+  const who = readers.length === 0 ? "no watch reads it (source: node or both)" : `${watches} watch${watches === 1 ? " reads" : "es read"} it`;
   try {
     const answer = await rpc.call("eth_getLogs", [{ fromBlock: hex(fromBlock), toBlock: hex(head), address: addresses.length > 0 ? addresses : ["0x0000000000000000000000000000000000000000"] }], signal);
     if (!Array.isArray(answer)) return { check: "node log query", verdict: "fail", detail: `${rpc.host}: eth_getLogs answered ${JSON.stringify(answer)?.slice(0, 80) ?? "nothing"}, not a list of logs`, fix: "point chain.rpc_url at a node that serves eth_getLogs, or keep source: explorer" };
-    return { check: "node log query", verdict: "ok", detail: `${rpc.host}: eth_getLogs over blocks ${fromBlock}–${head} with ${Math.max(1, addresses.length)} address(es) answers (${answer.length} log${answer.length === 1 ? "" : "s"}); ${who}` };
+    const asked = Math.max(1, addresses.length);
+    return { check: "node log query", verdict: "ok", detail: `${rpc.host}: eth_getLogs over blocks ${fromBlock}–${head} with ${asked} address${asked === 1 ? "" : "es"} answers (${answer.length} log${answer.length === 1 ? "" : "s"}); ${who}` };
   } catch (error) {
     return { check: "node log query", verdict: readers.length === 0 ? "warn" : "fail", detail: `${rpc.host}: eth_getLogs over blocks ${fromBlock}–${head}: ${describeError(error)}; ${who}`, fix: "point chain.rpc_url at a node that serves eth_getLogs (address lists), or keep source: explorer" };
   }

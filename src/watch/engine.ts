@@ -8,7 +8,7 @@ import { createTickQueue } from "./tick-queue.js";
 import { TickInterruptedError } from "./errors.js";
 import { linkSignals } from "../common/signals.js";
 import type { Schedule } from "../config/schedule.js";
-import { startHeadLoop } from "./head-loop.js";
+import { pausedOut, startHeadLoop } from "./head-loop.js";
 import { tickSource } from "./tick-source.js";
 
 /** What `/status` and the CLI show of a source. */
@@ -226,7 +226,7 @@ export function createWatchEngine(common: Common, options: WatchEngineOptions): 
         let reading = false;
         /** Resolves when the firing it started has ended (at once when it starts none). */
         const fire = async (): Promise<void> => {
-          if (reading || signal.aborted || options.pause?.paused()) return;
+          if (reading || signal.aborted || pollers.every((poller) => pausedOut(options.pause, poller))) return;
           reading = true;
           let ready: SourcePoller[];
           let currentHead: number;
@@ -234,6 +234,7 @@ export function createWatchEngine(common: Common, options: WatchEngineOptions): 
             currentHead = await readHead();
             ready = pollers.filter((poller) => {
               if (options.ownership && options.ownership.holds(leaseResource({ source: poller.source.key })) === undefined) return false;
+              if (pausedOut(options.pause, poller)) return false;
               if (!due.has(poller.source.key)) return true;
               // A tick still queued or running (a long catch-up, a slow API) skips this one.
               states.get(poller.source.key)!.skipped += 1;

@@ -2,8 +2,18 @@ import { setTimeout as sleep } from "node:timers/promises";
 import type { Common } from "../common/common.js";
 import { describeError, errorCode } from "../common/errors.js";
 import { leaseResource } from "../store/resources.js";
-import type { OnceResult, SourceState, WatchEngineOptions } from "./engine.js";
+import type { OnceResult, PauseControl, SourceState, WatchEngineOptions } from "./engine.js";
 import type { SourcePoller } from "./poller.js";
+import { isNodeOperation } from "./source.js";
+
+/**
+ * Whether the credit budget's pause (or a spent daily quota) holds this source back: only
+ * the explorer's sources spend credits, so the node's go on, and with `source: both` they
+ * carry the watch while the explorer waits for its new day.
+ */
+export function pausedOut(pause: PauseControl | undefined, poller: SourcePoller): boolean {
+  return pause?.paused() === true && !isNodeOperation(poller.source.definition.operation);
+}
 
 const DEFAULT_HEAD_INTERVAL_MS = 200;
 /** A head-triggered source whose tick failed waits this long before it ticks again, doubling up to HEAD_RETRY_MAX_MS. */
@@ -54,6 +64,7 @@ export function startHeadLoop(engine: HeadLoopEngine, pollers: SourcePoller[]): 
     const ready = pollers.filter((poller) => {
       const key = poller.source.key;
       if (options.ownership && options.ownership.holds(leaseResource({ source: key })) === undefined) return false;
+      if (pausedOut(options.pause, poller)) return false;
       if (due.has(key)) return false;
       if ((backoff.get(key)?.notBefore ?? 0) > now) return false;
       const cursor = states.get(key)!.cursor;
@@ -75,7 +86,7 @@ export function startHeadLoop(engine: HeadLoopEngine, pollers: SourcePoller[]): 
   };
   void (async () => {
     while (!signal.aborted) {
-      if (!options.pause?.paused()) await fire();
+      await fire();
       try {
         await wait(signal);
       } catch {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { OPERATIONS } from "../../src/explorer/operations.js";
 import { formatPlan } from "../../src/cli/commands/plan.js";
-import { planCredits } from "../../src/watch/credit-plan.js";
+import { planCredits, planSourceChoices } from "../../src/watch/credit-plan.js";
 import { configFromText } from "../helpers/harness.js";
 
 const A = (n: number) => `0x${n.toString(16).padStart(40, "0")}`;
@@ -29,8 +29,48 @@ sinks:
     const cost = OPERATIONS.accountEventLogs.cost;
     expect(plan.creditsPerDay).toBe(2 * 8640 * cost);
     // 2880 readings × (eth_blockNumber + 2 addresses × KAIA): the token is read by no rule.
-    expect(plan.rpc).toEqual({ absenceSources: [], balanceWatches: [{ watch: "payer", schedule: "*/30 * * * * *", readingsPerDay: 2880, callsPerReading: 3, callsPerDay: 8640 }], startupCalls: 4, callsPerDay: 8640 });
+    expect(plan.rpc).toEqual({ absenceSources: [], balanceWatches: [{ watch: "payer", schedule: "*/30 * * * * *", readingsPerDay: 2880, callsPerReading: 3, callsPerDay: 8640 }], logSources: [], startupCalls: 4, callsPerDay: 8640 });
     expect(formatPlan(plan, config, "config.yaml")).toContain("watch payer: 2,880 readings a day (*/30 * * * * *) × 3 calls = 8,640 calls");
     expect(formatPlan(plan, config, "config.yaml")).toContain("JSON-RPC at rpc.example (no explorer credits): 8,640 calls a day for balances (0.10 a second on average; chain.requests_per_second: 10), 4 at start-up");
+  });
+
+  it("counts the node's log queries of node-read watches against chain.requests_per_second, and what each source choice costs", () => {
+    const text = (source: string) => `
+chain: { rpc_url: "https://rpc.example", requests_per_second: 0.05 }
+status: { listen: false }
+defaults: { schedule: "*/10 * * * * *", source: ${source} }
+watches:
+  - { name: hot, account: "${A(1)}", tokens: ["${A(0xa)}", "${A(0xb)}"] }
+  - { name: token, contract: "${A(0xc)}", events: ["Transfer(address indexed from, address indexed to, uint256 value)", "Approval(address,address,uint256)"] }
+  - { name: nfts, collection: "${A(0xd)}" }
+rules:
+  - { name: out, watch: hot, source: event_logs, notify: [log], when: { direction: out } }
+  - { name: events, watch: token, notify: [log] }
+  - { name: moves, watch: nfts, notify: [log] }
+sinks:
+  log: { type: console }
+`;
+    const explorer = configFromText(text("explorer"));
+    const node = configFromText(text("node"));
+    const plan = planCredits(node, { dayMs: Date.UTC(2026, 0, 5) });
+    expect(plan.sources).toEqual([]);
+    expect(plan.creditsPerDay).toBe(0);
+    // One query a window per family, for every watch of it: 8,640 windows of 10 s.
+    expect(plan.rpc.logSources.map((l) => [l.family, l.watches, l.queriesPerDay])).toEqual([
+      ["event_logs", ["hot", "token"], 8640],
+      ["nft_transfers", ["nfts"], 8640],
+    ]);
+    const choices = planSourceChoices(node, { dayMs: Date.UTC(2026, 0, 5) });
+    const printed = formatPlan(plan, node, "config.yaml", { choices });
+    expect(printed).toContain("event logs (*/10 * * * * *): 8,640 log queries a day (eth_getLogs, one a window), shared by 2 watches: 8,640 calls");
+    expect(printed).toContain("exceed chain.requests_per_second (0.05)");
+    const own = planCredits(explorer, { dayMs: Date.UTC(2026, 0, 5) });
+    expect(choices).toEqual([
+      { source: "explorer", current: false, creditsPerDay: own.creditsPerDay, explorerRequestsPerDay: own.requestsPerDay, nodeRequestsPerDay: 0 },
+      { source: "node", current: true, creditsPerDay: 0, explorerRequestsPerDay: 0, nodeRequestsPerDay: 2 * 8640 },
+      { source: "both", current: false, creditsPerDay: own.creditsPerDay, explorerRequestsPerDay: own.requestsPerDay, nodeRequestsPerDay: 2 * 8640 },
+    ]);
+    expect(own.creditsPerDay).toBeGreaterThan(0);
+    expect(printed).toMatch(/node \(this config\) +0 +0 +17,280/);
   });
 });

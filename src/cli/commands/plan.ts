@@ -86,7 +86,10 @@ export function formatPlan(plan: CreditPlan, config: Config, path: string, optio
     lines.push(...table(rows, 4));
     if (plan.sources.length > 0) lines.push("(--wide: whole descriptions, ticks, requests and credits a tick)");
   }
-  if (plan.sources.length === 0) lines.push(plan.rpc.transactions === undefined ? "(no source is polled: no rule reads a watch)" : "(no explorer source: the transactions source reads the node, below)");
+  if (plan.sources.length === 0) {
+    const node = plan.rpc.transactions !== undefined || plan.rpc.logSources.length > 0;
+    lines.push(!node ? "(no source is polled: no rule reads a watch)" : plan.rpc.logSources.length === 0 ? "(no explorer source: the transactions source reads the node, below)" : "(no explorer source: the node's sources are below)");
+  }
   for (const watch of plan.idleWatches) lines.push(`watch ${watch}: no rule reads it, so it is not polled (0 credits)`);
   if (plan.sources.some((s) => isHeadSchedule(s.schedule))) {
     const interval = config.chain.head_interval;
