@@ -203,9 +203,9 @@ export function createHealthMonitor(common: Common, options: HealthMonitorOption
         sources,
         lastErrors: new Map(states.map((state) => [state.key, state.last_error])),
         ...outbox,
-        store: storeStats,
-        storePath: store.path,
+        store: storeStats, storePath: store.path,
         budget,
+        headError: head.error,
       }),
     ];
     for (const [key, episode] of untilTicked) {

@@ -97,6 +97,40 @@ export interface ConditionInputs {
   store: Pick<StoreStats, "lastWriteFailed" | "failedWrites" | "corrupt">;
   storePath: string;
   budget: BudgetReading;
+  /** The last chain head read's error (null or absent: it succeeded, or none yet). */
+  headError?: string | null;
+}
+
+/**
+ * The error codes that mean a service refuses the credentials of a setting (HTTP 401 or 403):
+ * not transient (every request gets the same answer until the setting changes), so they are a
+ * condition at the first such answer (`credentials_refused`), not after `source_failing_after`.
+ */
+export const REFUSED_CREDENTIALS: ReadonlyArray<{ code: string; setting: string; service: string }> = [
+  { code: "KW_EXPLORER_KEY_REFUSED", setting: "explorer.api_key", service: "the explorer" },
+  { code: "KW_EXPLORER_PLAN", setting: "explorer.api_key", service: "the explorer" },
+  { code: "KW_RPC_REFUSED", setting: "chain.rpc_url", service: "the node" },
+];
+
+/** One `credentials_refused` condition per setting refused at the last tick of a source or the last head read. */
+function refusedCredentials(sources: readonly SourceHealth[], lastErrors: ReadonlyMap<string, string | null>, headError: string | null | undefined): OperationalCondition[] {
+  const out: OperationalCondition[] = [];
+  for (const setting of new Set(REFUSED_CREDENTIALS.map((refusal) => refusal.setting))) {
+    const codes = REFUSED_CREDENTIALS.filter((refusal) => refusal.setting === setting);
+    const refusedBy = (error: string | null | undefined) => error != null && codes.some((refusal) => error.includes(refusal.code));
+    const refusedSources = sources.filter((source) => refusedBy(lastErrors.get(source.key)));
+    const headRefused = refusedBy(headError);
+    if (refusedSources.length === 0 && !headRefused) continue;
+    const error = headRefused ? headError! : lastErrors.get(refusedSources[0]!.key)!;
+    const who = [...(headRefused ? ["the chain head"] : []), ...(refusedSources.length > 0 ? [`${refusedSources.length} source${refusedSources.length === 1 ? "" : "s"} (${refusedSources[0]!.watch}${refusedSources.length > 1 ? ", …" : ""})`] : [])].join(" and ");
+    out.push({
+      key: `credentials_refused:${setting}`,
+      kind: "credentials_refused",
+      summary: `${codes[0]!.service} refuses ${setting}: ${who} cannot be read until it is changed (not retried away: every request gets this answer): ${error}`,
+      detail: { setting, sources: refusedSources.map((source) => source.key), head: headRefused, error },
+    });
+  }
+  return out;
 }
 
 /** What the checks read of the daily credit budget (the budget guard's state). */
@@ -145,6 +179,7 @@ export function sourceConditions(thresholds: Pick<OperationalConfig, "source_beh
 /** The conditions holding now, other than the head's (see createHeadTracker). */
 export function currentConditions(thresholds: OperationalConfig, input: ConditionInputs): OperationalCondition[] {
   const out = sourceConditions(thresholds, input.sources, input.lastErrors);
+  out.push(...refusedCredentials(input.sources, input.lastErrors, input.headError));
   for (const sink of input.sinks) {
     if (sink.oldest === undefined) continue;
     const age = input.nowMs - Date.parse(sink.oldest.created_at);
@@ -229,6 +264,7 @@ export const READINESS_CHECK_OF: ReadonlyMap<string, string> = new Map([
   ["source_failing", "sources"],
   ["source_stalled", "sources"],
   ["sink_stalled", "sinks"],
+  ["credentials_refused", "credentials"],
   ["head_unreachable", "head"],
   ["head_stuck", "head"],
   ["head_backwards", "head"],
