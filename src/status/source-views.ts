@@ -54,7 +54,7 @@ export function sourceViews(inputs: SourceViewInputs) {
       cursor,
       lag: cursor !== null && inputs.headBlock !== null ? Math.max(0, inputs.headBlock - cursor) : null,
       running: state?.running ?? false,
-      // ok | catching_up | retrying | failing | stalled (docs/operations.md, "Readiness").
+      // ok | starting | catching_up | retrying | failing | stalled (docs/operations.md, "Readiness").
       state: sourceHealth?.state ?? null,
       state_detail: sourceHealth?.detail ?? null,
       failing_since: sourceHealth?.failing_since ?? null,
