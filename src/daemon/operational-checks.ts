@@ -93,6 +93,8 @@ export interface ConditionInputs {
   /** Each source's last error text, by key (the count check's typed error is recognised by its code). */
   lastErrors: ReadonlyMap<string, string | null>;
   sinks: readonly SinkReading[];
+  /** Sinks the config no longer has (a reload removed them) with alerts still pending for them. */
+  removedSinks?: ReadonlyArray<{ name: string; pending: number }>;
   deadLetters: number;
   store: Pick<StoreStats, "lastWriteFailed" | "failedWrites" | "corrupt">;
   storePath: string;
@@ -185,6 +187,14 @@ export function currentConditions(thresholds: OperationalConfig, input: Conditio
     const age = input.nowMs - Date.parse(sink.oldest.created_at);
     if (age > thresholds.sink_pending_age) out.push({ key: `sink_stalled:${sink.name}`, kind: "sink_stalled", summary: `sink ${sink.name}: its oldest pending alert is ${Math.round(age / 1000)} s old (${sink.pending} pending)`, detail: { sink: sink.name, pending: sink.pending, oldest_created_at: sink.oldest.created_at } });
   }
+  for (const sink of input.removedSinks ?? []) {
+    out.push({
+      key: `sink_removed_pending:${sink.name}`,
+      kind: "sink_removed_pending",
+      summary: `${sink.pending} alert${sink.pending === 1 ? "" : "s"} pending for sink ${sink.name}, which the config no longer has: kept in the outbox, and sent once a sink named ${sink.name} is configured again (kaiawatch outbox --sink ${sink.name} lists them)`,
+      detail: { sink: sink.name, pending: sink.pending },
+    });
+  }
   if (input.deadLetters > 0) out.push({ key: "dead_letters", kind: "dead_letters", summary: `${input.deadLetters} dead letters in the outbox (kaiawatch outbox --state dead)`, detail: { dead: input.deadLetters } });
   // Damage found while running: writes stopped for good (the outbox is in the damaged file: the monitor sends this alert directly, OUTBOX_CANNOT_CARRY).
   if (input.store.corrupt !== undefined) out.push({ key: "store_corrupt", kind: "store_corrupt", summary: input.store.corrupt, detail: { path: input.storePath } });
@@ -255,6 +265,12 @@ export function createBacklogTracker(thresholds: Pick<OperationalConfig, "sink_b
 }
 
 /**
+ * Conditions /readyz says in a check's detail without failing it: kaiawatch is doing what it
+ * should (the alerts of a removed sink are kept), but a person may want to act.
+ */
+export const READINESS_NOTE_OF: ReadonlyMap<string, string> = new Map([["sink_removed_pending", "sinks"]]);
+
+/**
  * The conditions that need a person now, each with the /readyz check that reports it: /readyz
  * answers 503 while one holds. Dead letters, a source behind the head, the explorer's count
  * disagreeing, a growing backlog and credits running low are alerts only: kaiawatch is
@@ -272,3 +288,16 @@ export const READINESS_CHECK_OF: ReadonlyMap<string, string> = new Map([
   ["store_corrupt", "store"],
   ["credits_exhausted", "budget"],
 ]);
+
+/** What /readyz makes of some conditions: the problems that fail a check, and the notes said in one's detail. */
+export function readinessOf(conditions: readonly OperationalCondition[]): { problems: Array<{ check: string; kind: string; summary: string }>; notes: Array<{ check: string; summary: string }> } {
+  const problems = conditions.flatMap(({ kind, summary }) => {
+    const check = READINESS_CHECK_OF.get(kind);
+    return check === undefined ? [] : [{ check, kind, summary }];
+  });
+  const notes = conditions.flatMap(({ kind, summary }) => {
+    const check = READINESS_NOTE_OF.get(kind);
+    return check === undefined ? [] : [{ check, summary }];
+  });
+  return { problems, notes };
+}
