@@ -19,8 +19,8 @@ import { planFromConfig } from "../watch/plan-from-config.js";
 import type { PlannedSource } from "../watch/poller.js";
 import { rpcOptionsOf } from "../watch/rpc-options.js";
 import { isStoreError } from "../store/errors.js";
-import { acquireStoreLock } from "../store/store-lock.js";
-import { ensureStoreFolderWritable, processUser } from "../store/store-folder.js";
+import { probeStoreWrites, processUser } from "../store/open-backend.js";
+import { storeOptionsOf } from "../config/store-options.js";
 import { sinkEndpoint } from "./sink-endpoint.js";
 
 export type Verdict = "ok" | "warn" | "fail";
@@ -270,13 +270,11 @@ function indexingLag(config: Config, head: number, servedEnd: number | undefined
  * start, in the same words.
  */
 async function checkStore(common: Common, config: Config): Promise<DoctorCheck> {
-  if (config.store.url !== undefined) return { check: "store", verdict: "ok", detail: "PostgreSQL (store.url): not probed here; the daemon connects at start" };
   const path = resolve(config.store.path);
   try {
-    await ensureStoreFolderWritable(path);
-    const lock = await acquireStoreLock(path, common.logger.child({ subsystem: "store" }));
-    await lock.release();
-    return { check: "store", verdict: "ok", detail: `${path}: ${processUser()} can write files in its folder and take the store lock` };
+    const probed = await probeStoreWrites(common, storeOptionsOf(config.store));
+    if (probed.kind === "postgres") return { check: "store", verdict: "ok", detail: "PostgreSQL (store.url): not probed here; the daemon connects at start" };
+    return { check: "store", verdict: "ok", detail: `${probed.path}: ${processUser()} can write files in its folder and take the store lock` };
   } catch (error) {
     // Most often a daemon running on this store: doctor beside it is no fault of the config.
     if (isStoreError(error, "KW_STORE_LOCKED")) return { check: "store", verdict: "warn", detail: `${path}: ${processUser()} can write files in its folder, but the lock is not free: ${error.message}` };
