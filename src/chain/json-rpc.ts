@@ -48,14 +48,23 @@ export class JsonRpcResponseTooLargeError extends JsonRpcError {
   }
 }
 
-/** The node (or a gateway before it) answered a non-2xx status (KW_RPC_HTTP); 408, 429 and 5xx are retried. */
+/**
+ * The node (or a gateway before it) answered a non-2xx status (KW_RPC_HTTP); 408, 429 and 5xx
+ * are retried. A 401 or 403 is the node refusing the credentials in `chain.rpc_url` (a key in
+ * its path or query, a user and password): KW_RPC_REFUSED, naming the setting, never transient.
+ */
 export class JsonRpcHttpError extends JsonRpcError {
   override name = "JsonRpcHttpError";
   readonly status: number;
   /** The answer's Retry-After, in milliseconds from now. */
   readonly retryAfterMs: number | undefined;
   constructor(method: string, host: string, response: HttpResponse, nowMs: number) {
-    super(method, `${method} at ${host}: HTTP ${response.status} (${excerptOf(response.text, 120) || "no body"})`, { code: "KW_RPC_HTTP" });
+    const refused = response.status === 401 || response.status === 403;
+    super(
+      method,
+      `${method} at ${host}: HTTP ${response.status} (${excerptOf(response.text, 120) || "no body"})${refused ? ": the node refuses chain.rpc_url's credentials (the key in its path or query, or its user and password); set chain.rpc_url to a URL the node accepts" : ""}`,
+      { code: refused ? "KW_RPC_REFUSED" : "KW_RPC_HTTP" },
+    );
     this.status = response.status;
     this.retryAfterMs = retryAfterOfAnswer(response, nowMs);
   }

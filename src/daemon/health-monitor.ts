@@ -8,7 +8,7 @@ import type { PlannedSource } from "../watch/poller.js";
 import { longestIntervalSeconds } from "../watch/schedule-firings.js";
 import type { Schedule } from "../config/schedule.js";
 import { createSourceHealthTracker, worstState, type SourceHealth, type SourceHealthState } from "../watch/source-health.js";
-import { createBacklogTracker, createHeadTracker, currentConditions, READINESS_CHECK_OF, sourceConditions, sourceOfCondition, type BudgetReading, type HeadReadingState } from "./operational-checks.js";
+import { createBacklogTracker, createHeadTracker, currentConditions, readinessOf, sourceConditions, sourceOfCondition, type BudgetReading, type HeadReadingState } from "./operational-checks.js";
 import type { Episode, OperationalCondition, OperationalMonitor } from "./operational-monitor.js";
 import type { SharedHealth } from "./replica-health.js";
 import { createHealthReadings } from "./health-readings.js";
@@ -28,6 +28,8 @@ export interface HealthSnapshot {
   conditions: OperationalCondition[];
   /** The conditions that need a person (/readyz answers 503 while there is one), with the /readyz check naming each. */
   problems: Array<{ check: string; kind: string; summary: string }>;
+  /** Conditions /readyz says in a check's detail without failing it (READINESS_NOTE_OF). */
+  notes: Array<{ check: string; summary: string }>;
 }
 
 export interface HealthMonitorOptions {
@@ -203,9 +205,9 @@ export function createHealthMonitor(common: Common, options: HealthMonitorOption
         sources,
         lastErrors: new Map(states.map((state) => [state.key, state.last_error])),
         ...outbox,
-        store: storeStats,
-        storePath: store.path,
+        store: storeStats, storePath: store.path,
         budget,
+        headError: head.error,
       }),
     ];
     for (const [key, episode] of untilTicked) {
@@ -213,11 +215,7 @@ export function createHealthMonitor(common: Common, options: HealthMonitorOption
       if (state === undefined || state.last_tick_at !== null) untilTicked.delete(key);
       else if (!conditions.some((condition) => condition.key === key)) conditions.push({ key, kind: episode.kind, summary: episode.summary, detail: episode.detail ?? {} });
     }
-    const problems = conditions.flatMap(({ kind, summary }) => {
-      const check = READINESS_CHECK_OF.get(kind);
-      return check === undefined ? [] : [{ check, kind, summary }];
-    });
-    return { worst: worstState(sources.map((source) => source.state)), sources, conditions, problems };
+    return { worst: worstState(sources.map((source) => source.state)), sources, conditions, ...readinessOf(conditions) };
   }
 
   /**

@@ -3,14 +3,15 @@ import type { Store } from "../store/types.js";
 import type { SourceState } from "../watch/engine.js";
 import type { currentConditions } from "./operational-checks.js";
 
-export type OutboxReading = Pick<Parameters<typeof currentConditions>[1], "sinks" | "deadLetters">;
+export type OutboxReading = Pick<Parameters<typeof currentConditions>[1], "sinks" | "deadLetters" | "removedSinks">;
 
 /**
  * What the health monitor reads of the store: the outbox (pending per sink, dead letters)
  * and the stored cursors, each tolerant of a store that cannot be read for a while.
  */
 export function createHealthReadings(store: Store, sinks: readonly string[]): { readOutbox(): Promise<OutboxReading>; readStoredCursors(): Promise<{ key: string; block: number }[]>; withStoredCursors(states: SourceState[], stored: ReadonlyMap<string, number>): SourceState[] } {
-  let lastOutbox: OutboxReading = { sinks: sinks.map((name) => ({ name, pending: 0, oldest: undefined })), deadLetters: 0 };
+  const configured = new Set(sinks);
+  let lastOutbox: OutboxReading = { sinks: sinks.map((name) => ({ name, pending: 0, oldest: undefined })), deadLetters: 0, removedSinks: [] };
   /**
    * The outbox as the sink and dead-letter conditions read it. A store that cannot be read
    * (PostgreSQL down) keeps the last reading: the evaluation must go on, or /readyz failed with
@@ -21,6 +22,8 @@ export function createHealthReadings(store: Store, sinks: readonly string[]): { 
       lastOutbox = {
         sinks: await Promise.all(sinks.map(async (name) => ({ name, pending: await store.countOutbox({ sink: name, state: "pending" }), oldest: (await store.listOutbox({ sink: name, state: "pending", limit: 1 }))[0] }))),
         deadLetters: await store.countOutbox({ state: "dead" }),
+        // Alerts kept for a sink a reload removed: they wait until a sink of that name is configured again.
+        removedSinks: (await store.outboxCounts()).filter((count) => count.state === "pending" && count.count > 0 && !configured.has(count.sink)).map((count) => ({ name: count.sink, pending: count.count })),
       };
     } catch (error) {
       if (!isStoreUnavailable(error)) throw error;

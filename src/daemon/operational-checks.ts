@@ -93,10 +93,46 @@ export interface ConditionInputs {
   /** Each source's last error text, by key (the count check's typed error is recognised by its code). */
   lastErrors: ReadonlyMap<string, string | null>;
   sinks: readonly SinkReading[];
+  /** Sinks the config no longer has (a reload removed them) with alerts still pending for them. */
+  removedSinks?: ReadonlyArray<{ name: string; pending: number }>;
   deadLetters: number;
   store: Pick<StoreStats, "lastWriteFailed" | "failedWrites" | "corrupt">;
   storePath: string;
   budget: BudgetReading;
+  /** The last chain head read's error (null or absent: it succeeded, or none yet). */
+  headError?: string | null;
+}
+
+/**
+ * The error codes that mean a service refuses the credentials of a setting (HTTP 401 or 403):
+ * not transient (every request gets the same answer until the setting changes), so they are a
+ * condition at the first such answer (`credentials_refused`), not after `source_failing_after`.
+ */
+export const REFUSED_CREDENTIALS: ReadonlyArray<{ code: string; setting: string; service: string }> = [
+  { code: "KW_EXPLORER_KEY_REFUSED", setting: "explorer.api_key", service: "the explorer" },
+  { code: "KW_EXPLORER_PLAN", setting: "explorer.api_key", service: "the explorer" },
+  { code: "KW_RPC_REFUSED", setting: "chain.rpc_url", service: "the node" },
+];
+
+/** One `credentials_refused` condition per setting refused at the last tick of a source or the last head read. */
+function refusedCredentials(sources: readonly SourceHealth[], lastErrors: ReadonlyMap<string, string | null>, headError: string | null | undefined): OperationalCondition[] {
+  const out: OperationalCondition[] = [];
+  for (const setting of new Set(REFUSED_CREDENTIALS.map((refusal) => refusal.setting))) {
+    const codes = REFUSED_CREDENTIALS.filter((refusal) => refusal.setting === setting);
+    const refusedBy = (error: string | null | undefined) => error != null && codes.some((refusal) => error.includes(refusal.code));
+    const refusedSources = sources.filter((source) => refusedBy(lastErrors.get(source.key)));
+    const headRefused = refusedBy(headError);
+    if (refusedSources.length === 0 && !headRefused) continue;
+    const error = headRefused ? headError! : lastErrors.get(refusedSources[0]!.key)!;
+    const who = [...(headRefused ? ["the chain head"] : []), ...(refusedSources.length > 0 ? [`${refusedSources.length} source${refusedSources.length === 1 ? "" : "s"} (${refusedSources[0]!.watch}${refusedSources.length > 1 ? ", …" : ""})`] : [])].join(" and ");
+    out.push({
+      key: `credentials_refused:${setting}`,
+      kind: "credentials_refused",
+      summary: `${codes[0]!.service} refuses ${setting}: ${who} cannot be read until it is changed (not retried away: every request gets this answer): ${error}`,
+      detail: { setting, sources: refusedSources.map((source) => source.key), head: headRefused, error },
+    });
+  }
+  return out;
 }
 
 /** What the checks read of the daily credit budget (the budget guard's state). */
@@ -145,10 +181,19 @@ export function sourceConditions(thresholds: Pick<OperationalConfig, "source_beh
 /** The conditions holding now, other than the head's (see createHeadTracker). */
 export function currentConditions(thresholds: OperationalConfig, input: ConditionInputs): OperationalCondition[] {
   const out = sourceConditions(thresholds, input.sources, input.lastErrors);
+  out.push(...refusedCredentials(input.sources, input.lastErrors, input.headError));
   for (const sink of input.sinks) {
     if (sink.oldest === undefined) continue;
     const age = input.nowMs - Date.parse(sink.oldest.created_at);
     if (age > thresholds.sink_pending_age) out.push({ key: `sink_stalled:${sink.name}`, kind: "sink_stalled", summary: `sink ${sink.name}: its oldest pending alert is ${Math.round(age / 1000)} s old (${sink.pending} pending)`, detail: { sink: sink.name, pending: sink.pending, oldest_created_at: sink.oldest.created_at } });
+  }
+  for (const sink of input.removedSinks ?? []) {
+    out.push({
+      key: `sink_removed_pending:${sink.name}`,
+      kind: "sink_removed_pending",
+      summary: `${sink.pending} alert${sink.pending === 1 ? "" : "s"} pending for sink ${sink.name}, which the config no longer has: kept in the outbox, and sent once a sink named ${sink.name} is configured again (kaiawatch outbox --sink ${sink.name} lists them)`,
+      detail: { sink: sink.name, pending: sink.pending },
+    });
   }
   if (input.deadLetters > 0) out.push({ key: "dead_letters", kind: "dead_letters", summary: `${input.deadLetters} dead letters in the outbox (kaiawatch outbox --state dead)`, detail: { dead: input.deadLetters } });
   // Damage found while running: writes stopped for good (the outbox is in the damaged file: the monitor sends this alert directly, OUTBOX_CANNOT_CARRY).
@@ -220,6 +265,12 @@ export function createBacklogTracker(thresholds: Pick<OperationalConfig, "sink_b
 }
 
 /**
+ * Conditions /readyz says in a check's detail without failing it: kaiawatch is doing what it
+ * should (the alerts of a removed sink are kept), but a person may want to act.
+ */
+export const READINESS_NOTE_OF: ReadonlyMap<string, string> = new Map([["sink_removed_pending", "sinks"]]);
+
+/**
  * The conditions that need a person now, each with the /readyz check that reports it: /readyz
  * answers 503 while one holds. Dead letters, a source behind the head, the explorer's count
  * disagreeing, a growing backlog and credits running low are alerts only: kaiawatch is
@@ -229,6 +280,7 @@ export const READINESS_CHECK_OF: ReadonlyMap<string, string> = new Map([
   ["source_failing", "sources"],
   ["source_stalled", "sources"],
   ["sink_stalled", "sinks"],
+  ["credentials_refused", "credentials"],
   ["head_unreachable", "head"],
   ["head_stuck", "head"],
   ["head_backwards", "head"],
@@ -236,3 +288,16 @@ export const READINESS_CHECK_OF: ReadonlyMap<string, string> = new Map([
   ["store_corrupt", "store"],
   ["credits_exhausted", "budget"],
 ]);
+
+/** What /readyz makes of some conditions: the problems that fail a check, and the notes said in one's detail. */
+export function readinessOf(conditions: readonly OperationalCondition[]): { problems: Array<{ check: string; kind: string; summary: string }>; notes: Array<{ check: string; summary: string }> } {
+  const problems = conditions.flatMap(({ kind, summary }) => {
+    const check = READINESS_CHECK_OF.get(kind);
+    return check === undefined ? [] : [{ check, kind, summary }];
+  });
+  const notes = conditions.flatMap(({ kind, summary }) => {
+    const check = READINESS_NOTE_OF.get(kind);
+    return check === undefined ? [] : [{ check, summary }];
+  });
+  return { problems, notes };
+}

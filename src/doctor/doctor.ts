@@ -1,6 +1,6 @@
 import { lookup } from "node:dns/promises";
 import { access, constants } from "node:fs/promises";
-import { dirname } from "node:path";
+import { dirname, resolve } from "node:path";
 import type { Common } from "../common/common.js";
 import { describeError } from "../common/errors.js";
 import type { Config } from "../config/index.js";
@@ -21,6 +21,9 @@ import { planFromConfig } from "../watch/plan-from-config.js";
 import type { PlannedSource } from "../watch/poller.js";
 import { rpcOptionsOf } from "../watch/rpc-options.js";
 import { isNodeLogOperation, isNodeOperation } from "../watch/source.js";
+import { isStoreError } from "../store/errors.js";
+import { probeStoreWrites, processUser } from "../store/open-backend.js";
+import { storeOptionsOf } from "../config/store-options.js";
 import { sinkEndpoint } from "./sink-endpoint.js";
 
 export type Verdict = "ok" | "warn" | "fail";
@@ -63,6 +66,7 @@ export async function runDoctor(common: Common, config: Config, options: DoctorO
   const plan = planFromConfig(config, { compile: false });
   const client = createExplorerClient(common, { ...explorerOptionsOf(config), maxRetries: 1 });
   const rpc = createJsonRpc(common, { ...rpcOptionsOf(config), maxRetries: 1 });
+  checks.push(await checkStore(common, config));
   try {
     const chain = await checkRpc(config, rpc, options.signal);
     const probeHead = chain.head ?? 0;
@@ -316,6 +320,25 @@ function indexingLag(config: Config, head: number, servedEnd: number | undefined
   if (lag <= config.chain.lag_blocks) return { check: "indexing lag", verdict: "ok", detail };
   if (perBlock) return { check: "indexing lag", verdict: "fail", detail, fix: `operation 8 cannot tell a block not indexed yet from a block without internal transactions: set chain.lag_blocks to ${lag} or more (with a margin)` };
   return { check: "indexing lag", verdict: "warn", detail, fix: `windows past the explorer's head are fetched again until it has them (explorer_behind_head alerts meanwhile): set chain.lag_blocks to ${lag} or more` };
+}
+
+/**
+ * The file store can be written where the daemon will write it: its folder exists or can be
+ * made, a file can be created and written in it, and the store lock can be taken (and is let
+ * go at once). A lock held (a running daemon) is a warning. The same error as the daemon's
+ * start, in the same words.
+ */
+async function checkStore(common: Common, config: Config): Promise<DoctorCheck> {
+  const path = resolve(config.store.path);
+  try {
+    const probed = await probeStoreWrites(common, storeOptionsOf(config.store));
+    if (probed.kind === "postgres") return { check: "store", verdict: "ok", detail: "PostgreSQL (store.url): not probed here; the daemon connects at start" };
+    return { check: "store", verdict: "ok", detail: `${probed.path}: ${processUser()} can write files in its folder and take the store lock` };
+  } catch (error) {
+    // Most often a daemon running on this store: doctor beside it is no fault of the config.
+    if (isStoreError(error, "KW_STORE_LOCKED")) return { check: "store", verdict: "warn", detail: `${path}: ${processUser()} can write files in its folder, but the lock is not free: ${error.message}` };
+    return { check: "store", verdict: "fail", detail: describeError(error) };
+  }
 }
 
 async function checkSinks(common: Common, config: Config, options: DoctorOptions): Promise<DoctorCheck[]> {

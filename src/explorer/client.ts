@@ -3,7 +3,7 @@ import type { Common } from "../common/common.js";
 import { describeError, isAbortError } from "../common/errors.js";
 import { createCreditMeter, type CreditMeter } from "./credit-meter.js";
 import { unknownFields } from "./drift.js";
-import { ExplorerBadResponseError, ExplorerError, ExplorerHttpError, ExplorerPlanError, ExplorerResponseTooLargeError, ExplorerShapeError, explorerErrorOf, quotaOf, retryAfterOf, shouldRetry } from "./errors.js";
+import { ExplorerBadResponseError, ExplorerError, ExplorerHttpError, ExplorerKeyRefusedError, ExplorerPlanError, ExplorerResponseTooLargeError, ExplorerShapeError, explorerErrorOf, quotaOf, retryAfterOf, shouldRetry } from "./errors.js";
 import { ExactNumberError, JsonTooDeepError, readExactJson, type ExactJson } from "./exact-json.js";
 import { noteAnswerBounds } from "./answer-bounds.js";
 import { createPool } from "../http/pool.js";
@@ -185,10 +185,11 @@ export function createExplorerClient(common: Common, options: ExplorerClientOpti
   /**
    * The error of a non-2xx answer, after acting on what it says: a spent daily quota stops
    * requests (the meter refuses them until it is time to ask again); a per-second refusal
-   * lowers the rate; a 403 is the key's plan refusing the operation.
+   * lowers the rate; a 401 is the key refused, a 403 the key's plan refusing the operation.
    */
   function answerError(operation: OperationName, response: HttpResponse): ExplorerError {
     const options = httpErrorOptionsOf(operation, response, common.now());
+    if (response.status === 401) return new ExplorerKeyRefusedError(options);
     if (response.status === 403) return new ExplorerPlanError(options, OPERATIONS[operation].plan, OPERATIONS[operation].number);
     if (response.status === 429) {
       const quota = quotaOf(options.body);

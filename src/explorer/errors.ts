@@ -53,6 +53,18 @@ export class ExplorerHttpError extends ExplorerError {
 }
 
 /**
+ * The explorer refuses the key (HTTP 401): a wrong, revoked or missing `explorer.api_key`. Not
+ * a transient failure: every request gets the same answer until the key is changed, so the
+ * message names the setting, and readiness and an operational alert say so at once.
+ */
+export class ExplorerKeyRefusedError extends ExplorerHttpError {
+  override name = "ExplorerKeyRefusedError";
+  constructor(options: HttpErrorOptions) {
+    super(options, "KW_EXPLORER_KEY_REFUSED", ": the explorer refuses explorer.api_key (a KaiaScan Open API key, sent as Authorization: Bearer); set it to a valid key");
+  }
+}
+
+/**
  * A 429 whose message says which quota ran out (klaytn/finder-api OpenApiRequestRateLimiter:
  * "Request quota exceeded. (type:requestPerDay, quotas:N)"): the per-second rate, or the
  * day's allowance. Neither carries a Retry-After.
@@ -97,7 +109,7 @@ export class ExplorerPlanError extends ExplorerHttpError {
   /** The plan the operation needs (operations.ts). */
   readonly needs: string;
   constructor(options: HttpErrorOptions, needs: string, number: number) {
-    super(options, "KW_EXPLORER_PLAN", `: this key's plan does not include operation ${number}, which needs the ${needs} plan`);
+    super(options, "KW_EXPLORER_PLAN", `: this key's plan does not include operation ${number}, which needs the ${needs} plan; check explorer.api_key and explorer.api_plan`);
     this.needs = needs;
   }
 }

@@ -6,6 +6,8 @@ export interface ProblemsReading {
   evaluate(): Promise<{
     sources: Array<{ state: string }>;
     problems: Array<{ check: string; kind: string; summary: string }>;
+    /** Said in a check's detail without failing it (a removed sink's alerts kept). */
+    notes?: Array<{ check: string; summary: string }>;
   }>;
 }
 
@@ -42,6 +44,10 @@ export function createReadiness(parts: { store: Store; health: ProblemsReading }
     for (const problem of snapshot.problems) {
       const known = checks[problem.check];
       checks[problem.check] = { ok: false, detail: known ? `${known.detail} | ${problem.summary}` : problem.summary };
+    }
+    for (const note of snapshot.notes ?? []) {
+      const known = checks[note.check];
+      checks[note.check] = known ? { ok: known.ok, detail: `${known.detail} | ${note.summary}` } : { ok: true, detail: note.summary };
     }
     const counts = new Map<string, number>();
     for (const source of snapshot.sources) counts.set(source.state, (counts.get(source.state) ?? 0) + 1);

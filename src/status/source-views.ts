@@ -1,6 +1,6 @@
 import type { Cursor } from "../store/types.js";
 import type { SourceState } from "../watch/engine.js";
-import type { PlannedSource } from "../watch/poller.js";
+import { watchesOf, type PlannedSource } from "../watch/poller.js";
 import type { ReplicaView } from "./daemon-status.js";
 
 /** What the sources section of /status is built from, read once per /status. */
@@ -48,13 +48,15 @@ export function sourceViews(inputs: SourceViewInputs) {
       cursor_updated_at: cursors.get(source.key)?.updated_at ?? null,
       key: source.key,
       watch: source.watch,
+      // Every watch it serves (a router sharing the hot wallet's every-block scan is listed here).
+      watches: watchesOf(source),
       description: source.description,
       family: source.family,
       schedule: source.schedule,
       cursor,
       lag: cursor !== null && inputs.headBlock !== null ? Math.max(0, inputs.headBlock - cursor) : null,
       running: state?.running ?? false,
-      // ok | catching_up | retrying | failing | stalled (docs/operations.md, "Readiness").
+      // ok | starting | catching_up | retrying | failing | stalled (docs/operations.md, "Readiness").
       state: sourceHealth?.state ?? null,
       state_detail: sourceHealth?.detail ?? null,
       failing_since: sourceHealth?.failing_since ?? null,

@@ -6,6 +6,8 @@ export type StoreErrorCode =
   | "KW_STORE_MISSING"
   | "KW_STORE_VERSION"
   | "KW_STORE_LOCKED"
+  /** The store's folder or one of its files cannot be created or written by this process's user (permission, a file where a folder must be, read-only). */
+  | "KW_STORE_NOT_WRITABLE"
   | "KW_STORE_WRITE_FAILED"
   | "KW_STORE_READ_ONLY"
   | "KW_STORE_CLOSED"

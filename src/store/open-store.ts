@@ -1,5 +1,4 @@
 import { closeSync, existsSync, openSync, readFileSync, readSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { mkdir } from "node:fs/promises";
 import { randomBytes, randomInt } from "node:crypto";
 import { hostname } from "node:os";
 import { dirname, resolve } from "node:path";
@@ -13,6 +12,7 @@ import { isCorruption, SqliteStore } from "./sqlite-store.js";
 import type { WriteBeacon } from "../common/stall-beacon.js";
 import { acquireStoreLock, type StoreLock } from "./store-lock.js";
 import { inspectStoreFiles } from "./store-files.js";
+import { ensureStoreFolderWritable } from "./store-folder.js";
 import type { Store, StoreFaults } from "./types.js";
 
 export interface OpenStoreOptions {
@@ -98,9 +98,7 @@ export async function openSqliteStore(common: Common, options: OpenStoreOptions)
   const logger = common.logger.child({ subsystem: "store" });
   let lock: StoreLock | undefined;
   if (!readOnly) {
-    await mkdir(dirname(path), { recursive: true }).catch((error: unknown) => {
-      throw new StoreError("KW_STORE_WRITE_FAILED", `cannot create the directory of the store file ${path}: ${(error as Error).message}`, { cause: error });
-    });
+    await ensureStoreFolderWritable(path);
     lock = await acquireStoreLock(path, logger);
     if (adopt) await adoptLegacyStore(legacy, path, logger).catch(async (error: unknown) => {
       await lock!.release();

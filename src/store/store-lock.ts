@@ -1,9 +1,11 @@
-import { readFileSync } from "node:fs";
+import { accessSync, constants, readFileSync } from "node:fs";
 import { readFile, rename, unlink, writeFile } from "node:fs/promises";
 import { hostname } from "node:os";
+import { dirname } from "node:path";
 import BetterSqlite3, { type Database } from "better-sqlite3";
 import type { Logger } from "../common/logger.js";
 import { StoreError } from "./errors.js";
+import { fileNotWritable, notWritable } from "./store-folder.js";
 
 /** What the lock file holds: enough for a user to find the holder. */
 export interface LockOwner {
@@ -79,7 +81,7 @@ export async function acquireStoreLock(storePath: string, logger: Logger): Promi
       await rename(privatePath, path);
     } catch (error) {
       await unlink(privatePath).catch(() => undefined);
-      throw new StoreError("KW_STORE_LOCKED", `cannot write the store lock ${path}: ${(error as Error).message}`, { cause: error });
+      throw notWritable(dirname(path), error, "write");
     }
   } catch (error) {
     kernel.close();
@@ -115,6 +117,9 @@ export async function acquireStoreLock(storePath: string, logger: Logger): Promi
 async function takeKernelLock(path: string, storePath: string, holderText: () => Promise<string>): Promise<Database> {
   let db: Database | undefined;
   try {
+    // SQLite falls back to reading a file it may not write (one left by another user), and such
+    // a connection takes no write lock the kernel holds: a second process would get in too.
+    refuseUnwritable(path);
     db = new BetterSqlite3(path, { timeout: 0 });
     // No journal file beside it, and the lock is kept after any statement: exclusive mode.
     db.pragma("journal_mode = MEMORY");
@@ -123,6 +128,7 @@ async function takeKernelLock(path: string, storePath: string, holderText: () =>
     return db;
   } catch (error) {
     db?.close();
+    if (error instanceof StoreError) throw error;
     const code = (error as { code?: unknown }).code;
     if (code === "SQLITE_BUSY" || code === "SQLITE_LOCKED") {
       throw new StoreError(
@@ -130,7 +136,18 @@ async function takeKernelLock(path: string, storePath: string, holderText: () =>
         `the store ${storePath} is ${await holderText()}; stop it first (commands that change the store ask a running daemon through its status API)`,
       );
     }
+    // Not a lock held by anyone: the file cannot be opened for writing (a permission, most often).
+    if (code === "SQLITE_CANTOPEN" || code === "SQLITE_READONLY" || code === "SQLITE_PERM") throw fileNotWritable(path, error);
     throw new StoreError("KW_STORE_LOCKED", `cannot take the store lock ${path}: ${(error as Error).message}${typeof code === "string" ? ` (${code})` : ""}`, { cause: error });
+  }
+}
+
+function refuseUnwritable(path: string): void {
+  try {
+    accessSync(path, constants.W_OK);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return;
+    throw fileNotWritable(path, error);
   }
 }
 

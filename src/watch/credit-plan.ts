@@ -5,7 +5,7 @@ import { planFromConfig } from "./plan-from-config.js";
 import { compiledOf, type CompiledConfig } from "../config/compile-config.js";
 import { firingsOfDay, previousFiring, utcDayStart } from "./schedule-firings.js";
 import { isNodeOperation, isPerBlockOperation, type ExplorerSourceOperation, type SourceOperation } from "./source.js";
-import type { PlannedSource } from "./poller.js";
+import { watchesOf, type PlannedSource } from "./poller.js";
 import { planRpcCalls, type RpcPlan } from "./rpc-plan.js";
 import { STEADY_STATE_SHARE, type PlanChoice } from "./choose-sources.js";
 
@@ -16,6 +16,8 @@ const BLOCKS_PER_SECOND = 1;
 export interface SourceCost {
   key: string;
   watch: string;
+  /** Every watch the source serves (watchesOf): the plan table lists them all. */
+  watches: string[];
   description: string;
   operation: SourceOperation;
   /** The operation's number in the spec (1..11). */
@@ -151,6 +153,7 @@ export function planCredits(config: Config, options: { dayMs: number; compiled?:
     return {
       key: source.key,
       watch: source.watch,
+      watches: watchesOf(source),
       description: source.description,
       operation,
       operationNumber: spec.number,

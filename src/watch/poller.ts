@@ -37,6 +37,11 @@ export interface PlannedSource {
   logFilters?: readonly LogFilter[];
 }
 
+/** Every watch a source serves, the one it follows first: a watch sharing another's source is listed with it. */
+export function watchesOf(source: Pick<PlannedSource, "watch" | "members">): string[] {
+  return [...new Set([source.watch, ...(source.members ?? []).map((member) => member.watch)])];
+}
+
 /** A watch (one of its server-side queries) served by a source. */
 export interface SourceMember {
   watch: string;

@@ -3,15 +3,17 @@ import type { SourceState } from "./engine.js";
 /**
  * What a source needs from a person, worst last:
  * - ok: its last tick succeeded and it is within `behind_blocks` of the head;
+ * - starting: no tick of it has succeeded yet (since the start, or since this replica took
+ *   it), and none failed: it is not called ok before it was read;
  * - catching_up: its last tick succeeded but it is more than `behind_blocks` behind the head;
  * - retrying: its ticks have failed for less than `failing_after` (the next tick retries);
  * - failing: its ticks have failed for `failing_after` or longer;
  * - stalled: it has not finished a successful tick for longer than its stale limit and is not
  *   failing (no ticks at all: a hung tick, the budget pause, a stopped schedule).
  */
-export type SourceHealthState = "ok" | "catching_up" | "retrying" | "failing" | "stalled";
+export type SourceHealthState = "ok" | "starting" | "catching_up" | "retrying" | "failing" | "stalled";
 
-export const SOURCE_HEALTH_ORDER: readonly SourceHealthState[] = ["ok", "catching_up", "retrying", "failing", "stalled"];
+export const SOURCE_HEALTH_ORDER: readonly SourceHealthState[] = ["ok", "starting", "catching_up", "retrying", "failing", "stalled"];
 
 /** The states that need a person: /readyz answers 503 while a source is in one of them. */
 export const NEEDS_A_PERSON: ReadonlySet<SourceHealthState> = new Set(["failing", "stalled"]);
@@ -96,10 +98,14 @@ export function createSourceHealthTracker(options: SourceHealthOptions): SourceH
             lastOk === null ? (heldSince === undefined ? "no successful tick since start" : `no successful tick since this replica took it at ${new Date(heldSince).toISOString()}`) : `no successful tick since ${state.last_ok_at}`;
           return { ...base, state: "stalled", failing_since: null, detail: `${what}${state.last_outcome === "paused" ? " (the daily credit budget is spent)" : ""}` } satisfies SourceHealth;
         }
+        if (lastOk === null) {
+          const detail = state.last_outcome === "paused" ? "not read yet: the daily credit budget is spent" : state.running ? "first tick running" : "first tick pending";
+          return { ...base, state: "starting", failing_since: null, detail } satisfies SourceHealth;
+        }
         if (lag !== null && lag > options.behindBlocks) {
           return { ...base, state: "catching_up", failing_since: null, detail: `${lag} blocks behind the head (more than ${options.behindBlocks})` } satisfies SourceHealth;
         }
-        return { ...base, state: "ok", failing_since: null, detail: lastOk === null ? "first tick pending" : `last successful tick ${state.last_ok_at}` } satisfies SourceHealth;
+        return { ...base, state: "ok", failing_since: null, detail: `last successful tick ${state.last_ok_at}` } satisfies SourceHealth;
       });
     },
   };

@@ -70,7 +70,7 @@ describe("kaiawatch doctor", () => {
     const before = sim.stats().creditsTotal;
     const { code, out } = await doctor(config());
     expect(out).not.toContain("FAIL");
-    for (const check of ["chain rpc", "node traces", "explorer", "plan", "operation 3", "operation 11", "operation 10", "indexing lag", "sink hook (webhook)", "sink out (file)"]) expect(line(out, check), check).toMatch(/^\s+ok\s/);
+    for (const check of ["store", "chain rpc", "node traces", "explorer", "plan", "operation 3", "operation 11", "operation 10", "indexing lag", "sink hook (webhook)", "sink out (file)"]) expect(line(out, check), check).toMatch(/^\s+ok\s/);
     expect(line(out, "plan")).toContain("quotas 500 requests/s, 100000 a day");
     expect(line(out, "indexing lag")).toMatch(/1 behind the node's head \(chain\.lag_blocks is 2\)/);
     expect(line(out, "operation 11")).toContain("fields beyond the document: none");

@@ -83,9 +83,9 @@ describe("the health of a replica's sources", () => {
     expect(first.sources.map((source) => source.key)).toEqual([a]);
     expect(first.problems).toEqual([]);
 
-    // This replica takes b over: nothing is known of it yet, and it is not stalled.
+    // This replica takes b over: nothing is known of it yet (starting), and it is not stalled.
     heldB = true;
-    expect(await statesOf(health)).toEqual({ [a]: "ok", [b]: "ok" });
+    expect(await statesOf(health)).toEqual({ [a]: "ok", [b]: "starting" });
     // Its stall is measured from when it was taken, not from the start.
     clock.advance(2 * MINUTE);
     states[0] = state(a, { last_tick_at: at(clock.now()), last_ok_at: at(clock.now()), last_outcome: "ok", cursor: 1000 });
@@ -104,10 +104,10 @@ describe("the health of a replica's sources", () => {
     // Taken back later: its old failure (another holding's story) neither counts nor starts a streak.
     heldB = true;
     states[0] = state(a, { last_tick_at: at(clock.now()), last_ok_at: at(clock.now()), last_outcome: "ok", cursor: 1000 });
-    expect(await statesOf(health)).toEqual({ [a]: "ok", [b]: "ok" });
+    expect(await statesOf(health)).toEqual({ [a]: "ok", [b]: "starting" });
     clock.advance(40_000);
     states[0] = state(a, { last_tick_at: at(clock.now()), last_ok_at: at(clock.now()), last_outcome: "ok", cursor: 1000 });
-    expect((await statesOf(health))[b]).toBe("ok");
+    expect((await statesOf(health))[b]).toBe("starting");
     // Its first tick since then counts as usual.
     states[1] = state(b, { last_tick_at: at(clock.now()), last_outcome: "error", last_error: "boom again", cursor: 990 });
     expect((await statesOf(health))[b]).toBe("retrying");

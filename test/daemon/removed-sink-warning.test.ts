@@ -10,11 +10,12 @@ import { createSecretRedactor } from "../../src/common/secrets.js";
 import { parseConfigText } from "../../src/config/index.js";
 import { createDaemon } from "../../src/daemon/create-daemon.js";
 import { createSimulator } from "../../src/simulator/index.js";
+import { createReadiness } from "../../src/status/readiness.js";
 import { tempDir } from "../helpers/harness.js";
 
 /**
- * Issue 41, secrets: a sink removed by a reload while alerts wait for it is announced by one
- * warn line. docs/configuration.md promises that secret-bearing values never appear in an
+ * Issue 41: a sink removed by a reload while alerts wait for it is announced by one warn
+ * line, and said in /readyz's detail and /status's conditions with the count and what to do. docs/configuration.md promises that secret-bearing values never appear in an
  * error or a log line: the line names the sink, and no part of its URL (host, port, path).
  * The reload is run as `kaiawatch run` runs it (run.ts): the old daemon stops, one of the new
  * config starts on the same store, one scrubber for both.
@@ -72,7 +73,8 @@ watches:
     const first = await createDaemon(common, { config: before.config });
     await first.start();
     await first.engine.runOnce();
-    expect((await first.store.listOutbox({ sink: "hook", state: "pending" })).length).toBeGreaterThan(0);
+    const pending = (await first.store.listOutbox({ sink: "hook", state: "pending" })).length;
+    expect(pending).toBeGreaterThan(0);
     await first.stop();
 
     for (const secret of after.secrets) redactor.add(secret);
@@ -84,5 +86,14 @@ watches:
     expect(log.all.filter((l) => l.includes("not configured"))).toEqual([line]);
     expect(JSON.parse(line)).toMatchObject({ level: 40, sink: "hook" });
     for (const part of [host, "/hooks/", "T0123", "B0456-xyz"]) expect(line).not.toContain(part);
+
+    // Said in /readyz's sinks check (ready all the same: the alerts are kept, as they should
+    // be) and, as a condition, in /status (kaiawatch status prints it) and to operational sinks.
+    const said = `${pending} alert${pending === 1 ? "" : "s"} pending for sink hook, which the config no longer has: kept in the outbox, and sent once a sink named hook is configured again (kaiawatch outbox --sink hook lists them)`;
+    const readiness = await createReadiness({ store: second.store, health: second.health })();
+    expect(readiness.checks.sinks).toEqual({ ok: true, detail: said });
+    const snapshot = await second.health.check();
+    expect(snapshot.conditions.filter((condition) => condition.kind === "sink_removed_pending").map((condition) => condition.summary)).toEqual([said]);
+    for (const part of [host, "/hooks/", "T0123", "B0456-xyz"]) expect(JSON.stringify([readiness, snapshot])).not.toContain(part);
   });
 });

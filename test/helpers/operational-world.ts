@@ -55,12 +55,14 @@ export interface OperationalWorldOptions {
 
 /**
  * The chain head as the daemon reads it: the simulator's, or `head` when set (a node that
- * restarted on an older chain), or no answer at all while `down` (503).
+ * restarted on an older chain), or no answer at all while `down` (503), or `refusal`'s.
  */
 export interface HeadFront {
   url: string;
   head: number | undefined;
   down: boolean;
+  /** While set, every call is answered with this status and body (a node refusing its key: 401). */
+  refusal?: { status: number; body: string };
 }
 
 export async function operationalWorld(options: OperationalWorldOptions): Promise<OperationalWorld> {
@@ -132,6 +134,11 @@ ${options.withoutOpsSink ? "" : `  ops: { type: webhook, url: "${receiver.url}/o
 async function startHeadFront(rpcUrl: string): Promise<{ front: HeadFront; close(): Promise<void> }> {
   const front: HeadFront = { url: "", head: undefined, down: false };
   const { url, close } = await startLocalFront(rpcUrl, (req, res) => {
+    if (front.refusal !== undefined) {
+      res.writeHead(front.refusal.status, { "content-type": "text/plain" });
+      res.end(front.refusal.body);
+      return true;
+    }
     if (front.down) {
       res.writeHead(503, { "content-type": "text/plain" });
       res.end("node restarting");

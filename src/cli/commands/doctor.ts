@@ -10,6 +10,9 @@ const HELP = `Usage: kaiawatch doctor [options]
 What to run first with a real key: checks a config against the services it names and
 prints one line per check with its verdict (ok, warn, FAIL) and, for each failure, the fix.
 
+  store          the store's folder exists or can be made, a file can be created and
+                 written in it, and the store lock can be taken (a lock held by a running
+                 daemon is a warning); the file store only
   chain rpc      the node answers, its chain id is chain.network's (8217 mainnet, 1001 Kairos)
   explorer       the explorer answers and accepts explorer.api_key (1 credit)
   plan           the key's quotas, where the server says them, and whether its plan has
@@ -21,7 +24,8 @@ prints one line per check with its verdict (ok, warn, FAIL) and, for each failur
   sink NAME      the sink's host resolves (or its file's folder is writable); with --send a
                  test alert goes through it, as \`kaiawatch test-sink NAME\` sends it
 
-Nothing is written to the store. The credits the probes cost are printed at the end.
+The store itself is not opened (its folder is made if missing, the probe file is removed,
+the lock file beside it stays). The credits the probes cost are printed at the end.
 
 Exit codes: 0 every check is ok (warnings allowed), 1 a check failed, 2 a bad config.
 

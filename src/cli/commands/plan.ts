@@ -74,14 +74,14 @@ export function formatPlan(plan: CreditPlan, config: Config, path: string, optio
   if (options.wide === true) {
     const rows = [["watch", "source", "op", "schedule", "ticks/day", "requests/day", "credits/day", "credits/tick"]];
     for (const s of plan.sources) {
-      rows.push([s.watch, s.description, String(s.operationNumber), s.schedule, n(s.ticksPerDay), n(s.requestsPerDay), n(s.creditsPerDay), s.creditsPerTick.toFixed(s.creditsPerTick % 1 === 0 ? 0 : 2)]);
+      rows.push([s.watches.join(", "), s.description, String(s.operationNumber), s.schedule, n(s.ticksPerDay), n(s.requestsPerDay), n(s.creditsPerDay), s.creditsPerTick.toFixed(s.creditsPerTick % 1 === 0 ? 0 : 2)]);
     }
     rows.push(["total", "", "", "", "", n(plan.requestsPerDay), n(plan.creditsPerDay), ""]);
     lines.push(...table(rows, 4));
   } else {
     // 16 + 46 + 2 + 14 + 11 and the gaps: 99 columns at most.
     const rows = [["watch", "source", "op", "schedule", "credits/day"]];
-    for (const s of plan.sources) rows.push([narrow(s.watch, 16), narrow(s.description, 46), String(s.operationNumber), narrow(s.schedule, 14), n(s.creditsPerDay)]);
+    for (const s of plan.sources) rows.push([narrow(s.watches.join(", "), 16), narrow(s.description, 46), String(s.operationNumber), narrow(s.schedule, 14), n(s.creditsPerDay)]);
     rows.push(["total", "", "", "", n(plan.creditsPerDay)]);
     lines.push(...table(rows, 4));
     if (plan.sources.length > 0) lines.push("(--wide: whole descriptions, ticks, requests and credits a tick)");

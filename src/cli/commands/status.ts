@@ -12,7 +12,7 @@ const HELP = `Usage: kaiawatch status [--config PATH] [--url URL …] [--json]
 
 Asks running daemons how they are, as amtool asks Alertmanager: reads each one's /status
 (status.listen) and prints its readiness and why, its sources (state, lag behind the head,
-the replica holding each, its last tick), its balance watches (holder, last reading, rules
+the replica holding each, its last tick, and under them each source's last error), its balance watches (holder, last reading, rules
 firing), its sinks (waiting, retrying, dead), kaiawatch's own operational conditions firing
 now, and the credit day (spent, budget, left).
 
@@ -37,7 +37,7 @@ export interface StatusBody {
   uptime_seconds: number;
   head: { block: number | null };
   health: { worst: string; conditions: Array<{ key: string; kind: string; summary: string }> };
-  sources: Array<{ key: string; watch: string; state: string | null; lag: number | null; holder?: string | null; held_here?: boolean; last_tick_at: string | null; running: boolean; last_error: string | null }>;
+  sources: Array<{ key: string; watch: string; watches?: string[]; state: string | null; lag: number | null; holder?: string | null; held_here?: boolean; last_tick_at: string | null; running: boolean; last_error: string | null }>;
   sinks: Record<string, { type: string; pending: number; retrying: number; dead: number; holder?: string | null; last_error: string | null }>;
   balance_watches?: Array<{ watch: string; holder: string | null; last_read: { block: number; at: string } | null; rules: Array<{ rule: string; state: string }> }>;
   replica?: string | null;
@@ -109,9 +109,11 @@ export function describe(answer: Answer): string {
   out.push(
     ...table(
       ["SOURCE", "WATCH", "STATE", "LAG", "HOLDER", "LAST TICK"],
-      s.sources.map((src) => [src.key, src.watch, `${src.state ?? "-"}${src.running ? ", running" : ""}`, src.lag === null ? "-" : String(src.lag), holder(src.holder, src.held_here && src.holder !== null), ago(src.last_tick_at)]),
+      s.sources.map((src) => [src.key, (src.watches ?? [src.watch]).join(", "), `${src.state ?? "-"}${src.running ? ", running" : ""}`, src.lag === null ? "-" : String(src.lag), holder(src.holder, src.held_here && src.holder !== null), ago(src.last_tick_at)]),
     ),
   );
+  // A source's last error on a line of its own, whole: it names the setting to change (a refused key).
+  for (const src of s.sources) if (src.last_error !== null) out.push(`  last error of ${src.key} (${src.watch}): ${cleanLine(src.last_error, 400)}`);
   const balances = s.balance_watches ?? [];
   if (balances.length > 0) {
     out.push("");

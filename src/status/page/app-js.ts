@@ -183,6 +183,9 @@ export const APP_JS = String.raw`(function () {
   // The daemon's state names, as the page writes them.
   var STATE_NAME = { catching_up: "catching up" };
 
+  /** Every watch a source serves (a watch sharing another's source is listed with it). */
+  function watchNames(s) { return (Array.isArray(s.watches) && s.watches.length ? s.watches : [s.watch]).join(", "); }
+
   /**
    * ok, catching up, retrying, failing or stalled (plus starting and paused), from what
    * /status says of the source; a daemon that reports the state itself (s.state) is believed.
@@ -267,7 +270,7 @@ export const APP_JS = String.raw`(function () {
     fill($("trouble-sources"), troubled.map(function (x) {
       var tr = el("tr");
       tr.setAttribute("data-source-key", String(x.s.key));
-      var watch = td(x.s.watch);
+      var watch = td(watchNames(x.s));
       watch.appendChild(el("div", "subtle", x.s.description));
       var state = el("td");
       state.appendChild(badge(x.state, KIND[x.state]));
@@ -325,7 +328,7 @@ export const APP_JS = String.raw`(function () {
     fill($("sources-body"), sources.map(function (s, i) {
       var tr = el("tr");
       tr.setAttribute("data-source-key", String(s.key));
-      var watch = td(s.watch);
+      var watch = td(watchNames(s));
       watch.appendChild(el("div", "subtle", s.description));
       var source = td(s.family);
       source.appendChild(el("div", "subtle mono", s.schedule));
