@@ -9,8 +9,8 @@ import type { Config } from "../src/config/types.js";
 import { CONFIG_CHECKS } from "../src/daemon/config-checks.js";
 
 /** A validated config, with the checks `kaiawatch run` applies, from a plain object (YAML is a superset of JSON). */
-export function configOf(document: unknown): Config {
-  return parseConfigText(JSON.stringify(document), { fileName: "bench.yaml", env: {}, checks: CONFIG_CHECKS }).config;
+export function configOf(document: unknown, options: { maxBytes?: number } = {}): Config {
+  return parseConfigText(JSON.stringify(document), { fileName: "bench.yaml", env: {}, checks: CONFIG_CHECKS, ...options }).config;
 }
 
 export function tempDir(prefix: string): { path: string; remove: () => void } {

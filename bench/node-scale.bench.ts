@@ -1,0 +1,152 @@
+/**
+ * Node scale (issue 40, item 7): what watching N contracts' event logs and N wallets' token
+ * transfers costs with each `source` choice (explorer, node, both), at 100, 1,000, 10,000 and
+ * 100,000 watches: requests and credits a day (the daemon's own plan, planCredits), and one
+ * quiet tick (one new block, no records in it): its wall time, its requests by kind and the
+ * resident memory after it, each against the explorer-only plan of the same size in this run.
+ *
+ * Targets: at 100,000 node-read watches one quiet tick ≤ 1 s and ≤ 300 MB resident; node
+ * requests a day independent of the watch count, up to the node's address limit per query
+ * (the reader batches longer address and topic lists: one query per batch).
+ *
+ * The explorer's quiet tick is one request per source, so at 100,000 watches a tick is
+ * 100,000 requests (about a minute against the simulator, days of a real plan's rate): it is
+ * run up to 10,000 watches; above, its figures are the plan's. The daemon runs in this
+ * process (createDaemon + engine.runOnce()), the simulator in its own, so resident memory is
+ * this process's: the benchmark's own copy of the config included (an upper bound).
+ *
+ * A config file holds at most 8 MiB (MAX_CONFIG_BYTES): about 35,000 watches with a rule
+ * each. The larger sizes are given to the parser as text past that limit (maxBytes), which
+ * `kaiawatch run` would refuse: they measure the daemon, not a config a user can write today.
+ *
+ * `--quick`: up to 10,000 watches, printed, not written. `--smoke` (npm test): 100 watches.
+ */
+import { createTestCommon } from "../src/common/common.js";
+import { createDaemon } from "../src/daemon/create-daemon.js";
+import type { SimulatorStats } from "../src/simulator/index.js";
+import { planCredits } from "../src/watch/credit-plan.js";
+import { isNodeOperation } from "../src/watch/source.js";
+import { report, type BenchFigure } from "./lib.js";
+import { sized } from "./mode.js";
+import { startSimulatorProcess } from "./simulator-process.js";
+import { configOf, loadNote, round, tempDir } from "./support.js";
+
+const SIZES = sized([100, 1_000, 10_000, 100_000], [100, 1_000, 10_000], [100]);
+/** The explorer's quiet tick is run up to this many watches (one request per source). */
+const EXPLORER_TICK_MAX = 10_000;
+const CHOICES = ["explorer", "node", "both"] as const;
+type Choice = (typeof CHOICES)[number];
+const MB = 1024 * 1024;
+const DAY_MS = Date.UTC(2026, 0, 5);
+const TRANSFER = "Transfer(address indexed from, address indexed to, uint256 value)";
+
+// A quiet chain: blocks without records.
+const sim = await startSimulatorProcess({ seed: 11, initialBlocks: 10, density: { eventLogs: 0, nftTransfers: 0, internalTransactions: 0 } });
+const dir = tempDir("kaiawatch-bench-node-scale-");
+const address = (kind: number, i: number) => `0x${kind.toString(16).padStart(2, "0")}${i.toString(16).padStart(38, "0")}`;
+const TOKEN = sim.addresses.busyToken;
+
+/** Half contracts (event logs of one event), half wallets (transfers of one token), one rule each. */
+function configFor(watchCount: number, choice: Choice, store: string) {
+  const half = Math.max(1, Math.floor(watchCount / 2));
+  const watches: unknown[] = [];
+  const rules: unknown[] = [];
+  for (let i = 0; i < half; i++) {
+    watches.push({ name: `c${i}`, contract: address(0xc0, i), events: [TRANSFER] });
+    rules.push({ name: `c${i}`, watch: `c${i}`, when: { "args.value": { gte: "1000 * 10^18" } }, notify: ["out"] });
+    watches.push({ name: `w${i}`, account: address(0xa0, i), tokens: [TOKEN] });
+    rules.push({ name: `w${i}`, watch: `w${i}`, source: "event_logs", when: { direction: "out" }, notify: ["out"] });
+  }
+  return configOf({
+    explorer: { base_url: sim.url, requests_per_second: 100_000, page_size: 2000, api_plan: "PRO_PLUS" },
+    chain: { rpc_url: sim.rpcUrl, lag_blocks: 0, requests_per_second: 100_000 },
+    store: { path: store },
+    status: { listen: false },
+    defaults: { start: "latest", jitter: "0s", schedule: "*/10 * * * * *", source: choice },
+    watches,
+    rules,
+    sinks: { out: { type: "file", path: `${dir.path}/alerts.jsonl` } },
+  }, { maxBytes: Infinity });
+}
+
+const requestsOf = (stats: SimulatorStats) => {
+  let explorer = 0;
+  for (const [op, byStatus] of Object.entries(stats.requests)) if (op !== "rpc") explorer += Object.values(byStatus).reduce((a, b) => a + b, 0);
+  const logs = (stats.rpcMethods.eth_getLogs ?? 0) + (stats.rpcMethods.kaia_getLogs ?? 0);
+  return { explorer, logs, rpc: Object.values(stats.rpcMethods).reduce((a, b) => a + b, 0) };
+};
+
+interface Row {
+  watches: number;
+  choice: Choice;
+  explorerRequestsPerDay: number;
+  creditsPerDay: number;
+  nodeRequestsPerDay: number;
+  sources: number;
+  tick?: { seconds: number; explorer: number; logs: number; rpc: number; rssMB: number };
+}
+
+async function measure(watchCount: number, choice: Choice): Promise<Row> {
+  const store = `${dir.path}/store-${choice}-${watchCount}.db`;
+  const config = configFor(watchCount, choice, store);
+  const plan = planCredits(config, { dayMs: DAY_MS });
+  const explorer = plan.sources.filter((s) => !isNodeOperation(s.operation));
+  const row: Row = {
+    watches: watchCount,
+    choice,
+    explorerRequestsPerDay: explorer.reduce((sum, s) => sum + s.requestsPerDay, 0),
+    creditsPerDay: plan.creditsPerDay,
+    nodeRequestsPerDay: plan.rpc.logSources.reduce((sum, s) => sum + s.callsPerDay, 0),
+    sources: plan.sources.length,
+  };
+  if (choice !== "node" && watchCount > EXPLORER_TICK_MAX) return row;
+  const daemon = await createDaemon(createTestCommon(), { config });
+  try {
+    // The first tick sets every cursor at the head (start: latest); the measured one reads one new, empty block.
+    await daemon.engine.runOnce();
+    await sim.mine(1);
+    await sim.resetStats();
+    global.gc?.();
+    const started = performance.now();
+    const tick = await daemon.engine.runOnce();
+    const seconds = (performance.now() - started) / 1000;
+    const failed = tick.results.filter((r) => r.error !== undefined);
+    if (failed.length > 0) throw new Error(`${failed.length} sources failed, e.g. ${failed[0]?.key}: ${failed[0]?.error}`);
+    const counts = requestsOf(await sim.stats());
+    row.tick = { seconds, ...counts, rssMB: process.memoryUsage().rss / MB };
+  } finally {
+    await daemon.stop();
+  }
+  return row;
+}
+
+const rows: Row[] = [];
+for (const size of SIZES) for (const choice of CHOICES) rows.push(await measure(size, choice));
+const load = loadNote("when the run ended");
+await sim.close();
+dir.remove();
+
+const n = (value: number) => value.toLocaleString("en-US");
+const figures: BenchFigure[] = [];
+for (const row of rows) {
+  const base = rows.find((r) => r.watches === row.watches && r.choice === "explorer") as Row;
+  const label = `${n(row.watches)} watches, ${row.choice}`;
+  figures.push({ name: `${label}: explorer requests a day`, value: row.explorerRequestsPerDay, unit: "requests", baseline: base.explorerRequestsPerDay });
+  figures.push({ name: `${label}: credits a day`, value: row.creditsPerDay, unit: "credits", baseline: base.creditsPerDay });
+  figures.push({ name: `${label}: node log queries a day`, value: row.nodeRequestsPerDay, unit: "requests", baseline: base.nodeRequestsPerDay });
+  if (row.tick === undefined) continue;
+  const big = row.watches >= 100_000 && row.choice === "node";
+  figures.push({ name: `${label}: quiet tick wall time`, value: round(row.tick.seconds, 3), unit: "s", baseline: base.tick === undefined ? undefined : round(base.tick.seconds, 3), ...(big ? { target: "≤ 1", ok: row.tick.seconds <= 1 } : {}) });
+  figures.push({ name: `${label}: quiet tick explorer requests`, value: row.tick.explorer, unit: "requests" });
+  figures.push({ name: `${label}: quiet tick log queries (all JSON-RPC calls: ${n(row.tick.rpc)})`, value: row.tick.logs, unit: "requests" });
+  figures.push({ name: `${label}: resident memory after the tick`, value: round(row.tick.rssMB, 1), unit: "MB", ...(big ? { target: "≤ 300", ok: row.tick.rssMB <= 300 } : {}) });
+}
+const nodeDays = rows.filter((r) => r.choice === "node").map((r) => r.nodeRequestsPerDay);
+report("node-scale", figures, [
+  "Watches: half contracts (one event, Transfer with indexed and names, a rule on args.value), half wallets (one token's transfers, a rule on direction), one rule each; schedule every 10 s (8,640 ticks a day), start: latest, one block a second.",
+  "Requests and credits a day: planCredits, the daemon's own plan, per source choice (defaults.source). Baseline: the explorer-only plan of the same size.",
+  `Node log queries a day by size: ${nodeDays.map(n).join(", ")}: a query per tick per filter batch, whatever the watch count up to the reader's address batch.`,
+  `The quiet tick: engine.runOnce() in this process after one new block without records; requests counted by the simulator. The explorer's tick is run up to ${n(EXPLORER_TICK_MAX)} watches (one request per source); above, only the plan's figures.`,
+  "Resident memory: this process (the benchmark's own config objects included).",
+  load,
+]);
