@@ -53,7 +53,7 @@ function configFor(watchCount: number, choice: Choice, store: string) {
   const rules: unknown[] = [];
   for (let i = 0; i < half; i++) {
     watches.push({ name: `c${i}`, contract: address(0xc0, i), events: [TRANSFER] });
-    rules.push({ name: `c${i}`, watch: `c${i}`, when: { "args.value": { gte: "1000 * 10^18" } }, notify: ["out"] });
+    rules.push({ name: `c${i}`, watch: `c${i}`, when: { "args.value": { gte: "1000 * 10^18 base_units" } }, notify: ["out"] });
     watches.push({ name: `w${i}`, account: address(0xa0, i), tokens: [TOKEN] });
     rules.push({ name: `w${i}`, watch: `w${i}`, source: "event_logs", when: { direction: "out" }, notify: ["out"] });
   }
