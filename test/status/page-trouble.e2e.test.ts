@@ -71,7 +71,7 @@ watches:
   - { name: treasury, account: "${sim.addresses.busyWallet}", sources: [internal_transactions] }
 rules:
   - { name: treasury-calls, watch: treasury, summary: "call to {{to}}", notify: [ops-hook], group: { window: 1s, max: 100 } }
-  - { name: treasury-large, watch: treasury, when: { amount: "1" }, summary: "large call to {{to}}", notify: [audit-hook] }
+  - { name: treasury-large, watch: treasury, when: { amount: "1 KAIA" }, summary: "large call to {{to}}", notify: [audit-hook] }
 sinks:
   ops-hook: { type: webhook, url: "${receiver.url}/ops", allow_http: true }
   audit-hook: { type: webhook, url: "${receiver.url}/audit", allow_http: true }
