@@ -5,7 +5,7 @@
  * and read through the client: it must pass the boundary, its undocumented fields must be
  * the ones the file lists, and the records kaiawatch watches must normalise.
  */
-import { readFileSync, readdirSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createTestCommon } from "../../src/common/common.js";
 import { createExplorerClient, type ExplorerClient } from "../../src/explorer/client.js";
@@ -13,31 +13,11 @@ import { ExplorerError } from "../../src/explorer/errors.js";
 import type { OperationName } from "../../src/explorer/operations.js";
 import { NORMALIZERS } from "../../src/watch/normalize.js";
 import { startFixtureServer, type FixtureServer } from "./fixture-server.js";
+import { CORPUS } from "../helpers/explorer-corpus.js";
 
 const DIR = new URL("../fixtures/explorer/", import.meta.url);
 
-interface Fixture {
-  file: string;
-  operation: OperationName;
-  variant: string;
-  source: string;
-  request: Record<string, unknown>;
-  unknown_fields: string[];
-  /** The body's own text: the file's `body` is its last key, so that numbers keep every digit. */
-  text: string;
-}
-
-function readFixture(file: string): Fixture {
-  const text = readFileSync(new URL(file, DIR), "utf8");
-  const parsed = JSON.parse(text) as Omit<Fixture, "file" | "text">;
-  const start = text.indexOf('"body": ') + '"body": '.length;
-  return { ...parsed, file, text: text.slice(start, text.lastIndexOf("}")).trim() };
-}
-
-const FIXTURES = readdirSync(DIR)
-  .filter((f) => f.endsWith(".json") && !f.startsWith("errors"))
-  .sort()
-  .map(readFixture);
+const FIXTURES = CORPUS;
 
 const FAMILY_OF: Partial<Record<OperationName, keyof typeof NORMALIZERS>> = {
   accountNftTransfers: "nft_transfers",

@@ -4,7 +4,7 @@
  * Each answer of the corpus (test/fixtures/explorer/) is served as it is and with every key
  * in camelCase: both read the same, and the client counts which spelling it read.
  */
-import { readFileSync, readdirSync } from "node:fs";
+
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createTestCommon } from "../../src/common/common.js";
 import { createExplorerClient, type ExplorerClient } from "../../src/explorer/client.js";
@@ -12,28 +12,10 @@ import { ExplorerShapeError } from "../../src/explorer/errors.js";
 import type { OperationName } from "../../src/explorer/operations.js";
 import { camelCaseOf, spellingOf } from "../../src/explorer/spelling.js";
 import { startFixtureServer, type FixtureServer } from "./fixture-server.js";
+import { CORPUS, type CorpusFixture } from "../helpers/explorer-corpus.js";
 
-const DIR = new URL("../fixtures/explorer/", import.meta.url);
 
-interface Fixture {
-  file: string;
-  operation: OperationName;
-  request: Record<string, unknown>;
-  unknown_fields: string[];
-  text: string;
-}
-
-function readFixture(file: string): Fixture {
-  const text = readFileSync(new URL(file, DIR), "utf8");
-  const parsed = JSON.parse(text) as Omit<Fixture, "file" | "text">;
-  const start = text.indexOf('"body": ') + '"body": '.length;
-  return { ...parsed, file, text: text.slice(start, text.lastIndexOf("}")).trim() };
-}
-
-const FIXTURES = readdirSync(DIR)
-  .filter((f) => f.endsWith(".json") && !f.startsWith("errors"))
-  .sort()
-  .map(readFixture);
+const FIXTURES = CORPUS;
 
 /** Every key of the text in camelCase, numbers untouched (re-serialising would round them). */
 const camelCaseText = (text: string) => text.replace(/"([a-z0-9]+(?:_[a-z0-9]+)+)"(\s*):/g, (_, key: string, space: string) => `"${camelCaseOf(key)}"${space}:`);
@@ -60,7 +42,7 @@ afterEach(async () => {
   await server.close();
 });
 
-async function read(fixture: Fixture, text: string): Promise<unknown> {
+async function read(fixture: CorpusFixture, text: string): Promise<unknown> {
   server.enqueue({ body: text, headers: { "content-type": "application/json" } });
   return await (client[fixture.operation] as (params: unknown) => Promise<unknown>)(fixture.request);
 }
