@@ -1,5 +1,5 @@
 import type { Common } from "../common/common.js";
-import { JsonRpcCallError, JsonRpcError, JsonRpcResponseTooLargeError, type JsonRpc } from "./json-rpc.js";
+import { JsonRpcCallError, JsonRpcError, JsonRpcHttpError, JsonRpcResponseTooLargeError, type JsonRpc } from "./json-rpc.js";
 
 /** One log query's filter as a node reads it: addresses "or"; per topic position null (any) or a list ("or"). */
 export interface LogFilter {
@@ -45,6 +45,53 @@ export class NodeLogLimitError extends JsonRpcError {
 }
 
 const METHOD = "eth_getLogs";
+
+/**
+ * The largest request body a Kaia node reads by default (`--maxRequestContentLength`,
+ * common/variables.go: 512 KiB); over it the node answers HTTP 413 "content length too large
+ * (N>524288)" before reading the call. About 11,000 addresses, or 7,500 topics, in one query.
+ */
+export const KAIA_MAX_REQUEST_BYTES = 512 * 1024;
+
+/** A log query's JSON-RPC envelope and range (`{"jsonrpc":"2.0","id":…,"method":"eth_getLogs","params":[{"fromBlock":…}]}`), rounded up. */
+const QUERY_ENVELOPE_BYTES = 200;
+
+/** An upper bound of the bytes of a filter's query as the JSON-RPC client sends it (its lists are ASCII hex). */
+export function logQueryBytes(filter: LogFilter): number {
+  let bytes = QUERY_ENVELOPE_BYTES;
+  for (const address of filter.address ?? []) bytes += address.length + 3;
+  for (const position of filter.topics ?? []) bytes += position === null ? 5 : position.reduce((sum, topic) => sum + topic.length + 3, 3);
+  return bytes;
+}
+
+/**
+ * A filter as queries of at most `maxBytes` each. Its longest "or" list (the addresses, or
+ * one topic position's) is cut into as few parts as fit beside the rest, or halved when the
+ * rest alone is too long; a query of single entries is sent as it is. Cutting one "or" list
+ * partitions what the filter matches, so the parts together match exactly what it does.
+ */
+export function logQueryBatches(filter: LogFilter, maxBytes: number): LogFilter[] {
+  const bytes = logQueryBytes(filter);
+  if (bytes <= maxBytes) return [filter];
+  const lists: { bytes: number; entries: readonly string[]; rebuild: (part: readonly string[]) => LogFilter }[] = [];
+  if (filter.address !== undefined && filter.address.length > 1) lists.push({ bytes: logQueryBytes({ address: filter.address }) - QUERY_ENVELOPE_BYTES, entries: filter.address, rebuild: (part) => ({ ...filter, address: part }) });
+  filter.topics?.forEach((position, i) => {
+    if (position === null || position.length < 2) return;
+    const topics = filter.topics as readonly (readonly string[] | null)[];
+    lists.push({ bytes: logQueryBytes({ topics: [position] }) - QUERY_ENVELOPE_BYTES, entries: position, rebuild: (part) => ({ ...filter, topics: topics.map((t, j) => (j === i ? part : t)) }) });
+  });
+  const longest = lists.sort((a, b) => b.bytes - a.bytes)[0];
+  if (longest === undefined) return [filter];
+  const entryBytes = Math.max(...longest.entries.map((e) => e.length + 3));
+  const perPart = Math.floor((maxBytes - (bytes - longest.bytes) - 3) / entryBytes);
+  const size = perPart >= 1 ? perPart : Math.ceil(longest.entries.length / 2);
+  const parts: LogFilter[] = [];
+  for (let i = 0; i < longest.entries.length; i += size) parts.push(...logQueryBatches(longest.rebuild(longest.entries.slice(i, i + size)), maxBytes));
+  return parts;
+}
+
+/** Kaia's 413 names its body limit: "content length too large (600000>524288)". */
+const BODY_LIMIT = /content length too large \(\d+>(\d+)\)/i;
 
 /*
  * What a node answers a log query too large for it, so that a smaller one may pass: Kaia's
@@ -101,19 +148,20 @@ function checkedLog(value: unknown, range: { from: number; to: number }, fail: (
 }
 
 /**
- * The node's logs of a block range for many filters at once: one eth_getLogs per filter (and
- * per batch of `maxAddresses` addresses), merged into one list in chain order. A query the
- * node refuses as too large (its result or time limit, a gateway's range limit, or an answer
- * over the client's size cap) is asked again in halves: the range down to one block, then the
- * address list; each half is a complete query of its part, so no log is lost at a split. A
- * range limit the node names is remembered and applied up front. Every log is checked; a log
- * the node marks `removed` (a reorg's, which Kaia's immediate finality should never show) is
- * dropped and counted.
+ * The node's logs of a block range for many filters at once: one eth_getLogs per filter (cut
+ * into queries of at most `maxRequestBytes`, by logQueryBatches), merged into one list in
+ * chain order. A query the node refuses as too large (its result or time limit, a gateway's
+ * range limit, or an answer over the client's size cap) is asked again in halves: the range
+ * down to one block, then the address list; each half is a complete query of its part, so no
+ * log is lost at a split. A query whose body the node refuses (HTTP 413) is cut smaller. A
+ * range or body limit the node names is remembered and applied up front. Every log is
+ * checked; a log the node marks `removed` (a reorg's, which Kaia's immediate finality should
+ * never show) is dropped and counted.
  */
-export function createLogReader(common: Common, options: { rpc: JsonRpc; maxAddresses?: number }): LogReader {
+export function createLogReader(common: Common, options: { rpc: JsonRpc; maxRequestBytes?: number }): LogReader {
   const { rpc } = options;
-  const maxAddresses = options.maxAddresses ?? Number.POSITIVE_INFINITY;
-  if (!(maxAddresses >= 1) || (Number.isFinite(maxAddresses) && !Number.isSafeInteger(maxAddresses))) throw new JsonRpcError(METHOD, `maxAddresses must be a whole number of at least 1, not ${maxAddresses}`);
+  let maxRequestBytes = options.maxRequestBytes ?? KAIA_MAX_REQUEST_BYTES;
+  if (!Number.isSafeInteger(maxRequestBytes) || maxRequestBytes < QUERY_ENVELOPE_BYTES) throw new JsonRpcError(METHOD, `maxRequestBytes must be a whole number of at least ${QUERY_ENVELOPE_BYTES}, not ${maxRequestBytes}`);
   const fail = (message: string): never => {
     throw new NodeLogError(METHOD, rpc.host, message);
   };
@@ -148,6 +196,17 @@ export function createLogReader(common: Common, options: { rpc: JsonRpc; maxAddr
     try {
       logs = await query(range, filter, signal);
     } catch (error) {
+      if (error instanceof JsonRpcHttpError && error.status === 413) {
+        // The body was too long for the node: the limit it names (or half this body) from now on.
+        const named = BODY_LIMIT.exec(error.message);
+        const limit = Math.min(maxRequestBytes, named ? Number(named[1]) : Math.floor(logQueryBytes(filter) / 2));
+        const parts = logQueryBatches(filter, Math.max(limit, QUERY_ENVELOPE_BYTES));
+        if (parts.length === 1) throw error;
+        common.metrics.nodeLogQueries.inc({ outcome: "split" });
+        maxRequestBytes = Math.max(limit, QUERY_ENVELOPE_BYTES);
+        for (const part of parts) await querySplitting(range, part, signal, out);
+        return;
+      }
       if (!isTooLarge(error)) throw error;
       common.metrics.nodeLogQueries.inc({ outcome: "split" });
       const named = error instanceof JsonRpcCallError ? RANGE_LIMIT.exec(error.rpcMessage) : null;
@@ -173,15 +232,6 @@ export function createLogReader(common: Common, options: { rpc: JsonRpc; maxAddr
     for (const log of logs) out.push(log);
   }
 
-  /** A filter's address list in batches of at most maxAddresses; a filter with none as it is. */
-  function batches(filter: LogFilter): LogFilter[] {
-    const addresses = filter.address;
-    if (addresses === undefined || addresses.length <= maxAddresses) return [filter];
-    const out: LogFilter[] = [];
-    for (let i = 0; i < addresses.length; i += maxAddresses) out.push({ ...filter, address: addresses.slice(i, i + maxAddresses) });
-    return out;
-  }
-
   return {
     async read(range, filters, signal) {
       if (range.to < range.from) return [];
@@ -189,7 +239,7 @@ export function createLogReader(common: Common, options: { rpc: JsonRpc; maxAddr
       for (const filter of filters) {
         // An empty address list matches nothing (a node would read it as "any address").
         if (filter.address !== undefined && filter.address.length === 0) continue;
-        for (const batch of batches(filter)) await querySplitting(range, batch, signal, logs);
+        for (const batch of logQueryBatches(filter, maxRequestBytes)) await querySplitting(range, batch, signal, logs);
       }
       const seen = new Map<string, NodeLog>();
       for (const log of logs) seen.set(`${log.blockNumber}:${log.logIndex}`, log);

@@ -136,6 +136,11 @@ export const chainSchema = z
       .positive()
       .default(10)
       .meta({ description: "JSON-RPC requests a second to rpc_url, all together: the head, token decimals and symbols, balances, block times of absence rules. Public endpoints throttle. Default 10." }),
+    max_request_bytes: z
+      .int()
+      .min(4096)
+      .default(524_288)
+      .meta({ description: "Largest JSON-RPC request sent to rpc_url: a log query (source: node or both) with more addresses or topics than fit is sent as several. Default 524288, a Kaia node's --maxRequestContentLength (512 KiB, about 11,000 addresses or 7,500 topics a query); a node with a smaller limit answers 413 and the reader learns it." }),
   })
   .prefault({});
 

@@ -78,6 +78,8 @@ export interface ChainConfig {
   head_interval: Duration;
   /** JSON-RPC requests a second to rpc_url, every reader together. */
   requests_per_second: number;
+  /** Largest JSON-RPC request body: a longer log query is sent as several (get-logs.ts). */
+  max_request_bytes: number;
 }
 
 export interface StoreConfig {

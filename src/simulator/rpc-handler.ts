@@ -11,7 +11,8 @@ import type { LiveSettings, SimulatorLimits } from "./simulator.js";
 import { answerStateRpc } from "./state-rpc.js";
 import type { World } from "./world.js";
 
-const MAX_RPC_BODY = 1 << 20;
+/** A Kaia node's default --maxRequestContentLength (common/variables.go). */
+const KAIA_MAX_REQUEST_BYTES = 512 * 1024;
 
 export interface RpcHandlerDeps {
   world: World;
@@ -51,9 +52,20 @@ export function createRpcHandler({ world, chain, balances, chainId, limits, live
   return async function handleRpc(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const chunks: Buffer[] = [];
     let size = 0;
+    const maxBytes = limits.rpcMaxRequestBytes ?? KAIA_MAX_REQUEST_BYTES;
+    // As networks/rpc/http.go: the body's length is checked before the call is read, and the refusal is plain text.
+    const refuse = (length: number) => {
+      // The rest of the body is read and dropped, so the client gets the answer, not a broken pipe.
+      req.resume();
+      meter.request("rpc", "413");
+      res.writeHead(413, { "content-type": "text/plain; charset=utf-8", "x-content-type-options": "nosniff" });
+      res.end(`content length too large (${length}>${maxBytes})\n`);
+    };
+    const declared = Number(req.headers["content-length"]);
+    if (declared > maxBytes) return refuse(declared);
     for await (const chunk of req as AsyncIterable<Buffer>) {
       size += chunk.length;
-      if (size > MAX_RPC_BODY) return send(res, "rpc", 413, JSON.stringify({ jsonrpc: "2.0", id: null, error: { code: -32600, message: "request too large" } }));
+      if (size > maxBytes) return refuse(size);
       chunks.push(chunk);
     }
     let parsed: unknown;

@@ -106,6 +106,12 @@ export interface SimulatorLimits {
    * exceeded". Default: none (the simulated node is never slow).
    */
   logTimeoutBlocks?: number;
+  /**
+   * The largest JSON-RPC request body read; over it HTTP 413 "content length too large
+   * (N>LIMIT)", as a Kaia node answers past its `--maxRequestContentLength`. Default 524,288
+   * (512 KiB), Kaia's default.
+   */
+  rpcMaxRequestBytes?: number;
 }
 
 export interface SimulatorOptions extends SimulatorLimits {
@@ -270,6 +276,7 @@ export async function createSimulator(options: SimulatorOptions = {}): Promise<S
     logResultLimit: options.logResultLimit ?? 10_000,
     logBlockRangeLimit: options.logBlockRangeLimit,
     logTimeoutBlocks: options.logTimeoutBlocks,
+    rpcMaxRequestBytes: options.rpcMaxRequestBytes,
   };
   const chosen = options.dialect === "document" ? DOCUMENT_DIALECT : SERVER_DIALECT;
   const dialect: Dialect = { ...chosen, callParties: options.callParties ?? chosen.callParties, inventoryNftType: options.inventoryNftType ?? chosen.inventoryNftType, spelling: options.spelling ?? chosen.spelling };
@@ -333,7 +340,7 @@ export async function createSimulator(options: SimulatorOptions = {}): Promise<S
       haltedMs += seconds * 1000;
     },
     setFaults(f) {
-      const { apiKey, requestsPerSecond, dailyCreditQuota, indexingLagBlocks, plan, rpcPath, logResultLimit, logBlockRangeLimit, logTimeoutBlocks, ...rest } = f;
+      const { apiKey, requestsPerSecond, dailyCreditQuota, indexingLagBlocks, plan, rpcPath, logResultLimit, logBlockRangeLimit, logTimeoutBlocks, rpcMaxRequestBytes, ...rest } = f;
       live.faults = { ...live.faults, ...rest };
       if ("apiKey" in f) limits.apiKey = apiKey;
       if ("requestsPerSecond" in f) limits.requestsPerSecond = requestsPerSecond;
@@ -344,6 +351,7 @@ export async function createSimulator(options: SimulatorOptions = {}): Promise<S
       if ("logResultLimit" in f) limits.logResultLimit = logResultLimit;
       if ("logBlockRangeLimit" in f) limits.logBlockRangeLimit = logBlockRangeLimit;
       if ("logTimeoutBlocks" in f) limits.logTimeoutBlocks = logTimeoutBlocks;
+      if ("rpcMaxRequestBytes" in f) limits.rpcMaxRequestBytes = rpcMaxRequestBytes;
     },
     stats: () => meter.stats(),
     resetStats: () => {

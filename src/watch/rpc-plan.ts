@@ -1,5 +1,6 @@
 import type { Config } from "../config/types.js";
 import type { CompiledConfig } from "../config/compile-config.js";
+import { logQueryBatches } from "../chain/get-logs.js";
 import { firingsOfDay, utcDayStart } from "./schedule-firings.js";
 import type { PlannedSource } from "./poller.js";
 import { sourceDayCost } from "./source-day-cost.js";
@@ -25,13 +26,15 @@ export interface TransactionSourceCalls {
   callsPerDay: number;
 }
 
-/** A node log source (eth_getLogs): one query a window, whatever the number of watches it serves. */
+/** A node log source (eth_getLogs): the same queries a window whatever the number of watches it serves, up to what one request holds. */
 export interface LogSourceCalls {
   key: string;
   family: "event_logs" | "nft_transfers";
   watches: string[];
   schedule: string;
-  /** Log queries a day on a quiet chain (one a window; more when the node's result or time limit splits one). */
+  /** Log queries a window: one per filter, or more where chain.max_request_bytes cuts a filter's lists. */
+  queriesPerWindow: number;
+  /** Log queries a day on a quiet chain (queriesPerWindow a window; more when the node's result or time limit splits one). */
   queriesPerDay: number;
   /** The queries, and not counted: a block time (eth_getBlockByNumber) per block with an NFT transfer, which depends on the chain. */
   callsPerDay: number;
@@ -104,7 +107,10 @@ export function planRpcCalls(config: Config, options: { dayMs: number; compiled:
   for (const planned of options.nodeSources ?? []) {
     if (planned.definition.operation === "blockTransactions") continue;
     const { requestsPerDay } = sourceDayCost(planned.definition.operation, planned.schedule, planned.maxWindowBlocks, dayStart);
-    logSources.push({ key: planned.key, family: planned.family as LogSourceCalls["family"], watches: [...new Set((planned.members ?? []).map((m) => m.watch))], schedule: planned.schedule, queriesPerDay: requestsPerDay, callsPerDay: requestsPerDay });
+    // A window asks one query per filter and per part the request limit cuts it into (the reader's own cut).
+    const queriesPerWindow = (planned.logFilters ?? []).reduce((sum, filter) => sum + (filter.address?.length === 0 ? 0 : logQueryBatches(filter, config.chain.max_request_bytes).length), 0);
+    const queriesPerDay = requestsPerDay * queriesPerWindow;
+    logSources.push({ key: planned.key, family: planned.family as LogSourceCalls["family"], watches: [...new Set((planned.members ?? []).map((m) => m.watch))], schedule: planned.schedule, queriesPerWindow, queriesPerDay, callsPerDay: queriesPerDay });
   }
   const absent = new Set(config.rules.filter((rule) => rule.expect !== undefined).map((rule) => rule.name));
   const absenceSources: AbsenceSourceCalls[] = [];

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { createEventDecoder } from "../../src/chain/event-abi.js";
-import { createLogReader, type NodeLog } from "../../src/chain/get-logs.js";
+import { createLogReader, logQueryBatches, logQueryBytes, type NodeLog } from "../../src/chain/get-logs.js";
 import { createJsonRpc, type JsonRpc } from "../../src/chain/json-rpc.js";
 import { eventLogOf, nftTransfersOf } from "../../src/chain/log-records.js";
 import { createTestCommon, type Common } from "../../src/common/common.js";
@@ -66,7 +66,8 @@ describe("createLogReader on the simulator", () => {
   it("reads the explorer's NFT transfers of every collection from their logs", async () => {
     const sim = await startSimulator({ seed: 22, initialBlocks: 30 });
     const range = { from: sim.head() - 29, to: sim.head() };
-    const reader = createLogReader(createTestCommon(), { rpc: client(sim.rpcUrl), maxAddresses: 1 });
+    // Room for one address a query: a query per collection.
+    const reader = createLogReader(createTestCommon(), { rpc: client(sim.rpcUrl), maxRequestBytes: 250 });
     const logs = await reader.read(range, [{ address: sim.addresses.nftCollections }], signal);
     for (const collection of sim.addresses.nftCollections) {
       const explorer = sim.truth.nftTransfers(collection, range).map((t) => ({ ...t, contract: { contract_address: t.contract.contract_address }, token_count: String(t.token_count), fee_payer: undefined }));
@@ -135,12 +136,48 @@ describe("createLogReader against a node's limits", () => {
     expect(small).toEqual(all);
   });
 
-  it("batches a long address list up front by maxAddresses", async () => {
+  it("cuts a filter longer than maxRequestBytes into queries that fit, by its longest list", async () => {
     const server = await fixture();
     server.setDefault(answer([]));
     const addresses = Array.from({ length: 7 }, (_, i) => `0x${String(i + 1).padStart(40, "0")}`);
-    await createLogReader(createTestCommon(), { rpc: client(server.url), maxAddresses: 3 }).read({ from: 5, to: 6 }, [{ address: addresses }], signal);
+    // 200 bytes of envelope and three addresses of 45.
+    await createLogReader(createTestCommon(), { rpc: client(server.url), maxRequestBytes: 200 + 3 + 3 * 45 }).read({ from: 5, to: 6 }, [{ address: addresses }], signal);
     expect(asked(server.requests.map((r) => r.body))).toEqual(["5-6×3", "5-6×3", "5-6×1"]);
+    for (const request of server.requests) expect(Buffer.byteLength(request.body)).toBeLessThanOrEqual(200 + 3 + 3 * 45);
+  });
+
+  it("keeps every part of a cut filter a complete query: the parts match what the filter matches", () => {
+    const topic = (n: number) => `0x${n.toString(16).padStart(64, "0")}`;
+    const addresses = Array.from({ length: 50 }, (_, i) => `0x${(i + 1).toString(16).padStart(40, "0")}`);
+    const parties = Array.from({ length: 80 }, (_, i) => topic(1000 + i));
+    const filter = { address: addresses, topics: [[topic(1)], null, parties] };
+    const parts = logQueryBatches(filter, 2_000);
+    for (const part of parts) expect(logQueryBytes(part)).toBeLessThanOrEqual(2_000);
+    // Every (address, party) pair is asked exactly once.
+    const pairs = parts.flatMap((p) => (p.address ?? []).flatMap((a) => ((p.topics?.[2] ?? []) as string[]).map((t) => `${a}:${t}`)));
+    expect(pairs.length).toBe(50 * 80);
+    expect(new Set(pairs).size).toBe(50 * 80);
+    expect(parts.every((p) => p.topics?.[0]?.[0] === topic(1) && p.topics[1] === null)).toBe(true);
+    // A query that fits, and one that cannot be cut, are sent as they are.
+    expect(logQueryBatches(filter, 1_000_000)).toEqual([filter]);
+    expect(logQueryBatches({ address: [addresses[0] as string] }, 200)).toEqual([{ address: [addresses[0]] }]);
+  });
+
+  it("learns a node's smaller body limit from its 413, as Kaia words it, and loses nothing", async () => {
+    const sim = await startSimulator({ seed: 26, initialBlocks: 12, rpcMaxRequestBytes: 1_000 });
+    const range = { from: sim.head() - 11, to: sim.head() };
+    const contracts = [...sim.addresses.tokens, ...sim.addresses.nftCollections, ...sim.addresses.contracts];
+    const padding = Array.from({ length: 40 }, (_, i) => `0x${(0xf000 + i).toString(16).padStart(40, "0")}`);
+    const common = createTestCommon();
+    const reader = createLogReader(common, { rpc: client(sim.rpcUrl) });
+    const logs = await reader.read(range, [{ address: [...contracts, ...padding] }], signal);
+    const expected = contracts.flatMap((c) => sim.truth.accountEventLogs(c, range)).map((l) => `${l.block_number}:${l.log_index}`).sort();
+    expect(logs.map((l) => `${l.blockNumber}:${l.logIndex}`).sort()).toEqual(expected);
+    expect(sim.stats().requests.rpc?.["413"]).toBe(1);
+    // Learnt: the next read is cut up front, and the node refuses nothing more.
+    await reader.read(range, [{ address: [...contracts, ...padding] }], signal);
+    expect(sim.stats().requests.rpc?.["413"]).toBe(1);
+    expect((await counts(common)).split).toBe(1);
   });
 });
 
@@ -171,11 +208,11 @@ describe("createLogReader's checks", () => {
     await expect(failure).rejects.toThrow(message);
   });
 
-  it("refuses a log of an address it did not ask for, and a reader without room for one address", async () => {
+  it("refuses a log of an address it did not ask for, and a reader without room for a query", async () => {
     const server = await fixture();
     server.setDefault(answer([rawLog({ address: `0x${"bb".repeat(20)}` })]));
     await expect(createLogReader(createTestCommon(), { rpc: client(server.url) }).read({ from: 100, to: 100 }, [{ address: [A] }], signal)).rejects.toThrow(/not one of the addresses asked for/);
-    expect(() => createLogReader(createTestCommon(), { rpc: client(server.url), maxAddresses: 0 })).toThrow(/maxAddresses must be a whole number of at least 1/);
+    expect(() => createLogReader(createTestCommon(), { rpc: client(server.url), maxRequestBytes: 100 })).toThrow(/maxRequestBytes must be a whole number of at least 200/);
   });
 
   it("drops a log the node marks removed, and counts it", async () => {

@@ -55,22 +55,42 @@ sinks:
     const plan = planCredits(node, { dayMs: Date.UTC(2026, 0, 5) });
     expect(plan.sources).toEqual([]);
     expect(plan.creditsPerDay).toBe(0);
-    // One query a window per family, for every watch of it: 8,640 windows of 10 s.
-    expect(plan.rpc.logSources.map((l) => [l.family, l.watches, l.queriesPerDay])).toEqual([
-      ["event_logs", ["hot", "token"], 8640],
-      ["nft_transfers", ["nfts"], 8640],
+    // One query a window per filter, for every watch of a family: 8,640 windows of 10 s. Event
+    // logs have three filters (the contract's events; the tokens from, and to, the account).
+    expect(plan.rpc.logSources.map((l) => [l.family, l.watches, l.queriesPerWindow, l.queriesPerDay])).toEqual([
+      ["event_logs", ["hot", "token"], 3, 3 * 8640],
+      ["nft_transfers", ["nfts"], 1, 8640],
     ]);
     const choices = planSourceChoices(node, { dayMs: Date.UTC(2026, 0, 5) });
     const printed = formatPlan(plan, node, "config.yaml", { choices });
-    expect(printed).toContain("event logs (*/10 * * * * *): 8,640 log queries a day (eth_getLogs, one a window), shared by 2 watches: 8,640 calls");
+    expect(printed).toContain("event logs (*/10 * * * * *): 25,920 log queries a day (eth_getLogs, 3 a window: one per filter and per chain.max_request_bytes of its addresses and topics), shared by 2 watches: 25,920 calls");
     expect(printed).toContain("exceed chain.requests_per_second (0.05)");
     const own = planCredits(explorer, { dayMs: Date.UTC(2026, 0, 5) });
     expect(choices).toEqual([
       { source: "explorer", current: false, creditsPerDay: own.creditsPerDay, explorerRequestsPerDay: own.requestsPerDay, nodeRequestsPerDay: 0 },
-      { source: "node", current: true, creditsPerDay: 0, explorerRequestsPerDay: 0, nodeRequestsPerDay: 2 * 8640 },
-      { source: "both", current: false, creditsPerDay: own.creditsPerDay, explorerRequestsPerDay: own.requestsPerDay, nodeRequestsPerDay: 2 * 8640 },
+      { source: "node", current: true, creditsPerDay: 0, explorerRequestsPerDay: 0, nodeRequestsPerDay: 4 * 8640 },
+      { source: "both", current: false, creditsPerDay: own.creditsPerDay, explorerRequestsPerDay: own.requestsPerDay, nodeRequestsPerDay: 4 * 8640 },
     ]);
     expect(own.creditsPerDay).toBeGreaterThan(0);
-    expect(printed).toMatch(/node \(this config\) +0 +0 +17,280/);
+    expect(printed).toMatch(/node \(this config\) +0 +0 +34,560/);
+  });
+
+  it("counts a query per part of a filter longer than chain.max_request_bytes", () => {
+    const contracts = Array.from({ length: 200 }, (_, i) => `  - { name: c${i}, contract: "${A(0x1000 + i)}" }`).join("\n");
+    const config = configFromText(`
+chain: { rpc_url: "https://rpc.example", max_request_bytes: 4096 }
+status: { listen: false }
+defaults: { schedule: "*/10 * * * * *", source: node }
+watches:
+${contracts}
+rules:
+  - { name: any, watch: c0, notify: [log] }
+${Array.from({ length: 199 }, (_, i) => `  - { name: r${i + 1}, watch: c${i + 1}, notify: [log] }`).join("\n")}
+sinks:
+  log: { type: console }
+`);
+    // 4,096 bytes hold 86 addresses beside the query's envelope: 86 + 86 + 28.
+    const [events] = planCredits(config, { dayMs: Date.UTC(2026, 0, 5) }).rpc.logSources;
+    expect([events?.queriesPerWindow, events?.queriesPerDay]).toEqual([3, 3 * 8640]);
   });
 });

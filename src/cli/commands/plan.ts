@@ -128,7 +128,7 @@ export function formatPlan(plan: CreditPlan, config: Config, path: string, optio
     }
     for (const l of plan.rpc.logSources) {
       const watches = l.watches.length === 1 ? `watch ${l.watches[0]}` : `${n(l.watches.length)} watches`;
-      lines.push(`  ${l.family === "event_logs" ? "event logs" : "NFT transfers"} (${l.schedule}): ${n(l.queriesPerDay)} log queries a day (eth_getLogs, one a window), shared by ${watches}: ${n(l.callsPerDay)} calls${l.family === "nft_transfers" ? ", and a block time (eth_getBlockByNumber) per block with a transfer" : ""}`);
+      lines.push(`  ${l.family === "event_logs" ? "event logs" : "NFT transfers"} (${l.schedule}): ${n(l.queriesPerDay)} log queries a day (eth_getLogs, ${n(l.queriesPerWindow)} a window: one per filter and per chain.max_request_bytes of its addresses and topics), shared by ${watches}: ${n(l.callsPerDay)} calls${l.family === "nft_transfers" ? ", and a block time (eth_getBlockByNumber) per block with a transfer" : ""}`);
     }
     for (const w of plan.rpc.balanceWatches) lines.push(`  watch ${w.watch}: ${n(w.readingsPerDay)} readings a day (${w.schedule}) × ${w.callsPerReading} calls = ${n(w.callsPerDay)} calls`);
     for (const a of plan.rpc.absenceSources) lines.push(`  absence ${a.rules.join(", ")} (${a.schedule}): the block time of each window's end (eth_getBlockByNumber): ${n(a.callsPerDay)} calls, and one per matching block kept`);
