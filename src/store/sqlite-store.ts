@@ -25,8 +25,8 @@ const STATES: ReadonlySet<OutboxState> = new Set(["pending", "delivered", "dead"
 /**
  * A checkpoint (copying the WAL's pages into the database file) is asked of the checkpoint
  * thread once this many commits have gone into the WAL since the last one. Should the thread
- * fail, past four times as many the store runs one itself after a commit, which keeps the
- * WAL bounded whatever happens.
+ * fail or fall behind, at four times as many the store runs one itself after a commit,
+ * waiting for the thread's if one is under way, which keeps the WAL bounded whatever happens.
  */
 const CHECKPOINT_AFTER_COMMITS = 200;
 
@@ -824,7 +824,11 @@ export class SqliteStore implements Store {
     this.measureBytes();
     this.common.metrics.storeSize.set(this.bytes);
     this.uncheckpointed++;
-    if (this.finishCheckpoint || this.uncheckpointed >= 4 * CHECKPOINT_AFTER_COMMITS) this.checkpoint();
+    if (this.finishCheckpoint) this.checkpoint("PASSIVE");
+    // The thread has not kept up (it failed, or a starved machine gave it no time for 600
+    // commits): the writer copies the WAL itself, waiting (busy_timeout) for a checkpoint the
+    // thread may be in the middle of, so that the WAL's bound does not depend on the thread.
+    else if (this.uncheckpointed >= 4 * CHECKPOINT_AFTER_COMMITS) this.checkpoint("FULL");
     else if (this.uncheckpointed >= CHECKPOINT_AFTER_COMMITS && !this.checkpointerFailed && this.files.length > 0) {
       // Started at the first checkpoint: a short-lived store (a CLI command, a test) never needs it.
       this.checkpointer ??= createCheckpointer(this.path, (outcome) => {
@@ -833,7 +837,7 @@ export class SqliteStore implements Store {
           // starts the WAL over only once every frame is copied: this thread copies those
           // few after the next commit (or now, between commits), so the WAL stays small.
           this.finishCheckpoint = true;
-          if (!this.closed && !this.db.inTransaction) this.checkpoint();
+          if (!this.closed && !this.db.inTransaction) this.checkpoint("PASSIVE");
           return;
         }
         this.checkpointerFailed = true;
@@ -843,15 +847,19 @@ export class SqliteStore implements Store {
     }
   }
 
-  /** A checkpoint on this thread: the end of one the checkpoint thread did, or the fallback when it cannot run. */
-  private checkpoint(): void {
+  /**
+   * A checkpoint on this thread: PASSIVE for the end of one the checkpoint thread did (the few
+   * frames committed meanwhile), FULL for the fallback when the thread has not kept up.
+   */
+  private checkpoint(mode: "PASSIVE" | "FULL"): void {
     if (this.db.inTransaction || this.corruption !== undefined) return;
     try {
-      // PASSIVE: copies what no reader still needs and never waits for a reader. It is done
-      // only when it was not busy (the checkpoint thread may hold the checkpoint lock) and
-      // copied every frame: until then the next commit tries again, or a busy machine let the
-      // WAL grow past the bound while the count said it had been copied.
-      const [result] = this.writing(() => this.db.pragma("wal_checkpoint(PASSIVE)")) as Array<{ busy: number; log: number; checkpointed: number }>;
+      // PASSIVE copies what no reader still needs and never waits. FULL waits, up to
+      // busy_timeout, for the checkpoint lock (the thread's checkpoint) and for readers of
+      // older snapshots. Either is done only when it was not busy and copied every frame:
+      // until then the next commit tries again, or the WAL could grow past the bound while
+      // the count said it had been copied.
+      const [result] = this.writing(() => this.db.pragma(`wal_checkpoint(${mode})`)) as Array<{ busy: number; log: number; checkpointed: number }>;
       if (result !== undefined && (result.busy !== 0 || result.checkpointed < result.log)) return;
       this.uncheckpointed = 0;
       this.finishCheckpoint = false;
