@@ -4,18 +4,18 @@ import { loadConfig } from "../../src/config/index.js";
 import { CONFIG_CHECKS } from "../../src/daemon/config-checks.js";
 import { createSimulator, type Simulator } from "../../src/simulator/index.js";
 import { planCredits } from "../../src/watch/credit-plan.js";
-import { startKaiawatch, waitForStatusUrl } from "../helpers/child.js";
-import { tempDir } from "../helpers/harness.js";
+import { createDaemon } from "../../src/daemon/create-daemon.js";
+import { quietCommon, tempDir } from "../helpers/harness.js";
 import { simulatorHead, writeConfig } from "../helpers/simulator-config.js";
-import { waitFor } from "../helpers/wait-for.js";
 
 /**
- * `kaiawatch plan` against a measured run: the real daemon (a child process) polls the
- * simulator every 2 s, and the simulator's own credit counter is compared with the plan's
- * credits per tick. The plan assumes Kaia's one block a second, so each firing must find
- * exactly two new blocks: the test mines them right after each tick instead of trusting a
- * block timer, which a loaded machine delays (a firing that finds no new block spends
- * nothing and would skew the figure). Every window fits one page, the plan's other assumption.
+ * `kaiawatch plan` against a measured run: the daemon polls the simulator, and the
+ * simulator's own credit counter is compared with the plan's credits per tick. The plan
+ * assumes Kaia's one block a second, so each tick of the 2 s schedule must find exactly two
+ * new blocks: the test mines two and then ticks every source once (as a firing does), instead
+ * of a block timer beside the daemon's own clock, which a loaded machine pulls apart (a firing
+ * that finds no new block spends nothing, one that finds four spends less than two would).
+ * Every window fits one page, the plan's other assumption.
  */
 let sim: Simulator;
 const dir = tempDir("kaiawatch-plan-measured-");
@@ -27,16 +27,12 @@ afterAll(async () => {
   dir.remove();
 });
 
-interface StatusBody {
-  sources: Array<{ key: string; running: boolean; ticks: number; last_outcome: string | null }>;
-}
-
 describe("kaiawatch plan against the simulator's credit counter", () => {
   it("predicts the credits per tick of a measured run within 5%", async () => {
     const configPath = writeConfig(
       dir.path,
       `
-${simulatorHead(sim, { storePath: join(dir.path, "store.json"), listen: "127.0.0.1:0", requestsPerSecond: 200 })}
+${simulatorHead(sim, { storePath: join(dir.path, "store.db"), requestsPerSecond: 200 })}
 defaults: { schedule: "*/2 * * * * *", jitter: 0s }
 watches:
   - { name: wallet, account: "${sim.addresses.busyWallet}", sources: [nft_transfers, internal_transactions], via: own }
@@ -59,43 +55,24 @@ sinks:
     // Operations 3, 7, 11, 4 once a tick, and operation 8 once for each of the tick's 2 blocks.
     expect(predictedPerTick).toBe(3 + 20 + 3 + 5 + 2);
 
-    const child = startKaiawatch(["run", "--config", configPath, "--log-format", "json"]);
+    const daemon = await createDaemon(quietCommon(), { config });
     try {
-      const url = await waitForStatusUrl(child);
-      /** Waits until every source has finished a tick more than `after`, and none is running: the quiet second between ticks. */
-      const settledAfter = async (after: number): Promise<number> => {
-        let body: StatusBody | undefined;
-        let settled = 0;
-        const isSettled = async (): Promise<boolean> => {
-          body = (await (await fetch(`${url}/status`)).json()) as StatusBody;
-          const ticks = body.sources.map((s) => s.ticks);
-          settled = ticks[0] ?? 0;
-          return body.sources.length === 5 && body.sources.every((s) => !s.running && s.last_outcome === "ok") && new Set(ticks).size === 1 && settled > after;
-        };
-        await waitFor(isSettled, 20_000, `a settled tick after tick ${after}`).catch((error: unknown) => {
-          throw new Error(`${(error as Error).message}: ${JSON.stringify(body)}`);
-        });
-        return settled;
-      };
       // The first tick only sets the cursors (start: latest) and costs nothing: measure from after it.
-      const ticksA = await settledAfter(0);
+      await daemon.engine.runOnce();
       const creditsA = sim.stats().creditsTotal;
-      sim.mine(2);
-      let ticksB = ticksA;
-      for (let firing = 0; firing < 5; firing++) {
-        ticksB = await settledAfter(ticksB);
+      const TICKS = 5;
+      for (let tick = 0; tick < TICKS; tick++) {
         sim.mine(2);
+        const { results } = await daemon.engine.runOnce();
+        expect(results.map((r) => r.error)).toEqual(results.map(() => undefined));
       }
-      const creditsB = sim.stats().creditsTotal;
-
-      const measuredPerTick = (creditsB - creditsA) / (ticksB - ticksA);
+      const measuredPerTick = (sim.stats().creditsTotal - creditsA) / TICKS;
       const error = Math.abs(measuredPerTick - predictedPerTick) / predictedPerTick;
-      expect(error, `measured ${measuredPerTick} credits a tick over ${ticksB - ticksA} ticks, predicted ${predictedPerTick}`).toBeLessThan(0.05);
+      expect(error, `measured ${measuredPerTick} credits a tick over ${TICKS} ticks, predicted ${predictedPerTick}`).toBeLessThan(0.05);
       // And per day, as `kaiawatch plan` prints it: 43,200 ticks of 2 s.
       expect(plan.creditsPerDay).toBe(43_200 * predictedPerTick);
     } finally {
-      child.process.kill("SIGTERM");
+      await daemon.stop();
     }
-    expect((await child.exited).code).toBe(0);
   }, 60_000);
 });
