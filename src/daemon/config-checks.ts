@@ -6,9 +6,14 @@ import { tokenTransferFamily } from "../families/registry.js";
 import { TOKEN_TRANSFER_TEMPLATE_VARIABLES, validateSummaryTemplate } from "../rules/summary-template.js";
 import type { Config, RuleConfig } from "../config/types.js";
 
+/** Each config's watches by name, made once: a find() per rule made the checks quadratic in the config's size. */
+const watchesByName = new WeakMap<Config, Map<string, Config["watches"][number]>>();
+
 /** A rule on the Transfer logs of an account watch's tokens. */
 function isTokenRule(config: Config, rule: RuleConfig): boolean {
-  const watch = config.watches.find((w) => w.name === rule.watch);
+  let byName = watchesByName.get(config);
+  if (byName === undefined) watchesByName.set(config, (byName = new Map(config.watches.map((w) => [w.name, w]))));
+  const watch = byName.get(rule.watch);
   return watch?.kind === "account" && watch.tokens.length > 0 && rule.source === tokenTransferFamily().name;
 }
 

@@ -28,6 +28,12 @@ const ENV: NodeJS.ProcessEnv = {
 };
 // Bounded so the file stays a few seconds on two shared cores; a failure prints its seed to replay.
 const RUNS = Number(process.env.FUZZ_RUNS ?? 150);
+/**
+ * The properties are CPU-bound and wait for nothing: their outcome cannot depend on time, only
+ * their duration does (6 s quiet, over 30 s, the suite's default, beside two CPU hogs and a
+ * loaded suite). Their timeout is only a guard against a hang, far above any loaded run.
+ */
+const CPU_BOUND_TIMEOUT_MS = 180_000;
 
 type Outcome = "accepted" | "rejected";
 
@@ -193,7 +199,7 @@ describe("found by fuzzing", () => {
   });
 });
 
-describe("fuzzing the config loader", () => {
+describe("fuzzing the config loader", { timeout: CPU_BOUND_TIMEOUT_MS }, () => {
   it("accepts config.example.yaml as it is (the base every mutation starts from)", () => {
     expect(load(EXAMPLE)).toBe("accepted");
   });
