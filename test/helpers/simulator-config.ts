@@ -66,3 +66,25 @@ export function writeConfig(dir: string, text: string): string {
   writeFileSync(configPath, text);
   return configPath;
 }
+
+/**
+ * `watches:` and `rules:` over every log family, each from the simulator's busiest part: the
+ * token's Transfer events (a contract), the collection's and the KIP-37 collection's NFT
+ * transfers, the wallet's NFT transfers and its token transfers (accounts), a rule each
+ * sending to the sink `out`. For tests of where log families are read from (explorer, node, both).
+ */
+export function logFamiliesToOut(sim: Simulator): string {
+  const a = sim.addresses;
+  return `watches:
+  - { name: token, contract: "${a.busyToken}", events: ["Transfer(address indexed from, address indexed to, uint256 value)"] }
+  - { name: collection, collection: "${a.busyCollection}" }
+  - { name: multi, collection: "${a.kip37Collection}" }
+  - { name: holder, account: "${a.busyWallet}" }
+  - { name: wallet-tokens, account: "${a.busyWallet}", tokens: ["${a.busyToken}"] }
+rules:
+  - { name: token-transfers, watch: token, notify: [out] }
+  - { name: collection-moves, watch: collection, notify: [out] }
+  - { name: multi-moves, watch: multi, notify: [out] }
+  - { name: holder-moves, watch: holder, notify: [out] }
+  - { name: wallet-token-transfers, watch: wallet-tokens, source: event_logs, notify: [out] }`;
+}

@@ -6,6 +6,7 @@ import { createDaemon, type Daemon } from "../../src/daemon/create-daemon.js";
 import type { AlertDocument } from "../../src/model/alert-document.js";
 import { createSimulator, type Simulator } from "../../src/simulator/index.js";
 import { configFromText, quietCommon, readJsonLines, tempDir } from "../helpers/harness.js";
+import { logFamiliesToOut } from "../helpers/simulator-config.js";
 
 /**
  * `source: both` through five minutes of each way the explorer fails: a 5xx storm, a refused
@@ -84,7 +85,7 @@ chain: { rpc_url: "${sim.rpcUrl}", lag_blocks: 0, requests_per_second: 100000 }
 store: { path: "${join(dir.path, "store.db")}" }
 status: { listen: false }
 defaults: { schedule: "0 0 0 1 1 *", start: ${start}, jitter: 0s, source: both }
-${watchesAndRules(sim)}
+${logFamiliesToOut(sim)}
 sinks:
   out: { type: file, path: "${out}" }
 `);
@@ -116,7 +117,7 @@ chain: { rpc_url: "${w.sim.rpcUrl}", lag_blocks: 0, requests_per_second: 100000 
 store: { path: "${join(dir.path, "store.db")}" }
 status: { listen: false }
 defaults: { schedule: "0 0 0 1 1 *", start: ${w.start}, jitter: 0s, source: explorer }
-${watchesAndRules(w.sim)}
+${logFamiliesToOut(w.sim)}
 sinks:
   out: { type: file, path: "${join(dir.path, "alerts.jsonl")}" }
 `);
@@ -128,21 +129,6 @@ sinks:
   } finally {
     await daemon.stop();
   }
-}
-
-/** The log families of the simulator's busiest token, collection and wallet, a rule each. */
-function watchesAndRules(sim: Simulator): string {
-  const a = sim.addresses;
-  return `watches:
-  - { name: token, contract: "${a.busyToken}", events: ["Transfer(address indexed from, address indexed to, uint256 value)"] }
-  - { name: collection, collection: "${a.busyCollection}" }
-  - { name: holder, account: "${a.busyWallet}" }
-  - { name: wallet-tokens, account: "${a.busyWallet}", tokens: ["${a.busyToken}"] }
-rules:
-  - { name: token-transfers, watch: token, notify: [out] }
-  - { name: collection-moves, watch: collection, notify: [out] }
-  - { name: holder-moves, watch: holder, notify: [out] }
-  - { name: wallet-token-transfers, watch: wallet-tokens, source: event_logs, notify: [out] }`;
 }
 
 interface Fault {

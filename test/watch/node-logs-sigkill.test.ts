@@ -6,6 +6,7 @@ import type { AlertDocument } from "../../src/model/alert-document.js";
 import { createSimulator, type Simulator } from "../../src/simulator/index.js";
 import { startKaiawatch, waitFor } from "../helpers/child.js";
 import { configFromText, quietCommon, readJsonLines, tempDir } from "../helpers/harness.js";
+import { logFamiliesToOut } from "../helpers/simulator-config.js";
 
 /**
  * The log families through the explorer, through the node and through both, each as real
@@ -26,23 +27,6 @@ afterAll(async () => {
   dir.remove();
 });
 
-/** The log families of the simulator's busiest token, collection and wallet, a rule each. */
-function watchesAndRules(): string {
-  const a = sim.addresses;
-  return `watches:
-  - { name: token, contract: "${a.busyToken}", events: ["Transfer(address indexed from, address indexed to, uint256 value)"] }
-  - { name: collection, collection: "${a.busyCollection}" }
-  - { name: multi, collection: "${a.kip37Collection}" }
-  - { name: holder, account: "${a.busyWallet}" }
-  - { name: wallet-tokens, account: "${a.busyWallet}", tokens: ["${a.busyToken}"] }
-rules:
-  - { name: token-transfers, watch: token, notify: [out] }
-  - { name: collection-moves, watch: collection, notify: [out] }
-  - { name: multi-moves, watch: multi, notify: [out] }
-  - { name: holder-moves, watch: holder, notify: [out] }
-  - { name: wallet-token-transfers, watch: wallet-tokens, source: event_logs, notify: [out] }`;
-}
-
 function configText(source: string, start: number, name: string): string {
   return `
 explorer: { base_url: "${sim.url}", requests_per_second: 100000 }
@@ -50,7 +34,7 @@ chain: { rpc_url: "${sim.rpcUrl}", lag_blocks: 0, requests_per_second: 100000 }
 store: { path: "${join(dir.path, `${name}.db`)}" }
 status: { listen: false }
 defaults: { schedule: "* * * * * *", start: ${start}, jitter: 0s, source: ${source} }
-${watchesAndRules()}
+${logFamiliesToOut(sim)}
 sinks:
   out: { type: file, path: "${join(dir.path, `${name}.jsonl`)}" }
 `;
