@@ -6,8 +6,8 @@
  * resident memory after it, each against the explorer-only plan of the same size in this run.
  *
  * Targets: at 100,000 node-read watches one quiet tick ≤ 1 s and ≤ 300 MB resident; node
- * requests a day independent of the watch count, up to the node's address limit per query
- * (the reader batches longer address and topic lists: one query per batch).
+ * requests a day independent of the watch count up to what one query holds (chain.max_request_bytes,
+ * 512 KiB: about 11,000 addresses); past it one more query per batch of addresses or topics.
  *
  * The explorer's quiet tick is one request per source, so at 100,000 watches a tick is
  * 100,000 requests (about a minute against the simulator, days of a real plan's rate): it is

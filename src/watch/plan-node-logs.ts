@@ -173,8 +173,8 @@ function filtersOf(family: "event_logs" | "nft_transfers", shares: readonly Shar
 
 /**
  * The node's log sources of a config: one per family (event logs, NFT transfers) serving
- * every watch read from the node (`source: node` or `both`), one log query a window for
- * all of them. As with the node's transactions source, each watch keeps its position under
+ * every watch read from the node (`source: node` or `both`), the same log queries a window
+ * for all of them (one per filter, cut by chain.max_request_bytes). As with the node's transactions source, each watch keeps its position under
  * its own share's key (handover), and the source polls on its members' most frequent
  * schedule, in their smallest window, from the first watch's start. With `both` the
  * watch's explorer sources are planned beside (plan.ts): each keeps its own cursor, and a
