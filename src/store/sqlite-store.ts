@@ -826,9 +826,11 @@ export class SqliteStore implements Store {
     this.uncheckpointed++;
     if (this.finishCheckpoint) this.checkpoint("PASSIVE");
     // The thread has not kept up (it failed, or a starved machine gave it no time for 600
-    // commits): the writer copies the WAL itself, waiting (busy_timeout) for a checkpoint the
-    // thread may be in the middle of, so that the WAL's bound does not depend on the thread.
-    else if (this.uncheckpointed >= 4 * CHECKPOINT_AFTER_COMMITS) this.checkpoint("FULL");
+    // commits): the writer copies the WAL itself. Only when the thread holds the checkpoint
+    // lock (PASSIVE busy) does it wait for it (FULL, up to busy_timeout), so that the WAL's
+    // bound does not depend on the thread; a reader of an older snapshot is never waited for
+    // at every commit, it only leaves the next commit to try again.
+    else if (this.uncheckpointed >= 4 * CHECKPOINT_AFTER_COMMITS && this.checkpoint("PASSIVE") === "busy") this.checkpoint("FULL");
     else if (this.uncheckpointed >= CHECKPOINT_AFTER_COMMITS && !this.checkpointerFailed && this.files.length > 0) {
       // Started at the first checkpoint: a short-lived store (a CLI command, a test) never needs it.
       this.checkpointer ??= createCheckpointer(this.path, (outcome) => {
@@ -851,8 +853,8 @@ export class SqliteStore implements Store {
    * A checkpoint on this thread: PASSIVE for the end of one the checkpoint thread did (the few
    * frames committed meanwhile), FULL for the fallback when the thread has not kept up.
    */
-  private checkpoint(mode: "PASSIVE" | "FULL"): void {
-    if (this.db.inTransaction || this.corruption !== undefined) return;
+  private checkpoint(mode: "PASSIVE" | "FULL"): "done" | "busy" | "partial" | "skipped" {
+    if (this.db.inTransaction || this.corruption !== undefined) return "skipped";
     try {
       // PASSIVE copies what no reader still needs and never waits. FULL waits, up to
       // busy_timeout, for the checkpoint lock (the thread's checkpoint) and for readers of
@@ -860,11 +862,14 @@ export class SqliteStore implements Store {
       // until then the next commit tries again, or the WAL could grow past the bound while
       // the count said it had been copied.
       const [result] = this.writing(() => this.db.pragma(`wal_checkpoint(${mode})`)) as Array<{ busy: number; log: number; checkpointed: number }>;
-      if (result !== undefined && (result.busy !== 0 || result.checkpointed < result.log)) return;
+      if (result !== undefined && result.busy !== 0) return "busy";
+      if (result !== undefined && result.checkpointed < result.log) return "partial";
       this.uncheckpointed = 0;
       this.finishCheckpoint = false;
+      return "done";
     } catch (error) {
       this.logger.warn({ path: this.path, err: error }, "store checkpoint failed; the next one tries again");
+      return "skipped";
     }
   }
 

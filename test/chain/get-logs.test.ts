@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { createEventDecoder } from "../../src/chain/event-abi.js";
-import { createLogReader, logQueryBatches, logQueryBytes, type NodeLog } from "../../src/chain/get-logs.js";
+import { createLogReader, KAIA_MAX_REQUEST_BYTES, logQueryBatches, logQueryBytes, type NodeLog } from "../../src/chain/get-logs.js";
 import { createJsonRpc, type JsonRpc } from "../../src/chain/json-rpc.js";
 import { eventLogOf, nftTransfersOf } from "../../src/chain/log-records.js";
 import { createTestCommon, type Common } from "../../src/common/common.js";
@@ -158,9 +158,28 @@ describe("createLogReader against a node's limits", () => {
     expect(pairs.length).toBe(50 * 80);
     expect(new Set(pairs).size).toBe(50 * 80);
     expect(parts.every((p) => p.topics?.[0]?.[0] === topic(1) && p.topics[1] === null)).toBe(true);
+    // At the issue's largest scale: 100,000 addresses under Kaia's 512 KiB, 45 bytes each.
+    const many = Array.from({ length: 100_000 }, (_, i) => `0x${i.toString(16).padStart(40, "0")}`);
+    const cut = logQueryBatches({ address: many }, KAIA_MAX_REQUEST_BYTES);
+    expect(cut).toHaveLength(Math.ceil(100_000 / Math.floor((KAIA_MAX_REQUEST_BYTES - 203) / 45)));
+    expect(cut.every((p) => logQueryBytes(p) <= KAIA_MAX_REQUEST_BYTES)).toBe(true);
+    expect(cut.reduce((n, p) => n + (p.address?.length ?? 0), 0)).toBe(100_000);
     // A query that fits, and one that cannot be cut, are sent as they are.
     expect(logQueryBatches(filter, 1_000_000)).toEqual([filter]);
     expect(logQueryBatches({ address: [addresses[0] as string] }, 200)).toEqual([{ address: [addresses[0]] }]);
+  });
+
+  it("halves a query refused with a 413 that names no limit, and passes on a 413 for a query of single entries", async () => {
+    const server = await fixture();
+    const addresses = Array.from({ length: 8 }, (_, i) => `0x${String(i + 1).padStart(40, "0")}`);
+    server.enqueue({ status: 413, body: "Request Entity Too Large" });
+    server.setDefault(answer([]));
+    await createLogReader(createTestCommon(), { rpc: client(server.url) }).read({ from: 5, to: 6 }, [{ address: addresses }], signal);
+    // Half the lists' bytes beside the envelope: three of 45 bytes and their brackets a query.
+    expect(asked(server.requests.map((r) => r.body))).toEqual(["5-6×8", "5-6×3", "5-6×3", "5-6×2"]);
+
+    server.setDefault({ status: 413, body: "Request Entity Too Large" });
+    await expect(createLogReader(createTestCommon(), { rpc: client(server.url) }).read({ from: 5, to: 6 }, [{ address: [A] }], signal)).rejects.toMatchObject({ code: "KW_RPC_HTTP" });
   });
 
   it("learns a node's smaller body limit from its 413, as Kaia words it, and loses nothing", async () => {

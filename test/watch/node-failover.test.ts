@@ -54,7 +54,13 @@ async function startSwitchableFront(target: string): Promise<{ url: string; down
         server.close(() => resolve());
         for (const socket of sockets) socket.destroy();
       }),
-    up: () => new Promise<void>((resolve, reject) => server.once("error", reject).listen(port, "127.0.0.1", () => resolve())),
+    up: () =>
+      new Promise<void>((resolve, reject) => {
+        server.once("error", reject).listen(port, "127.0.0.1", () => {
+          server.off("error", reject);
+          resolve();
+        });
+      }),
   };
 }
 
