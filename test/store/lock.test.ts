@@ -37,25 +37,29 @@ function deadPid(): Promise<number> {
 }
 
 /**
- * A zombie: `sh` starts a child that exits at once, then execs `sleep`, which never waits for
- * it, so the child stays a zombie (state Z) that still answers kill(pid, 0) while sleep runs.
+ * A zombie: `sh` starts a child that waits on fd 3, then execs `sleep`, which never waits for
+ * its children. Only then does the test close fd 3: the child exits under `sleep` and stays a
+ * zombie (state Z) that still answers kill(pid, 0). The child cannot exit before the exec, so
+ * the shell can never reap it first, however busy the machine.
  */
 async function zombie(): Promise<{ pid: number; stop: () => void }> {
-  // `sleep` (exec'd in place of the shell) never reaps its child, so `true` stays a zombie;
-  // but the shell may reap it first if it exits before the exec, so such a try is made again.
-  for (let attempt = 1; ; attempt++) {
-    const parent = spawn("sh", ["-c", "true & echo $!; exec sleep 30"], { stdio: ["ignore", "pipe", "ignore"] });
-    const pid = await new Promise<number>((resolve, reject) => {
-      parent.stdout.setEncoding("utf8").once("data", (chunk: string) => resolve(Number(chunk.trim())));
-      parent.on("error", reject);
-    });
-    // Polled, with a generous bound for a busy machine: the child exits and shows as a zombie.
-    let state = processState(pid);
-    await waitFor(() => (state = processState(pid)) === "Z" || state === undefined, 10_000, `process ${pid} to become a zombie`).catch(() => undefined);
-    if (state === "Z") return { pid, stop: () => parent.kill("SIGKILL") };
-    parent.kill("SIGKILL");
-    if (attempt === 5) throw new Error(`no zombie after ${attempt} tries (last state ${state ?? "reaped"})`);
-  }
+  const parent = spawn("sh", ["-c", "read x <&3 & echo $!; exec sleep 30"], { stdio: ["ignore", "pipe", "ignore", "pipe"] });
+  const pid = await new Promise<number>((resolve, reject) => {
+    parent.stdout.setEncoding("utf8").once("data", (chunk: string) => resolve(Number(chunk.trim())));
+    parent.on("error", reject);
+  });
+  const comm = () => {
+    try {
+      return readFileSync(`/proc/${parent.pid}/comm`, "utf8").trim();
+    } catch {
+      return undefined;
+    }
+  };
+  // Polled for the events themselves (the exec, the exit), which come however long they take.
+  await waitFor(() => comm() === "sleep", 30_000, "the shell to exec sleep");
+  (parent.stdio[3] as NodeJS.WritableStream).end();
+  await waitFor(() => processState(pid) === "Z", 30_000, `process ${pid} to become a zombie`);
+  return { pid, stop: () => parent.kill("SIGKILL") };
 }
 
 function capturingCommon() {
