@@ -349,9 +349,20 @@ export function insertEntries(insertEntry: Statement, insertAlert: Statement, en
 
 export const UPSERT_CURSOR = "INSERT INTO cursors (key, block, cursor) VALUES (?, ?, ?) ON CONFLICT (key) DO UPDATE SET block = excluded.block, cursor = excluded.cursor";
 
+/** The meta key of the generation of a source's followers (Store.followCursor), in both stores. */
+export function followersKey(source: string): string {
+  return `cursor.followers.${source}`;
+}
+
+/** A cursor as both stores keep it, in JSON: without what a read fills in (Cursor.followers). */
+export function cursorDocument(cursor: Cursor): string {
+  const { followers: _, ...stored } = cursor;
+  return JSON.stringify(stored);
+}
+
 /** The columns of a cursor that are not its key and block, kept as JSON. */
 export function cursorParams(cursor: Cursor): [string, number, string] {
-  return [cursor.key, cursor.block, JSON.stringify(cursor)];
+  return [cursor.key, cursor.block, cursorDocument(cursor)];
 }
 
 /**

@@ -9,7 +9,7 @@ import { createCheckpointer, type Checkpointer } from "./checkpointer.js";
 import { createGroupCommit, type GroupCommit } from "./group-commit.js";
 import { checkOutboxChanges } from "./outbox-transitions.js";
 import { ATTEMPT_COLUMNS, attemptOfChange, attemptOfRow, attemptQuery, checkPrune, type AttemptRow } from "./delivery-attempts.js";
-import { cursorParams, entryOfRow, INSERT_ALERT, INSERT_ATTEMPT, INSERT_ENTRY, insertEntries, msOf, OUTBOX_COLUMNS, OUTBOX_JOIN, UPSERT_CURSOR, type OutboxRow } from "./sqlite-schema.js";
+import { cursorParams, entryOfRow, followersKey, INSERT_ALERT, INSERT_ATTEMPT, INSERT_ENTRY, insertEntries, msOf, OUTBOX_COLUMNS, OUTBOX_JOIN, UPSERT_CURSOR, type OutboxRow } from "./sqlite-schema.js";
 import type { StoreLock } from "./store-lock.js";
 import type { AbsenceState, AttemptFilter, BalanceEpisode, BalanceEpisodeChange, CooldownStamp, DeliveryAttempt, Cursor, MissedWitness, OutboxChange, OutboxCount, OutboxCountFilter, OutboxFilter, Store, StoreFaults, StoreStats, SuppressedNote, Witness, WitnessRole } from "./types.js";
 import { missedByRole, otherRole, WITNESS_COLUMNS, witnessOfRow, witnessParams, type WitnessRow } from "./witness-rows.js";
@@ -279,11 +279,20 @@ export class SqliteStore implements Store {
 
   async getCursor(key: string): Promise<Cursor | undefined> {
     const cursor = this.cursors.get(key);
-    return cursor === undefined ? undefined : { ...cursor };
+    return cursor === undefined ? undefined : this.readCursor(cursor);
   }
 
   async listCursors(): Promise<Cursor[]> {
-    return [...this.cursors.values()].map((cursor) => ({ ...cursor }));
+    return [...this.cursors.values()].map((cursor) => this.readCursor(cursor));
+  }
+
+  /** A copy of a stored cursor, a follower's at the block it reads as (see Cursor.follows). */
+  private readCursor(cursor: Cursor): Cursor {
+    const read = { ...cursor };
+    if (cursor.follows !== undefined) read.block = Math.max(cursor.block, this.cursors.get(cursor.follows)?.block ?? -1);
+    const followers = this.meta.get(followersKey(cursor.key)) as number | undefined;
+    if (followers !== undefined) read.followers = followers;
+    return read;
   }
 
   async setCursor(cursor: Cursor): Promise<void> {
@@ -292,15 +301,44 @@ export class SqliteStore implements Store {
     await this.groupCommit.request();
   }
 
+  async followCursor(input: { source: string; followers: readonly Cursor[] }): Promise<{ generation: number }> {
+    const { source, followers } = input;
+    for (const follower of followers) checkCursor(follower);
+    const generation = this.mutate(() => {
+      const kept = new Set(followers.map((f) => f.key));
+      for (const cursor of this.cursors.values()) {
+        if (cursor.follows !== source || kept.has(cursor.key)) continue;
+        const { follows: _, followers: __, ...detached } = this.readCursor(cursor);
+        this.putCursor(detached, source);
+      }
+      for (const follower of followers) this.putCursor({ ...follower, follows: source }, source);
+      return this.bumpFollowers(source);
+    });
+    await this.groupCommit.request();
+    return { generation };
+  }
+
+  /** A change of who follows `source` (or from where), in the transaction of the moment. */
+  private bumpFollowers(source: string): number {
+    const generation = ((this.meta.get(followersKey(source)) as number | undefined) ?? 0) + 1;
+    this.putMeta(followersKey(source), generation);
+    return generation;
+  }
+
   async moveCursor(cursor: Cursor): Promise<{ before?: number }> {
     // One process holds the store: no other writer to fence.
-    const before = this.cursors.get(cursor.key)?.block;
+    const stored = this.cursors.get(cursor.key);
+    const before = stored === undefined ? undefined : this.readCursor(stored).block;
     await this.setCursor(cursor);
     return before === undefined ? {} : { before };
   }
 
-  private putCursor(cursor: Cursor): void {
-    const copy = { ...cursor };
+  /** Writes a cursor in the transaction of the moment; `settling`: the source whose followers followCursor is setting (it counts that change once). */
+  private putCursor(cursor: Cursor, settling?: string): void {
+    const { followers: _, ...copy } = cursor;
+    // A follower written to follow something else, or nothing (an operator's move): its source's followers changed.
+    const followed = this.cursors.get(copy.key)?.follows;
+    if (followed !== undefined && followed !== copy.follows && followed !== settling) this.bumpFollowers(followed);
     this.statement(UPSERT_CURSOR).run(...cursorParams(copy));
     this.cursors.set(copy.key, copy);
   }
@@ -309,7 +347,8 @@ export class SqliteStore implements Store {
     const { cursor, entries, absences = [], witnesses = [] } = input;
     checkCursor(cursor);
     this.assertWritable();
-    const current = this.cursors.get(cursor.key);
+    const stored = this.cursors.get(cursor.key);
+    const current = stored === undefined ? undefined : this.readCursor(stored);
     if (current !== undefined && cursor.block < current.block) {
       throw new StoreError(
         "KW_STORE_CURSOR_BACKWARDS",

@@ -17,6 +17,18 @@ export interface Cursor {
   description: string;
   block: number;
   updated_at: string;
+  /**
+   * The key of the cursor this one follows: it reads (getCursor, listCursors) at the higher of
+   * its own block and that cursor's. A watch's position under its own key while a shared
+   * source serves it follows the source's cursor (Store.followCursor), so each window the
+   * source commits moves every position it serves without a write per watch.
+   */
+  follows?: string;
+  /**
+   * Read only (getCursor and listCursors fill it; writes ignore it): the generation of the
+   * cursors that follow this one (Store.followCursor); absent while none ever has.
+   */
+  followers?: number;
 }
 
 /**
@@ -280,6 +292,16 @@ export interface Store {
    * holder so that a window it is committing from the old position cannot undo the move.
    */
   moveCursor(cursor: Cursor): Promise<{ before?: number }>;
+  /**
+   * Makes `followers` (each written as given) follow `source`'s cursor (see Cursor.follows),
+   * in one write: every other cursor that followed it stops following it, at the block it read
+   * as. The cursors of setCursor, moveCursor and commitWindow follow nothing: writing one that
+   * followed a source (an operator's move of a watch's position) is also a change of that
+   * source's followers. Returns their generation (Cursor.followers), which every such change
+   * raises: a caller that reads back the generation it was given knows nobody changed them since.
+   * commitWindow on a follower is a caller's mistake: it is set (setCursor) first.
+   */
+  followCursor(input: { source: string; followers: readonly Cursor[] }): Promise<{ generation: number }>;
   /**
    * The atomic step of guarantee 1: the cursor advance and the window's new outbox entries
    * in one write. Entries whose id already exists (a re-scan after a rewind or a crash) are

@@ -15,7 +15,7 @@ export function witnessRoleOf(operation: SourceOperation): WitnessRole {
  * family of it that both serve is audited (internal transactions, which only the explorer
  * serves, are not). A reader's position for a (watch, family) is the lowest of its sources'
  * positions for the watch: each source's cursor, or the watch's position under its own key
- * while a shared source serves it (SourceMember.ownKey, kept by the poller). The lowest,
+ * while a shared source serves it (SourceMember.ownKey, which follows the source's cursor). The lowest,
  * because a watch of two events has two explorer sources, and a record of the second is not
  * missed while that one is behind, however far the first has gone.
  */

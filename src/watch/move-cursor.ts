@@ -32,7 +32,7 @@ export interface MovedCursor {
 /**
  * Moves what a key names to `block` (the last block processed: scanning resumes at block + 1).
  * The caller makes sure the source is between two ticks: a tick reads the cursor and the
- * positions when it starts, and writes the positions when it ends.
+ * positions when it starts.
  */
 export async function moveCursor(store: Store, target: CursorTarget, block: number, now: Date): Promise<MovedCursor[]> {
   const at = now.toISOString();
@@ -46,9 +46,10 @@ export async function moveCursor(store: Store, target: CursorTarget, block: numb
     await position(target.member);
     return moved;
   }
-  const { before } = await store.moveCursor({ key: source.key, watch: source.watch, source: source.family, description: source.description, block, updated_at: at });
-  moved.push({ source: source.key, watch: source.watch, from: before ?? null, to: block });
-  // The source's watches kept apart move with it: else the source would go back to the lowest of them.
+  // The source's watches kept apart move with it: else the source would go back to the lowest of
+  // them. First: while they follow the source (Cursor.follows), each reads where the source is.
   for (const member of source.members ?? []) if (member.ownKey !== source.key) await position(member);
+  const { before } = await store.moveCursor({ key: source.key, watch: source.watch, source: source.family, description: source.description, block, updated_at: at });
+  moved.unshift({ source: source.key, watch: source.watch, from: before ?? null, to: block });
   return moved;
 }

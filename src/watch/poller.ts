@@ -124,53 +124,50 @@ export function createSourcePoller(common: Common, options: SourcePollerOptions)
 
   // Members whose position is kept under their own source's key (the source serves them shared).
   const handedOver = (source.members ?? []).filter((m) => m.ownKey !== source.key);
+  // The generation of this source's followers as this poller last made them (Store.followCursor).
+  let followers: number | undefined;
 
   /**
    * The handover rule (docs/credits-and-planner.md, "Changing the plan"): a source starts at the lowest position
    * of the watches it serves, each watch's position being the cursor under its own source's
-   * key (kept current by whichever source serves it, see savePositions), and each watch skips
-   * the blocks it has already had. So a source replaced by another hands over its position:
-   * no block is skipped, and none is scanned twice for the same watch.
+   * key, and each watch skips the blocks it has already had. So a source replaced by another
+   * hands over its position: no block is skipped, and none is scanned twice for the same watch.
+   * While the source serves them, those positions follow its cursor (Cursor.follows): its
+   * commits move them all, at no cost per watch, and a later plan reads them where they are.
    */
   async function ensureCursor(head: number): Promise<number> {
     // Read at every tick, never kept: with replicas another one may have moved it since.
-    // All at once: on PostgreSQL reads asked for together share one query.
+    const existing = await store.getCursor(source.key);
+    // The positions are as this poller left them (nobody has changed who follows, or from where,
+    // since): each is at or past the cursor, and each watch's skip is the one it has. A source
+    // that never had followers has none to check; one that had, and serves none now, lets them go.
+    if (existing !== undefined && existing.follows === undefined && existing.followers === followers && (followers !== undefined || handedOver.length === 0)) return existing.block;
     const members = source.members ?? [];
-    const [existing, ...own] = await Promise.all([source.key, ...members.map((m) => m.ownKey)].map((key) => store.getCursor(key)));
+    // All at once: on PostgreSQL reads asked for together share one query.
+    const own = await Promise.all(members.map((m) => (m.ownKey === source.key ? existing : store.getCursor(m.ownKey))));
     const start = existing?.block ?? initialCursor(source.start, head);
     let block: number | undefined;
     for (const [i, member] of members.entries()) {
-      const position = member.ownKey === source.key ? existing?.block : own[i]?.block;
       // A watch without a position (new, or never served apart) starts where the source does.
-      member.handover.skipThrough = position ?? start;
+      member.handover.skipThrough = own[i]?.block ?? start;
       block = Math.min(block ?? Infinity, member.handover.skipThrough);
     }
     // The lowest position, even when the stored cursor is older (a source used in an earlier plan).
     block ??= start;
-    if (existing && existing.block === block) return block;
+    const at = new Date(common.now()).toISOString();
+    // The positions first, each where it is: the source's cursor going back below them then moves none of them back.
+    if (handedOver.length > 0 || existing?.followers !== undefined) {
+      ({ generation: followers } = await store.followCursor({
+        source: source.key,
+        followers: handedOver.map((m) => ({ key: m.ownKey, watch: m.watch, source: source.family, description: `position of watch ${m.watch}, served by ${source.key}`, block: m.handover.skipThrough, updated_at: at })),
+      }));
+    }
+    // A source's own cursor follows nothing (one that followed another in an earlier plan is written as it reads).
+    if (existing && existing.block === block && existing.follows === undefined) return block;
     // Persist the starting point at once: a crash before the first window must not move it to a later head.
-    await store.setCursor({ key: source.key, watch: source.watch, source: source.family, description: source.description, block, updated_at: new Date(common.now()).toISOString() });
+    await store.setCursor({ key: source.key, watch: source.watch, source: source.family, description: source.description, block, updated_at: at });
     logger.info({ ...labels, block_range: [block + 1, head], handed_over: existing ? undefined : handedOver.length || undefined }, existing ? "source resumes at the lowest position of its watches" : "source starts");
     return block;
-  }
-
-  /** Keeps the position of each watch served here under its own source's key, for a later plan. */
-  async function savePositions(cursor: number): Promise<void> {
-    const at = new Date(common.now()).toISOString();
-    await Promise.all(
-      handedOver.map(async (m) => {
-        const saved = await store.getCursor(m.ownKey);
-        if (cursor <= m.handover.skipThrough || (saved !== undefined && saved.block >= cursor)) return;
-        // As a window without alerts (which it is for this key): never backwards, and written
-        // with the next flush (PostgreSQL: one transaction per firing, not one per watch per tick).
-        try {
-          await store.commitWindow({ cursor: { key: m.ownKey, watch: m.watch, source: source.family, description: `position of watch ${m.watch}, served by ${source.key}`, block: cursor, updated_at: at }, entries: [] });
-        } catch (error) {
-          // Moved further meanwhile (by another source serving the watch): that position stands.
-          if (!isStoreError(error, "KW_STORE_CURSOR_BACKWARDS")) throw error;
-        }
-      }),
-    );
   }
 
   /**
@@ -288,8 +285,6 @@ export function createSourcePoller(common: Common, options: SourcePollerOptions)
       return result;
     } finally {
       catchUp?.end();
-      // Also after an aborted tick: the windows committed so far are the watches' positions.
-      if (handedOver.length > 0) await savePositions(cursor);
     }
     // The cursor and lag gauges are read from the store when /metrics is scraped (daemon-status).
     result.cursor = cursor;

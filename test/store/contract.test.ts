@@ -179,6 +179,58 @@ describe.each(subjects)("the store port on $name", (subject) => {
     });
   });
 
+  describe("Store: cursors that follow a source's", () => {
+    const position = (key: string, block: number) => ({ ...cursor(key, block), description: `position of ${key}` });
+
+    it("read at the higher of their own block and the source's, move with its commits, and keep where they are when it goes back", async () => {
+      const first = await fresh();
+      const { store } = first;
+      await store.setCursor(cursor("shared", 10));
+      expect(await store.followCursor({ source: "shared", followers: [position("w1", 5), position("w2", 20)] })).toEqual({ generation: 1 });
+      expect((await store.getCursor("w1"))?.block).toBe(10);
+      expect((await store.getCursor("w2"))?.block).toBe(20);
+      expect((await store.getCursor("shared"))?.followers).toBe(1);
+      // A quiet window (deferred on PostgreSQL) moves them too, before and after it is written.
+      await store.commitWindow({ cursor: cursor("shared", 30), entries: [] });
+      expect([(await store.getCursor("w1"))?.block, (await store.getCursor("w2"))?.block]).toEqual([30, 30]);
+      await store.flush();
+      expect((await store.listCursors()).map((c) => [c.key, c.block, c.follows, c.followers])).toEqual([
+        ["shared", 30, undefined, 1],
+        ["w1", 30, "shared", undefined],
+        ["w2", 30, "shared", undefined],
+      ]);
+      // Written where they read, then the source goes back: they stay.
+      await store.followCursor({ source: "shared", followers: [position("w1", 30), position("w2", 30)] });
+      await store.setCursor(cursor("shared", 3));
+      expect((await store.getCursor("w1"))?.block).toBe(30);
+      await first.close();
+      const reopened = await open({ replicaId: "r2" });
+      expect((await reopened.store.getCursor("w2"))?.block).toBe(30);
+    });
+
+    it("let go of a follower left out, at the block it read as, and count every change of followers, an operator's move of one too", async () => {
+      const { store } = await fresh();
+      await store.setCursor(cursor("shared", 10));
+      await store.followCursor({ source: "shared", followers: [position("w1", 5), position("w2", 5)] });
+      await store.commitWindow({ cursor: cursor("shared", 40), entries: [entry("a1", "slack")] });
+      expect(await store.followCursor({ source: "shared", followers: [position("w2", 40)] })).toEqual({ generation: 2 });
+      await store.commitWindow({ cursor: cursor("shared", 50), entries: [entry("a2", "slack")] });
+      expect([(await store.getCursor("w1"))?.block, (await store.getCursor("w1"))?.follows]).toEqual([40, undefined]);
+      expect((await store.getCursor("w2"))?.block).toBe(50);
+      // Moving a follower makes it follow nothing, and is a change the source's poller must see.
+      expect(await store.moveCursor(position("w2", 7))).toEqual({ before: 50 });
+      expect([(await store.getCursor("w2"))?.block, (await store.getCursor("w2"))?.follows]).toEqual([7, undefined]);
+      expect((await store.getCursor("shared"))?.followers).toBe(3);
+      // Following another source is a change of the first's followers as well.
+      await store.followCursor({ source: "shared", followers: [position("w1", 40)] });
+      await store.followCursor({ source: "other", followers: [position("w1", 40)] });
+      expect((await store.getCursor("shared"))?.followers).toBe(5);
+      // A source with no cursor yet: its followers read at their own block.
+      expect(await store.getCursor("other")).toBeUndefined();
+      expect(await store.getCursor("w1")).toMatchObject({ block: 40, follows: "other" });
+    });
+  });
+
   describe("Store: outbox", () => {
     it("lists by sink, state, due time and group, oldest first", async () => {
       const store = await seeded();

@@ -18,8 +18,8 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-/** The same watches and rules, every watch pinned to its own sources or to shared ones. */
-function configFor(via: "own" | "shared", start: number, storeName: string = via) {
+/** The same watches and rules, every watch pinned to its own sources or to shared ones (`only`: these watches alone). */
+function configFor(via: "own" | "shared", start: number, storeName: string = via, only?: readonly string[]) {
   const a = sim.addresses;
   const document = {
     explorer: { base_url: sim.url, requests_per_second: 1000, api_plan: via === "own" ? "PRO_PLUS" : "FREE" },
@@ -41,6 +41,10 @@ function configFor(via: "own" | "shared", start: number, storeName: string = via
     ],
     sinks: { out: { type: "file", path: join(dir, `${via}.jsonl`) } },
   };
+  if (only !== undefined) {
+    document.watches = document.watches.filter((w) => only.includes(w.name));
+    document.rules = document.rules.filter((r) => only.includes(r.watch));
+  }
   return parseConfigText(JSON.stringify(document), { fileName: `${via}.yaml`, env: {}, checks: CONFIG_CHECKS }).config;
 }
 
@@ -96,4 +100,54 @@ describe("shared sources", () => {
     // Every match became one new alert: no block was scanned twice for a watch (the outbox would hide repeats).
     expect(matches).toBe(reference.matches);
   }, 120_000);
+
+  it("keep each watch's position through plans that change who a shared source serves, and write none while nobody changes it", async () => {
+    const start = sim.head() - 200;
+    const everything = ["wallet", "token", "collection", "holder"];
+    /** One daemon of these watches over a store ("members"): ticks after ticks, the chain growing between; its matches. */
+    async function run(only: readonly string[], ticks: number, store = "members") {
+      const daemon = await createDaemon(createTestCommon(), { config: configFor("shared", start, store, only) });
+      try {
+        let matches = 0;
+        const generations: Array<number | undefined> = [];
+        for (let tick = 0; tick < ticks; tick += 1) {
+          if (tick > 0) sim.mine(15);
+          const { results } = await daemon.engine.runOnce();
+          const failed = results.find((r) => r.error !== undefined);
+          if (failed) throw new Error(`${failed.key}: ${failed.error}`);
+          matches += results.reduce((n, r) => n + (r.result?.alerts ?? 0), 0);
+          // The NFT source's key (collection's own source) is the same in every plan that has it.
+          const shared = daemon.plan.sources.find((source) => source.definition.operation === "nftTransfers");
+          if (shared !== undefined) generations.push((await daemon.store.getCursor(shared.key))?.followers);
+        }
+        return { matches, generations, ids: (await daemon.store.listOutbox()).map((e) => e.alert.id) };
+      } finally {
+        await daemon.stop();
+      }
+    }
+    // The NFT source serves collection (its own) and holder (kept apart, following it). The
+    // plans in between drop holder, then serve it from its own source without collection, as
+    // config changes would.
+    const first = await run(everything, 3);
+    // Written once, at the first tick: the ticks after moved the position with the source's cursor only.
+    expect(new Set(first.generations).size).toBe(1);
+    expect(first.generations[0]).toBeGreaterThan(0);
+    let matches = first.matches;
+    sim.mine(20);
+    const without = await run(["wallet", "token", "collection"], 2);
+    // The source lets holder go (where it had got to) at its first tick, and has no follower after.
+    expect(without.generations[0]).toBeGreaterThan(first.generations[0]!);
+    expect(new Set(without.generations).size).toBe(1);
+    matches += without.matches;
+    sim.mine(20);
+    matches += (await run(["wallet", "token", "holder"], 2)).matches;
+    sim.mine(20);
+    const last = await run(everything, 2);
+    matches += last.matches;
+    const reference = await run(everything, 1, "members-reference");
+    expect(reference.ids.length).toBeGreaterThan(0);
+    expect([...new Set(last.ids)].sort()).toEqual([...new Set(reference.ids)].sort());
+    // Every match became one new alert: no watch had a block twice, none lost one.
+    expect(matches).toBe(reference.matches);
+  }, 180_000);
 });

@@ -5,7 +5,7 @@ import type { Common } from "../../common/common.js";
 import { describeError } from "../../common/errors.js";
 import { StoreError } from "../errors.js";
 import { checkOutboxChanges } from "../outbox-transitions.js";
-import { entryParams, msOf } from "../sqlite-schema.js";
+import { cursorDocument, entryParams, followersKey, msOf } from "../sqlite-schema.js";
 import { checkCursor } from "../sqlite-store.js";
 import { ATTEMPT_COLUMNS, attemptOfChange, attemptOfRow, attemptQuery, checkPrune, type AttemptRow } from "../delivery-attempts.js";
 import type { AbsenceState, AttemptFilter, BalanceEpisode, BalanceEpisodeChange, CooldownStamp, DeliveryAttempt, Cursor, MissedWitness, Store, OutboxChange, OutboxCount, OutboxCountFilter, OutboxFilter, StoreStats, SuppressedNote, Witness, WitnessRole } from "../types.js";
@@ -185,7 +185,7 @@ export class PostgresStore implements Store {
   /** This replica's deferred advances by source key (commitWindow without entries); flush() writes them. */
   private readonly pending = new Map<string, PendingAdvance>();
   /** The cursor reads gathered for one query (getCursor). */
-  private cursorReads: { keys: Set<string>; rows: Promise<Map<string, Cursor>> } | undefined;
+  private cursorReads: { keys: Set<string>; rows: Promise<Map<string, { cursor: Cursor; followed: number | undefined }>> } | undefined;
   private readonly timeouts: PostgresTimeouts;
   /** The flush in progress: flushes run one after the other, so one that returns has written what came before it. */
   private flushing: Promise<void> = Promise.resolve();
@@ -289,24 +289,32 @@ export class PostgresStore implements Store {
       const rows = new Promise<void>((resolve) => setImmediate(resolve)).then(async () => {
         // Later reads start a batch of their own: this one's query may already be on its way.
         this.cursorReads = undefined;
-        const found = await this.read<{ key: string; cursor: Cursor }>("SELECT key, cursor FROM cursors WHERE key = ANY($1)", [[...keys]]);
-        return new Map(found.map((row) => [row.key, row.cursor]));
+        // A follower with the cursor it follows (Cursor.follows), in the same query.
+        const found = await this.read<{ key: string; cursor: Cursor; followed: string | null; followers: number | null }>(
+          `SELECT c.key, c.cursor, f.block AS followed, m.value AS followers FROM cursors c
+           LEFT JOIN cursors f ON f.key = c.cursor->>'follows' LEFT JOIN meta m ON m.key = $2 || c.key WHERE c.key = ANY($1)`,
+          [[...keys], FOLLOWERS_PREFIX],
+        );
+        return new Map(found.map((row) => [row.key, { cursor: withFollowers(row.cursor, row.followers), followed: row.followed === null ? undefined : Number(row.followed) }]));
       });
       batch = { keys, rows };
       this.cursorReads = batch;
     }
     batch.keys.add(key);
     const stored = (await batch.rows).get(key);
-    return this.laterOf(stored === undefined ? undefined : structuredClone(stored), key);
+    if (stored === undefined) return this.laterOf(undefined, key);
+    return this.readAs(this.laterOf(structuredClone(stored.cursor), key)!, stored.followed);
   }
 
   async listCursors(): Promise<Cursor[]> {
-    const stored = (await this.read<{ cursor: Cursor }>('SELECT cursor FROM cursors ORDER BY key COLLATE "C"')).map((row) => row.cursor);
-    if (this.pending.size === 0) return stored;
+    const stored = (await this.read<{ cursor: Cursor; followers: number | null }>('SELECT c.cursor, m.value AS followers FROM cursors c LEFT JOIN meta m ON m.key = $1 || c.key ORDER BY c.key COLLATE "C"', [FOLLOWERS_PREFIX])).map((row) =>
+      withFollowers(row.cursor, row.followers),
+    );
     const keys = new Set(stored.map((cursor) => cursor.key));
     const merged = stored.map((cursor) => this.laterOf(cursor, cursor.key)!);
     for (const [key, advance] of this.pending) if (!keys.has(key)) merged.push(advance.cursor);
-    return merged.sort((a, b) => compare(a.key, b.key));
+    const blocks = new Map(merged.map((cursor) => [cursor.key, cursor.block]));
+    return merged.map((cursor) => this.readAs(cursor, cursor.follows === undefined ? undefined : blocks.get(cursor.follows))).sort((a, b) => compare(a.key, b.key));
   }
 
   private laterOf(stored: Cursor | undefined, key: string): Cursor | undefined {
@@ -314,12 +322,50 @@ export class PostgresStore implements Store {
     return advance !== undefined && (stored === undefined || advance.block > stored.block) ? { ...advance } : stored;
   }
 
+  /** A follower at the block it reads as: the higher of its own and its source's (stored, or deferred here). */
+  private readAs(cursor: Cursor, followedStored: number | undefined): Cursor {
+    if (cursor.follows === undefined) return cursor;
+    const followed = Math.max(followedStored ?? -1, this.pending.get(cursor.follows)?.cursor.block ?? -1);
+    return { ...cursor, block: Math.max(cursor.block, followed) };
+  }
+
   async setCursor(cursor: Cursor): Promise<void> {
     checkCursor(cursor);
-    await this.transaction((client) => upsertCursor(client, cursor));
+    await this.transaction(async (client) => {
+      await bumpFollowersOf(client, [cursor.key], cursor.follows);
+      await upsertCursor(client, cursor);
+    });
     // An advance deferred before the move must not undo it (a rewind) when flushed.
     this.pending.delete(cursor.key);
   }
+
+  async followCursor(input: { source: string; followers: readonly Cursor[] }): Promise<{ generation: number }> {
+    const { source, followers } = input;
+    for (const follower of followers) checkCursor(follower);
+    // The source's deferred advance first: a cursor that stops following it stops at the block it read as here.
+    await this.flush();
+    const keys = followers.map((f) => f.key);
+    const generation = await this.transaction(async (client) => {
+      await client.query(
+        `UPDATE cursors c SET block = GREATEST(c.block, s.block), cursor = (c.cursor - 'follows') || jsonb_build_object('block', GREATEST(c.block, s.block))
+         FROM (SELECT COALESCE((SELECT block FROM cursors WHERE key = $1), -1) AS block) s
+         WHERE c.cursor->>'follows' = $1 AND NOT (c.key = ANY($2::text[]))`,
+        [source, keys],
+      );
+      await bumpFollowersOf(client, keys, source);
+      for (let i = 0; i < followers.length; i += FOLLOWERS_PER_STATEMENT) {
+        const part = followers.slice(i, i + FOLLOWERS_PER_STATEMENT).map((f) => ({ ...f, follows: source }));
+        await client.query(
+          `INSERT INTO cursors (key, block, cursor) SELECT * FROM unnest($1::text[], $2::bigint[], $3::jsonb[])
+           ON CONFLICT (key) DO UPDATE SET block = excluded.block, cursor = excluded.cursor`,
+          [part.map((c) => c.key), part.map((c) => c.block), part.map((c) => cursorDocument(c))],
+        );
+      }
+      return bumpFollowers(client, source);
+    });
+    return { generation };
+  }
+
 
   /**
    * `kaiawatch cursors --set` beside running replicas: sets the cursor and fences the
@@ -334,7 +380,8 @@ export class PostgresStore implements Store {
     const moved = await this.transaction(async (client) => {
       // The lease row first, as a commit locks it: a commit in flight finishes before, or is refused after.
       await client.query("UPDATE leases SET epoch = epoch + 1 WHERE key = $1 AND owner IS NOT NULL", [cursor.key]);
-      const before = (await client.query<{ block: string }>("SELECT block FROM cursors WHERE key = $1 FOR UPDATE", [cursor.key])).rows[0];
+      const before = (await client.query<{ block: string }>("SELECT GREATEST(c.block, COALESCE(f.block, -1)) AS block FROM cursors c LEFT JOIN cursors f ON f.key = c.cursor->>'follows' WHERE c.key = $1 FOR UPDATE OF c", [cursor.key])).rows[0];
+      await bumpFollowersOf(client, [cursor.key], cursor.follows);
       await upsertCursor(client, cursor);
       return before === undefined ? {} : { before: Number(before.block) };
     });
@@ -374,7 +421,7 @@ export class PostgresStore implements Store {
         const advanced = await client.query(
           `INSERT INTO cursors (key, block, cursor) VALUES ($1, $2, $3::jsonb)
            ON CONFLICT (key) DO UPDATE SET block = excluded.block, cursor = excluded.cursor WHERE cursors.block <= excluded.block`,
-          [cursor.key, cursor.block, JSON.stringify(cursor)],
+          [cursor.key, cursor.block, cursorDocument(cursor)],
         );
         if (advanced.rowCount === 0) {
           const current = (await client.query<{ block: string }>("SELECT block FROM cursors WHERE key = $1", [cursor.key])).rows[0];
@@ -735,7 +782,7 @@ export class PostgresStore implements Store {
       let cursors = 0;
       for (const cursor of data.cursors) {
         checkCursor(cursor);
-        const result = await client.query("INSERT INTO cursors (key, block, cursor) VALUES ($1, $2, $3::jsonb) ON CONFLICT (key) DO NOTHING", [cursor.key, cursor.block, JSON.stringify(cursor)]);
+        const result = await client.query("INSERT INTO cursors (key, block, cursor) VALUES ($1, $2, $3::jsonb) ON CONFLICT (key) DO NOTHING", [cursor.key, cursor.block, cursorDocument(cursor)]);
         cursors += result.rowCount ?? 0;
       }
       let entries = 0;
@@ -841,7 +888,7 @@ export class PostgresStore implements Store {
           await client.query(
             `INSERT INTO cursors (key, block, cursor) SELECT * FROM unnest($1::text[], $2::bigint[], $3::jsonb[])
              ON CONFLICT (key) DO UPDATE SET block = excluded.block, cursor = excluded.cursor WHERE cursors.block <= excluded.block`,
-            [accepted.map((c) => c.key), accepted.map((c) => c.block), accepted.map((c) => JSON.stringify(c))],
+            [accepted.map((c) => c.key), accepted.map((c) => c.block), accepted.map((c) => cursorDocument(c))],
           );
         }
         return dropped;
@@ -918,10 +965,37 @@ function isServerAnswer(error: unknown): boolean {
   return !code.startsWith("08") && !code.startsWith("57P");
 }
 
+const FOLLOWERS_PREFIX = followersKey("");
+
+/** A stored cursor with the generation of its followers, when it has had any (Cursor.followers). */
+function withFollowers(cursor: Cursor, followers: number | null): Cursor {
+  return followers === null ? cursor : { ...cursor, followers: Number(followers) };
+}
+
+/** Followers written at once by followCursor: 100,000 watches in 20 statements of one transaction. */
+const FOLLOWERS_PER_STATEMENT = 5_000;
+
+/** Raises the generation of `source`'s followers (Store.followCursor) and returns it. */
+async function bumpFollowers(client: Queryable, source: string): Promise<number> {
+  const row = (
+    await client.query<{ value: number }>(
+      `INSERT INTO meta (key, value) VALUES ($1, '1'::jsonb) ON CONFLICT (key) DO UPDATE SET value = to_jsonb(COALESCE((meta.value #>> '{}')::bigint, 0) + 1) RETURNING value`,
+      [followersKey(source)],
+    )
+  ).rows[0]!;
+  return Number(row.value);
+}
+
+/** The cursors `keys` are written to follow `follows` (or nothing): each source they followed until now has its followers changed. */
+async function bumpFollowersOf(client: Queryable, keys: readonly string[], follows: string | undefined): Promise<void> {
+  const sources = await client.query<{ source: string }>("SELECT DISTINCT cursor->>'follows' AS source FROM cursors WHERE key = ANY($1::text[]) AND cursor ? 'follows'", [keys]);
+  for (const { source } of sources.rows) if (source !== follows) await bumpFollowers(client, source);
+}
+
 async function upsertCursor(client: Queryable, cursor: Cursor): Promise<void> {
   await client.query(
     "INSERT INTO cursors (key, block, cursor) VALUES ($1, $2, $3::jsonb) ON CONFLICT (key) DO UPDATE SET block = excluded.block, cursor = excluded.cursor",
-    [cursor.key, cursor.block, JSON.stringify(cursor)],
+    [cursor.key, cursor.block, cursorDocument(cursor)],
   );
 }
 
