@@ -354,6 +354,15 @@ export function followersKey(source: string): string {
   return `cursor.followers.${source}`;
 }
 
+/**
+ * A cursor that follows `followed` (Cursor.follows) as it reads: at the higher of the two
+ * blocks, and, when the source's is the higher, updated when the source's was.
+ */
+export function followingRead(cursor: Cursor, followed: Cursor | undefined): Cursor {
+  if (followed === undefined || followed.block <= cursor.block) return { ...cursor };
+  return { ...cursor, block: followed.block, updated_at: followed.updated_at };
+}
+
 /** A cursor as both stores keep it, in JSON: without what a read fills in (Cursor.followers). */
 export function cursorDocument(cursor: Cursor): string {
   const { followers: _, ...stored } = cursor;

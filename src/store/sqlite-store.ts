@@ -9,7 +9,7 @@ import { createCheckpointer, type Checkpointer } from "./checkpointer.js";
 import { createGroupCommit, type GroupCommit } from "./group-commit.js";
 import { checkOutboxChanges } from "./outbox-transitions.js";
 import { ATTEMPT_COLUMNS, attemptOfChange, attemptOfRow, attemptQuery, checkPrune, type AttemptRow } from "./delivery-attempts.js";
-import { cursorParams, entryOfRow, followersKey, INSERT_ALERT, INSERT_ATTEMPT, INSERT_ENTRY, insertEntries, msOf, OUTBOX_COLUMNS, OUTBOX_JOIN, UPSERT_CURSOR, type OutboxRow } from "./sqlite-schema.js";
+import { cursorParams, entryOfRow, followersKey, followingRead, INSERT_ALERT, INSERT_ATTEMPT, INSERT_ENTRY, insertEntries, msOf, OUTBOX_COLUMNS, OUTBOX_JOIN, UPSERT_CURSOR, type OutboxRow } from "./sqlite-schema.js";
 import type { StoreLock } from "./store-lock.js";
 import type { AbsenceState, AttemptFilter, BalanceEpisode, BalanceEpisodeChange, CooldownStamp, DeliveryAttempt, Cursor, MissedWitness, OutboxChange, OutboxCount, OutboxCountFilter, OutboxFilter, Store, StoreFaults, StoreStats, SuppressedNote, Witness, WitnessRole } from "./types.js";
 import { missedByRole, otherRole, WITNESS_COLUMNS, witnessOfRow, witnessParams, type WitnessRow } from "./witness-rows.js";
@@ -288,8 +288,7 @@ export class SqliteStore implements Store {
 
   /** A copy of a stored cursor, a follower's at the block it reads as (see Cursor.follows). */
   private readCursor(cursor: Cursor): Cursor {
-    const read = { ...cursor };
-    if (cursor.follows !== undefined) read.block = Math.max(cursor.block, this.cursors.get(cursor.follows)?.block ?? -1);
+    const read = cursor.follows === undefined ? { ...cursor } : followingRead(cursor, this.cursors.get(cursor.follows));
     const followers = this.meta.get(followersKey(cursor.key)) as number | undefined;
     if (followers !== undefined) read.followers = followers;
     return read;

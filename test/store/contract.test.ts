@@ -190,9 +190,11 @@ describe.each(subjects)("the store port on $name", (subject) => {
       expect((await store.getCursor("w1"))?.block).toBe(10);
       expect((await store.getCursor("w2"))?.block).toBe(20);
       expect((await store.getCursor("shared"))?.followers).toBe(1);
-      // A quiet window (deferred on PostgreSQL) moves them too, before and after it is written.
-      await store.commitWindow({ cursor: cursor("shared", 30), entries: [] });
+      // A quiet window (deferred on PostgreSQL) moves them too, before and after it is written,
+      // and a position that moved with it was updated when it was.
+      await store.commitWindow({ cursor: cursor("shared", 30, t1), entries: [] });
       expect([(await store.getCursor("w1"))?.block, (await store.getCursor("w2"))?.block]).toEqual([30, 30]);
+      expect((await store.getCursor("w1"))?.updated_at).toBe(t1);
       await store.flush();
       expect((await store.listCursors()).map((c) => [c.key, c.block, c.follows, c.followers])).toEqual([
         ["shared", 30, undefined, 1],

@@ -45,7 +45,7 @@ function deadPid(): Promise<number> {
 async function zombie(): Promise<{ pid: number; stop: () => void }> {
   const parent = spawn("sh", ["-c", "read x <&3 & echo $!; exec sleep 30"], { stdio: ["ignore", "pipe", "ignore", "pipe"] });
   const pid = await new Promise<number>((resolve, reject) => {
-    parent.stdout.setEncoding("utf8").once("data", (chunk: string) => resolve(Number(chunk.trim())));
+    parent.stdout!.setEncoding("utf8").once("data", (chunk: string) => resolve(Number(chunk.trim())));
     parent.on("error", reject);
   });
   const comm = () => {

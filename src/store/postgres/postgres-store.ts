@@ -5,7 +5,7 @@ import type { Common } from "../../common/common.js";
 import { describeError } from "../../common/errors.js";
 import { StoreError } from "../errors.js";
 import { checkOutboxChanges } from "../outbox-transitions.js";
-import { cursorDocument, entryParams, followersKey, msOf } from "../sqlite-schema.js";
+import { cursorDocument, entryParams, followersKey, followingRead, msOf } from "../sqlite-schema.js";
 import { checkCursor } from "../sqlite-store.js";
 import { ATTEMPT_COLUMNS, attemptOfChange, attemptOfRow, attemptQuery, checkPrune, type AttemptRow } from "../delivery-attempts.js";
 import type { AbsenceState, AttemptFilter, BalanceEpisode, BalanceEpisodeChange, CooldownStamp, DeliveryAttempt, Cursor, MissedWitness, Store, OutboxChange, OutboxCount, OutboxCountFilter, OutboxFilter, StoreStats, SuppressedNote, Witness, WitnessRole } from "../types.js";
@@ -185,7 +185,7 @@ export class PostgresStore implements Store {
   /** This replica's deferred advances by source key (commitWindow without entries); flush() writes them. */
   private readonly pending = new Map<string, PendingAdvance>();
   /** The cursor reads gathered for one query (getCursor). */
-  private cursorReads: { keys: Set<string>; rows: Promise<Map<string, { cursor: Cursor; followed: number | undefined }>> } | undefined;
+  private cursorReads: { keys: Set<string>; rows: Promise<Map<string, { cursor: Cursor; followed: Cursor | undefined }>> } | undefined;
   private readonly timeouts: PostgresTimeouts;
   /** The flush in progress: flushes run one after the other, so one that returns has written what came before it. */
   private flushing: Promise<void> = Promise.resolve();
@@ -290,12 +290,12 @@ export class PostgresStore implements Store {
         // Later reads start a batch of their own: this one's query may already be on its way.
         this.cursorReads = undefined;
         // A follower with the cursor it follows (Cursor.follows), in the same query.
-        const found = await this.read<{ key: string; cursor: Cursor; followed: string | null; followers: number | null }>(
-          `SELECT c.key, c.cursor, f.block AS followed, m.value AS followers FROM cursors c
+        const found = await this.read<{ key: string; cursor: Cursor; followed: Cursor | null; followers: number | null }>(
+          `SELECT c.key, c.cursor, f.cursor AS followed, m.value AS followers FROM cursors c
            LEFT JOIN cursors f ON f.key = c.cursor->>'follows' LEFT JOIN meta m ON m.key = $2 || c.key WHERE c.key = ANY($1)`,
           [[...keys], FOLLOWERS_PREFIX],
         );
-        return new Map(found.map((row) => [row.key, { cursor: withFollowers(row.cursor, row.followers), followed: row.followed === null ? undefined : Number(row.followed) }]));
+        return new Map(found.map((row) => [row.key, { cursor: withFollowers(row.cursor, row.followers), followed: row.followed ?? undefined }]));
       });
       batch = { keys, rows };
       this.cursorReads = batch;
@@ -313,8 +313,8 @@ export class PostgresStore implements Store {
     const keys = new Set(stored.map((cursor) => cursor.key));
     const merged = stored.map((cursor) => this.laterOf(cursor, cursor.key)!);
     for (const [key, advance] of this.pending) if (!keys.has(key)) merged.push(advance.cursor);
-    const blocks = new Map(merged.map((cursor) => [cursor.key, cursor.block]));
-    return merged.map((cursor) => this.readAs(cursor, cursor.follows === undefined ? undefined : blocks.get(cursor.follows))).sort((a, b) => compare(a.key, b.key));
+    const byKey = new Map(merged.map((cursor) => [cursor.key, cursor]));
+    return merged.map((cursor) => this.readAs(cursor, cursor.follows === undefined ? undefined : byKey.get(cursor.follows))).sort((a, b) => compare(a.key, b.key));
   }
 
   private laterOf(stored: Cursor | undefined, key: string): Cursor | undefined {
@@ -322,11 +322,10 @@ export class PostgresStore implements Store {
     return advance !== undefined && (stored === undefined || advance.block > stored.block) ? { ...advance } : stored;
   }
 
-  /** A follower at the block it reads as: the higher of its own and its source's (stored, or deferred here). */
-  private readAs(cursor: Cursor, followedStored: number | undefined): Cursor {
+  /** A follower as it reads (followingRead), its source as stored or as deferred here, the later. */
+  private readAs(cursor: Cursor, followedStored: Cursor | undefined): Cursor {
     if (cursor.follows === undefined) return cursor;
-    const followed = Math.max(followedStored ?? -1, this.pending.get(cursor.follows)?.cursor.block ?? -1);
-    return { ...cursor, block: Math.max(cursor.block, followed) };
+    return followingRead(cursor, this.laterOf(followedStored, cursor.follows));
   }
 
   async setCursor(cursor: Cursor): Promise<void> {
