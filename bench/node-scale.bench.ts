@@ -26,6 +26,12 @@ import { createDaemon } from "../src/daemon/create-daemon.js";
 import type { SimulatorStats } from "../src/simulator/index.js";
 import { planCredits } from "../src/watch/credit-plan.js";
 import { isNodeOperation } from "../src/watch/source.js";
+import { TRANSFER_TOPIC } from "../src/chain/token-transfer.js";
+import type { EventLog } from "../src/explorer/types.js";
+import type { WatchedRecord } from "../src/model/record.js";
+import { createRuleIndex } from "../src/rules/rule-index.js";
+import { addressTopic } from "../src/watch/plan-node-logs.js";
+import { createRuleMatcher, type SourceRule } from "../src/watch/source-rule.js";
 import { report, type BenchFigure } from "./lib.js";
 import { sized } from "./mode.js";
 import { startSimulatorProcess } from "./simulator-process.js";
@@ -84,7 +90,49 @@ interface Row {
   nodeRequestsPerDay: number;
   sources: number;
   tick?: { seconds: number; explorer: number; logs: number; rpc: number; rssMB: number };
+  /** Node choice: logs matched a second by the node event-log source's rules, with its members indexed and without. */
+  matching?: { indexed: number; unindexed: number; candidates: number };
 }
+
+const BUSY_LOGS = 2_000;
+
+/**
+ * A busy block's logs for the watches of configFor: each a Transfer of a watched contract (to
+ * an unwatched address), or of the token from a watched wallet, the watch drawn in turn.
+ */
+function busyLogs(watchCount: number): WatchedRecord[] {
+  const half = Math.max(1, Math.floor(watchCount / 2));
+  const value = `0x${(10n ** 21n).toString(16).padStart(64, "0")}`;
+  return Array.from({ length: BUSY_LOGS }, (_, i) => {
+    const watched = (i * 7919) % half;
+    const contract = i % 2 === 0 ? address(0xc0, watched) : TOKEN;
+    const from = i % 2 === 0 ? address(0x01, i) : address(0xa0, watched);
+    const data: EventLog = { log_index: i, contract_address: contract, type: "Transfer", topics: [TRANSFER_TOPIC, addressTopic(from), addressTopic(address(0x02, i))], data: value, items: [{ name: "from", value: from }, { name: "to", value: address(0x02, i) }, { name: "value", value: (10n ** 21n).toString() }], block_number: 100, transaction_hash: `0x${i.toString(16).padStart(64, "0")}` };
+    return { family: "event_logs", block: 100, transactionHash: data.transaction_hash, key: `100:${data.transaction_hash}:${i}`, order: [i], data };
+  });
+}
+
+/** Logs a second through the matcher (repeated to a quarter of a second at least), and the rules a log met on average. */
+function matchRate(rules: readonly SourceRule[], records: readonly WatchedRecord[]): { perSecond: number; candidates: number } {
+  const matcher = createRuleMatcher(rules);
+  const now = new Date(DAY_MS);
+  // One round first, not counted: the first calls of a matcher run before the JIT has compiled it.
+  matcher.match(records, now);
+  let rounds = 0;
+  const started = performance.now();
+  do {
+    matcher.match(records, now);
+    rounds += 1;
+  } while (performance.now() - started < 250);
+  const seconds = (performance.now() - started) / 1000;
+  const index = createRuleIndex(rules);
+  const candidates = records.reduce((sum, record) => sum + index.candidates(record).length, 0) / records.length;
+  return { perSecond: (rounds * records.length) / seconds, candidates };
+}
+
+/** The rules as they were before each member's filter was given to the index: the rule's own condition only. */
+const withoutMemberIndex = (rules: readonly SourceRule[]): SourceRule[] =>
+  rules.map((rule) => ({ ...rule, condition: rule.condition?.type === "all" && rule.condition.children.length === 2 ? rule.condition.children[1] : undefined }));
 
 async function measure(watchCount: number, choice: Choice): Promise<Row> {
   const store = `${dir.path}/store-${choice}-${watchCount}.db`;
@@ -114,6 +162,13 @@ async function measure(watchCount: number, choice: Choice): Promise<Row> {
     if (failed.length > 0) throw new Error(`${failed.length} sources failed, e.g. ${failed[0]?.key}: ${failed[0]?.error}`);
     const counts = requestsOf(await sim.stats());
     row.tick = { seconds, ...counts, rssMB: process.memoryUsage().rss / MB };
+    const logs = daemon.plan.sources.find((source) => source.definition.operation === "nodeEventLogs");
+    if (logs !== undefined) {
+      const records = busyLogs(watchCount);
+      const indexed = matchRate(logs.rules, records);
+      const unindexed = matchRate(withoutMemberIndex(logs.rules), records);
+      row.matching = { indexed: indexed.perSecond, unindexed: unindexed.perSecond, candidates: indexed.candidates };
+    }
   } finally {
     await daemon.stop();
   }
@@ -139,6 +194,9 @@ for (const row of rows) {
   figures.push({ name: `${label}: quiet tick wall time`, value: round(row.tick.seconds, 3), unit: "s", baseline: base.tick === undefined ? undefined : round(base.tick.seconds, 3), ...(big ? { target: "≤ 1", ok: row.tick.seconds <= 1 } : {}) });
   figures.push({ name: `${label}: quiet tick explorer requests`, value: row.tick.explorer, unit: "requests" });
   figures.push({ name: `${label}: quiet tick log queries (all JSON-RPC calls: ${n(row.tick.rpc)})`, value: row.tick.logs, unit: "requests" });
+  if (row.matching !== undefined) {
+    figures.push({ name: `${label}: busy block, logs matched a second (rules a log met: ${round(row.matching.candidates, 2)}; baseline: members not indexed)`, value: Math.round(row.matching.indexed), unit: "logs/s", baseline: Math.round(row.matching.unindexed) });
+  }
   figures.push({ name: `${label}: resident memory after the tick`, value: round(row.tick.rssMB, 1), unit: "MB", ...(big ? { target: "≤ 300", ok: row.tick.rssMB <= 300 } : {}) });
 }
 const nodeDays = rows.filter((r) => r.choice === "node").map((r) => r.nodeRequestsPerDay);
@@ -147,6 +205,7 @@ report("node-scale", figures, [
   "Requests and credits a day: planCredits, the daemon's own plan, per source choice (defaults.source). Baseline: the explorer-only plan of the same size.",
   `Node log queries a day by size: ${nodeDays.map(n).join(", ")}: a query per tick per filter batch, whatever the watch count up to the reader's address batch.`,
   `The quiet tick: engine.runOnce() in this process after one new block without records; requests counted by the simulator. The explorer's tick is run up to ${n(EXPLORER_TICK_MAX)} watches (one request per source); above, only the plan's figures.`,
+  `Busy block (node choice): ${n(BUSY_LOGS)} Transfer logs, half of watched contracts, half of the token from watched wallets, through the node event-log source's rules (RuleMatcher.match, in this process); baseline: the same rules without their members' filters in the index (before), where every log met every rule.`,
   "Resident memory: this process (the benchmark's own config objects included).",
   load,
 ]);

@@ -1,5 +1,6 @@
 import { OPERATIONS } from "../explorer/operations.js";
 import type { WatchedRecord } from "../model/record.js";
+import type { ConditionNode } from "../rules/parse-condition.js";
 import { groupNeeds } from "./group-needs.js";
 import type { Plan, PlanInput, RuleInput, WatchInput } from "./plan.js";
 import { cheaper, createGroupPlanner, type Group, type Option } from "./plan-group.js";
@@ -278,11 +279,14 @@ function extraCost(alternative: { creditsPerDay: number; requestsPerDay: number 
 /**
  * A rule on a shared source sees only the records its watch's own source would have
  * returned, and no block its watch already had from the source that served it before (the
- * handover, see the poller). The condition (read by the rule index) stays the rule's: the
- * index only narrows the candidates, and `test` decides.
+ * handover, see the poller). The condition (read by the rule index) is the rule's, beside
+ * `filterCondition` where the filter has one (what a record must have to pass it): the index
+ * only narrows the candidates, and `test` decides.
  */
-export function narrowRule(rule: SourceRule, handover: SourceMember["handover"], filter: ((record: WatchedRecord) => boolean) | undefined): SourceRule {
+export function narrowRule(rule: SourceRule, handover: SourceMember["handover"], filter: ((record: WatchedRecord) => boolean) | undefined, filterCondition?: ConditionNode): SourceRule {
   const test = rule.test;
-  if (filter === undefined) return { ...rule, test: (record) => record.block > handover.skipThrough && test(record) };
-  return { ...rule, test: (record) => record.block > handover.skipThrough && filter(record) && test(record) };
+  // The filter's condition beside the rule's, for the rule index only (the test runs the filter itself).
+  const condition = filterCondition === undefined ? rule.condition : rule.condition === undefined ? filterCondition : { type: "all" as const, path: [], children: [filterCondition, rule.condition] };
+  if (filter === undefined) return { ...rule, condition, test: (record) => record.block > handover.skipThrough && test(record) };
+  return { ...rule, condition, test: (record) => record.block > handover.skipThrough && filter(record) && test(record) };
 }

@@ -3,6 +3,7 @@ import { eventTopic } from "../chain/signatures.js";
 import { TRANSFER_TOPIC } from "../chain/token-transfer.js";
 import type { EventLog, NftTransfer } from "../explorer/types.js";
 import type { RecordFamily, WatchedRecord } from "../model/record.js";
+import { parseCondition } from "../rules/parse-condition.js";
 import { narrowRule } from "./choose-sources.js";
 import type { PlanInput, RuleInput, WatchInput } from "./plan.js";
 import type { PlannedSource, SourceMember } from "./poller.js";
@@ -41,6 +42,12 @@ interface Share<R, W> {
   own: SourceDefinition;
   filter: (record: WatchedRecord) => boolean;
   filterText: string;
+  /**
+   * A `when` that the filter and the share's rules together imply (its contract, or the
+   * account a transfer is from or to): the rule index files the rules under it, so that a
+   * record meets the rules of its own watches, not of every watch the source serves.
+   */
+  indexedBy: Record<string, unknown>;
 }
 
 /**
@@ -78,6 +85,7 @@ function sharesOf<R extends RuleInput, W extends WatchInput>(input: PlanInput<R,
         own: { network, operation: "nodeEventLogs", address: contract, ...(topics === undefined ? {} : { topics }) },
         filter: (r) => lower((r.data as EventLog).contract_address) === contract && (wanted === undefined || wanted.has(lower((r.data as EventLog).topics[0]) ?? "")),
         filterText: `emitted by ${contract}${topics === undefined ? "" : `, topic0 in ${topics.join(", ")}`}`,
+        indexedBy: { contract },
       });
     }
     if (watch.account !== undefined && logRules.length > 0) {
@@ -90,6 +98,8 @@ function sharesOf<R extends RuleInput, W extends WatchInput>(input: PlanInput<R,
           own: { network, operation: "nodeEventLogs", address: token, signature: TRANSFER_TOPIC, account },
           filter: (r) => lower((r.data as EventLog).contract_address) === token && lower((r.data as EventLog).topics[0]) === TRANSFER_TOPIC,
           filterText: `Transfer logs of token ${token}`,
+          // Its rules keep the Transfers from (topic1) or to (topic2) the account.
+          indexedBy: { any: [{ "topics[1]": account }, { "topics[2]": account }] },
         });
       }
     }
@@ -102,6 +112,7 @@ function sharesOf<R extends RuleInput, W extends WatchInput>(input: PlanInput<R,
         own: { network, operation: "nodeNftTransfers", address: collection, ...(tokenId === undefined ? {} : { tokenId }) },
         filter: (r) => lower((r.data as NftTransfer).contract.contract_address) === collection && (tokenId === undefined || (r.data as NftTransfer).token_id === tokenId),
         filterText: `collection ${collection}${tokenId === undefined ? "" : ` token ${tokenId}`}`,
+        indexedBy: { contract: collection },
       });
     }
     const accountNft = watch.account !== undefined && (watch.sources ?? (watch.tokens?.length ? [] : ["nft_transfers"])).includes("nft_transfers");
@@ -117,6 +128,7 @@ function sharesOf<R extends RuleInput, W extends WatchInput>(input: PlanInput<R,
           return (lower(d.from) === account || lower(d.to) === account) && (contract === undefined || lower(d.contract.contract_address) === contract);
         },
         filterText: `from or to ${account}${contract === undefined ? "" : ` in ${contract}`}`,
+        indexedBy: { any: [{ from: account }, { to: account }] },
       });
     }
   }
@@ -195,7 +207,9 @@ export function planNodeLogSources<R extends RuleInput, W extends WatchInput>(in
     for (const share of familyShares) {
       const member: SourceMember = { watch: share.watch.name, ownKey: sourceKey(share.own), filter: share.filterText, handover: { skipThrough: -1 } };
       members.push(member);
-      for (const rule of share.rules) rules.push(narrowRule(input.compileRule(rule, share.watch, family, share.own), member.handover, share.filter));
+      const indexed = parseCondition(share.indexedBy, { family });
+      if (!indexed.ok) throw new TypeError(`the index condition of watch ${share.watch.name} does not parse: ${JSON.stringify(indexed.issues)}`);
+      for (const rule of share.rules) rules.push(narrowRule(input.compileRule(rule, share.watch, family, share.own), member.handover, share.filter, indexed.node));
     }
     sources.push({
       key: sourceKey(definition),
