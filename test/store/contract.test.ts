@@ -214,10 +214,11 @@ describe.each(subjects)("the store port on $name", (subject) => {
       const { store } = await fresh();
       await store.setCursor(cursor("shared", 10));
       await store.followCursor({ source: "shared", followers: [position("w1", 5), position("w2", 5)] });
-      await store.commitWindow({ cursor: cursor("shared", 40), entries: [entry("a1", "slack")] });
+      await store.commitWindow({ cursor: cursor("shared", 40, t1), entries: [entry("a1", "slack")] });
       expect(await store.followCursor({ source: "shared", followers: [position("w2", 40)] })).toEqual({ generation: 2 });
-      await store.commitWindow({ cursor: cursor("shared", 50), entries: [entry("a2", "slack")] });
-      expect([(await store.getCursor("w1"))?.block, (await store.getCursor("w1"))?.follows]).toEqual([40, undefined]);
+      await store.commitWindow({ cursor: cursor("shared", 50, t2), entries: [entry("a2", "slack")] });
+      const w1 = await store.getCursor("w1");
+      expect([w1?.block, w1?.updated_at, w1?.follows]).toEqual([40, t1, undefined]);
       expect((await store.getCursor("w2"))?.block).toBe(50);
       // Moving a follower makes it follow nothing, and is a change the source's poller must see.
       expect(await store.moveCursor(position("w2", 7))).toEqual({ before: 50 });

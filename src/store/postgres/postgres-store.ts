@@ -345,12 +345,16 @@ export class PostgresStore implements Store {
     await this.flush();
     const keys = followers.map((f) => f.key);
     const generation = await this.transaction(async (client) => {
-      await client.query(
-        `UPDATE cursors c SET block = GREATEST(c.block, s.block), cursor = (c.cursor - 'follows') || jsonb_build_object('block', GREATEST(c.block, s.block))
-         FROM (SELECT COALESCE((SELECT block FROM cursors WHERE key = $1), -1) AS block) s
-         WHERE c.cursor->>'follows' = $1 AND NOT (c.key = ANY($2::text[]))`,
-        [source, keys],
-      );
+      // Those left out stop following, as they read (followingRead): at the source's block and time where it is ahead.
+      const at = (await client.query<{ block: string; updated_at: string }>("SELECT block, cursor->>'updated_at' AS updated_at FROM cursors WHERE key = $1", [source])).rows[0];
+      if (at !== undefined) {
+        await client.query(
+          `UPDATE cursors SET block = $3, cursor = (cursor - 'follows') || jsonb_build_object('block', $3::bigint, 'updated_at', $4::text)
+           WHERE cursor->>'follows' = $1 AND NOT (key = ANY($2::text[])) AND block < $3`,
+          [source, keys, Number(at.block), at.updated_at],
+        );
+      }
+      await client.query("UPDATE cursors SET cursor = cursor - 'follows' WHERE cursor->>'follows' = $1 AND NOT (key = ANY($2::text[]))", [source, keys]);
       await bumpFollowersOf(client, keys, source);
       for (let i = 0; i < followers.length; i += FOLLOWERS_PER_STATEMENT) {
         const part = followers.slice(i, i + FOLLOWERS_PER_STATEMENT).map((f) => ({ ...f, follows: source }));
