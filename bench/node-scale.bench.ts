@@ -33,7 +33,7 @@ import { createRuleIndex } from "../src/rules/rule-index.js";
 import { addressTopic } from "../src/watch/plan-node-logs.js";
 import { createRuleMatcher, type SourceRule } from "../src/watch/source-rule.js";
 import { report, type BenchFigure } from "./lib.js";
-import { sized } from "./mode.js";
+import { quick, sized } from "./mode.js";
 import { startSimulatorProcess } from "./simulator-process.js";
 import { configOf, loadNote, round, tempDir } from "./support.js";
 
@@ -208,4 +208,4 @@ report("node-scale", figures, [
   `Busy block (node choice): ${n(BUSY_LOGS)} Transfer logs, half of watched contracts, half of the token from watched wallets, through the node event-log source's rules (RuleMatcher.match, in this process); baseline: the same rules without their members' filters in the index (before), where every log met every rule.`,
   "Resident memory: this process (the benchmark's own config objects included).",
   load,
-]);
+], { write: !quick });

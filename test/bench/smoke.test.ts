@@ -1,5 +1,5 @@
 import { execFile } from "node:child_process";
-import { readdirSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 
@@ -25,7 +25,15 @@ function runBench(file: string): Promise<{ code: number | null; output: string }
   });
 }
 
+/** The committed figures (bench/results/), which only a full run may write. */
+function committedFigures(): Record<string, string> {
+  const dir = `${root}bench/results`;
+  return Object.fromEntries(readdirSync(dir).sort().map((f) => [f, readFileSync(`${dir}/${f}`, "utf8")]));
+}
+
 describe("benchmarks, smoke run", () => {
+  const before = committedFigures();
+
   it("finds the benchmarks", () => {
     expect(benches.length).toBeGreaterThan(5);
   });
@@ -37,4 +45,9 @@ describe("benchmarks, smoke run", () => {
       expect(code, output.slice(-4000)).toBe(0);
     }, 240_000);
   }
+
+  // node-scale's smoke run once overwrote its committed table with 100 watches' figures.
+  it("leaves the committed figures as they were", () => {
+    expect(committedFigures()).toEqual(before);
+  });
 });

@@ -2,8 +2,8 @@ import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { writeFileSync } from "node:fs";
 import { Writable } from "node:stream";
 import { createSimulator, type Simulator } from "../../src/simulator/index.js";
-import { runCommand } from "../../src/cli/commands/run.js";
 import type { CommandIO } from "../../src/cli/command.js";
+import type * as RunCommandModule from "../../src/cli/commands/run.js";
 import type * as ParseConditionModule from "../../src/rules/parse-condition.js";
 import type * as BalanceConditionModule from "../../src/rules/balance-condition.js";
 import { tempDir } from "../helpers/harness.js";
@@ -21,13 +21,20 @@ vi.mock("../../src/rules/balance-condition.js", async (importOriginal) => {
 });
 
 let sim: Simulator;
+let runCommand: typeof RunCommandModule.runCommand;
 const dir = tempDir("kaiawatch-compile-once-");
 beforeAll(async () => {
+  // Test files share their worker's modules (vitest.config.ts: isolate false), so a file before
+  // this one may have loaded the rules with the real parsers: the command and all it imports are
+  // loaded again here, through the mocks above, and dropped again after.
+  vi.resetModules();
+  ({ runCommand } = await import("../../src/cli/commands/run.js"));
   sim = await createSimulator({ seed: 7, initialBlocks: 20, blockTime: 0, density: { eventLogs: 4, nftTransfers: 2, internalTransactions: 2 } });
 });
 afterAll(async () => {
   await sim.close();
   dir.remove();
+  vi.resetModules();
 });
 
 /** `run` in this process, its log read as it is written: a test awaits a line, not a time. */
