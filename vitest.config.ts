@@ -44,12 +44,11 @@ export default defineConfig({
     // stood idle a fifth of the run while tests waited on child processes, PostgreSQL and
     // leases (1.6 cores busy on average): a third worker fills that time.
     pool: "forks",
-    // A worker keeps the modules it has loaded from one test file to the next: loading them
-    // again for every file (about 0.8 s each, 264 files) was half as long as all the tests took
-    // on two cores (import 202 s of 405 s of wall; 29 s without it). A file that needs its own
-    // copies of modules (vi.mock) loads them with vi.resetModules(), as compile-once does; the
-    // processes, servers and timers a file starts are its own to stop (an unhandled error
-    // after its end fails the run, whichever file is running).
+    // A worker keeps the modules it has loaded from one test file to the next. Loading them
+    // again for every file took about 0.8 s a file: 202 s summed over 264 files (vitest's
+    // "import"), in a run of 405 s on two cores; without it, 29 s in a run of 290 s.
+    // A file that mocks a module loads its own copies (vi.resetModules(), as compile-once
+    // does), and stops the processes, servers and timers it starts (docs/development.md).
     isolate: false,
     maxWorkers: 3,
     sequence: { sequencer: LongestFirst },
