@@ -66,9 +66,12 @@ const statusToken = z
 const text = z.string();
 const fieldName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_.]*$/, "not a field name");
 
+/** Each item once; a Set, not indexOf per item: an accounts watch may list 100,000 addresses. */
 function uniqueItems<T>(list: T[], ctx: z.RefinementCtx) {
+  const seen = new Set<T>();
   list.forEach((item, index) => {
-    if (list.indexOf(item) !== index) ctx.addIssue({ code: "custom", path: [index], message: `${JSON.stringify(item)} is listed twice` });
+    if (seen.has(item)) ctx.addIssue({ code: "custom", path: [index], message: `${JSON.stringify(item)} is listed twice` });
+    else seen.add(item);
   });
 }
 
