@@ -116,9 +116,9 @@ const FAMILIES: RecordFamily[] = ["event_logs", "nft_transfers", "internal_trans
 const records = Array.from({ length: RECORDS }, (_, i) => makeRecord(i));
 const contexts: Record<RecordFamily, ConditionContext> = {
   event_logs: { family: "event_logs" },
-  nft_transfers: { family: "nft_transfers", watchedAccount: WATCHED },
-  internal_transactions: { family: "internal_transactions", watchedAccount: WATCHED },
-  transactions: { family: "transactions", watchedAccount: WATCHED },
+  nft_transfers: { family: "nft_transfers", watchedAccounts: new Set([WATCHED.toLowerCase()]) },
+  internal_transactions: { family: "internal_transactions", watchedAccounts: new Set([WATCHED.toLowerCase()]) },
+  transactions: { family: "transactions", watchedAccounts: new Set([WATCHED.toLowerCase()]) },
 };
 const rules = Object.fromEntries(
   FAMILIES.map((family) => [family, Array.from({ length: RULES_PER_FAMILY }, () => makeRule(family))]),

@@ -9,6 +9,7 @@ import type { Route } from "../notify/routes.js";
 import type { ConfigIssue } from "./errors.js";
 import { compileSchedule, type Schedule } from "./schedule.js";
 import type { Config, RuleConfig, WatchConfig } from "./types.js";
+import { watchedAccountsOf } from "./watched-accounts.js";
 
 /** Decimals and symbols of the token watches' tokens, by lowercase address (read at start-up over JSON-RPC). */
 export type TokenInfos = ReadonlyMap<string, TokenInfo>;
@@ -50,12 +51,12 @@ export interface CompileOutcome {
 }
 
 /** A rule on the Transfer logs of an account watch's tokens. */
-function isTokenRule(watch: WatchConfig, rule: RuleConfig): watch is WatchConfig & { kind: "account" } {
-  return watch.kind === "account" && watch.tokens.length > 0 && rule.source === tokenTransferFamily().name;
+function isTokenRule(watch: WatchConfig, rule: RuleConfig): watch is WatchConfig & { kind: "account" | "accounts" } {
+  return (watch.kind === "account" || watch.kind === "accounts") && watch.tokens.length > 0 && rule.source === tokenTransferFamily().name;
 }
 
 /** The token fields' context of a token watch's rule (see fields.ts). */
-export function tokenFieldContext(watch: WatchConfig & { kind: "account" }, token: string, tokens: TokenInfos | undefined): TokenFieldContext {
+export function tokenFieldContext(watch: WatchConfig & { kind: "account" | "accounts" }, token: string, tokens: TokenInfos | undefined): TokenFieldContext {
   const otherSymbols = watch.tokens.filter((other) => other !== token).flatMap((other) => tokens?.get(other)?.symbol ?? []);
   return { info: tokens?.get(token), otherSymbols };
 }
@@ -92,7 +93,7 @@ export function compileConfig(config: Config): CompileOutcome {
         name: rule.name,
         family,
         when: rule.when,
-        ...(watch.kind === "account" ? { watchedAccount: watch.account } : {}),
+        ...(watchedAccountsOf(watch) === undefined ? {} : { watchedAccounts: watchedAccountsOf(watch) }),
         ...(isTokenRule(watch, rule) ? { token: { info: undefined, otherSymbols: [] } } : {}),
       },
       ["rules", index, "when"],
@@ -124,7 +125,7 @@ export function compileTokenRules(config: Config, compiled: CompiledConfig, toke
   config.rules.forEach((rule, index) => {
     const watch = watches.get(rule.watch);
     const before = rules.get(rule.name);
-    if (watch === undefined || before === undefined || (watch.kind !== "account" && watch.kind !== "balance") || watch.tokens.length === 0) return;
+    if (watch === undefined || before === undefined || (watch.kind !== "account" && watch.kind !== "accounts" && watch.kind !== "balance") || watch.tokens.length === 0) return;
     if (watch.tokens.some((token) => skip.has(token))) return;
     if (watch.kind === "balance") {
       const infos = watch.tokens.flatMap((token) => tokens.get(token) ?? []);
@@ -136,7 +137,7 @@ export function compileTokenRules(config: Config, compiled: CompiledConfig, toke
     if (!isTokenRule(watch, rule)) return;
     const perToken = new Map<string, CompiledCondition>();
     for (const token of watch.tokens) {
-      const compiled = compileRuleCondition({ name: rule.name, family: tokenTransferFamily().name, when: rule.when, watchedAccount: watch.account, token: tokenFieldContext(watch, token, tokens) }, ["rules", index, "when"]);
+      const compiled = compileRuleCondition({ name: rule.name, family: tokenTransferFamily().name, when: rule.when, watchedAccounts: watchedAccountsOf(watch), token: tokenFieldContext(watch, token, tokens) }, ["rules", index, "when"]);
       if (compiled.ok) perToken.set(token, compiled.condition);
       else issues.push(...compiled.issues);
     }

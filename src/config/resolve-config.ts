@@ -22,7 +22,19 @@ export const NETWORK_DEFAULTS: Record<string, { base_url: string; rpc_url: strin
 };
 
 /** Keys that only make sense for one kind of watch. */
-const ONLY_FOR: Record<string, WatchKind> = { sources: "account", nft_contract: "account", methods: "account", token_id: "collection", events: "contract" };
+const ONLY_FOR: Record<string, readonly WatchKind[]> = {
+  sources: ["account", "accounts"],
+  nft_contract: ["account", "accounts"],
+  methods: ["account"],
+  token_id: ["collection"],
+  events: ["contract", "contracts"],
+};
+/** The kinds whose log families are read from the node or the explorer (`source`). */
+const LOG_KINDS: readonly WatchKind[] = ["account", "accounts", "collection", "contract", "contracts"];
+/** The list kinds: read from the node only (their `source` is node unless given otherwise, which is refused). */
+const LIST_KINDS: readonly WatchKind[] = ["accounts", "contracts"];
+const KIND_NAMES = "account, accounts, collection, contract, contracts, every_block or balance";
+const aWatch = (kind: WatchKind) => (kind === "every_block" || kind === "accounts" ? `an ${kind}` : `a ${kind}`);
 
 export interface ResolvedConfig {
   /** Built from the parts that are valid; complete when `issues` is empty and the schema passed. */
@@ -117,8 +129,15 @@ function buildWatch(kind: WatchKind, w: z.output<typeof watchSchema>, defaults: 
     jitter: w.jitter ?? defaults.jitter,
     via: w.via ?? "auto",
     // Only the watches with log families read them from somewhere else than the explorer.
-    source: kind === "contract" || kind === "collection" || kind === "account" ? (w.source ?? defaults.source) : ("explorer" as const),
+    // A list watch is read from the node whatever defaults.source says (another source is refused in resolveWatches).
+    source: LIST_KINDS.includes(kind) ? ("node" as const) : LOG_KINDS.includes(kind) ? (w.source ?? defaults.source) : ("explorer" as const),
   };
+  if (kind === "accounts" && w.accounts !== undefined) {
+    const tokens = (w.tokens ?? []).map((token) => token.toLowerCase());
+    const sources = w.sources ?? (tokens.length > 0 ? [] : defaultAccountSources());
+    return { ...base, kind, accounts: w.accounts.map((a) => a.toLowerCase()), sources, nft_contract: w.nft_contract?.toLowerCase(), tokens };
+  }
+  if (kind === "contracts" && w.contracts !== undefined) return { ...base, kind, contracts: w.contracts.map((a) => a.toLowerCase()), events: w.events ?? [] };
   if (kind === "account" && w.account !== undefined) {
     const tokens = (w.tokens ?? []).map((token) => token.toLowerCase());
     // A watch of a wallet's tokens alone should not also pay for its NFT transfers.
@@ -294,26 +313,38 @@ function resolveWatches(root: Record<string, unknown>, defaults: DefaultsConfig,
     const kinds = WATCH_KINDS.filter((kind) => kind in item);
     const [kind] = kinds;
     if (kind === undefined) {
-      issues.push({ path: ["watches", i], message: "a watch needs one of account, collection, contract, every_block or balance" });
+      issues.push({ path: ["watches", i], message: `a watch needs one of ${KIND_NAMES}` });
       return;
     }
     if (kinds.length > 1) {
-      issues.push({ path: ["watches", i, kinds[1] ?? kind], message: `a watch has exactly one of account, collection, contract, every_block or balance; this one has ${kinds.join(" and ")}`, atKey: true });
+      issues.push({ path: ["watches", i, kinds[1] ?? kind], message: `a watch has exactly one of ${KIND_NAMES}; this one has ${kinds.join(" and ")}`, atKey: true });
       return;
     }
     for (const [key, only] of Object.entries(ONLY_FOR)) {
-      if (key in item && only !== kind) {
-        issues.push({ path: ["watches", i, key], message: `applies to ${only} watches only (this is ${kind === "every_block" ? "an every_block" : `a ${kind}`} watch)`, atKey: true });
+      if (key in item && !only.includes(kind)) {
+        issues.push({ path: ["watches", i, key], message: `applies to ${only.join(" and ")} watches only (this is ${aWatch(kind)} watch)`, atKey: true });
         usable = false;
       }
     }
-    if ("tokens" in item && kind !== "account" && kind !== "balance") {
-      issues.push({ path: ["watches", i, "tokens"], message: `applies to account and balance watches only (this is ${kind === "every_block" ? "an every_block" : `a ${kind}`} watch)`, atKey: true });
+    if ("tokens" in item && kind !== "account" && kind !== "accounts" && kind !== "balance") {
+      issues.push({ path: ["watches", i, "tokens"], message: `applies to account, accounts and balance watches only (this is ${aWatch(kind)} watch)`, atKey: true });
       usable = false;
     }
-    if ("source" in item && kind !== "account" && kind !== "collection" && kind !== "contract") {
-      issues.push({ path: ["watches", i, "source"], message: `applies to contract, collection and account watches only (this is ${kind === "every_block" ? "an every_block" : `a ${kind}`} watch, read from the explorer)`, atKey: true });
+    if ("source" in item && !LOG_KINDS.includes(kind)) {
+      issues.push({ path: ["watches", i, "source"], message: `applies to contract, collection and account watches only (this is ${aWatch(kind)} watch, read from the explorer)`, atKey: true });
       usable = false;
+    }
+    // The explorer answers one address a request: a list of 10,000 would be 10,000 sources.
+    if (LIST_KINDS.includes(kind) && "source" in item && item.source !== "node") {
+      issues.push({ path: ["watches", i, "source"], message: `${aWatch(kind)} watch is read from the node only (one log query a window for every listed address; the explorer takes a request per address): remove source, or give each address a watch of its own to read it from the explorer`, atKey: true });
+      usable = false;
+    }
+    if (kind === "accounts" && Array.isArray(item.sources)) {
+      const others = item.sources.filter((family) => family !== "nft_transfers");
+      if (others.length > 0) {
+        issues.push({ path: ["watches", i, "sources"], message: `an accounts watch reads nft_transfers (and tokens) from the node; ${others.join(" and ")} need an account watch per account`, atKey: true });
+        usable = false;
+      }
     }
     if (kind === "account" && typeof item.source === "string" && item.source !== "explorer") {
       const tokens = Array.isArray(item.tokens) && item.tokens.length > 0;
@@ -341,8 +372,9 @@ function resolveWatches(root: Record<string, unknown>, defaults: DefaultsConfig,
     if (duplicate || typeof item.name !== "string") return;
     const fields = fieldwise(watchSchema.shape, item);
     const raw = item[kind];
-    // A balance watch lists addresses; the others name one.
-    const target = kind === "balance" ? (Array.isArray(raw) ? raw.filter((a): a is string => typeof a === "string") : []) : typeof raw === "string" ? raw : "";
+    // A balance or list watch lists addresses; the others name one.
+    const listed = kind === "balance" || LIST_KINDS.includes(kind);
+    const target = listed ? (Array.isArray(raw) ? raw.filter((a): a is string => typeof a === "string") : []) : typeof raw === "string" ? raw : "";
     const guess = buildWatch(kind, { ...fields, name: item.name, [kind]: kind === "every_block" ? true : target } as z.output<typeof watchSchema>, defaults);
     if (guess) checkWatches.keep(guess, i);
   });

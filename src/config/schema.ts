@@ -252,7 +252,7 @@ export const defaultsSchema = z
 
 // ---- watches ----
 
-export const WATCH_KINDS = ["account", "collection", "contract", "every_block", "balance"] as const;
+export const WATCH_KINDS = ["account", "accounts", "collection", "contract", "contracts", "every_block", "balance"] as const;
 /** The families an account watch may list in `sources`: those whose definition says so (src/families/, `watchedBy.account`). */
 export const ACCOUNT_SOURCES = accountSources() as [AccountSource, ...AccountSource[]];
 
@@ -310,6 +310,18 @@ export const watchSchema = z.strictObject({
   collection: address.optional().meta({ description: "Collection watch: NFT transfers of this token contract (op 4)." }),
   token_id: tokenId.optional().meta({ description: "Collection watch only: transfers of this token id only." }),
   contract: address.optional().meta({ description: "Contract watch: event logs emitted by this contract (op 11)." }),
+  contracts: z
+    .array(address)
+    .min(1)
+    .superRefine(uniqueItems)
+    .optional()
+    .meta({ description: "Contract list watch: event logs emitted by any of these contracts, read from the node only (source: node, one eth_getLogs a window for all of them; docs/node-logs.md). Takes events as a contract watch does." }),
+  accounts: z
+    .array(address)
+    .min(1)
+    .superRefine(uniqueItems)
+    .optional()
+    .meta({ description: "Account list watch: token transfers (tokens) and NFT transfers (sources: [nft_transfers]) from or to any of these accounts, read from the node only (source: node). direction and the alert's account are relative to the listed accounts." }),
   events: z.array(eventFilter).min(1).superRefine(uniqueItems).optional().meta({ description: 'Contract watch only: event signatures ("Transfer(address,address,uint256)", or with indexed and names: "Transfer(address indexed from, address indexed to, uint256 value)") or 0x topic hashes; topic0 is hashed from the canonical form. From the explorer each is its own filtered source; from the node all are one topic0 list. Default: every event.' }),
   balance: z
     .array(address)

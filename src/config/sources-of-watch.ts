@@ -6,11 +6,14 @@ import type { WatchConfig } from "./types.js";
 export function sourcesOfWatch(watch: WatchConfig): RuleSource[] {
   switch (watch.kind) {
     case "account":
+    case "accounts":
       return watch.tokens.length > 0 ? [...watch.sources, tokenTransferFamily().name] : [...watch.sources];
     case "collection":
     case "contract":
     case "every_block":
       return familiesOfWatchKind(watch.kind);
+    case "contracts":
+      return familiesOfWatchKind("contract");
     case "balance":
       return [BALANCE_ALERT_SOURCE];
   }

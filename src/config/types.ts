@@ -197,6 +197,31 @@ export interface ContractWatchConfig extends WatchBase {
   events: string[];
 }
 
+/**
+ * Many accounts' token and NFT transfers under one watch and its rules, read from the node
+ * only (one log query a window for all of them): what a list of deposit wallets needs.
+ * `direction` and the alert's account are relative to the listed accounts.
+ */
+export interface AccountListWatchConfig extends WatchBase {
+  kind: "accounts";
+  /** Lowercase, no duplicates. */
+  accounts: string[];
+  /** nft_transfers or none (token transfers only): the families the node's log query serves. */
+  sources: AccountSource[];
+  nft_contract?: string;
+  /** As an account watch's: lowercase KIP-7 contracts whose Transfer logs from or to a listed account are read. */
+  tokens: string[];
+}
+
+/** Many contracts' event logs under one watch and its rules, read from the node only. */
+export interface ContractListWatchConfig extends WatchBase {
+  kind: "contracts";
+  /** Lowercase, no duplicates. */
+  contracts: string[];
+  /** As a contract watch's; from the node one topic0 list for every listed contract. */
+  events: string[];
+}
+
 /** Internal transactions of every block (op 8). */
 export interface BlockWatchConfig extends WatchBase {
   kind: "every_block";
@@ -212,7 +237,7 @@ export interface BalanceWatchConfig extends WatchBase {
   tokens: string[];
 }
 
-export type WatchConfig = AccountWatchConfig | CollectionWatchConfig | ContractWatchConfig | BlockWatchConfig | BalanceWatchConfig;
+export type WatchConfig = AccountWatchConfig | AccountListWatchConfig | CollectionWatchConfig | ContractWatchConfig | ContractListWatchConfig | BlockWatchConfig | BalanceWatchConfig;
 export type WatchKind = WatchConfig["kind"];
 
 export type ConditionScalar = string | number | boolean | null;

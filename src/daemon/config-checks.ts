@@ -14,7 +14,7 @@ function isTokenRule(config: Config, rule: RuleConfig): boolean {
   let byName = watchesByName.get(config);
   if (byName === undefined) watchesByName.set(config, (byName = new Map(config.watches.map((w) => [w.name, w]))));
   const watch = byName.get(rule.watch);
-  return watch?.kind === "account" && watch.tokens.length > 0 && rule.source === tokenTransferFamily().name;
+  return (watch?.kind === "account" || watch?.kind === "accounts") && watch.tokens.length > 0 && rule.source === tokenTransferFamily().name;
 }
 
 /** The token transfer fields a record path cannot read, and what to write instead. */

@@ -18,7 +18,7 @@ import { createTransactionsReader } from "../watch/transactions-reader.js";
 export function createNodePaginators(common: Common, config: Config, rpc: JsonRpc): (source: PlannedSource) => Paginate {
   let transactions: Paginate | undefined;
   const reader = createLogReader(common, { rpc, maxRequestBytes: config.chain.max_request_bytes });
-  const signatures = config.watches.flatMap((w) => (w.kind === "contract" ? w.events.filter((e) => !e.startsWith("0x")) : []));
+  const signatures = config.watches.flatMap((w) => (w.kind === "contract" || w.kind === "contracts" ? w.events.filter((e) => !e.startsWith("0x")) : []));
   const events = eventLogRecords(createEventDecoder(signatures));
   const transfers = nftTransferRecords(cachedBlockTimes((block, signal) => readBlockTime(rpc, block, signal)));
   return (source) => {

@@ -76,11 +76,11 @@ export const eventLogs = defineFamily<"event_logs", EventLog>({
       kind: "keyword",
       values: ["in", "out", "self"],
       needsAccount: "it says whether the transfer came in or went out of that account",
-      doc: "token watches: in (to the watched account), out (from it), self (both)",
+      doc: "token watches: in (to the watched account; of an accounts watch, to a listed one), out (from it), self (both)",
       example: "direction: out",
       read: (r, field) => {
         const transfer = decodeTokenTransfer(r.data);
-        return transfer === undefined ? undefined : directionOfLower(transfer.from, transfer.to, field.account);
+        return transfer === undefined ? undefined : directionOfLower(transfer.from, transfer.to, field.accounts);
       },
     },
     token: {

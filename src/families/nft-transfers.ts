@@ -59,9 +59,9 @@ export const nftTransfers = defineFamily<"nft_transfers", NftTransfer>({
       kind: "keyword",
       values: ["in", "out", "self"],
       needsAccount: "it says whether the transfer came in or went out of that account",
-      doc: "relative to the watched account: in (to it), out (from it), self (both); account watches only",
+      doc: "relative to the watched account (of an accounts watch, any listed one): in (to it), out (from it), self (both); account and accounts watches only",
       example: "direction: in",
-      read: (r, field) => directionOfLower(r.data.from.toLowerCase(), lower(r.data.to), field.account),
+      read: (r, field) => directionOfLower(r.data.from.toLowerCase(), lower(r.data.to), field.accounts),
     },
     mint: {
       kind: "boolean",

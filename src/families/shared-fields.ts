@@ -25,10 +25,15 @@ export function directionOf(from: string | undefined, to: string | undefined, ac
   return out && into ? "self" : out ? "out" : into ? "in" : undefined;
 }
 
-/** The same on values already lowercase (rules' prepared fields and resolved accounts). */
-export function directionOfLower(from: string | undefined, to: string | undefined, account: string | undefined): "in" | "out" | "self" | undefined {
-  const out = from === account;
-  const into = to === account;
+/**
+ * The same on values already lowercase (rules' prepared fields), relative to a set of
+ * accounts: out when only `from` is one of them, in when only `to` is, self when both are
+ * (for an accounts watch, a move between two listed accounts).
+ */
+export function directionOfLower(from: string | undefined, to: string | undefined, accounts: ReadonlySet<string> | undefined): "in" | "out" | "self" | undefined {
+  if (accounts === undefined) return undefined;
+  const out = from !== undefined && accounts.has(from);
+  const into = to !== undefined && accounts.has(to);
   return out && into ? "self" : out ? "out" : into ? "in" : undefined;
 }
 

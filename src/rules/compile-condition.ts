@@ -108,8 +108,8 @@ function getter(field: FieldSpec): Getter {
     return (p) => p.topic(i);
   }
   if (field.id === "direction") {
-    const account = field.account;
-    return (p) => p.direction(account);
+    const accounts = field.accounts;
+    return (p) => p.direction(accounts);
   }
   throw new Error(`no prepared value for field ${field.name}`);
 }

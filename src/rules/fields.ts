@@ -23,7 +23,7 @@ const TOPIC_FIELD = /^topics\[(\d+)\]$/;
 const ARG_FIELD = /^args\.(.+)$/s;
 
 /** Resolves a field name written in a condition against the rule's source. */
-export function resolveField(name: string, context: { family: RecordFamily; watchedAccount?: string; token?: TokenFieldContext }): FieldResolution {
+export function resolveField(name: string, context: { family: RecordFamily; watchedAccounts?: ReadonlySet<string>; token?: TokenFieldContext }): FieldResolution {
   const definition = familyOf(context.family);
   const extra = definition.tokenTransferFields;
   const tokenFields = context.token !== undefined && extra !== undefined;
@@ -51,7 +51,7 @@ export function resolveField(name: string, context: { family: RecordFamily; watc
     arg: undefined,
     values: template.values,
     operand: template.operand,
-    account: undefined,
+    accounts: undefined,
     // A token watch's argument bounds may be written in its tokens' units (operand.ts).
     token: tokenFields && (Object.hasOwn(extra, id) || id === "args.NAME") ? context.token : undefined,
     slot: Object.hasOwn(definition.slots, fieldId) ? definition.slots[fieldId] : undefined,
@@ -63,8 +63,8 @@ export function resolveField(name: string, context: { family: RecordFamily; watc
   }
   if (arg) field.arg = arg[1] as string;
   if (template.needsAccount !== undefined) {
-    if (context.watchedAccount === undefined) return { ok: false, message: `"${name}" needs a watch of an account (${template.needsAccount})` };
-    field.account = context.watchedAccount.toLowerCase();
+    if (context.watchedAccounts === undefined) return { ok: false, message: `"${name}" needs a watch of an account (${template.needsAccount})` };
+    field.accounts = context.watchedAccounts;
   }
   return { ok: true, field };
 }

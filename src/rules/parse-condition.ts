@@ -16,8 +16,8 @@ export interface ConditionIssue {
 
 export interface ConditionContext {
   family: RecordFamily;
-  /** The account an account watch watches; enables `direction`. */
-  watchedAccount?: string;
+  /** The accounts (lowercase) an account or accounts watch watches; enables `direction`. */
+  watchedAccounts?: ReadonlySet<string>;
   /** A token watch's rule on event_logs: enables from, to, direction and amount of its Transfer logs. */
   token?: TokenFieldContext;
 }

@@ -1,6 +1,7 @@
 import type { AnyFamily } from "../families/define-family.js";
 import { argValue, lower, type ArgValue, type PreparedValue } from "../families/record-values.js";
 import { familyOf } from "../families/registry.js";
+import { directionOfLower } from "../families/shared-fields.js";
 import type { WatchedRecord } from "../model/record.js";
 
 export type { PreparedValue };
@@ -68,12 +69,12 @@ export class PreparedRecord {
     return this.values[slot];
   }
 
-  /** in, out or self: the record's `from` and `to` relative to a lowercase account. */
-  direction(account: string | undefined): PreparedValue {
+  /** in, out or self: the record's `from` and `to` relative to the watched accounts (lowercase). */
+  direction(accounts: ReadonlySet<string> | undefined): PreparedValue {
     const slots = this.family.slots;
     const from = slots.from === undefined ? undefined : this.value(slots.from);
     const to = slots.to === undefined ? undefined : this.value(slots.to);
-    return from === account ? (to === account ? "self" : "out") : to === account ? "in" : undefined;
+    return directionOfLower(from as string | undefined, to as string | undefined, accounts);
   }
 
   /** Topic i as received. */

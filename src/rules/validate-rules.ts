@@ -7,7 +7,7 @@ export interface RuleConditionInput {
   name: string;
   family: RecordFamily;
   when: unknown;
-  watchedAccount?: string;
+  watchedAccounts?: ReadonlySet<string>;
   /** A token watch's rule on its Transfer logs: the token fields, for one of its tokens. */
   token?: TokenFieldContext;
 }
@@ -20,7 +20,7 @@ export interface RuleConditionInput {
 export function compileRuleCondition(rule: RuleConditionInput, at: ConditionPath): { ok: true; condition: CompiledCondition } | { ok: false; issues: ConditionIssue[] } {
   const compiled = compileCondition(rule.when, {
     family: rule.family,
-    ...(rule.watchedAccount === undefined ? {} : { watchedAccount: rule.watchedAccount }),
+    ...(rule.watchedAccounts === undefined ? {} : { watchedAccounts: rule.watchedAccounts }),
     ...(rule.token === undefined ? {} : { token: rule.token }),
   });
   if (compiled.ok) return { ok: true, condition: compiled };

@@ -9,6 +9,8 @@ import type { SourceRule } from "./source-rule.js";
 import type { AbsenceRule } from "./absence.js";
 import type { SourceDefinition } from "./source.js";
 import { tokenTransferFamily } from "../families/registry.js";
+import { watchedAccountsOf } from "../config/watched-accounts.js";
+import type { EventLog, NftTransfer } from "../explorer/types.js";
 
 /** A token watch's rule ran before the token's decimals and symbol were read (a wiring mistake). */
 export class TokenInfoMissingError extends KaiawatchError {
@@ -23,9 +25,16 @@ export class TokenInfoMissingError extends KaiawatchError {
  * account watch's `tokens`, else undefined.
  */
 export function tokenOfSource(watch: WatchConfig, family: RecordFamily, definition: SourceDefinition | undefined): string | undefined {
-  if (watch.kind !== "account" || family !== tokenTransferFamily().name || definition?.signature !== TRANSFER_TOPIC) return undefined;
+  if ((watch.kind !== "account" && watch.kind !== "accounts") || family !== tokenTransferFamily().name || definition?.signature !== TRANSFER_TOPIC) return undefined;
   const token = definition.address;
   return token !== undefined && watch.tokens.includes(token) ? token : undefined;
+}
+
+/** The listed account a token or NFT transfer is from, else the one it is to (lowercase). */
+function listedParty(record: WatchedRecord, accounts: ReadonlySet<string>): string | undefined {
+  const parties = record.family === "nft_transfers" ? { from: (record.data as NftTransfer).from.toLowerCase(), to: (record.data as NftTransfer).to?.toLowerCase() } : decodeTokenTransfer(record.data as EventLog);
+  if (parties === undefined) return undefined;
+  return accounts.has(parties.from) ? parties.from : parties.to !== undefined && accounts.has(parties.to) ? parties.to : undefined;
 }
 
 /** The absence rule of a rule with `expect` (see absence.ts). */
@@ -50,7 +59,9 @@ function absenceRuleOf(config: Config, rule: RuleConfig, watch: WatchConfig, fam
  */
 export function compileSourceRule(config: Config, compiled: CompiledRule, watch: WatchConfig, family: RecordFamily, definition?: SourceDefinition, tokens?: TokenInfos): SourceRule {
   const { rule } = compiled;
-  const watchedAccount = watch.kind === "account" ? watch.account : undefined;
+  const accounts = watchedAccountsOf(watch);
+  // An accounts watch's alert names the listed account the record is from, else the one it is to.
+  const accountOf = watch.kind === "accounts" && accounts !== undefined ? (record: WatchedRecord) => listedParty(record, accounts) : () => (watch.kind === "account" ? watch.account : undefined);
   const token = tokenOfSource(watch, family, definition);
   const condition = token === undefined ? compiled.condition : (compiled.tokenConditions?.get(token) ?? compiled.condition);
   if (condition === undefined) throw new KaiawatchError("KW_CONFIG_INVALID", `rule ${rule.name} has no compiled condition for ${family}`);
@@ -58,17 +69,16 @@ export function compileSourceRule(config: Config, compiled: CompiledRule, watch:
   // A rule's alerts of one source all carry the same labels.
   const labels = alertLabels({ rule: rule.name, watch: rule.watch, source: family, severity: rule.severity, labels: rule.labels });
   const toAlert = (record: WatchedRecord, now: Date) =>
-    buildAlert({ rule: { name: rule.name, summary: rule.summary, severity: rule.severity }, labels, watch: rule.watch, record, network: config.chain.network, explorerUrl: config.chain.explorer_url, now, watchedAccount, token: info });
+    buildAlert({ rule: { name: rule.name, summary: rule.summary, severity: rule.severity }, labels, watch: rule.watch, record, network: config.chain.network, explorerUrl: config.chain.explorer_url, now, watchedAccount: accountOf(record), token: info });
   const base = { name: rule.name, watch: rule.watch, notify: rule.notify, enrich: rule.enrich, toAlert, ...(rule.expect === undefined ? {} : { absence: absenceRuleOf(config, rule, watch, family, labels) }) };
-  if (token === undefined || watchedAccount === undefined) return { ...base, test: condition.test, condition: condition.node };
-  const wallet = watchedAccount.toLowerCase();
+  if (token === undefined || accounts === undefined) return { ...base, test: condition.test, condition: condition.node };
   return {
     ...base,
     test: (record) => {
       if (info === undefined) throw new TokenInfoMissingError(token);
       if (record.family !== "event_logs") return false;
       const transfer = decodeTokenTransfer(record.data);
-      return transfer !== undefined && (transfer.from === wallet || transfer.to === wallet) && condition.test(record);
+      return transfer !== undefined && (accounts.has(transfer.from) || accounts.has(transfer.to)) && condition.test(record);
     },
     // The rule index and `explain` read it: the prepared record reads a token watch's from,
     // to, amount and token from the log's topics, data and contract, as the test does.

@@ -41,7 +41,7 @@ function issueLine(issue: ConfigIssue): string {
 export async function readConfigTokens(config: Config, compiled: CompiledConfig, cache: TokenInfoCache, signal?: AbortSignal): Promise<CompiledConfig> {
   const wanted: Array<{ token: string; path: string }> = [];
   config.watches.forEach((watch, w) => {
-    if (watch.kind !== "account" && watch.kind !== "balance") return;
+    if (watch.kind !== "account" && watch.kind !== "accounts" && watch.kind !== "balance") return;
     watch.tokens.forEach((token, t) => wanted.push({ token, path: `watches[${w}].tokens[${t}]` }));
   });
   if (wanted.length === 0) return compiled;
@@ -72,7 +72,7 @@ function pathOf(text: string): Array<string | number> {
 
 /** readConfigTokens for a one-off command (replay): its own JSON-RPC client, only when a watch has tokens. */
 export async function readConfigTokensOnce(common: Common, config: Config, compiled: CompiledConfig, signal?: AbortSignal): Promise<CompiledConfig> {
-  if (!config.watches.some((watch) => (watch.kind === "account" || watch.kind === "balance") && watch.tokens.length > 0)) return compiled;
+  if (!config.watches.some((watch) => (watch.kind === "account" || watch.kind === "accounts" || watch.kind === "balance") && watch.tokens.length > 0)) return compiled;
   const rpc = createJsonRpc(common, rpcOptionsOf(config));
   try {
     return await readConfigTokens(config, compiled, createTokenInfoCache(rpc), signal);

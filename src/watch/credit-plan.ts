@@ -247,6 +247,7 @@ export interface SourceChoiceCost {
  * the config has no such watch.
  */
 export function planSourceChoices(config: Config, options: { dayMs: number; compiled?: CompiledConfig }): SourceChoiceCost[] {
+  // A list watch is read from the node whatever the choice: it is costed as it is, in each.
   const readers = new Set<WatchConfig>(config.watches.filter((w) => w.kind === "contract" || w.kind === "collection" || w.kind === "account"));
   if (readers.size === 0) return [];
   return LOG_SOURCE_CHOICES.map((source) => {

@@ -28,14 +28,25 @@ export const readsExplorer = (watch: WatchInput): boolean => watch.source !== "n
 export const addressTopic = (address: string): string => `0x${"0".repeat(24)}${address.slice(2).toLowerCase()}`;
 
 const lower = (value: string | undefined) => value?.toLowerCase();
+/** A contract watch's events as topic0s, lowercase, sorted, once each; undefined for every event. */
+const topicsOf = (events: readonly string[] | undefined): string[] | undefined =>
+  events?.length ? [...new Set(events.map((e) => (e.startsWith("0x") ? e.toLowerCase() : eventTopic(e))))].sort() : undefined;
 
 /** The node source of a family: one per network, serving every node-read watch of it. */
 export function nodeLogsDefinition(network: string, family: "event_logs" | "nft_transfers"): SourceDefinition {
   return { network, operation: family === "event_logs" ? "nodeEventLogs" : "nodeNftTransfers" };
 }
 
+/** What a share adds to the family's log queries (filtersOf): lowercase addresses. */
+type ShareQuery =
+  | { kind: "contracts"; contracts: readonly string[]; topics: readonly string[] | undefined }
+  | { kind: "token"; token: string; accounts: readonly string[] }
+  | { kind: "collection"; collection: string }
+  | { kind: "nft accounts"; accounts: readonly string[] };
+
 /** One watch's share of a node log source: its key, its rules' definition, and the records its explorer query would return. */
 interface Share<R, W> {
+  query: ShareQuery;
   watch: W;
   rules: R[];
   /** The key its position is kept under, and what its rules are compiled for. */
@@ -71,15 +82,16 @@ function sharesOf<R extends RuleInput, W extends WatchInput>(input: PlanInput<R,
   for (const watch of input.watches) {
     if (!readsNode(watch)) continue;
     // A rule without a source reads the watch's only family (contract: event logs, collection: NFT transfers).
-    const only: RecordFamily | undefined = watch.contract !== undefined ? "event_logs" : watch.collection !== undefined ? "nft_transfers" : undefined;
+    const only: RecordFamily | undefined = watch.contract !== undefined || watch.contracts !== undefined ? "event_logs" : watch.collection !== undefined ? "nft_transfers" : undefined;
     const rulesOf = (family: RecordFamily) => (rulesByWatch.get(watch.name) ?? []).filter((rule) => (rule.source ?? only) === family);
     const logRules = rulesOf("event_logs");
     const nftRules = rulesOf("nft_transfers");
     if (watch.contract !== undefined && logRules.length > 0) {
       const contract = watch.contract.toLowerCase();
-      const topics = watch.events?.length ? [...new Set(watch.events.map((e) => (e.startsWith("0x") ? e.toLowerCase() : eventTopic(e))))].sort() : undefined;
+      const topics = topicsOf(watch.events);
       const wanted = topics === undefined ? undefined : new Set(topics);
       shares.event_logs.push({
+        query: { kind: "contracts", contracts: [contract], topics },
         watch,
         rules: logRules,
         own: { network, operation: "nodeEventLogs", address: contract, ...(topics === undefined ? {} : { topics }) },
@@ -92,6 +104,7 @@ function sharesOf<R extends RuleInput, W extends WatchInput>(input: PlanInput<R,
       const account = watch.account.toLowerCase();
       for (const token of new Set((watch.tokens ?? []).map((t) => t.toLowerCase()))) {
         shares.event_logs.push({
+          query: { kind: "token", token, accounts: [account] },
           watch,
           rules: logRules,
           // The definition a token rule is compiled for: the token's Transfer logs (tokenOfSource).
@@ -107,6 +120,7 @@ function sharesOf<R extends RuleInput, W extends WatchInput>(input: PlanInput<R,
       const collection = watch.collection.toLowerCase();
       const tokenId = watch.token_id;
       shares.nft_transfers.push({
+        query: { kind: "collection", collection },
         watch,
         rules: nftRules,
         own: { network, operation: "nodeNftTransfers", address: collection, ...(tokenId === undefined ? {} : { tokenId }) },
@@ -120,6 +134,7 @@ function sharesOf<R extends RuleInput, W extends WatchInput>(input: PlanInput<R,
       const account = (watch.account as string).toLowerCase();
       const contract = lower(watch.nft_contract);
       shares.nft_transfers.push({
+        query: { kind: "nft accounts", accounts: [account] },
         watch,
         rules: nftRules,
         own: { network, operation: "nodeNftTransfers", account, ...(contract === undefined ? {} : { contractAddress: contract }) },
@@ -131,8 +146,68 @@ function sharesOf<R extends RuleInput, W extends WatchInput>(input: PlanInput<R,
         indexedBy: { any: [{ from: account }, { to: account }] },
       });
     }
+    sharesOfList(network, watch, logRules, nftRules, shares);
   }
   return shares;
+}
+
+/**
+ * The shares of an accounts or contracts watch: one for its contracts' event logs, one per
+ * token for its accounts' transfers of it, one for their NFT transfers. Each is what the
+ * same addresses as one watch each would read together: a log of a listed contract, a
+ * Transfer of the token from or to a listed account (the rules keep those: see
+ * compileSourceRule), an NFT transfer from or to one. Each is kept under the watch's name
+ * (`list`), not its addresses, so that an address added to the list is read from the
+ * watch's position on.
+ */
+function sharesOfList<R, W extends WatchInput>(network: string, watch: W, logRules: R[], nftRules: R[], shares: { event_logs: Share<R, W>[]; nft_transfers: Share<R, W>[] }): void {
+  const list = watch.name;
+  if (watch.contracts !== undefined && logRules.length > 0) {
+    const contracts = [...new Set(watch.contracts.map((c) => c.toLowerCase()))];
+    const listed = new Set(contracts);
+    const topics = topicsOf(watch.events);
+    const wanted = topics === undefined ? undefined : new Set(topics);
+    shares.event_logs.push({
+      query: { kind: "contracts", contracts, topics },
+      watch,
+      rules: logRules,
+      own: { network, operation: "nodeEventLogs", list, ...(topics === undefined ? {} : { topics }) },
+      filter: (r) => listed.has(lower((r.data as EventLog).contract_address) ?? "") && (wanted === undefined || wanted.has(lower((r.data as EventLog).topics[0]) ?? "")),
+      filterText: `emitted by one of its ${contracts.length} contracts${topics === undefined ? "" : `, topic0 in ${topics.join(", ")}`}`,
+      indexedBy: { contract: { in: contracts } },
+    });
+  }
+  if (watch.accounts === undefined) return;
+  const accounts = [...new Set(watch.accounts.map((a) => a.toLowerCase()))];
+  const listed = new Set(accounts);
+  if (logRules.length > 0) {
+    for (const token of new Set((watch.tokens ?? []).map((t) => t.toLowerCase()))) {
+      shares.event_logs.push({
+        query: { kind: "token", token, accounts },
+        watch,
+        rules: logRules,
+        own: { network, operation: "nodeEventLogs", address: token, signature: TRANSFER_TOPIC, list },
+        filter: (r) => lower((r.data as EventLog).contract_address) === token && lower((r.data as EventLog).topics[0]) === TRANSFER_TOPIC,
+        filterText: `Transfer logs of token ${token}`,
+        indexedBy: { any: [{ "topics[1]": { in: accounts } }, { "topics[2]": { in: accounts } }] },
+      });
+    }
+  }
+  if (nftRules.length > 0 && (watch.sources ?? (watch.tokens?.length ? [] : ["nft_transfers"])).includes("nft_transfers")) {
+    const contract = lower(watch.nft_contract);
+    shares.nft_transfers.push({
+      query: { kind: "nft accounts", accounts },
+      watch,
+      rules: nftRules,
+      own: { network, operation: "nodeNftTransfers", list, ...(contract === undefined ? {} : { contractAddress: contract }) },
+      filter: (r) => {
+        const d = r.data as NftTransfer;
+        return (listed.has(d.from.toLowerCase()) || listed.has(lower(d.to) ?? "")) && (contract === undefined || lower(d.contract.contract_address) === contract);
+      },
+      filterText: `from or to one of its ${accounts.length} accounts${contract === undefined ? "" : ` in ${contract}`}`,
+      indexedBy: { any: [{ from: { in: accounts } }, { to: { in: accounts } }] },
+    });
+  }
 }
 
 /**
@@ -149,16 +224,16 @@ function filtersOf(family: "event_logs" | "nft_transfers", shares: readonly Shar
     const byEvents = new Map<string, { topics: readonly string[] | undefined; contracts: Set<string> }>();
     const tokens = new Set<string>();
     const accounts = new Set<string>();
-    for (const { own } of shares) {
-      if (own.account !== undefined) {
-        tokens.add(own.address as string);
-        accounts.add(addressTopic(own.account));
-        continue;
+    for (const { query } of shares) {
+      if (query.kind === "token") {
+        tokens.add(query.token);
+        for (const account of query.accounts) accounts.add(addressTopic(account));
+      } else if (query.kind === "contracts") {
+        const key = query.topics?.join(",") ?? "*";
+        let group = byEvents.get(key);
+        if (group === undefined) byEvents.set(key, (group = { topics: query.topics, contracts: new Set() }));
+        for (const contract of query.contracts) group.contracts.add(contract);
       }
-      const key = own.topics?.join(",") ?? "*";
-      let group = byEvents.get(key);
-      if (group === undefined) byEvents.set(key, (group = { topics: own.topics, contracts: new Set() }));
-      group.contracts.add(own.address as string);
     }
     for (const { topics, contracts } of byEvents.values()) filters.push(topics === undefined ? { address: [...contracts] } : { address: [...contracts], topics: [topics] });
     if (tokens.size > 0) {
@@ -170,9 +245,9 @@ function filtersOf(family: "event_logs" | "nft_transfers", shares: readonly Shar
   }
   const collections = new Set<string>();
   const accounts = new Set<string>();
-  for (const { own } of shares) {
-    if (own.account !== undefined) accounts.add(addressTopic(own.account));
-    else collections.add(own.address as string);
+  for (const { query } of shares) {
+    if (query.kind === "nft accounts") for (const account of query.accounts) accounts.add(addressTopic(account));
+    else if (query.kind === "collection") collections.add(query.collection);
   }
   if (collections.size > 0) filters.push({ address: [...collections], topics: [NFT_TOPICS] });
   if (accounts.size > 0) {

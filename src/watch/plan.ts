@@ -23,6 +23,10 @@ export interface WatchInput {
   token_id?: string;
   contract?: string;
   events?: readonly string[];
+  /** Accounts watch (read from the node only): the accounts whose token and NFT transfers are watched. */
+  accounts?: readonly string[];
+  /** Contracts watch (read from the node only): the contracts whose event logs are watched. */
+  contracts?: readonly string[];
   every_block?: boolean;
   schedule?: string;
   start?: StartPosition;

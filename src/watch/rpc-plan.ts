@@ -81,7 +81,7 @@ export function planRpcCalls(config: Config, options: { dayMs: number; compiled:
   const tokens = new Set<string>();
   const balanceWatches: BalanceWatchCalls[] = [];
   for (const watch of config.watches) {
-    if (watch.kind === "account" || watch.kind === "balance") for (const token of watch.tokens) tokens.add(token);
+    if (watch.kind === "account" || watch.kind === "accounts" || watch.kind === "balance") for (const token of watch.tokens) tokens.add(token);
     if (watch.kind !== "balance") continue;
     let kaia = false;
     let token = false;

@@ -56,12 +56,17 @@ export interface SourceDefinition {
   account?: string;
   /** topic0s, lowercase, sorted: the events of a node-read contract watch's share (absent: every event). */
   topics?: readonly string[];
+  /**
+   * The accounts or contracts watch whose share this is (its name). Its addresses are not in
+   * the key: a list that gains or loses an address keeps its position.
+   */
+  list?: string;
 }
 
 export function sourceKey(definition: SourceDefinition): string {
   // Fixed key order: the hash must not depend on how the object was built.
   // The node's fields only when present: every explorer source keeps the key it always had.
-  const node = definition.account === undefined && definition.topics === undefined ? [] : [definition.account ?? null, definition.topics ?? null];
+  const node = definition.account === undefined && definition.topics === undefined && definition.list === undefined ? [] : [definition.account ?? null, definition.topics ?? null, ...(definition.list === undefined ? [] : [definition.list])];
   const canonical = JSON.stringify([definition.network, definition.operation, definition.address ?? null, definition.signature ?? null, definition.contractAddress ?? null, definition.tokenId ?? null, ...node]);
   return `src_${createHash("sha256").update(canonical).digest("hex").slice(0, 16)}`;
 }
@@ -82,10 +87,13 @@ export function describeSource(definition: SourceDefinition): string {
     case "blockTransactions":
       return definition.address === undefined ? "top-level transactions of every block (node)" : `top-level transactions of account ${definition.address} (node)`;
     case "nodeEventLogs":
+      if (definition.list !== undefined && definition.address !== undefined) return `transfers of token ${definition.address} from or to the accounts of watch ${definition.list} (node)`;
+      if (definition.list !== undefined) return `event logs of the contracts of watch ${definition.list}${definition.topics ? ` (topic0 ${definition.topics.map(short).join(", ")})` : ""} (node)`;
       if (definition.account !== undefined) return `transfers of token ${definition.address} from or to ${definition.account} (node)`;
       if (definition.address === undefined) return "event logs of every node-read watch (node)";
       return `event logs of ${definition.address}${definition.topics ? ` (topic0 ${definition.topics.map(short).join(", ")})` : ""} (node)`;
     case "nodeNftTransfers":
+      if (definition.list !== undefined) return `NFT transfers of the accounts of watch ${definition.list}${definition.contractAddress ? ` in ${definition.contractAddress}` : ""} (node)`;
       if (definition.account !== undefined) return `NFT transfers of account ${definition.account}${definition.contractAddress ? ` in ${definition.contractAddress}` : ""} (node)`;
       if (definition.address === undefined) return "NFT transfers of every node-read watch (node)";
       return `NFT transfers of collection ${definition.address}${definition.tokenId !== undefined ? ` token ${definition.tokenId}` : ""} (node)`;

@@ -23,7 +23,7 @@ describe("config.example.yaml", () => {
     expect(names.length).toBeGreaterThanOrEqual(7);
     const env = Object.fromEntries(names.map((name) => [name, name === "WEBHOOK_SECRET" ? "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw" : name.endsWith("_URL") ? `https://hooks.example/${name}` : name === "TELEGRAM_BOT_TOKEN" ? "123456:abcdef" : name === "PAGERDUTY_ROUTING_KEY" ? "0123456789abcdef0123456789abcdef" : `value-of-${name}`]));
     const { config, secrets } = parseConfigText(text, { fileName: "config.example.yaml", env, checks: CONFIG_CHECKS });
-    expect(config.watches.map((w) => w.kind).sort()).toEqual(["account", "account", "balance", "collection", "contract", "contract", "every_block"]);
+    expect(config.watches.map((w) => w.kind).sort()).toEqual(["account", "account", "accounts", "balance", "collection", "contract", "contract", "contracts", "every_block"]);
     expect(new Set(Object.values(config.sinks).map((s) => s.type))).toEqual(new Set(["slack", "discord", "telegram", "email", "webhook", "pagerduty", "teams", "console", "file", "heartbeat"]));
     expect(secrets).toContain("value-of-KAIASCAN_API_KEY");
     expect(secrets).toContain("whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw");

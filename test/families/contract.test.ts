@@ -88,7 +88,7 @@ function documentedFields(family: string): Set<string> {
 /** A field resolved for a rule that can name it: an account watch for direction, a token watch for the token fields. */
 function spec(family: AnyFamily, name: string, token: boolean): FieldSpec {
   const written = name.replace("[i]", "[1]").replace("args.NAME", `args.${family.name === "transactions" ? "amount" : "value"}`);
-  const resolved = resolveField(written, { family: family.name, watchedAccount: HOT_WALLET, ...(token ? { token: { info: undefined, otherSymbols: [] } } : {}) });
+  const resolved = resolveField(written, { family: family.name, watchedAccounts: new Set([HOT_WALLET.toLowerCase()]), ...(token ? { token: { info: undefined, otherSymbols: [] } } : {}) });
   if (!resolved.ok) throw new Error(resolved.message);
   return resolved.field;
 }
@@ -152,7 +152,7 @@ describe.each(familyDefinitions().map((family) => [family.name, family] as const
       expect(def.doc.length, fieldName).toBeGreaterThan(0);
       expect(def.example.startsWith(fieldName.replace("[i]", "[").replace(".NAME", ".").split(/[[.]/)[0] as string), `${fieldName}'s example names it`).toBe(true);
       const field = spec(family, fieldName, token);
-      const context = { family: name, watchedAccount: HOT_WALLET, ...(token ? { token: { info: undefined, otherSymbols: [] } } : {}) };
+      const context = { family: name, watchedAccounts: new Set([HOT_WALLET.toLowerCase()]), ...(token ? { token: { info: undefined, otherSymbols: [] } } : {}) };
       for (const raw of shapes) {
         const record = normalize(structuredClone(raw));
         const value = readField(record, field);

@@ -225,5 +225,5 @@ export const RECORDS: Record<RecordFamily, fc.Arbitrary<WatchedRecord>> = { even
 
 /** The context conditions are generated for (direction needs a watched account). */
 export function contextOf(family: RecordFamily): ConditionContext {
-  return family === "nft_transfers" || family === "transactions" ? { family, watchedAccount: HOT_WALLET } : { family };
+  return family === "nft_transfers" || family === "transactions" ? { family, watchedAccounts: new Set([HOT_WALLET.toLowerCase()]) } : { family };
 }

@@ -90,7 +90,7 @@ describe("event_logs fields", () => {
 
 describe("nft_transfers fields", () => {
   const incoming = nftTransfer();
-  const account = { family: "nft_transfers" as const, watchedAccount: HOT_WALLET };
+  const account = { family: "nft_transfers" as const, watchedAccounts: new Set([HOT_WALLET.toLowerCase()]) };
   it.each<[string, unknown, boolean]>([
     ["contract", { contract: lower(COLLECTION) }, true],
     ["contract_type, any case", { contract_type: "kip17" }, true],
@@ -255,7 +255,7 @@ describe("configuration errors name the place inside `when`", () => {
     ["a float YAML number too precise to be exact", { amount: { gte: 0.12345678901234568 } }, it_, ["amount", "gte"], /quoted text with a unit/],
     ["matches on a number field", { block: { matches: "^1" } }, it_, ["block", "matches"], /block does not take "matches"/],
     ["direction without an account watch", { direction: "in" }, nft, ["direction"], /needs a watch of an account/],
-    ["direction value", { direction: "sideways" }, { ...nft, watchedAccount: HOT_WALLET }, ["direction"], /not one of in, out, self/],
+    ["direction value", { direction: "sideways" }, { ...nft, watchedAccounts: new Set([HOT_WALLET.toLowerCase()]) }, ["direction"], /not one of in, out, self/],
     ["a field of another source", { mint: true }, it_, ["mint"], /unknown field "mint".*field of nft_transfers/],
     ["an unknown field", { amout: { gte: "1 KAIA" } }, it_, ["amout"], /unknown field "amout".*fields: type, from/],
     ["an unknown operator", { amount: { gteq: "1 KAIA" } }, it_, ["amount", "gteq"], /unknown operator "gteq"/],

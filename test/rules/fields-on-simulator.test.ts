@@ -361,7 +361,7 @@ describe.each<RecordFamily>(["event_logs", "nft_transfers", "internal_transactio
     const raws = records.map((r) => r.data as unknown as Record<string, unknown>);
     const cases = casesFor(family, raws, data.account);
     const compiled = cases.map((c) => {
-      const result = compileCondition(c.when, { family, watchedAccount: data.account });
+      const result = compileCondition(c.when, { family, watchedAccounts: data.account === undefined ? undefined : new Set([data.account.toLowerCase()]) });
       if (!result.ok) throw new Error(`${JSON.stringify(c.when)} was refused: ${JSON.stringify(result.issues)}`);
       return result.test;
     });

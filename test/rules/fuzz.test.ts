@@ -105,7 +105,7 @@ const deep = fc.integer({ min: 40, max: 5000 }).map((depth) => {
 });
 
 function checkOne(value: unknown, family: RecordFamily, account: boolean): "ok" | "issues" {
-  const context = { family, watchedAccount: account ? WATCHED : undefined };
+  const context = { family, watchedAccounts: account ? new Set([WATCHED.toLowerCase()]) : undefined };
   let result: ReturnType<typeof compileCondition>;
   try {
     result = compileCondition(value, context);

@@ -64,6 +64,10 @@ function watchTarget(watch: Config["watches"][number]): string {
       return `contract ${watch.contract} (event logs${watch.events.length ? `: ${watch.events.join(", ")}` : ""})`;
     case "every_block":
       return "every block (internal transactions)";
+    case "accounts":
+      return `${watch.accounts.length} accounts (from the node)`;
+    case "contracts":
+      return `${watch.contracts.length} contracts (event logs, from the node)`;
   }
 }
 

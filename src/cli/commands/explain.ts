@@ -22,6 +22,7 @@ import { decodeTokenTransfer } from "../../chain/token-transfer.js";
 import { CONFIG_OPTIONS, CONFIG_OPTIONS_HELP, UsageError, parseCommandArgs, ruleNamed, startConfigCommand } from "../bootstrap.js";
 import { openCommandClient } from "../command-client.js";
 import { EXIT_OK, EXIT_RUNTIME, type Command, type CommandIO } from "../command.js";
+import { watchedAccountsOf } from "../../config/watched-accounts.js";
 
 const HELP = `Usage: kaiawatch explain --rule NAME --tx HASH [--block BLOCK] [options]
 
@@ -73,10 +74,10 @@ async function run(args: string[], io: CommandIO): Promise<number> {
   const source = rule.source;
   if (source === BALANCE_ALERT_SOURCE) throw new UsageError(`rule ${rule.name} reads balances, not records of a transaction: explain does not apply`);
   const family = source;
-  const tokenWallet = watch.kind === "account" && watch.tokens.length > 0 && family === tokenTransferFamily().name ? watch.account.toLowerCase() : undefined;
+  const tokenWallets = (watch.kind === "account" || watch.kind === "accounts") && watch.tokens.length > 0 && family === tokenTransferFamily().name ? watchedAccountsOf(watch) : undefined;
 
   // A token watch's amounts are in its tokens' units: their decimals and symbols by JSON-RPC, as the daemon reads them.
-  const compiled = tokenWallet === undefined ? loadedCompiled : await readConfigTokensOnce(common, config, loadedCompiled, io.signal);
+  const compiled = tokenWallets === undefined ? loadedCompiled : await readConfigTokensOnce(common, config, loadedCompiled, io.signal);
   // The daemon's plan for this one rule: the same sources it polls, the same compiled condition.
   const plan = planFromConfig(config, { rules: [rule], compiled });
   const definitions = plan.sources.map((source) => source.definition);
@@ -85,7 +86,7 @@ async function run(args: string[], io: CommandIO): Promise<number> {
   if (condition === undefined) throw new UsageError(`rule ${rule.name}: watch ${watch.name} has no ${family} source`);
   // A token watch has a source per token, its rule compiled in that token's units: a record is explained by the source that lists it.
   const ruleFor = (record: WatchedRecord) => (plan.sources.find((s) => outsideSource(s.definition, record) === undefined) ?? plan.sources[0])?.rules[0];
-  const context = { family, watchedAccount: watch.kind === "account" ? watch.account : undefined };
+  const context = { family, watchedAccounts: watchedAccountsOf(watch) };
 
   const client = await openCommandClient(common, config);
   // Every line carries on-chain text somewhere (symbols, decoded values, revert messages): each
@@ -131,8 +132,8 @@ async function run(args: string[], io: CommandIO): Promise<number> {
       const covered = reasons.some((reason) => reason === undefined);
       const explanation = explainRecord(ruleFor(record)?.condition ?? condition, record, context);
       // A token watch's source lists every transfer of the token; the rule sees the wallet's only.
-      const transfer = tokenWallet !== undefined && record.family === "event_logs" ? decodeTokenTransfer(record.data) : undefined;
-      const notTheWallets = tokenWallet !== undefined && (transfer === undefined || (transfer.from !== tokenWallet && transfer.to !== tokenWallet));
+      const transfer = tokenWallets !== undefined && record.family === "event_logs" ? decodeTokenTransfer(record.data) : undefined;
+      const notTheWallets = tokenWallets !== undefined && (transfer === undefined || (!tokenWallets.has(transfer.from) && !tokenWallets.has(transfer.to)));
       const alerts = covered && !notTheWallets && explanation.matched;
       if (alerts) matched += 1;
       const silence = alerts ? silences.find((candidate) => silenceMatchesRecord(candidate, rule.name, record.data)) : undefined;
@@ -143,7 +144,7 @@ async function run(args: string[], io: CommandIO): Promise<number> {
         : !covered
           ? "✗ NO ALERT: the watch's query does not return this record"
           : notTheWallets
-            ? `✗ NO ALERT: ${transfer === undefined ? "not a token Transfer" : "neither from nor to is the watched wallet"} ${tokenWallet}`
+            ? `✗ NO ALERT: ${transfer === undefined ? "not a token Transfer" : `neither from nor to is ${watch.kind === "account" ? `the watched wallet ${watch.account.toLowerCase()}` : `one of the ${tokenWallets?.size} watched accounts`}`}`
             : "✗ NO MATCH";
       out(`    ${verdict}`);
       // The rule matches, but the daemon would hold the alert back: say so, or the user looks for the wrong fault.

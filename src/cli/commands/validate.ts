@@ -37,6 +37,12 @@ function describeStart(start: StartPosition): string {
   return `${start.blocks} blocks before the head`;
 }
 
+/** "3 accounts: 0x…, 0x…, 0x…"; past five, the first three and how many more. */
+function listed(addresses: readonly string[], noun: string): string {
+  const shown = addresses.length > 5 ? [...addresses.slice(0, 3), `and ${(addresses.length - 3).toLocaleString("en-US")} more`] : addresses;
+  return `${addresses.length.toLocaleString("en-US")} ${noun}: ${shown.join(", ")}`;
+}
+
 function describeTarget(watch: WatchConfig): string {
   switch (watch.kind) {
     case "account":
@@ -47,6 +53,10 @@ function describeTarget(watch: WatchConfig): string {
       return `balances of ${watch.balance.join(", ")}${watch.tokens.length > 0 ? ` and ${watch.tokens.length} tokens` : ""}`;
     case "contract":
       return `contract ${watch.contract}`;
+    case "accounts":
+      return `${listed(watch.accounts, "accounts")}${watch.nft_contract ? ` (NFTs of ${watch.nft_contract})` : ""}`;
+    case "contracts":
+      return listed(watch.contracts, "contracts");
     case "every_block":
       return "every block";
   }
@@ -54,6 +64,8 @@ function describeTarget(watch: WatchConfig): string {
 
 /** One line per source the watch polls: a contract watch has one per event filter. */
 function describeSources(watch: WatchConfig): string[] {
+  // A list watch has no sources of its own: its lines are its shares of the node's (below).
+  if (watch.kind === "accounts" || watch.kind === "contracts") return [];
   if (watch.kind === "contract" && watch.events.length > 0) return watch.events.map((event) => `event_logs ${event}`);
   if (watch.kind === "contract") return ["event_logs (every event)"];
   return sourcesOfWatch(watch);
@@ -157,7 +169,7 @@ function routeSinks(route: Route | undefined): string[] {
  * read (the node unreachable), or undefined.
  */
 async function checkTokens(path: string, { config, compiled, secrets }: LoadedConfig, io: CommandIO): Promise<string | undefined> {
-  if (!config.watches.some((watch) => (watch.kind === "account" || watch.kind === "balance") && watch.tokens.length > 0)) return undefined;
+  if (!config.watches.some((watch) => (watch.kind === "account" || watch.kind === "accounts" || watch.kind === "balance") && watch.tokens.length > 0)) return undefined;
   const common = createCommandCommon(io, { config, secrets, logLevel: "fatal", logFormat: "json" });
   try {
     await readConfigTokensOnce(common, config, compiled, io.signal);
