@@ -19,8 +19,17 @@
  * each. The larger sizes are given to the parser as text past that limit (maxBytes), which
  * `kaiawatch run` would refuse: they measure the daemon, not a config a user can write today.
  *
+ * The same contracts and wallets are also measured as two list watches (`contracts:` and
+ * `accounts:`, read from the node only), a rule each: what a user with 100,000 addresses
+ * writes. Those configs fit in a file (4.3 MB at 100,000), so they are also run as users run
+ * them: `kaiawatch once` from dist/ in its own process, loading the file as `run` does (the
+ * parse in a thread of its own), its resident memory reported at exit (rss-at-exit.mjs).
+ *
  * `--quick`: up to 10,000 watches, printed, not written. `--smoke` (npm test): 100 watches.
  */
+import { spawnSync } from "node:child_process";
+import { writeFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
 import { createTestCommon } from "../src/common/common.js";
 import { createDaemon } from "../src/daemon/create-daemon.js";
 import type { SimulatorStats } from "../src/simulator/index.js";
@@ -35,7 +44,7 @@ import { createRuleMatcher, type SourceRule } from "../src/watch/source-rule.js"
 import { report, type BenchFigure } from "./lib.js";
 import { quick, sized } from "./mode.js";
 import { startSimulatorProcess } from "./simulator-process.js";
-import { configOf, loadNote, round, tempDir } from "./support.js";
+import { buildDist, configOf, loadNote, round, tempDir } from "./support.js";
 
 const SIZES = sized([100, 1_000, 10_000, 100_000], [100, 1_000, 10_000], [100]);
 /** The explorer's quiet tick is run up to this many watches (one request per source). */
@@ -52,18 +61,27 @@ const dir = tempDir("kaiawatch-bench-node-scale-");
 const address = (kind: number, i: number) => `0x${kind.toString(16).padStart(2, "0")}${i.toString(16).padStart(38, "0")}`;
 const TOKEN = sim.addresses.busyToken;
 
-/** Half contracts (event logs of one event), half wallets (transfers of one token), one rule each. */
-function configFor(watchCount: number, choice: Choice, store: string) {
+/** A watch per address, a rule each; or the same addresses in two list watches, a rule each. */
+type Layout = "watches" | "lists";
+const CONTRACT_WHEN = { "args.value": { gte: "1000 * 10^18 base_units" } };
+
+/** Half contracts (event logs of one event), half wallets (transfers of one token). */
+function documentFor(watchCount: number, choice: Choice, store: string, layout: Layout) {
   const half = Math.max(1, Math.floor(watchCount / 2));
   const watches: unknown[] = [];
   const rules: unknown[] = [];
-  for (let i = 0; i < half; i++) {
+  if (layout === "lists") {
+    watches.push({ name: "contracts", contracts: Array.from({ length: half }, (_, i) => address(0xc0, i)), events: [TRANSFER] });
+    watches.push({ name: "wallets", accounts: Array.from({ length: half }, (_, i) => address(0xa0, i)), tokens: [TOKEN] });
+    rules.push({ name: "contracts", watch: "contracts", when: CONTRACT_WHEN, notify: ["out"] }, { name: "wallets", watch: "wallets", source: "event_logs", when: { direction: "out" }, notify: ["out"] });
+  }
+  for (let i = 0; layout === "watches" && i < half; i++) {
     watches.push({ name: `c${i}`, contract: address(0xc0, i), events: [TRANSFER] });
-    rules.push({ name: `c${i}`, watch: `c${i}`, when: { "args.value": { gte: "1000 * 10^18 base_units" } }, notify: ["out"] });
+    rules.push({ name: `c${i}`, watch: `c${i}`, when: CONTRACT_WHEN, notify: ["out"] });
     watches.push({ name: `w${i}`, account: address(0xa0, i), tokens: [TOKEN] });
     rules.push({ name: `w${i}`, watch: `w${i}`, source: "event_logs", when: { direction: "out" }, notify: ["out"] });
   }
-  return configOf({
+  return {
     explorer: { base_url: sim.url, requests_per_second: 100_000, page_size: 2000, api_plan: "PRO_PLUS" },
     chain: { rpc_url: sim.rpcUrl, lag_blocks: 0, requests_per_second: 100_000 },
     store: { path: store },
@@ -72,7 +90,27 @@ function configFor(watchCount: number, choice: Choice, store: string) {
     watches,
     rules,
     sinks: { out: { type: "file", path: `${dir.path}/alerts.jsonl` } },
-  }, { maxBytes: Infinity });
+  };
+}
+
+const configFor = (watchCount: number, choice: Choice, store: string, layout: Layout) => configOf(documentFor(watchCount, choice, store, layout), { maxBytes: Infinity });
+
+const BIN = buildDist();
+const RSS_AT_EXIT = fileURLToPath(new URL("./rss-at-exit.mjs", import.meta.url));
+
+/** `kaiawatch once` on the list layout's config file, in its own process: its wall time and resident memory at exit. */
+function cliPass(watchCount: number): { seconds: number; rssMB: number; maxRssMB: number; configMB: number } {
+  const path = `${dir.path}/lists-${watchCount}.yaml`;
+  // YAML is a superset of JSON: the file is what `run` would load.
+  const text = JSON.stringify(documentFor(watchCount, "node", `${dir.path}/store-cli-${watchCount}.db`, "lists"));
+  writeFileSync(path, text);
+  const started = performance.now();
+  const result = spawnSync(process.execPath, ["--import", RSS_AT_EXIT, BIN, "once", "-c", path], { encoding: "utf8", maxBuffer: 1 << 24 });
+  const seconds = (performance.now() - started) / 1000;
+  if (result.status !== 0) throw new Error(`kaiawatch once exited with ${result.status}: ${result.stderr.slice(-2000)}`);
+  const line = result.stderr.trim().split("\n").pop() ?? "";
+  const { rssMB, maxRssMB } = JSON.parse(line) as { rssMB: number; maxRssMB: number };
+  return { seconds, rssMB, maxRssMB, configMB: Buffer.byteLength(text) / MB };
 }
 
 const requestsOf = (stats: SimulatorStats) => {
@@ -85,6 +123,9 @@ const requestsOf = (stats: SimulatorStats) => {
 interface Row {
   watches: number;
   choice: Choice;
+  layout: Layout;
+  /** The list layout's `kaiawatch once`, in its own process. */
+  cli?: { seconds: number; rssMB: number; maxRssMB: number; configMB: number };
   explorerRequestsPerDay: number;
   creditsPerDay: number;
   nodeRequestsPerDay: number;
@@ -134,14 +175,15 @@ function matchRate(rules: readonly SourceRule[], records: readonly WatchedRecord
 const withoutMemberIndex = (rules: readonly SourceRule[]): SourceRule[] =>
   rules.map((rule) => ({ ...rule, condition: rule.condition?.type === "all" && rule.condition.children.length === 2 ? rule.condition.children[1] : undefined }));
 
-async function measure(watchCount: number, choice: Choice): Promise<Row> {
-  const store = `${dir.path}/store-${choice}-${watchCount}.db`;
-  const config = configFor(watchCount, choice, store);
+async function measure(watchCount: number, choice: Choice, layout: Layout): Promise<Row> {
+  const store = `${dir.path}/store-${choice}-${layout}-${watchCount}.db`;
+  const config = configFor(watchCount, choice, store, layout);
   const plan = planCredits(config, { dayMs: DAY_MS });
   const explorer = plan.sources.filter((s) => !isNodeOperation(s.operation));
   const row: Row = {
     watches: watchCount,
     choice,
+    layout,
     explorerRequestsPerDay: explorer.reduce((sum, s) => sum + s.requestsPerDay, 0),
     creditsPerDay: plan.creditsPerDay,
     nodeRequestsPerDay: plan.rpc.logSources.reduce((sum, s) => sum + s.callsPerDay, 0),
@@ -176,7 +218,12 @@ async function measure(watchCount: number, choice: Choice): Promise<Row> {
 }
 
 const rows: Row[] = [];
-for (const size of SIZES) for (const choice of CHOICES) rows.push(await measure(size, choice));
+for (const size of SIZES) {
+  for (const choice of CHOICES) rows.push(await measure(size, choice, "watches"));
+  const lists = await measure(size, "node", "lists");
+  lists.cli = cliPass(size);
+  rows.push(lists);
+}
 const load = loadNote("when the run ended");
 await sim.close();
 dir.remove();
@@ -185,7 +232,7 @@ const n = (value: number) => value.toLocaleString("en-US");
 const figures: BenchFigure[] = [];
 for (const row of rows) {
   const base = rows.find((r) => r.watches === row.watches && r.choice === "explorer") as Row;
-  const label = `${n(row.watches)} watches, ${row.choice}`;
+  const label = row.layout === "lists" ? `${n(row.watches)} contracts and wallets in 2 list watches, node` : `${n(row.watches)} watches, ${row.choice}`;
   figures.push({ name: `${label}: explorer requests a day`, value: row.explorerRequestsPerDay, unit: "requests", baseline: base.explorerRequestsPerDay });
   figures.push({ name: `${label}: credits a day`, value: row.creditsPerDay, unit: "credits", baseline: base.creditsPerDay });
   figures.push({ name: `${label}: node log queries a day`, value: row.nodeRequestsPerDay, unit: "requests", baseline: base.nodeRequestsPerDay });
@@ -197,15 +244,23 @@ for (const row of rows) {
   if (row.matching !== undefined) {
     figures.push({ name: `${label}: busy block, logs matched a second (rules a log met: ${round(row.matching.candidates, 2)}; baseline: members not indexed)`, value: Math.round(row.matching.indexed), unit: "logs/s", baseline: Math.round(row.matching.unindexed) });
   }
-  figures.push({ name: `${label}: resident memory after the tick`, value: round(row.tick.rssMB, 1), unit: "MB", ...(big ? { target: "≤ 300", ok: row.tick.rssMB <= 300 } : {}) });
+  // This process has run every size before it and keeps its heap's high-water mark: a list row's figure would be theirs.
+  if (row.cli === undefined) figures.push({ name: `${label}: resident memory after the tick (this process)`, value: round(row.tick.rssMB, 1), unit: "MB", ...(big ? { target: "≤ 300", ok: row.tick.rssMB <= 300 } : {}) });
+  else {
+    figures.push({ name: `${label}: config file`, value: round(row.cli.configMB, 2), unit: "MB" });
+    figures.push({ name: `${label}: kaiawatch once, its own process: wall time (start-up, config, one pass)`, value: round(row.cli.seconds, 2), unit: "s" });
+    figures.push({ name: `${label}: kaiawatch once, its own process: resident memory at exit`, value: row.cli.rssMB, unit: "MB", ...(big ? { target: "≤ 300", ok: row.cli.rssMB <= 300 } : {}) });
+    figures.push({ name: `${label}: kaiawatch once, its own process: highest resident memory`, value: row.cli.maxRssMB, unit: "MB" });
+  }
 }
-const nodeDays = rows.filter((r) => r.choice === "node").map((r) => r.nodeRequestsPerDay);
+const nodeDays = rows.filter((r) => r.choice === "node" && r.layout === "watches").map((r) => r.nodeRequestsPerDay);
 report("node-scale", figures, [
   "Watches: half contracts (one event, Transfer with indexed and names, a rule on args.value), half wallets (one token's transfers, a rule on direction), one rule each; schedule every 10 s (8,640 ticks a day), start: latest, one block a second.",
   "Requests and credits a day: planCredits, the daemon's own plan, per source choice (defaults.source). Baseline: the explorer-only plan of the same size.",
   `Node log queries a day by size: ${nodeDays.map(n).join(", ")}: a query per tick per filter batch, whatever the watch count up to the reader's address batch.`,
   `The quiet tick: engine.runOnce() in this process after one new block without records; requests counted by the simulator. The explorer's tick is run up to ${n(EXPLORER_TICK_MAX)} watches (one request per source); above, only the plan's figures.`,
   `Busy block (node choice): ${n(BUSY_LOGS)} Transfer logs, half of watched contracts, half of the token from watched wallets, through the node event-log source's rules (RuleMatcher.match, in this process); baseline: the same rules without their members' filters in the index (before), where every log met every rule.`,
-  "Resident memory: this process (the benchmark's own config objects included).",
+  "Resident memory: for a watch per address, this process (under tsx, the benchmark's own config objects included, and the high-water mark of every size run before it: an upper bound); for the list layout, `kaiawatch once` in its own process from dist/, loading the config file as `run` does, at exit and at its highest (the config's parse, in a thread of its own, included).",
+  "List layout: the same contracts and wallets in one contracts watch and one accounts watch, a rule each, read from the node (the only source a list watch has).",
   load,
 ], { write: !quick });
