@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { parseConfigText } from "../../src/config/index.js";
+import { summarize } from "../../src/cli/commands/validate.js";
 import { planFromConfig } from "../../src/watch/plan-from-config.js";
 import { sourceKey } from "../../src/watch/source.js";
 import { ADDRESS_A, ADDRESS_B, configErrorOf, issueAt } from "./helpers.js";
@@ -41,6 +42,11 @@ sinks: { out: { type: console } }
       [1, [1, 2]],
       [1, [1, null, 2]],
     ]);
+    // validate shows a long list by its first addresses, and the watch's share of the node's query, no source of its own.
+    const shown = summarize("c.yaml", config);
+    expect(shown).toContain(`pools     1,000 contracts: ${address(0)}, ${address(1)}, ${address(2)}, and 997 more`);
+    expect(shown).toContain(`deposits  2 accounts: ${ADDRESS_A}, ${ADDRESS_B}`);
+    expect(shown).not.toMatch(/^ {6}source event_logs/m);
     expect(logs?.members?.map((m) => [m.watch, m.filter])).toEqual([
       ["pools", expect.stringMatching(/^emitted by one of its 1000 contracts, topic0 in 0x[0-9a-f]{64}$/)],
       ["deposits", `Transfer logs of token ${TOKEN}`],
