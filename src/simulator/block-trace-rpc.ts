@@ -47,8 +47,8 @@ function frameOf(rec: CallRec, tx: TxInfo): Frame {
 
 /**
  * A transaction's frame tree. Its call records are in call id order (pre-order), each below
- * its parent; a transaction without records (an NFT or token transfer the simulator lists no
- * internal transaction for) still has its top-level frame, as every transaction does on a node.
+ * its parent. A generated transaction always has its call 0 (generate.ts); one a test chose
+ * without internal transactions still has its top-level frame, as every transaction does on a node.
  */
 export function traceOf(tx: TxInfo): Frame {
   if (tx.calls.length === 0) {

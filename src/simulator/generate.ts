@@ -104,6 +104,7 @@ export function generateBlock(world: World, nft: NftState, p: Prng, block: numbe
     tx.index = index;
     for (const log of tx.logs) log.logIndex = logIndex++;
     tx.nfts.forEach((n, seq) => (n.seq = seq));
+    if (tx.calls.length === 0) tx.calls.push(topLevelCall(tx));
   });
   return txs;
 }
@@ -175,6 +176,16 @@ interface Node {
   children: Node[];
   error?: string;
   revertMessage?: string;
+}
+
+/**
+ * The top-level call of a transaction that made no internal calls (an NFT or token
+ * transfer): the explorer's indexer records call 0 of every transaction, as the node's
+ * tracer gives it (klaytn/finder-spark InternalTransaction toRefined), so both sources list
+ * it. Draws nothing: the rest of the chain is the same.
+ */
+function topLevelCall(tx: TxInfo): CallRec {
+  return { block: tx.block, tx, callId: 0, level: 0, type: "CALL", from: tx.from, to: tx.to, amount: "0", gasLimit: 200_000 };
 }
 
 function callTx(world: World, p: Prng, block: number, datetime: string, k: number): TxInfo {
