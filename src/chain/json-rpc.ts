@@ -143,11 +143,17 @@ export interface JsonRpcOptions {
   random?: () => number;
 }
 
+/** What one call may change of the client's options. */
+export interface JsonRpcCallOptions {
+  /** Largest answer read for this call (a block's traces run to megabytes); the client's maxBytes otherwise. */
+  maxBytes?: number;
+}
+
 export interface JsonRpc {
   /** The host of the endpoint, for messages (never the path or query: they often carry a key). */
   readonly host: string;
   /** One JSON-RPC call; resolves to its `result` (which may be null). */
-  call(method: string, params: readonly unknown[], signal?: AbortSignal): Promise<unknown>;
+  call(method: string, params: readonly unknown[], signal?: AbortSignal, options?: JsonRpcCallOptions): Promise<unknown>;
   close(): Promise<void>;
 }
 
@@ -213,7 +219,7 @@ export function createJsonRpc(common: Common, options: JsonRpcOptions): JsonRpc 
   const maxBytes = options.maxBytes ?? 1024 * 1024;
   let nextId = 1;
 
-  async function attempt(method: string, params: readonly unknown[], signal: AbortSignal, started: Started): Promise<unknown> {
+  async function attempt(method: string, params: readonly unknown[], signal: AbortSignal, started: Started, maxBytes: number): Promise<unknown> {
     await limiter.acquire(signal);
     started.at = performance.now();
     const id = nextId++;
@@ -245,14 +251,14 @@ export function createJsonRpc(common: Common, options: JsonRpcOptions): JsonRpc 
 
   return {
     host,
-    async call(method, params, signal) {
+    async call(method, params, signal, callOptions) {
       const linked = linkSignals(common.signal, signal);
       try {
         return await withRetries(
           async () => {
             const started: Started = { at: undefined };
             try {
-              const result = await attempt(method, params, linked.signal, started);
+              const result = await attempt(method, params, linked.signal, started, callOptions?.maxBytes ?? maxBytes);
               common.metrics.rpcRequests.inc({ method, outcome: "ok" });
               return result;
             } catch (error) {
