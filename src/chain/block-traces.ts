@@ -7,7 +7,7 @@ import { formatKei } from "./units.js";
 /** The one request a block costs: every transaction of the block replayed under the call tracer. */
 export const BLOCK_TRACE_METHOD = "debug_traceBlockByNumber";
 
-/** The size cap a JSON-RPC client reading block traces wants: a busy block's frames, inputs and outputs run to megabytes. */
+/** The size cap of a block's trace (the reader asks with it): a busy block's frames, inputs and outputs run to megabytes, past the client's 1 MiB. */
 export const BLOCK_TRACE_MAX_BYTES = 64 * 1024 * 1024;
 
 /** A node's trace of a block is not what kaiawatch can read (KW_RPC_TRACE): the block is not read, and the next tick asks again. */
@@ -24,7 +24,7 @@ export class NodeTraceError extends JsonRpcError {
 export class NodeTracesUnavailableError extends JsonRpcError {
   override name = "NodeTracesUnavailableError";
   constructor(host: string, reason: string) {
-    super(BLOCK_TRACE_METHOD, `${host} does not serve ${BLOCK_TRACE_METHOD} (${reason}): internal transactions can only be read from the explorer`, { code: "KW_RPC_TRACES_UNAVAILABLE" });
+    super(BLOCK_TRACE_METHOD, `${host} does not serve ${BLOCK_TRACE_METHOD} (${reason}): internal transactions can only be read from the explorer (chain.traces: false)`, { code: "KW_RPC_TRACES_UNAVAILABLE" });
   }
 }
 
@@ -98,11 +98,11 @@ export function createBlockTracesReader(common: Common, options: BlockTracesRead
     if (!Number.isSafeInteger(block) || block < 0) throw new NodeTraceError(block, rpc.host, "not a block number");
     let result: unknown;
     try {
-      result = await rpc.call(BLOCK_TRACE_METHOD, [`0x${block.toString(16)}`, { tracer: "callTracer" }], signal);
+      result = await rpc.call(BLOCK_TRACE_METHOD, [`0x${block.toString(16)}`, { tracer: "callTracer" }], signal, { maxBytes: BLOCK_TRACE_MAX_BYTES });
     } catch (error) {
       if (error instanceof JsonRpcCallError && error.isMethodUnavailable) {
         common.metrics.nodeBlockTraces.inc({ outcome: "unavailable" });
-        if (available !== false) common.logger.info({ method: BLOCK_TRACE_METHOD, host: rpc.host }, "the node does not serve debug_traceBlockByNumber: internal transactions can only be read from the explorer");
+        if (available !== false) common.logger.warn({ method: BLOCK_TRACE_METHOD, host: rpc.host, code: "KW_RPC_TRACES_UNAVAILABLE" }, "the node does not serve debug_traceBlockByNumber: internal transactions can only be read from the explorer (chain.traces: false)");
         available = false;
         refusal = error.rpcMessage || `JSON-RPC error ${error.rpcCode ?? "?"}`;
         return { unavailable: refusal };

@@ -10,6 +10,7 @@ import type { ConfigIssue } from "./errors.js";
 import { compileSchedule, type Schedule } from "./schedule.js";
 import type { Config, RuleConfig, WatchConfig } from "./types.js";
 import { watchedAccountsOf } from "./watched-accounts.js";
+import { internalTransactionsSource } from "./sources-of-watch.js";
 
 /** Decimals and symbols of the token watches' tokens, by lowercase address (read at start-up over JSON-RPC). */
 export type TokenInfos = ReadonlyMap<string, TokenInfo>;
@@ -95,6 +96,8 @@ export function compileConfig(config: Config): CompileOutcome {
         when: rule.when,
         ...(watchedAccountsOf(watch) === undefined ? {} : { watchedAccounts: watchedAccountsOf(watch) }),
         ...(isTokenRule(watch, rule) ? { token: { info: undefined, otherSymbols: [] } } : {}),
+        // Internal transactions from the node's traces lack some of the explorer's fields.
+        ...(family === "internal_transactions" ? { reader: internalTransactionsSource(watch, config.chain.traces) } : {}),
       },
       ["rules", index, "when"],
     );

@@ -33,6 +33,8 @@ const ONLY_FOR: Record<string, readonly WatchKind[]> = {
 const LOG_KINDS: readonly WatchKind[] = ["account", "accounts", "collection", "contract", "contracts"];
 /** The list kinds: read from the node only (their `source` is node unless given otherwise, which is refused). */
 const LIST_KINDS: readonly WatchKind[] = ["accounts", "contracts"];
+/** The kinds that take `source`: with chain.traces, every_block too (its internal transactions traced by the node). */
+const sourceKinds = (traces: boolean): readonly WatchKind[] => (traces ? [...LOG_KINDS, "every_block"] : LOG_KINDS);
 const KIND_NAMES = "account, accounts, collection, contract, contracts, every_block or balance";
 const aWatch = (kind: WatchKind) => (kind === "every_block" || kind === "accounts" ? `an ${kind}` : `a ${kind}`);
 
@@ -120,7 +122,7 @@ function parseOr<S extends z.ZodType>(schema: S, value: unknown): z.output<S> {
   return result.success ? result.data : schema.parse(undefined);
 }
 
-function buildWatch(kind: WatchKind, w: z.output<typeof watchSchema>, defaults: DefaultsConfig): WatchConfig | undefined {
+function buildWatch(kind: WatchKind, w: z.output<typeof watchSchema>, defaults: DefaultsConfig, traces: boolean): WatchConfig | undefined {
   const base = {
     name: w.name,
     schedule: w.schedule ?? defaults.schedule,
@@ -128,9 +130,9 @@ function buildWatch(kind: WatchKind, w: z.output<typeof watchSchema>, defaults: 
     max_window_blocks: w.max_window_blocks ?? defaults.max_window_blocks,
     jitter: w.jitter ?? defaults.jitter,
     via: w.via ?? "auto",
-    // Only the watches with log families read them from somewhere else than the explorer.
+    // Only the watches with log families (and with chain.traces every_block) read from somewhere else than the explorer.
     // A list watch is read from the node whatever defaults.source says (another source is refused in resolveWatches).
-    source: LIST_KINDS.includes(kind) ? ("node" as const) : LOG_KINDS.includes(kind) ? (w.source ?? defaults.source) : ("explorer" as const),
+    source: LIST_KINDS.includes(kind) ? ("node" as const) : sourceKinds(traces).includes(kind) ? (w.source ?? defaults.source) : ("explorer" as const),
   };
   if (kind === "accounts" && w.accounts !== undefined) {
     const tokens = (w.tokens ?? []).map((token) => token.toLowerCase());
@@ -174,7 +176,7 @@ export function resolveConfig(raw: unknown): ResolvedConfig {
     return "";
   };
 
-  const { watchNames, watches, checkWatches } = resolveWatches(root, defaults, issues);
+  const { watchNames, watches, checkWatches } = resolveWatches(root, defaults, chain.traces, issues);
 
   // Sinks: a map, so YAML itself refuses duplicate names.
   const rawSinks = isRecord(root.sinks) ? root.sinks : {};
@@ -301,7 +303,7 @@ export function resolveConfig(raw: unknown): ResolvedConfig {
  * The watches: those that are valid, and for the rules' checks also the ones wrong
  * elsewhere whose name, kind and target can be read; each with its index in the file.
  */
-function resolveWatches(root: Record<string, unknown>, defaults: DefaultsConfig, issues: ResolvedConfig["issues"]) {
+function resolveWatches(root: Record<string, unknown>, defaults: DefaultsConfig, traces: boolean, issues: ResolvedConfig["issues"]) {
   const rawWatches = Array.isArray(root.watches) ? root.watches : [];
   const watchNames = new Map<string, number>();
   const watches = keptItems<WatchConfig>();
@@ -330,8 +332,11 @@ function resolveWatches(root: Record<string, unknown>, defaults: DefaultsConfig,
       issues.push({ path: ["watches", i, "tokens"], message: `applies to account, accounts and balance watches only (this is ${aWatch(kind)} watch)`, atKey: true });
       usable = false;
     }
-    if ("source" in item && !LOG_KINDS.includes(kind)) {
-      issues.push({ path: ["watches", i, "source"], message: `applies to contract, collection and account watches only (this is ${aWatch(kind)} watch, read from the explorer)`, atKey: true });
+    if ("source" in item && kind === "every_block" && !traces) {
+      issues.push({ path: ["watches", i, "source"], message: "an every_block watch reads internal transactions, which the node gives only by tracing blocks: set chain.traces: true if chain.rpc_url serves debug_traceBlockByNumber (kaiawatch doctor says whether it does), or remove source", atKey: true });
+      usable = false;
+    } else if ("source" in item && !sourceKinds(traces).includes(kind)) {
+      issues.push({ path: ["watches", i, "source"], message: `applies to contract, collection, account and every_block watches only (this is ${aWatch(kind)} watch, read from the node)`, atKey: true });
       usable = false;
     }
     // The explorer answers one address a request: a list of 10,000 would be 10,000 sources.
@@ -349,8 +354,9 @@ function resolveWatches(root: Record<string, unknown>, defaults: DefaultsConfig,
     if (kind === "account" && typeof item.source === "string" && item.source !== "explorer") {
       const tokens = Array.isArray(item.tokens) && item.tokens.length > 0;
       const families = Array.isArray(item.sources) ? item.sources : tokens ? [] : ["nft_transfers"];
-      if (!tokens && !families.includes("nft_transfers")) {
-        issues.push({ path: ["watches", i, "source"], message: `the node reads an account watch's nft_transfers and tokens; this one has neither (internal_transactions are read from the explorer, transactions from the node always): remove source or add nft_transfers to sources`, atKey: true });
+      if (!tokens && !families.includes("nft_transfers") && !(traces && families.includes("internal_transactions"))) {
+        const internal = families.includes("internal_transactions") ? " (internal_transactions too with chain.traces: true, where chain.rpc_url traces blocks)" : "";
+        issues.push({ path: ["watches", i, "source"], message: `the node reads an account watch's nft_transfers and tokens${internal}; this one has neither (transactions come from the node always): remove source or add nft_transfers to sources`, atKey: true });
         usable = false;
       }
     }
@@ -361,7 +367,7 @@ function resolveWatches(root: Record<string, unknown>, defaults: DefaultsConfig,
       usable = false;
     }
     const parsed = watchSchema.safeParse(item);
-    const watch = parsed.success && usable ? buildWatch(kind, parsed.data, defaults) : undefined;
+    const watch = parsed.success && usable ? buildWatch(kind, parsed.data, defaults, traces) : undefined;
     if (watch) {
       watches.keep(watch, i);
       checkWatches.keep(watch, i);
@@ -375,7 +381,7 @@ function resolveWatches(root: Record<string, unknown>, defaults: DefaultsConfig,
     // A balance or list watch lists addresses; the others name one.
     const listed = kind === "balance" || LIST_KINDS.includes(kind);
     const target = listed ? (Array.isArray(raw) ? raw.filter((a): a is string => typeof a === "string") : []) : typeof raw === "string" ? raw : "";
-    const guess = buildWatch(kind, { ...fields, name: item.name, [kind]: kind === "every_block" ? true : target } as z.output<typeof watchSchema>, defaults);
+    const guess = buildWatch(kind, { ...fields, name: item.name, [kind]: kind === "every_block" ? true : target } as z.output<typeof watchSchema>, defaults, traces);
     if (guess) checkWatches.keep(guess, i);
   });
   return { watchNames, watches, checkWatches };

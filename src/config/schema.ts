@@ -144,6 +144,10 @@ export const chainSchema = z
       .min(4096)
       .default(524_288)
       .meta({ description: "Largest JSON-RPC request sent to rpc_url: a log query (source: node or both) with more addresses or topics than fit is sent as several. Default 524288, a Kaia node's --maxRequestContentLength (512 KiB, about 11,000 addresses or 7,500 topics a query); a node with a smaller limit answers 413 and the reader learns it." }),
+    traces: z
+      .boolean()
+      .default(false)
+      .meta({ description: "rpc_url serves debug_traceBlockByNumber with the call tracer (kaiawatch doctor says whether it does; public endpoints do not): watches read from the node (source: node or both) read their internal transactions from it too, one trace a block for all of them, and every_block watches take source. Default false: internal transactions come from the explorer." }),
   })
   .prefault({});
 

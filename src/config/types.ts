@@ -80,6 +80,8 @@ export interface ChainConfig {
   requests_per_second: number;
   /** Largest JSON-RPC request body: a longer log query is sent as several (get-logs.ts). */
   max_request_bytes: number;
+  /** rpc_url serves debug_traceBlockByNumber: node-read watches read internal transactions from it (plan-node-traces.ts). */
+  traces: boolean;
 }
 
 export interface StoreConfig {

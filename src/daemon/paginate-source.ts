@@ -19,6 +19,7 @@ export function paginateSource(client: ExplorerClient, definition: SourceDefinit
     case "blockTransactions":
     case "nodeEventLogs":
     case "nodeNftTransfers":
+    case "nodeInternalTransactions":
       throw new Error(`source ${definition.operation} reads the node, not the explorer (node-paginate.ts)`);
   }
 }

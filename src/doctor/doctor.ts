@@ -4,7 +4,7 @@ import { dirname, resolve } from "node:path";
 import type { Common } from "../common/common.js";
 import { describeError } from "../common/errors.js";
 import type { Config } from "../config/index.js";
-import { BLOCK_TRACE_MAX_BYTES, createBlockTracesReader } from "../chain/block-traces.js";
+import { createBlockTracesReader } from "../chain/block-traces.js";
 import { createJsonRpc, type JsonRpc } from "../chain/json-rpc.js";
 import { indexedHead } from "../chain/indexed-head.js";
 import { createExplorerClient, type ExplorerClient } from "../explorer/client.js";
@@ -110,19 +110,27 @@ async function checkRpc(config: Config, rpc: ReturnType<typeof createJsonRpc>, s
 
 /**
  * Whether the node serves debug_traceBlockByNumber with the call tracer, asked once on the
- * head block (a trace needs the parent's state, which any node keeps for recent blocks). Not
- * a failure either way: where it does not, internal transactions stay with the explorer.
+ * head block (a trace needs the parent's state, which any node keeps for recent blocks).
+ * With chain.traces the config counts on it: a node that does not is a failure. Without,
+ * it is not one either way: internal transactions stay with the explorer.
  */
 async function checkNodeTraces(common: Common, config: Config, head: number, signal: AbortSignal): Promise<DoctorCheck> {
   const check = (verdict: Verdict, detail: string, fix?: string): DoctorCheck => ({ check: "node traces", verdict, detail, ...(fix ? { fix } : {}) });
-  // A block's trace is larger than any other answer: its own client with the traces' size cap.
-  const rpc: JsonRpc = createJsonRpc(common, { ...rpcOptionsOf(config), maxRetries: 1, maxBytes: BLOCK_TRACE_MAX_BYTES });
+  // One retry: the probe is a verdict, not a read to carry through (the reader asks with the traces' size cap).
+  const rpc: JsonRpc = createJsonRpc(common, { ...rpcOptionsOf(config), maxRetries: 1 });
+  const wanted = config.chain.traces;
   try {
     const found = await createBlockTracesReader(common, { rpc }).probe(head, signal);
-    if (!found.available) return check("ok", `${rpc.host} does not serve debug_traceBlockByNumber (${found.reason}): internal transactions stay with the explorer`);
-    return check("ok", `${rpc.host} traces blocks with the call tracer (block ${head}: ${found.transactions} transaction${found.transactions === 1 ? "" : "s"}, ${found.calls} call${found.calls === 1 ? "" : "s"}): internal transactions can be read from the node, one request a block`);
+    if (!found.available) {
+      const why = `${rpc.host} does not serve debug_traceBlockByNumber (${found.reason})`;
+      if (wanted) return check("fail", `${why}, and chain.traces is true: the watches that read internal transactions from the node get none`, "point chain.rpc_url at a node with the debug API (rpc.api debug), or set chain.traces: false to read internal transactions from the explorer");
+      return check("ok", `${why}: internal transactions stay with the explorer`);
+    }
+    const traced = `${rpc.host} traces blocks with the call tracer (block ${head}: ${found.transactions} transaction${found.transactions === 1 ? "" : "s"}, ${found.calls} call${found.calls === 1 ? "" : "s"})`;
+    return check("ok", wanted ? `${traced}: the watches with source node or both read their internal transactions from it, one request a block` : `${traced}: internal transactions can be read from the node, one request a block (chain.traces: true)`);
   } catch (error) {
-    return check("warn", `debug_traceBlockByNumber on block ${head} failed: ${describeError(error)}; internal transactions stay with the explorer`, "a trace needs the block's parent state and may be megabytes: run kaiawatch doctor again, and see docs/node-traces.md");
+    const stays = wanted ? "the watches that read internal transactions from the node may fall behind" : "internal transactions stay with the explorer";
+    return check("warn", `debug_traceBlockByNumber on block ${head} failed: ${describeError(error)}; ${stays}`, "a trace needs the block's parent state and may be megabytes: run kaiawatch doctor again, and see docs/node-traces.md");
   } finally {
     await rpc.close();
   }

@@ -12,10 +12,11 @@ export type ExplorerSourceOperation = Extract<OperationName, "accountEventLogs" 
 
 /**
  * The node's readers (JSON-RPC, no explorer credits): the top-level transactions of each
- * block with their receipts, and the log query (eth_getLogs) of every node-read watch of a
- * family together, as event logs or as NFT transfers.
+ * block with their receipts, the log query (eth_getLogs) of every node-read watch of a
+ * family together, as event logs or as NFT transfers, and each block's call traces
+ * (debug_traceBlockByNumber) as internal transactions.
  */
-export type NodeSourceOperation = "blockTransactions" | "nodeEventLogs" | "nodeNftTransfers";
+export type NodeSourceOperation = "blockTransactions" | "nodeEventLogs" | "nodeNftTransfers" | "nodeInternalTransactions";
 
 /**
  * Where a family's records come from. Today each family has one kind of reader, the
@@ -63,6 +64,14 @@ export type RecordShape = "value" | { readonly [key: string]: RecordShape } | { 
 export interface FamilyField<R> extends FieldTemplate {
   /** A field relative to the watched account (direction): why it needs one, for the error when the watch has none. */
   needsAccount?: string;
+  /**
+   * How the field reads on a record the node made instead of the explorer (internal
+   * transactions from its traces): `absent`, the node has no such value (a rule on it is
+   * refused for a watch read from the node); `differs`, the node has its own text (refused
+   * under `both`, where the first source's copy makes the alert and the audit compares
+   * what each matched). `why` says what the node has instead.
+   */
+  fromNode?: { value: "absent" | "differs"; why: string };
   read(record: R, field: FieldSpec): unknown;
   prepare?: (record: R) => PreparedValue;
   raw?: (record: R) => string | undefined;

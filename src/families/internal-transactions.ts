@@ -14,11 +14,15 @@ const NO_ORDER: readonly number[] = Object.freeze([]);
  */
 const callFailed = (d: InternalTransactionListItem): boolean => (d.error !== undefined && d.error !== "") || isFailStatus(d.transaction_status?.status);
 
-/** Internal transactions: operation 7 (accountInternalTransactions) of an account, 8 (blockInternalTransactions) of every block. */
+/**
+ * Internal transactions: operation 7 (accountInternalTransactions) of an account, 8
+ * (blockInternalTransactions) of every block, or the node's call traces of each block
+ * (chain.traces; chain/block-traces.ts builds the same records under the same keys).
+ */
 export const internalTransactions = defineFamily<"internal_transactions", InternalTransactionListItem>({
   name: "internal_transactions",
   noun: ["internal transaction", "internal transactions"],
-  readers: { explorer: ["accountInternalTransactions", "blockInternalTransactions"], node: [], account: "accountInternalTransactions", transaction: { block: "blockInternalTransactions" } },
+  readers: { explorer: ["accountInternalTransactions", "blockInternalTransactions"], node: ["nodeInternalTransactions"], account: "accountInternalTransactions", transaction: { block: "blockInternalTransactions" } },
   watchedBy: { account: "source", kinds: ["every_block"] },
   normalize(raw, bounded) {
     const data = bounded === true ? raw : capRecord(raw);
@@ -58,9 +62,15 @@ export const internalTransactions = defineFamily<"internal_transactions", Intern
       prepare: (r) => callFailed(r.data),
     },
     error: exactTextField({ kind: "text", doc: "the call's error text", example: 'error: { contains: "out of gas" }' }, (r) => r.data.error),
-    fail_message: exactTextField({ kind: "text", doc: "the failed transaction's message", example: 'fail_message: { matches: "/insufficient/i" }' }, (r) => r.data.transaction_status?.fail_message),
+    fail_message: {
+      ...exactTextField({ kind: "text", doc: "the failed transaction's message (from the node's traces: the revert reason, else the error)", example: 'fail_message: { matches: "/insufficient/i" }' }, (r) => r.data.transaction_status?.fail_message),
+      fromNode: { value: "differs", why: "the explorer writes the receipt's error text (\"EVM: execution reverted - uint(9)\"), the node's trace the revert reason" },
+    },
     method_id: caseBlindField({ kind: "hash", operand: "selector", doc: "the 4-byte function selector; write the function signature or 0x + 8 hex", example: 'method_id: "transfer(address,uint256)"' }, (r) => r.data.method_id),
-    signature: exactTextField({ kind: "text", doc: "the decoded function name as the explorer shows it", example: 'signature: { starts_with: "withdraw" }' }, (r) => r.data.signature),
+    signature: {
+      ...exactTextField({ kind: "text", doc: "the decoded function name as the explorer shows it (explorer only)", example: 'signature: { starts_with: "withdraw" }' }, (r) => r.data.signature),
+      fromNode: { value: "absent", why: "the explorer names the selector from its own database; the node's trace has the selector only: write method_id with the function's signature" },
+    },
     call_id: {
       kind: "integer",
       doc: "position of the call in its transaction's call tree",

@@ -1,4 +1,5 @@
 import type { RecordFamily } from "../model/record.js";
+import type { WitnessRole } from "../model/witness-role.js";
 import type { FieldSpec, FieldTemplate, TokenFieldContext } from "../families/field-kinds.js";
 import { fieldIdOf, type FamilyField } from "../families/define-family.js";
 import { familyDefinitions, familyOf, tokenTransferFamily } from "../families/registry.js";
@@ -23,7 +24,7 @@ const TOPIC_FIELD = /^topics\[(\d+)\]$/;
 const ARG_FIELD = /^args\.(.+)$/s;
 
 /** Resolves a field name written in a condition against the rule's source. */
-export function resolveField(name: string, context: { family: RecordFamily; watchedAccounts?: ReadonlySet<string>; token?: TokenFieldContext }): FieldResolution {
+export function resolveField(name: string, context: { family: RecordFamily; watchedAccounts?: ReadonlySet<string>; token?: TokenFieldContext; reader?: WitnessRole | "both" }): FieldResolution {
   const definition = familyOf(context.family);
   const extra = definition.tokenTransferFields;
   const tokenFields = context.token !== undefined && extra !== undefined;
@@ -62,6 +63,11 @@ export function resolveField(name: string, context: { family: RecordFamily; watc
     field.index = index;
   }
   if (arg) field.arg = arg[1] as string;
+  const fromNode = template.fromNode;
+  if (fromNode !== undefined && context.reader !== undefined && (context.reader === "both" || (context.reader === "node" && fromNode.value === "absent"))) {
+    const what = fromNode.value === "absent" ? "has no value in the node's records" : "has another text in the node's records than in the explorer's, and with source: both either may make the alert";
+    return { ok: false, message: `"${name}" ${what} (${fromNode.why}); this watch reads ${context.family} from the node (source: ${context.reader}, chain.traces)` };
+  }
   if (template.needsAccount !== undefined) {
     if (context.watchedAccounts === undefined) return { ok: false, message: `"${name}" needs a watch of an account (${template.needsAccount})` };
     field.accounts = context.watchedAccounts;

@@ -1,3 +1,4 @@
+import type { WitnessRole } from "../model/witness-role.js";
 import type { RecordFamily } from "../model/record.js";
 import type { FieldSpec, Operator, TokenFieldContext } from "./fields.js";
 import { OPERATORS, OPERATORS_BY_KIND, resolveField } from "./fields.js";
@@ -20,6 +21,8 @@ export interface ConditionContext {
   watchedAccounts?: ReadonlySet<string>;
   /** A token watch's rule on event_logs: enables from, to, direction and amount of its Transfer logs. */
   token?: TokenFieldContext;
+  /** Where the rule's records are read, when the node may make them (fields it lacks are refused: FamilyField.fromNode). */
+  reader?: WitnessRole | "both";
 }
 
 /** One comparison; `value` is already in the field's comparable form. */

@@ -1,3 +1,4 @@
+import type { WitnessRole } from "../model/witness-role.js";
 import type { RecordFamily } from "../model/record.js";
 import type { ConditionIssue, ConditionPath } from "./parse-condition.js";
 import { compileCondition, type CompiledCondition } from "./compile-condition.js";
@@ -10,6 +11,8 @@ export interface RuleConditionInput {
   watchedAccounts?: ReadonlySet<string>;
   /** A token watch's rule on its Transfer logs: the token fields, for one of its tokens. */
   token?: TokenFieldContext;
+  /** Where its records are read, when the node may make them. */
+  reader?: WitnessRole | "both";
 }
 
 /**
@@ -22,6 +25,7 @@ export function compileRuleCondition(rule: RuleConditionInput, at: ConditionPath
     family: rule.family,
     ...(rule.watchedAccounts === undefined ? {} : { watchedAccounts: rule.watchedAccounts }),
     ...(rule.token === undefined ? {} : { token: rule.token }),
+    ...(rule.reader === undefined ? {} : { reader: rule.reader }),
   });
   if (compiled.ok) return { ok: true, condition: compiled };
   return {

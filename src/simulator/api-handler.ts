@@ -29,8 +29,8 @@ export interface ApiHandlerDeps {
 /** The records the explorer never indexed, as a test of a chain record (SimulatorFaults.missingRecords). */
 function missingOf(records: SimulatorFaults["missingRecords"]): ApiContext["missing"] {
   if (records === undefined || records.length === 0) return undefined;
-  const wanted = records.map((r) => ({ hash: r.transactionHash.toLowerCase(), logIndex: r.logIndex }));
-  return (record) => wanted.some((w) => w.hash === record.tx.hash.toLowerCase() && (w.logIndex === undefined || w.logIndex === record.logIndex));
+  const wanted = records.map((r) => ({ hash: r.transactionHash.toLowerCase(), logIndex: r.logIndex, callId: r.callId }));
+  return (record) => wanted.some((w) => w.hash === record.tx.hash.toLowerCase() && (w.logIndex === undefined || w.logIndex === record.logIndex) && (w.callId === undefined || w.callId === record.callId));
 }
 
 function isNonEmptyList(body: unknown): body is { results: unknown[] } {

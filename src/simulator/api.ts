@@ -122,7 +122,7 @@ export interface ApiContext {
   /** Where counting stops (`total_count` is capped): API_LIMITS.maxTotalCount, as the real server; tests shrink it. */
   countCap: number;
   /** Records the explorer never indexed (SimulatorFaults.missingRecords): absent from every list, counts included. */
-  missing?: (record: { tx: { hash: string }; logIndex?: number }) => boolean;
+  missing?: (record: { tx: { hash: string }; logIndex?: number; callId?: number }) => boolean;
 }
 
 const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
@@ -362,7 +362,8 @@ export function answer(ctx: ApiContext, route: Route, query: URLSearchParams): u
       const number = integer(params.blockNumber ?? "", "blockNumber");
       const p = paging(query, ctx.countCap);
       const block = number <= ctx.visibleHead ? chain.block(number) : undefined;
-      return arrayPage(block?.calls ?? [], p, internalTxJson, ctx.dialect);
+      const calls = block?.calls ?? [];
+      return arrayPage(ctx.missing === undefined ? calls : calls.filter((call) => ctx.missing?.(call) !== true), p, internalTxJson, ctx.dialect);
     }
     case "accountNftInventories": {
       const account = address(params.accountAddress, "accountAddress");

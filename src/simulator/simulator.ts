@@ -58,9 +58,10 @@ export interface SimulatorFaults {
   /**
    * Records the explorer never indexed: left out of every list answer, its count included,
    * as if they did not exist; the chain and the node still have them. Each names a
-   * transaction (every record of it) or, with `logIndex`, one of its event logs.
+   * transaction (every record of it) or, with `logIndex`, one of its event logs, with
+   * `callId` one of its internal transactions.
    */
-  missingRecords?: ReadonlyArray<{ transactionHash: string; logIndex?: number }>;
+  missingRecords?: ReadonlyArray<{ transactionHash: string; logIndex?: number; callId?: number }>;
 }
 
 /** The service's own limits; like the faults they can be changed while running. */

@@ -237,18 +237,18 @@ export interface SourceChoiceCost {
   current: boolean;
   creditsPerDay: number;
   explorerRequestsPerDay: number;
-  /** JSON-RPC calls a day of the node's log sources (eth_getLogs; NFT transfers' block times not counted). */
+  /** JSON-RPC calls a day of the node's log sources (eth_getLogs; NFT transfers' block times not counted) and, with chain.traces, its traces source. */
   nodeRequestsPerDay: number;
 }
 
 /**
  * The config costed three times, with every contract, collection and account watch's
- * `source` set to explorer, node and both: for `kaiawatch plan`'s comparison. Empty when
- * the config has no such watch.
+ * `source` (with chain.traces every_block's too) set to explorer, node and both: for
+ * `kaiawatch plan`'s comparison. Empty when the config has no such watch.
  */
 export function planSourceChoices(config: Config, options: { dayMs: number; compiled?: CompiledConfig }): SourceChoiceCost[] {
   // A list watch is read from the node whatever the choice: it is costed as it is, in each.
-  const readers = new Set<WatchConfig>(config.watches.filter((w) => w.kind === "contract" || w.kind === "collection" || w.kind === "account"));
+  const readers = new Set<WatchConfig>(config.watches.filter((w) => w.kind === "contract" || w.kind === "collection" || w.kind === "account" || (config.chain.traces && w.kind === "every_block")));
   if (readers.size === 0) return [];
   return LOG_SOURCE_CHOICES.map((source) => {
     const plan = planCredits({ ...config, watches: config.watches.map((w) => (readers.has(w) ? { ...w, source } : w)) }, options);
@@ -257,7 +257,7 @@ export function planSourceChoices(config: Config, options: { dayMs: number; comp
       current: [...readers].every((w) => w.source === source),
       creditsPerDay: plan.creditsPerDay,
       explorerRequestsPerDay: plan.requestsPerDay,
-      nodeRequestsPerDay: plan.rpc.logSources.reduce((sum, s) => sum + s.callsPerDay, 0),
+      nodeRequestsPerDay: plan.rpc.logSources.reduce((sum, s) => sum + s.callsPerDay, 0) + (plan.rpc.traces?.callsPerDay ?? 0),
     };
   });
 }

@@ -50,6 +50,7 @@ export function planFromConfig(config: Config, options: PlanFromConfigOptions = 
     apiPlan: config.explorer.api_plan,
     requestsPerSecond: config.explorer.requests_per_second,
     dayMs: options.dayMs,
+    traces: config.chain.traces,
     compileRule:
       compiled === undefined
         ? inertRule

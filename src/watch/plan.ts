@@ -8,6 +8,7 @@ import type { StartPosition } from "../model/start-position.js";
 import type { SourceDefinition } from "./source.js";
 import { chooseSources, type PlanChoice, type PlanRate } from "./choose-sources.js";
 import { planTransactionSource } from "./plan-transactions.js";
+import { planTraceSource, tracesFromNode } from "./plan-node-traces.js";
 import { planNodeLogSources, readsExplorer } from "./plan-node-logs.js";
 import { FAMILY_OF_OPERATION } from "./source.js";
 
@@ -55,6 +56,8 @@ export interface PlanInput<R extends RuleInput, W extends WatchInput> {
   requestsPerSecond?: number;
   /** The UTC day whose schedules are costed (default: a fixed Monday, so the choice does not change with the date). */
   dayMs?: number;
+  /** chain.traces: node-read watches read their internal transactions from the node's traces (plan-node-traces.ts). */
+  traces?: boolean;
   /**
    * Compiles a rule for one of its sources (the watched account matters for `direction`,
    * the definition's token contract for the token fields of a token watch).
@@ -118,18 +121,22 @@ export function definitionsOfWatch(network: string, watch: WatchInput): SourceDe
  * seen them, so the alerts (and their ids) are the same whichever source serves a watch.
  */
 export function planSources<R extends RuleInput, W extends WatchInput>(input: PlanInput<R, W>): Plan {
-  // A watch read from the node alone has no explorer source for its log families (internal transactions stay with the explorer).
-  const plan = chooseSources(input, (network, watch) => (readsExplorer(watch) ? definitionsOfWatch(network, watch) : definitionsOfWatch(network, watch).filter((d) => !readByNodeLogs(d))));
-  const transactions = planTransactionSource(input);
-  const node = [...(transactions === undefined ? [] : [transactions]), ...planNodeLogSources(input)];
+  // A watch read from the node alone has no explorer source for its log families, nor, when the node traces blocks, for its internal transactions.
+  const plan = chooseSources(input, (network, watch) => {
+    const definitions = definitionsOfWatch(network, watch);
+    if (readsExplorer(watch)) return definitions;
+    const traced = tracesFromNode(watch, input.traces);
+    return definitions.filter((d) => !readByNode(d, traced));
+  });
+  const node = [planTransactionSource(input), planTraceSource(input), ...planNodeLogSources(input)].filter((source) => source !== undefined);
   if (node.length === 0) return plan;
   // chooseSources calls a watch idle when it has no explorer source; one read from the node is not.
   const served = new Set(node.flatMap((source) => (source.members ?? []).map((m) => m.watch)));
   return { ...plan, sources: [...plan.sources, ...node], idleWatches: plan.idleWatches.filter((w) => !served.has(w)) };
 }
 
-/** An explorer query whose records the node's log query reads too (event logs, NFT transfers). */
-function readByNodeLogs(definition: SourceDefinition): boolean {
+/** An explorer query whose records the node reads too: its log query's (event logs, NFT transfers), and with `traced` its traces' (internal transactions). */
+function readByNode(definition: SourceDefinition, traced: boolean): boolean {
   const family = FAMILY_OF_OPERATION[definition.operation];
-  return family === "event_logs" || family === "nft_transfers";
+  return family === "event_logs" || family === "nft_transfers" || (traced && family === "internal_transactions");
 }

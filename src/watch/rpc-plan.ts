@@ -26,6 +26,17 @@ export interface TransactionSourceCalls {
   callsPerDay: number;
 }
 
+/** The node source of internal transactions (chain.traces): one trace a block, whatever the number of watches it serves. */
+export interface TraceSourceCalls {
+  key: string;
+  watches: string[];
+  schedule: string;
+  /** debug_traceBlockByNumber calls a day: one per block, at one block a second. */
+  traceReadsPerDay: number;
+  /** The traces and each block's time (eth_getBlockByNumber, for `datetime`; a block without transactions needs none): two a block at most. */
+  callsPerDay: number;
+}
+
 /** A node log source (eth_getLogs): the same queries a window whatever the number of watches it serves, up to what one request holds. */
 export interface LogSourceCalls {
   key: string;
@@ -63,6 +74,8 @@ export interface RpcPlan {
    * the node serves it (rare, and public endpoints do not).
    */
   transactions?: TransactionSourceCalls;
+  /** The traces source (chain.traces, and a node-read watch's rule reads internal transactions). */
+  traces?: TraceSourceCalls;
   /** The node's log sources (source: node or both). */
   logSources: LogSourceCalls[];
   /** decimals() and symbol() of each distinct token of the token and balance watches, once at start-up. */
@@ -103,9 +116,15 @@ export function planRpcCalls(config: Config, options: { dayMs: number; compiled:
     const { requestsPerDay } = sourceDayCost(source.definition.operation, source.schedule, source.maxWindowBlocks, dayStart);
     transactions = { key: source.key, watches: (source.members ?? []).map((m) => m.watch), schedule: source.schedule, blockReadsPerDay: requestsPerDay, callsPerDay: requestsPerDay };
   }
+  let traces: TraceSourceCalls | undefined;
+  const traced = options.nodeSources?.find((s) => s.definition.operation === "nodeInternalTransactions");
+  if (traced !== undefined) {
+    const { requestsPerDay } = sourceDayCost(traced.definition.operation, traced.schedule, traced.maxWindowBlocks, dayStart);
+    traces = { key: traced.key, watches: (traced.members ?? []).map((m) => m.watch), schedule: traced.schedule, traceReadsPerDay: requestsPerDay, callsPerDay: 2 * requestsPerDay };
+  }
   const logSources: LogSourceCalls[] = [];
   for (const planned of options.nodeSources ?? []) {
-    if (planned.definition.operation === "blockTransactions") continue;
+    if (planned.definition.operation === "blockTransactions" || planned.definition.operation === "nodeInternalTransactions") continue;
     const { requestsPerDay } = sourceDayCost(planned.definition.operation, planned.schedule, planned.maxWindowBlocks, dayStart);
     // A window asks one query per filter and per part the request limit cuts it into (the reader's own cut).
     const queriesPerWindow = (planned.logFilters ?? []).reduce((sum, filter) => sum + (filter.address?.length === 0 ? 0 : logQueryBatches(filter, config.chain.max_request_bytes).length), 0);
@@ -122,6 +141,6 @@ export function planRpcCalls(config: Config, options: { dayMs: number; compiled:
     absenceSources.push({ key: planned.key, rules, schedule: planned.schedule, callsPerDay: requestsPerDay });
   }
   const callsPerDay =
-    balanceWatches.reduce((sum, w) => sum + w.callsPerDay, 0) + (transactions?.callsPerDay ?? 0) + logSources.reduce((sum, s) => sum + s.callsPerDay, 0) + absenceSources.reduce((sum, s) => sum + s.callsPerDay, 0);
-  return { absenceSources, balanceWatches, ...(transactions ? { transactions } : {}), logSources, startupCalls: tokens.size * 2, callsPerDay };
+    balanceWatches.reduce((sum, w) => sum + w.callsPerDay, 0) + (transactions?.callsPerDay ?? 0) + (traces?.callsPerDay ?? 0) + logSources.reduce((sum, s) => sum + s.callsPerDay, 0) + absenceSources.reduce((sum, s) => sum + s.callsPerDay, 0);
+  return { absenceSources, balanceWatches, ...(transactions ? { transactions } : {}), ...(traces ? { traces } : {}), logSources, startupCalls: tokens.size * 2, callsPerDay };
 }

@@ -78,6 +78,7 @@ function sharedCandidates(own: SourceDefinition, keyOf: (definition: SourceDefin
     case "blockTransactions":
     case "nodeEventLogs":
     case "nodeNftTransfers":
+    case "nodeInternalTransactions":
       return [];
   }
 }

@@ -9,7 +9,8 @@ export type { ExplorerSourceOperation };
  * What a source polls: an explorer operation, or one of the node's: `blockTransactions`, the
  * top-level transactions of each block with their receipts (JSON-RPC kaia_getBlockReceipts),
  * `nodeEventLogs` and `nodeNftTransfers`, the log query (eth_getLogs) of every node-read
- * watch of the family; no explorer credits. With an `address` or `account` a node
+ * watch of the family, `nodeInternalTransactions`, each block's call traces
+ * (debug_traceBlockByNumber); no explorer credits. With an `address` or `account` a node
  * operation names one watch's share of it: never polled, only the key its position is kept
  * under (see plan-transactions.ts and plan-node-logs.ts).
  */
@@ -17,7 +18,7 @@ export type SourceOperation = ExplorerSourceOperation | NodeSourceOperation;
 
 /** True for the sources read from the node rather than the explorer. */
 export function isNodeOperation(operation: SourceOperation): operation is NodeSourceOperation {
-  return operation === "blockTransactions" || operation === "nodeEventLogs" || operation === "nodeNftTransfers";
+  return operation === "blockTransactions" || operation === "nodeEventLogs" || operation === "nodeNftTransfers" || operation === "nodeInternalTransactions";
 }
 
 /** The node's log query (eth_getLogs): one window a request, every node-read watch of the family together. */
@@ -27,7 +28,7 @@ export function isNodeLogOperation(operation: SourceOperation): operation is "no
 
 /** Sources that read one block per request: a chunk (a commit) per block. */
 export function isPerBlockOperation(operation: SourceOperation): boolean {
-  return operation === "blockInternalTransactions" || operation === "blockTransactions";
+  return operation === "blockInternalTransactions" || operation === "blockTransactions" || operation === "nodeInternalTransactions";
 }
 
 /** The family each operation yields, from the family definitions' readers. */
@@ -86,6 +87,8 @@ export function describeSource(definition: SourceDefinition): string {
       return "internal transactions of every block";
     case "blockTransactions":
       return definition.address === undefined ? "top-level transactions of every block (node)" : `top-level transactions of account ${definition.address} (node)`;
+    case "nodeInternalTransactions":
+      return definition.address === undefined ? "internal transactions of every block (node traces)" : `internal transactions of account ${definition.address} (node traces)`;
     case "nodeEventLogs":
       if (definition.list !== undefined && definition.address !== undefined) return `transfers of token ${definition.address} from or to the accounts of watch ${definition.list} (node)`;
       if (definition.list !== undefined) return `event logs of the contracts of watch ${definition.list}${definition.topics ? ` (topic0 ${definition.topics.map(short).join(", ")})` : ""} (node)`;

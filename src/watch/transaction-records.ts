@@ -142,6 +142,12 @@ export function outsideSource(definition: SourceDefinition, record: WatchedRecor
     }
     case "blockInternalTransactions":
       return record.family === "internal_transactions" ? undefined : `the source lists internal transactions, not ${record.family}`;
+    case "nodeInternalTransactions": {
+      if (record.family !== "internal_transactions") return `the source lists internal transactions, not ${record.family}`;
+      // An account watch's share: the calls from or to it, as operation 7; an every_block watch's: every call.
+      if (address !== undefined && lower(record.data.from) !== address && lower(record.data.to) !== address) return `neither from nor to is the watched account ${address}`;
+      return undefined;
+    }
     case "nodeEventLogs": {
       if (record.family !== "event_logs") return `the source lists event logs, not ${record.family}`;
       if (address === undefined) return undefined;

@@ -28,6 +28,8 @@ interface Variant {
   apiPlan?: "FREE" | "PRO_PLUS";
   hookUrl?: string;
   walletSources?: string;
+  /** chain.traces. */
+  traces?: boolean;
   /** Another simulator than the suite's. */
   sim?: Simulator;
 }
@@ -40,7 +42,7 @@ function config(v: Variant = {}): string {
     path,
     `
 explorer: { base_url: "${target.url}", api_key: "\${KAIASCAN_API_KEY}", api_plan: ${v.apiPlan ?? "FREE"} }
-chain: { network: ${v.network ?? "kairos"}, rpc_url: "${target.rpcUrl}", lag_blocks: 2 }
+chain: { network: ${v.network ?? "kairos"}, rpc_url: "${target.rpcUrl}", lag_blocks: 2, traces: ${v.traces ?? false} }
 store: { path: "${join(dir.path, "store.db")}" }
 defaults: { schedule: "*/30 * * * * *", start: latest }
 sinks:
@@ -74,7 +76,7 @@ describe("kaiawatch doctor", () => {
     expect(line(out, "plan")).toContain("quotas 500 requests/s, 100000 a day");
     expect(line(out, "indexing lag")).toMatch(/1 behind the node's head \(chain\.lag_blocks is 2\)/);
     expect(line(out, "operation 11")).toContain("fields beyond the document: none");
-    expect(line(out, "node traces")).toMatch(/traces blocks with the call tracer \(block \d+: \d+ transactions?, \d+ calls?\): internal transactions can be read from the node, one request a block$/);
+    expect(line(out, "node traces")).toMatch(/traces blocks with the call tracer \(block \d+: \d+ transactions?, \d+ calls?\): internal transactions can be read from the node, one request a block \(chain\.traces: true\)$/);
     expect(line(out, "field spelling")).toMatch(/^\s+ok\s+field spelling\s+the explorer answered in snake_case; both spellings are read alike$/);
     const spent = sim.stats().creditsTotal - before;
     expect(out).toContain(`credits spent: ${spent} (`);
@@ -110,6 +112,21 @@ describe("kaiawatch doctor", () => {
       const { code, out } = await doctor(config());
       expect(line(out, "node traces")).toMatch(/^\s+ok\s+node traces\s+.* does not serve debug_traceBlockByNumber \(the method debug_traceBlockByNumber does not exist\/is not available\): internal transactions stay with the explorer$/);
       expect(code).toBe(0);
+    } finally {
+      sim.setFaults({ debugUnavailable: false });
+    }
+  });
+
+  it("with chain.traces: a node that traces is ok, one without the debug namespace fails with its fix", async () => {
+    const traced = await doctor(config({ traces: true }));
+    expect(line(traced.out, "node traces")).toMatch(/^\s+ok\s+node traces\s+.* traces blocks with the call tracer \(block \d+: .*\): the watches with source node or both read their internal transactions from it, one request a block$/);
+    expect(traced.code).toBe(0);
+    sim.setFaults({ debugUnavailable: true });
+    try {
+      const { code, out } = await doctor(config({ traces: true }));
+      expect(line(out, "node traces")).toMatch(/^\s+FAIL\s+node traces\s+.* does not serve debug_traceBlockByNumber \(.*\), and chain\.traces is true: the watches that read internal transactions from the node get none$/);
+      expect(out).toContain("fix: point chain.rpc_url at a node with the debug API (rpc.api debug), or set chain.traces: false to read internal transactions from the explorer");
+      expect(code).toBe(1);
     } finally {
       sim.setFaults({ debugUnavailable: false });
     }

@@ -13,7 +13,7 @@ describe("defaults", () => {
   it("completes a minimal config with every documented default", () => {
     const { config, secrets } = parseConfigText(MINIMAL);
     expect(config.explorer).toEqual({ base_url: "https://mainnet-oapi.kaiascan.io", requests_per_second: 5, max_retries: 5, timeout: 30_000, request_deadline: 60_000, page_size: 2000, api_plan: "FREE" });
-    expect(config.chain).toEqual({ network: "mainnet", rpc_url: "https://public-en.node.kaia.io", lag_blocks: 2, explorer_url: "https://kaiascan.io", request_deadline: 30_000, head_interval: 200, requests_per_second: 10, max_request_bytes: 524_288 });
+    expect(config.chain).toEqual({ network: "mainnet", rpc_url: "https://public-en.node.kaia.io", lag_blocks: 2, explorer_url: "https://kaiascan.io", request_deadline: 30_000, head_interval: 200, requests_per_second: 10, max_request_bytes: 524_288, traces: false });
     expect(config.store).toEqual({ path: "./data/kaiawatch.db", lease: 10_000, retention: 7 * 86_400_000, statement_timeout: 10_000, lock_timeout: 3_000, pool_timeout: 5_000 });
     expect(config.status).toEqual({ listen: { host: "127.0.0.1", port: 9464 }, allowed_hosts: [], write_token_file: "data/status-write-token", trust_loopback: false, frozen_after: 30_000 });
     expect(config.log).toEqual({ level: "info", format: "json" });

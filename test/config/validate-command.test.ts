@@ -69,6 +69,32 @@ sinks: { out: { type: console } }
     expect(stdout).toMatch(/source event_logs Transfer\(address,address,uint256\) {2}\(read through src_[0-9a-f]{16}: event logs of 0x3333333333333333333333333333333333333333, shared\)/);
   });
 
+  it("says where internal transactions are read with chain.traces: a node-read watch's share of the traces, not the explorer source another watch polls", async () => {
+    const path = write("traces.yaml", `
+chain: { traces: true }
+watches:
+  - { name: blocks, every_block: true, source: node }
+  - { name: calls, account: "0x1111111111111111111111111111111111111111", sources: [internal_transactions], source: both }
+rules:
+  - { name: failed, watch: blocks, when: { failed: true }, notify: [out] }
+  - { name: payouts, watch: calls, source: internal_transactions, notify: [out] }
+sinks: { out: { type: console } }
+`);
+    const { code, stdout } = await runCli(["validate", "--config", path]);
+    expect(code).toBe(0);
+    const lines = stdout.split("\n");
+    const block = (watch: string) => lines.slice(lines.findIndex((l) => l.startsWith(`  ${watch} `)) + 2, lines.findIndex((l) => l.startsWith(`  ${watch} `)) + 4);
+    // blocks reads from the node only, though operation 8 is polled (for calls, under both).
+    expect(block("blocks")).toEqual([
+      "      source internal_transactions  (from the node instead, below)",
+      expect.stringMatching(/^ {6}source node: internal_transactions from the node \(src_[0-9a-f]{16}: internal transactions of every block \(node traces\), one debug_traceBlockByNumber a block\)$/),
+    ]);
+    expect(block("calls")).toEqual([
+      expect.stringMatching(/^ {6}source internal_transactions {2}\(read through src_[0-9a-f]{16}: internal transactions of every block, shared\)$/),
+      expect.stringMatching(/^ {6}source both: internal_transactions from the node \(src_[0-9a-f]{16}: .*\), and from the explorer as above$/),
+    ]);
+  });
+
   it("summarises what will run and exits 0, without printing secrets", async () => {
     const path = write("good.yaml", GOOD);
     const url = "https://hooks.slack.com/services/T0/B0/very-secret";

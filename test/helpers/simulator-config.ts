@@ -68,12 +68,14 @@ export function writeConfig(dir: string, text: string): string {
 }
 
 /**
- * `watches:` and `rules:` over every log family, each from the simulator's busiest part: the
- * token's Transfer events (a contract), the collection's and the KIP-37 collection's NFT
- * transfers, the wallet's NFT transfers and its token transfers (accounts), a rule each
- * sending to the sink `out`. For tests of where log families are read from (explorer, node, both).
+ * `watches:` and `rules:` over every family the node can read, each from the simulator's
+ * busiest part: the token's Transfer events (a contract), the collection's and the KIP-37
+ * collection's NFT transfers, the wallet's NFT transfers and its token transfers (accounts),
+ * the failed calls of every block and the wallet's internal transactions (read from the node
+ * with chain.traces: true), a rule each sending to the sink `out`. For tests of where the
+ * families are read from (explorer, node, both).
  */
-export function logFamiliesToOut(sim: Simulator): string {
+export function nodeFamiliesToOut(sim: Simulator): string {
   const a = sim.addresses;
   return `watches:
   - { name: token, contract: "${a.busyToken}", events: ["Transfer(address indexed from, address indexed to, uint256 value)"] }
@@ -81,10 +83,14 @@ export function logFamiliesToOut(sim: Simulator): string {
   - { name: multi, collection: "${a.kip37Collection}" }
   - { name: holder, account: "${a.busyWallet}" }
   - { name: wallet-tokens, account: "${a.busyWallet}", tokens: ["${a.busyToken}"] }
+  - { name: blocks, every_block: true }
+  - { name: wallet-calls, account: "${a.busyWallet}", sources: [internal_transactions] }
 rules:
   - { name: token-transfers, watch: token, notify: [out] }
   - { name: collection-moves, watch: collection, notify: [out] }
   - { name: multi-moves, watch: multi, notify: [out] }
   - { name: holder-moves, watch: holder, notify: [out] }
-  - { name: wallet-token-transfers, watch: wallet-tokens, source: event_logs, notify: [out] }`;
+  - { name: wallet-token-transfers, watch: wallet-tokens, source: event_logs, notify: [out] }
+  - { name: failed-calls, watch: blocks, when: { failed: true }, notify: [out] }
+  - { name: wallet-internal, watch: wallet-calls, source: internal_transactions, notify: [out] }`;
 }

@@ -6,13 +6,13 @@ import { createDaemon, type Daemon } from "../../src/daemon/create-daemon.js";
 import type { AlertDocument } from "../../src/model/alert-document.js";
 import { createSimulator, type Simulator } from "../../src/simulator/index.js";
 import { configFromText, quietCommon, readJsonLines, tempDir } from "../helpers/harness.js";
-import { logFamiliesToOut } from "../helpers/simulator-config.js";
+import { nodeFamiliesToOut } from "../helpers/simulator-config.js";
 
 /**
- * `source: both` through five minutes of each way the explorer fails: a 5xx storm, a refused
+ * `source: both` (with chain.traces) through five minutes of each way the explorer fails: a 5xx storm, a refused
  * key (401), the daily quota spent, refused connections. The daemon's clock and the chain move
  * together, ten seconds and ten blocks a round; a round is what the head loop does when the
- * head moved: every source ticks once, then the outbox is delivered. Every alert of a log
+ * head moved: every source ticks once, then the outbox is delivered. Every alert of a node-read
  * family goes out in the round its block appeared (the node's copy), none twice, the same
  * alerts as a healthy explorer-only run; once the explorer is back its cursors catch up and
  * its copies are recognised.
@@ -87,11 +87,11 @@ async function world(): Promise<World> {
   const start = sim.head() - 5;
   const config = configFromText(`
 explorer: { base_url: "${front.url}", requests_per_second: 100000, max_retries: 0, timeout: 2s }
-chain: { rpc_url: "${sim.rpcUrl}", lag_blocks: 0, requests_per_second: 100000 }
+chain: { rpc_url: "${sim.rpcUrl}", lag_blocks: 0, requests_per_second: 100000, traces: true }
 store: { path: "${join(dir.path, "store.db")}" }
 status: { listen: false }
 defaults: { schedule: "0 0 0 1 1 *", start: ${start}, jitter: 0s, source: both }
-${logFamiliesToOut(sim)}
+${nodeFamiliesToOut(sim)}
 sinks:
   out: { type: file, path: "${out}" }
 `);
@@ -119,11 +119,11 @@ async function reference(w: World): Promise<Map<string, number>> {
   cleanups.push(() => dir.remove());
   const config = configFromText(`
 explorer: { base_url: "${w.sim.url}", requests_per_second: 100000 }
-chain: { rpc_url: "${w.sim.rpcUrl}", lag_blocks: 0, requests_per_second: 100000 }
+chain: { rpc_url: "${w.sim.rpcUrl}", lag_blocks: 0, requests_per_second: 100000, traces: true }
 store: { path: "${join(dir.path, "store.db")}" }
 status: { listen: false }
 defaults: { schedule: "0 0 0 1 1 *", start: ${w.start}, jitter: 0s, source: explorer }
-${logFamiliesToOut(w.sim)}
+${nodeFamiliesToOut(w.sim)}
 sinks:
   out: { type: file, path: "${join(dir.path, "alerts.jsonl")}" }
 `);
@@ -165,7 +165,7 @@ describe("both sources through five minutes of the explorer failing", () => {
     const explorerKeys = w.daemon.plan.sources.filter((s) => !s.definition.operation.startsWith("node")).map((s) => s.key);
     const nodeKeys = w.daemon.plan.sources.filter((s) => s.definition.operation.startsWith("node")).map((s) => s.key);
     expect(explorerKeys.length).toBeGreaterThan(0);
-    expect(nodeKeys).toHaveLength(2);
+    expect(nodeKeys).toHaveLength(3);
     const cursorOf = async (key: string) => (await w.daemon.store.getCursor(key))?.block;
     // Which round delivered each alert, and which blocks each round added.
     const deliveredIn = new Map<string, number>();

@@ -6,10 +6,10 @@ import type { AlertDocument } from "../../src/model/alert-document.js";
 import { createSimulator, type Simulator } from "../../src/simulator/index.js";
 import { startKaiawatch, waitFor } from "../helpers/child.js";
 import { configFromText, quietCommon, readJsonLines, tempDir } from "../helpers/harness.js";
-import { logFamiliesToOut } from "../helpers/simulator-config.js";
+import { nodeFamiliesToOut } from "../helpers/simulator-config.js";
 
 /**
- * The log families through the explorer, through the node and through both, each as real
+ * The log families and internal transactions (chain.traces) through the explorer, through the node and through both, each as real
  * processes: `kaiawatch run` is killed with SIGKILL in the middle of its work, twice, while the
  * chain grows between the runs, and `kaiawatch once` finishes at the last head. Each choice
  * delivers the same alerts under the same ids as a healthy explorer-only pass over the same
@@ -30,17 +30,17 @@ afterAll(async () => {
 function configText(source: string, start: number, name: string): string {
   return `
 explorer: { base_url: "${sim.url}", requests_per_second: 100000 }
-chain: { rpc_url: "${sim.rpcUrl}", lag_blocks: 0, requests_per_second: 100000 }
+chain: { rpc_url: "${sim.rpcUrl}", lag_blocks: 0, requests_per_second: 100000, traces: true }
 store: { path: "${join(dir.path, `${name}.db`)}" }
 status: { listen: false }
 defaults: { schedule: "* * * * * *", start: ${start}, jitter: 0s, source: ${source} }
-${logFamiliesToOut(sim)}
+${nodeFamiliesToOut(sim)}
 sinks:
   out: { type: file, path: "${join(dir.path, `${name}.jsonl`)}" }
 `;
 }
 
-describe("event logs and NFT transfers through SIGKILLs", () => {
+describe("event logs, NFT transfers and internal transactions through SIGKILLs", () => {
   it("give the same alerts under the same ids through the explorer, the node and both", async () => {
     const start = sim.head() - 50;
     const runs = CHOICES.map((choice) => {
@@ -78,7 +78,7 @@ describe("event logs and NFT transfers through SIGKILLs", () => {
       await reference.stop();
     }
     const ids = (name: string) => new Set(readJsonLines<AlertDocument>(join(dir.path, `${name}.jsonl`)).map((a) => `${a.rule} ${a.id}`));
-    for (const rule of ["token-transfers", "collection-moves", "multi-moves", "holder-moves", "wallet-token-transfers"]) expect(expected.some((id) => id.startsWith(`${rule} `)), rule).toBe(true);
+    for (const rule of ["token-transfers", "collection-moves", "multi-moves", "holder-moves", "wallet-token-transfers", "failed-calls", "wallet-internal"]) expect(expected.some((id) => id.startsWith(`${rule} `)), rule).toBe(true);
     // Each choice: every reference alert, and no id the reference does not have (a record under a second id would be one).
     for (const run of runs) expect([...ids(run.choice)].sort(), run.choice).toEqual(expected);
     console.log(`node logs sigkill: ${KILLS} kills per choice, ${expected.length} alerts; deliveries ${runs.map((r) => `${r.choice} ${readJsonLines(r.out).length}`).join(", ")}`);

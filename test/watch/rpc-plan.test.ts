@@ -94,3 +94,43 @@ sinks:
     expect([events?.queriesPerWindow, events?.queriesPerDay]).toEqual([3, 3 * 8640]);
   });
 });
+
+describe("plan of internal transactions from the node's traces (chain.traces)", () => {
+  it("counts one trace and one block time a block for every watch, and the source choices with every_block", () => {
+    const text = (source: string) => `
+chain: { rpc_url: "https://rpc.example", traces: true }
+status: { listen: false }
+defaults: { schedule: "*/10 * * * * *", source: ${source} }
+watches:
+  - { name: blocks, every_block: true }
+  - { name: hot, account: "${A(1)}", sources: [internal_transactions] }
+  - { name: cold, account: "${A(2)}", sources: [internal_transactions] }
+rules:
+  - { name: failed, watch: blocks, notify: [log], when: { failed: true } }
+  - { name: hot-in, watch: hot, notify: [log], when: { to: "${A(1)}" } }
+  - { name: cold-out, watch: cold, notify: [log], when: { from: "${A(2)}" } }
+sinks:
+  log: { type: console }
+`;
+    const dayMs = Date.UTC(2026, 0, 5);
+    const node = configFromText(text("node"));
+    const plan = planCredits(node, { dayMs });
+    expect(plan.sources).toEqual([]);
+    expect(plan.creditsPerDay).toBe(0);
+    expect(plan.rpc.traces).toEqual({ key: expect.stringMatching(/^src_/), watches: ["blocks", "hot", "cold"], schedule: "*/10 * * * * *", traceReadsPerDay: 86_400, callsPerDay: 172_800 });
+    expect(plan.rpc.callsPerDay).toBe(172_800);
+    const out = formatPlan(plan, node, "config.yaml", { choices: planSourceChoices(node, { dayMs }) });
+    expect(out).toContain("internal transactions (*/10 * * * * *): 86,400 traces a day (debug_traceBlockByNumber, one per block) and as many block times (eth_getBlockByNumber), shared by 3 watches: 172,800 calls");
+    // Operation 8 for all three (the accounts' filter on every block's records) from the explorer; nothing from the node.
+    expect(planSourceChoices(node, { dayMs }).map((c) => [c.source, c.current, c.creditsPerDay, c.nodeRequestsPerDay])).toEqual([
+      ["explorer", false, 86_400, 0],
+      ["node", true, 0, 172_800],
+      ["both", false, 86_400, 172_800],
+    ]);
+    expect(out).toContain("source choices (the log families of contract, collection and account watches, and with chain.traces the internal transactions of account and every_block watches;");
+    // Without chain.traces every_block is the explorer's, whatever defaults.source says.
+    const untraced = configFromText(text("node").replace("traces: true", "traces: false"));
+    expect(planCredits(untraced, { dayMs }).rpc.traces).toBeUndefined();
+    expect(planCredits(untraced, { dayMs }).creditsPerDay).toBe(86_400);
+  });
+});

@@ -18,10 +18,13 @@ it shows the planner's choice and each rejected alternative with its cost and th
 The JSON-RPC calls at chain.rpc_url (no credits) are counted below the table: the
 transactions source (one kaia_getBlockReceipts a block, shared by every account watch with
 sources: [transactions]), the node's log sources (one eth_getLogs a window, shared by every
-watch with source: node or both) and the balance watches' readings, against
-chain.requests_per_second. When the config has contract, collection or account watches,
-"source choices" shows what reading their logs from the explorer, the node or both would
-cost a day (credits, explorer requests, node requests).
+watch with source: node or both), with chain.traces its traces source (one
+debug_traceBlockByNumber and one block time a block, shared by every account and
+every_block watch whose internal transactions it reads) and the balance watches' readings,
+against chain.requests_per_second. When the config has contract, collection or account
+watches (with chain.traces, every_block watches too), "source choices" shows what reading
+them from the explorer, the node or both would cost a day (credits, explorer requests,
+node requests).
 
 The estimate assumes Kaia's one block a second and a quiet chain: a tick covers the
 blocks made since the previous tick, in windows of at most max_window_blocks blocks,
@@ -116,15 +119,20 @@ export function formatPlan(plan: CreditPlan, config: Config, path: string, optio
   const took = (seconds: number | null) => (seconds === null ? "never: no request a second is spare" : `about ${formatSeconds(seconds)}`);
   lines.push(`catch-up: an hour behind (after downtime) is ${n(catchUp.requestsPerHourBehind)} requests (operation 8 asks once per block, the others once per window); at ${catchUp.spareRequestsPerSecond.toFixed(2)} spare requests a second, ${took(catchUp.secondsPerHourBehind)}`);
   if (catchUp.startRequests > 0) lines.push(`catch-up from the watches' start (start: -N): ${n(catchUp.startRequests)} requests, ${took(catchUp.startSeconds)}`);
-  if (plan.rpc.balanceWatches.length > 0 || plan.rpc.startupCalls > 0 || plan.rpc.transactions !== undefined || plan.rpc.logSources.length > 0 || plan.rpc.absenceSources.length > 0) {
+  if (plan.rpc.balanceWatches.length > 0 || plan.rpc.startupCalls > 0 || plan.rpc.transactions !== undefined || plan.rpc.traces !== undefined || plan.rpc.logSources.length > 0 || plan.rpc.absenceSources.length > 0) {
     const rpcPerSecond = plan.rpc.callsPerDay / 86_400;
     const what =
-      [plan.rpc.transactions ? "transactions" : "", plan.rpc.logSources.length > 0 ? "logs" : "", plan.rpc.balanceWatches.length > 0 ? "balances" : "", plan.rpc.absenceSources.length > 0 ? "block times" : ""].filter(Boolean).join(" and ") || "nothing on a schedule";
+      [plan.rpc.transactions ? "transactions" : "", plan.rpc.traces ? "traces" : "", plan.rpc.logSources.length > 0 ? "logs" : "", plan.rpc.balanceWatches.length > 0 ? "balances" : "", plan.rpc.absenceSources.length > 0 ? "block times" : ""].filter(Boolean).join(" and ") || "nothing on a schedule";
     lines.push("", `JSON-RPC at ${new URL(config.chain.rpc_url).host} (no explorer credits): ${n(plan.rpc.callsPerDay)} calls a day for ${what} (${rpcPerSecond.toFixed(2)} a second on average; chain.requests_per_second: ${config.chain.requests_per_second || "no limit"}), ${plan.rpc.startupCalls} at start-up for token decimals and symbols`);
     const tx = plan.rpc.transactions;
     if (tx !== undefined) {
       const watches = tx.watches.length === 1 ? `watch ${tx.watches[0]}` : `${n(tx.watches.length)} account watches`;
       lines.push(`  transactions (${tx.schedule}): ${n(tx.blockReadsPerDay)} block reads a day (kaia_getBlockReceipts, one per block), shared by ${watches}: ${n(tx.callsPerDay)} calls`);
+    }
+    const traces = plan.rpc.traces;
+    if (traces !== undefined) {
+      const watches = traces.watches.length === 1 ? `watch ${traces.watches[0]}` : `${n(traces.watches.length)} watches`;
+      lines.push(`  internal transactions (${traces.schedule}): ${n(traces.traceReadsPerDay)} traces a day (debug_traceBlockByNumber, one per block) and as many block times (eth_getBlockByNumber), shared by ${watches}: ${n(traces.callsPerDay)} calls`);
     }
     for (const l of plan.rpc.logSources) {
       const watches = l.watches.length === 1 ? `watch ${l.watches[0]}` : `${n(l.watches.length)} watches`;
@@ -159,7 +167,8 @@ export function formatPlan(plan: CreditPlan, config: Config, path: string, optio
     }
   }
   if (choices !== undefined && choices.length > 0) {
-    lines.push("", "source choices (the log families of contract, collection and account watches; `source:` per watch or defaults.source):");
+    const families = config.chain.traces ? "the log families of contract, collection and account watches, and with chain.traces the internal transactions of account and every_block watches" : "the log families of contract, collection and account watches";
+    lines.push("", `source choices (${families}; \`source:\` per watch or defaults.source):`);
     const rows = [["source", "credits/day", "explorer requests/day", "node requests/day"]];
     for (const c of choices) rows.push([`${c.source}${c.current ? " (this config)" : ""}`, n(c.creditsPerDay), n(c.explorerRequestsPerDay), n(c.nodeRequestsPerDay)]);
     lines.push(...table(rows, 1).map((line) => `  ${line}`));
