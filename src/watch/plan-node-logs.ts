@@ -10,6 +10,7 @@ import type { PlannedSource, SourceMember } from "./poller.js";
 import { firingsOfDay, utcDayStart } from "./schedule-firings.js";
 import type { SourceRule } from "./source-rule.js";
 import { describeSource, sourceKey, type SourceDefinition } from "./source.js";
+import { rulesByWatch } from "./rules-by-watch.js";
 
 /** Monday 2026-01-05, as the explorer planner: the schedule with the most ticks is chosen on a fixed day. */
 const REFERENCE_DAY_MS = Date.UTC(2026, 0, 5);
@@ -72,18 +73,13 @@ interface Share<R, W> {
  */
 function sharesOf<R extends RuleInput, W extends WatchInput>(input: PlanInput<R, W>): { event_logs: Share<R, W>[]; nft_transfers: Share<R, W>[] } {
   const network = input.network;
-  const rulesByWatch = new Map<string, R[]>();
-  for (const rule of input.rules) {
-    const list = rulesByWatch.get(rule.watch);
-    if (list) list.push(rule);
-    else rulesByWatch.set(rule.watch, [rule]);
-  }
+  const byWatch = rulesByWatch(input.rules);
   const shares = { event_logs: [] as Share<R, W>[], nft_transfers: [] as Share<R, W>[] };
   for (const watch of input.watches) {
     if (!readsNode(watch)) continue;
     // A rule without a source reads the watch's only family (contract: event logs, collection: NFT transfers).
     const only: RecordFamily | undefined = watch.contract !== undefined || watch.contracts !== undefined ? "event_logs" : watch.collection !== undefined ? "nft_transfers" : undefined;
-    const rulesOf = (family: RecordFamily) => (rulesByWatch.get(watch.name) ?? []).filter((rule) => (rule.source ?? only) === family);
+    const rulesOf = (family: RecordFamily) => (byWatch.get(watch.name) ?? []).filter((rule) => (rule.source ?? only) === family);
     const logRules = rulesOf("event_logs");
     const nftRules = rulesOf("nft_transfers");
     if (watch.contract !== undefined && logRules.length > 0) {

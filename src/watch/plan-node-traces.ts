@@ -9,6 +9,7 @@ import type { PlannedSource, SourceMember } from "./poller.js";
 import { utcDayStart } from "./schedule-firings.js";
 import type { SourceRule } from "./source-rule.js";
 import { describeSource, sourceKey, type SourceDefinition } from "./source.js";
+import { rulesByWatch } from "./rules-by-watch.js";
 
 /** Monday 2026-01-05, as the explorer planner: the schedule with the most ticks is chosen on a fixed day. */
 const REFERENCE_DAY_MS = Date.UTC(2026, 0, 5);
@@ -33,13 +34,7 @@ export const tracesFromNode = (watch: WatchInput, traces: boolean | undefined): 
  * watch's start. With `both` the watch's explorer source is planned beside (plan.ts).
  */
 export function planTraceSource<R extends RuleInput, W extends WatchInput>(input: PlanInput<R, W>): PlannedSource | undefined {
-  const byWatch = new Map<string, R[]>();
-  for (const rule of input.rules) {
-    if (rule.source !== "internal_transactions") continue;
-    const list = byWatch.get(rule.watch);
-    if (list) list.push(rule);
-    else byWatch.set(rule.watch, [rule]);
-  }
+  const byWatch = rulesByWatch(input.rules, "internal_transactions");
   const needs = input.watches.flatMap((watch) => {
     const rules = byWatch.get(watch.name);
     return rules !== undefined && tracesFromNode(watch, input.traces) ? [{ watch, rules }] : [];

@@ -6,6 +6,7 @@ import type { PlannedSource, SourceMember } from "./poller.js";
 import type { SourceRule } from "./source-rule.js";
 import { describeSource, sourceKey, type SourceDefinition } from "./source.js";
 import type { WatchedRecord } from "../model/record.js";
+import { rulesByWatch } from "./rules-by-watch.js";
 
 /** Monday 2026-01-05, as the explorer planner: the schedule with the most ticks is chosen on a fixed day. */
 const REFERENCE_DAY_MS = Date.UTC(2026, 0, 5);
@@ -22,13 +23,7 @@ export function accountTransactionsDefinition(network: string, account: string):
 
 /** The account watches whose rules read `transactions`, with those rules. */
 function transactionNeeds<R extends RuleInput, W extends WatchInput>(input: PlanInput<R, W>): Array<{ watch: W; account: string; rules: R[] }> {
-  const byWatch = new Map<string, R[]>();
-  for (const rule of input.rules) {
-    if (rule.source !== "transactions") continue;
-    const list = byWatch.get(rule.watch);
-    if (list) list.push(rule);
-    else byWatch.set(rule.watch, [rule]);
-  }
+  const byWatch = rulesByWatch(input.rules, "transactions");
   const needs: Array<{ watch: W; account: string; rules: R[] }> = [];
   for (const watch of input.watches) {
     const rules = byWatch.get(watch.name);

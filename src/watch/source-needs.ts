@@ -2,6 +2,7 @@ import type { RecordFamily, WatchedRecord } from "../model/record.js";
 import type { InternalTransactionListItem, EventLog, NftTransfer } from "../explorer/types.js";
 import type { PlanInput, RuleInput, WatchInput } from "./plan.js";
 import { FAMILY_OF_OPERATION, type SourceDefinition } from "./source.js";
+import { rulesByWatch } from "./rules-by-watch.js";
 
 /** What one watch needs of one server-side query: the records its own source would return, for its rules. */
 export interface Need<R, W> {
@@ -94,17 +95,11 @@ export function collectNeeds<R extends RuleInput, W extends WatchInput>(
   ticksOf: (schedule: string) => number,
 ): { needs: Need<R, W>[]; idleWatches: string[] } {
   const idleWatches: string[] = [];
-  // Grouped once, not filtered per watch: 10,000 watches and rules plan in linear time.
-  const rulesByWatch = new Map<string, R[]>();
-  for (const rule of input.rules) {
-    const list = rulesByWatch.get(rule.watch);
-    if (list) list.push(rule);
-    else rulesByWatch.set(rule.watch, [rule]);
-  }
+  const byWatch = rulesByWatch(input.rules);
   const candidatesByOwnKey = new Map<string, SharedCandidate[]>();
   const needs: Need<R, W>[] = [];
   for (const watch of input.watches) {
-    const rules = rulesByWatch.get(watch.name) ?? [];
+    const rules = byWatch.get(watch.name) ?? [];
     if (rules.length === 0) {
       idleWatches.push(watch.name);
       continue;
