@@ -84,8 +84,9 @@ ${extra}`,
 
 /** The lines of record N's explanation (from its header to the next record or the summary). */
 function recordSection(stdout: string, n: number): string {
-  const start = stdout.indexOf(`[${n}] `);
-  expect(start, `record ${n} is explained`).toBeGreaterThanOrEqual(0);
+  // At a line's start: "topics[2] " inside a record is not record 2.
+  const start = stdout.indexOf(`\n[${n}] `) + 1;
+  expect(start, `record ${n} is explained`).toBeGreaterThan(0);
   const rest = stdout.slice(start);
   const end = rest.indexOf("\n\n");
   return end < 0 ? rest : rest.slice(0, end);
@@ -243,6 +244,51 @@ sinks:
     expect(exact).toContain("✓ MATCH: would alert out");
     expect(exact).toContain("✓ amount 1 USDT >= 1 USDT");
     expect(recordSection(result.out, 3)).toContain(`✗ NO ALERT: neither from nor to is the watched wallet ${wallet.toLowerCase()}`);
+    expect(result.out).toContain("1 of 3 records would alert");
+  });
+
+  it("explains an accounts watch's token transfers relative to the listed accounts", async () => {
+    const sim = await createSimulator({ seed: 3, initialBlocks: 5, density: { eventLogs: 0, nftTransfers: 0, internalTransactions: 0 } });
+    const dir = tempDir();
+    cleanups.push(async () => {
+      await sim.close();
+      dir.remove();
+    });
+    const [wallet, other, stranger, deposit] = sim.addresses.wallets as [string, string, string, string];
+    const usdt = sim.addresses.tokens[1] as string;
+    const tx = `0x${"e5".repeat(32)}`;
+    const transfer = (from: string, to: string, value: bigint) => ({
+      transaction_hash: tx,
+      contract_address: usdt,
+      type: "Transfer",
+      topics: [EVENTS.transfer20.topic0, padAddress(from), padAddress(to)],
+      data: `0x${uint256Hex(value)}`,
+      items: [],
+    });
+    sim.addBlock({ eventLogs: [transfer(other, wallet, 2_000_000n), transfer(wallet, deposit, 3_000_000n), transfer(other, stranger, 5_000_000n)] });
+    const config = join(dir.path, "config.yaml");
+    writeFileSync(
+      config,
+      `
+${simulatorHead(sim, { storePath: join(dir.path, "store.json") })}
+watches:
+  - { name: deposits, accounts: ["${wallet}", "${deposit}"], tokens: ["${usdt}"] }
+rules:
+  - { name: usdt-in, watch: deposits, source: event_logs, when: { direction: in, amount: { gte: "1 USDT" } }, notify: [out] }
+sinks:
+  out: { type: console }
+`,
+    );
+    const result = await runCli("explain", "--config", config, "--rule", "usdt-in", "--tx", tx);
+    expect(result.err).toBe("");
+    expect(result.code).toBe(0);
+    const incoming = recordSection(result.out, 1);
+    expect(incoming).toContain("✓ MATCH: would alert out");
+    expect(incoming).toContain("✓ direction in = in");
+    expect(incoming).toContain("✓ amount 2 USDT >= 1 USDT");
+    // Between two listed accounts: neither in nor out of the list.
+    expect(recordSection(result.out, 2)).toContain("✗ direction self != in");
+    expect(recordSection(result.out, 3)).toContain("✗ NO ALERT: neither from nor to is one of the 2 watched accounts");
     expect(result.out).toContain("1 of 3 records would alert");
   });
 });
