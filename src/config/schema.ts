@@ -241,7 +241,7 @@ export const logSchema = z
 /** Where the log families (event logs, NFT transfers, token transfers) of a watch are read. */
 export const LOG_SOURCES = ["explorer", "node", "both"] as const;
 const LOG_SOURCE_DESCRIPTION =
-  "Where the event logs, NFT transfers and token transfers of contract, collection and account watches are read: explorer (KaiaScan, credits; the default), node (eth_getLogs at chain.rpc_url, one query a window for every such watch together, no credits), or both (an alert as soon as either shows the record, once; either carries the watch while the other fails).";
+  "Where the event logs, NFT transfers and token transfers of contract, collection and account watches are read (with chain.traces, the internal transactions of account and every_block watches too): explorer (KaiaScan, credits; the default), node (eth_getLogs at chain.rpc_url, one query a window for every such watch together; debug_traceBlockByNumber, one a block; no credits), or both (an alert as soon as either shows the record, once; either carries the watch while the other fails).";
 
 export const defaultsSchema = z
   .strictObject({
@@ -297,7 +297,7 @@ const tokenId = z
 export const watchSchema = z.strictObject({
   name: slug("a watch name"),
   account: address.optional().meta({ description: "Account watch: NFT transfers (op 3), internal transactions (op 7) and/or top-level transactions (from the node) of this address." }),
-  sources: z.array(z.enum(ACCOUNT_SOURCES)).min(1).superRefine(uniqueItems).optional().meta({ description: "Account watch only: nft_transfers, internal_transactions (explorer), transactions (the node's top-level transactions from, to or paid by the account; one block read per block for every account watch, at chain.rpc_url). Default: [nft_transfers], or none when `tokens` is given." }),
+  sources: z.array(z.enum(ACCOUNT_SOURCES)).min(1).superRefine(uniqueItems).optional().meta({ description: "Account watch only: nft_transfers, internal_transactions (explorer; with chain.traces as source says), transactions (the node's top-level transactions from, to or paid by the account; one block read per block for every account watch, at chain.rpc_url). Default: [nft_transfers], or none when `tokens` is given." }),
   methods: z
     .array(methodSignature)
     .min(1)
@@ -338,7 +338,7 @@ export const watchSchema = z.strictObject({
   start: start.optional(),
   max_window_blocks: maxWindowBlocks.optional(),
   jitter: duration.optional(),
-  source: z.enum(LOG_SOURCES).optional().meta({ description: `Contract, collection and account watches: ${LOG_SOURCE_DESCRIPTION} Default: defaults.source.` }),
+  source: z.enum(LOG_SOURCES).optional().meta({ description: `Contract, collection and account watches (every_block too with chain.traces): ${LOG_SOURCE_DESCRIPTION} Default: defaults.source.` }),
   via: z.enum(["auto", "own", "shared"]).optional().meta({ description: "Which sources serve this watch. auto (default): the cheapest the planner finds. own: its own sources, one per server-side filter (operation 7 for internal transactions). shared: a source shared with other watches when one sees its records (operation 8 for internal transactions)." }),
 });
 

@@ -12,8 +12,8 @@ export function witnessRoleOf(operation: SourceOperation): WitnessRole {
 /**
  * Which watches' records are audited, and where each reader of them has got to. A watch under
  * `source: both` is read by its explorer source(s) and by its share of a node source; a record
- * family of it that both serve is audited (internal transactions, which only the explorer
- * serves, are not). A reader's position for a (watch, family) is the lowest of its sources'
+ * family of it that both serve is audited (internal transactions only with chain.traces,
+ * where the node's traces serve them too). A reader's position for a (watch, family) is the lowest of its sources'
  * positions for the watch: each source's cursor, or the watch's position under its own key
  * while a shared source serves it (SourceMember.ownKey, which follows the source's cursor). The lowest,
  * because a watch of two events has two explorer sources, and a record of the second is not
