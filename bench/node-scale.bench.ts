@@ -45,6 +45,7 @@ import { report, type BenchFigure } from "./lib.js";
 import { quick, sized } from "./mode.js";
 import { startSimulatorProcess } from "./simulator-process.js";
 import { buildDist, configOf, loadNote, round, tempDir } from "./support.js";
+import { MAX_CONFIG_BYTES } from "../src/config/load-config.js";
 
 const SIZES = sized([100, 1_000, 10_000, 100_000], [100, 1_000, 10_000], [100]);
 /** The explorer's quiet tick is run up to this many watches (one request per source). */
@@ -98,11 +99,16 @@ const configFor = (watchCount: number, choice: Choice, store: string, layout: La
 const BIN = buildDist();
 const RSS_AT_EXIT = fileURLToPath(new URL("./rss-at-exit.mjs", import.meta.url));
 
-/** `kaiawatch once` on the list layout's config file, in its own process: its wall time and resident memory at exit. */
-function cliPass(watchCount: number): { seconds: number; rssMB: number; maxRssMB: number; configMB: number } {
-  const path = `${dir.path}/lists-${watchCount}.yaml`;
+/** What `kaiawatch once` did with a config file in its own process; `refused`: the file is over the loader's limit, not run. */
+type CliPass = { configMB: number; refused: true } | { configMB: number; refused: false; seconds: number; rssMB: number; maxRssMB: number };
+
+/** `kaiawatch once` on the config file of a layout (node), in its own process: its wall time and resident memory at exit. */
+function cliPass(watchCount: number, layout: Layout): CliPass {
+  const path = `${dir.path}/${layout}-${watchCount}.yaml`;
   // YAML is a superset of JSON: the file is what `run` would load.
-  const text = JSON.stringify(documentFor(watchCount, "node", `${dir.path}/store-cli-${watchCount}.db`, "lists"));
+  const text = JSON.stringify(documentFor(watchCount, "node", `${dir.path}/store-cli-${layout}-${watchCount}.db`, layout));
+  const configMB = Buffer.byteLength(text) / MB;
+  if (Buffer.byteLength(text) > MAX_CONFIG_BYTES) return { configMB, refused: true };
   writeFileSync(path, text);
   const started = performance.now();
   const result = spawnSync(process.execPath, ["--import", RSS_AT_EXIT, BIN, "once", "-c", path], { encoding: "utf8", maxBuffer: 1 << 24 });
@@ -110,7 +116,7 @@ function cliPass(watchCount: number): { seconds: number; rssMB: number; maxRssMB
   if (result.status !== 0) throw new Error(`kaiawatch once exited with ${result.status}: ${result.stderr.slice(-2000)}`);
   const line = result.stderr.trim().split("\n").pop() ?? "";
   const { rssMB, maxRssMB } = JSON.parse(line) as { rssMB: number; maxRssMB: number };
-  return { seconds, rssMB, maxRssMB, configMB: Buffer.byteLength(text) / MB };
+  return { configMB, refused: false, seconds, rssMB, maxRssMB };
 }
 
 const requestsOf = (stats: SimulatorStats) => {
@@ -124,8 +130,8 @@ interface Row {
   watches: number;
   choice: Choice;
   layout: Layout;
-  /** The list layout's `kaiawatch once`, in its own process. */
-  cli?: { seconds: number; rssMB: number; maxRssMB: number; configMB: number };
+  /** The node choice's `kaiawatch once` on its config file, in its own process. */
+  cli?: CliPass;
   explorerRequestsPerDay: number;
   creditsPerDay: number;
   nodeRequestsPerDay: number;
@@ -219,9 +225,13 @@ async function measure(watchCount: number, choice: Choice, layout: Layout): Prom
 
 const rows: Row[] = [];
 for (const size of SIZES) {
-  for (const choice of CHOICES) rows.push(await measure(size, choice, "watches"));
+  for (const choice of CHOICES) {
+    const row = await measure(size, choice, "watches");
+    if (choice === "node") row.cli = cliPass(size, "watches");
+    rows.push(row);
+  }
   const lists = await measure(size, "node", "lists");
-  lists.cli = cliPass(size);
+  lists.cli = cliPass(size, "lists");
   rows.push(lists);
 }
 const load = loadNote("when the run ended");
@@ -245,13 +255,14 @@ for (const row of rows) {
     figures.push({ name: `${label}: busy block, logs matched a second (rules a log met: ${round(row.matching.candidates, 2)}; baseline: members not indexed)`, value: Math.round(row.matching.indexed), unit: "logs/s", baseline: Math.round(row.matching.unindexed) });
   }
   // This process has run every size before it and keeps its heap's high-water mark: a list row's figure would be theirs.
-  if (row.cli === undefined) figures.push({ name: `${label}: resident memory after the tick (this process)`, value: round(row.tick.rssMB, 1), unit: "MB", ...(big ? { target: "≤ 300", ok: row.tick.rssMB <= 300 } : {}) });
-  else {
-    figures.push({ name: `${label}: config file`, value: round(row.cli.configMB, 2), unit: "MB" });
-    figures.push({ name: `${label}: kaiawatch once, its own process: wall time (start-up, config, one pass)`, value: round(row.cli.seconds, 2), unit: "s" });
-    figures.push({ name: `${label}: kaiawatch once, its own process: resident memory at exit`, value: row.cli.rssMB, unit: "MB", ...(big ? { target: "≤ 300", ok: row.cli.rssMB <= 300 } : {}) });
-    figures.push({ name: `${label}: kaiawatch once, its own process: highest resident memory`, value: row.cli.maxRssMB, unit: "MB" });
-  }
+  if (row.layout === "watches") figures.push({ name: `${label}: resident memory after the tick (this process)`, value: round(row.tick.rssMB, 1), unit: "MB", ...(big ? { target: "≤ 300", ok: row.tick.rssMB <= 300 } : {}) });
+  const cli = row.cli;
+  if (cli === undefined) continue;
+  figures.push({ name: `${label}: config file`, value: round(cli.configMB, 2), unit: "MB", target: `≤ ${MAX_CONFIG_BYTES / MB} (the loader's limit)`, ok: !cli.refused });
+  if (cli.refused) continue;
+  figures.push({ name: `${label}: kaiawatch once, its own process: wall time (start-up, config, one pass)`, value: round(cli.seconds, 2), unit: "s" });
+  figures.push({ name: `${label}: kaiawatch once, its own process: resident memory at exit`, value: cli.rssMB, unit: "MB", ...(big ? { target: "≤ 300", ok: cli.rssMB <= 300 } : {}) });
+  figures.push({ name: `${label}: kaiawatch once, its own process: highest resident memory`, value: cli.maxRssMB, unit: "MB" });
 }
 const nodeDays = rows.filter((r) => r.choice === "node" && r.layout === "watches").map((r) => r.nodeRequestsPerDay);
 report("node-scale", figures, [
@@ -260,7 +271,7 @@ report("node-scale", figures, [
   `Node log queries a day by size: ${nodeDays.map(n).join(", ")}: a query per tick per filter batch, whatever the watch count up to the reader's address batch.`,
   `The quiet tick: engine.runOnce() in this process after one new block without records; requests counted by the simulator. The explorer's tick is run up to ${n(EXPLORER_TICK_MAX)} watches (one request per source); above, only the plan's figures.`,
   `Busy block (node choice): ${n(BUSY_LOGS)} Transfer logs, half of watched contracts, half of the token from watched wallets, through the node event-log source's rules (RuleMatcher.match, in this process); baseline: the same rules without their members' filters in the index (before), where every log met every rule.`,
-  "Resident memory: for a watch per address, this process (under tsx, the benchmark's own config objects included, and the high-water mark of every size run before it: an upper bound); for the list layout, `kaiawatch once` in its own process from dist/, loading the config file as `run` does, at exit and at its highest (the config's parse, in a thread of its own, included).",
+  "Resident memory: for a watch per address, this process (under tsx, the benchmark's own config objects included, and the high-water mark of every size run before it: an upper bound); for the node choice of both layouts, `kaiawatch once` in its own process from dist/, loading the config file as `run` does, at exit and at its highest (the config's parse, in a thread of its own, included). A config file over the loader's limit (MAX_CONFIG_BYTES) is refused by `run` and `once` (KW_CONFIG_TOO_LARGE): its row says so, and is not run.",
   "List layout: the same contracts and wallets in one contracts watch and one accounts watch, a rule each, read from the node (the only source a list watch has).",
   load,
 ], { write: !quick });
