@@ -14,8 +14,8 @@ import { createTransactionsReader } from "../watch/transactions-reader.js";
 /**
  * The query of each node source (the daemon's and `replay`'s): the transactions source reads
  * blocks' receipts, the traces source blocks' call traces, the log sources read eth_getLogs
- * with their members' filters, all through one
- * JSON-RPC client (its rate limit). One event decoder for the config's event signatures.
+ * with their members' filters, all through one JSON-RPC client (its rate limit). One event
+ * decoder for the config's event signatures.
  */
 export function createNodePaginators(common: Common, config: Config, rpc: JsonRpc): (source: PlannedSource) => Paginate {
   let transactions: Paginate | undefined;
