@@ -71,80 +71,93 @@ interface Share<R, W> {
  * - a collection: its NFT transfers (of `token_id` only, when given);
  * - an account's NFT transfers: those from or to it (of `nft_contract` only, when given).
  */
-function sharesOf<R extends RuleInput, W extends WatchInput>(input: PlanInput<R, W>): { event_logs: Share<R, W>[]; nft_transfers: Share<R, W>[] } {
-  const network = input.network;
+function sharesOf<R extends RuleInput, W extends WatchInput>(input: PlanInput<R, W>): Shares<R, W> {
   const byWatch = rulesByWatch(input.rules);
-  const shares = { event_logs: [] as Share<R, W>[], nft_transfers: [] as Share<R, W>[] };
-  for (const watch of input.watches) {
-    if (!readsNode(watch)) continue;
-    // A rule without a source reads the watch's only family (contract: event logs, collection: NFT transfers).
-    const only: RecordFamily | undefined = watch.contract !== undefined || watch.contracts !== undefined ? "event_logs" : watch.collection !== undefined ? "nft_transfers" : undefined;
-    const rulesOf = (family: RecordFamily) => (byWatch.get(watch.name) ?? []).filter((rule) => (rule.source ?? only) === family);
-    const logRules = rulesOf("event_logs");
-    const nftRules = rulesOf("nft_transfers");
-    if (watch.contract !== undefined && logRules.length > 0) {
-      const contract = watch.contract.toLowerCase();
-      const topics = topicsOf(watch.events);
-      const wanted = topics === undefined ? undefined : new Set(topics);
+  const shares: Shares<R, W> = { event_logs: [], nft_transfers: [] };
+  for (const watch of input.watches) if (readsNode(watch)) sharesOfWatch(input.network, watch, byWatch.get(watch.name) ?? [], shares);
+  return shares;
+}
+
+type Shares<R, W> = { event_logs: Share<R, W>[]; nft_transfers: Share<R, W>[] };
+
+/**
+ * The keys a watch's log families have (or would have) under the node, whatever its `source`
+ * now: where a watch switched from the node to the explorer left off (SourceMember.previousKeys).
+ */
+export function nodeShareKeys<R extends RuleInput, W extends WatchInput>(network: string, watch: W, rules: readonly R[]): Array<{ family: RecordFamily; key: string }> {
+  const shares: Shares<R, W> = { event_logs: [], nft_transfers: [] };
+  sharesOfWatch(network, watch, rules, shares);
+  return (["event_logs", "nft_transfers"] as const).flatMap((family) => shares[family].map((share) => ({ family, key: sourceKey(share.own) })));
+}
+
+/** One watch's shares (see sharesOf), for its rules. */
+function sharesOfWatch<R extends RuleInput, W extends WatchInput>(network: string, watch: W, watchRules: readonly R[], shares: Shares<R, W>): void {
+  // A rule without a source reads the watch's only family (contract: event logs, collection: NFT transfers).
+  const only: RecordFamily | undefined = watch.contract !== undefined || watch.contracts !== undefined ? "event_logs" : watch.collection !== undefined ? "nft_transfers" : undefined;
+  const rulesOf = (family: RecordFamily) => watchRules.filter((rule) => (rule.source ?? only) === family);
+  const logRules = rulesOf("event_logs");
+  const nftRules = rulesOf("nft_transfers");
+  if (watch.contract !== undefined && logRules.length > 0) {
+    const contract = watch.contract.toLowerCase();
+    const topics = topicsOf(watch.events);
+    const wanted = topics === undefined ? undefined : new Set(topics);
+    shares.event_logs.push({
+      query: { kind: "contracts", contracts: [contract], topics },
+      watch,
+      rules: logRules,
+      own: { network, operation: "nodeEventLogs", address: contract, ...(topics === undefined ? {} : { topics }) },
+      filter: (r) => lower((r.data as EventLog).contract_address) === contract && (wanted === undefined || wanted.has(lower((r.data as EventLog).topics[0]) ?? "")),
+      filterText: `emitted by ${contract}${topics === undefined ? "" : `, topic0 in ${topics.join(", ")}`}`,
+      indexedBy: { contract },
+    });
+  }
+  if (watch.account !== undefined && logRules.length > 0) {
+    const account = watch.account.toLowerCase();
+    for (const token of new Set((watch.tokens ?? []).map((t) => t.toLowerCase()))) {
       shares.event_logs.push({
-        query: { kind: "contracts", contracts: [contract], topics },
+        query: { kind: "token", token, accounts: [account] },
         watch,
         rules: logRules,
-        own: { network, operation: "nodeEventLogs", address: contract, ...(topics === undefined ? {} : { topics }) },
-        filter: (r) => lower((r.data as EventLog).contract_address) === contract && (wanted === undefined || wanted.has(lower((r.data as EventLog).topics[0]) ?? "")),
-        filterText: `emitted by ${contract}${topics === undefined ? "" : `, topic0 in ${topics.join(", ")}`}`,
-        indexedBy: { contract },
+        // The definition a token rule is compiled for: the token's Transfer logs (tokenOfSource).
+        own: { network, operation: "nodeEventLogs", address: token, signature: TRANSFER_TOPIC, account },
+        filter: (r) => lower((r.data as EventLog).contract_address) === token && lower((r.data as EventLog).topics[0]) === TRANSFER_TOPIC,
+        filterText: `Transfer logs of token ${token}`,
+        // Its rules keep the Transfers from (topic1) or to (topic2) the account.
+        indexedBy: { any: [{ "topics[1]": account }, { "topics[2]": account }] },
       });
     }
-    if (watch.account !== undefined && logRules.length > 0) {
-      const account = watch.account.toLowerCase();
-      for (const token of new Set((watch.tokens ?? []).map((t) => t.toLowerCase()))) {
-        shares.event_logs.push({
-          query: { kind: "token", token, accounts: [account] },
-          watch,
-          rules: logRules,
-          // The definition a token rule is compiled for: the token's Transfer logs (tokenOfSource).
-          own: { network, operation: "nodeEventLogs", address: token, signature: TRANSFER_TOPIC, account },
-          filter: (r) => lower((r.data as EventLog).contract_address) === token && lower((r.data as EventLog).topics[0]) === TRANSFER_TOPIC,
-          filterText: `Transfer logs of token ${token}`,
-          // Its rules keep the Transfers from (topic1) or to (topic2) the account.
-          indexedBy: { any: [{ "topics[1]": account }, { "topics[2]": account }] },
-        });
-      }
-    }
-    if (watch.collection !== undefined && nftRules.length > 0) {
-      const collection = watch.collection.toLowerCase();
-      const tokenId = watch.token_id;
-      shares.nft_transfers.push({
-        query: { kind: "collection", collection },
-        watch,
-        rules: nftRules,
-        own: { network, operation: "nodeNftTransfers", address: collection, ...(tokenId === undefined ? {} : { tokenId }) },
-        filter: (r) => lower((r.data as NftTransfer).contract.contract_address) === collection && (tokenId === undefined || (r.data as NftTransfer).token_id === tokenId),
-        filterText: `collection ${collection}${tokenId === undefined ? "" : ` token ${tokenId}`}`,
-        indexedBy: { contract: collection },
-      });
-    }
-    const accountNft = watch.account !== undefined && (watch.sources ?? (watch.tokens?.length ? [] : ["nft_transfers"])).includes("nft_transfers");
-    if (accountNft && nftRules.length > 0) {
-      const account = (watch.account as string).toLowerCase();
-      const contract = lower(watch.nft_contract);
-      shares.nft_transfers.push({
-        query: { kind: "nft accounts", accounts: [account] },
-        watch,
-        rules: nftRules,
-        own: { network, operation: "nodeNftTransfers", account, ...(contract === undefined ? {} : { contractAddress: contract }) },
-        filter: (r) => {
-          const d = r.data as NftTransfer;
-          return (lower(d.from) === account || lower(d.to) === account) && (contract === undefined || lower(d.contract.contract_address) === contract);
-        },
-        filterText: `from or to ${account}${contract === undefined ? "" : ` in ${contract}`}`,
-        indexedBy: { any: [{ from: account }, { to: account }] },
-      });
-    }
-    sharesOfList(network, watch, logRules, nftRules, shares);
   }
-  return shares;
+  if (watch.collection !== undefined && nftRules.length > 0) {
+    const collection = watch.collection.toLowerCase();
+    const tokenId = watch.token_id;
+    shares.nft_transfers.push({
+      query: { kind: "collection", collection },
+      watch,
+      rules: nftRules,
+      own: { network, operation: "nodeNftTransfers", address: collection, ...(tokenId === undefined ? {} : { tokenId }) },
+      filter: (r) => lower((r.data as NftTransfer).contract.contract_address) === collection && (tokenId === undefined || (r.data as NftTransfer).token_id === tokenId),
+      filterText: `collection ${collection}${tokenId === undefined ? "" : ` token ${tokenId}`}`,
+      indexedBy: { contract: collection },
+    });
+  }
+  const accountNft = watch.account !== undefined && (watch.sources ?? (watch.tokens?.length ? [] : ["nft_transfers"])).includes("nft_transfers");
+  if (accountNft && nftRules.length > 0) {
+    const account = (watch.account as string).toLowerCase();
+    const contract = lower(watch.nft_contract);
+    shares.nft_transfers.push({
+      query: { kind: "nft accounts", accounts: [account] },
+      watch,
+      rules: nftRules,
+      own: { network, operation: "nodeNftTransfers", account, ...(contract === undefined ? {} : { contractAddress: contract }) },
+      filter: (r) => {
+        const d = r.data as NftTransfer;
+        return (lower(d.from) === account || lower(d.to) === account) && (contract === undefined || lower(d.contract.contract_address) === contract);
+      },
+      filterText: `from or to ${account}${contract === undefined ? "" : ` in ${contract}`}`,
+      indexedBy: { any: [{ from: account }, { to: account }] },
+    });
+  }
+  sharesOfList(network, watch, logRules, nftRules, shares);
 }
 
 /**

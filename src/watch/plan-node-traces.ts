@@ -19,6 +19,17 @@ export function nodeTracesDefinition(network: string): SourceDefinition {
   return { network, operation: "nodeInternalTransactions" };
 }
 
+/**
+ * The definition a watch's internal transactions are kept under in the node's traces source:
+ * an account's share, or for an every_block watch the source's own (every every_block watch
+ * shares operation 8 on the explorer too); undefined for a watch that reads none.
+ */
+export function traceShareDefinition(network: string, watch: WatchInput): SourceDefinition | undefined {
+  if (watch.every_block === true) return nodeTracesDefinition(network);
+  if (watch.account === undefined || !(watch.sources ?? []).includes("internal_transactions")) return undefined;
+  return { ...nodeTracesDefinition(network), address: watch.account.toLowerCase() };
+}
+
 /** True when a watch's internal transactions are read from the node: chain.traces, and `source: node` or `both`. */
 export const tracesFromNode = (watch: WatchInput, traces: boolean | undefined): boolean => internalTransactionsSource(watch, traces) !== "explorer";
 
@@ -46,8 +57,8 @@ export function planTraceSource<R extends RuleInput, W extends WatchInput>(input
   const rules: SourceRule[] = [];
   const members: SourceMember[] = [];
   for (const { watch, rules: watchRules } of needs) {
-    const account = watch.every_block === true ? undefined : watch.account?.toLowerCase();
-    const own: SourceDefinition = account === undefined ? definition : { ...definition, address: account };
+    const own = traceShareDefinition(input.network, watch) as SourceDefinition;
+    const account = own.address;
     const member: SourceMember = { watch: watch.name, ownKey: sourceKey(own), filter: account === undefined ? "every record" : `from or to ${account}`, handover: { skipThrough: -1 } };
     members.push(member);
     // As operation 7 answers: the calls from or to the account (the trace's addresses are lowercase).

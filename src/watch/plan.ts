@@ -8,9 +8,10 @@ import type { StartPosition } from "../model/start-position.js";
 import type { SourceDefinition } from "./source.js";
 import { chooseSources, type PlanChoice, type PlanRate } from "./choose-sources.js";
 import { planTransactionSource } from "./plan-transactions.js";
-import { planTraceSource, tracesFromNode } from "./plan-node-traces.js";
-import { planNodeLogSources, readsExplorer } from "./plan-node-logs.js";
-import { FAMILY_OF_OPERATION } from "./source.js";
+import { planTraceSource, traceShareDefinition, tracesFromNode } from "./plan-node-traces.js";
+import { nodeShareKeys, planNodeLogSources, readsExplorer } from "./plan-node-logs.js";
+import { FAMILY_OF_OPERATION, sourceKey } from "./source.js";
+import { rulesByWatch } from "./rules-by-watch.js";
 
 /** The parts of a watch the planner reads (the validated config's watch has them all). */
 export interface WatchInput {
@@ -129,6 +130,7 @@ export function planSources<R extends RuleInput, W extends WatchInput>(input: Pl
     return definitions.filter((d) => !readByNode(d, traced));
   });
   const node = [planTransactionSource(input), planTraceSource(input), ...planNodeLogSources(input)].filter((source) => source !== undefined);
+  linkReaders(input, plan.sources, node);
   if (node.length === 0) return plan;
   // chooseSources calls a watch idle when it has no explorer source; one read from the node is not.
   const served = new Set(node.flatMap((source) => (source.members ?? []).map((m) => m.watch)));
@@ -139,4 +141,67 @@ export function planSources<R extends RuleInput, W extends WatchInput>(input: Pl
 function readByNode(definition: SourceDefinition, traced: boolean): boolean {
   const family = FAMILY_OF_OPERATION[definition.operation];
   return family === "event_logs" || family === "nft_transfers" || (traced && family === "internal_transactions");
+}
+
+/**
+ * Tells each watch's position under one reader where it is kept under the other
+ * (SourceMember.previousKeys): a node share the keys of the watch's explorer sources of the
+ * family, an explorer source the keys of its node shares. So a watch switched from the
+ * explorer to the node, or back, starts from where the other left it instead of where the
+ * source is, and the switch skips no block. The transactions source has no explorer
+ * counterpart, and a list watch no explorer source.
+ */
+function linkReaders<R extends RuleInput, W extends WatchInput>(input: PlanInput<R, W>, explorer: readonly PlannedSource[], node: readonly PlannedSource[]): void {
+  const watches = new Map(input.watches.map((watch) => [watch.name, watch]));
+  const byWatch = rulesByWatch(input.rules);
+  const pairKey = (watch: string, family: string) => `${watch}\u0000${family}`;
+  const explorerKeys = new Map<string, string[]>();
+  const nodeKeys = new Map<string, string[]>();
+  const keysOf = (watchName: string, family: string, side: "explorer" | "node"): string[] => {
+    const memo = side === "explorer" ? explorerKeys : nodeKeys;
+    const found = memo.get(pairKey(watchName, family));
+    if (found !== undefined) return found;
+    const watch = watches.get(watchName);
+    if (watch !== undefined) {
+      // Every pair of the watch at once: each family is asked for by each of its sources.
+      const pairs = side === "explorer" ? definitionsOfWatch(input.network, watch).map((d) => ({ family: FAMILY_OF_OPERATION[d.operation], key: sourceKey(d) })) : nodeKeysOfWatch(input.network, watch, byWatch.get(watch.name) ?? []);
+      for (const pair of pairs) {
+        const list = memo.get(pairKey(watchName, pair.family)) ?? [];
+        if (!list.includes(pair.key)) list.push(pair.key);
+        memo.set(pairKey(watchName, pair.family), list);
+      }
+    }
+    const keys = memo.get(pairKey(watchName, family)) ?? [];
+    memo.set(pairKey(watchName, family), keys);
+    return keys;
+  };
+  // A key a source of this plan polls is that source's cursor, not the watch's: it moves on for
+  // the others it serves (a token's Transfer logs, operation 8, the traces), whether or not this
+  // watch was ever read there.
+  const polled = new Set([...explorer, ...node].map((source) => source.key));
+  const previous = (watch: string, family: string, side: "explorer" | "node", own: string) => keysOf(watch, family, side).filter((key) => key !== own && !polled.has(key));
+  for (const source of node) {
+    if (source.definition.operation === "blockTransactions") continue;
+    for (const member of source.members ?? []) {
+      const keys = previous(member.watch, source.family, "explorer", member.ownKey);
+      if (keys.length > 0) member.previousKeys = keys;
+    }
+  }
+  for (const source of explorer) {
+    if (source.members === undefined || source.members.length === 0) {
+      const keys = previous(source.watch, source.family, "node", source.key);
+      if (keys.length > 0) source.previousKeys = keys;
+      continue;
+    }
+    for (const member of source.members) {
+      const keys = previous(member.watch, source.family, "node", member.ownKey);
+      if (keys.length > 0) member.previousKeys = keys;
+    }
+  }
+}
+
+/** A watch's keys under the node's log and traces sources, by family, whatever its source now. */
+function nodeKeysOfWatch<R extends RuleInput>(network: string, watch: WatchInput, rules: readonly R[]): Array<{ family: string; key: string }> {
+  const traces = rules.some((rule) => rule.source === "internal_transactions") ? traceShareDefinition(network, watch) : undefined;
+  return [...nodeShareKeys(network, watch, rules), ...(traces === undefined ? [] : [{ family: "internal_transactions", key: sourceKey(traces) }])];
 }

@@ -35,6 +35,8 @@ export interface PlannedSource {
   members?: SourceMember[];
   /** A node log source (nodeEventLogs, nodeNftTransfers): the log queries of its members, asked together each window. */
   logFilters?: readonly LogFilter[];
+  /** A source without members: its watch's keys under the other reader (SourceMember.previousKeys). */
+  previousKeys?: readonly string[];
 }
 
 /** Every watch a source serves, the one it follows first: a watch sharing another's source is listed with it. */
@@ -54,6 +56,14 @@ export interface SourceMember {
    * it before): its rules skip them while the source catches up. Set by the poller.
    */
   handover: { skipThrough: number };
+  /**
+   * The watch's keys for this family under the other reader (the explorer's sources for a
+   * node share, the node's shares for an explorer source): a watch switched from one to the
+   * other has no position under `ownKey` yet, and starts from where the other left it (the
+   * lowest of these, when it kept one under each), not where the source is: no block is
+   * skipped by the switch (docs/configuration.md, "Explorer, node or both").
+   */
+  previousKeys?: readonly string[];
 }
 
 export interface SourcePollerOptions {
@@ -135,6 +145,18 @@ export function createSourcePoller(common: Common, options: SourcePollerOptions)
    * While the source serves them, those positions follow its cursor (Cursor.follows): its
    * commits move them all, at no cost per watch, and a later plan reads them where they are.
    */
+  /** Where a watch switched between readers left off under the other: the lowest of its positions there, or undefined when it kept none under one of them. */
+  async function positionUnder(keys: readonly string[] | undefined): Promise<number | undefined> {
+    if (keys === undefined || keys.length === 0) return undefined;
+    const cursors = await Promise.all(keys.map((key) => store.getCursor(key)));
+    let lowest = Infinity;
+    for (const cursor of cursors) {
+      if (cursor === undefined) return undefined;
+      lowest = Math.min(lowest, cursor.block);
+    }
+    return lowest;
+  }
+
   async function ensureCursor(head: number): Promise<number> {
     // Read at every tick, never kept: with replicas another one may have moved it since.
     const existing = await store.getCursor(source.key);
@@ -144,12 +166,12 @@ export function createSourcePoller(common: Common, options: SourcePollerOptions)
     if (existing !== undefined && existing.follows === undefined && existing.followers === followers && (followers !== undefined || handedOver.length === 0)) return existing.block;
     const members = source.members ?? [];
     // All at once: on PostgreSQL reads asked for together share one query.
-    const own = await Promise.all(members.map((m) => (m.ownKey === source.key ? existing : store.getCursor(m.ownKey))));
-    const start = existing?.block ?? initialCursor(source.start, head);
+    const own = await Promise.all(members.map(async (m) => (m.ownKey === source.key ? existing : await store.getCursor(m.ownKey))?.block ?? (await positionUnder(m.previousKeys))));
+    const start = existing?.block ?? (members.length === 0 ? await positionUnder(source.previousKeys) : undefined) ?? initialCursor(source.start, head);
     let block: number | undefined;
     for (const [i, member] of members.entries()) {
       // A watch without a position (new, or never served apart) starts where the source does.
-      member.handover.skipThrough = own[i]?.block ?? start;
+      member.handover.skipThrough = own[i] ?? start;
       block = Math.min(block ?? Infinity, member.handover.skipThrough);
     }
     // The lowest position, even when the stored cursor is older (a source used in an earlier plan).
