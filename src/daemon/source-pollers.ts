@@ -57,6 +57,7 @@ export function createSourcePollers(common: Common, parts: SourcePollersParts): 
       blocksInFlight: parts.blocksInFlight ?? blocksInFlightFor(isNodeOperation(source.definition.operation) ? config.chain.requests_per_second : config.explorer.requests_per_second),
       progress,
       audit: parts.audit,
+      ...(parts.plan.formerKeys === undefined ? {} : { formerKeys: parts.plan.formerKeys }),
       ...(source.rules.some((rule) => rule.absence !== undefined) ? { blockTime: blockTimes } : {}),
     }),
   );

@@ -3,6 +3,7 @@ import { eventTopic } from "../chain/signatures.js";
 import { TRANSFER_TOPIC } from "../chain/token-transfer.js";
 import type { RecordFamily } from "../model/record.js";
 import type { PlannedSource } from "./poller.js";
+import type { WitnessRole } from "../model/witness-role.js";
 import type { SourceRule } from "./source-rule.js";
 import type { StartPosition } from "../model/start-position.js";
 import type { SourceDefinition } from "./source.js";
@@ -74,6 +75,8 @@ export interface Plan {
   choices: PlanChoice[];
   /** The whole plan's request rate against explorer.requests_per_second (see STEADY_STATE_SHARE). */
   rate: PlanRate;
+  /** Where a watch's positions are kept under the other reader, for a watch switched between them (the poller's start). */
+  formerKeys?: FormerKeys;
 }
 
 // Hashing an event signature (keccak) is ~20 µs; 10,000 watches name a handful of events.
@@ -130,11 +133,11 @@ export function planSources<R extends RuleInput, W extends WatchInput>(input: Pl
     return definitions.filter((d) => !readByNode(d, traced));
   });
   const node = [planTransactionSource(input), planTraceSource(input), ...planNodeLogSources(input)].filter((source) => source !== undefined);
-  linkReaders(input, plan.sources, node);
-  if (node.length === 0) return plan;
+  if (node.length === 0) return { ...plan, formerKeys: formerKeysOf(input, plan.sources) };
   // chooseSources calls a watch idle when it has no explorer source; one read from the node is not.
   const served = new Set(node.flatMap((source) => (source.members ?? []).map((m) => m.watch)));
-  return { ...plan, sources: [...plan.sources, ...node], idleWatches: plan.idleWatches.filter((w) => !served.has(w)) };
+  const sources = [...plan.sources, ...node];
+  return { ...plan, sources, idleWatches: plan.idleWatches.filter((w) => !served.has(w)), formerKeys: formerKeysOf(input, sources) };
 }
 
 /** An explorer query whose records the node reads too: its log query's (event logs, NFT transfers), and with `traced` its traces' (internal transactions). */
@@ -144,60 +147,41 @@ function readByNode(definition: SourceDefinition, traced: boolean): boolean {
 }
 
 /**
- * Tells each watch's position under one reader where it is kept under the other
- * (SourceMember.previousKeys): a node share the keys of the watch's explorer sources of the
- * family, an explorer source the keys of its node shares. So a watch switched from the
- * explorer to the node, or back, starts from where the other left it instead of where the
- * source is, and the switch skips no block. The transactions source has no explorer
- * counterpart, and a list watch no explorer source.
+ * Where a watch's positions for a family are kept under a reader (`explorer`: its explorer
+ * sources' keys; `node`: its node shares'), whatever its `source` now: a watch switched from
+ * one reader to the other has no position under its new key yet, and starts from where the
+ * other left it (the poller asks this only then). A key some source of the plan polls is that
+ * source's cursor, not the watch's (a token's Transfer logs, operation 8, the traces: it moves
+ * on for the others it serves, whether or not this watch was read there), and is left out.
+ * The transactions source has no explorer counterpart, and a list watch no explorer source.
  */
-function linkReaders<R extends RuleInput, W extends WatchInput>(input: PlanInput<R, W>, explorer: readonly PlannedSource[], node: readonly PlannedSource[]): void {
-  const watches = new Map(input.watches.map((watch) => [watch.name, watch]));
-  const byWatch = rulesByWatch(input.rules);
-  const pairKey = (watch: string, family: string) => `${watch}\u0000${family}`;
-  const explorerKeys = new Map<string, string[]>();
-  const nodeKeys = new Map<string, string[]>();
-  const keysOf = (watchName: string, family: string, side: "explorer" | "node"): string[] => {
-    const memo = side === "explorer" ? explorerKeys : nodeKeys;
-    const found = memo.get(pairKey(watchName, family));
+export type FormerKeys = (watch: string, family: string, reader: WitnessRole) => readonly string[];
+
+function formerKeysOf<R extends RuleInput, W extends WatchInput>(input: PlanInput<R, W>, sources: readonly PlannedSource[]): FormerKeys {
+  // Built at the first question: a restart, whose watches all have their positions, asks none.
+  let watches: Map<string, W> | undefined;
+  let byWatch: Map<string, R[]> | undefined;
+  let polled: Set<string> | undefined;
+  const pairKey = (watch: string, family: string, reader: WitnessRole) => `${reader}\u0000${watch}\u0000${family}`;
+  const memo = new Map<string, string[]>();
+  return (watchName, family, reader) => {
+    const found = memo.get(pairKey(watchName, family, reader));
     if (found !== undefined) return found;
+    watches ??= new Map(input.watches.map((w) => [w.name, w]));
+    byWatch ??= rulesByWatch(input.rules);
+    polled ??= new Set(sources.map((source) => source.key));
     const watch = watches.get(watchName);
-    if (watch !== undefined) {
-      // Every pair of the watch at once: each family is asked for by each of its sources.
-      const pairs = side === "explorer" ? definitionsOfWatch(input.network, watch).map((d) => ({ family: FAMILY_OF_OPERATION[d.operation], key: sourceKey(d) })) : nodeKeysOfWatch(input.network, watch, byWatch.get(watch.name) ?? []);
-      for (const pair of pairs) {
-        const list = memo.get(pairKey(watchName, pair.family)) ?? [];
-        if (!list.includes(pair.key)) list.push(pair.key);
-        memo.set(pairKey(watchName, pair.family), list);
-      }
+    const pairs = watch === undefined ? [] : reader === "explorer" ? definitionsOfWatch(input.network, watch).map((d) => ({ family: FAMILY_OF_OPERATION[d.operation], key: sourceKey(d) })) : nodeKeysOfWatch(input.network, watch, byWatch.get(watchName) ?? []);
+    // Every family of the watch at once: each is asked for by each of its sources.
+    memo.set(pairKey(watchName, family, reader), []);
+    for (const pair of pairs) {
+      if (polled.has(pair.key)) continue;
+      const list = memo.get(pairKey(watchName, pair.family, reader)) ?? [];
+      if (!list.includes(pair.key)) list.push(pair.key);
+      memo.set(pairKey(watchName, pair.family, reader), list);
     }
-    const keys = memo.get(pairKey(watchName, family)) ?? [];
-    memo.set(pairKey(watchName, family), keys);
-    return keys;
+    return memo.get(pairKey(watchName, family, reader)) ?? [];
   };
-  // A key a source of this plan polls is that source's cursor, not the watch's: it moves on for
-  // the others it serves (a token's Transfer logs, operation 8, the traces), whether or not this
-  // watch was ever read there.
-  const polled = new Set([...explorer, ...node].map((source) => source.key));
-  const previous = (watch: string, family: string, side: "explorer" | "node", own: string) => keysOf(watch, family, side).filter((key) => key !== own && !polled.has(key));
-  for (const source of node) {
-    if (source.definition.operation === "blockTransactions") continue;
-    for (const member of source.members ?? []) {
-      const keys = previous(member.watch, source.family, "explorer", member.ownKey);
-      if (keys.length > 0) member.previousKeys = keys;
-    }
-  }
-  for (const source of explorer) {
-    if (source.members === undefined || source.members.length === 0) {
-      const keys = previous(source.watch, source.family, "node", source.key);
-      if (keys.length > 0) source.previousKeys = keys;
-      continue;
-    }
-    for (const member of source.members) {
-      const keys = previous(member.watch, source.family, "node", member.ownKey);
-      if (keys.length > 0) member.previousKeys = keys;
-    }
-  }
 }
 
 /** A watch's keys under the node's log and traces sources, by family, whatever its source now. */

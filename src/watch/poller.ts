@@ -18,6 +18,8 @@ import type { AbsenceState } from "../store/types.js";
 import type { AlertDocument } from "../model/alert-document.js";
 import { stepAbsence } from "./absence.js";
 import { witnessesOf, witnessRoleOf, type AuditPlan } from "./audit-plan.js";
+import { otherRole } from "../model/witness-role.js";
+import type { FormerKeys } from "./plan.js";
 
 /** A source as the engine runs it: one poll and one cursor, shared by its rules. */
 export interface PlannedSource {
@@ -35,8 +37,6 @@ export interface PlannedSource {
   members?: SourceMember[];
   /** A node log source (nodeEventLogs, nodeNftTransfers): the log queries of its members, asked together each window. */
   logFilters?: readonly LogFilter[];
-  /** A source without members: its watch's keys under the other reader (SourceMember.previousKeys). */
-  previousKeys?: readonly string[];
 }
 
 /** Every watch a source serves, the one it follows first: a watch sharing another's source is listed with it. */
@@ -56,14 +56,6 @@ export interface SourceMember {
    * it before): its rules skip them while the source catches up. Set by the poller.
    */
   handover: { skipThrough: number };
-  /**
-   * The watch's keys for this family under the other reader (the explorer's sources for a
-   * node share, the node's shares for an explorer source): a watch switched from one to the
-   * other has no position under `ownKey` yet, and starts from where the other left it (the
-   * lowest of these, when it kept one under each), not where the source is: no block is
-   * skipped by the switch (docs/configuration.md, "Explorer, node or both").
-   */
-  previousKeys?: readonly string[];
 }
 
 export interface SourcePollerOptions {
@@ -95,6 +87,8 @@ export interface SourcePollerOptions {
    * (the node's for a node operation, else the explorer's). Absent or empty: none.
    */
   audit?: AuditPlan;
+  /** Where a watch's positions are kept under the other reader (Plan.formerKeys): where a watch switched between them starts. */
+  formerKeys?: FormerKeys;
 }
 
 export interface TickResult {
@@ -145,9 +139,15 @@ export function createSourcePoller(common: Common, options: SourcePollerOptions)
    * While the source serves them, those positions follow its cursor (Cursor.follows): its
    * commits move them all, at no cost per watch, and a later plan reads them where they are.
    */
-  /** Where a watch switched between readers left off under the other: the lowest of its positions there, or undefined when it kept none under one of them. */
-  async function positionUnder(keys: readonly string[] | undefined): Promise<number | undefined> {
-    if (keys === undefined || keys.length === 0) return undefined;
+  /**
+   * Where a watch without a position under `ownKey` left off under the other reader (a watch
+   * switched from the explorer to the node, or back): the lowest of its positions there, or
+   * undefined when it kept none under one of them. So the switch skips no block
+   * (docs/configuration.md, "Switching a watch's source").
+   */
+  async function formerPosition(watch: string, ownKey: string): Promise<number | undefined> {
+    const keys = options.formerKeys?.(watch, source.family, otherRole(role)).filter((key) => key !== ownKey) ?? [];
+    if (keys.length === 0) return undefined;
     const cursors = await Promise.all(keys.map((key) => store.getCursor(key)));
     let lowest = Infinity;
     for (const cursor of cursors) {
@@ -166,8 +166,8 @@ export function createSourcePoller(common: Common, options: SourcePollerOptions)
     if (existing !== undefined && existing.follows === undefined && existing.followers === followers && (followers !== undefined || handedOver.length === 0)) return existing.block;
     const members = source.members ?? [];
     // All at once: on PostgreSQL reads asked for together share one query.
-    const own = await Promise.all(members.map(async (m) => (m.ownKey === source.key ? existing : await store.getCursor(m.ownKey))?.block ?? (await positionUnder(m.previousKeys))));
-    const start = existing?.block ?? (members.length === 0 ? await positionUnder(source.previousKeys) : undefined) ?? initialCursor(source.start, head);
+    const own = await Promise.all(members.map(async (m) => (m.ownKey === source.key ? existing : await store.getCursor(m.ownKey))?.block ?? (await formerPosition(m.watch, m.ownKey))));
+    const start = existing?.block ?? (members.length === 0 ? await formerPosition(source.watch, source.key) : undefined) ?? initialCursor(source.start, head);
     let block: number | undefined;
     for (const [i, member] of members.entries()) {
       // A watch without a position (new, or never served apart) starts where the source does.
