@@ -82,6 +82,27 @@ ${extra}`,
   return { sim, config, wallet, callsBlock };
 }
 
+/** A simulator without generated records, and a folder for the config: both removed after the test. */
+async function emptyChain(): Promise<{ sim: Simulator; dir: ReturnType<typeof tempDir> }> {
+  const sim = await createSimulator({ seed: 3, initialBlocks: 5, density: { eventLogs: 0, nftTransfers: 0, internalTransactions: 0 } });
+  const dir = tempDir();
+  cleanups.push(async () => {
+    await sim.close();
+    dir.remove();
+  });
+  return { sim, dir };
+}
+
+/** KIP-7 Transfer logs of `token` in transaction `tx`, as the node emits them: topics and data, no decoded items. */
+const tokenTransfer = (tx: string, token: string) => (from: string, to: string, value: bigint) => ({
+  transaction_hash: tx,
+  contract_address: token,
+  type: "Transfer",
+  topics: [EVENTS.transfer20.topic0, padAddress(from), padAddress(to)],
+  data: `0x${uint256Hex(value)}`,
+  items: [],
+});
+
 /** The lines of record N's explanation (from its header to the next record or the summary). */
 function recordSection(stdout: string, n: number): string {
   // At a line's start: "topics[2] " inside a record is not record 2.
@@ -203,23 +224,11 @@ describe("kaiawatch explain", () => {
 
 describe("kaiawatch explain on a token watch", () => {
   it("shows amounts in the token's units, and says when a transfer is not the wallet's", async () => {
-    const sim = await createSimulator({ seed: 3, initialBlocks: 5, density: { eventLogs: 0, nftTransfers: 0, internalTransactions: 0 } });
-    const dir = tempDir();
-    cleanups.push(async () => {
-      await sim.close();
-      dir.remove();
-    });
+    const { sim, dir } = await emptyChain();
     const [wallet, other, stranger] = sim.addresses.wallets as [string, string, string];
     const usdt = sim.addresses.tokens[1] as string;
     const tx = `0x${"d4".repeat(32)}`;
-    const transfer = (from: string, to: string, value: bigint) => ({
-      transaction_hash: tx,
-      contract_address: usdt,
-      type: "Transfer",
-      topics: [EVENTS.transfer20.topic0, padAddress(from), padAddress(to)],
-      data: `0x${uint256Hex(value)}`,
-      items: [],
-    });
+    const transfer = tokenTransfer(tx, usdt);
     sim.addBlock({ eventLogs: [transfer(wallet, other, 999_999n), transfer(wallet, other, 1_000_000n), transfer(other, stranger, 5_000_000n)] });
     const config = join(dir.path, "config.yaml");
     writeFileSync(
@@ -248,23 +257,11 @@ sinks:
   });
 
   it("explains an accounts watch's token transfers relative to the listed accounts", async () => {
-    const sim = await createSimulator({ seed: 3, initialBlocks: 5, density: { eventLogs: 0, nftTransfers: 0, internalTransactions: 0 } });
-    const dir = tempDir();
-    cleanups.push(async () => {
-      await sim.close();
-      dir.remove();
-    });
+    const { sim, dir } = await emptyChain();
     const [wallet, other, stranger, deposit] = sim.addresses.wallets as [string, string, string, string];
     const usdt = sim.addresses.tokens[1] as string;
     const tx = `0x${"e5".repeat(32)}`;
-    const transfer = (from: string, to: string, value: bigint) => ({
-      transaction_hash: tx,
-      contract_address: usdt,
-      type: "Transfer",
-      topics: [EVENTS.transfer20.topic0, padAddress(from), padAddress(to)],
-      data: `0x${uint256Hex(value)}`,
-      items: [],
-    });
+    const transfer = tokenTransfer(tx, usdt);
     sim.addBlock({ eventLogs: [transfer(other, wallet, 2_000_000n), transfer(wallet, deposit, 3_000_000n), transfer(other, stranger, 5_000_000n)] });
     const config = join(dir.path, "config.yaml");
     writeFileSync(
