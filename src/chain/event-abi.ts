@@ -145,8 +145,14 @@ function decodeWith(spec: EventSpec, topics: readonly string[], data: string): D
  */
 export function createEventDecoder(signatures: readonly string[]): EventDecoder {
   const byTopic = new Map<string, EventSpec[]>();
-  for (const text of [...BUILT_IN, ...signatures]) {
+  // A spec that decodes as an earlier one does is left out: it could never decode a log the
+  // earlier one did not, and 10,000 watches of one event would otherwise try it 10,000 times.
+  const seen = new Set<string>();
+  for (const text of new Set([...BUILT_IN, ...signatures])) {
     const spec = eventSpec(text);
+    const same = JSON.stringify([spec.topic0, spec.names, spec.indexed]);
+    if (seen.has(same)) continue;
+    seen.add(same);
     const list = byTopic.get(spec.topic0) ?? [];
     list.push(spec);
     byTopic.set(spec.topic0, list);

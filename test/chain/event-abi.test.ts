@@ -51,6 +51,14 @@ describe("createEventDecoder", () => {
     expect(bare.decode(log([moved, topic(A), topic(B), `0x${word(9)}`], "0x"))?.items.map((i) => i.value)).toEqual([A, B, "9"]);
   });
 
+  it("tries a signature many watches give once, and keeps one that reads the same event otherwise", () => {
+    const many = createEventDecoder([...Array.from({ length: 1000 }, () => "Moved(address indexed a, address indexed b, uint256 v)"), "Moved(address indexed a,address indexed b,uint256 v)", "Moved(address x, address y, uint256 z)"]);
+    const moved = eventTopic("Moved(address,address,uint256)");
+    expect(many.decode(log([moved, topic(A), topic(B)], `0x${word(9)}`))?.items.map((i) => i.name)).toEqual(["a", "b", "v"]);
+    // The first signature needs two indexed parameters; the bare one takes the log's one topic.
+    expect(many.decode(log([moved, topic(A)], `0x${topic(B).slice(2)}${word(9)}`))?.items.map((i) => i.name)).toEqual(["x", "y", "z"]);
+  });
+
   it("decodes nothing it cannot read exactly: another topic0, a topic count no signature fits, short or dirty data", () => {
     expect(decoder.decode(log([eventTopic("Other(uint256)")], `0x${word(1)}`))).toBeUndefined();
     expect(decoder.decode(log([TRANSFER, topic(A)], `0x${word(1)}`))).toBeUndefined();
