@@ -7,7 +7,7 @@ import { cheaper, createGroupPlanner, type Group, type Option } from "./plan-gro
 import type { PlannedSource, SourceMember } from "./poller.js";
 import { sourceDayCost, type SourceDayCost } from "./source-day-cost.js";
 import { collectNeeds, type Need, type SharedCandidate } from "./source-needs.js";
-import type { SourceRule } from "./source-rule.js";
+import { sourceRule, type SourceRule } from "./source-rule.js";
 import { describeSource, isNodeOperation, sourceKey, type SourceDefinition } from "./source.js";
 import { utcDayStart } from "./schedule-firings.js";
 
@@ -287,6 +287,6 @@ export function narrowRule(rule: SourceRule, handover: SourceMember["handover"],
   const test = rule.test;
   // The filter's condition beside the rule's, for the rule index only (the test runs the filter itself).
   const condition = filterCondition === undefined ? rule.condition : rule.condition === undefined ? filterCondition : { type: "all" as const, path: [], children: [filterCondition, rule.condition] };
-  if (filter === undefined) return { ...rule, condition, test: (record) => record.block > handover.skipThrough && test(record) };
-  return { ...rule, condition, test: (record) => record.block > handover.skipThrough && filter(record) && test(record) };
+  const narrowed: SourceRule["test"] = filter === undefined ? (record) => record.block > handover.skipThrough && test(record) : (record) => record.block > handover.skipThrough && filter(record) && test(record);
+  return sourceRule(rule, rule.toAlert, rule.absence, narrowed, condition);
 }

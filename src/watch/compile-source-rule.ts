@@ -5,7 +5,7 @@ import { buildAlert } from "../rules/build-alert.js";
 import { alertLabels } from "../notify/labels.js";
 import type { CompiledRule, TokenInfos } from "../config/compile-config.js";
 import type { RecordFamily, WatchedRecord } from "../model/record.js";
-import type { SourceRule } from "./source-rule.js";
+import { sourceRule, type SourceRule } from "./source-rule.js";
 import type { AbsenceRule } from "./absence.js";
 import type { SourceDefinition } from "./source.js";
 import { tokenTransferFamily } from "../families/registry.js";
@@ -70,18 +70,17 @@ export function compileSourceRule(config: Config, compiled: CompiledRule, watch:
   const labels = alertLabels({ rule: rule.name, watch: rule.watch, source: family, severity: rule.severity, labels: rule.labels });
   const toAlert = (record: WatchedRecord, now: Date) =>
     buildAlert({ rule: { name: rule.name, summary: rule.summary, severity: rule.severity }, labels, watch: rule.watch, record, network: config.chain.network, explorerUrl: config.chain.explorer_url, now, watchedAccount: accountOf(record), token: info });
-  const base = { name: rule.name, watch: rule.watch, notify: rule.notify, enrich: rule.enrich, toAlert, ...(rule.expect === undefined ? {} : { absence: absenceRuleOf(config, rule, watch, family, labels) }) };
-  if (token === undefined || accounts === undefined) return { ...base, test: condition.test, condition: condition.node };
-  return {
-    ...base,
-    test: (record) => {
-      if (info === undefined) throw new TokenInfoMissingError(token);
-      if (record.family !== "event_logs") return false;
-      const transfer = decodeTokenTransfer(record.data);
-      return transfer !== undefined && (accounts.has(transfer.from) || accounts.has(transfer.to)) && condition.test(record);
-    },
-    // The rule index and `explain` read it: the prepared record reads a token watch's from,
-    // to, amount and token from the log's topics, data and contract, as the test does.
-    condition: condition.node,
-  };
+  const absence = rule.expect === undefined ? undefined : absenceRuleOf(config, rule, watch, family, labels);
+  const test: SourceRule["test"] =
+    token === undefined || accounts === undefined
+      ? condition.test
+      : (record) => {
+          if (info === undefined) throw new TokenInfoMissingError(token);
+          if (record.family !== "event_logs") return false;
+          const transfer = decodeTokenTransfer(record.data);
+          return transfer !== undefined && (accounts.has(transfer.from) || accounts.has(transfer.to)) && condition.test(record);
+        };
+  // The rule index and `explain` read the condition: for a token watch the prepared record reads
+  // from, to, amount and token from the log's topics, data and contract, as the test does.
+  return sourceRule(rule, toAlert, absence, test, condition.node);
 }
