@@ -5,7 +5,7 @@ import { KaiawatchError } from "../common/errors.js";
  * Other subsystems pass checks to loadConfig that return these; the path is mapped to the
  * line and column of config.yaml.
  */
-export type ConfigIssue = { path: (string | number)[]; message: string };
+export type ConfigIssue = { path: readonly (string | number)[]; message: string };
 
 /** A problem as the user sees it. `path` is formatted: "watches[1].account". */
 export interface LocatedConfigIssue {

@@ -72,5 +72,19 @@ export function resolveField(name: string, context: { family: RecordFamily; watc
     if (context.watchedAccounts === undefined) return { ok: false, message: `"${name}" needs a watch of an account (${template.needsAccount})` };
     field.accounts = context.watchedAccounts;
   }
+  // A field that depends on nothing of its watch is one object for every rule that names it.
+  if (field.accounts === undefined && field.token === undefined) return { ok: true, field: shared(context.family, field) };
   return { ok: true, field };
+}
+
+// Bounded by the fields a config names; specs are never changed once resolved.
+const SHARED_FIELDS = new Map<string, FieldSpec>();
+const MAX_SHARED_FIELDS = 10_000;
+
+function shared(family: RecordFamily, field: FieldSpec): FieldSpec {
+  const key = `${family}\u0000${field.name}`;
+  const known = SHARED_FIELDS.get(key);
+  if (known !== undefined) return known;
+  if (SHARED_FIELDS.size < MAX_SHARED_FIELDS) SHARED_FIELDS.set(key, field);
+  return field;
 }

@@ -7,7 +7,7 @@ import { parseBound, parseScalar } from "./operand.js";
 import type { SafePattern } from "./safe-regexp.js";
 import { compileSafePattern } from "./safe-regexp.js";
 
-export type ConditionPath = (string | number)[];
+export type ConditionPath = readonly (string | number)[];
 
 export interface ConditionIssue {
   /** Where inside `when` (or, from compileRuleCondition, inside the whole config). */
@@ -44,6 +44,24 @@ export type ConditionNode =
 
 export type ParseResult = { ok: true; node: ConditionNode } | { ok: false; issues: ConditionIssue[] };
 
+/**
+ * A node's path, one array for every node at the same place in any rule: a daemon keeps the
+ * parsed condition of each rule of each watch, and 10,000 rules `{ "args.value": { gte: … } }`
+ * hold one ["args.value", "gte"]. Paths are never changed once made. Bounded by the places
+ * a config's conditions have (past the bound a path is made, not kept).
+ */
+const PATHS = new Map<string, ConditionPath>();
+const MAX_PATHS = 10_000;
+
+function childPath(path: ConditionPath, key: string | number): ConditionPath {
+  const id = JSON.stringify([...path, key]);
+  const known = PATHS.get(id);
+  if (known !== undefined) return known;
+  const made = [...path, key];
+  if (PATHS.size < MAX_PATHS) PATHS.set(id, made);
+  return made;
+}
+
 /** Deep enough for any sensible rule; stops YAML alias cycles from recursing forever. */
 const MAX_DEPTH = 32;
 
@@ -77,7 +95,7 @@ function parseNode(value: unknown, path: ConditionPath, context: ConditionContex
     issues.push({ path, message: "an empty condition; name a field, or all / any / not" });
     return placeholder;
   }
-  const parts = keys.map((key) => parseKey(key, value[key], [...path, key], context, issues, depth));
+  const parts = keys.map((key) => parseKey(key, value[key], childPath(path, key), context, issues, depth));
   // Several keys in one map must all hold.
   return parts.length === 1 ? (parts[0] as ConditionNode) : { type: "all", path, children: parts };
 }
@@ -88,7 +106,7 @@ function parseKey(key: string, value: unknown, path: ConditionPath, context: Con
       issues.push({ path, message: `${key} takes a non-empty list of conditions` });
       return { type: "always", path };
     }
-    return { type: key, path, children: value.map((child, i) => parseNode(child, [...path, i], context, issues, depth + 1)) };
+    return { type: key, path, children: value.map((child, i) => parseNode(child, childPath(path, i), context, issues, depth + 1)) };
   }
   if (key === "not") {
     return { type: "not", path, child: parseNode(value, path, context, issues, depth + 1) };
@@ -105,7 +123,7 @@ function parseKey(key: string, value: unknown, path: ConditionPath, context: Con
       issues.push({ path, message: `no operator for ${key}; use one of ${OPERATORS_BY_KIND[field.kind].join(", ")}` });
       return { type: "always", path };
     }
-    const tests = ops.map((op) => parseTest(field, op, value[op], [...path, op], issues));
+    const tests = ops.map((op) => parseTest(field, op, value[op], childPath(path, op), issues));
     return tests.length === 1 ? (tests[0] as ConditionNode) : { type: "all", path, children: tests };
   }
   if (Array.isArray(value)) {

@@ -120,6 +120,21 @@ describe("nft_transfers fields", () => {
     expect(matches({ direction: { in: ["in", "out"] } }, nftTransfer({ from: EXCHANGE, to: TOKEN }), account)).toBe(false);
   });
 
+  it("keeps each watch's accounts for direction, though rules of one field share its spec and paths", () => {
+    const other: ConditionContext = { family: "nft_transfers", watchedAccounts: new Set([lower(EXCHANGE)]) };
+    const outgoing = nftTransfer({ from: EXCHANGE, to: HOT_WALLET });
+    // The same record, out for one watch and in for the other, whatever order they were compiled in.
+    expect(matches({ direction: "out" }, outgoing, other)).toBe(true);
+    expect(matches({ direction: "out" }, outgoing, account)).toBe(false);
+    expect(matches({ direction: "in" }, outgoing, account)).toBe(true);
+    const first = compileCondition({ token_id: { gt: 1 } }, { family: "nft_transfers" });
+    const second = compileCondition({ token_id: { gt: 2 } }, { family: "nft_transfers" });
+    if (!first.ok || !second.ok || first.node.type !== "test" || second.node.type !== "test") throw new Error("expected two tests");
+    expect(second.node.field).toBe(first.node.field);
+    expect(second.node.path).toBe(first.node.path);
+    expect(second.node.path).toEqual(["token_id", "gt"]);
+  });
+
   it("recognises mints and burns", () => {
     expect(matches({ mint: true }, nftTransfer({ from: ZERO }))).toBe(true);
     expect(matches({ burn: true }, nftTransfer({ to: DEAD }))).toBe(true);
