@@ -100,7 +100,7 @@ const BIN = buildDist();
 const RSS_AT_EXIT = fileURLToPath(new URL("./rss-at-exit.mjs", import.meta.url));
 
 /** What `kaiawatch once` did with a config file in its own process; `refused`: the file is over the loader's limit, not run. */
-type CliPass = { configMB: number; refused: true } | { configMB: number; refused: false; seconds: number; rssMB: number; maxRssMB: number };
+type CliPass = { configMB: number; refused: true } | { configMB: number; refused: false; seconds: number; rssMB: number; maxRssMB: number; heapMB: number };
 
 /** `kaiawatch once` on the config file of a layout (node), in its own process: its wall time and resident memory at exit. */
 function cliPass(watchCount: number, layout: Layout): CliPass {
@@ -111,12 +111,12 @@ function cliPass(watchCount: number, layout: Layout): CliPass {
   if (Buffer.byteLength(text) > MAX_CONFIG_BYTES) return { configMB, refused: true };
   writeFileSync(path, text);
   const started = performance.now();
-  const result = spawnSync(process.execPath, ["--import", RSS_AT_EXIT, BIN, "once", "-c", path], { encoding: "utf8", maxBuffer: 1 << 24 });
+  const result = spawnSync(process.execPath, ["--expose-gc", "--import", RSS_AT_EXIT, BIN, "once", "-c", path], { encoding: "utf8", maxBuffer: 1 << 24 });
   const seconds = (performance.now() - started) / 1000;
   if (result.status !== 0) throw new Error(`kaiawatch once exited with ${result.status}: ${result.stderr.slice(-2000)}`);
   const line = result.stderr.trim().split("\n").pop() ?? "";
-  const { rssMB, maxRssMB } = JSON.parse(line) as { rssMB: number; maxRssMB: number };
-  return { configMB, refused: false, seconds, rssMB, maxRssMB };
+  const { rssMB, maxRssMB, heapMB } = JSON.parse(line) as { rssMB: number; maxRssMB: number; heapMB: number };
+  return { configMB, refused: false, seconds, rssMB, maxRssMB, heapMB };
 }
 
 const requestsOf = (stats: SimulatorStats) => {
@@ -263,6 +263,7 @@ for (const row of rows) {
   figures.push({ name: `${label}: kaiawatch once, its own process: wall time (start-up, config, one pass)`, value: round(cli.seconds, 2), unit: "s" });
   figures.push({ name: `${label}: kaiawatch once, its own process: resident memory at exit`, value: cli.rssMB, unit: "MB", ...(big ? { target: "≤ 300", ok: cli.rssMB <= 300 } : {}) });
   figures.push({ name: `${label}: kaiawatch once, its own process: highest resident memory`, value: cli.maxRssMB, unit: "MB" });
+  figures.push({ name: `${label}: kaiawatch once, its own process: live heap at exit`, value: cli.heapMB, unit: "MB" });
 }
 const nodeDays = rows.filter((r) => r.choice === "node" && r.layout === "watches").map((r) => r.nodeRequestsPerDay);
 report("node-scale", figures, [
@@ -271,7 +272,7 @@ report("node-scale", figures, [
   `Node log queries a day by size: ${nodeDays.map(n).join(", ")}: a query per tick per filter batch, whatever the watch count up to the reader's address batch.`,
   `The quiet tick: engine.runOnce() in this process after one new block without records; requests counted by the simulator. The explorer's tick is run up to ${n(EXPLORER_TICK_MAX)} watches (one request per source); above, only the plan's figures.`,
   `Busy block (node choice): ${n(BUSY_LOGS)} Transfer logs, half of watched contracts, half of the token from watched wallets, through the node event-log source's rules (RuleMatcher.match, in this process); baseline: the same rules without their members' filters in the index (before), where every log met every rule.`,
-  "Resident memory: for a watch per address, this process (under tsx, the benchmark's own config objects included, and the high-water mark of every size run before it: an upper bound); for the node choice of both layouts, `kaiawatch once` in its own process from dist/, loading the config file as `run` does, at exit and at its highest (the config's parse, in a thread of its own, included). A config file over the loader's limit (MAX_CONFIG_BYTES) is refused by `run` and `once` (KW_CONFIG_TOO_LARGE): its row says so, and is not run.",
+  "Resident memory: for a watch per address, this process (under tsx, the benchmark's own config objects included, and the high-water mark of every size run before it: an upper bound); for the node choice of both layouts, `kaiawatch once` in its own process from dist/, loading the config file as `run` does, at exit and at its highest (the config's parse, in a thread of its own, included), and its live heap at exit after a collection (resident memory keeps the parse's high-water mark; the live heap is what the daemon's objects hold). tsx (esbuild's keepNames) gives every named function a property of its own, about 0.25 KB a closure more than dist/ has: this process's figure overstates. A config file over the loader's limit (MAX_CONFIG_BYTES) is refused by `run` and `once` (KW_CONFIG_TOO_LARGE): its row says so, and is not run.",
   "List layout: the same contracts and wallets in one contracts watch and one accounts watch, a rule each, read from the node (the only source a list watch has).",
   load,
 ], { write: !quick });
