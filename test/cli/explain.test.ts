@@ -82,15 +82,23 @@ ${extra}`,
   return { sim, config, wallet, callsBlock };
 }
 
-/** A simulator without generated records, and a folder for the config: both removed after the test. */
-async function emptyChain(): Promise<{ sim: Simulator; dir: ReturnType<typeof tempDir> }> {
+/**
+ * A simulator without generated records, and `configWith(body)`: a config file of the
+ * simulator's head and `body` (watches, rules, sinks), its path. Both removed after the test.
+ */
+async function emptyChain(): Promise<{ sim: Simulator; configWith: (body: string) => string }> {
   const sim = await createSimulator({ seed: 3, initialBlocks: 5, density: { eventLogs: 0, nftTransfers: 0, internalTransactions: 0 } });
   const dir = tempDir();
   cleanups.push(async () => {
     await sim.close();
     dir.remove();
   });
-  return { sim, dir };
+  const configWith = (body: string) => {
+    const path = join(dir.path, "config.yaml");
+    writeFileSync(path, `\n${simulatorHead(sim, { storePath: join(dir.path, "store.json") })}\n${body}`);
+    return path;
+  };
+  return { sim, configWith };
 }
 
 /** KIP-7 Transfer logs of `token` in transaction `tx`, as the node emits them: topics and data, no decoded items. */
@@ -224,25 +232,19 @@ describe("kaiawatch explain", () => {
 
 describe("kaiawatch explain on a token watch", () => {
   it("shows amounts in the token's units, and says when a transfer is not the wallet's", async () => {
-    const { sim, dir } = await emptyChain();
+    const { sim, configWith } = await emptyChain();
     const [wallet, other, stranger] = sim.addresses.wallets as [string, string, string];
     const usdt = sim.addresses.tokens[1] as string;
     const tx = `0x${"d4".repeat(32)}`;
     const transfer = tokenTransfer(tx, usdt);
     sim.addBlock({ eventLogs: [transfer(wallet, other, 999_999n), transfer(wallet, other, 1_000_000n), transfer(other, stranger, 5_000_000n)] });
-    const config = join(dir.path, "config.yaml");
-    writeFileSync(
-      config,
-      `
-${simulatorHead(sim, { storePath: join(dir.path, "store.json") })}
-watches:
+    const config = configWith(`watches:
   - { name: hot, account: "${wallet}", tokens: ["${usdt}"] }
 rules:
   - { name: usdt-out, watch: hot, when: { direction: out, amount: { gte: "1 USDT" } }, notify: [out] }
 sinks:
   out: { type: console }
-`,
-    );
+`);
     const result = await runCli("explain", "--config", config, "--rule", "usdt-out", "--tx", tx);
     expect(result.err).toBe("");
     expect(result.code).toBe(0);
@@ -257,25 +259,19 @@ sinks:
   });
 
   it("explains an accounts watch's token transfers relative to the listed accounts", async () => {
-    const { sim, dir } = await emptyChain();
+    const { sim, configWith } = await emptyChain();
     const [wallet, other, stranger, deposit] = sim.addresses.wallets as [string, string, string, string];
     const usdt = sim.addresses.tokens[1] as string;
     const tx = `0x${"e5".repeat(32)}`;
     const transfer = tokenTransfer(tx, usdt);
     sim.addBlock({ eventLogs: [transfer(other, wallet, 2_000_000n), transfer(wallet, deposit, 3_000_000n), transfer(other, stranger, 5_000_000n)] });
-    const config = join(dir.path, "config.yaml");
-    writeFileSync(
-      config,
-      `
-${simulatorHead(sim, { storePath: join(dir.path, "store.json") })}
-watches:
+    const config = configWith(`watches:
   - { name: deposits, accounts: ["${wallet}", "${deposit}"], tokens: ["${usdt}"] }
 rules:
   - { name: usdt-in, watch: deposits, source: event_logs, when: { direction: in, amount: { gte: "1 USDT" } }, notify: [out] }
 sinks:
   out: { type: console }
-`,
-    );
+`);
     const result = await runCli("explain", "--config", config, "--rule", "usdt-in", "--tx", tx);
     expect(result.err).toBe("");
     expect(result.code).toBe(0);
