@@ -22,8 +22,9 @@
  * The same contracts and wallets are also measured as two list watches (`contracts:` and
  * `accounts:`, read from the node only), a rule each: what a user with 100,000 addresses
  * writes. Those configs fit in a file (4.3 MB at 100,000), so they are also run as users run
- * them: `kaiawatch once` from dist/ in its own process, loading the file as `run` does (the
- * parse in a thread of its own), its resident memory reported at exit (rss-at-exit.mjs).
+ * them: `kaiawatch once` from dist/ in its own process, started as shipped (node
+ * --optimize-for-size), loading the file as `run` does (the parse in a thread of its own),
+ * its resident memory reported at exit (rss-at-exit.mjs).
  *
  * `--quick`: up to 10,000 watches, printed, not written. `--smoke` (npm test): 100 watches.
  */
@@ -102,7 +103,10 @@ const RSS_AT_EXIT = fileURLToPath(new URL("./rss-at-exit.mjs", import.meta.url))
 /** What `kaiawatch once` did with a config file in its own process; `refused`: the file is over the loader's limit, not run. */
 type CliPass = { configMB: number; refused: true } | { configMB: number; refused: false; seconds: number; rssMB: number; maxRssMB: number; heapMB: number };
 
-/** `kaiawatch once` on the config file of a layout (node), in its own process: its wall time and resident memory at exit. */
+/**
+ * `kaiawatch once` on the config file of a layout (node), in its own process, as shipped (node
+ * --optimize-for-size, as the Docker image and systemd unit start it): its wall time and memory at exit.
+ */
 function cliPass(watchCount: number, layout: Layout): CliPass {
   const path = `${dir.path}/${layout}-${watchCount}.yaml`;
   // YAML is a superset of JSON: the file is what `run` would load.
@@ -111,7 +115,7 @@ function cliPass(watchCount: number, layout: Layout): CliPass {
   if (Buffer.byteLength(text) > MAX_CONFIG_BYTES) return { configMB, refused: true };
   writeFileSync(path, text);
   const started = performance.now();
-  const result = spawnSync(process.execPath, ["--expose-gc", "--import", RSS_AT_EXIT, BIN, "once", "-c", path], { encoding: "utf8", maxBuffer: 1 << 24 });
+  const result = spawnSync(process.execPath, ["--optimize-for-size", "--expose-gc", "--import", RSS_AT_EXIT, BIN, "once", "-c", path], { encoding: "utf8", maxBuffer: 1 << 24 });
   const seconds = (performance.now() - started) / 1000;
   if (result.status !== 0) throw new Error(`kaiawatch once exited with ${result.status}: ${result.stderr.slice(-2000)}`);
   const line = result.stderr.trim().split("\n").pop() ?? "";
@@ -272,7 +276,7 @@ report("node-scale", figures, [
   `Node log queries a day by size: ${nodeDays.map(n).join(", ")}: a query per tick per filter batch, whatever the watch count up to the reader's address batch.`,
   `The quiet tick: engine.runOnce() in this process after one new block without records; requests counted by the simulator. The explorer's tick is run up to ${n(EXPLORER_TICK_MAX)} watches (one request per source); above, only the plan's figures.`,
   `Busy block (node choice): ${n(BUSY_LOGS)} Transfer logs, half of watched contracts, half of the token from watched wallets, through the node event-log source's rules (RuleMatcher.match, in this process); baseline: the same rules without their members' filters in the index (before), where every log met every rule.`,
-  "Resident memory: for a watch per address, this process (under tsx, the benchmark's own config objects included, and the high-water mark of every size run before it: an upper bound); for the node choice of both layouts, `kaiawatch once` in its own process from dist/, loading the config file as `run` does, at exit and at its highest (the config's parse, in a thread of its own, included), and its live heap at exit after a collection (resident memory keeps the parse's high-water mark; the live heap is what the daemon's objects hold). tsx (esbuild's keepNames) gives every named function a property of its own, about 0.25 KB a closure more than dist/ has: this process's figure overstates. A config file over the loader's limit (MAX_CONFIG_BYTES) is refused by `run` and `once` (KW_CONFIG_TOO_LARGE): its row says so, and is not run.",
+  "Resident memory: for a watch per address, this process (under tsx, the benchmark's own config objects included, and the high-water mark of every size run before it: an upper bound); for the node choice of both layouts, `kaiawatch once` in its own process from dist/, started as shipped (node --optimize-for-size), loading the config file as `run` does, at exit and at its highest (the config's parse, in a thread of its own, included), and its live heap at exit after a collection (resident memory keeps the parse's high-water mark; the live heap is what the daemon's objects hold). tsx (esbuild's keepNames) gives every named function a property of its own, about 0.25 KB a closure more than dist/ has: this process's figure overstates. A config file over the loader's limit (MAX_CONFIG_BYTES) is refused by `run` and `once` (KW_CONFIG_TOO_LARGE): its row says so, and is not run.",
   "List layout: the same contracts and wallets in one contracts watch and one accounts watch, a rule each, read from the node (the only source a list watch has).",
   load,
 ], { write: !quick });
