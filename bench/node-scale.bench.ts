@@ -183,7 +183,14 @@ function matchRate(rules: readonly SourceRule[], records: readonly WatchedRecord
 
 /** The rules as they were before each member's filter was given to the index: the rule's own condition only. */
 const withoutMemberIndex = (rules: readonly SourceRule[]): SourceRule[] =>
-  rules.map((rule) => ({ ...rule, condition: rule.condition?.type === "all" && rule.condition.children.length === 2 ? rule.condition.children[1] : undefined }));
+  rules.map((rule) => ({
+    name: rule.name,
+    watch: rule.watch,
+    notify: rule.notify,
+    test: (record: WatchedRecord) => rule.test(record),
+    toAlert: (record: WatchedRecord, now: Date) => rule.toAlert(record, now),
+    condition: rule.condition?.type === "all" && rule.condition.children.length === 2 ? rule.condition.children[1] : undefined,
+  }));
 
 async function measure(watchCount: number, choice: Choice, layout: Layout): Promise<Row> {
   const store = `${dir.path}/store-${choice}-${layout}-${watchCount}.db`;

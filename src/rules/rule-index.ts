@@ -88,12 +88,14 @@ export function createRuleIndex<R extends IndexedRule>(rules: readonly R[], opti
           if (tail === -1) lookup.tails.fill(0xffffffff);
           else lookup.tails[tail >>> 5]! |= 1 << (tail & 31);
         }
-        let entry = lookup.values.get(key);
+        const entry = lookup.values.get(key);
         if (entry === undefined) {
-          lookup.values.set(key, (entry = { rules: [], merged: [] }));
-          entries.push(entry);
-        }
-        if (entry.rules[entry.rules.length - 1] !== i) entry.rules.push(i);
+          // A literal of one: a value is most often one watch's, and an array pushed to from
+          // empty is given room for seventeen (a daemon of 100,000 watches holds one per value).
+          const created: Entry<R> = { rules: [i], merged: [] };
+          lookup.values.set(key, created);
+          entries.push(created);
+        } else if (entry.rules[entry.rules.length - 1] !== i) entry.rules.push(i);
       }
     }
   });

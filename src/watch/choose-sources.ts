@@ -1,4 +1,5 @@
 import { OPERATIONS } from "../explorer/operations.js";
+import type { AlertDocument } from "../model/alert-document.js";
 import type { WatchedRecord } from "../model/record.js";
 import type { ConditionNode } from "../rules/parse-condition.js";
 import { groupNeeds } from "./group-needs.js";
@@ -7,7 +8,7 @@ import { cheaper, createGroupPlanner, type Group, type Option } from "./plan-gro
 import type { PlannedSource, SourceMember } from "./poller.js";
 import { sourceDayCost, type SourceDayCost } from "./source-day-cost.js";
 import { collectNeeds, type Need, type SharedCandidate } from "./source-needs.js";
-import { sourceRule, type SourceRule } from "./source-rule.js";
+import type { SourceRule } from "./source-rule.js";
 import { describeSource, isNodeOperation, sourceKey, type SourceDefinition } from "./source.js";
 import { utcDayStart } from "./schedule-firings.js";
 
@@ -284,9 +285,37 @@ function extraCost(alternative: { creditsPerDay: number; requestsPerDay: number 
  * only narrows the candidates, and `test` decides.
  */
 export function narrowRule(rule: SourceRule, handover: SourceMember["handover"], filter: ((record: WatchedRecord) => boolean) | undefined, filterCondition?: ConditionNode): SourceRule {
-  const test = rule.test;
   // The filter's condition beside the rule's, for the rule index only (the test runs the filter itself).
   const condition = filterCondition === undefined ? rule.condition : rule.condition === undefined ? filterCondition : { type: "all" as const, path: [], children: [filterCondition, rule.condition] };
-  const narrowed: SourceRule["test"] = filter === undefined ? (record) => record.block > handover.skipThrough && test(record) : (record) => record.block > handover.skipThrough && filter(record) && test(record);
-  return sourceRule(rule, rule.toAlert, rule.absence, narrowed, condition);
+  return new NarrowedRule(rule, handover, filter, condition);
+}
+
+/** narrowRule's rule: fields and methods rather than a closure over them, as CompiledSourceRule (one per watch and source). */
+class NarrowedRule implements SourceRule {
+  readonly name: string;
+  readonly watch: string;
+  readonly notify: readonly string[];
+  readonly enrich: SourceRule["enrich"];
+  readonly absence: SourceRule["absence"];
+
+  constructor(
+    private readonly rule: SourceRule,
+    private readonly handover: SourceMember["handover"],
+    private readonly filter: ((record: WatchedRecord) => boolean) | undefined,
+    readonly condition: ConditionNode | undefined,
+  ) {
+    this.name = rule.name;
+    this.watch = rule.watch;
+    this.notify = rule.notify;
+    this.enrich = rule.enrich;
+    this.absence = rule.absence;
+  }
+
+  test(record: WatchedRecord): boolean {
+    return record.block > this.handover.skipThrough && (this.filter === undefined || this.filter(record)) && this.rule.test(record);
+  }
+
+  toAlert(record: WatchedRecord, now: Date): AlertDocument {
+    return this.rule.toAlert(record, now);
+  }
 }

@@ -62,6 +62,18 @@ interface Share<R, W> {
   indexedBy: Record<string, unknown>;
 }
 
+// A share's filter is made here, not where the share is: a closure holds the whole scope it
+// was made in, and a daemon keeps one per watch (about 0.2 KB each at 20,000 watches).
+const contractLogFilter = (contract: string, wanted: ReadonlySet<string> | undefined) => (r: WatchedRecord) =>
+  lower((r.data as EventLog).contract_address) === contract && (wanted === undefined || wanted.has(lower((r.data as EventLog).topics[0]) ?? ""));
+const tokenTransferFilter = (token: string) => (r: WatchedRecord) => lower((r.data as EventLog).contract_address) === token && lower((r.data as EventLog).topics[0]) === TRANSFER_TOPIC;
+const collectionFilter = (collection: string, tokenId: string | undefined) => (r: WatchedRecord) =>
+  lower((r.data as NftTransfer).contract.contract_address) === collection && (tokenId === undefined || (r.data as NftTransfer).token_id === tokenId);
+const nftAccountFilter = (account: string, contract: string | undefined) => (r: WatchedRecord) => {
+  const d = r.data as NftTransfer;
+  return (lower(d.from) === account || lower(d.to) === account) && (contract === undefined || lower(d.contract.contract_address) === contract);
+};
+
 /**
  * The shares of a config's node-read watches, per family. Each share's filter keeps exactly
  * what the watch's explorer query returns (outsideSource answers the same), so that its rules
@@ -106,7 +118,7 @@ function sharesOfWatch<R extends RuleInput, W extends WatchInput>(network: strin
       watch,
       rules: logRules,
       own: { network, operation: "nodeEventLogs", address: contract, ...(topics === undefined ? {} : { topics }) },
-      filter: (r) => lower((r.data as EventLog).contract_address) === contract && (wanted === undefined || wanted.has(lower((r.data as EventLog).topics[0]) ?? "")),
+      filter: contractLogFilter(contract, wanted),
       filterText: `emitted by ${contract}${topics === undefined ? "" : `, topic0 in ${topics.join(", ")}`}`,
       indexedBy: { contract },
     });
@@ -120,7 +132,7 @@ function sharesOfWatch<R extends RuleInput, W extends WatchInput>(network: strin
         rules: logRules,
         // The definition a token rule is compiled for: the token's Transfer logs (tokenOfSource).
         own: { network, operation: "nodeEventLogs", address: token, signature: TRANSFER_TOPIC, account },
-        filter: (r) => lower((r.data as EventLog).contract_address) === token && lower((r.data as EventLog).topics[0]) === TRANSFER_TOPIC,
+        filter: tokenTransferFilter(token),
         filterText: `Transfer logs of token ${token}`,
         // Its rules keep the Transfers from (topic1) or to (topic2) the account.
         indexedBy: { any: [{ "topics[1]": account }, { "topics[2]": account }] },
@@ -135,7 +147,7 @@ function sharesOfWatch<R extends RuleInput, W extends WatchInput>(network: strin
       watch,
       rules: nftRules,
       own: { network, operation: "nodeNftTransfers", address: collection, ...(tokenId === undefined ? {} : { tokenId }) },
-      filter: (r) => lower((r.data as NftTransfer).contract.contract_address) === collection && (tokenId === undefined || (r.data as NftTransfer).token_id === tokenId),
+      filter: collectionFilter(collection, tokenId),
       filterText: `collection ${collection}${tokenId === undefined ? "" : ` token ${tokenId}`}`,
       indexedBy: { contract: collection },
     });
@@ -149,10 +161,7 @@ function sharesOfWatch<R extends RuleInput, W extends WatchInput>(network: strin
       watch,
       rules: nftRules,
       own: { network, operation: "nodeNftTransfers", account, ...(contract === undefined ? {} : { contractAddress: contract }) },
-      filter: (r) => {
-        const d = r.data as NftTransfer;
-        return (lower(d.from) === account || lower(d.to) === account) && (contract === undefined || lower(d.contract.contract_address) === contract);
-      },
+      filter: nftAccountFilter(account, contract),
       filterText: `from or to ${account}${contract === undefined ? "" : ` in ${contract}`}`,
       indexedBy: { any: [{ from: account }, { to: account }] },
     });
@@ -196,7 +205,7 @@ function sharesOfList<R, W extends WatchInput>(network: string, watch: W, logRul
         watch,
         rules: logRules,
         own: { network, operation: "nodeEventLogs", address: token, signature: TRANSFER_TOPIC, list },
-        filter: (r) => lower((r.data as EventLog).contract_address) === token && lower((r.data as EventLog).topics[0]) === TRANSFER_TOPIC,
+        filter: tokenTransferFilter(token),
         filterText: `Transfer logs of token ${token}`,
         indexedBy: { any: [{ "topics[1]": { in: accounts } }, { "topics[2]": { in: accounts } }] },
       });

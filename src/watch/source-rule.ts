@@ -23,15 +23,6 @@ export interface SourceRule {
   absence?: AbsenceRule;
 }
 
-/**
- * A source rule as one literal of one shape: V8 gives objects made by spreading a hidden
- * class of their own once the spread's cache gives up, and a daemon keeps a rule per watch
- * and source for as long as it runs.
- */
-export function sourceRule(rule: Pick<SourceRule, "name" | "watch" | "notify" | "enrich">, toAlert: SourceRule["toAlert"], absence: SourceRule["absence"], test: SourceRule["test"], condition: SourceRule["condition"]): SourceRule {
-  return { name: rule.name, watch: rule.watch, notify: rule.notify, enrich: rule.enrich, test, condition, toAlert, absence };
-}
-
 export interface Match {
   rule: SourceRule;
   alert: AlertDocument;
