@@ -63,7 +63,7 @@ interface Share<R, W> {
 }
 
 // A share's filter is made here, not where the share is: a closure holds the whole scope it
-// was made in, and a daemon keeps one per watch (about 0.2 KB each at 20,000 watches).
+// was made in, and a daemon keeps one per watch (about 0.1 KB each at 20,000 watches).
 const contractLogFilter = (contract: string, wanted: ReadonlySet<string> | undefined) => (r: WatchedRecord) =>
   lower((r.data as EventLog).contract_address) === contract && (wanted === undefined || wanted.has(lower((r.data as EventLog).topics[0]) ?? ""));
 const tokenTransferFilter = (token: string) => (r: WatchedRecord) => lower((r.data as EventLog).contract_address) === token && lower((r.data as EventLog).topics[0]) === TRANSFER_TOPIC;
