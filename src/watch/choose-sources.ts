@@ -10,10 +10,8 @@ import { sourceDayCost, type SourceDayCost } from "./source-day-cost.js";
 import { collectNeeds, type Need, type SharedCandidate } from "./source-needs.js";
 import type { SourceRule } from "./source-rule.js";
 import { describeSource, isNodeOperation, sourceKey, type SourceDefinition } from "./source.js";
-import { utcDayStart } from "./schedule-firings.js";
+import { planningDayStart } from "./schedule-firings.js";
 
-/** Monday 2026-01-05: the default day whose schedules are costed, fixed so that a plan never changes with the date. */
-const REFERENCE_DAY_MS = Date.UTC(2026, 0, 5);
 const DAY_SECONDS = 86_400;
 /** Rejected alternatives described per choice (the cheapest): a group of 1,000 accounts of one collection has over 1,000. */
 const MAX_REJECTED_SHOWN = 8;
@@ -99,7 +97,7 @@ interface Draft<R, W> {
  */
 export function chooseSources<R extends RuleInput, W extends WatchInput>(input: PlanInput<R, W>, definitionsOfWatch: (network: string, watch: W) => SourceDefinition[]): Plan {
   const apiPlan = input.apiPlan ?? "FREE";
-  const dayStart = utcDayStart(input.dayMs ?? REFERENCE_DAY_MS);
+  const dayStart = planningDayStart(input.dayMs);
 
   // Hashing a definition is a few microseconds; 10,000 watches ask for the same keys again and again.
   const keys = new Map<string, string>();

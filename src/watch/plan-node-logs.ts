@@ -3,17 +3,11 @@ import { eventTopic } from "../chain/signatures.js";
 import { TRANSFER_TOPIC } from "../chain/token-transfer.js";
 import type { EventLog, NftTransfer } from "../explorer/types.js";
 import type { RecordFamily, WatchedRecord } from "../model/record.js";
-import { parseCondition } from "../rules/parse-condition.js";
-import { narrowRule } from "./choose-sources.js";
 import type { PlanInput, RuleInput, WatchInput } from "./plan.js";
-import type { PlannedSource, SourceMember } from "./poller.js";
-import { firingsOfDay, utcDayStart } from "./schedule-firings.js";
-import type { SourceRule } from "./source-rule.js";
-import { describeSource, sourceKey, type SourceDefinition } from "./source.js";
+import type { PlannedSource } from "./poller.js";
+import { sharedNodeSource, type NodeShare } from "./shared-node-source.js";
+import { sourceKey, type SourceDefinition } from "./source.js";
 import { rulesByWatch } from "./rules-by-watch.js";
-
-/** Monday 2026-01-05, as the explorer planner: the schedule with the most ticks is chosen on a fixed day. */
-const REFERENCE_DAY_MS = Date.UTC(2026, 0, 5);
 
 /** topic0 of KIP-37 (ERC-1155) TransferSingle and TransferBatch; KIP-17 (ERC-721) Transfer is TRANSFER_TOPIC with the id as topic3. */
 export const TRANSFER_SINGLE_TOPIC = eventTopic("TransferSingle(address,address,address,uint256,uint256)");
@@ -45,21 +39,9 @@ type ShareQuery =
   | { kind: "collection"; collection: string }
   | { kind: "nft accounts"; accounts: readonly string[] };
 
-/** One watch's share of a node log source: its key, its rules' definition, and the records its explorer query would return. */
-interface Share<R, W> {
+/** One watch's share of a node log source, with what it adds to the family's log queries. */
+interface Share<R, W> extends NodeShare<R, W> {
   query: ShareQuery;
-  watch: W;
-  rules: R[];
-  /** The key its position is kept under, and what its rules are compiled for. */
-  own: SourceDefinition;
-  filter: (record: WatchedRecord) => boolean;
-  filterText: string;
-  /**
-   * A `when` that the filter and the share's rules together imply (its contract, or the
-   * account a transfer is from or to): the rule index files the rules under it, so that a
-   * record meets the rules of its own watches, not of every watch the source serves.
-   */
-  indexedBy: Record<string, unknown>;
 }
 
 // A share's filter is made here, not where the share is: a closure holds the whole scope it
@@ -279,62 +261,17 @@ function filtersOf(family: "event_logs" | "nft_transfers", shares: readonly Shar
 /**
  * The node's log sources of a config: one per family (event logs, NFT transfers) serving
  * every watch read from the node (`source: node` or `both`), the same log queries a window
- * for all of them (one per filter, cut by chain.max_request_bytes). As with the node's transactions source, each watch keeps its position under
- * its own share's key (handover), and the source polls on its members' most frequent
- * schedule, in their smallest window, from the first watch's start. With `both` the
- * watch's explorer sources are planned beside (plan.ts): each keeps its own cursor, and a
- * record read by both makes one alert id (rule name and record key), queued once.
+ * for all of them (one per filter, cut by chain.max_request_bytes), each watch under its
+ * own share's key (sharedNodeSource). With `both` the watch's explorer sources are planned
+ * beside (plan.ts): each keeps its own cursor, and a record read by both makes one alert id
+ * (rule name and record key), queued once.
  */
 export function planNodeLogSources<R extends RuleInput, W extends WatchInput>(input: PlanInput<R, W>): PlannedSource[] {
   const shares = sharesOf(input);
-  const dayStart = utcDayStart(input.dayMs ?? REFERENCE_DAY_MS);
   const sources: PlannedSource[] = [];
   for (const family of ["event_logs", "nft_transfers"] as const) {
-    const familyShares = shares[family];
-    const first = familyShares[0];
-    if (first === undefined) continue;
-    const definition = nodeLogsDefinition(input.network, family);
-    const { schedule, maxWindowBlocks } = sharedTiming(input.defaults, familyShares.map((s) => s.watch), dayStart);
-    const rules: SourceRule[] = [];
-    const members: SourceMember[] = [];
-    for (const share of familyShares) {
-      const member: SourceMember = { watch: share.watch.name, ownKey: sourceKey(share.own), filter: share.filterText, handover: { skipThrough: -1 } };
-      members.push(member);
-      const indexed = parseCondition(share.indexedBy, { family });
-      if (!indexed.ok) throw new TypeError(`the index condition of watch ${share.watch.name} does not parse: ${JSON.stringify(indexed.issues)}`);
-      for (const rule of share.rules) rules.push(narrowRule(input.compileRule(rule, share.watch, family, share.own), member.handover, share.filter, indexed.node));
-    }
-    sources.push({
-      key: sourceKey(definition),
-      definition,
-      description: describeSource(definition),
-      watch: first.watch.name,
-      family,
-      rules,
-      schedule,
-      start: first.watch.start ?? input.defaults.start,
-      maxWindowBlocks,
-      members,
-      logFilters: filtersOf(family, familyShares),
-    });
+    const source = sharedNodeSource(input, nodeLogsDefinition(input.network, family), family, shares[family]);
+    if (source !== undefined) sources.push({ ...source, logFilters: filtersOf(family, shares[family]) });
   }
   return sources;
-}
-
-/** A shared node source's schedule (its members' most frequent, the first on a tie) and window (their smallest). */
-export function sharedTiming(defaults: PlanInput<RuleInput, WatchInput>["defaults"], watches: readonly WatchInput[], dayStart: number): { schedule: string; maxWindowBlocks: number } {
-  const ticks = new Map<string, number>();
-  const ticksOf = (s: string) => {
-    let n = ticks.get(s);
-    if (n === undefined) ticks.set(s, (n = firingsOfDay(s, dayStart).length));
-    return n;
-  };
-  let schedule: string | undefined;
-  let maxWindowBlocks = Infinity;
-  for (const watch of watches) {
-    const own = watch.schedule ?? defaults.schedule;
-    if (schedule === undefined || ticksOf(own) > ticksOf(schedule)) schedule = own;
-    maxWindowBlocks = Math.min(maxWindowBlocks, watch.max_window_blocks ?? defaults.max_window_blocks);
-  }
-  return { schedule: schedule ?? defaults.schedule, maxWindowBlocks };
 }

@@ -1,18 +1,11 @@
 import type { InternalTransactionListItem } from "../explorer/types.js";
 import type { WatchedRecord } from "../model/record.js";
-import { parseCondition } from "../rules/parse-condition.js";
-import { narrowRule } from "./choose-sources.js";
 import { internalTransactionsSource } from "../config/sources-of-watch.js";
-import { sharedTiming } from "./plan-node-logs.js";
 import type { PlanInput, RuleInput, WatchInput } from "./plan.js";
-import type { PlannedSource, SourceMember } from "./poller.js";
-import { utcDayStart } from "./schedule-firings.js";
-import type { SourceRule } from "./source-rule.js";
-import { describeSource, sourceKey, type SourceDefinition } from "./source.js";
+import type { PlannedSource } from "./poller.js";
+import { sharedNodeSource, type NodeShare } from "./shared-node-source.js";
+import type { SourceDefinition } from "./source.js";
 import { rulesByWatch } from "./rules-by-watch.js";
-
-/** Monday 2026-01-05, as the explorer planner: the schedule with the most ticks is chosen on a fixed day. */
-const REFERENCE_DAY_MS = Date.UTC(2026, 0, 5);
 
 /** The node source of internal transactions: one per network, every node-read watch of them together. */
 export function nodeTracesDefinition(network: string): SourceDefinition {
@@ -39,44 +32,24 @@ export const tracesFromNode = (watch: WatchInput, traces: boolean | undefined): 
  * once (debug_traceBlockByNumber) and each watch's rules see what its explorer query would
  * return: an every_block watch every record (operation 8), an account watch the calls from or
  * to its account (operation 7). So a hundred wallets cost what one costs. Each watch keeps its
- * position under its own key while the source serves it (an every_block watch under the
- * source's, as every every_block watch shares operation 8 on the explorer), and the source
- * polls on its members' most frequent schedule, in their smallest window, from the first
- * watch's start. With `both` the watch's explorer source is planned beside (plan.ts).
+ * position under its own key (sharedNodeSource; an every_block watch under the source's, as
+ * every every_block watch shares operation 8 on the explorer). With `both` the watch's
+ * explorer source is planned beside (plan.ts).
  */
 export function planTraceSource<R extends RuleInput, W extends WatchInput>(input: PlanInput<R, W>): PlannedSource | undefined {
   const byWatch = rulesByWatch(input.rules, "internal_transactions");
-  const needs = input.watches.flatMap((watch) => {
+  const shares: Array<NodeShare<R, W>> = [];
+  for (const watch of input.watches) {
     const rules = byWatch.get(watch.name);
-    return rules !== undefined && tracesFromNode(watch, input.traces) ? [{ watch, rules }] : [];
-  });
-  const first = needs[0];
-  if (first === undefined) return undefined;
-  const definition = nodeTracesDefinition(input.network);
-  const { schedule, maxWindowBlocks } = sharedTiming(input.defaults, needs.map((n) => n.watch), utcDayStart(input.dayMs ?? REFERENCE_DAY_MS));
-  const rules: SourceRule[] = [];
-  const members: SourceMember[] = [];
-  for (const { watch, rules: watchRules } of needs) {
+    if (rules === undefined || !tracesFromNode(watch, input.traces)) continue;
     const own = traceShareDefinition(input.network, watch) as SourceDefinition;
     const account = own.address;
-    const member: SourceMember = { watch: watch.name, ownKey: sourceKey(own), filter: account === undefined ? "every record" : `from or to ${account}`, handover: { skipThrough: -1 } };
-    members.push(member);
-    // As operation 7 answers: the calls from or to the account (the trace's addresses are lowercase).
-    const filter = account === undefined ? undefined : (record: WatchedRecord) => (record.data as InternalTransactionListItem).from === account || (record.data as InternalTransactionListItem).to === account;
-    const indexed = account === undefined ? undefined : parseCondition({ any: [{ from: account }, { to: account }] }, { family: "internal_transactions" });
-    if (indexed !== undefined && !indexed.ok) throw new TypeError(`the index condition of watch ${watch.name} does not parse: ${JSON.stringify(indexed.issues)}`);
-    for (const rule of watchRules) rules.push(narrowRule(input.compileRule(rule, watch, "internal_transactions", own), member.handover, filter, indexed?.node));
+    if (account === undefined) shares.push({ watch, rules, own, filterText: "every record" });
+    else shares.push({ watch, rules, own, filter: callPartyFilter(account), filterText: `from or to ${account}`, indexedBy: { any: [{ from: account }, { to: account }] } });
   }
-  return {
-    key: sourceKey(definition),
-    definition,
-    description: describeSource(definition),
-    watch: first.watch.name,
-    family: "internal_transactions",
-    rules,
-    schedule,
-    start: first.watch.start ?? input.defaults.start,
-    maxWindowBlocks,
-    members,
-  };
+  return sharedNodeSource(input, nodeTracesDefinition(input.network), "internal_transactions", shares);
 }
+
+/** As operation 7 answers: the calls from or to the account (the trace's addresses are lowercase). Made here, not in the loop: a closure holds the scope it was made in. */
+const callPartyFilter = (account: string) => (record: WatchedRecord) =>
+  (record.data as InternalTransactionListItem).from === account || (record.data as InternalTransactionListItem).to === account;

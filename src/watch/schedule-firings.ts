@@ -8,6 +8,12 @@ export function utcDayStart(ms: number): number {
   return Math.floor(ms / DAY_MS) * DAY_MS;
 }
 
+/** Monday 2026-01-05: the default day whose schedules are costed, fixed so that a plan never changes with the date. */
+const REFERENCE_DAY_MS = Date.UTC(2026, 0, 5);
+
+/** Midnight UTC of the day a plan costs its schedules on: the given one (PlanInput.dayMs), else the reference Monday. */
+export const planningDayStart = (dayMs: number | undefined): number => utcDayStart(dayMs ?? REFERENCE_DAY_MS);
+
 /**
  * The seconds of a UTC day (0..86399, ascending) at which a schedule fires, the way the
  * engine runs it (croner, UTC). Asking croner for every run is ~50 µs a run, seconds for an
