@@ -62,7 +62,7 @@ const PARSE_IN_WORKER_FROM = 256 * 1024;
 export const MAX_CONFIG_BYTES = 8 * 1024 * 1024;
 
 const tooLargeMessage = (file: string, bytes: number) =>
-  `config file ${file} is ${(bytes / 1024 / 1024).toFixed(1)} MiB; the limit is ${MAX_CONFIG_BYTES / 1024 / 1024} MiB (split the watches over several kaiawatch instances)`;
+  `config file ${file} is ${(bytes / 1024 / 1024).toFixed(1)} MiB; the limit is ${MAX_CONFIG_BYTES / 1024 / 1024} MiB (many addresses with the same rules fit in one accounts: or contracts: watch, docs/configuration.md; or split the watches over several kaiawatch instances)`;
 
 /** Reads and validates a config file; rejects with ConfigFileError or ConfigError (with every problem). */
 export async function loadConfig(options: LoadConfigOptions): Promise<LoadedConfig> {

@@ -33,7 +33,7 @@ describe("config size", () => {
     const error = await loadConfig({ path, env: {} }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ConfigFileError);
     expect((error as ConfigFileError).code).toBe("KW_CONFIG_TOO_LARGE");
-    expect((error as ConfigFileError).message).toBe(`config file ${path} is 42.0 MiB; the limit is 8 MiB (split the watches over several kaiawatch instances)`);
+    expect((error as ConfigFileError).message).toBe(`config file ${path} is 42.0 MiB; the limit is 8 MiB (many addresses with the same rules fit in one accounts: or contracts: watch, docs/configuration.md; or split the watches over several kaiawatch instances)`);
   });
 
   it("kaiawatch validate and run: one line, exit 2, no stack", async () => {
@@ -41,7 +41,7 @@ describe("config size", () => {
     for (const command of ["validate", "run"]) {
       const io = memoryIO();
       expect(await main([command, "--config", path], io)).toBe(2);
-      expect(io.err()).toBe(`config file ${path} is 8.0 MiB; the limit is 8 MiB (split the watches over several kaiawatch instances)\n`);
+      expect(io.err()).toBe(`config file ${path} is 8.0 MiB; the limit is 8 MiB (many addresses with the same rules fit in one accounts: or contracts: watch, docs/configuration.md; or split the watches over several kaiawatch instances)\n`);
     }
   });
 
