@@ -167,8 +167,9 @@ function isPlainSafeInteger(literal: string): boolean {
  * little beside JSON.parse (bench/record-caps.bench.ts); brackets inside strings do not
  * count. A number is quoted only after a key of EXACT_KEYS outside any string and only when
  * it is a whole JSON number token: a string value and a number are interchangeable in
- * JSON's grammar, so the text stays exactly as valid or invalid as it was. Text that is not
- * valid JSON may be miscounted; JSON.parse refuses it next anyway.
+ * JSON's grammar, so the text stays exactly as valid or invalid as it was. The pass stops
+ * where the outermost map or list closes. Text that is not valid JSON may be miscounted;
+ * JSON.parse refuses it next anyway.
  */
 function scanJson(text: string): Scan {
   let depth = 0;
@@ -204,7 +205,13 @@ function scanJson(text: string): Scan {
     } else if (c === 0x7b /* { */ || c === 0x5b /* [ */) {
       if (++depth > MAX_JSON_DEPTH) throw new JsonTooDeepError(`nested deeper than ${MAX_JSON_DEPTH} levels (at character ${i})`);
       if (depth > deepest) deepest = depth;
-    } else if (c === 0x7d /* } */ || c === 0x5d /* ] */) depth--;
+    } else if (c === 0x7d /* } */ || c === 0x5d /* ] */) {
+      // At depth 0 the answer's value has ended: what follows may only be whitespace, which
+      // JSON.parse checks. A body of 256 KiB to 1 MiB comes padded with spaces (decodeBody,
+      // src/http/request.ts), up to a quarter of its text, and reading them one by one
+      // doubled this pass on such a page (bench/record-caps.bench.ts).
+      if (--depth === 0) break;
+    }
   }
   return { text: copied === 0 ? text : out + text.slice(copied), depth: deepest, longestString: longest, quoted, plainAtRecordDepth };
 }

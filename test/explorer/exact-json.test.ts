@@ -125,6 +125,13 @@ describe("parseExactJson", () => {
     expect(readExactJson("[]")).toMatchObject({ value: [], depth: 1, longestString: 0 });
   });
 
+  it("stops where the outermost value closes: padding after it is read by JSON.parse alone, anything else is still refused", () => {
+    const page = '{"results":[{"amount":12,"note":"[[["}],"n":1}';
+    expect(readExactJson(`${page}${" ".repeat(4096)}`)).toEqual(readExactJson(page));
+    expect(readExactJson(`${page}\n\t `).value).toEqual({ results: [{ amount: "12", note: "[[[" }], n: 1 });
+    for (const junk of [`${page}{"amount":1}`, `${page}]`, `[]${"[".repeat(100)}`, `${page}"`]) expect(() => parseExactJson(junk), junk).toThrow(SyntaxError);
+  });
+
   it("leaves invalid JSON invalid", () => {
     expect(() => parseExactJson('{"results":[{"amount": 1')).toThrow(SyntaxError);
     expect(() => parseExactJson('{"a":"x,"amount": 1}')).toThrow(SyntaxError);
