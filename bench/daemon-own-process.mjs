@@ -24,6 +24,9 @@ if (!isMainThread) {
     worker.once("message", resolve);
     worker.once("error", reject);
   });
+  // What parseConfigInWorker does with the thread's reply.
+  const { shareEqualStrings } = await import(`${dist}/config/parse-in-worker.js`);
+  shareEqualStrings(config);
   const { createTestCommon } = await import(`${dist}/common/common.js`);
   const { createDaemon } = await import(`${dist}/daemon/create-daemon.js`);
   const daemon = await createDaemon(createTestCommon(), { config });

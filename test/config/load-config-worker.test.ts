@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { parseConfigText, type ConfigCheck, type ConfigError } from "../../src/config/index.js";
 import type * as ConfigModule from "../../src/config/index.js";
+import { shareEqualStrings } from "../../src/config/parse-in-worker.js";
 import { configErrorOf } from "./helpers.js";
 
 // The thread runs compiled JavaScript: these tests load the config module from dist/ (built by
@@ -67,5 +68,15 @@ describe("a large config is parsed in a thread of its own", () => {
   it("says a missing variable is missing, from the thread too", async () => {
     const error = (await dist.loadConfig({ path, env: {} }).catch((rejected: unknown) => rejected)) as ConfigError;
     expect(error.format()).toMatch(/^.*:4:\d+ sinks\.hook\.url: .*HOOK_TOKEN/);
+  });
+});
+
+describe("the thread's reply with its repeated strings shared", () => {
+  it("is the same value, changed in place: nested lists and maps, long texts and other values as they were", () => {
+    const long = "x".repeat(500);
+    const value = { a: ["out", "out", { b: "out", c: [long, long, 3, null, true] }], d: { e: "out", f: undefined, g: [[["node"]]] }, h: "node" };
+    const before = structuredClone(value);
+    expect(shareEqualStrings(value)).toBe(value);
+    expect(value).toEqual(before);
   });
 });
