@@ -54,7 +54,7 @@ const SHARED_STRING_MAX = 128;
  * The value with every repeated short string made one string. A structured clone copies each
  * string on its own, so a config of many watches came back holding a copy of its schedule,
  * its sink names, its event signatures and its defaults for every watch and rule: about
- * 0.25 KB a watch at 20,000 watches (a heap snapshot of bench/daemon-own-process.mjs).
+ * 0.3 KB a watch at 20,000 watches (kaiawatch once: 106.7 -> 100.7 MB of live heap).
  * Changes the value in place (the clone is this thread's own) and returns it.
  */
 export function shareEqualStrings<T>(value: T): T {

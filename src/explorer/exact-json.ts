@@ -208,7 +208,7 @@ function scanJson(text: string): Scan {
     } else if (c === 0x7d /* } */ || c === 0x5d /* ] */) {
       // At depth 0 the answer's value has ended: what follows may only be whitespace, which
       // JSON.parse checks. A body of 256 KiB to 1 MiB comes padded with spaces (decodeBody,
-      // src/http/request.ts), up to a quarter of its text, and reading them one by one
+      // src/http/request.ts), up to three quarters of its text, and reading them one by one
       // doubled this pass on such a page (bench/record-caps.bench.ts).
       if (--depth === 0) break;
     }
