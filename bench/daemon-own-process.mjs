@@ -4,28 +4,31 @@
  * ./rss-at-exit.mjs bench/daemon-own-process.mjs DIST CONFIG`, so that the memory of a watch
  * per address at 100,000 is the daemon's own in a process of its own, as shipped, and not the
  * benchmark's process (under tsx, with every size before it). As `run` loads a large file
- * (src/config/parse-in-worker.ts), the text is parsed in a thread of its own (here with the
- * size limit lifted) and compiled in this one; the daemon from dist/ then runs one pass and
+ * (src/config/parse-in-child.ts), the text is parsed in a child process of its own (here with
+ * the size limit lifted) and compiled in this one; the daemon from dist/ then runs one pass and
  * stops, and rss-at-exit.mjs reports its memory.
  */
+import { fork } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { isMainThread, parentPort, Worker, workerData } from "node:worker_threads";
 
-if (!isMainThread) {
-  const { dist, text } = workerData;
-  const { parseConfigTextUncompiled } = await import(`${dist}/config/load-config.js`);
-  parentPort.postMessage(parseConfigTextUncompiled(text, { fileName: "config.yaml", env: {}, maxBytes: Infinity }).config);
+if (process.argv[2] === "--parse-child") {
+  process.once("message", async ({ dist, text }) => {
+    const { parseConfigTextUncompiled } = await import(`${dist}/config/load-config.js`);
+    process.send(parseConfigTextUncompiled(text, { fileName: "config.yaml", env: {}, maxBytes: Infinity }).config, () => process.exit(0));
+  });
 } else {
   const [dist, path] = process.argv.slice(2);
   const config = await new Promise((resolve, reject) => {
-    // The YAML library's document of a 23 MB file outgrows a thread's default heap.
-    const worker = new Worker(fileURLToPath(import.meta.url), { workerData: { dist, text: readFileSync(path, "utf8") }, resourceLimits: { maxOldGenerationSizeMb: 16_384 } });
-    worker.once("message", resolve);
-    worker.once("error", reject);
+    // The YAML library's document of a 23 MB file outgrows the default heap.
+    const child = fork(fileURLToPath(import.meta.url), ["--parse-child"], { execArgv: ["--max-old-space-size=16384"], serialization: "advanced" });
+    child.once("message", resolve);
+    child.once("error", reject);
+    child.once("exit", (code) => reject(new Error(`the parser exited (code ${code}) without an answer`)));
+    child.send({ dist, text: readFileSync(path, "utf8") });
   });
-  // What parseConfigInWorker does with the thread's reply.
-  const { shareEqualStrings } = await import(`${dist}/config/parse-in-worker.js`);
+  // What parseConfigInChild does with the child's reply.
+  const { shareEqualStrings } = await import(`${dist}/config/parse-in-child.js`);
   shareEqualStrings(config);
   const { createTestCommon } = await import(`${dist}/common/common.js`);
   const { createDaemon } = await import(`${dist}/daemon/create-daemon.js`);

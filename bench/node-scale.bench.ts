@@ -19,7 +19,7 @@
  * each. The larger sizes are given to the parser as text past that limit (maxBytes), which
  * `kaiawatch run` would refuse: they measure the daemon, not a config a user can write today.
  * Where `kaiawatch once` refuses the file, the same daemon from dist/ is run in its own
- * process as shipped all the same, its config parsed in a thread past the limit
+ * process as shipped all the same, its config parsed in a child process past the limit
  * (daemon-own-process.mjs): the memory of a watch per address at 100,000, without this
  * process's tsx and earlier sizes around it.
  *
@@ -27,7 +27,7 @@
  * `accounts:`, read from the node only), a rule each: what a user with 100,000 addresses
  * writes. Those configs fit in a file (4.3 MB at 100,000), so they are also run as users run
  * them: `kaiawatch once` from dist/ in its own process, started as shipped (node
- * --optimize-for-size), loading the file as `run` does (the parse in a thread of its own),
+ * --optimize-for-size), loading the file as `run` does (the parse in a process of its own),
  * its resident memory reported at exit (rss-at-exit.mjs).
  *
  * `--quick`: up to 10,000 watches, printed, not written. `--smoke` (npm test): 100 watches.
@@ -306,7 +306,7 @@ report("node-scale", figures, [
   `Node log queries a day by size: ${nodeDays.map(n).join(", ")}: a query per tick per filter batch, whatever the watch count up to the reader's address batch.`,
   `The quiet tick: engine.runOnce() in this process after one new block without records; requests counted by the simulator. The explorer's tick is run up to ${n(EXPLORER_TICK_MAX)} watches (one request per source); above, only the plan's figures.`,
   `Busy block (node choice): ${n(BUSY_LOGS)} Transfer logs, half of watched contracts, half of the token from watched wallets, through the node event-log source's rules (RuleMatcher.match, in this process); baseline: the same rules without their members' filters in the index (before), where every log met every rule.`,
-  "Resident memory: for a watch per address, this process (under tsx, the benchmark's own config objects included, and the high-water mark of every size run before it: an upper bound); for the node choice of both layouts, `kaiawatch once` in its own process from dist/, started as shipped (node --optimize-for-size), loading the config file as `run` does, at exit and at its highest (the config's parse, in a thread of its own, included), and its live heap at exit after a collection (resident memory keeps the parse's high-water mark; the live heap is what the daemon's objects hold). tsx (esbuild's keepNames) gives every named function a property of its own, about 0.25 KB a closure more than dist/ has: this process's figure overstates. A config file over the loader's limit (MAX_CONFIG_BYTES) is refused by `run` and `once` (KW_CONFIG_TOO_LARGE): its row says so, and the same daemon from dist/ is run in its own process as shipped with the config parsed in a thread past the limit (bench/daemon-own-process.mjs); each smaller size of a watch per address is run that way too, against `once` on the same file.",
+  "Resident memory: for a watch per address, this process (under tsx, the benchmark's own config objects included, and the high-water mark of every size run before it: an upper bound); for the node choice of both layouts, `kaiawatch once` in its own process from dist/, started as shipped (node --optimize-for-size), loading the config file as `run` does, at exit and at its highest (the config's parse, in a process of its own, excluded), and its live heap at exit after a collection (resident memory keeps the parse's high-water mark; the live heap is what the daemon's objects hold). tsx (esbuild's keepNames) gives every named function a property of its own, about 0.25 KB a closure more than dist/ has: this process's figure overstates. A config file over the loader's limit (MAX_CONFIG_BYTES) is refused by `run` and `once` (KW_CONFIG_TOO_LARGE): its row says so, and the same daemon from dist/ is run in its own process as shipped with the config parsed in a child process past the limit (bench/daemon-own-process.mjs); each smaller size of a watch per address is run that way too, against `once` on the same file.",
   "List layout: the same contracts and wallets in one contracts watch and one accounts watch, a rule each, read from the node (the only source a list watch has).",
   load,
 ], { write: !quick });

@@ -12,7 +12,7 @@ import { createSecretRedactor } from "../common/secrets.js";
 import { didYouMean } from "./suggest.js";
 import type { Config } from "./types.js";
 import { compileConfig, type CompiledConfig } from "./compile-config.js";
-import { CAN_PARSE_IN_WORKER, parseConfigInWorker } from "./parse-in-worker.js";
+import { CAN_PARSE_IN_CHILD, parseConfigInChild } from "./parse-in-child.js";
 import { formatPath, offsetOfPath, pathAtOffset, type ConfigPath } from "./yaml-locate.js";
 import { createErrorMap } from "./zod-messages.js";
 import { firstSyntaxError, sourceExcerpt } from "./yaml-syntax-error.js";
@@ -49,10 +49,10 @@ export interface LoadConfigOptions {
 }
 
 /**
- * Below this size parsing costs little memory (under ~30 MB at its peak) and the thread's
- * own start (~80 ms of module loading) would cost more start-up time than it saves.
+ * Below this size parsing costs little memory (under ~30 MB at its peak) and the child's
+ * own start (a Node.js process and its module loading) would cost more start-up time than it saves.
  */
-const PARSE_IN_WORKER_FROM = 256 * 1024;
+const PARSE_IN_CHILD_FROM = 256 * 1024;
 
 /**
  * The largest config file read. The YAML library needs about a hundred times a file's size
@@ -84,11 +84,11 @@ export async function loadConfig(options: LoadConfigOptions): Promise<LoadedConf
     throw new ConfigFileError(options.path, reason, error);
   }
   const parseOptions = { fileName: options.path, env: options.env, checks: options.checks };
-  if (!CAN_PARSE_IN_WORKER || text.length < PARSE_IN_WORKER_FROM) return parseConfigText(text, parseOptions);
-  const loaded = await parseConfigInWorker({ text, fileName: options.path, env: options.env });
+  if (!CAN_PARSE_IN_CHILD || text.length < PARSE_IN_CHILD_FROM) return parseConfigText(text, parseOptions);
+  const loaded = await parseConfigInChild({ text, fileName: options.path, env: options.env });
   // The compile and the caller's checks are functions, or make them, which cannot cross to
-  // the thread: they run here. Only when one finds a problem is the text parsed again in this
-  // thread, to give it a line.
+  // the child: they run here. Only when one finds a problem is the text parsed again in this
+  // process, to give it a line.
   const { compiled, issues } = compileConfig(loaded.config);
   const checks = options.checks ?? [];
   if (issues.length > 0 || checks.some((check) => check(loaded.config).length > 0)) return parseConfigText(text, parseOptions);
@@ -248,8 +248,8 @@ export function parseConfigText(text: string, options: ParseConfigOptions = {}):
 }
 
 /**
- * parseConfigText for the parser's thread: what it makes of the conditions are closures,
- * which cannot cross back, so the calling thread compiles (loadConfig).
+ * parseConfigText for the parser's child process: what it makes of the conditions are
+ * closures, which cannot cross back, so the calling process compiles (loadConfig).
  */
 export function parseConfigTextUncompiled(text: string, options: ParseConfigOptions = {}): Omit<LoadedConfig, "compiled"> {
   const { compiled: _unused, ...loaded } = parseText(text, options, false);

@@ -4,20 +4,20 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { parseConfigText, type ConfigCheck, type ConfigError } from "../../src/config/index.js";
 import type * as ConfigModule from "../../src/config/index.js";
-import { shareEqualStrings } from "../../src/config/parse-in-worker.js";
+import { shareEqualStrings } from "../../src/config/parse-in-child.js";
 import { configErrorOf } from "./helpers.js";
 
-// The thread runs compiled JavaScript: these tests load the config module from dist/ (built by
-// the test setup), as `kaiawatch` does, and compare it with the source parsing in this thread.
+// The child runs compiled JavaScript: these tests load the config module from dist/ (built by
+// the test setup), as `kaiawatch` does, and compare it with the source parsing in this process.
 const dist = (await import(new URL("../../dist/config/index.js", import.meta.url).href)) as typeof ConfigModule;
 
 const hex = (n: number) => n.toString(16).padStart(40, "0");
 const WATCHES = 200;
 
 /**
- * A config of 200 watches and rules, above the 256 KiB from which the thread parses: a
+ * A config of 200 watches and rules, above the 256 KiB from which a child process parses: a
  * comment block at the end brings it there. 2,000 watches did the same at ten times the
- * parse cost, each test parsing it twice (here and in the thread), a minute of the suite.
+ * parse cost, each test parsing it twice (here and in the child), a minute of the suite.
  */
 function largeConfig(): string {
   const lines = ["sinks:", "  hook:", "    type: webhook", "    url: https://hooks.example/${HOOK_TOKEN}", "    secret: whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", "watches:"];
@@ -28,7 +28,7 @@ function largeConfig(): string {
   return `${lines.join("\n")}\n`;
 }
 
-describe("a large config is parsed in a thread of its own", () => {
+describe("a large config is parsed in a process of its own", () => {
   const dir = mkdtempSync(join(tmpdir(), "kaiawatch-config-worker-"));
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
   const text = largeConfig();
@@ -65,13 +65,13 @@ describe("a large config is parsed in a thread of its own", () => {
     expect(error.format()).toBe(`${path}:${line}:13 rules[123].notify: no such sink on this host`);
   });
 
-  it("says a missing variable is missing, from the thread too", async () => {
+  it("says a missing variable is missing, from the child too", async () => {
     const error = (await dist.loadConfig({ path, env: {} }).catch((rejected: unknown) => rejected)) as ConfigError;
     expect(error.format()).toMatch(/^.*:4:\d+ sinks\.hook\.url: .*HOOK_TOKEN/);
   });
 });
 
-describe("the thread's reply with its repeated strings shared", () => {
+describe("the child's reply with its repeated strings shared", () => {
   it("is the same value, changed in place: nested lists and maps, long texts and other values as they were", () => {
     const long = "x".repeat(500);
     const value = { a: ["out", "out", { b: "out", c: [long, long, 3, null, true] }], d: { e: "out", f: undefined, g: [[["node"]]] }, h: "node" };
