@@ -22,12 +22,12 @@ export const CAN_PARSE_IN_CHILD = import.meta.url.endsWith(".js");
 
 /**
  * Parses and validates config text in a process of its own. The YAML library needs about a
- * hundred times the file's size in short-lived heap (2 GB for the 20 MB config of 100,000
+ * hundred times the file's size in short-lived heap (2 GB for the 23 MB file of 100,000
  * watches), and what a process has once held stays in it: V8 keeps its heap's high-water
  * mark committed, and the C library keeps freed memory in its arenas (a worker thread has
  * one of its own, which outlives the thread). Parsed in a child, that memory goes back to
  * the system when the child exits, and the daemon peaks near the size of what it keeps
- * (kaiawatch once at 20,000 watches: peak 490 -> 236 MB, resident 225 -> 213 MB, against a
+ * (kaiawatch once at 20,000 watches: peak 490 -> 229 MB, resident 225 -> 207 MB, against a
  * worker thread). The config is plain data, so it crosses intact through the V8 serializer
  * (its strings copied one by one: shareEqualStrings).
  */
