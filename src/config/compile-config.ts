@@ -2,9 +2,10 @@ import { KaiawatchError } from "../common/errors.js";
 import type { TokenInfo } from "../chain/token-info.js";
 import { isFamilyName, tokenTransferFamily } from "../families/registry.js";
 import type { CompiledCondition } from "../rules/compile-condition.js";
+import type { ConditionPath } from "../rules/parse-condition.js";
 import { parseBalanceCondition, type BalanceCondition } from "../rules/balance-condition.js";
 import type { TokenFieldContext } from "../families/field-kinds.js";
-import { compileRuleCondition, formatPath } from "../rules/validate-rules.js";
+import { compileRuleCondition, formatPath, type RuleConditionInput } from "../rules/validate-rules.js";
 import type { Route } from "../notify/routes.js";
 import type { ConfigIssue } from "./errors.js";
 import { compileSchedule, type Schedule } from "./schedule.js";
@@ -62,6 +63,34 @@ export function tokenFieldContext(watch: WatchConfig & { kind: "account" | "acco
   return { info: tokens?.get(token), otherSymbols };
 }
 
+/** The token fields' context of a rule checked before its tokens are read: any unit is accepted then. */
+const TOKEN_UNREAD: TokenFieldContext = { info: undefined, otherSymbols: [] };
+
+/**
+ * Compiles rule conditions, each distinct one once: a compiled condition depends only on its
+ * `when`, its family, where its records are read, whether its watch has accounts (which it
+ * is then tested against, not bound to) and its token's context, so 10,000 rules written
+ * alike on 10,000 watches hold one (about 1 KB a rule otherwise). `tokenKey` names the token
+ * context (undefined: none); a `when` that is not plain JSON (a config built in code) is
+ * compiled on its own. Problems are not kept: each names its rule and place.
+ */
+function createConditionCompiler() {
+  const known = new Map<string, CompiledCondition>();
+  return (input: RuleConditionInput, at: ConditionPath, tokenKey: string | undefined) => {
+    let key: string | undefined;
+    try {
+      key = `${input.family}\u0000${input.reader ?? ""}\u0000${input.watchedAccounts === undefined ? 0 : 1}\u0000${tokenKey ?? ""}\u0000${JSON.stringify(input.when)}`;
+    } catch {
+      key = undefined;
+    }
+    const found = key === undefined ? undefined : known.get(key);
+    if (found !== undefined) return { ok: true as const, condition: found };
+    const compiled = compileRuleCondition(input, at);
+    if (compiled.ok && key !== undefined) known.set(key, compiled.condition);
+    return compiled;
+  };
+}
+
 function balanceIssues(rule: RuleConfig, index: number, issues: ReadonlyArray<{ path: (string | number)[]; message: string }>): ConfigIssue[] {
   return issues.map((issue) => ({ path: ["rules", index, "when", ...issue.path], message: `rule "${rule.name}": ${issue.message}` }));
 }
@@ -77,6 +106,7 @@ export function compileConfig(config: Config): CompileOutcome {
   const watches = new Map<string, WatchConfig>();
   for (const watch of config.watches) watches.set(watch.name, watch);
   const rules = new Map<string, CompiledRule>();
+  const compileCondition = createConditionCompiler();
   config.rules.forEach((rule, index) => {
     const watch = watches.get(rule.watch);
     if (watch === undefined) return;
@@ -89,17 +119,19 @@ export function compileConfig(config: Config): CompileOutcome {
     }
     const family = rule.source;
     if (!isFamilyName(family)) return;
-    const compiled = compileRuleCondition(
+    const tokenRule = isTokenRule(watch, rule);
+    const compiled = compileCondition(
       {
         name: rule.name,
         family,
         when: rule.when,
         ...(watchedAccountsOf(watch) === undefined ? {} : { watchedAccounts: watchedAccountsOf(watch) }),
-        ...(isTokenRule(watch, rule) ? { token: { info: undefined, otherSymbols: [] } } : {}),
+        ...(tokenRule ? { token: TOKEN_UNREAD } : {}),
         // Internal transactions from the node's traces lack some of the explorer's fields.
         ...(family === "internal_transactions" ? { reader: internalTransactionsSource(watch, config.chain.traces) } : {}),
       },
       ["rules", index, "when"],
+      tokenRule ? "unread" : undefined,
     );
     if (compiled.ok) rules.set(rule.name, { rule, condition: compiled.condition });
     else issues.push(...compiled.issues);
@@ -125,6 +157,14 @@ export function compileTokenRules(config: Config, compiled: CompiledConfig, toke
   const watches = new Map<string, WatchConfig>();
   for (const watch of config.watches) watches.set(watch.name, watch);
   const rules = new Map(compiled.rules);
+  const compileCondition = createConditionCompiler();
+  // One context per token and list of tokens: the rules of every watch of the same tokens share it, and their conditions with it.
+  const contexts = new Map<string, TokenFieldContext>();
+  const contextOf = (watch: WatchConfig & { kind: "account" | "accounts" }, token: string, key: string) => {
+    let context = contexts.get(key);
+    if (context === undefined) contexts.set(key, (context = tokenFieldContext(watch, token, tokens)));
+    return context;
+  };
   config.rules.forEach((rule, index) => {
     const watch = watches.get(rule.watch);
     const before = rules.get(rule.name);
@@ -140,7 +180,8 @@ export function compileTokenRules(config: Config, compiled: CompiledConfig, toke
     if (!isTokenRule(watch, rule)) return;
     const perToken = new Map<string, CompiledCondition>();
     for (const token of watch.tokens) {
-      const compiled = compileRuleCondition({ name: rule.name, family: tokenTransferFamily().name, when: rule.when, watchedAccounts: watchedAccountsOf(watch), token: tokenFieldContext(watch, token, tokens) }, ["rules", index, "when"]);
+      const key = `${token} of ${watch.tokens.join(" ")}`;
+      const compiled = compileCondition({ name: rule.name, family: tokenTransferFamily().name, when: rule.when, watchedAccounts: watchedAccountsOf(watch), token: contextOf(watch, token, key) }, ["rules", index, "when"], key);
       if (compiled.ok) perToken.set(token, compiled.condition);
       else issues.push(...compiled.issues);
     }

@@ -72,7 +72,8 @@ export interface FamilyField<R> extends FieldTemplate {
    * what each matched). `why` says what the node has instead.
    */
   fromNode?: { value: "absent" | "differs"; why: string };
-  read(record: R, field: FieldSpec): unknown;
+  /** `accounts`: the watched accounts (lowercase) a field relative to them (`needsAccount`) is read against. */
+  read(record: R, field: FieldSpec, accounts: ReadonlySet<string> | undefined): unknown;
   prepare?: (record: R) => PreparedValue;
   raw?: (record: R) => string | undefined;
 }

@@ -78,9 +78,9 @@ export const eventLogs = defineFamily<"event_logs", EventLog>({
       needsAccount: "it says whether the transfer came in or went out of that account",
       doc: "token watches: in (to the watched account; of an accounts watch, to a listed one), out (from it), self (both)",
       example: "direction: out",
-      read: (r, field) => {
+      read: (r, _field, accounts) => {
         const transfer = decodeTokenTransfer(r.data);
-        return transfer === undefined ? undefined : directionOfLower(transfer.from, transfer.to, field.accounts);
+        return transfer === undefined ? undefined : directionOfLower(transfer.from, transfer.to, accounts);
       },
     },
     token: {

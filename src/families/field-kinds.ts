@@ -47,8 +47,6 @@ export interface FieldSpec {
   values?: readonly string[];
   /** How a written value turns into what the field holds, beyond the kind's rule. */
   operand?: "event_topic" | "topic" | "selector" | "transaction" | "token";
-  /** direction: the lowercase watched accounts it is relative to. */
-  accounts?: ReadonlySet<string>;
   /**
    * The token fields of a token watch (`amount` of a Transfer log): the token this rule is
    * compiled for, undefined while the config is checked without JSON-RPC (any unit is then

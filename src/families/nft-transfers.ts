@@ -61,7 +61,7 @@ export const nftTransfers = defineFamily<"nft_transfers", NftTransfer>({
       needsAccount: "it says whether the transfer came in or went out of that account",
       doc: "relative to the watched account (of an accounts watch, any listed one): in (to it), out (from it), self (both); account and accounts watches only",
       example: "direction: in",
-      read: (r, field) => directionOfLower(r.data.from.toLowerCase(), lower(r.data.to), field.accounts),
+      read: (r, _field, accounts) => directionOfLower(r.data.from.toLowerCase(), lower(r.data.to), accounts),
     },
     mint: {
       kind: "boolean",

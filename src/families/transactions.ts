@@ -49,7 +49,7 @@ export const transactions = defineFamily<"transactions", NodeTransaction>({
       needsAccount: "it says whether the transaction came in or went out of that account",
       doc: "relative to the watched account: in (to it), out (from it), self (both); absent when the account only paid the fee",
       example: "direction: out",
-      read: (r, field) => directionOfLower(r.data.from, r.data.to, field.accounts),
+      read: (r, _field, accounts) => directionOfLower(r.data.from, r.data.to, accounts),
     },
     status: {
       kind: "keyword",

@@ -6,14 +6,19 @@ import { parseCondition } from "./parse-condition.js";
 import type { PreparedRecord, PreparedValue } from "./prepared-record.js";
 import { prepareRecord } from "./prepared-record.js";
 
-export type PreparedTest = (record: PreparedRecord) => boolean;
+/** The watched accounts (lowercase) a condition's `direction` is relative to. */
+export type WatchedAccounts = ReadonlySet<string> | undefined;
+
+export type PreparedTest = (record: PreparedRecord, accounts: WatchedAccounts) => boolean;
 
 export interface CompiledCondition {
   ok: true;
-  /** True when the record matches. A record of another family never matches. */
-  test: (record: WatchedRecord) => boolean;
-  /** The same on a record prepared once with prepareRecord() and shared by every rule. */
-  testPrepared: PreparedTest;
+  /**
+   * True when the record matches; `direction` is relative to `accounts` (the watch's, given
+   * here rather than kept, so that the rules of many watches share one compiled condition:
+   * compile-config.ts). A record of another family never matches.
+   */
+  test: (record: WatchedRecord, accounts?: WatchedAccounts) => boolean;
   /** The checked tree, for explain and the reference evaluator. */
   node: ConditionNode;
 }
@@ -32,8 +37,8 @@ export function compileCondition(when: unknown, context: ConditionContext): Comp
   if (!parsed.ok) return parsed;
   const testPrepared = compileNode(parsed.node);
   const family: RecordFamily = context.family;
-  const test = (record: WatchedRecord): boolean => record.family === family && testPrepared(prepareRecord(record));
-  return { ok: true, test, testPrepared, node: parsed.node };
+  const test = (record: WatchedRecord, accounts?: WatchedAccounts): boolean => record.family === family && testPrepared(prepareRecord(record), accounts);
+  return { ok: true, test, node: parsed.node };
 }
 
 function compileNode(node: ConditionNode): PreparedTest {
@@ -42,7 +47,7 @@ function compileNode(node: ConditionNode): PreparedTest {
       return () => true;
     case "not": {
       const child = compileNode(node.child);
-      return (p) => !child(p);
+      return (p, a) => !child(p, a);
     }
     case "all":
     case "any": {
@@ -50,16 +55,16 @@ function compileNode(node: ConditionNode): PreparedTest {
       if (children.length === 1) return children[0] as PreparedTest;
       if (children.length === 2) {
         const [a, b] = children as [PreparedTest, PreparedTest];
-        return node.type === "all" ? (p) => a(p) && b(p) : (p) => a(p) || b(p);
+        return node.type === "all" ? (p, x) => a(p, x) && b(p, x) : (p, x) => a(p, x) || b(p, x);
       }
       if (node.type === "all") {
-        return (p) => {
-          for (let i = 0; i < children.length; i++) if (!(children[i] as PreparedTest)(p)) return false;
+        return (p, a) => {
+          for (let i = 0; i < children.length; i++) if (!(children[i] as PreparedTest)(p, a)) return false;
           return true;
         };
       }
-      return (p) => {
-        for (let i = 0; i < children.length; i++) if ((children[i] as PreparedTest)(p)) return true;
+      return (p, a) => {
+        for (let i = 0; i < children.length; i++) if ((children[i] as PreparedTest)(p, a)) return true;
         return false;
       };
     }
@@ -94,7 +99,7 @@ function hasPattern(node: ConditionNode): boolean {
   }
 }
 
-type Getter = (p: PreparedRecord) => PreparedValue;
+type Getter = (p: PreparedRecord, accounts: WatchedAccounts) => PreparedValue;
 
 /** The slot of a field whose prepared value is stored, or undefined for computed ones (its family's definition numbers them). */
 export function slotOf(field: FieldSpec): number | undefined {
@@ -107,10 +112,7 @@ function getter(field: FieldSpec): Getter {
     const i = field.index ?? 0;
     return (p) => p.topic(i);
   }
-  if (field.id === "direction") {
-    const accounts = field.accounts;
-    return (p) => p.direction(accounts);
-  }
+  if (field.id === "direction") return (p, accounts) => p.direction(accounts);
   throw new Error(`no prepared value for field ${field.name}`);
 }
 
@@ -187,59 +189,59 @@ function compileGetterTest(node: TestNode, get: Getter): PreparedTest {
   switch (node.op) {
     case "eq": {
       const x = node.value;
-      return (p) => get(p) === x;
+      return (p, a) => get(p, a) === x;
     }
     case "ne": {
       const x = node.value;
-      return (p) => get(p) !== x;
+      return (p, a) => get(p, a) !== x;
     }
     case "in": {
       const set = new Set<unknown>(node.value);
-      return (p) => set.has(get(p));
+      return (p, a) => set.has(get(p, a));
     }
     case "not_in": {
       const set = new Set<unknown>(node.value);
-      return (p) => !set.has(get(p));
+      return (p, a) => !set.has(get(p, a));
     }
     case "gt": {
       const x = node.value;
-      return (p) => (get(p) as bigint) > x;
+      return (p, a) => (get(p, a) as bigint) > x;
     }
     case "gte": {
       const x = node.value;
-      return (p) => (get(p) as bigint) >= x;
+      return (p, a) => (get(p, a) as bigint) >= x;
     }
     case "lt": {
       const x = node.value;
-      return (p) => (get(p) as bigint) < x;
+      return (p, a) => (get(p, a) as bigint) < x;
     }
     case "lte": {
       const x = node.value;
-      return (p) => (get(p) as bigint) <= x;
+      return (p, a) => (get(p, a) as bigint) <= x;
     }
     case "contains": {
       const x = node.value;
-      return (p) => {
-        const v = get(p);
+      return (p, a) => {
+        const v = get(p, a);
         return typeof v === "string" && v.includes(x);
       };
     }
     case "starts_with": {
       const x = node.value;
-      return (p) => {
-        const v = get(p);
+      return (p, a) => {
+        const v = get(p, a);
         return typeof v === "string" && v.startsWith(x);
       };
     }
     case "matches": {
       const re = node.value;
-      return (p) => {
-        const v = get(p);
+      return (p, a) => {
+        const v = get(p, a);
         return typeof v === "string" && re.test(v);
       };
     }
     case "exists":
-      return node.value ? (p) => get(p) !== undefined : (p) => get(p) === undefined;
+      return node.value ? (p, a) => get(p, a) !== undefined : (p, a) => get(p, a) === undefined;
   }
 }
 

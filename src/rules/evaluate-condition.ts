@@ -52,11 +52,11 @@ export function evaluateCondition(when: unknown, record: WatchedRecord, context:
 /** The same on a condition checked once with parseCondition (explain over many records). */
 export function evaluateParsedCondition(node: ConditionNode, record: WatchedRecord, context: ConditionContext): Evaluation {
   const trace: TraceEntry[] = [];
-  const passed = record.family === context.family && evaluateNode(node, record, trace);
+  const passed = record.family === context.family && evaluateNode(node, record, context.watchedAccounts, trace);
   return { passed, trace };
 }
 
-function evaluateNode(node: ConditionNode, record: WatchedRecord, trace: TraceEntry[]): boolean {
+function evaluateNode(node: ConditionNode, record: WatchedRecord, accounts: ReadonlySet<string> | undefined, trace: TraceEntry[]): boolean {
   switch (node.type) {
     case "always":
       trace.push({ path: node.path, op: "always", passed: true });
@@ -64,19 +64,19 @@ function evaluateNode(node: ConditionNode, record: WatchedRecord, trace: TraceEn
     case "not": {
       const entry: TraceEntry = { path: node.path, op: "not", passed: false };
       trace.push(entry);
-      entry.passed = !evaluateNode(node.child, record, trace);
+      entry.passed = !evaluateNode(node.child, record, accounts, trace);
       return entry.passed;
     }
     case "all":
     case "any": {
       const entry: TraceEntry = { path: node.path, op: node.type, passed: false };
       trace.push(entry);
-      const results = node.children.map((child) => evaluateNode(child, record, trace));
+      const results = node.children.map((child) => evaluateNode(child, record, accounts, trace));
       entry.passed = node.type === "all" ? results.every(Boolean) : results.some(Boolean);
       return entry.passed;
     }
     case "test": {
-      const actual = readField(record, node.field);
+      const actual = readField(record, node.field, accounts);
       const passed = applyTest(node, normalize(node.field, actual));
       trace.push({ path: node.path, op: node.op, field: node.field.name, expected: node.raw, actual, passed });
       return passed;
@@ -85,9 +85,9 @@ function evaluateNode(node: ConditionNode, record: WatchedRecord, trace: TraceEn
 }
 
 /** The record's value of a field, as received (or derived from received values), as its family's definition reads it. */
-export function readField(record: WatchedRecord, field: FieldSpec): unknown {
+export function readField(record: WatchedRecord, field: FieldSpec, accounts?: ReadonlySet<string>): unknown {
   const fields = familyOf(record.family).fieldsById;
-  return Object.hasOwn(fields, field.id) ? (fields[field.id] as FamilyField<WatchedRecord>).read(record, field) : undefined;
+  return Object.hasOwn(fields, field.id) ? (fields[field.id] as FamilyField<WatchedRecord>).read(record, field, accounts) : undefined;
 }
 
 type Value = string | bigint | boolean | ArgValue | undefined;

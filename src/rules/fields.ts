@@ -52,7 +52,6 @@ export function resolveField(name: string, context: { family: RecordFamily; watc
     arg: undefined,
     values: template.values,
     operand: template.operand,
-    accounts: undefined,
     // A token watch's argument bounds may be written in its tokens' units (operand.ts).
     token: tokenFields && (Object.hasOwn(extra, id) || id === "args.NAME") ? context.token : undefined,
     slot: Object.hasOwn(definition.slots, fieldId) ? definition.slots[fieldId] : undefined,
@@ -68,12 +67,10 @@ export function resolveField(name: string, context: { family: RecordFamily; watc
     const what = fromNode.value === "absent" ? "has no value in the node's records" : "has another text in the node's records than in the explorer's, and with source: both either may make the alert";
     return { ok: false, message: `"${name}" ${what} (${fromNode.why}); this watch reads ${context.family} from the node (source: ${context.reader}, chain.traces)` };
   }
-  if (template.needsAccount !== undefined) {
-    if (context.watchedAccounts === undefined) return { ok: false, message: `"${name}" needs a watch of an account (${template.needsAccount})` };
-    field.accounts = context.watchedAccounts;
-  }
+  // A field relative to the watched accounts is read against those the condition is tested with (compile-condition.ts), not against these.
+  if (template.needsAccount !== undefined && context.watchedAccounts === undefined) return { ok: false, message: `"${name}" needs a watch of an account (${template.needsAccount})` };
   // A field that depends on nothing of its watch is one object for every rule that names it.
-  if (field.accounts === undefined && field.token === undefined) return { ok: true, field: shared(context.family, field) };
+  if (field.token === undefined) return { ok: true, field: shared(context.family, field) };
   return { ok: true, field };
 }
 

@@ -86,9 +86,10 @@ class CompiledSourceRule implements SourceRule {
   readonly enrich: SourceRule["enrich"];
   readonly condition: ConditionNode;
   private readonly alertRule: BuildAlertInput["rule"];
-  private readonly test_: (record: WatchedRecord) => boolean;
-  /** An account watch's account; an accounts watch's list (the alert names the listed party). */
+  private readonly test_: CompiledCondition["test"];
+  /** An account watch's account (the alert's link). */
   private readonly account: string | undefined;
+  /** The accounts of an account or accounts watch: `direction` is relative to them, an accounts watch's alert names the listed party. */
   private readonly accounts: ReadonlySet<string> | undefined;
 
   constructor(
@@ -110,16 +111,16 @@ class CompiledSourceRule implements SourceRule {
     this.test_ = condition.test;
     this.alertRule = { name: rule.name, summary: rule.summary, severity: rule.severity };
     this.account = watch.kind === "account" ? watch.account : undefined;
-    this.accounts = watch.kind === "accounts" || token !== undefined ? watchedAccountsOf(watch) : undefined;
+    this.accounts = watchedAccountsOf(watch);
   }
 
   test(record: WatchedRecord): boolean {
     const { token, accounts } = this;
-    if (token === undefined || accounts === undefined) return this.test_(record);
+    if (token === undefined || accounts === undefined) return this.test_(record, accounts);
     if (this.info === undefined) throw new TokenInfoMissingError(token);
     if (record.family !== "event_logs") return false;
     const transfer = decodeTokenTransfer(record.data);
-    return transfer !== undefined && (accounts.has(transfer.from) || accounts.has(transfer.to)) && this.test_(record);
+    return transfer !== undefined && (accounts.has(transfer.from) || accounts.has(transfer.to)) && this.test_(record, accounts);
   }
 
   toAlert(record: WatchedRecord, now: Date): AlertDocument {

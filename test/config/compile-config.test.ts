@@ -5,7 +5,7 @@ import type { TokenInfo } from "../../src/chain/token-info.js";
 import { balanceWatchesOf } from "../../src/watch/balance-watches.js";
 import { planFromConfig } from "../../src/watch/plan-from-config.js";
 import { loadedFromText } from "../helpers/harness.js";
-import { HOT_WALLET } from "../rules/fixtures.js";
+import { EXCHANGE, HOT_WALLET, nftTransfer } from "../rules/fixtures.js";
 
 const USDT = `0x${"c".repeat(40)}`;
 const PAYER = `0x${"d".repeat(40)}`;
@@ -73,6 +73,35 @@ sinks: { out: { type: console } }
     const coarse = compileTokenRules(fine.config, fine.compiled, new Map([[USDT, { address: USDT, decimals: 0, symbol: "USDT" }]]));
     expect(coarse.issues).toHaveLength(1);
     expect(coarse.issues[0]?.path).toEqual(["rules", 0, "when", "balance", "lt"]);
+  });
+
+  it("compiles rules written alike once, each testing direction against its own watch's account", () => {
+    const alike = loadedFromText(`
+explorer: { base_url: "http://127.0.0.1:9" }
+chain: { rpc_url: "http://127.0.0.1:9" }
+status: { listen: false }
+watches:
+  - { name: hot, account: "${HOT_WALLET}", sources: [nft_transfers] }
+  - { name: exchange, account: "${EXCHANGE}", sources: [nft_transfers] }
+  - { name: usdt-a, account: "${HOT_WALLET}", tokens: ["${USDT}"] }
+  - { name: usdt-b, account: "${EXCHANGE}", tokens: ["${USDT}"] }
+rules:
+  - { name: hot-out, watch: hot, when: { direction: out }, notify: [out] }
+  - { name: exchange-out, watch: exchange, when: { direction: out }, notify: [out] }
+  - { name: exchange-in, watch: exchange, when: { direction: in }, notify: [out] }
+  - { name: usdt-a-big, watch: usdt-a, source: event_logs, when: { amount: { gte: "5 USDT" } }, notify: [out] }
+  - { name: usdt-b-big, watch: usdt-b, source: event_logs, when: { amount: { gte: "5 USDT" } }, notify: [out] }
+sinks: { out: { type: console } }
+`);
+    const condition = (name: string) => alike.compiled.rules.get(name)?.condition;
+    expect(condition("exchange-out")).toBe(condition("hot-out"));
+    expect(condition("exchange-in")).not.toBe(condition("hot-out"));
+    const withTokens = compileTokenRules(alike.config, alike.compiled, tokens).compiled;
+    expect(withTokens.rules.get("usdt-b-big")?.tokenConditions?.get(USDT)).toBe(withTokens.rules.get("usdt-a-big")?.tokenConditions?.get(USDT));
+    // The shared condition is tested against each watch's account: hot to exchange is out for hot, in for exchange.
+    const rules = planFromConfig(alike.config, { compiled: withTokens }).sources.flatMap((s) => s.rules);
+    const transfer = nftTransfer({ from: HOT_WALLET, to: EXCHANGE });
+    expect(rules.filter((rule) => rule.test(transfer)).map((rule) => rule.name).sort()).toEqual(["exchange-in", "hot-out"]);
   });
 
   it("allows direction on account watches only, and leaves wrong watches and sources to the loader", () => {

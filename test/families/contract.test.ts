@@ -155,14 +155,14 @@ describe.each(familyDefinitions().map((family) => [family.name, family] as const
       const context = { family: name, watchedAccounts: new Set([HOT_WALLET.toLowerCase()]), ...(token ? { token: { info: undefined, otherSymbols: [] } } : {}) };
       for (const raw of shapes) {
         const record = normalize(structuredClone(raw));
-        const value = readField(record, field);
-        expect(value, `${fieldName} is read as the definition says`).toEqual((def.read as (r: WatchedRecord, f: FieldSpec) => unknown)(record, field));
+        const value = readField(record, field, context.watchedAccounts);
+        expect(value, `${fieldName} is read as the definition says`).toEqual((def.read as (r: WatchedRecord, f: FieldSpec, a: ReadonlySet<string>) => unknown)(record, field, context.watchedAccounts));
         const conditions: unknown[] = [{ [field.name]: { exists: true } }, { [field.name]: { exists: false } }];
         if (value !== undefined && value !== null && !token) conditions.push({ [field.name]: written(value, field) });
         for (const when of conditions) {
           const compiled = compileCondition(when, context);
           if (!compiled.ok) throw new Error(JSON.stringify(compiled.issues));
-          expect(compiled.test(record), `${JSON.stringify(when)} on ${record.key}`).toBe(evaluateCondition(when, record, context).passed);
+          expect(compiled.test(record, context.watchedAccounts), `${JSON.stringify(when)} on ${record.key}`).toBe(evaluateCondition(when, record, context).passed);
         }
         if (value !== undefined && value !== null && !token) expect(compileCondition({ [field.name]: written(value, field) }, context).ok && evaluateCondition({ [field.name]: written(value, field) }, record, context).passed, `${fieldName} equals its own value`).toBe(true);
       }

@@ -21,7 +21,7 @@ describe("compiled conditions agree with the reference evaluator", () => {
         if (!compiled.ok) throw new Error(`generated an invalid condition: ${JSON.stringify(compiled.issues)}`);
         for (const record of records) {
           const reference = evaluateCondition(when, record, context).passed;
-          expect(compiled.test(record)).toBe(reference);
+          expect(compiled.test(record, context.watchedAccounts)).toBe(reference);
           total += 1;
           if (reference) matched += 1;
         }

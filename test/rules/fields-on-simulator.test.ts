@@ -360,8 +360,9 @@ describe.each<RecordFamily>(["event_logs", "nft_transfers", "internal_transactio
     expect(records.length).toBeGreaterThan(500);
     const raws = records.map((r) => r.data as unknown as Record<string, unknown>);
     const cases = casesFor(family, raws, data.account);
+    const watchedAccounts = data.account === undefined ? undefined : new Set([data.account.toLowerCase()]);
     const compiled = cases.map((c) => {
-      const result = compileCondition(c.when, { family, watchedAccounts: data.account === undefined ? undefined : new Set([data.account.toLowerCase()]) });
+      const result = compileCondition(c.when, { family, watchedAccounts });
       if (!result.ok) throw new Error(`${JSON.stringify(c.when)} was refused: ${JSON.stringify(result.issues)}`);
       return result.test;
     });
@@ -370,7 +371,7 @@ describe.each<RecordFamily>(["event_logs", "nft_transfers", "internal_transactio
     records.forEach((record, r) => {
       const raw = raws[r] as Record<string, unknown>;
       cases.forEach((c, i) => {
-        const actual = (compiled[i] as (x: WatchedRecord) => boolean)(record);
+        const actual = (compiled[i] as (x: WatchedRecord, a: ReadonlySet<string> | undefined) => boolean)(record, watchedAccounts);
         if (actual) selected[i] = (selected[i] as number) + 1;
         if (actual !== c.expected(raw) && mismatches.length < 10) mismatches.push(`${JSON.stringify(c.when)} on ${record.key}: compiled ${actual}, expected ${!actual}`);
       });

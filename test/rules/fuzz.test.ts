@@ -123,7 +123,7 @@ function checkOne(value: unknown, family: RecordFamily, account: boolean): "ok" 
   }
   for (const other of FAMILIES) {
     for (const record of records[other]) {
-      const matched = result.test(record);
+      const matched = result.test(record, context.watchedAccounts);
       expect(typeof matched).toBe("boolean");
       // A record of another family never matches.
       if (other !== family) expect(matched).toBe(false);
