@@ -28,8 +28,8 @@ if (process.argv[2] === "--parse-child") {
     child.send({ dist, text: readFileSync(path, "utf8") });
   });
   // What parseConfigInChild does with the child's reply.
-  const { shareEqualStrings } = await import(`${dist}/config/parse-in-child.js`);
-  shareEqualStrings(config);
+  const { shareEqualValues } = await import(`${dist}/config/parse-in-child.js`);
+  shareEqualValues(config);
   const { createTestCommon } = await import(`${dist}/common/common.js`);
   const { createDaemon } = await import(`${dist}/daemon/create-daemon.js`);
   const daemon = await createDaemon(createTestCommon(), { config });

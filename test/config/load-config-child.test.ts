@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { parseConfigText, type ConfigCheck, type ConfigError } from "../../src/config/index.js";
 import type * as ConfigModule from "../../src/config/index.js";
-import { shareEqualStrings } from "../../src/config/parse-in-child.js";
+import { shareEqualValues } from "../../src/config/parse-in-child.js";
 import { configErrorOf } from "./helpers.js";
 
 // The child runs compiled JavaScript: these tests load the config module from dist/ (built by
@@ -71,12 +71,27 @@ describe("a large config is parsed in a process of its own", () => {
   });
 });
 
-describe("the child's reply with its repeated strings shared", () => {
+describe("the child's reply with its repeated strings and small parts shared", () => {
   it("is the same value, changed in place: nested lists and maps, long texts and other values as they were", () => {
     const long = "x".repeat(500);
-    const value = { a: ["out", "out", { b: "out", c: [long, long, 3, null, true] }], d: { e: "out", f: undefined, g: [[["node"]]] }, h: "node" };
+    const value = { a: ["out", "out", { b: "out", c: [long, long, 3, null, true] }], d: { e: "out", f: undefined, g: [[["node"]]] }, h: "node", i: new Date(0) };
     const before = structuredClone(value);
-    expect(shareEqualStrings(value)).toBe(value);
+    expect(shareEqualValues(value)).toBe(value);
     expect(value).toEqual(before);
+  });
+
+  it("makes equal small arrays and plain objects one, and leaves large or other ones apart", () => {
+    const rule = (name: string) => ({ name, when: { "args.value": { gte: "1000" } }, notify: ["out"], enrich: [], labels: {} });
+    const big = () => ({ list: Array.from({ length: 50 }, (_, i) => `0x${i}`) });
+    const value = shareEqualValues({ rules: [rule("a"), rule("b")], big: [big(), big()], dates: [{ at: new Date(0) }, { at: new Date(0) }] });
+    const [a, b] = value.rules;
+    expect(a).not.toBe(b);
+    expect(a?.when).toBe(b?.when);
+    expect(a?.notify).toBe(b?.notify);
+    expect(a?.enrich).toBe(b?.enrich);
+    expect(a?.labels).toBe(b?.labels);
+    expect(value.big[0]).not.toBe(value.big[1]);
+    expect(value.dates[0]).not.toBe(value.dates[1]);
+    expect(value.rules).toEqual([rule("a"), rule("b")]);
   });
 });
