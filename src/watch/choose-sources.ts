@@ -284,29 +284,40 @@ function extraCost(alternative: { creditsPerDay: number; requestsPerDay: number 
  */
 export function narrowRule(rule: SourceRule, handover: SourceMember["handover"], filter: ((record: WatchedRecord) => boolean) | undefined, filterCondition?: ConditionNode): SourceRule {
   // The filter's condition beside the rule's, for the rule index only (the test runs the filter itself).
-  const condition = filterCondition === undefined ? rule.condition : rule.condition === undefined ? filterCondition : { type: "all" as const, path: [], children: [filterCondition, rule.condition] };
+  const condition = filterCondition === undefined ? rule.condition : rule.condition === undefined ? filterCondition : { type: "all" as const, path: TOP, children: [filterCondition, rule.condition] };
   return new NarrowedRule(rule, handover, filter, condition);
 }
 
-/** narrowRule's rule: fields and methods rather than a closure over them, as CompiledSourceRule (one per watch and source). */
-class NarrowedRule implements SourceRule {
-  readonly name: string;
-  readonly watch: string;
-  readonly notify: readonly string[];
-  readonly enrich: SourceRule["enrich"];
-  readonly absence: SourceRule["absence"];
+/** The path of a `when` itself, one array for every narrowed rule's condition. */
+const TOP: readonly (string | number)[] = [];
 
+/** narrowRule's rule: fields and methods rather than a closure over them, and the rule's own fields read from it, as CompiledSourceRule (one per watch and source). */
+class NarrowedRule implements SourceRule {
   constructor(
     private readonly rule: SourceRule,
     private readonly handover: SourceMember["handover"],
     private readonly filter: ((record: WatchedRecord) => boolean) | undefined,
     readonly condition: ConditionNode | undefined,
-  ) {
-    this.name = rule.name;
-    this.watch = rule.watch;
-    this.notify = rule.notify;
-    this.enrich = rule.enrich;
-    this.absence = rule.absence;
+  ) {}
+
+  get name(): string {
+    return this.rule.name;
+  }
+
+  get watch(): string {
+    return this.rule.watch;
+  }
+
+  get notify(): readonly string[] {
+    return this.rule.notify;
+  }
+
+  get enrich(): SourceRule["enrich"] {
+    return this.rule.enrich;
+  }
+
+  get absence(): SourceRule["absence"] {
+    return this.rule.absence;
   }
 
   test(record: WatchedRecord): boolean {
