@@ -68,7 +68,7 @@ const SHARED_VALUE_MAX = 128;
  * each string and object on its own, so a config of many watches came back holding a copy of
  * its schedule, its sink names, its event signatures, its defaults and its rules' conditions
  * for every watch and rule (kaiawatch once at 20,000 watches: 106.7 -> 100.7 MB of live heap
- * for the strings, 83.1 -> 76.6 for the subtrees). A config is read, never changed, once
+ * for the strings, then 83.1 -> 73 with the subtrees, the rules sharing their conditions). A config is read, never changed, once
  * loaded, so equal parts may be one object. Changes the value in place (the copy is this
  * process's own) and returns it.
  */
@@ -95,7 +95,8 @@ export function shareEqualValues<T>(value: T): T {
       const key = array ? i : (keys as string[])[i]!;
       const container = node as Record<string | number, unknown>;
       const child = share(container[key]);
-      if (child.node !== container[key]) container[key] = child.node;
+      // Written even when equal: an equal string is not the same string (a string has no identity to compare).
+      container[key] = child.node;
       if (!shareable) continue;
       if (child.text === undefined) {
         shareable = false;
