@@ -33,8 +33,11 @@ interface Requirement {
 }
 
 interface Entry<R> {
-  /** The rules indexed under this value, ascending. */
-  rules: number[];
+  /**
+   * The rules indexed under this value, ascending: a number for one (a value is most often
+   * one watch's, and a daemon of 100,000 watches holds an entry per value).
+   */
+  rules: number | number[];
   /** Those rules and the unindexed ones, in rule order: the answer when this entry is the only hit. */
   merged: R[];
 }
@@ -90,17 +93,27 @@ export function createRuleIndex<R extends IndexedRule>(rules: readonly R[], opti
         }
         const entry = lookup.values.get(key);
         if (entry === undefined) {
-          // A literal of one: a value is most often one watch's, and an array pushed to from
-          // empty is given room for seventeen (a daemon of 100,000 watches holds one per value).
-          const created: Entry<R> = { rules: [i], merged: [] };
+          const created: Entry<R> = { rules: i, merged: [] };
           lookup.values.set(key, created);
           entries.push(created);
+        } else if (typeof entry.rules === "number") {
+          // A literal of two: an array pushed to from empty is given room for seventeen.
+          if (entry.rules !== i) entry.rules = [entry.rules, i];
         } else if (entry.rules[entry.rules.length - 1] !== i) entry.rules.push(i);
       }
     }
   });
   if (lookups.size === 0) return { candidates: () => all };
-  for (const entry of entries) entry.merged = [...new Set([...entry.rules, ...unindexed])].sort((a, b) => a - b).map((i) => rules[i] as R);
+  // An entry of one rule, with none unindexed, answers that rule alone: one array per rule, whichever of its values the record has.
+  const alone = new Map<number, R[]>();
+  for (const entry of entries) {
+    if (typeof entry.rules === "number" && unindexed.length === 0) {
+      const i = entry.rules;
+      let merged = alone.get(i);
+      if (merged === undefined) alone.set(i, (merged = [rules[i] as R]));
+      entry.merged = merged;
+    } else entry.merged = [...new Set([...(typeof entry.rules === "number" ? [entry.rules] : entry.rules), ...unindexed])].sort((a, b) => a - b).map((i) => rules[i] as R);
+  }
   return new IndexedRules(all, unindexed, [...lookups.values()]);
 }
 
@@ -172,7 +185,11 @@ class IndexedRules<R extends IndexedRule> implements RuleIndex<R> {
     const { rules } = this;
     if (marks.length < rules.length) marks = new Uint8Array(rules.length);
     for (const i of this.unindexed) marks[i] = 1;
-    for (let k = 0; k < count; k++) for (const i of (hits[k] as Entry<R>).rules) marks[i] = 1;
+    for (let k = 0; k < count; k++) {
+      const indexed = (hits[k] as Entry<R>).rules;
+      if (typeof indexed === "number") marks[indexed] = 1;
+      else for (const i of indexed) marks[i] = 1;
+    }
     const out: R[] = [];
     for (let i = 0; i < rules.length; i++) {
       if (marks[i] === 1) {
