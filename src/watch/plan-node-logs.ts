@@ -23,9 +23,30 @@ export const readsExplorer = (watch: WatchInput): boolean => watch.source !== "n
 export const addressTopic = (address: string): string => `0x${"0".repeat(24)}${address.slice(2).toLowerCase()}`;
 
 const lower = (value: string | undefined) => value?.toLowerCase();
-/** A contract watch's events as topic0s, lowercase, sorted, once each; undefined for every event. */
-const topicsOf = (events: readonly string[] | undefined): string[] | undefined =>
-  events?.length ? [...new Set(events.map((e) => (e.startsWith("0x") ? e.toLowerCase() : eventTopic(e))))].sort() : undefined;
+/** A contract watch's events as topic0s, lowercase, sorted, once each, and as a set; undefined for every event. */
+interface Topics {
+  list: string[];
+  set: ReadonlySet<string>;
+}
+
+/**
+ * By the events as written, one for every watch of the same events: 10,000 contract watches
+ * of one event hold one list and one set, and hash their signature once. Bounded by the
+ * event lists a config names (past the bound they are made, not kept); never changed.
+ */
+const TOPICS = new Map<string, Topics>();
+const MAX_TOPICS = 10_000;
+
+function topicsOf(events: readonly string[] | undefined): Topics | undefined {
+  if (!events?.length) return undefined;
+  const key = events.join("\n");
+  const known = TOPICS.get(key);
+  if (known !== undefined) return known;
+  const list = [...new Set(events.map((e) => (e.startsWith("0x") ? e.toLowerCase() : eventTopic(e))))].sort();
+  const made = { list, set: new Set(list) };
+  if (TOPICS.size < MAX_TOPICS) TOPICS.set(key, made);
+  return made;
+}
 
 /** The node source of a family: one per network, serving every node-read watch of it. */
 export function nodeLogsDefinition(network: string, family: "event_logs" | "nft_transfers"): SourceDefinition {
@@ -48,7 +69,16 @@ interface Share<R, W> extends NodeShare<R, W> {
 // was made in, and a daemon keeps one per watch (about 0.1 KB each at 20,000 watches).
 const contractLogFilter = (contract: string, wanted: ReadonlySet<string> | undefined) => (r: WatchedRecord) =>
   lower((r.data as EventLog).contract_address) === contract && (wanted === undefined || wanted.has(lower((r.data as EventLog).topics[0]) ?? ""));
-const tokenTransferFilter = (token: string) => (r: WatchedRecord) => lower((r.data as EventLog).contract_address) === token && lower((r.data as EventLog).topics[0]) === TRANSFER_TOPIC;
+/** One per token, for every account watch of it (bounded as TOPICS). */
+const TOKEN_FILTERS = new Map<string, (r: WatchedRecord) => boolean>();
+const tokenTransferFilter = (token: string) => {
+  let filter = TOKEN_FILTERS.get(token);
+  if (filter === undefined) {
+    filter = (r: WatchedRecord) => lower((r.data as EventLog).contract_address) === token && lower((r.data as EventLog).topics[0]) === TRANSFER_TOPIC;
+    if (TOKEN_FILTERS.size < MAX_TOPICS) TOKEN_FILTERS.set(token, filter);
+  }
+  return filter;
+};
 const collectionFilter = (collection: string, tokenId: string | undefined) => (r: WatchedRecord) =>
   lower((r.data as NftTransfer).contract.contract_address) === collection && (tokenId === undefined || (r.data as NftTransfer).token_id === tokenId);
 const nftAccountFilter = (account: string, contract: string | undefined) => (r: WatchedRecord) => {
@@ -93,14 +123,13 @@ function sharesOfWatch<R extends RuleInput, W extends WatchInput>(network: strin
   const nftRules = rulesOf("nft_transfers");
   if (watch.contract !== undefined && logRules.length > 0) {
     const contract = watch.contract.toLowerCase();
-    const topics = topicsOf(watch.events);
-    const wanted = topics === undefined ? undefined : new Set(topics);
+    const topics = topicsOf(watch.events)?.list;
     shares.event_logs.push({
       query: { kind: "contracts", contracts: [contract], topics },
       watch,
       rules: logRules,
       own: { network, operation: "nodeEventLogs", address: contract, ...(topics === undefined ? {} : { topics }) },
-      filter: contractLogFilter(contract, wanted),
+      filter: contractLogFilter(contract, topicsOf(watch.events)?.set),
       filterText: `emitted by ${contract}${topics === undefined ? "" : `, topic0 in ${topics.join(", ")}`}`,
       indexedBy: { contract },
     });
@@ -165,8 +194,8 @@ function sharesOfList<R, W extends WatchInput>(network: string, watch: W, logRul
   if (watch.contracts !== undefined && logRules.length > 0) {
     const contracts = [...new Set(watch.contracts.map((c) => c.toLowerCase()))];
     const listed = new Set(contracts);
-    const topics = topicsOf(watch.events);
-    const wanted = topics === undefined ? undefined : new Set(topics);
+    const topics = topicsOf(watch.events)?.list;
+    const wanted = topicsOf(watch.events)?.set;
     shares.event_logs.push({
       query: { kind: "contracts", contracts, topics },
       watch,
