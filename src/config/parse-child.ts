@@ -5,7 +5,7 @@
  */
 import { ConfigError } from "./errors.js";
 import { parseConfigTextUncompiled } from "./load-config.js";
-import type { ParseReply, ParseRequest } from "./parse-in-child.js";
+import { REPLY_PART_ITEMS, type ParseReply, type ParseRequest, type ReplyPart } from "./parse-in-child.js";
 
 // The parent gone (killed, or its start-up abandoned), no one waits for the answer.
 process.once("disconnect", () => process.exit(0));
@@ -13,7 +13,15 @@ process.once("message", (message) => {
   const request = message as ParseRequest;
   let reply: ParseReply;
   try {
-    reply = { ok: true, loaded: parseConfigTextUncompiled(request.text, { fileName: request.fileName, env: request.env }) };
+    const loaded = parseConfigTextUncompiled(request.text, { fileName: request.fileName, env: request.env, ...(request.maxBytes === undefined ? {} : { maxBytes: request.maxBytes }) });
+    const { watches, rules } = loaded.config;
+    // The watches and rules in parts first (see REPLY_PART_ITEMS); messages arrive in the order sent.
+    const send = (part: ReplyPart["part"], items: readonly unknown[]) => {
+      for (let i = 0; i < items.length; i += REPLY_PART_ITEMS) process.send?.({ part, items: items.slice(i, i + REPLY_PART_ITEMS) } satisfies ReplyPart);
+    };
+    send("watches", watches);
+    send("rules", rules);
+    reply = { ok: true, loaded: { ...loaded, config: { ...loaded.config, watches: [], rules: [] } } };
   } catch (error) {
     reply = error instanceof ConfigError ? { ok: false, issues: error.issues, secrets: [...error.secrets] } : { ok: false, crash: error instanceof Error ? (error.stack ?? error.message) : String(error) };
   }

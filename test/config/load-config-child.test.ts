@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { parseConfigText, type ConfigCheck, type ConfigError } from "../../src/config/index.js";
 import type * as ConfigModule from "../../src/config/index.js";
-import { shareEqualValues } from "../../src/config/parse-in-child.js";
+import { REPLY_PART_ITEMS, shareEqualValues } from "../../src/config/parse-in-child.js";
 import { configErrorOf } from "./helpers.js";
 
 // The child runs compiled JavaScript: these tests load the config module from dist/ (built by
@@ -12,10 +12,11 @@ import { configErrorOf } from "./helpers.js";
 const dist = (await import(new URL("../../dist/config/index.js", import.meta.url).href)) as typeof ConfigModule;
 
 const hex = (n: number) => n.toString(16).padStart(40, "0");
-const WATCHES = 200;
+/** Past one part of the child's reply (REPLY_PART_ITEMS), so that the watches and rules cross in two, in order. */
+const WATCHES = REPLY_PART_ITEMS + 10;
 
 /**
- * A config of 200 watches and rules, above the 256 KiB from which a child process parses: a
+ * A config of 260 watches and rules, above the 256 KiB from which a child process parses: a
  * comment block at the end brings it there. 2,000 watches did the same at ten times the
  * parse cost, each test parsing it twice (here and in the child), a minute of the suite.
  */
@@ -36,7 +37,7 @@ describe("a large config is parsed in a process of its own", () => {
   writeFileSync(path, text);
   const env = { HOOK_TOKEN: "t0k3n" };
 
-  it("gives the same config and secrets as parsing here, with ${VAR} from the env it is given", async () => {
+  it("gives the same config and secrets as parsing here, with ${VAR} from the env it is given, its watches and rules in parts", async () => {
     expect(text.length).toBeGreaterThan(256 * 1024);
     const loaded = await dist.loadConfig({ path, env });
     const here = parseConfigText(text, { fileName: path, env });
