@@ -283,9 +283,7 @@ function extraCost(alternative: { creditsPerDay: number; requestsPerDay: number 
  * only narrows the candidates, and `test` decides.
  */
 export function narrowRule(rule: SourceRule, handover: SourceMember["handover"], filter: ((record: WatchedRecord) => boolean) | undefined, filterCondition?: ConditionNode): SourceRule {
-  // The filter's condition beside the rule's, for the rule index only (the test runs the filter itself).
-  const condition = filterCondition === undefined ? rule.condition : rule.condition === undefined ? filterCondition : { type: "all" as const, path: TOP, children: [filterCondition, rule.condition] };
-  return new NarrowedRule(rule, handover, filter, condition);
+  return new NarrowedRule(rule, handover, filter, filterCondition);
 }
 
 /** The path of a `when` itself, one array for every narrowed rule's condition. */
@@ -297,8 +295,19 @@ class NarrowedRule implements SourceRule {
     private readonly rule: SourceRule,
     private readonly handover: SourceMember["handover"],
     private readonly filter: ((record: WatchedRecord) => boolean) | undefined,
-    readonly condition: ConditionNode | undefined,
+    private readonly filterCondition: ConditionNode | undefined,
   ) {}
+
+  /**
+   * The filter's condition beside the rule's, for the rule index only (the test runs the
+   * filter itself). Made when asked: the index reads it once, when it is built, and a daemon
+   * keeps a narrowed rule per watch.
+   */
+  get condition(): ConditionNode | undefined {
+    const { filterCondition } = this;
+    const own = this.rule.condition;
+    return filterCondition === undefined ? own : own === undefined ? filterCondition : { type: "all", path: TOP, children: [filterCondition, own] };
+  }
 
   get name(): string {
     return this.rule.name;

@@ -136,6 +136,7 @@ function sharesOfWatch<R extends RuleInput, W extends WatchInput>(network: strin
   }
   if (watch.account !== undefined && logRules.length > 0) {
     const account = watch.account.toLowerCase();
+    const topic = addressTopic(account);
     for (const token of new Set((watch.tokens ?? []).map((t) => t.toLowerCase()))) {
       shares.event_logs.push({
         query: { kind: "token", token, accounts: [account] },
@@ -146,7 +147,8 @@ function sharesOfWatch<R extends RuleInput, W extends WatchInput>(network: strin
         filter: tokenTransferFilter(token),
         filterText: `Transfer logs of token ${token}`,
         // Its rules keep the Transfers from (topic1) or to (topic2) the account.
-        indexedBy: { any: [{ "topics[1]": account }, { "topics[2]": account }] },
+        // Written as its topic: both conditions then hold one string, not a padded copy each.
+        indexedBy: { any: [{ "topics[1]": topic }, { "topics[2]": topic }] },
       });
     }
   }
