@@ -80,7 +80,8 @@ function labelsOf(rule: RuleConfig, family: RecordFamily): Record<string, string
  * daemon keeps one per watch and source for as long as it runs, and a closure's context
  * holds every variable of the function that made it (about 0.2 KB a rule at 20,000 watches).
  * For the same reason what the rule's config says is read from it when asked (name, watch,
- * notify, enrich), and an alert's labels are made with the alert, not kept.
+ * notify, enrich), and its alerts' labels are made at its first alert (most rules of a large
+ * config never match).
  * The rule index and `explain` read `condition`: for a token watch the prepared record reads
  * from, to, amount and token from the log's topics, data and contract, as the test does.
  */
@@ -91,6 +92,8 @@ class CompiledSourceRule implements SourceRule {
   private readonly account: string | undefined;
   /** The accounts of an account or accounts watch: `direction` is relative to them, an accounts watch's alert names the listed party. */
   private readonly accounts: ReadonlySet<string> | undefined;
+  /** The labels of its alerts, once it has made one. */
+  private labels: Readonly<Record<string, string>> | undefined = undefined;
 
   constructor(
     private readonly chain: Config["chain"],
@@ -137,6 +140,7 @@ class CompiledSourceRule implements SourceRule {
   toAlert(record: WatchedRecord, now: Date): AlertDocument {
     // An accounts watch's alert names the listed account the record is from, else the one it is to.
     const watchedAccount = this.account ?? (this.accounts === undefined ? undefined : listedParty(record, this.accounts));
-    return buildAlert({ rule: this.rule, labels: labelsOf(this.rule, this.family), watch: this.watch, record, network: this.chain.network, explorerUrl: this.chain.explorer_url, now, watchedAccount, token: this.info });
+    this.labels ??= labelsOf(this.rule, this.family);
+    return buildAlert({ rule: this.rule, labels: this.labels, watch: this.watch, record, network: this.chain.network, explorerUrl: this.chain.explorer_url, now, watchedAccount, token: this.info });
   }
 }
