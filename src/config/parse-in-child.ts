@@ -24,7 +24,7 @@ export type ReplyPart = { part: "watches" | "rules"; items: unknown[] };
  * gathered and read in buffers of its size, and once the C library has returned a buffer that
  * large to the system it keeps buffers up to that size in its own heap, where freed memory
  * stays resident: kaiawatch once at 100,000 separate watches ended at 408 MB resident with
- * the config in one message, 384 MB in parts (the same live heap). A part of 250 is well under
+ * the config in one message, 385 MB in parts (the same live heap). A part of 250 is well under
  * 128 KiB, the size from which it hands buffers back.
  */
 export const REPLY_PART_ITEMS = 250;
@@ -90,58 +90,52 @@ const SHARED_VALUE_MAX = 128;
 
 /**
  * The value with every repeated short string, and every repeated small array or plain object
- * (a `when`, a `notify` list, a watch's `events`, `labels`), made one. The V8 serializer copies
- * each string and object on its own, so a config of many watches came back holding a copy of
- * its schedule, its sink names, its event signatures, its defaults and its rules' conditions
- * for every watch and rule (kaiawatch once at 20,000 watches: 106.7 -> 100.7 MB of live heap
- * for the strings, then 83.1 -> 73 with the subtrees, the rules sharing their conditions). A config is read, never changed, once
- * loaded, so equal parts may be one object. Changes the value in place (the copy is this
- * process's own) and returns it.
+ * (a `when`, a `notify` list, a watch's `events`, `labels`), made one. The V8 serializer
+ * copies each string and object on its own, so a config of many watches came back holding a
+ * copy of its schedule, its sink names, its event signatures, its defaults and its rules'
+ * conditions for every watch and rule (kaiawatch once at 20,000 watches: 106.7 -> 100.7 MB of
+ * live heap for the strings, then 83.1 -> 73 for the subtrees, with the rules sharing their
+ * conditions). A loaded config is read, never changed, so equal parts may be one object.
+ * Changes the value in place (the copy is this process's own) and returns it.
  */
 export function shareEqualValues<T>(value: T): T {
   const seen = new Map<string, unknown>();
-  /** The shared instance of a node and its text, or the node itself and undefined when it is not shared (too long, or not plain data). */
+  const intern = (text: string, node: unknown): unknown => {
+    const first = seen.get(text);
+    if (first !== undefined) return first;
+    seen.set(text, node);
+    return node;
+  };
+  /** The node's shared instance and its text (a key: JSON, with NaN, Infinity and undefined told apart); the node itself and no text when it is not shared (too long, or not plain data). */
   const share = (node: unknown): { node: unknown; text: string | undefined } => {
     if (typeof node === "string") {
       if (node.length > SHARED_VALUE_MAX) return { node, text: undefined };
       const text = JSON.stringify(node);
       return { node: intern(text, node), text };
     }
-    if (typeof node === "number" || typeof node === "boolean" || node === null) return { node, text: JSON.stringify(node) };
+    if (typeof node === "number") return { node, text: String(node) };
+    if (typeof node === "boolean" || node === null) return { node, text: JSON.stringify(node) };
     if (node === undefined) return { node, text: "u" };
     if (typeof node !== "object") return { node, text: undefined };
     const array = Array.isArray(node);
-    const plain = array || Object.getPrototypeOf(node) === Object.prototype;
+    const container = node as Record<string | number, unknown>;
+    const keys: Array<string | number> = array ? Array.from({ length: node.length }, (_, i) => i) : Object.keys(node);
     const parts: string[] = [];
     let length = 0;
-    let shareable = plain;
-    const keys = array ? undefined : Object.keys(node);
-    const count = array ? (node as unknown[]).length : (keys as string[]).length;
-    for (let i = 0; i < count; i++) {
-      const key = array ? i : (keys as string[])[i]!;
-      const container = node as Record<string | number, unknown>;
+    let shareable = array || Object.getPrototypeOf(node) === Object.prototype;
+    for (const key of keys) {
       const child = share(container[key]);
       // Written even when equal: an equal string is not the same string (a string has no identity to compare).
       container[key] = child.node;
       if (!shareable) continue;
-      if (child.text === undefined) {
-        shareable = false;
-        continue;
-      }
-      const part = array ? child.text : `${JSON.stringify(key)}:${child.text}`;
-      length += part.length + 1;
-      if (length > SHARED_VALUE_MAX) shareable = false;
+      const part = child.text === undefined ? undefined : array ? child.text : `${JSON.stringify(key)}:${child.text}`;
+      length += (part?.length ?? 0) + 1;
+      if (part === undefined || length > SHARED_VALUE_MAX) shareable = false;
       else parts.push(part);
     }
     if (!shareable) return { node, text: undefined };
     const text = array ? `[${parts.join(",")}]` : `{${parts.join(",")}}`;
     return { node: intern(text, node), text };
-  };
-  const intern = (text: string, node: unknown): unknown => {
-    const first = seen.get(text);
-    if (first !== undefined) return first;
-    seen.set(text, node);
-    return node;
   };
   return share(value).node as T;
 }

@@ -123,13 +123,14 @@ function sharesOfWatch<R extends RuleInput, W extends WatchInput>(network: strin
   const nftRules = rulesOf("nft_transfers");
   if (watch.contract !== undefined && logRules.length > 0) {
     const contract = watch.contract.toLowerCase();
-    const topics = topicsOf(watch.events)?.list;
+    const wanted = topicsOf(watch.events);
+    const topics = wanted?.list;
     shares.event_logs.push({
       query: { kind: "contracts", contracts: [contract], topics },
       watch,
       rules: logRules,
       own: { network, operation: "nodeEventLogs", address: contract, ...(topics === undefined ? {} : { topics }) },
-      filter: contractLogFilter(contract, topicsOf(watch.events)?.set),
+      filter: contractLogFilter(contract, wanted?.set),
       filterText: `emitted by ${contract}${topics === undefined ? "" : `, topic0 in ${topics.join(", ")}`}`,
       indexedBy: { contract },
     });
@@ -196,8 +197,9 @@ function sharesOfList<R, W extends WatchInput>(network: string, watch: W, logRul
   if (watch.contracts !== undefined && logRules.length > 0) {
     const contracts = [...new Set(watch.contracts.map((c) => c.toLowerCase()))];
     const listed = new Set(contracts);
-    const topics = topicsOf(watch.events)?.list;
-    const wanted = topicsOf(watch.events)?.set;
+    const events = topicsOf(watch.events);
+    const topics = events?.list;
+    const wanted = events?.set;
     shares.event_logs.push({
       query: { kind: "contracts", contracts, topics },
       watch,

@@ -84,7 +84,7 @@ describe("the child's reply with its repeated strings and small parts shared", (
   it("makes equal small arrays and plain objects one, and leaves large or other ones apart", () => {
     const rule = (name: string) => ({ name, when: { "args.value": { gte: "1000" } }, notify: ["out"], enrich: [], labels: {} });
     const big = () => ({ list: Array.from({ length: 50 }, (_, i) => `0x${i}`) });
-    const value = shareEqualValues({ rules: [rule("a"), rule("b")], big: [big(), big()], dates: [{ at: new Date(0) }, { at: new Date(0) }] });
+    const value = shareEqualValues({ rules: [rule("a"), rule("b")], big: [big(), big()], dates: [{ at: new Date(0) }, { at: new Date(0) }], numbers: [{ n: null }, { n: Number.NaN }, { n: undefined }, {}] });
     const [a, b] = value.rules;
     expect(a).not.toBe(b);
     expect(a?.when).toBe(b?.when);
@@ -94,5 +94,8 @@ describe("the child's reply with its repeated strings and small parts shared", (
     expect(value.big[0]).not.toBe(value.big[1]);
     expect(value.dates[0]).not.toBe(value.dates[1]);
     expect(value.rules).toEqual([rule("a"), rule("b")]);
+    // JSON would write NaN as null, and drop an undefined key.
+    expect(value.numbers.map((n) => n.n)).toEqual([null, Number.NaN, undefined, undefined]);
+    expect(new Set(value.numbers).size).toBe(4);
   });
 });
