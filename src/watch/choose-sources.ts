@@ -8,7 +8,7 @@ import { cheaper, createGroupPlanner, type Group, type Option } from "./plan-gro
 import type { PlannedSource, SourceMember } from "./poller.js";
 import { sourceDayCost, type SourceDayCost } from "./source-day-cost.js";
 import { collectNeeds, type Need, type SharedCandidate } from "./source-needs.js";
-import type { SourceRule } from "./source-rule.js";
+import { RuleFieldsOf, type SourceRule } from "./source-rule.js";
 import { describeSource, isNodeOperation, sourceKey, type SourceDefinition } from "./source.js";
 import { planningDayStart } from "./schedule-firings.js";
 
@@ -289,14 +289,16 @@ export function narrowRule(rule: SourceRule, handover: SourceMember["handover"],
 /** The path of a `when` itself, one array for every narrowed rule's condition. */
 const TOP: readonly (string | number)[] = [];
 
-/** narrowRule's rule: fields and methods rather than a closure over them, and the rule's own fields read from it, as CompiledSourceRule (one per watch and source). */
-class NarrowedRule implements SourceRule {
+/** narrowRule's rule: fields and methods rather than a closure over them, as CompiledSourceRule (one per watch and source). */
+class NarrowedRule extends RuleFieldsOf<SourceRule> implements SourceRule {
   constructor(
-    private readonly rule: SourceRule,
+    rule: SourceRule,
     private readonly handover: SourceMember["handover"],
     private readonly filter: ((record: WatchedRecord) => boolean) | undefined,
     private readonly filterCondition: ConditionNode | undefined,
-  ) {}
+  ) {
+    super(rule);
+  }
 
   /**
    * The filter's condition beside the rule's, for the rule index only (the test runs the
@@ -307,22 +309,6 @@ class NarrowedRule implements SourceRule {
     const { filterCondition } = this;
     const own = this.rule.condition;
     return filterCondition === undefined ? own : own === undefined ? filterCondition : { type: "all", path: TOP, children: [filterCondition, own] };
-  }
-
-  get name(): string {
-    return this.rule.name;
-  }
-
-  get watch(): string {
-    return this.rule.watch;
-  }
-
-  get notify(): readonly string[] {
-    return this.rule.notify;
-  }
-
-  get enrich(): SourceRule["enrich"] {
-    return this.rule.enrich;
   }
 
   get absence(): SourceRule["absence"] {

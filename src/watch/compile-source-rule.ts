@@ -9,7 +9,7 @@ import type { AlertDocument } from "../model/alert-document.js";
 import { alertLabels } from "../notify/labels.js";
 import type { CompiledRule, TokenInfos } from "../config/compile-config.js";
 import type { RecordFamily, WatchedRecord } from "../model/record.js";
-import type { SourceRule } from "./source-rule.js";
+import { RuleFieldsOf, type SourceRule } from "./source-rule.js";
 import type { AbsenceRule } from "./absence.js";
 import type { SourceDefinition } from "./source.js";
 import { tokenTransferFamily } from "../families/registry.js";
@@ -85,7 +85,7 @@ function labelsOf(rule: RuleConfig, family: RecordFamily): Record<string, string
  * The rule index and `explain` read `condition`: for a token watch the prepared record reads
  * from, to, amount and token from the log's topics, data and contract, as the test does.
  */
-class CompiledSourceRule implements SourceRule {
+class CompiledSourceRule extends RuleFieldsOf<RuleConfig> implements SourceRule {
   readonly condition: ConditionNode;
   private readonly test_: CompiledCondition["test"];
   /** An account watch's account (the alert's link). */
@@ -97,7 +97,7 @@ class CompiledSourceRule implements SourceRule {
 
   constructor(
     private readonly chain: Config["chain"],
-    private readonly rule: RuleConfig,
+    rule: RuleConfig,
     watch: WatchConfig,
     private readonly family: RecordFamily,
     readonly absence: AbsenceRule | undefined,
@@ -106,26 +106,11 @@ class CompiledSourceRule implements SourceRule {
     private readonly token: string | undefined,
     private readonly info: TokenInfo | undefined,
   ) {
+    super(rule);
     this.condition = condition.node;
     this.test_ = condition.test;
     this.account = watch.kind === "account" ? watch.account : undefined;
     this.accounts = watchedAccountsOf(watch);
-  }
-
-  get name(): string {
-    return this.rule.name;
-  }
-
-  get watch(): string {
-    return this.rule.watch;
-  }
-
-  get notify(): readonly string[] {
-    return this.rule.notify;
-  }
-
-  get enrich(): SourceRule["enrich"] {
-    return this.rule.enrich;
   }
 
   test(record: WatchedRecord): boolean {

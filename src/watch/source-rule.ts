@@ -23,6 +23,31 @@ export interface SourceRule {
   absence?: AbsenceRule;
 }
 
+/**
+ * A source rule's own fields read from what it is made of (a rule's config, or the rule it
+ * narrows) when asked, not copied: a daemon keeps one per watch and rule for as long as it
+ * runs (CompiledSourceRule, NarrowedRule).
+ */
+export abstract class RuleFieldsOf<R extends Pick<SourceRule, "name" | "watch" | "notify" | "enrich">> {
+  constructor(protected readonly rule: R) {}
+
+  get name(): string {
+    return this.rule.name;
+  }
+
+  get watch(): string {
+    return this.rule.watch;
+  }
+
+  get notify(): readonly string[] {
+    return this.rule.notify;
+  }
+
+  get enrich(): SourceRule["enrich"] {
+    return this.rule.enrich;
+  }
+}
+
 export interface Match {
   rule: SourceRule;
   alert: AlertDocument;
