@@ -6,7 +6,7 @@
 import type { EventLog, InternalTransactionListItem, NftTransfer } from "../src/explorer/types.js";
 import { loadavg } from "node:os";
 import { toChecksumAddress } from "../src/chain/address.js";
-import { compileCondition } from "../src/rules/compile-condition.js";
+import { compileCondition, type CompiledCondition } from "../src/rules/compile-condition.js";
 import { evaluateCondition, evaluateParsedCondition } from "../src/rules/evaluate-condition.js";
 import type { ConditionNode } from "../src/rules/parse-condition.js";
 import type { ConditionContext } from "../src/rules/parse-condition.js";
@@ -132,15 +132,17 @@ const compiled = Object.fromEntries(
       return c.test;
     }),
   ]),
-) as Record<RecordFamily, ((r: WatchedRecord) => boolean)[]>;
+) as Record<RecordFamily, CompiledCondition["test"][]>;
 
 function runCompiled(recs: WatchedRecord[]): { evaluations: number; matches: number } {
   let evaluations = 0;
   let matches = 0;
   for (const record of recs) {
     const tests = compiled[record.family];
+    // `direction` is relative to the accounts a condition is tested with.
+    const accounts = contexts[record.family].watchedAccounts;
     for (let i = 0; i < tests.length; i++) {
-      if ((tests[i] as (r: WatchedRecord) => boolean)(record)) matches++;
+      if ((tests[i] as CompiledCondition["test"])(record, accounts)) matches++;
     }
     evaluations += tests.length;
   }
