@@ -30,7 +30,8 @@ export type CompileResult = CompiledCondition | { ok: false; issues: ConditionIs
  * only compare precomputed values: no parsing, lowercasing or unit conversion happens per
  * record. `all`/`any` short-circuit in the order written, except that a regular expression
  * runs after its siblings (see byCost). Called by the config's compile
- * (config/compile-config.ts), once per rule and context; everything else reads its result.
+ * (config/compile-config.ts), once per distinct `when` and context, however many rules write it;
+ * everything else reads its result.
  */
 export function compileCondition(when: unknown, context: ConditionContext): CompileResult {
   const parsed = parseCondition(when, context);
