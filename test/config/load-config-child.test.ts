@@ -4,12 +4,14 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { parseConfigText, type ConfigCheck, type ConfigError } from "../../src/config/index.js";
 import type * as ConfigModule from "../../src/config/index.js";
+import type * as ParseInChild from "../../src/config/parse-in-child.js";
 import { REPLY_PART_ITEMS, shareEqualValues } from "../../src/config/parse-in-child.js";
 import { configErrorOf } from "./helpers.js";
 
 // The child runs compiled JavaScript: these tests load the config module from dist/ (built by
 // the test setup), as `kaiawatch` does, and compare it with the source parsing in this process.
 const dist = (await import(new URL("../../dist/config/index.js", import.meta.url).href)) as typeof ConfigModule;
+const distChild = (await import(new URL("../../dist/config/parse-in-child.js", import.meta.url).href)) as typeof ParseInChild;
 
 const hex = (n: number) => n.toString(16).padStart(40, "0");
 /** Past one part of the child's reply (REPLY_PART_ITEMS), so that the watches and rules cross in two, in order. */
@@ -64,6 +66,12 @@ describe("a large config is parsed in a process of its own", () => {
     expect(error.code).toBe("KW_CONFIG_INVALID");
     const line = text.split("\n").indexOf("  - name: r123") + 1 + 4;
     expect(error.format()).toBe(`${path}:${line}:13 rules[123].notify: no such sink on this host`);
+  });
+
+  it("fails with a clear error, not a hang, when the child exits without an answer", async () => {
+    // The child runs this code instead of its script, as a child killed or crashed before it answers.
+    const error = (await distChild.parseConfigInChild({ text, fileName: path, env }, ["--eval", "process.exit(3)"]).catch((rejected: unknown) => rejected)) as Error;
+    expect(error.message).toBe("the config parser's process exited (code 3) without an answer");
   });
 
   it("says a missing variable is missing, from the child too", async () => {
