@@ -5,15 +5,23 @@
  */
 import { ConfigError } from "./errors.js";
 import { parseConfigTextUncompiled } from "./load-config.js";
-import { REPLY_PART_ITEMS, type ParseReply, type ParseRequest, type ReplyPart } from "./parse-in-child.js";
+import { REPLY_PART_ITEMS, type ParseReply, type ParseRequest, type ReplyPart, type TextPart } from "./parse-in-child.js";
 
 // The parent gone (killed, or its start-up abandoned), no one waits for the answer.
 process.once("disconnect", () => process.exit(0));
-process.once("message", (message) => {
+// The text comes ahead of the request in parts (TEXT_PART_CHARS); messages arrive in the order sent.
+const textParts: string[] = [];
+process.on("message", (message) => {
+  if (typeof message === "object" && message !== null && "textPart" in message) {
+    textParts.push((message as TextPart).textPart);
+    return;
+  }
   const request = message as ParseRequest;
+  const text = textParts.join("") + request.text;
+  textParts.length = 0;
   let reply: ParseReply;
   try {
-    const loaded = parseConfigTextUncompiled(request.text, { fileName: request.fileName, env: request.env, ...(request.maxBytes === undefined ? {} : { maxBytes: request.maxBytes }) });
+    const loaded = parseConfigTextUncompiled(text, { fileName: request.fileName, env: request.env, ...(request.maxBytes === undefined ? {} : { maxBytes: request.maxBytes }) });
     const { watches, rules } = loaded.config;
     // The watches and rules in parts first (see REPLY_PART_ITEMS); messages arrive in the order sent.
     const send = (part: ReplyPart["part"], items: readonly unknown[]) => {
