@@ -104,6 +104,21 @@ sinks: { out: { type: console } }
     expect(rules.filter((rule) => rule.test(transfer)).map((rule) => rule.name).sort()).toEqual(["exchange-in", "hot-out"]);
   });
 
+  it("compiles apart conditions that JSON would write alike, so each keeps its own problems", () => {
+    // JSON drops an undefined key: keyed by it, the second would reuse the first's compile and pass.
+    const built = {
+      ...config,
+      watches: [{ name: "hot-wallet", kind: "account", account: HOT_WALLET, tokens: [], sources: ["internal_transactions"], schedule: "*/5 * * * * *" }],
+      rules: [
+        { name: "failed", watch: "hot-wallet", source: "internal_transactions", when: { status: "Fail" } },
+        { name: "failed-undefined", watch: "hot-wallet", source: "internal_transactions", when: { status: "Fail", amount: undefined } },
+      ],
+    } as unknown as Config;
+    const { issues, compiled: partial } = compileConfig(built);
+    expect(issues.map((i) => i.path)).toEqual([["rules", 1, "when", "amount"]]);
+    expect([...partial.rules.keys()]).toEqual(["failed"]);
+  });
+
   it("allows direction on account watches only, and leaves wrong watches and sources to the loader", () => {
     const loose = {
       ...config,
