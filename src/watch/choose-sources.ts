@@ -1,7 +1,7 @@
 import { OPERATIONS } from "../explorer/operations.js";
 import type { AlertDocument } from "../model/alert-document.js";
-import type { WatchedRecord } from "../model/record.js";
-import type { ConditionNode } from "../rules/parse-condition.js";
+import type { RecordFamily, WatchedRecord } from "../model/record.js";
+import { parseCondition, type ConditionNode } from "../rules/parse-condition.js";
 import { groupNeeds } from "./group-needs.js";
 import type { Plan, PlanInput, RuleInput, WatchInput } from "./plan.js";
 import { cheaper, createGroupPlanner, type Group, type Option } from "./plan-group.js";
@@ -282,8 +282,14 @@ function extraCost(alternative: { creditsPerDay: number; requestsPerDay: number 
  * `filterCondition` where the filter has one (what a record must have to pass it): the index
  * only narrows the candidates, and `test` decides.
  */
-export function narrowRule(rule: SourceRule, handover: SourceMember["handover"], filter: ((record: WatchedRecord) => boolean) | undefined, filterCondition?: ConditionNode): SourceRule {
-  return new NarrowedRule(rule, handover, filter, filterCondition);
+export function narrowRule(rule: SourceRule, handover: SourceMember["handover"], filter: ((record: WatchedRecord) => boolean) | undefined, indexedBy?: IndexedBy): SourceRule {
+  return new NarrowedRule(rule, handover, filter, indexedBy);
+}
+
+/** A `when` that a narrowed rule's filter implies, in its family's fields (NodeShare.indexedBy): what the rule index files the rule under. */
+export interface IndexedBy {
+  when: Record<string, unknown>;
+  family: RecordFamily;
 }
 
 /** The path of a `when` itself, one array for every narrowed rule's condition. */
@@ -295,20 +301,23 @@ class NarrowedRule extends RuleFieldsOf<SourceRule> implements SourceRule {
     rule: SourceRule,
     private readonly handover: SourceMember["handover"],
     private readonly filter: ((record: WatchedRecord) => boolean) | undefined,
-    private readonly filterCondition: ConditionNode | undefined,
+    private readonly indexedBy: IndexedBy | undefined,
   ) {
     super(rule);
   }
 
   /**
    * The filter's condition beside the rule's, for the rule index only (the test runs the
-   * filter itself). Made when asked: the index reads it once, when it is built, and a daemon
-   * keeps a narrowed rule per watch.
+   * filter itself). Parsed when asked: the index reads it once, when it is built, and a
+   * daemon keeps a narrowed rule per watch (the parsed form is about three times the size).
    */
   get condition(): ConditionNode | undefined {
-    const { filterCondition } = this;
     const own = this.rule.condition;
-    return filterCondition === undefined ? own : own === undefined ? filterCondition : { type: "all", path: TOP, children: [filterCondition, own] };
+    if (this.indexedBy === undefined) return own;
+    const { when, family } = this.indexedBy;
+    const parsed = parseCondition(when, { family });
+    if (!parsed.ok) throw new TypeError(`the index condition ${JSON.stringify(when)} does not parse: ${JSON.stringify(parsed.issues)}`);
+    return own === undefined ? parsed.node : { type: "all", path: TOP, children: [parsed.node, own] };
   }
 
   get absence(): SourceRule["absence"] {

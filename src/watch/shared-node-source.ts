@@ -1,5 +1,4 @@
 import type { RecordFamily, WatchedRecord } from "../model/record.js";
-import { parseCondition } from "../rules/parse-condition.js";
 import { narrowRule } from "./choose-sources.js";
 import type { PlanInput, RuleInput, WatchInput } from "./plan.js";
 import type { PlannedSource, SourceMember } from "./poller.js";
@@ -40,9 +39,8 @@ export function sharedNodeSource<R extends RuleInput, W extends WatchInput>(inpu
   for (const share of shares) {
     const member: SourceMember = { watch: share.watch.name, ownKey: sourceKey(share.own), filter: share.filterText, handover: { skipThrough: -1 } };
     members.push(member);
-    const indexed = share.indexedBy === undefined ? undefined : parseCondition(share.indexedBy, { family });
-    if (indexed !== undefined && !indexed.ok) throw new TypeError(`the index condition of watch ${share.watch.name} does not parse: ${JSON.stringify(indexed.issues)}`);
-    for (const rule of share.rules) rules.push(narrowRule(input.compileRule(rule, share.watch, family, share.own), member.handover, share.filter, indexed?.node));
+    const indexedBy = share.indexedBy === undefined ? undefined : { when: share.indexedBy, family };
+    for (const rule of share.rules) rules.push(narrowRule(input.compileRule(rule, share.watch, family, share.own), member.handover, share.filter, indexedBy));
   }
   return {
     key: sourceKey(definition),
