@@ -138,9 +138,13 @@ export class SqliteStore implements Store {
 
   private loadCaches(): void {
     this.cursors.clear();
+    // Each row's JSON makes strings of its own: the texts many rows repeat (a family, the
+    // description and followed key of a shared source's positions, a commit's time) are kept once.
+    const texts = new Map<string, string>();
+    const once = (text: string) => texts.get(text) ?? (texts.set(text, text), text);
     for (const row of this.statement("SELECT cursor FROM cursors").all() as Array<{ cursor: string }>) {
       const cursor = JSON.parse(row.cursor) as Cursor;
-      this.cursors.set(cursor.key, cursor);
+      this.cursors.set(cursor.key, memoryCursor(cursor, once));
     }
     this.meta.clear();
     for (const row of this.statement("SELECT key, value FROM meta").all() as Array<{ key: string; value: string }>) {
@@ -334,7 +338,7 @@ export class SqliteStore implements Store {
 
   /** Writes a cursor in the transaction of the moment; `settling`: the source whose followers followCursor is setting (it counts that change once). */
   private putCursor(cursor: Cursor, settling?: string): void {
-    const { followers: _, ...copy } = cursor;
+    const copy = memoryCursor(cursor);
     // A follower written to follow something else, or nothing (an operator's move): its source's followers changed.
     const followed = this.cursors.get(copy.key)?.follows;
     if (followed !== undefined && followed !== copy.follows && followed !== settling) this.bumpFollowers(followed);
@@ -960,6 +964,19 @@ function stampOfRow(row: StampRow): CooldownStamp {
  * Blocks are numbered from 0, and -1 is the cursor of a source that starts at block 0 (nothing
  * processed yet). Anything lower, or not a whole number, would fail every tick: refused.
  */
+/**
+ * The store's own copy of a cursor, without what a read fills in (followers), its properties
+ * written in one literal: V8 keeps them inside the object then (a copy by rest spread grows a
+ * second array for them), and the store holds one per watch. `text` may share repeated texts.
+ */
+function memoryCursor(cursor: Cursor, text: (value: string) => string = (value) => value): Cursor {
+  const { key, watch, block } = cursor;
+  const source = text(cursor.source);
+  const description = text(cursor.description);
+  const updated_at = text(cursor.updated_at);
+  return cursor.follows === undefined ? { key, watch, source, description, block, updated_at } : { key, watch, source, description, block, updated_at, follows: text(cursor.follows) };
+}
+
 export function checkCursor(cursor: Cursor): void {
   if (typeof cursor.key !== "string" || cursor.key === "" || !isCursorBlock(cursor.block)) {
     throw new TypeError(`a cursor needs a key and a block that is a whole number ≥ -1: ${JSON.stringify({ key: cursor.key, block: cursor.block })}`);

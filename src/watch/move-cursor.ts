@@ -30,6 +30,16 @@ export interface MovedCursor {
 }
 
 /**
+ * The stored description of a watch's position while a shared source serves it: the same text
+ * for every watch of the source (the store lists the watch beside it), so that 100,000
+ * positions hold one string, not one each. `kaiawatch cursors` describes the positions of the
+ * config's watches from the plan; this text shows for a position no longer in it.
+ */
+export function positionDescription(sourceKey: string): string {
+  return `position of a watch served by ${sourceKey}`;
+}
+
+/**
  * Moves what a key names to `block` (the last block processed: scanning resumes at block + 1).
  * The caller makes sure the source is between two ticks: a tick reads the cursor and the
  * positions when it starts.
@@ -38,8 +48,9 @@ export async function moveCursor(store: Store, target: CursorTarget, block: numb
   const at = now.toISOString();
   const { source } = target;
   const moved: MovedCursor[] = [];
+  const description = positionDescription(source.key);
   const position = async (member: SourceMember) => {
-    const { before } = await store.moveCursor({ key: member.ownKey, watch: member.watch, source: source.family, description: `position of watch ${member.watch}, served by ${source.key}`, block, updated_at: at });
+    const { before } = await store.moveCursor({ key: member.ownKey, watch: member.watch, source: source.family, description, block, updated_at: at });
     moved.push({ source: member.ownKey, watch: member.watch, from: before ?? null, to: block });
   };
   if (target.kind === "position") {

@@ -2,7 +2,7 @@ import type { Common } from "../common/common.js";
 import { describeError } from "../common/errors.js";
 import { isStoreError } from "../store/errors.js";
 import type { HeldLease } from "../store/ownership.js";
-import type { Store } from "../store/types.js";
+import type { Cursor, Store } from "../store/types.js";
 import { newOutboxEntries } from "../model/outbox-entry.js";
 import type { WatchedRecord } from "../model/record.js";
 import { isPerBlockOperation, type SourceDefinition } from "./source.js";
@@ -18,6 +18,7 @@ import type { AbsenceState } from "../store/types.js";
 import type { AlertDocument } from "../model/alert-document.js";
 import { stepAbsence } from "./absence.js";
 import { witnessesOf, witnessRoleOf, type AuditPlan } from "./audit-plan.js";
+import { positionDescription } from "./move-cursor.js";
 import { otherRole } from "../model/witness-role.js";
 import type { FormerKeys } from "./plan.js";
 
@@ -179,10 +180,7 @@ export function createSourcePoller(common: Common, options: SourcePollerOptions)
     const at = new Date(common.now()).toISOString();
     // The positions first, each where it is: the source's cursor going back below them then moves none of them back.
     if (handedOver.length > 0 || existing?.followers !== undefined) {
-      ({ generation: followers } = await store.followCursor({
-        source: source.key,
-        followers: handedOver.map((m) => ({ key: m.ownKey, watch: m.watch, source: source.family, description: `position of watch ${m.watch}, served by ${source.key}`, block: m.handover.skipThrough, updated_at: at })),
-      }));
+      ({ generation: followers } = await store.followCursor({ source: source.key, followers: positionsOf(source, handedOver, at) }));
     }
     // A source's own cursor follows nothing (one that followed another in an earlier plan is written as it reads).
     if (existing && existing.block === block && existing.follows === undefined) return block;
@@ -314,4 +312,10 @@ export function createSourcePoller(common: Common, options: SourcePollerOptions)
   }
 
   return { source, tick };
+}
+
+/** The positions of a shared source's watches, each where its handover is, for Store.followCursor. */
+function positionsOf(source: PlannedSource, members: readonly SourceMember[], at: string): Cursor[] {
+  const description = positionDescription(source.key);
+  return members.map((m) => ({ key: m.ownKey, watch: m.watch, source: source.family, description, block: m.handover.skipThrough, updated_at: at }));
 }
