@@ -33,18 +33,22 @@ interface Requirement {
 }
 
 interface Entry<R> {
-  /**
-   * The rules indexed under this value, ascending: a number for one (a value is most often
-   * one watch's, and a daemon of 100,000 watches holds an entry per value).
-   */
+  /** The rules indexed under this value, ascending. */
   rules: number | number[];
   /** Those rules and the unindexed ones, in rule order: the answer when this entry is the only hit. */
   merged: R[];
 }
 
+/**
+ * What a value is filed under: the number of its one rule when no rule is unindexed (a
+ * value is most often one watch's, and a daemon of 100,000 watches holds one per value:
+ * a number costs the map's slot only), else an entry.
+ */
+type Filed<R> = number | Entry<R>;
+
 interface Lookup<R> {
   place: Place;
-  values: Map<unknown, Entry<R>>;
+  values: Map<unknown, Filed<R>>;
   /** The tails (see tailOf) of every text key: a text whose tail is not here matches none. */
   tails: Uint32Array;
 }
@@ -72,7 +76,6 @@ export function createRuleIndex<R extends IndexedRule>(rules: readonly R[], opti
   if (rules.length < (options.minRules ?? 4)) return { candidates: () => all };
   const lookups = new Map<string, Lookup<R>>();
   const unindexed: number[] = [];
-  const entries: Entry<R>[] = [];
   rules.forEach((rule, i) => {
     const node = rule.condition;
     const requirements = node === undefined ? undefined : requirementsOf(node);
@@ -91,38 +94,40 @@ export function createRuleIndex<R extends IndexedRule>(rules: readonly R[], opti
           if (tail === -1) lookup.tails.fill(0xffffffff);
           else lookup.tails[tail >>> 5]! |= 1 << (tail & 31);
         }
-        const entry = lookup.values.get(key);
-        if (entry === undefined) {
-          const created: Entry<R> = { rules: i, merged: [] };
-          lookup.values.set(key, created);
-          entries.push(created);
-        } else if (typeof entry.rules === "number") {
-          // A literal of two: an array pushed to from empty is given room for seventeen.
-          if (entry.rules !== i) entry.rules = [entry.rules, i];
-        } else if (entry.rules[entry.rules.length - 1] !== i) entry.rules.push(i);
+        const filed = lookup.values.get(key);
+        if (filed === undefined) lookup.values.set(key, i);
+        // A literal of two: an array pushed to from empty is given room for seventeen.
+        else if (typeof filed === "number") {
+          if (filed !== i) lookup.values.set(key, { rules: [filed, i], merged: [] });
+        } else if ((filed.rules as number[])[(filed.rules as number[]).length - 1] !== i) (filed.rules as number[]).push(i);
       }
     }
   });
   if (lookups.size === 0) return { candidates: () => all };
-  // An entry of one rule, with none unindexed, answers that rule alone: one array per rule, whichever of its values the record has.
-  const alone = new Map<number, R[]>();
-  for (const entry of entries) {
-    if (typeof entry.rules === "number" && unindexed.length === 0) {
-      const i = entry.rules;
-      let merged = alone.get(i);
-      if (merged === undefined) alone.set(i, (merged = [rules[i] as R]));
-      entry.merged = merged;
-    } else entry.merged = [...new Set([...(typeof entry.rules === "number" ? [entry.rules] : entry.rules), ...unindexed])].sort((a, b) => a - b).map((i) => rules[i] as R);
+  for (const { values } of lookups.values()) {
+    for (const [key, filed] of values) {
+      // With rules unindexed, a value of one rule answers it beside them: an entry too.
+      if (typeof filed === "number") {
+        if (unindexed.length > 0) values.set(key, { rules: filed, merged: mergedOf([filed], unindexed, rules) });
+      } else filed.merged = mergedOf(filed.rules as number[], unindexed, rules);
+    }
   }
   return new IndexedRules(all, unindexed, [...lookups.values()]);
 }
 
+/** The rules of `indexed` and `unindexed` (each ascending), in rule order, once each. */
+function mergedOf<R>(indexed: readonly number[], unindexed: readonly number[], rules: readonly R[]): R[] {
+  return [...new Set([...indexed, ...unindexed])].sort((a, b) => a - b).map((i) => rules[i] as R);
+}
+
 // Scratch space of every index (evaluation is synchronous, one record at a time).
-const hits: Entry<unknown>[] = [];
+const hits: Filed<unknown>[] = [];
 let marks = new Uint8Array(64);
 
 class IndexedRules<R extends IndexedRule> implements RuleIndex<R> {
   private readonly always: R[];
+  /** The answer of a value filed under one rule alone, made at its first hit: one array per rule, whichever of its values the record has. */
+  private readonly alone = new Map<number, R[]>();
 
   constructor(
     private readonly rules: readonly R[],
@@ -134,12 +139,12 @@ class IndexedRules<R extends IndexedRule> implements RuleIndex<R> {
 
   candidates(record: WatchedRecord): readonly R[] {
     const places = this.places;
-    const found = hits as Entry<R>[];
+    const found = hits as Filed<R>[];
     const p = prepareRecord(record);
     let count = 0;
     for (let i = 0; i < places.length; i++) {
       const { place, values, tails } = places[i] as Lookup<R>;
-      let entry: Entry<R> | undefined;
+      let entry: Filed<R> | undefined;
       switch (place.kind) {
         case "slot": {
           // Most records name none of the rules' values: their text is turned away by its
@@ -175,9 +180,15 @@ class IndexedRules<R extends IndexedRule> implements RuleIndex<R> {
       if (entry !== undefined) found[count++] = entry;
     }
     if (count === 0) return this.always;
-    const only = found[0] as Entry<R>;
+    const only = found[0] as Filed<R>;
     for (let k = 1; k < count; k++) if (found[k] !== only) return this.union(count);
-    return only.merged;
+    return typeof only === "number" ? this.aloneOf(only) : only.merged;
+  }
+
+  private aloneOf(i: number): R[] {
+    let answer = this.alone.get(i);
+    if (answer === undefined) this.alone.set(i, (answer = [this.rules[i] as R]));
+    return answer;
   }
 
   /** Two or more entries hit (a record whose values several rules name): merge in rule order. */
@@ -186,7 +197,8 @@ class IndexedRules<R extends IndexedRule> implements RuleIndex<R> {
     if (marks.length < rules.length) marks = new Uint8Array(rules.length);
     for (const i of this.unindexed) marks[i] = 1;
     for (let k = 0; k < count; k++) {
-      const indexed = (hits[k] as Entry<R>).rules;
+      const filed = hits[k] as Filed<R>;
+      const indexed = typeof filed === "number" ? filed : filed.rules;
       if (typeof indexed === "number") marks[indexed] = 1;
       else for (const i of indexed) marks[i] = 1;
     }
