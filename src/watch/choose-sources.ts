@@ -282,14 +282,8 @@ function extraCost(alternative: { creditsPerDay: number; requestsPerDay: number 
  * `filterCondition` where the filter has one (what a record must have to pass it): the index
  * only narrows the candidates, and `test` decides.
  */
-export function narrowRule(rule: SourceRule, handover: SourceMember["handover"], filter: ((record: WatchedRecord) => boolean) | undefined, indexedBy?: IndexedBy): SourceRule {
-  return new NarrowedRule(rule, handover, filter, indexedBy);
-}
-
-/** A `when` that a narrowed rule's filter implies, in its family's fields (NodeShare.indexedBy): what the rule index files the rule under. */
-export interface IndexedBy {
-  when: Record<string, unknown>;
-  family: RecordFamily;
+export function narrowRule(rule: SourceRule, handover: SourceMember["handover"], filter: ((record: WatchedRecord) => boolean) | undefined, indexedBy?: Record<string, unknown>, family?: RecordFamily): SourceRule {
+  return new NarrowedRule(rule, handover, filter, indexedBy, family);
 }
 
 /** The path of a `when` itself, one array for every narrowed rule's condition. */
@@ -301,7 +295,9 @@ class NarrowedRule extends RuleFieldsOf<SourceRule> implements SourceRule {
     rule: SourceRule,
     private readonly handover: SourceMember["handover"],
     private readonly filter: ((record: WatchedRecord) => boolean) | undefined,
-    private readonly indexedBy: IndexedBy | undefined,
+    /** A `when` that the filter implies, in `family`'s fields (NodeShare.indexedBy): both or neither. */
+    private readonly indexedBy: Record<string, unknown> | undefined,
+    private readonly family: RecordFamily | undefined,
   ) {
     super(rule);
   }
@@ -312,11 +308,11 @@ class NarrowedRule extends RuleFieldsOf<SourceRule> implements SourceRule {
    * daemon keeps a narrowed rule per watch (the parsed form is about three times the size).
    */
   get condition(): ConditionNode | undefined {
+    const { indexedBy, family } = this;
     const own = this.rule.condition;
-    if (this.indexedBy === undefined) return own;
-    const { when, family } = this.indexedBy;
-    const parsed = parseCondition(when, { family });
-    if (!parsed.ok) throw new TypeError(`the index condition ${JSON.stringify(when)} does not parse: ${JSON.stringify(parsed.issues)}`);
+    if (indexedBy === undefined || family === undefined) return own;
+    const parsed = parseCondition(indexedBy, { family });
+    if (!parsed.ok) throw new TypeError(`the index condition ${JSON.stringify(indexedBy)} does not parse: ${JSON.stringify(parsed.issues)}`);
     return own === undefined ? parsed.node : { type: "all", path: TOP, children: [parsed.node, own] };
   }
 

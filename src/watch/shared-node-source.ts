@@ -39,8 +39,7 @@ export function sharedNodeSource<R extends RuleInput, W extends WatchInput>(inpu
   for (const share of shares) {
     const member: SourceMember = { watch: share.watch.name, ownKey: sourceKey(share.own), filter: share.filterText, handover: { skipThrough: -1 } };
     members.push(member);
-    const indexedBy = share.indexedBy === undefined ? undefined : { when: share.indexedBy, family };
-    for (const rule of share.rules) rules.push(narrowRule(input.compileRule(rule, share.watch, family, share.own), member.handover, share.filter, indexedBy));
+    for (const rule of share.rules) rules.push(narrowRule(input.compileRule(rule, share.watch, family, share.own), member.handover, share.filter, share.indexedBy, family));
   }
   return {
     key: sourceKey(definition),
