@@ -11,6 +11,7 @@ import { balanceResource, createBalanceMonitor } from "../watch/balance-monitor.
 import { balanceWatchesOf } from "../watch/balance-watches.js";
 import { createExplorerClient, type ExplorerClient } from "../explorer/client.js";
 import { ExplorerPlanError } from "../explorer/errors.js";
+import { dispatcherRulesOf } from "./dispatcher-rules.js";
 import { createDispatcher, type Dispatcher, type DrainResult } from "../notify/dispatcher.js";
 import { createSilenceBook, type SilenceBook } from "../notify/silences.js";
 import { createInhibitor, type Inhibitor } from "../notify/inhibitor.js";
@@ -171,13 +172,7 @@ export async function createDaemon(common: Common, options: DaemonOptions): Prom
       inhibitor,
       sinks,
       ...(compiled.routes === undefined ? {} : { routes: compiled.routes }),
-      rules: config.rules.map((rule) => ({
-        name: rule.name,
-        group: rule.group && { windowMs: rule.group.window, max: rule.group.max, by: rule.group.by },
-        cooldownMs: rule.cooldown,
-        cooldownKey: rule.cooldown_key,
-        routed: rule.routed,
-      })),
+      rules: dispatcherRulesOf(config, loadedCompiled),
     });
 
     const plan = planFromConfig(config, { compiled });
@@ -289,3 +284,4 @@ export async function createDaemon(common: Common, options: DaemonOptions): Prom
     throw error;
   }
 }
+

@@ -1,3 +1,4 @@
+import type { RuleLookup } from "./rule-lookup.js";
 import type { OutboxEntry } from "../model/outbox-entry.js";
 import type { CooldownView, SuppressionReason } from "./cooldown.js";
 import { cooldownStage, type CooldownStart } from "./cooldown-stage.js";
@@ -40,7 +41,7 @@ export interface AdmissionInput {
   due: readonly OutboxEntry[];
   /** Entries being sent right now: neither held nor planned again. */
   inFlight: ReadonlySet<string>;
-  rules: ReadonlyMap<string, DispatcherRule>;
+  rules: RuleLookup<DispatcherRule>;
   /** The silences in force (`kaiawatch silence`). */
   silences: readonly Silence[];
   cooldown: CooldownView;

@@ -1,3 +1,4 @@
+import type { RuleLookup } from "./rule-lookup.js";
 import type { OutboxEntry } from "../model/outbox-entry.js";
 import type { CooldownStamp, Store, SuppressedNote, SuppressionReason } from "../store/types.js";
 import { readRecordField } from "./grouping.js";
@@ -34,7 +35,7 @@ export function cooldownKeyOf(rule: CooldownRule, entry: OutboxEntry): string {
  * Costs one read of at most one row per distinct key of the batch; nothing when no entry
  * of the batch is up for a cooldown decision.
  */
-export async function readCooldownView(store: Store, sink: string, due: readonly OutboxEntry[], rules: ReadonlyMap<string, CooldownRule>): Promise<CooldownView> {
+export async function readCooldownView(store: Store, sink: string, due: readonly OutboxEntry[], rules: RuleLookup<CooldownRule>): Promise<CooldownView> {
   const wanted = new Map<string, { rule: string; key: string }>();
   for (const entry of due) {
     if (entry.attempts !== 0 || entry.group_id !== undefined) continue;

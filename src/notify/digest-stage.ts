@@ -1,3 +1,4 @@
+import type { RuleLookup } from "./rule-lookup.js";
 import type { OutboxEntry } from "../model/outbox-entry.js";
 import type { ClosedDigest, DispatcherRule } from "./admission.js";
 import { cooldownKeyOf } from "./cooldown.js";
@@ -35,7 +36,7 @@ interface Bucket {
  * route's group (per value of its group_by labels), whose first digest waits group_wait and
  * whose next ones wait group_interval after the last (groupFlushes, from the store).
  */
-export function digestStage(rules: ReadonlyMap<string, DispatcherRule>, groupFlushes: GroupFlushes | undefined): DigestStage {
+export function digestStage(rules: RuleLookup<DispatcherRule>, groupFlushes: GroupFlushes | undefined): DigestStage {
   const buckets = new Map<string, Bucket>();
   const add = (key: string, make: () => Omit<Bucket, "entries">, entry: OutboxEntry) => {
     const bucket = buckets.get(key) ?? { ...make(), entries: [] };

@@ -3,6 +3,7 @@ import { abortWhen, childSignal } from "../common/signals.js";
 import type { Ownership } from "../store/ownership.js";
 import { leaseResource } from "../store/resources.js";
 import type { Store } from "../store/types.js";
+import type { RuleLookup } from "./rule-lookup.js";
 import type { DispatcherRule } from "./admission.js";
 import { DEFAULT_BACKOFF, type BackoffPolicy } from "./backoff.js";
 import { requeueDeadLetters, type DeadLetterSelector, type RequeueResult } from "./dead-letters.js";
@@ -18,10 +19,28 @@ import { longestGroupInterval, type Route } from "./routes.js";
 
 export type { DispatcherRule, DispatcherSink };
 
+/** The dispatcher's rules as a lookup: see DispatcherOptions.rules. */
+export interface DispatcherRules extends RuleLookup<DispatcherRule> {
+  /** The longest `cooldown` of any rule, in ms (0: none): the cooldown stamps are kept that long. */
+  longestCooldownMs: number;
+}
+
+/** A list of rules as a lookup. */
+function rulesOfList(list: readonly DispatcherRule[]): DispatcherRules {
+  const byName = new Map(list.map((rule) => [rule.name, rule]));
+  let longestCooldownMs = 0;
+  for (const rule of list) longestCooldownMs = Math.max(longestCooldownMs, rule.cooldownMs ?? 0);
+  return { get: (name) => byName.get(name), longestCooldownMs };
+}
+
 export interface DispatcherOptions {
   store: Store;
   sinks: DispatcherSink[];
-  rules: DispatcherRule[];
+  /**
+   * The rules, by name: a list, or a lookup with the longest of their cooldowns (a daemon
+   * makes each rule from its config when asked: see RuleLookup).
+   */
+  rules: readonly DispatcherRule[] | DispatcherRules;
   /** The `routes:` tree: the alerts it sent are grouped as their routes say (group_by, group_wait, group_interval). */
   routes?: Route;
   /** Delivered entries are pruned this long after delivery (config `store.retention`). Default 7 days. */
@@ -133,6 +152,7 @@ interface Run {
  */
 export function createDispatcher(common: Common, options: DispatcherOptions): Dispatcher {
   const { store } = options;
+  const rules = "longestCooldownMs" in options.rules ? options.rules : rulesOfList(options.rules);
   const idlePollMs = options.idlePollMs ?? 1000;
   const stopTimeoutMs = options.stopTimeoutMs ?? 10_000;
   const baseLogger = common.logger.child({ component: "dispatcher" });
@@ -151,7 +171,7 @@ export function createDispatcher(common: Common, options: DispatcherOptions): Di
     pruneBatch: options.pruneBatch ?? 1000,
     pruneIntervalMs: options.pruneIntervalMs ?? 10 * 60_000,
     // A route group's last-digest stamp is kept as long as a cooldown's: group_interval counts from it.
-    longestCooldownMs: Math.max(0, longestGroupInterval(options.routes), ...options.rules.map((rule) => rule.cooldownMs ?? 0)),
+    longestCooldownMs: Math.max(0, longestGroupInterval(options.routes), rules.longestCooldownMs),
     logger: baseLogger,
   });
   // No send while the store cannot record its outcome (a full disk): see outcome-gate.ts.
@@ -170,7 +190,7 @@ export function createDispatcher(common: Common, options: DispatcherOptions): Di
   });
   const pass = createWorkerPass(common, {
     store,
-    rules: new Map(options.rules.map((rule) => [rule.name, rule])),
+    rules,
     ...(options.routes === undefined ? {} : { routes: options.routes }),
     silences: options.silences,
     inhibitor: options.inhibitor,

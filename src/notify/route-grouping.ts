@@ -1,3 +1,4 @@
+import type { RuleLookup } from "./rule-lookup.js";
 import type { OutboxEntry } from "../model/outbox-entry.js";
 import type { Store } from "../store/types.js";
 import { formatLabels, labelsOfAlert } from "./labels.js";
@@ -48,7 +49,7 @@ export type GroupFlushes = ReadonlyMap<string, { at: number; entryId?: string }>
  * another replica may have delivered this sink a moment ago. Nothing is read when no entry
  * is grouped by a route.
  */
-export async function readGroupFlushes(store: Store, sink: string, due: readonly OutboxEntry[], rules: ReadonlyMap<string, RoutedRule>, routes: Route | undefined): Promise<GroupFlushes> {
+export async function readGroupFlushes(store: Store, sink: string, due: readonly OutboxEntry[], rules: RuleLookup<RoutedRule>, routes: Route | undefined): Promise<GroupFlushes> {
   if (routes === undefined) return new Map();
   const wanted = new Map<string, { rule: string; key: string }>();
   for (const entry of due) {

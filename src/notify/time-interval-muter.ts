@@ -1,3 +1,4 @@
+import type { RuleLookup } from "./rule-lookup.js";
 import type { OutboxEntry } from "../model/outbox-entry.js";
 import { labelsOfAlert } from "./labels.js";
 import type { Muter } from "./mute-stage.js";
@@ -16,7 +17,7 @@ import { UNMUTE_HORIZON_MS, describeRouteMute, routeMuteAt, routeToSink, routeUn
  * (`until`): a receiver hears then of an episode still firing, and of its end; one that began
  * and ended inside the mute is dropped at its end (admission, see mutedEpisodeEnds).
  */
-export function timeIntervalMuter(routes: Route | undefined, rules: ReadonlyMap<string, RoutedRule>): Muter {
+export function timeIntervalMuter(routes: Route | undefined, rules: RuleLookup<RoutedRule>): Muter {
   return {
     mutes(entry, now) {
       if (routes === undefined) return undefined;
@@ -42,7 +43,7 @@ export const MUTED_UNTIL = "muted until ";
  * the episode. A waiting reminder beside a resolve is dropped alone: the resolve goes, to close
  * the incident its first alert opened before the mute.
  */
-export function mutedEpisodeEnds(due: readonly OutboxEntry[], routes: Route | undefined, rules: ReadonlyMap<string, RoutedRule>, now: number): Map<string, string> {
+export function mutedEpisodeEnds(due: readonly OutboxEntry[], routes: Route | undefined, rules: RuleLookup<RoutedRule>, now: number): Map<string, string> {
   const dropped = new Map<string, string>();
   if (routes === undefined) return dropped;
   const byEpisode = new Map<string, OutboxEntry[]>();
@@ -67,7 +68,7 @@ export function mutedEpisodeEnds(due: readonly OutboxEntry[], routes: Route | un
 }
 
 /** The id of the route that sent the entry to its sink, when it has time intervals. */
-function routeWithIntervals(entry: OutboxEntry, routes: Route, rules: ReadonlyMap<string, RoutedRule>): string | undefined {
+function routeWithIntervals(entry: OutboxEntry, routes: Route, rules: RuleLookup<RoutedRule>): string | undefined {
   const rule = rules.get(entry.rule);
   if (rule !== undefined && rule.routed !== true) return undefined;
   const route = routeToSink(routes, labelsOfAlert(entry.alert), entry.sink);

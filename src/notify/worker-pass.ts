@@ -1,3 +1,4 @@
+import type { RuleLookup } from "./rule-lookup.js";
 import type { Common } from "../common/common.js";
 import type { Store } from "../store/types.js";
 import { admit, type DispatcherRule } from "./admission.js";
@@ -14,7 +15,7 @@ import type { Worker } from "./sink-worker.js";
 
 export interface WorkerPassOptions {
   store: Store;
-  rules: ReadonlyMap<string, DispatcherRule>;
+  rules: RuleLookup<DispatcherRule>;
   /** The `routes:` tree, which groups the alerts it sent. */
   routes?: Route;
   silences?: Pick<SilenceBook, "current" | "noteHeld">;

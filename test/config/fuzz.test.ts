@@ -1,9 +1,9 @@
-import { readFileSync } from "node:fs";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { isMap, isScalar, isSeq, parseDocument, type Document, type Node } from "yaml";
 import { ConfigError, ConfigFileError, parseConfigText } from "../../src/config/index.js";
 import { CONFIG_CHECKS } from "../../src/daemon/config-checks.js";
+import { EXAMPLE_ENV, EXAMPLE_TEXT } from "../helpers/example-config.js";
 
 /**
  * The config loader on text nobody meant to write: arbitrary YAML, and config.example.yaml
@@ -12,20 +12,8 @@ import { CONFIG_CHECKS } from "../../src/daemon/config-checks.js";
  * every issue has a line, a column and a message — never a TypeError or a stack trace.
  */
 
-const EXAMPLE = readFileSync(new URL("../../config.example.yaml", import.meta.url), "utf8");
-const ENV: NodeJS.ProcessEnv = {
-  KAIASCAN_API_KEY: "key-123",
-  SLACK_WEBHOOK_URL: "https://hooks.example/slack",
-  DISCORD_WEBHOOK_URL: "https://hooks.example/discord",
-  TELEGRAM_BOT_TOKEN: "123456:abcdef",
-  SMTP_USER: "user",
-  SMTP_PASS: "pass",
-  WEBHOOK_SECRET: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
-  STATUS_TOKEN: "status-token-0123456789",
-  PAGERDUTY_ROUTING_KEY: "0123456789abcdef0123456789abcdef",
-  TEAMS_WORKFLOW_URL: "https://hooks.example/teams",
-  HEALTHCHECKS_PING_URL: "https://hc-ping.example/0123",
-};
+const EXAMPLE = EXAMPLE_TEXT;
+const ENV = EXAMPLE_ENV;
 // Bounded so the file stays a few seconds on two shared cores; a failure prints its seed to replay.
 const RUNS = Number(process.env.FUZZ_RUNS ?? 150);
 /**
