@@ -3,6 +3,7 @@ import type { AlertDocument } from "../model/alert-document.js";
 import type { RecordFamily, WatchedRecord } from "../model/record.js";
 import { parseCondition, type ConditionNode } from "../rules/parse-condition.js";
 import { groupNeeds } from "./group-needs.js";
+import { indexWhen, type IndexedBy } from "./index-by.js";
 import type { Plan, PlanInput, RuleInput, WatchInput } from "./plan.js";
 import { cheaper, createGroupPlanner, type Group, type Option } from "./plan-group.js";
 import type { PlannedSource, SourceMember } from "./poller.js";
@@ -282,8 +283,8 @@ function extraCost(alternative: { creditsPerDay: number; requestsPerDay: number 
  * `filterCondition` where the filter has one (what a record must have to pass it): the index
  * only narrows the candidates, and `test` decides.
  */
-export function narrowRule(rule: SourceRule, handover: SourceMember["handover"], filter: ((record: WatchedRecord) => boolean) | undefined, indexedBy?: Record<string, unknown>, family?: RecordFamily): SourceRule {
-  return new NarrowedRule(rule, handover, filter, indexedBy, family);
+export function narrowRule(rule: SourceRule, handover: SourceMember["handover"], filter: ((record: WatchedRecord) => boolean) | undefined, indexedBy?: IndexedBy, family?: RecordFamily): SourceRule {
+  return new NarrowedRule(rule, handover, filter, indexedBy?.place, indexedBy?.value, family);
 }
 
 /** The path of a `when` itself, one array for every narrowed rule's condition. */
@@ -295,8 +296,9 @@ class NarrowedRule extends RuleFieldsOf<SourceRule> implements SourceRule {
     rule: SourceRule,
     private readonly handover: SourceMember["handover"],
     private readonly filter: ((record: WatchedRecord) => boolean) | undefined,
-    /** A `when` that the filter implies, in `family`'s fields (NodeShare.indexedBy): both or neither. */
-    private readonly indexedBy: Record<string, unknown> | undefined,
+    /** What the filter implies (NodeShare.indexedBy), as two fields: the object it came in is one more per watch. With `family`: all or none. */
+    private readonly indexPlace: IndexedBy["place"] | undefined,
+    private readonly indexValue: IndexedBy["value"] | undefined,
     private readonly family: RecordFamily | undefined,
   ) {
     super(rule);
@@ -304,15 +306,16 @@ class NarrowedRule extends RuleFieldsOf<SourceRule> implements SourceRule {
 
   /**
    * The filter's condition beside the rule's, for the rule index only (the test runs the
-   * filter itself). Parsed when asked: the index reads it once, when it is built, and a
-   * daemon keeps a narrowed rule per watch (the parsed form is about three times the size).
+   * filter itself). Written and parsed when asked: the index reads it once, when it is
+   * built, and a daemon keeps a narrowed rule per watch.
    */
   get condition(): ConditionNode | undefined {
-    const { indexedBy, family } = this;
+    const { indexPlace, indexValue, family } = this;
     const own = this.rule.condition;
-    if (indexedBy === undefined || family === undefined) return own;
-    const parsed = parseCondition(indexedBy, { family });
-    if (!parsed.ok) throw new TypeError(`the index condition ${JSON.stringify(indexedBy)} does not parse: ${JSON.stringify(parsed.issues)}`);
+    if (indexPlace === undefined || indexValue === undefined || family === undefined) return own;
+    const when = indexWhen({ place: indexPlace, value: indexValue });
+    const parsed = parseCondition(when, { family });
+    if (!parsed.ok) throw new TypeError(`the index condition ${JSON.stringify(when)} does not parse: ${JSON.stringify(parsed.issues)}`);
     return own === undefined ? parsed.node : { type: "all", path: TOP, children: [parsed.node, own] };
   }
 

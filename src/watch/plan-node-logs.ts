@@ -23,10 +23,12 @@ export const readsExplorer = (watch: WatchInput): boolean => watch.source !== "n
 export const addressTopic = (address: string): string => `0x${"0".repeat(24)}${address.slice(2).toLowerCase()}`;
 
 const lower = (value: string | undefined) => value?.toLowerCase();
-/** A contract watch's events as topic0s, lowercase, sorted, once each, and as a set; undefined for every event. */
+/** A contract watch's events as topic0s, lowercase, sorted, once each, as a set and in words; undefined for every event. */
 interface Topics {
   list: string[];
   set: ReadonlySet<string>;
+  /** The list joined, for the filters' texts. */
+  text: string;
 }
 
 /**
@@ -43,7 +45,7 @@ function topicsOf(events: readonly string[] | undefined): Topics | undefined {
   const known = TOPICS.get(key);
   if (known !== undefined) return known;
   const list = [...new Set(events.map((e) => (e.startsWith("0x") ? e.toLowerCase() : eventTopic(e))))].sort();
-  const made = { list, set: new Set(list) };
+  const made = { list, set: new Set(list), text: list.join(", ") };
   if (TOPICS.size < MAX_TOPICS) TOPICS.set(key, made);
   return made;
 }
@@ -131,13 +133,12 @@ function sharesOfWatch<R extends RuleInput, W extends WatchInput>(network: strin
       rules: logRules,
       own: { network, operation: "nodeEventLogs", address: contract, ...(topics === undefined ? {} : { topics }) },
       filter: contractLogFilter(contract, wanted?.set),
-      filterText: `emitted by ${contract}${topics === undefined ? "" : `, topic0 in ${topics.join(", ")}`}`,
-      indexedBy: { contract },
+      filterText: `emitted by ${contract}${wanted === undefined ? "" : `, topic0 in ${wanted.text}`}`,
+      indexedBy: { place: "contract", value: contract },
     });
   }
   if (watch.account !== undefined && logRules.length > 0) {
     const account = watch.account.toLowerCase();
-    const topic = addressTopic(account);
     for (const token of new Set((watch.tokens ?? []).map((t) => t.toLowerCase()))) {
       shares.event_logs.push({
         query: { kind: "token", token, accounts: [account] },
@@ -148,8 +149,7 @@ function sharesOfWatch<R extends RuleInput, W extends WatchInput>(network: strin
         filter: tokenTransferFilter(token),
         filterText: `Transfer logs of token ${token}`,
         // Its rules keep the Transfers from (topic1) or to (topic2) the account.
-        // Written as its topic: both conditions then hold one string, not a padded copy each.
-        indexedBy: { any: [{ "topics[1]": topic }, { "topics[2]": topic }] },
+        indexedBy: { place: "topic party", value: account },
       });
     }
   }
@@ -163,7 +163,7 @@ function sharesOfWatch<R extends RuleInput, W extends WatchInput>(network: strin
       own: { network, operation: "nodeNftTransfers", address: collection, ...(tokenId === undefined ? {} : { tokenId }) },
       filter: collectionFilter(collection, tokenId),
       filterText: `collection ${collection}${tokenId === undefined ? "" : ` token ${tokenId}`}`,
-      indexedBy: { contract: collection },
+      indexedBy: { place: "contract", value: collection },
     });
   }
   const accountNft = watch.account !== undefined && (watch.sources ?? (watch.tokens?.length ? [] : ["nft_transfers"])).includes("nft_transfers");
@@ -177,7 +177,7 @@ function sharesOfWatch<R extends RuleInput, W extends WatchInput>(network: strin
       own: { network, operation: "nodeNftTransfers", account, ...(contract === undefined ? {} : { contractAddress: contract }) },
       filter: nftAccountFilter(account, contract),
       filterText: `from or to ${account}${contract === undefined ? "" : ` in ${contract}`}`,
-      indexedBy: { any: [{ from: account }, { to: account }] },
+      indexedBy: { place: "party", value: account },
     });
   }
   sharesOfList(network, watch, logRules, nftRules, shares);
@@ -206,8 +206,8 @@ function sharesOfList<R, W extends WatchInput>(network: string, watch: W, logRul
       rules: logRules,
       own: { network, operation: "nodeEventLogs", list, ...(topics === undefined ? {} : { topics }) },
       filter: (r) => listed.has(lower((r.data as EventLog).contract_address) ?? "") && (wanted === undefined || wanted.has(lower((r.data as EventLog).topics[0]) ?? "")),
-      filterText: `emitted by one of its ${contracts.length} contracts${topics === undefined ? "" : `, topic0 in ${topics.join(", ")}`}`,
-      indexedBy: { contract: { in: contracts } },
+      filterText: `emitted by one of its ${contracts.length} contracts${events === undefined ? "" : `, topic0 in ${events.text}`}`,
+      indexedBy: { place: "contract", value: contracts },
     });
   }
   if (watch.accounts === undefined) return;
@@ -222,7 +222,7 @@ function sharesOfList<R, W extends WatchInput>(network: string, watch: W, logRul
         own: { network, operation: "nodeEventLogs", address: token, signature: TRANSFER_TOPIC, list },
         filter: tokenTransferFilter(token),
         filterText: `Transfer logs of token ${token}`,
-        indexedBy: { any: [{ "topics[1]": { in: accounts } }, { "topics[2]": { in: accounts } }] },
+        indexedBy: { place: "topic party", value: accounts },
       });
     }
   }
@@ -238,7 +238,7 @@ function sharesOfList<R, W extends WatchInput>(network: string, watch: W, logRul
         return (listed.has(d.from.toLowerCase()) || listed.has(lower(d.to) ?? "")) && (contract === undefined || lower(d.contract.contract_address) === contract);
       },
       filterText: `from or to one of its ${accounts.length} accounts${contract === undefined ? "" : ` in ${contract}`}`,
-      indexedBy: { any: [{ from: { in: accounts } }, { to: { in: accounts } }] },
+      indexedBy: { place: "party", value: accounts },
     });
   }
 }

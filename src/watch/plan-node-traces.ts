@@ -45,7 +45,7 @@ export function planTraceSource<R extends RuleInput, W extends WatchInput>(input
     const own = traceShareDefinition(input.network, watch) as SourceDefinition;
     const account = own.address;
     if (account === undefined) shares.push({ watch, rules, own, filterText: "every record" });
-    else shares.push({ watch, rules, own, filter: callPartyFilter(account), filterText: `from or to ${account}`, indexedBy: { any: [{ from: account }, { to: account }] } });
+    else shares.push({ watch, rules, own, filter: callPartyFilter(account), filterText: `from or to ${account}`, indexedBy: { place: "party", value: account } });
   }
   return sharedNodeSource(input, nodeTracesDefinition(input.network), "internal_transactions", shares);
 }

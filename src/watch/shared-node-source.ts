@@ -1,5 +1,6 @@
 import type { RecordFamily, WatchedRecord } from "../model/record.js";
 import { narrowRule } from "./choose-sources.js";
+import type { IndexedBy } from "./index-by.js";
 import type { PlanInput, RuleInput, WatchInput } from "./plan.js";
 import type { PlannedSource, SourceMember } from "./poller.js";
 import { firingsOfDay, planningDayStart } from "./schedule-firings.js";
@@ -16,11 +17,11 @@ export interface NodeShare<R, W> {
   filter?: (record: WatchedRecord) => boolean;
   filterText: string;
   /**
-   * A `when` that the filter and the share's rules together imply (its contract, or the
-   * account a record is from or to): the rule index files the rules under it, so that a
-   * record meets the rules of its own watches, not of every watch the source serves.
+   * What the filter and the share's rules together imply (its contract, or the account a
+   * record is from or to): the rule index files the rules under it, so that a record meets
+   * the rules of its own watches, not of every watch the source serves.
    */
-  indexedBy?: Record<string, unknown>;
+  indexedBy?: IndexedBy;
 }
 
 /**
