@@ -44,7 +44,7 @@ import { TRANSFER_TOPIC } from "../src/chain/token-transfer.js";
 import type { EventLog } from "../src/explorer/types.js";
 import type { WatchedRecord } from "../src/model/record.js";
 import { createRuleIndex } from "../src/rules/rule-index.js";
-import { addressTopic } from "../src/watch/plan-node-logs.js";
+import { addressTopic } from "../src/watch/index-by.js";
 import { createRuleMatcher, type SourceRule } from "../src/watch/source-rule.js";
 import { report, type BenchFigure } from "./lib.js";
 import { quick, sized } from "./mode.js";

@@ -11,6 +11,9 @@ export interface IndexedBy {
   value: string | readonly string[];
 }
 
+/** An address as a topic: 32 bytes, left-padded with zeros, lowercase. */
+export const addressTopic = (address: string): string => `0x${"0".repeat(24)}${address.slice(2).toLowerCase()}`;
+
 /** The `when` that IndexedBy says, in its family's fields. */
 export function indexWhen({ place, value }: IndexedBy): Record<string, unknown> {
   const is = typeof value === "string" ? value : { in: value };
@@ -19,7 +22,10 @@ export function indexWhen({ place, value }: IndexedBy): Record<string, unknown> 
       return { contract: is };
     case "party":
       return { any: [{ from: is }, { to: is }] };
-    case "topic party":
-      return { any: [{ "topics[1]": is }, { "topics[2]": is }] };
+    case "topic party": {
+      // One address written as its topic: the index then keeps one string for both places, not a padded copy each.
+      const topic = typeof value === "string" ? addressTopic(value) : is;
+      return { any: [{ "topics[1]": topic }, { "topics[2]": topic }] };
+    }
   }
 }

@@ -5,6 +5,7 @@ import type { EventLog, NftTransfer } from "../explorer/types.js";
 import type { RecordFamily, WatchedRecord } from "../model/record.js";
 import type { PlanInput, RuleInput, WatchInput } from "./plan.js";
 import type { PlannedSource } from "./poller.js";
+import { addressTopic } from "./index-by.js";
 import { sharedNodeSource, type NodeShare } from "./shared-node-source.js";
 import { sourceKey, type SourceDefinition } from "./source.js";
 import { rulesByWatch } from "./rules-by-watch.js";
@@ -19,8 +20,6 @@ export const readsNode = (watch: WatchInput): boolean => watch.source === "node"
 /** True when they are read from the explorer (`explorer`, the default, or `both`). */
 export const readsExplorer = (watch: WatchInput): boolean => watch.source !== "node";
 
-/** An address as a topic: 32 bytes, left-padded with zeros, lowercase. */
-export const addressTopic = (address: string): string => `0x${"0".repeat(24)}${address.slice(2).toLowerCase()}`;
 
 const lower = (value: string | undefined) => value?.toLowerCase();
 /** A contract watch's events as topic0s, lowercase, sorted, once each, as a set and in words; undefined for every event. */

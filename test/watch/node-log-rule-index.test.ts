@@ -3,7 +3,7 @@ import { eventTopic } from "../../src/chain/signatures.js";
 import { TRANSFER_TOPIC } from "../../src/chain/token-transfer.js";
 import { createRuleIndex } from "../../src/rules/rule-index.js";
 import { planFromConfig } from "../../src/watch/plan-from-config.js";
-import { addressTopic } from "../../src/watch/plan-node-logs.js";
+import { addressTopic } from "../../src/watch/index-by.js";
 import { configFromText } from "../helpers/harness.js";
 import { eventLog, nftTransfer } from "../rules/fixtures.js";
 
