@@ -285,7 +285,8 @@ for (const row of rows) {
     figures.push({ name: `${label}: busy block, logs matched a second (rules a log met: ${round(row.matching.candidates, 2)}; baseline: members not indexed)`, value: Math.round(row.matching.indexed), unit: "logs/s", baseline: Math.round(row.matching.unindexed) });
   }
   // This process has run every size before it and keeps its heap's high-water mark: a list row's figure would be theirs.
-  if (row.layout === "watches") figures.push({ name: `${label}: resident memory after the tick (this process)`, value: round(row.tick.rssMB, 1), unit: "MB", ...(big ? { target: "≤ 300", ok: row.tick.rssMB <= 300 } : {}) });
+  // Not judged against the target: under tsx, with the benchmark's own config, it is an upper bound; the daemon's own process below is.
+  if (row.layout === "watches") figures.push({ name: `${label}: resident memory after the tick (this process, an upper bound)`, value: round(row.tick.rssMB, 1), unit: "MB" });
   const cli = row.cli;
   if (cli === undefined) continue;
   figures.push({ name: `${label}: config file`, value: round(cli.configMB, 2), unit: "MB", target: `≤ ${MAX_CONFIG_BYTES / MB} (the loader's limit)`, ok: !cli.refused });
