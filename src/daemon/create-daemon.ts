@@ -284,4 +284,3 @@ export async function createDaemon(common: Common, options: DaemonOptions): Prom
     throw error;
   }
 }
-

@@ -961,10 +961,6 @@ function stampOfRow(row: StampRow): CooldownStamp {
 }
 
 /**
- * Blocks are numbered from 0, and -1 is the cursor of a source that starts at block 0 (nothing
- * processed yet). Anything lower, or not a whole number, would fail every tick: refused.
- */
-/**
  * The store's own copy of a cursor, without what a read fills in (followers), its properties
  * written in one literal: V8 keeps them inside the object then (a copy by rest spread grows a
  * second array for them), and the store holds one per watch. `text` may share repeated texts.
@@ -977,6 +973,10 @@ function memoryCursor(cursor: Cursor, text: (value: string) => string = (value) 
   return cursor.follows === undefined ? { key, watch, source, description, block, updated_at } : { key, watch, source, description, block, updated_at, follows: text(cursor.follows) };
 }
 
+/**
+ * Blocks are numbered from 0, and -1 is the cursor of a source that starts at block 0 (nothing
+ * processed yet). Anything lower, or not a whole number, would fail every tick: refused.
+ */
 export function checkCursor(cursor: Cursor): void {
   if (typeof cursor.key !== "string" || cursor.key === "" || !isCursorBlock(cursor.block)) {
     throw new TypeError(`a cursor needs a key and a block that is a whole number ≥ -1: ${JSON.stringify({ key: cursor.key, block: cursor.block })}`);

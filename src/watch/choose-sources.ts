@@ -280,8 +280,8 @@ function extraCost(alternative: { creditsPerDay: number; requestsPerDay: number 
  * A rule on a shared source sees only the records its watch's own source would have
  * returned, and no block its watch already had from the source that served it before (the
  * handover, see the poller). The condition (read by the rule index) is the rule's, beside
- * `filterCondition` where the filter has one (what a record must have to pass it): the index
- * only narrows the candidates, and `test` decides.
+ * what `indexedBy` says of its family's records where the filter implies it (what a record
+ * must have to pass it): the index only narrows the candidates, and `test` decides.
  */
 export function narrowRule(rule: SourceRule, handover: SourceMember["handover"], filter: ((record: WatchedRecord) => boolean) | undefined, indexedBy?: IndexedBy, family?: RecordFamily): SourceRule {
   return new NarrowedRule(rule, handover, filter, indexedBy?.place, indexedBy?.value, family);

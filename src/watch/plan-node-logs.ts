@@ -20,7 +20,6 @@ export const readsNode = (watch: WatchInput): boolean => watch.source === "node"
 /** True when they are read from the explorer (`explorer`, the default, or `both`). */
 export const readsExplorer = (watch: WatchInput): boolean => watch.source !== "node";
 
-
 const lower = (value: string | undefined) => value?.toLowerCase();
 /** A contract watch's events as topic0s, lowercase, sorted, once each, as a set and in words; undefined for every event. */
 interface Topics {
