@@ -99,7 +99,11 @@ export function createRuleIndex<R extends IndexedRule>(rules: readonly R[], opti
         // A literal of two: an array pushed to from empty is given room for seventeen.
         else if (typeof filed === "number") {
           if (filed !== i) lookup.values.set(key, { rules: [filed, i], merged: [] });
-        } else if ((filed.rules as number[])[(filed.rules as number[]).length - 1] !== i) (filed.rules as number[]).push(i);
+        } else {
+          // While the index is built an entry's rules are a list: one rule is filed as its number.
+          const list = filed.rules as number[];
+          if (list[list.length - 1] !== i) list.push(i);
+        }
       }
     }
   });
