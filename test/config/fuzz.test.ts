@@ -12,8 +12,6 @@ import { EXAMPLE_ENV, EXAMPLE_TEXT } from "../helpers/example-config.js";
  * every issue has a line, a column and a message — never a TypeError or a stack trace.
  */
 
-const EXAMPLE = EXAMPLE_TEXT;
-const ENV = EXAMPLE_ENV;
 // Bounded so the file stays a few seconds on two shared cores; a failure prints its seed to replay.
 const RUNS = Number(process.env.FUZZ_RUNS ?? 150);
 /**
@@ -28,7 +26,7 @@ type Outcome = "accepted" | "rejected";
 /** Runs the loader as `run` and `validate` do; fails the property on anything but success or a typed config error. */
 function load(text: string): Outcome {
   try {
-    const { config } = parseConfigText(text, { fileName: "fuzz.yaml", env: ENV, checks: CONFIG_CHECKS });
+    const { config } = parseConfigText(text, { fileName: "fuzz.yaml", env: EXAMPLE_ENV, checks: CONFIG_CHECKS });
     expect(Array.isArray(config.watches)).toBe(true);
     return "accepted";
   } catch (error) {
@@ -158,7 +156,7 @@ describe("found by fuzzing", () => {
     const text = "watches:\n  - *wallet\n";
     const error = (() => {
       try {
-        parseConfigText(text, { fileName: "fuzz.yaml", env: ENV });
+        parseConfigText(text, { fileName: "fuzz.yaml", env: EXAMPLE_ENV });
       } catch (e) {
         return e;
       }
@@ -172,7 +170,7 @@ describe("found by fuzzing", () => {
     expect(load("<<:")).toBe("rejected");
     expect(load("watches: []\n<<: 5\n")).toBe("rejected");
     try {
-      parseConfigText("watches: []\nexplorer:\n  <<: [a]\n", { fileName: "fuzz.yaml", env: ENV });
+      parseConfigText("watches: []\nexplorer:\n  <<: [a]\n", { fileName: "fuzz.yaml", env: EXAMPLE_ENV });
       expect.unreachable();
     } catch (error) {
       expect((error as ConfigError).issues).toContainEqual(expect.objectContaining({ line: 3, column: 3, path: `explorer["<<"]`, message: expect.stringContaining("merge key") }));
@@ -189,7 +187,7 @@ describe("found by fuzzing", () => {
 
 describe("fuzzing the config loader", { timeout: CPU_BOUND_TIMEOUT_MS }, () => {
   it("accepts config.example.yaml as it is (the base every mutation starts from)", () => {
-    expect(load(EXAMPLE)).toBe("accepted");
+    expect(load(EXAMPLE_TEXT)).toBe("accepted");
   });
 
   it("arbitrary YAML-like text: accepted or a config error with positions, never a crash", () => {
@@ -216,7 +214,7 @@ describe("fuzzing the config loader", { timeout: CPU_BOUND_TIMEOUT_MS }, () => {
     const outcomes = { accepted: 0, rejected: 0 };
     fc.assert(
       fc.property(fc.array(mutation, { minLength: 1, maxLength: 4 }), (mutations) => {
-        outcomes[load(mutate(EXAMPLE, mutations))] += 1;
+        outcomes[load(mutate(EXAMPLE_TEXT, mutations))] += 1;
       }),
       { numRuns: RUNS },
     );
